@@ -1,0 +1,102 @@
+package io.github.ratelimit;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The decision on one call under all the rules that apply to it. Immutable; the rate-limit headers and the
+ * metrics are computed from it alone.
+ *
+ * @param outcome the most restrictive outcome of the verdicts ({@link Outcome#ALLOWED} when there are none)
+ * @param verdicts one per rule that was evaluated, in evaluation order; evaluation stops at the first
+ *        rejection, so later rules have no verdict then
+ * @param delayNanos for {@link Outcome#DELAYED}, how long the call is held back (the longest delay of its
+ *        rules); otherwise 0
+ * @param retryAfterNanos for {@link Outcome#REJECTED}, how long until the call could pass (0 when unknown);
+ *        otherwise 0
+ */
+public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos, long retryAfterNanos) {
+
+    private static final Decision UNLIMITED = new Decision(Outcome.ALLOWED, List.of(), 0, 0);
+
+    /**
+     * @throws NullPointerException when a component is null
+     */
+    public Decision {
+        Objects.requireNonNull(outcome, "outcome");
+        verdicts = List.copyOf(verdicts);
+    }
+
+    /**
+     * @return the decision for a call no rule applies to
+     */
+    public static Decision unlimited() {
+        return UNLIMITED;
+    }
+
+    /**
+     * @return whether the call may go on (possibly after {@link #delayNanos()})
+     */
+    public boolean permitted() {
+        return outcome.permits();
+    }
+
+    /**
+     * The verdict that decided the outcome: the rejecting one for a rejection, the one with the longest delay
+     * for a delay, otherwise the one whose window has the fewest tokens left.
+     *
+     * @return the binding verdict, or {@code null} when there are no verdicts
+     */
+    public Verdict binding() {
+        Verdict best = null;
+        for (Verdict v : verdicts) {
+            if (best == null || rank(v) > rank(best)) {
+                best = v;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * The window the classic {@code X-RateLimit-*} headers report: of all windows of all verdicts, the one with
+     * the fewest tokens left (ties: the one that takes longest to reset); on rejection or delay, only the
+     * binding verdict's windows are considered.
+     *
+     * @return the window, or {@code null} when no bucket was consulted
+     */
+    public WindowState bindingWindow() {
+        WindowState best = null;
+        if (outcome == Outcome.REJECTED || outcome == Outcome.DELAYED) {
+            Verdict b = binding();
+            return b == null ? null : tightest(b.windows(), null);
+        }
+        for (Verdict v : verdicts) {
+            best = tightest(v.windows(), best);
+        }
+        return best;
+    }
+
+    private static WindowState tightest(List<WindowState> windows, WindowState best) {
+        for (WindowState w : windows) {
+            if (best == null || w.remaining() < best.remaining()
+                    || (w.remaining() == best.remaining() && w.resetNanos() > best.resetNanos())) {
+                best = w;
+            }
+        }
+        return best;
+    }
+
+    private static long rank(Verdict v) {
+        // Outcome severity first, then the wait, then how little is left.
+        long minRemaining = Long.MAX_VALUE;
+        for (WindowState w : v.windows()) {
+            minRemaining = Math.min(minRemaining, w.remaining());
+        }
+        long severity = (long) v.outcome().ordinal() << 60;
+        long wait = Math.min(v.waitNanos(), (1L << 59) - 1);
+        if (v.outcome() == Outcome.ALLOWED) {
+            return severity + ((1L << 59) - 1 - Math.min(minRemaining, (1L << 59) - 1));
+        }
+        return severity + wait;
+    }
+}

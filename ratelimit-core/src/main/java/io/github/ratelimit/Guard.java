@@ -1,0 +1,43 @@
+package io.github.ratelimit;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A fixed set of rules, compiled and validated by {@link RateLimiter#guard}, that decides calls together: a
+ * call passes only when every rule allows it, and a rule that rejects does not spend the tokens of the others
+ * (tokens already taken are returned).
+ *
+ * <p>Rules are evaluated in order, except that {@link Mode#SOFT} rules come last, so no time is reserved for a
+ * call another rule then rejects. Evaluation stops at the first rejection. Thread-safe; create guards once
+ * (per method, per URL rule) and reuse them.
+ */
+public interface Guard {
+
+    /**
+     * @return the rules, in evaluation order
+     */
+    List<Rule> rules();
+
+    /**
+     * Decides a call, waiting out a {@link Mode#SOFT} delay on the calling thread. Never throws for a limit: a
+     * rejection is a {@link Outcome#REJECTED} decision. If the thread is interrupted while waiting, the
+     * tokens are returned, the interrupt status is kept, and the decision is a rejection with
+     * {@link Basis#INTERRUPTED}.
+     *
+     * @param context the call
+     * @return the decision, after any delay has passed
+     */
+    Decision acquire(RequestContext context);
+
+    /**
+     * Decides a call without blocking: the returned future completes at once unless the decision is
+     * {@link Outcome#DELAYED}, in which case it completes when the delay has passed. Cancelling the future
+     * before then returns the reserved tokens. Dependent actions added without an executor run on the JDK's
+     * delay-scheduler thread: keep them short (e.g. an {@code AsyncContext.dispatch()}).
+     *
+     * @param context the call
+     * @return the decision, completed when the call may go on (or is rejected)
+     */
+    CompletableFuture<Decision> acquireAsync(RequestContext context);
+}

@@ -1,0 +1,104 @@
+package io.github.ratelimit;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Limits calls of a method, or of every method of a type, as one {@link Rule}.
+ *
+ * <pre>{@code
+ * @RateLimit(key = "user", perSecond = 5, perMinute = 100)
+ * public List<Order> list() { ... }
+ * }</pre>
+ *
+ * <p>All windows of one annotation ({@code perSecond}, {@code perMinute}, {@code perHour}, {@code perDay} and
+ * {@code limits}) form one bucket and are enforced together: a call passes only when every window has tokens
+ * for it. Repeat the annotation to count by several keys at once (a call passes only when every rule allows
+ * it); a rule that rejects does not spend the tokens of the others.
+ *
+ * <p>On a type, the rule applies to every method of the type and is shared: all of them draw on one bucket
+ * per key (name it with {@link #name()}, default the simple class name). A method's own annotations add to
+ * its type's.
+ *
+ * <p>Annotations are read and validated once, when the application starts (by the Spring aspect, or by the
+ * servlet filter's {@code init}); a bad value fails start-up with a message that names the method.
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target({ElementType.METHOD, ElementType.TYPE})
+@Repeatable(RateLimits.class)
+public @interface RateLimit {
+
+    /**
+     * The rule's name: names its buckets, metrics and headers, and must be unique. Defaults to
+     * {@code SimpleClassName#method} on a method (with the parameter types when the method is overloaded),
+     * and {@code SimpleClassName} on a type; with several annotations on one element, {@code [i]} is added.
+     *
+     * @return the rule name, or empty for the default
+     */
+    String name() default "";
+
+    /**
+     * What to count by: {@code global} (one bucket for all callers, the default), {@code ip} (the client
+     * address, through trusted proxies only), {@code user} (the authenticated principal), {@code header:<Name>},
+     * or the name of a custom key resolver. Combine with {@code +} (all parts, e.g. {@code user+header:X-Tenant})
+     * and {@code |} (the first part that resolves, e.g. {@code user|ip}).
+     *
+     * @return the key expression
+     */
+    String key() default "global";
+
+    /** @return permits per second, or 0 for none */
+    long perSecond() default 0;
+
+    /** @return permits per minute, or 0 for none */
+    long perMinute() default 0;
+
+    /** @return permits per hour, or 0 for none */
+    long perHour() default 0;
+
+    /** @return permits per day, or 0 for none */
+    long perDay() default 0;
+
+    /**
+     * Further windows in text form: {@code "10/5s"}, {@code "1000/7d"}, {@code "5/1s burst=20"}.
+     *
+     * @return limits in addition to the {@code per*} ones
+     */
+    String[] limits() default {};
+
+    /**
+     * The bucket capacity of the shortest {@code per*} window, when it should differ from its permits: with
+     * {@code perSecond = 5, burst = 20}, a rested caller may make 20 calls at once, then 5 per second.
+     *
+     * @return the capacity, or 0 for the window's permits
+     */
+    long burst() default 0;
+
+    /** @return what happens to a call over the limit */
+    Mode mode() default Mode.HARD;
+
+    /**
+     * How long a {@link Mode#SOFT} call may wait, in duration text ({@code "500ms"}, {@code "2s"}); required for
+     * SOFT, not allowed otherwise.
+     *
+     * @return the longest wait, or empty
+     */
+    String maxDelay() default "";
+
+    /** @return tokens one call takes */
+    long cost() default 1;
+
+    /** @return what the rule decides when the store (Redis) fails */
+    StoreFailurePolicy onStoreFailure() default StoreFailurePolicy.DEFAULT;
+
+    /** @return what the rule does when the key cannot be resolved */
+    MissingKeyPolicy onMissingKey() default MissingKeyPolicy.REJECT;
+
+    /** @return how the buckets refill */
+    Algorithm algorithm() default Algorithm.TOKEN_BUCKET;
+}

@@ -1,0 +1,156 @@
+package io.github.ratelimit;
+
+import io.github.ratelimit.internal.Durations;
+
+import java.lang.reflect.AnnotatedElement;
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * Turns {@link RateLimit} annotations into {@link Rule}s. The servlet filter and the Spring aspect both use
+ * it, once per method at start-up, so an annotation means the same in both.
+ */
+public final class RateLimitAnnotations {
+
+    private RateLimitAnnotations() {
+    }
+
+    /**
+     * The rules that apply to calls of a method: its type's annotations (shared by all methods of the type)
+     * followed by its own.
+     *
+     * @param method the method, whose declaring class carries the type-level annotations
+     * @return the rules, empty when neither is annotated
+     * @throws InvalidRateLimitConfigurationException naming the method and the bad attribute
+     */
+    public static List<Rule> rulesFor(Method method) {
+        return rulesFor(method.getDeclaringClass(), method);
+    }
+
+    /**
+     * The rules that apply to calls of a method of a type, for when the type is a subclass of the method's
+     * declaring class (a proxy target, a servlet subclass).
+     *
+     * @param type the type whose annotations apply to all its methods
+     * @param method the method
+     * @return the type's rules followed by the method's
+     * @throws InvalidRateLimitConfigurationException naming the element and the bad attribute
+     */
+    public static List<Rule> rulesFor(Class<?> type, Method method) {
+        List<Rule> rules = new ArrayList<>(rulesOfType(type));
+        RateLimit[] own = method.getAnnotationsByType(RateLimit.class);
+        String base = type.getSimpleName() + "#" + method.getName();
+        if (isOverloaded(method)) {
+            base += Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName)
+                    .collect(Collectors.joining(",", "(", ")"));
+        }
+        String where = "@RateLimit on " + type.getSimpleName() + "#" + method.getName()
+                + Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName)
+                        .collect(Collectors.joining(", ", "(", ")"));
+        rules.addAll(toRules(own, base, where));
+        return rules;
+    }
+
+    /**
+     * The rules declared on a type, shared by all its methods.
+     *
+     * @param type the type
+     * @return its rules, empty when it is not annotated
+     * @throws InvalidRateLimitConfigurationException naming the type and the bad attribute
+     */
+    public static List<Rule> rulesOfType(Class<?> type) {
+        return toRules(type.getAnnotationsByType(RateLimit.class), type.getSimpleName(),
+                "@RateLimit on " + type.getName());
+    }
+
+    /**
+     * @param element a method or type
+     * @return whether it carries {@link RateLimit} directly
+     */
+    public static boolean isAnnotated(AnnotatedElement element) {
+        return element.getAnnotationsByType(RateLimit.class).length > 0;
+    }
+
+    /**
+     * Converts one annotation.
+     *
+     * @param annotation the annotation
+     * @param defaultName the name when the annotation gives none
+     * @param where the source for messages, e.g. {@code @RateLimit on OrderController#list()}
+     * @return the rule
+     * @throws InvalidRateLimitConfigurationException naming {@code where} and the bad attribute
+     */
+    public static Rule toRule(RateLimit annotation, String defaultName, String where) {
+        String name = annotation.name().isBlank() ? defaultName : annotation.name().trim();
+        Rule.Builder builder = Rule.builder(name)
+                .source(where)
+                .key(annotation.key())
+                .mode(annotation.mode())
+                .cost(annotation.cost())
+                .onStoreFailure(annotation.onStoreFailure())
+                .onMissingKey(annotation.onMissingKey())
+                .algorithm(annotation.algorithm());
+        boolean first = true;
+        long[] permits = {annotation.perSecond(), annotation.perMinute(), annotation.perHour(), annotation.perDay()};
+        String[] attributes = {"perSecond", "perMinute", "perHour", "perDay"};
+        Duration[] periods = {Duration.ofSeconds(1), Duration.ofMinutes(1), Duration.ofHours(1), Duration.ofDays(1)};
+        for (int i = 0; i < permits.length; i++) {
+            if (permits[i] == 0) {
+                continue;
+            }
+            try {
+                Limit limit = Limit.of(permits[i], periods[i]);
+                if (first && annotation.burst() != 0) {
+                    limit = limit.withBurst(annotation.burst());
+                }
+                builder.limit(limit);
+            } catch (InvalidRateLimitConfigurationException e) {
+                throw new InvalidRateLimitConfigurationException(where + ": " + attributes[i] + " = " + permits[i]
+                        + (first && annotation.burst() != 0 ? " with burst = " + annotation.burst() : "")
+                        + " is invalid: " + e.getMessage() + ". Use a value from 1 to " + Limit.MAX_PERMITS
+                        + " (0 leaves the window unset).");
+            }
+            first = false;
+        }
+        if (annotation.burst() != 0 && first) {
+            throw new InvalidRateLimitConfigurationException(where + ": burst = " + annotation.burst()
+                    + " needs a perSecond, perMinute, perHour or perDay window to apply to. Set one, or write the "
+                    + "burst into limits, e.g. '5/1s burst=20'.");
+        }
+        builder.limits(annotation.limits());
+        if (!annotation.maxDelay().isBlank()) {
+            Duration maxDelay = Durations.parseOrNull(annotation.maxDelay());
+            if (maxDelay == null) {
+                throw new InvalidRateLimitConfigurationException(where + ": maxDelay '" + annotation.maxDelay()
+                        + "' is not a duration. Use " + Durations.SYNTAX + ".");
+            }
+            builder.maxDelay(maxDelay);
+        }
+        return builder.build();
+    }
+
+    private static List<Rule> toRules(RateLimit[] annotations, String baseName, String where) {
+        List<Rule> rules = new ArrayList<>(annotations.length);
+        for (int i = 0; i < annotations.length; i++) {
+            String name = annotations.length == 1 ? baseName : baseName + "[" + i + "]";
+            String source = annotations.length == 1 ? where : where + " (annotation " + (i + 1) + " of "
+                    + annotations.length + ")";
+            rules.add(toRule(annotations[i], name, source));
+        }
+        return rules;
+    }
+
+    private static boolean isOverloaded(Method method) {
+        int count = 0;
+        for (Method m : method.getDeclaringClass().getDeclaredMethods()) {
+            if (m.getName().equals(method.getName()) && !m.isBridge() && !m.isSynthetic()) {
+                count++;
+            }
+        }
+        return count > 1;
+    }
+}

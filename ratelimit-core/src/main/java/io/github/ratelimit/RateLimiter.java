@@ -1,0 +1,249 @@
+package io.github.ratelimit;
+
+import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.internal.DefaultRateLimiter;
+import io.github.ratelimit.key.ClientIpResolver;
+import io.github.ratelimit.key.KeyResolver;
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.LocalBucketStore;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The rate-limiting engine: compiles {@link Rule}s into {@link Guard}s that decide calls with Bucket4j
+ * buckets held in a {@link BucketStore}. One per application; the servlet filter and the Spring aspect both
+ * decide through it.
+ *
+ * <pre>{@code
+ * RateLimiter limiter = RateLimiter.builder().build();           // local buckets
+ * Guard guard = limiter.guard(Rule.builder("api").key("ip").limits("5/1s", "100/1m").build());
+ * Decision decision = guard.acquire(RequestContext.builder().remoteAddress("203.0.113.7").build());
+ * }</pre>
+ *
+ * <p>Thread-safe. {@link #close()} closes the store.
+ */
+public interface RateLimiter extends AutoCloseable {
+
+    /**
+     * Compiles rules into a guard: resolves key expressions, builds bucket configurations, and registers each
+     * rule by name. Compiling the same rule again is cheap and shares its buckets.
+     *
+     * @param rules the rules that decide a call together
+     * @return the guard
+     * @throws InvalidRateLimitConfigurationException when a key expression is unknown, or a rule name is
+     *         already registered for a different rule
+     */
+    Guard guard(Collection<Rule> rules);
+
+    /**
+     * @param rules the rules that decide a call together
+     * @return the guard
+     * @throws InvalidRateLimitConfigurationException as {@link #guard(Collection)}
+     */
+    default Guard guard(Rule... rules) {
+        return guard(List.of(rules));
+    }
+
+    /**
+     * @return every rule registered so far, by name order
+     */
+    List<Rule> rules();
+
+    /**
+     * Closes the store. Idempotent.
+     */
+    @Override
+    void close();
+
+    /**
+     * @return a builder with the defaults: a {@link LocalBucketStore}, the system clock, fail-open on store
+     *         failures, client addresses from the socket only
+     */
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Builds a {@link RateLimiter}. Not thread-safe.
+     */
+    final class Builder {
+
+        /** The default cap on calls waiting out a SOFT delay at once. */
+        public static final int DEFAULT_MAX_WAITING = 100;
+
+        private BucketStore store;
+        private TimeMeter timeMeter = TimeMeter.SYSTEM_MILLISECONDS;
+        private Waiter waiter = Waiter.system();
+        private final Map<String, KeyResolver> keyResolvers = new LinkedHashMap<>();
+        private ClientIpResolver clientIpResolver = ClientIpResolver.direct();
+        private LimitProvider limitProvider;
+        private Duration limitProviderTtl = Duration.ofMinutes(1);
+        private final List<RateLimitListener> listeners = new ArrayList<>();
+        private StoreFailurePolicy defaultStoreFailurePolicy = StoreFailurePolicy.FAIL_OPEN;
+        private double localFallbackShare = 1.0;
+        private long localFallbackMaximumKeys = LocalBucketStore.DEFAULT_MAXIMUM_KEYS;
+        private int maxWaiting = DEFAULT_MAX_WAITING;
+
+        private Builder() {
+        }
+
+        /**
+         * @param store where buckets live (default: a {@link LocalBucketStore} with this builder's clock)
+         * @return this builder
+         */
+        public Builder store(BucketStore store) {
+            this.store = Objects.requireNonNull(store, "store");
+            return this;
+        }
+
+        /**
+         * @param timeMeter the clock of local buckets (default: the system wall clock in milliseconds); tests
+         *        pass a manual one
+         * @return this builder
+         */
+        public Builder timeMeter(TimeMeter timeMeter) {
+            this.timeMeter = Objects.requireNonNull(timeMeter, "timeMeter");
+            return this;
+        }
+
+        /**
+         * @param waiter how delayed calls wait (default: {@link Waiter#system()})
+         * @return this builder
+         */
+        public Builder waiter(Waiter waiter) {
+            this.waiter = Objects.requireNonNull(waiter, "waiter");
+            return this;
+        }
+
+        /**
+         * Registers a custom key resolver that key expressions can name.
+         *
+         * @param name the name rules use, e.g. {@code tenant}; not a built-in name
+         * @param resolver the resolver
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException when the name is taken or malformed
+         */
+        public Builder keyResolver(String name, KeyResolver resolver) {
+            Objects.requireNonNull(resolver, "resolver");
+            String n = name == null ? "" : name.trim();
+            if (n.isEmpty() || !n.matches("[A-Za-z0-9_.\\-]+")) {
+                throw new InvalidRateLimitConfigurationException("key resolver name '" + name + "' is invalid. "
+                        + "Use letters, digits, '_', '.' or '-', e.g. 'tenant'.");
+            }
+            String lower = n.toLowerCase(Locale.ROOT);
+            if (lower.equals("global") || lower.equals("ip") || lower.equals("user") || lower.equals("header")) {
+                throw new InvalidRateLimitConfigurationException("key resolver name '" + name + "' is a built-in "
+                        + "key. Choose another name, e.g. 'tenant'.");
+            }
+            if (keyResolvers.putIfAbsent(n, resolver) != null) {
+                throw new InvalidRateLimitConfigurationException("key resolver '" + name + "' is registered twice. "
+                        + "Register each name once.");
+            }
+            return this;
+        }
+
+        /**
+         * @param resolver how the {@code ip} key finds the client address (default: the socket peer only)
+         * @return this builder
+         */
+        public Builder clientIpResolver(ClientIpResolver resolver) {
+            this.clientIpResolver = Objects.requireNonNull(resolver, "resolver");
+            return this;
+        }
+
+        /**
+         * @param provider per-key limits replacing the rules' own
+         * @param ttl how long an answer is cached before the provider is asked again, at least 1 ms
+         * @return this builder
+         */
+        public Builder limitProvider(LimitProvider provider, Duration ttl) {
+            Objects.requireNonNull(ttl, "ttl");
+            if (ttl.compareTo(Duration.ofMillis(1)) < 0) {
+                throw new InvalidRateLimitConfigurationException("limit provider cache ttl must be at least 1ms, but was "
+                        + ttl + ". Use e.g. 1m.");
+            }
+            this.limitProvider = Objects.requireNonNull(provider, "provider");
+            this.limitProviderTtl = ttl;
+            return this;
+        }
+
+        /**
+         * @param listener receives every decision; several may be added
+         * @return this builder
+         */
+        public Builder listener(RateLimitListener listener) {
+            listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /**
+         * @param policy what rules with {@link StoreFailurePolicy#DEFAULT} decide when the store fails (default
+         *        {@link StoreFailurePolicy#FAIL_OPEN})
+         * @return this builder
+         */
+        public Builder defaultStoreFailurePolicy(StoreFailurePolicy policy) {
+            if (Objects.requireNonNull(policy, "policy") == StoreFailurePolicy.DEFAULT) {
+                throw new InvalidRateLimitConfigurationException("the default store failure policy cannot be DEFAULT. "
+                        + "Use FAIL_OPEN, FAIL_CLOSED or LOCAL_FALLBACK.");
+            }
+            this.defaultStoreFailurePolicy = policy;
+            return this;
+        }
+
+        /**
+         * @param share the part of each limit a {@link StoreFailurePolicy#LOCAL_FALLBACK} bucket holds, above 0
+         *        and at most 1 (default 1); with N instances behind one store, 1/N keeps the total near the limit
+         * @return this builder
+         */
+        public Builder localFallbackShare(double share) {
+            if (!(share > 0 && share <= 1)) {
+                throw new InvalidRateLimitConfigurationException("local fallback share must be above 0 and at most 1, "
+                        + "but was " + share + ". With N instances, use 1/N, e.g. 0.25 for four.");
+            }
+            this.localFallbackShare = share;
+            return this;
+        }
+
+        /**
+         * @param maximumKeys the most buckets the local fallback keeps in memory
+         * @return this builder
+         */
+        public Builder localFallbackMaximumKeys(long maximumKeys) {
+            this.localFallbackMaximumKeys = maximumKeys;
+            return this;
+        }
+
+        /**
+         * @param maxWaiting the most calls that may wait out a SOFT delay at once in this limiter, at least 0;
+         *        beyond it a call that would be delayed is rejected with {@link Basis#WAITERS_FULL}
+         * @return this builder
+         */
+        public Builder maxWaiting(int maxWaiting) {
+            if (maxWaiting < 0) {
+                throw new InvalidRateLimitConfigurationException("maxWaiting must be 0 or more, but was " + maxWaiting
+                        + ". Use the most requests that may wait at once, e.g. 100.");
+            }
+            this.maxWaiting = maxWaiting;
+            return this;
+        }
+
+        /**
+         * @return the limiter
+         */
+        public RateLimiter build() {
+            BucketStore s = store != null ? store : LocalBucketStore.builder().timeMeter(timeMeter).build();
+            LocalBucketStore fallback = LocalBucketStore.builder().timeMeter(timeMeter)
+                    .maximumKeys(localFallbackMaximumKeys).build();
+            return new DefaultRateLimiter(new DefaultRateLimiter.Settings(s, fallback, timeMeter, waiter,
+                    Map.copyOf(keyResolvers), clientIpResolver, limitProvider, limitProviderTtl,
+                    List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting));
+        }
+    }
+}

@@ -1,0 +1,394 @@
+package io.github.ratelimit;
+
+import io.github.ratelimit.internal.Durations;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * A named rate limit: which key it counts by, its windows (enforced together as one Bucket4j bucket with one
+ * bandwidth per window), and what it does when a request is over the limit.
+ *
+ * <p>Rules come from {@link RateLimit} annotations ({@link RateLimitAnnotations}), from a servlet rules file
+ * or from Spring properties; all of them build this same type, so every entry point has the same semantics.
+ * Instances are immutable and thread-safe values. Two rules with the same name share their buckets, so a
+ * {@link RateLimiter} refuses two different rules under one name.
+ *
+ * <pre>{@code
+ * Rule rule = Rule.builder("search")
+ *         .key("user|ip")
+ *         .limits("5/1s", "100/1m")
+ *         .build();
+ * }</pre>
+ */
+public final class Rule {
+
+    /** The longest rule name. */
+    public static final int MAX_NAME_LENGTH = 200;
+
+    /** The longest {@code maxDelay} of a {@link Mode#SOFT} rule. */
+    public static final Duration MAX_DELAY_LIMIT = Duration.ofHours(1);
+
+    private final String name;
+    private final String source;
+    private final String key;
+    private final List<Limit> limits;
+    private final Mode mode;
+    private final Duration maxDelay;
+    private final long cost;
+    private final StoreFailurePolicy onStoreFailure;
+    private final MissingKeyPolicy onMissingKey;
+    private final Algorithm algorithm;
+
+    private Rule(Builder b) {
+        this.name = b.name;
+        this.source = b.source != null ? b.source : "rule '" + b.name + "'";
+        this.key = b.key.trim();
+        this.limits = List.copyOf(b.limits);
+        this.mode = b.mode;
+        this.maxDelay = b.maxDelay;
+        this.cost = b.cost;
+        this.onStoreFailure = b.onStoreFailure;
+        this.onMissingKey = b.onMissingKey;
+        this.algorithm = b.algorithm;
+    }
+
+    /**
+     * @param name the rule's id: unique within a limiter; names buckets, metrics and headers
+     * @return a builder with the defaults: key {@code global}, {@link Mode#HARD}, cost 1,
+     *         {@link StoreFailurePolicy#DEFAULT}, {@link MissingKeyPolicy#REJECT}, {@link Algorithm#TOKEN_BUCKET}
+     */
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    /** @return the rule's id */
+    public String name() {
+        return name;
+    }
+
+    /** @return where the rule was declared, for messages: {@code @RateLimit on OrderController#list()} */
+    public String source() {
+        return source;
+    }
+
+    /** @return the key expression: {@code global}, {@code ip}, {@code user}, {@code header:<Name>}, a custom name, or a combination with {@code +} and {@code |} */
+    public String key() {
+        return key;
+    }
+
+    /** @return the windows, at least one, each with a distinct period */
+    public List<Limit> limits() {
+        return limits;
+    }
+
+    /** @return what happens to a request over the limit */
+    public Mode mode() {
+        return mode;
+    }
+
+    /** @return the longest a {@link Mode#SOFT} rule delays a request; {@code null} for other modes */
+    public Duration maxDelay() {
+        return maxDelay;
+    }
+
+    /** @return tokens one request takes */
+    public long cost() {
+        return cost;
+    }
+
+    /** @return what the rule decides when the store fails */
+    public StoreFailurePolicy onStoreFailure() {
+        return onStoreFailure;
+    }
+
+    /** @return what the rule does when its key cannot be resolved */
+    public MissingKeyPolicy onMissingKey() {
+        return onMissingKey;
+    }
+
+    /** @return how the rule's buckets refill */
+    public Algorithm algorithm() {
+        return algorithm;
+    }
+
+    /**
+     * @param newLimits the windows of the copy
+     * @return a copy of this rule with other limits, validated like the original (for per-key limits)
+     * @throws InvalidRateLimitConfigurationException when the limits cannot serve this rule (for example a
+     *         capacity below its cost)
+     */
+    public Rule withLimits(List<Limit> newLimits) {
+        Builder b = toBuilder();
+        b.limits.clear();
+        b.limits.addAll(newLimits);
+        return b.build();
+    }
+
+    /**
+     * @return a builder holding this rule's values, for a modified copy
+     */
+    public Builder toBuilder() {
+        Builder b = new Builder(name);
+        b.source = source;
+        b.key = key;
+        b.limits.addAll(limits);
+        b.mode = mode;
+        b.maxDelay = maxDelay;
+        b.cost = cost;
+        b.onStoreFailure = onStoreFailure;
+        b.onMissingKey = onMissingKey;
+        b.algorithm = algorithm;
+        return b;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (this == o) {
+            return true;
+        }
+        if (!(o instanceof Rule other)) {
+            return false;
+        }
+        return cost == other.cost && name.equals(other.name) && source.equals(other.source) && key.equals(other.key)
+                && limits.equals(other.limits) && mode == other.mode && Objects.equals(maxDelay, other.maxDelay)
+                && onStoreFailure == other.onStoreFailure && onMissingKey == other.onMissingKey
+                && algorithm == other.algorithm;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, source, key, limits, mode, maxDelay, cost, onStoreFailure, onMissingKey, algorithm);
+    }
+
+    @Override
+    public String toString() {
+        StringBuilder sb = new StringBuilder("Rule[").append(name).append(", key=").append(key)
+                .append(", limits=").append(limits).append(", mode=").append(mode);
+        if (maxDelay != null) {
+            sb.append(", maxDelay=").append(Durations.format(maxDelay));
+        }
+        if (cost != 1) {
+            sb.append(", cost=").append(cost);
+        }
+        if (algorithm != Algorithm.TOKEN_BUCKET) {
+            sb.append(", algorithm=").append(algorithm);
+        }
+        return sb.append(", onStoreFailure=").append(onStoreFailure)
+                .append(", onMissingKey=").append(onMissingKey).append(']').toString();
+    }
+
+    /**
+     * Builds a {@link Rule}, validating every value in {@link #build()}. Not thread-safe.
+     */
+    public static final class Builder {
+
+        private final String name;
+        private String source;
+        private String key = "global";
+        private final List<Limit> limits = new ArrayList<>();
+        private Mode mode = Mode.HARD;
+        private Duration maxDelay;
+        private long cost = 1;
+        private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.DEFAULT;
+        private MissingKeyPolicy onMissingKey = MissingKeyPolicy.REJECT;
+        private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
+
+        private Builder(String name) {
+            this.name = name;
+        }
+
+        /**
+         * @param source where the rule is declared, used as the prefix of every configuration message, e.g.
+         *        {@code @RateLimit on OrderController#list()} or {@code ratelimit.rules[2]}
+         * @return this builder
+         */
+        public Builder source(String source) {
+            this.source = source;
+            return this;
+        }
+
+        /**
+         * @param key the key expression; see {@link RateLimit#key()}
+         * @return this builder
+         */
+        public Builder key(String key) {
+            this.key = key;
+            return this;
+        }
+
+        /**
+         * @param limit a window to add
+         * @return this builder
+         */
+        public Builder limit(Limit limit) {
+            this.limits.add(Objects.requireNonNull(limit, "limit"));
+            return this;
+        }
+
+        /**
+         * @param limits windows to add, in text form ({@code 5/1s}, {@code 100/1m burst=150})
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException naming the source and the bad text
+         */
+        public Builder limits(String... limits) {
+            for (int i = 0; i < limits.length; i++) {
+                try {
+                    this.limits.add(Limit.parse(limits[i]));
+                } catch (InvalidRateLimitConfigurationException e) {
+                    throw new InvalidRateLimitConfigurationException(where() + ": limits[" + i + "]: " + e.getMessage());
+                }
+            }
+            return this;
+        }
+
+        /**
+         * @param limits windows to add
+         * @return this builder
+         */
+        public Builder limits(List<Limit> limits) {
+            limits.forEach(this::limit);
+            return this;
+        }
+
+        /**
+         * @param mode what happens to a request over the limit
+         * @return this builder
+         */
+        public Builder mode(Mode mode) {
+            this.mode = Objects.requireNonNull(mode, "mode");
+            return this;
+        }
+
+        /**
+         * @param maxDelay the longest a {@link Mode#SOFT} request waits; required for, and only for, SOFT
+         * @return this builder
+         */
+        public Builder maxDelay(Duration maxDelay) {
+            this.maxDelay = maxDelay;
+            return this;
+        }
+
+        /**
+         * @param cost tokens one request takes, at least 1 and at most the smallest capacity
+         * @return this builder
+         */
+        public Builder cost(long cost) {
+            this.cost = cost;
+            return this;
+        }
+
+        /**
+         * @param policy what the rule decides when the store fails
+         * @return this builder
+         */
+        public Builder onStoreFailure(StoreFailurePolicy policy) {
+            this.onStoreFailure = Objects.requireNonNull(policy, "onStoreFailure");
+            return this;
+        }
+
+        /**
+         * @param policy what the rule does when its key cannot be resolved
+         * @return this builder
+         */
+        public Builder onMissingKey(MissingKeyPolicy policy) {
+            this.onMissingKey = Objects.requireNonNull(policy, "onMissingKey");
+            return this;
+        }
+
+        /**
+         * @param algorithm how the buckets refill
+         * @return this builder
+         */
+        public Builder algorithm(Algorithm algorithm) {
+            this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+            return this;
+        }
+
+        private String where() {
+            return source != null ? source : "rule '" + name + "'";
+        }
+
+        /**
+         * @return the rule
+         * @throws InvalidRateLimitConfigurationException naming the source, the bad value, the constraint and
+         *         the fix
+         */
+        public Rule build() {
+            String where = where();
+            validateName(where);
+            if (key == null || key.isBlank()) {
+                throw fail(where, "key is empty. Use a key such as 'global', 'ip', 'user' or 'header:X-Api-Key'.");
+            }
+            if (limits.isEmpty()) {
+                throw fail(where, "no limit is set. Set perSecond, perMinute, perHour, perDay or limits "
+                        + "(e.g. '5/1s', '100/1m').");
+            }
+            Set<Duration> periods = new HashSet<>();
+            long smallestCapacity = Long.MAX_VALUE;
+            Limit smallest = null;
+            for (Limit limit : limits) {
+                if (!periods.add(limit.period())) {
+                    throw fail(where, "two limits share the window " + limit.window() + " (" + limits
+                            + "). Keep one limit per window.");
+                }
+                if (algorithm == Algorithm.FIXED_WINDOW && limit.capacity() != limit.permits()) {
+                    throw fail(where, "limit '" + limit + "' sets a burst, which a FIXED_WINDOW rule cannot have. "
+                            + "Remove the burst or use the TOKEN_BUCKET algorithm.");
+                }
+                if (limit.capacity() < smallestCapacity) {
+                    smallestCapacity = limit.capacity();
+                    smallest = limit;
+                }
+            }
+            if (cost < 1) {
+                throw fail(where, "cost " + cost + " is not positive. Use a cost of at least 1.");
+            }
+            if (cost > smallestCapacity) {
+                throw fail(where, "cost " + cost + " exceeds the capacity " + smallestCapacity + " of limit '"
+                        + smallest + "', so no request could ever pass. Lower the cost or raise the limit.");
+            }
+            if (mode == Mode.SOFT) {
+                if (maxDelay == null || maxDelay.isZero() || maxDelay.isNegative()) {
+                    throw fail(where, "SOFT mode needs a positive maxDelay, but it is "
+                            + (maxDelay == null ? "unset" : Durations.format(maxDelay))
+                            + ". Set maxDelay, e.g. '500ms', to bound how long a request may wait.");
+                }
+                if (maxDelay.compareTo(MAX_DELAY_LIMIT) > 0) {
+                    throw fail(where, "maxDelay " + Durations.format(maxDelay) + " is longer than the allowed "
+                            + Durations.format(MAX_DELAY_LIMIT) + ". Use a shorter maxDelay or HARD mode.");
+                }
+            } else if (maxDelay != null) {
+                throw fail(where, "maxDelay " + Durations.format(maxDelay) + " is set, but mode is " + mode
+                        + " and only SOFT mode waits. Remove maxDelay or use mode SOFT.");
+            }
+            return new Rule(this);
+        }
+
+        private void validateName(String where) {
+            if (name == null || name.isBlank()) {
+                throw new InvalidRateLimitConfigurationException(where + ": rule name is empty. Give the rule a name.");
+            }
+            if (name.length() > MAX_NAME_LENGTH) {
+                throw fail(where, String.format(Locale.ROOT, "rule name is %d characters long, over the limit of %d. "
+                        + "Use a shorter name.", name.length(), MAX_NAME_LENGTH));
+            }
+            for (int i = 0; i < name.length(); i++) {
+                char c = name.charAt(i);
+                if (c <= ' ' || c >= 0x7f || c == '{' || c == '}' || c == '"' || c == '\\') {
+                    throw fail(where, "rule name '" + name + "' contains '" + (c <= ' ' ? "\\u" + String.format(Locale.ROOT, "%04x", (int) c) : String.valueOf(c))
+                            + "' at index " + i + ". Use printable ASCII without spaces, braces, quotes or backslashes.");
+                }
+            }
+        }
+
+        private static InvalidRateLimitConfigurationException fail(String where, String detail) {
+            return new InvalidRateLimitConfigurationException(where + ": " + detail);
+        }
+    }
+}

@@ -1,0 +1,31 @@
+package io.github.ratelimit;
+
+import java.util.List;
+
+/**
+ * One rule's part of a {@link Decision}.
+ *
+ * @param rule the rule's name
+ * @param key the key the call was counted by (possibly hashed, see {@link io.github.ratelimit.key.KeyResolver});
+ *        {@code null} when it could not be resolved. May identify a person: keep it out of metric tags.
+ * @param mode the rule's mode
+ * @param outcome what the rule decided
+ * @param basis what the verdict rests on
+ * @param windows the state of each window after the decision; empty when no bucket was consulted
+ * @param waitNanos for {@link Outcome#DELAYED}, the delay; for {@link Outcome#REJECTED} and
+ *        {@link Outcome#SHADOW_REJECTED}, how long until the call could pass (0 when unknown); otherwise 0
+ */
+public record Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<WindowState> windows,
+                      long waitNanos) {
+
+    /**
+     * @throws NullPointerException when a required component is null
+     */
+    public Verdict {
+        java.util.Objects.requireNonNull(rule, "rule");
+        java.util.Objects.requireNonNull(mode, "mode");
+        java.util.Objects.requireNonNull(outcome, "outcome");
+        java.util.Objects.requireNonNull(basis, "basis");
+        windows = windows == null ? List.of() : windows;
+    }
+}

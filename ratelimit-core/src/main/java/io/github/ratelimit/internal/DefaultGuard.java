@@ -1,0 +1,85 @@
+package io.github.ratelimit.internal;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.Outcome;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The {@link Guard} of {@link DefaultRateLimiter}. Immutable; thread-safe.
+ */
+final class DefaultGuard implements Guard {
+
+    private final DefaultRateLimiter limiter;
+    private final CompiledRule[] rules;
+    private final List<Rule> ruleList;
+
+    DefaultGuard(DefaultRateLimiter limiter, CompiledRule[] rules) {
+        this.limiter = limiter;
+        this.rules = rules;
+        this.ruleList = Arrays.stream(rules).map(r -> r.rule).toList();
+    }
+
+    @Override
+    public List<Rule> rules() {
+        return ruleList;
+    }
+
+    @Override
+    public Decision acquire(RequestContext context) {
+        if (rules.length == 0) {
+            return Decision.unlimited();
+        }
+        DefaultRateLimiter.Evaluation ev = limiter.evaluate(rules, context);
+        Decision decision = ev.decision;
+        if (decision.outcome() != Outcome.DELAYED) {
+            return decision;
+        }
+        try {
+            limiter.waiter().await(decision.delayNanos());
+            return decision;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            ev.refund();
+            return DefaultRateLimiter.interrupted(decision);
+        } finally {
+            ev.finish();
+        }
+    }
+
+    @Override
+    public CompletableFuture<Decision> acquireAsync(RequestContext context) {
+        if (rules.length == 0) {
+            return CompletableFuture.completedFuture(Decision.unlimited());
+        }
+        DefaultRateLimiter.Evaluation ev = limiter.evaluate(rules, context);
+        Decision decision = ev.decision;
+        if (decision.outcome() != Outcome.DELAYED) {
+            return CompletableFuture.completedFuture(decision);
+        }
+        CompletableFuture<Decision> result = new CompletableFuture<>();
+        CompletableFuture<Void> timer = limiter.waiter().after(decision.delayNanos());
+        timer.whenComplete((ignored, error) -> {
+            if (ev.finish()) {
+                if (error != null) {
+                    ev.refund();
+                    result.completeExceptionally(error);
+                } else {
+                    result.complete(decision);
+                }
+            }
+        });
+        result.whenComplete((ignored, error) -> {
+            if (result.isCancelled() && ev.finish()) {
+                ev.refund();
+                timer.cancel(false);
+            }
+        });
+        return result;
+    }
+}

@@ -1,0 +1,420 @@
+package io.github.ratelimit.internal;
+
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.BucketState;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.ConsumptionProbe;
+import io.github.bucket4j.TimeMeter;
+import io.github.bucket4j.VerboseResult;
+import io.github.ratelimit.Basis;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.LimitProvider;
+import io.github.ratelimit.MissingKeyPolicy;
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.Outcome;
+import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.Verdict;
+import io.github.ratelimit.Waiter;
+import io.github.ratelimit.WindowState;
+import io.github.ratelimit.key.ClientIpResolver;
+import io.github.ratelimit.key.KeyResolver;
+import io.github.ratelimit.store.BucketKey;
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.LocalBucketStore;
+
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The engine behind {@link RateLimiter}. Not part of the public API.
+ */
+public final class DefaultRateLimiter implements RateLimiter {
+
+    /** Keys longer than this are replaced by a hash of them. */
+    public static final int MAX_KEY_LENGTH = 128;
+
+    /** The bucket key of {@link MissingKeyPolicy#SHARED}: it holds a NUL, which no built-in resolver yields. */
+    static final String SHARED_MISSING_KEY = "\u0000missing";
+
+    /** How long a fail-closed rejection tells the client to wait. */
+    static final long FAIL_CLOSED_RETRY_NANOS = 1_000_000_000L;
+
+    private static final RateLimitedLog STORE_LOG = new RateLimitedLog(10_000_000_000L);
+    private static final RateLimitedLog RESOLVER_LOG = new RateLimitedLog(10_000_000_000L);
+    private static final RateLimitedLog LISTENER_LOG = new RateLimitedLog(10_000_000_000L);
+
+    /**
+     * Everything the builder configured.
+     *
+     * @param store the primary store
+     * @param fallbackStore local buckets for {@link StoreFailurePolicy#LOCAL_FALLBACK}
+     * @param timeMeter the clock
+     * @param waiter how delays pass
+     * @param keyResolvers custom resolvers by name
+     * @param clientIpResolver the resolver behind {@code ip}
+     * @param limitProvider per-key limits, or {@code null}
+     * @param limitProviderTtl how long per-key limits are cached
+     * @param listeners decision listeners
+     * @param defaultStoreFailurePolicy the policy of rules that say {@code DEFAULT}
+     * @param localFallbackShare the share of limits a fallback bucket holds
+     * @param maxWaiting the cap on waiting calls
+     */
+    public record Settings(BucketStore store, LocalBucketStore fallbackStore, TimeMeter timeMeter, Waiter waiter,
+                           Map<String, KeyResolver> keyResolvers, ClientIpResolver clientIpResolver,
+                           LimitProvider limitProvider, Duration limitProviderTtl, List<RateLimitListener> listeners,
+                           StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting) {
+    }
+
+    private final Settings settings;
+    private final BucketStore store;
+    private final BucketStore fallbackStore;
+    private final RateLimitListener[] listeners;
+    private final Semaphore waiting;
+    private final Map<String, CompiledRule> compiled = new ConcurrentHashMap<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    /**
+     * @param settings the configuration
+     */
+    public DefaultRateLimiter(Settings settings) {
+        this.settings = settings;
+        this.store = settings.store();
+        this.fallbackStore = settings.fallbackStore();
+        this.listeners = settings.listeners().toArray(RateLimitListener[]::new);
+        this.waiting = new Semaphore(settings.maxWaiting());
+    }
+
+    @Override
+    public Guard guard(Collection<Rule> rules) {
+        List<CompiledRule> list = new ArrayList<>(rules.size());
+        for (Rule rule : rules) {
+            list.add(compile(rule));
+        }
+        // SOFT rules last: time is reserved only once every other rule has allowed the call.
+        list.sort(Comparator.comparingInt(r -> r.mode == Mode.SOFT ? 1 : 0));
+        return new DefaultGuard(this, list.toArray(CompiledRule[]::new));
+    }
+
+    private CompiledRule compile(Rule rule) {
+        CompiledRule existing = compiled.get(rule.name());
+        if (existing != null) {
+            return checkSame(existing, rule);
+        }
+        KeyResolver resolver = KeyExpressions.compile(rule.key(), settings.keyResolvers(),
+                settings.clientIpResolver(), rule.source());
+        CompiledRule fresh = new CompiledRule(rule, resolver, settings.defaultStoreFailurePolicy(),
+                settings.localFallbackShare(), settings.limitProvider(), settings.limitProviderTtl(),
+                settings.timeMeter());
+        existing = compiled.putIfAbsent(rule.name(), fresh);
+        return existing == null ? fresh : checkSame(existing, rule);
+    }
+
+    private static CompiledRule checkSame(CompiledRule existing, Rule rule) {
+        if (!existing.rule.equals(rule)) {
+            throw new InvalidRateLimitConfigurationException("rule name '" + rule.name() + "' is used by two "
+                    + "different rules: " + existing.rule.source() + " and " + rule.source()
+                    + ". Rules with one name share buckets; give one of them another name.");
+        }
+        return existing;
+    }
+
+    @Override
+    public List<Rule> rules() {
+        return compiled.values().stream().map(c -> c.rule).sorted(Comparator.comparing(Rule::name)).toList();
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            try {
+                store.close();
+            } finally {
+                fallbackStore.close();
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------------------------------------------
+    // Deciding
+
+    /** The state of one call's evaluation: the decision, and what to give back if it does not go on. */
+    final class Evaluation {
+
+        Decision decision;
+        private Bucket[] charged;
+        private long[] chargedCost;
+        private int chargedCount;
+        boolean permitHeld;
+        private final AtomicBoolean finished = new AtomicBoolean();
+
+        void charge(Bucket bucket, long cost) {
+            if (charged == null) {
+                charged = new Bucket[2];
+                chargedCost = new long[2];
+            } else if (chargedCount == charged.length) {
+                charged = Arrays.copyOf(charged, chargedCount * 2);
+                chargedCost = Arrays.copyOf(chargedCost, chargedCount * 2);
+            }
+            charged[chargedCount] = bucket;
+            chargedCost[chargedCount++] = cost;
+        }
+
+        /** Returns every token this call took. */
+        void refund() {
+            for (int i = 0; i < chargedCount; i++) {
+                try {
+                    charged[i].addTokens(chargedCost[i]);
+                } catch (RuntimeException e) {
+                    STORE_LOG.log(Level.WARNING, "Could not return " + chargedCost[i]
+                            + " token(s) to a bucket; the store failed", e);
+                }
+            }
+            chargedCount = 0;
+        }
+
+        /** @return whether this call was the first to finish the evaluation (and so releases its permit) */
+        boolean finish() {
+            if (!finished.compareAndSet(false, true)) {
+                return false;
+            }
+            if (permitHeld) {
+                permitHeld = false;
+                waiting.release();
+            }
+            return true;
+        }
+    }
+
+    Evaluation evaluate(CompiledRule[] rules, RequestContext context) {
+        Evaluation ev = new Evaluation();
+        Verdict[] verdicts = new Verdict[rules.length];
+        int n = 0;
+        Outcome worst = Outcome.ALLOWED;
+        long delay = 0;
+        long retryAfter = 0;
+        for (CompiledRule rule : rules) {
+            Verdict v = decide(rule, context, ev);
+            verdicts[n++] = v;
+            if (v.outcome().compareTo(worst) > 0) {
+                worst = v.outcome();
+            }
+            if (v.outcome() == Outcome.DELAYED) {
+                delay = Math.max(delay, v.waitNanos());
+            }
+            if (v.outcome() == Outcome.REJECTED) {
+                retryAfter = v.waitNanos();
+                ev.refund();
+                ev.finish();
+                delay = 0;
+                break;
+            }
+        }
+        if (worst != Outcome.DELAYED && ev.permitHeld) {
+            ev.finish();
+        }
+        ev.decision = new Decision(worst, Arrays.asList(Arrays.copyOf(verdicts, n)), delay, retryAfter);
+        notifyListeners(ev.decision);
+        return ev;
+    }
+
+    private Verdict decide(CompiledRule rule, RequestContext context, Evaluation ev) {
+        String key;
+        try {
+            key = rule.resolver.resolve(context);
+        } catch (RuntimeException e) {
+            RESOLVER_LOG.log(Level.WARNING, "The key resolver of rule '" + rule.name
+                    + "' failed; treating the key as missing", e);
+            key = null;
+        }
+        if (key == null || key.isEmpty()) {
+            switch (rule.missingKeyPolicy) {
+                case SKIP:
+                    return new Verdict(rule.name, null, rule.mode, Outcome.ALLOWED, Basis.KEY_MISSING, List.of(), 0);
+                case REJECT:
+                    return new Verdict(rule.name, null, rule.mode, rejection(rule), Basis.KEY_MISSING, List.of(), 0);
+                default:
+                    key = SHARED_MISSING_KEY;
+            }
+        }
+        key = normalizeKey(key);
+        BucketKey bucketKey = new BucketKey(rule.name, key);
+        CompiledRule.Configs configs = rule.configsFor(key);
+        try {
+            return consume(rule, key, store.bucket(bucketKey, configs.primary()), Basis.BUCKET, ev);
+        } catch (RuntimeException e) {
+            STORE_LOG.log(Level.WARNING, "The rate-limit store failed for rule '" + rule.name + "'; applying "
+                    + rule.storeFailurePolicy + ": " + e, null);
+            switch (rule.storeFailurePolicy) {
+                case FAIL_CLOSED:
+                    return new Verdict(rule.name, key, rule.mode, rejection(rule), Basis.FAIL_CLOSED, List.of(),
+                            FAIL_CLOSED_RETRY_NANOS);
+                case LOCAL_FALLBACK:
+                    return consume(rule, key, fallbackStore.bucket(bucketKey, configs.fallback()),
+                            Basis.FALLBACK_BUCKET, ev);
+                default:
+                    return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0);
+            }
+        }
+    }
+
+    private static Outcome rejection(CompiledRule rule) {
+        return rule.mode == Mode.SHADOW ? Outcome.SHADOW_REJECTED : Outcome.REJECTED;
+    }
+
+    private Verdict consume(CompiledRule rule, String key, Bucket bucket, Basis basis, Evaluation ev) {
+        VerboseResult<ConsumptionProbe> result = bucket.asVerbose().tryConsumeAndReturnRemaining(rule.cost);
+        ConsumptionProbe probe = result.getValue();
+        if (probe.isConsumed()) {
+            ev.charge(bucket, rule.cost);
+            return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, windows(result), 0);
+        }
+        long wait = probe.getNanosToWaitForRefill();
+        if (rule.mode == Mode.HARD || (rule.mode == Mode.SOFT && wait > rule.maxDelayNanos)) {
+            return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, basis, windows(result), wait);
+        }
+        if (rule.mode == Mode.SHADOW) {
+            return new Verdict(rule.name, key, rule.mode, Outcome.SHADOW_REJECTED, basis, windows(result), wait);
+        }
+        return reserve(rule, key, bucket, basis, ev, result, wait);
+    }
+
+    private Verdict reserve(CompiledRule rule, String key, Bucket bucket, Basis basis, Evaluation ev,
+                            VerboseResult<ConsumptionProbe> probe, long wait) {
+        boolean tookPermit = false;
+        if (!ev.permitHeld) {
+            if (!waiting.tryAcquire()) {
+                return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, Basis.WAITERS_FULL, windows(probe), wait);
+            }
+            tookPermit = true;
+            ev.permitHeld = true;
+        }
+        boolean reserved = false;
+        try {
+            CapturingStrategy strategy = new CapturingStrategy();
+            reserved = bucket.asBlocking().tryConsume(rule.cost, rule.maxDelayNanos, strategy);
+            if (!reserved) {
+                // The wait grew past maxDelay between the probe and the reservation.
+                return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, basis, windows(probe), wait);
+            }
+            ev.charge(bucket, rule.cost);
+            if (strategy.nanos <= 0) {
+                reserved = false;
+                return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, windows(probe), 0);
+            }
+            return new Verdict(rule.name, key, rule.mode, Outcome.DELAYED, basis, windows(probe), strategy.nanos);
+        } catch (InterruptedException e) {
+            // CapturingStrategy never blocks, so Bucket4j cannot be interrupted here.
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } finally {
+            if (tookPermit && !reserved) {
+                ev.permitHeld = false;
+                waiting.release();
+            }
+        }
+    }
+
+    static String normalizeKey(String key) {
+        if (key.length() <= MAX_KEY_LENGTH) {
+            return key;
+        }
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            return "~sha256:" + HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
+    }
+
+    static List<WindowState> windows(VerboseResult<?> result) {
+        BucketState state = result.getState();
+        Bandwidth[] bandwidths = state.getConfiguration().getBandwidths();
+        long now = result.getOperationTimeNanos();
+        WindowState[] windows = new WindowState[bandwidths.length];
+        for (int i = 0; i < bandwidths.length; i++) {
+            Bandwidth b = bandwidths[i];
+            long current = state.getCurrentSize(i);
+            long reset = resetNanos(b, b.getCapacity() - current, state.getRoundingError(i), now);
+            windows[i] = new WindowState(b.getId(), b.getCapacity(), Duration.ofNanos(b.getRefillPeriodNanos()),
+                    Math.max(0, current), reset);
+        }
+        return Arrays.asList(windows);
+    }
+
+    /**
+     * Nanoseconds until a bandwidth short of {@code deficit} tokens is full again; {@code roundingError} is
+     * Bucket4j's record of the partly refilled next token (in token-nanoseconds) of a greedy bandwidth.
+     */
+    static long resetNanos(Bandwidth b, long deficit, long roundingError, long nowNanos) {
+        if (deficit <= 0) {
+            return 0;
+        }
+        long period = b.getRefillPeriodNanos();
+        long tokens = b.getRefillTokens();
+        if (b.isRefillIntervally()) {
+            long periods = (deficit + tokens - 1) / tokens;
+            long untilBoundary = b.isIntervallyAligned() ? period - Math.floorMod(nowNanos, period) : period;
+            return saturatedAdd(untilBoundary, saturatedMultiply(periods - 1, period));
+        }
+        long product = saturatedMultiply(deficit, period);
+        if (product == Long.MAX_VALUE) {
+            return (long) Math.ceil((double) deficit * period / tokens);
+        }
+        long remainder = Math.max(0, product - roundingError);
+        return (remainder + tokens - 1) / tokens;
+    }
+
+    private static long saturatedMultiply(long a, long b) {
+        long high = Math.multiplyHigh(a, b);
+        long low = a * b;
+        return (high == 0 && low >= 0) ? low : Long.MAX_VALUE;
+    }
+
+    private static long saturatedAdd(long a, long b) {
+        long r = a + b;
+        return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+    }
+
+    private void notifyListeners(Decision decision) {
+        for (RateLimitListener listener : listeners) {
+            try {
+                listener.onDecision(decision);
+            } catch (RuntimeException e) {
+                LISTENER_LOG.log(Level.WARNING, "A rate-limit listener failed: " + listener, e);
+            }
+        }
+    }
+
+    static Decision interrupted(Decision delayed) {
+        List<Verdict> verdicts = new ArrayList<>(delayed.verdicts().size());
+        for (Verdict v : delayed.verdicts()) {
+            verdicts.add(v.outcome() == Outcome.DELAYED
+                    ? new Verdict(v.rule(), v.key(), v.mode(), Outcome.REJECTED, Basis.INTERRUPTED, v.windows(), 0)
+                    : v);
+        }
+        return new Decision(Outcome.REJECTED, verdicts, 0, 0);
+    }
+
+    Waiter waiter() {
+        return settings.waiter();
+    }
+}

@@ -1,0 +1,105 @@
+package io.github.ratelimit;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class RuleTest {
+
+    @Test
+    void hasDocumentedDefaults() {
+        Rule rule = Rule.builder("api").limits("5/1s").build();
+        assertThat(rule.key()).isEqualTo("global");
+        assertThat(rule.mode()).isEqualTo(Mode.HARD);
+        assertThat(rule.cost()).isEqualTo(1);
+        assertThat(rule.maxDelay()).isNull();
+        assertThat(rule.onStoreFailure()).isEqualTo(StoreFailurePolicy.DEFAULT);
+        assertThat(rule.onMissingKey()).isEqualTo(MissingKeyPolicy.REJECT);
+        assertThat(rule.algorithm()).isEqualTo(Algorithm.TOKEN_BUCKET);
+        assertThat(rule.source()).isEqualTo("rule 'api'");
+    }
+
+    @Test
+    void rejectsARuleWithoutLimits() {
+        assertThatThrownBy(() -> Rule.builder("api").source("ratelimit.rules[2]").build())
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessage("ratelimit.rules[2]: no limit is set. Set perSecond, perMinute, perHour, perDay or "
+                        + "limits (e.g. '5/1s', '100/1m').");
+    }
+
+    @Test
+    void namesTheIndexOfABadLimit() {
+        assertThatThrownBy(() -> Rule.builder("api").source("ratelimit.rules[2]").limits("5/1s", "100/x"))
+                .hasMessage("ratelimit.rules[2]: limits[1]: invalid limit '100/x': period 'x' is not a duration. "
+                        + "Expected '<permits>/<period>' with an optional ' burst=<capacity>', e.g. '5/1s', "
+                        + "'100/1m' or '5/1s burst=20'.");
+    }
+
+    @Test
+    void rejectsTwoLimitsOnOneWindow() {
+        assertThatThrownBy(() -> Rule.builder("api").limits("5/1s", "10/1s").build())
+                .hasMessage("rule 'api': two limits share the window 1s ([5/1s, 10/1s]). Keep one limit per window.");
+    }
+
+    @Test
+    void rejectsACostNoRequestCouldPay() {
+        assertThatThrownBy(() -> Rule.builder("api").limits("5/1s", "100/1m").cost(6).build())
+                .hasMessage("rule 'api': cost 6 exceeds the capacity 5 of limit '5/1s', so no request could ever "
+                        + "pass. Lower the cost or raise the limit.");
+        assertThatThrownBy(() -> Rule.builder("api").limits("5/1s").cost(0).build())
+                .hasMessage("rule 'api': cost 0 is not positive. Use a cost of at least 1.");
+    }
+
+    @Test
+    void requiresAMaxDelayForSoftModeOnly() {
+        assertThatThrownBy(() -> Rule.builder("api").limits("5/1s").mode(Mode.SOFT).build())
+                .hasMessage("rule 'api': SOFT mode needs a positive maxDelay, but it is unset. Set maxDelay, "
+                        + "e.g. '500ms', to bound how long a request may wait.");
+        assertThatThrownBy(() -> Rule.builder("api").limits("5/1s").maxDelay(Duration.ofSeconds(1)).build())
+                .hasMessage("rule 'api': maxDelay 1s is set, but mode is HARD and only SOFT mode waits. "
+                        + "Remove maxDelay or use mode SOFT.");
+        assertThatThrownBy(() -> Rule.builder("api").limits("5/1s").mode(Mode.SOFT).maxDelay(Duration.ofHours(2)).build())
+                .hasMessage("rule 'api': maxDelay 2h is longer than the allowed 1h. Use a shorter maxDelay or HARD mode.");
+    }
+
+    @Test
+    void rejectsABurstOnAFixedWindow() {
+        assertThatThrownBy(() -> Rule.builder("api").limits("5/1s burst=10").algorithm(Algorithm.FIXED_WINDOW).build())
+                .hasMessage("rule 'api': limit '5/1s burst=10' sets a burst, which a FIXED_WINDOW rule cannot have. "
+                        + "Remove the burst or use the TOKEN_BUCKET algorithm.");
+    }
+
+    @Test
+    void rejectsNamesThatCouldBreakKeysOrHeaders() {
+        assertThatThrownBy(() -> Rule.builder("my rule").limits("5/1s").build())
+                .hasMessage("rule 'my rule': rule name 'my rule' contains '\\u0020' at index 2. Use printable ASCII "
+                        + "without spaces, braces, quotes or backslashes.");
+        assertThatThrownBy(() -> Rule.builder("a{b}").limits("5/1s").build())
+                .hasMessageContaining("contains '{' at index 1");
+        assertThatThrownBy(() -> Rule.builder(" ").limits("5/1s").build())
+                .hasMessage("rule ' ': rule name is empty. Give the rule a name.");
+        assertThatThrownBy(() -> Rule.builder("x".repeat(201)).source("here").limits("5/1s").build())
+                .hasMessage("here: rule name is 201 characters long, over the limit of 200. Use a shorter name.");
+    }
+
+    @Test
+    void copiesWithOtherLimitsValidatingThem() {
+        Rule rule = Rule.builder("api").limits("5/1s").cost(2).build();
+        assertThat(rule.withLimits(List.of(Limit.parse("50/1s"))).limits()).containsExactly(Limit.parse("50/1s"));
+        assertThatThrownBy(() -> rule.withLimits(List.of(Limit.parse("1/1s"))))
+                .hasMessageStartingWith("rule 'api': cost 2 exceeds the capacity 1");
+    }
+
+    @Test
+    void isAValue() {
+        Rule a = Rule.builder("api").key("ip").limits("5/1s").build();
+        Rule b = Rule.builder("api").key("ip").limits("5/1s").build();
+        assertThat(a).isEqualTo(b).hasSameHashCodeAs(b);
+        assertThat(a.toBuilder().key("user").build()).isNotEqualTo(a);
+        assertThat(a).hasToString("Rule[api, key=ip, limits=[5/1s], mode=HARD, onStoreFailure=DEFAULT, onMissingKey=REJECT]");
+    }
+}
