@@ -5,6 +5,16 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
+import com.tngtech.archunit.core.domain.JavaClass;
+import com.tngtech.archunit.core.domain.JavaMethod;
+import com.tngtech.archunit.lang.ArchCondition;
+import com.tngtech.archunit.lang.ConditionEvents;
+import com.tngtech.archunit.lang.SimpleConditionEvent;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.methods;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /**
@@ -25,9 +35,22 @@ class ArchitectureTest {
     }
 
     @Test
-    void publicApiDoesNotDependOnInternals() {
-        noClasses().that().resideInAnyPackage("io.github.ratelimit.key..", "io.github.ratelimit.store..")
-                .should().dependOnClassesThat().resideInAPackage("io.github.ratelimit.internal..")
+    void publicSignaturesExposeNoInternalType() {
+        methods().that().arePublic().and().areDeclaredInClassesThat().arePublic()
+                .and().areDeclaredInClassesThat().resideOutsideOfPackage("io.github.ratelimit.internal..")
+                .should(new ArchCondition<JavaMethod>("expose no type of io.github.ratelimit.internal") {
+                    @Override
+                    public void check(JavaMethod method, ConditionEvents events) {
+                        List<JavaClass> types = new ArrayList<>(method.getRawParameterTypes());
+                        types.add(method.getRawReturnType());
+                        for (JavaClass type : types) {
+                            if (type.getPackageName().startsWith("io.github.ratelimit.internal")) {
+                                events.add(SimpleConditionEvent.violated(method,
+                                        method.getFullName() + " exposes " + type.getName()));
+                            }
+                        }
+                    }
+                })
                 .check(core);
     }
 }

@@ -1,0 +1,150 @@
+package io.github.ratelimit.store;
+
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.TimeMeter;
+import io.github.bucket4j.TokensInheritanceStrategy;
+import io.github.bucket4j.distributed.proxy.AbstractProxyManager;
+import io.github.bucket4j.distributed.proxy.ClientSideConfig;
+import io.github.bucket4j.distributed.remote.CommandResult;
+import io.github.bucket4j.distributed.remote.MutableBucketEntry;
+import io.github.bucket4j.distributed.remote.RemoteCommand;
+import io.github.bucket4j.distributed.remote.Request;
+import io.github.bucket4j.distributed.remote.commands.CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A Bucket4j proxy manager that decides with about one Redis round trip.
+ *
+ * <p>Stock compare-and-swap proxy managers read the state (GET), compute, then write it with a script that
+ * compares (EVAL of the whole script text): two round trips per decision, three on a key's first use. This one
+ * keeps the last state it saw per bucket and computes from it at once; the script compares that with the stored
+ * state and writes only on a match, and on a mismatch returns the stored state, from which the next attempt
+ * computes, so a conflict costs one more round trip rather than two. The command is always wrapped in Bucket4j's
+ * create-or-replace command, so a missing bucket is created, and a configuration with a newer version replaces
+ * the stored one ({@link TokensInheritanceStrategy#ADDITIVE}), in the same round trip.
+ *
+ * <p>Attempts are bounded in number and time; a conflict means Redis answered, so only errors and timeouts feed
+ * the circuit breaker, and an open breaker fails calls at once.
+ */
+final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
+
+    /** One bucket: its Redis key, the configuration and version this JVM wants, and the last state it saw. */
+    static final class Ref {
+        final byte[] key;
+        final BucketConfiguration configuration;
+        final long version;
+        final long ttlMillis;
+        volatile byte[] lastSeen;
+
+        Ref(byte[] key, BucketConfiguration configuration, long version, long ttlMillis) {
+            this.key = key;
+            this.configuration = configuration;
+            this.version = version;
+            this.ttlMillis = ttlMillis;
+        }
+    }
+
+    private static final io.github.ratelimit.internal.RateLimitedLog CORRUPT_LOG =
+            new io.github.ratelimit.internal.RateLimitedLog(10_000_000_000L);
+
+    private final UnifiedJedis jedis;
+    private final CasScript script;
+    private final CircuitBreaker breaker;
+    private final TimeMeter clock;
+    private final int maxAttempts;
+    private final long budgetNanos;
+    final LongAdder decisions = new LongAdder();
+    final LongAdder roundTrips = new LongAdder();
+    final LongAdder conflicts = new LongAdder();
+    final LongAdder failures = new LongAdder();
+    final LongAdder shortCircuited = new LongAdder();
+
+    CasProxyManager(UnifiedJedis jedis, CasScript script, CircuitBreaker breaker, TimeMeter clock, int maxAttempts,
+                    long budgetNanos) {
+        super(ClientSideConfig.getDefault().withClientClock(clock));
+        this.jedis = jedis;
+        this.script = script;
+        this.breaker = breaker;
+        this.clock = clock;
+        this.maxAttempts = maxAttempts;
+        this.budgetNanos = budgetNanos;
+    }
+
+    @Override
+    protected <T> CommandResult<T> execute(Ref ref, Request<T> request) {
+        if (!breaker.tryAcquire()) {
+            shortCircuited.increment();
+            throw new RateLimitStoreException("Redis circuit breaker is open; not waiting on Redis", null);
+        }
+        decisions.increment();
+        RemoteCommand<T> command = new CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand<>(
+                ref.configuration, request.getCommand(), ref.version, TokensInheritanceStrategy.ADDITIVE);
+        byte[] expected = ref.lastSeen;
+        long started = System.nanoTime();
+        try {
+            for (int attempt = 1; ; attempt++) {
+                MutableBucketEntry entry = entry(expected);
+                long now = attempt == 1 && request.getClientSideTime() != null
+                        ? request.getClientSideTime() : clock.currentTimeNanos();
+                CommandResult<T> result = command.execute(entry, now);
+                byte[] update = entry.isStateModified() ? entry.getStateBytes(request.getBackwardCompatibilityVersion())
+                        : null;
+                roundTrips.increment();
+                byte[] stored = script.compareAndSet(jedis, ref.key, expected, update, ref.ttlMillis);
+                if (stored == null) {
+                    ref.lastSeen = update != null ? update : expected;
+                    breaker.onSuccess();
+                    return result;
+                }
+                conflicts.increment();
+                expected = stored.length == 0 ? null : stored;
+                ref.lastSeen = expected;
+                if (attempt >= maxAttempts || System.nanoTime() - started > budgetNanos) {
+                    breaker.onSuccess(); // Redis answered; the key is just too contended.
+                    throw new RateLimitStoreException("Redis bucket state kept changing under " + attempt
+                            + " attempts; giving up within the retry budget", null);
+                }
+            }
+        } catch (JedisException e) {
+            failures.increment();
+            breaker.onFailure();
+            throw new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Reads stored state; state that cannot be read (written by something else) is replaced, not obeyed. */
+    private static MutableBucketEntry entry(byte[] state) {
+        try {
+            return new MutableBucketEntry(state);
+        } catch (RuntimeException e) {
+            CORRUPT_LOG.log(System.Logger.Level.WARNING, "Unreadable bucket state in Redis; replacing it with a "
+                    + "new bucket: " + e, null);
+            return new MutableBucketEntry((byte[]) null);
+        }
+    }
+
+    @Override
+    protected <T> CompletableFuture<CommandResult<T>> executeAsync(Ref ref, Request<T> request) {
+        throw new UnsupportedOperationException("the limiter uses the synchronous API");
+    }
+
+    @Override
+    protected CompletableFuture<Void> removeAsync(Ref ref) {
+        throw new UnsupportedOperationException("the limiter uses the synchronous API");
+    }
+
+    @Override
+    public void removeProxy(Ref ref) {
+        jedis.del(ref.key);
+        ref.lastSeen = null;
+    }
+
+    @Override
+    public boolean isAsyncModeSupported() {
+        return false;
+    }
+}

@@ -1,0 +1,565 @@
+package io.github.ratelimit.store;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.TimeMeter;
+import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.internal.RateLimitedLog;
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.RedisSentinelClient;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.util.JedisURIHelper;
+
+import java.lang.System.Logger.Level;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+/**
+ * Buckets in Redis, shared by every instance that uses the same Redis and key prefix: standalone, Sentinel or
+ * Cluster, through Jedis.
+ *
+ * <p>About one round trip per decision: the store remembers the last state it saw of each bucket, computes the
+ * decision from it with Bucket4j, and one script compares and stores (see {@code docs/redis.md}). Concurrent
+ * calls for one bucket in this JVM are batched into one round trip (Bucket4j's batching), so a hot key does not
+ * cause a compare-and-swap retry storm; retries are bounded in number and time.
+ *
+ * <p>Bucket time is Redis server time (calibrated from {@code TIME} now and then, advanced by the JVM's
+ * monotonic clock in between), so instances with skewed clocks still share one limit. Keys are
+ * {@code <prefix>:{<rule>:<key>}}, hash-tagged to one Cluster slot per bucket, and expire once a bucket would be
+ * full again.
+ *
+ * <p>Failures: commands time out after {@link Builder#commandTimeout} (default 50 ms); after
+ * {@link Builder#breakerFailureThreshold} failures in a row the circuit breaker opens and calls fail at once,
+ * without waiting on Redis, until a probe after {@link Builder#breakerOpenDuration} succeeds. Every failure
+ * surfaces as a {@link RateLimitStoreException}, on which the limiter applies the rule's failure policy.
+ *
+ * <p>Thread-safe. {@link #close()} closes the Jedis client if the store created it, and the clock thread.
+ */
+public final class JedisBucketStore implements BucketStore {
+
+    /** The state of the store's circuit breaker. */
+    public enum BreakerState {
+        /** Calls go to Redis. */
+        CLOSED,
+        /** Redis kept failing: calls fail at once without touching it. */
+        OPEN,
+        /** One probe call is on its way to Redis; the others still fail at once. */
+        HALF_OPEN
+    }
+
+    /**
+     * Counters since the store was built.
+     *
+     * @param decisions bucket operations sent to Redis
+     * @param roundTrips scripts run (one per attempt)
+     * @param conflicts attempts whose expected state was stale (each costs one more round trip)
+     * @param failures operations that failed in Redis or on the network
+     * @param shortCircuited operations refused at once by the open breaker
+     * @param breaker the breaker's state now
+     */
+    public record Stats(long decisions, long roundTrips, long conflicts, long failures, long shortCircuited,
+                        BreakerState breaker) {
+    }
+
+    /** A bucket's reference (its key, configuration and last seen state) and the Bucket4j proxy over it. */
+    private record Entry(CasProxyManager.Ref ref, Bucket proxy) {
+    }
+
+    private static final RateLimitedLog CLOCK_LOG = new RateLimitedLog(60_000_000_000L);
+
+    private final UnifiedJedis jedis;
+    private final boolean ownsClient;
+    private final String prefix;
+    private final CasScript script = new CasScript();
+    private final ServerClock serverClock;
+    private final TimeMeter clock;
+    private final CircuitBreaker breaker;
+    private final CasProxyManager proxies;
+    private final boolean batching;
+    private final Cache<BucketKey, Entry> entries;
+    private final AtomicLong lastVersion = new AtomicLong();
+    private final ScheduledExecutorService clockThread;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private JedisBucketStore(Builder b, UnifiedJedis jedis, boolean ownsClient) {
+        this.jedis = jedis;
+        this.ownsClient = ownsClient;
+        this.prefix = b.keyPrefix;
+        this.batching = b.batching;
+        LongSupplier nanoTime = System::nanoTime;
+        this.serverClock = b.timeMeter == null ? new ServerClock(nanoTime, b.localWallClock) : null;
+        this.clock = b.timeMeter == null ? serverClock : b.timeMeter;
+        this.breaker = new CircuitBreaker(b.breakerFailureThreshold, b.breakerOpenDuration.toNanos(), nanoTime);
+        this.proxies = new CasProxyManager(jedis, script, breaker, clock, b.maxAttempts, b.retryBudget.toNanos());
+        this.entries = Caffeine.newBuilder().maximumSize(b.maximumCachedBuckets)
+                .expireAfterAccess(Duration.ofMinutes(10)).build();
+        if (serverClock != null) {
+            calibrateClock();
+            this.clockThread = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "ratelimit-redis-clock");
+                t.setDaemon(true);
+                return t;
+            });
+            long every = b.clockCalibrationInterval.toMillis();
+            clockThread.scheduleWithFixedDelay(this::calibrateClock, every, every, TimeUnit.MILLISECONDS);
+        } else {
+            this.clockThread = null;
+        }
+    }
+
+    /**
+     * @return a builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    @Override
+    public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
+        Entry entry = entries.getIfPresent(key);
+        if (entry == null || (entry.ref.configuration != configuration
+                && !entry.ref.configuration.equals(configuration))) {
+            // Two threads may both get here; each entry is valid, and the later version merely wins.
+            CasProxyManager.Ref ref = newRef(key, configuration);
+            entry = new Entry(ref, newProxy(ref));
+            entries.put(key, entry);
+        }
+        return entry.proxy;
+    }
+
+    private CasProxyManager.Ref newRef(BucketKey key, BucketConfiguration configuration) {
+        // Versions grow with (server) time, so the newest configuration seen anywhere wins, and an instance
+        // still running the old one does not switch the bucket back.
+        long now = clock.currentTimeNanos() / 1_000_000L;
+        long version = lastVersion.updateAndGet(last -> Math.max(last + 1, now));
+        long ttl = Math.max(1_000L, 2 * LocalBucketStore.refillFromEmptyNanos(configuration) / 1_000_000L + 1_000L);
+        return new CasProxyManager.Ref(RedisKeys.bucketKey(prefix, key), configuration, version, ttl);
+    }
+
+    private Bucket newProxy(CasProxyManager.Ref ref) {
+        var builder = proxies.builder();
+        if (batching) {
+            builder = builder.withOptimization(Optimizations.batching());
+        }
+        return builder.build(ref, () -> ref.configuration);
+    }
+
+    /**
+     * @return counters since the store was built, and the breaker's state
+     */
+    public Stats stats() {
+        return new Stats(proxies.decisions.sum(), proxies.roundTrips.sum(), proxies.conflicts.sum(),
+                proxies.failures.sum(), proxies.shortCircuited.sum(), breaker.state());
+    }
+
+    /**
+     * @return the circuit breaker's state now
+     */
+    public BreakerState breakerState() {
+        return breaker.state();
+    }
+
+    /**
+     * @return the Redis key prefix
+     */
+    public String keyPrefix() {
+        return prefix;
+    }
+
+    /**
+     * @param key a bucket
+     * @return its Redis key, as bytes (UTF-8)
+     */
+    public byte[] redisKey(BucketKey key) {
+        return RedisKeys.bucketKey(prefix, key);
+    }
+
+    /**
+     * @return the Redis server time this store decides with, in epoch nanoseconds
+     */
+    public long serverTimeNanos() {
+        return clock.currentTimeNanos();
+    }
+
+    private void calibrateClock() {
+        try {
+            long before = serverClock.ticks();
+            long micros = script.serverTimeMicros(jedis, RedisKeys.clockKey(prefix));
+            long after = serverClock.ticks();
+            serverClock.calibrate(before, micros, after);
+        } catch (RuntimeException e) {
+            CLOCK_LOG.log(Level.WARNING, "Could not read the Redis server time" + (serverClock.isCalibrated()
+                    ? "; keeping the last calibration" : "; using this JVM's clock until Redis answers") + ": " + e, null);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            if (clockThread != null) {
+                clockThread.shutdownNow();
+            }
+            if (ownsClient) {
+                jedis.close();
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "JedisBucketStore[prefix=" + prefix + ", " + stats() + "]";
+    }
+
+    /**
+     * Builds a {@link JedisBucketStore}. Give exactly one of {@link #url}, {@link #sentinel}, {@link #cluster} or
+     * {@link #client}. Not thread-safe.
+     */
+    public static final class Builder {
+
+        private String url;
+        private String sentinelMaster;
+        private Set<HostAndPort> sentinels;
+        private Set<HostAndPort> clusterNodes;
+        private UnifiedJedis client;
+        private String user;
+        private String password;
+        private boolean ssl;
+        private String keyPrefix = "ratelimit";
+        private Duration commandTimeout = Duration.ofMillis(50);
+        private Duration connectTimeout = Duration.ofMillis(200);
+        private int poolSize = 16;
+        private int maxAttempts = 32;
+        private Duration retryBudget = Duration.ofMillis(100);
+        private TimeMeter timeMeter;
+        private int breakerFailureThreshold = 5;
+        private Duration breakerOpenDuration = Duration.ofSeconds(1);
+        private boolean batching = true;
+        private long maximumCachedBuckets = 100_000;
+        private Duration clockCalibrationInterval = Duration.ofSeconds(10);
+        private LongSupplier localWallClock = () -> System.currentTimeMillis() * 1_000_000L;
+
+        private Builder() {
+        }
+
+        /**
+         * @param url {@code redis://[user:password@]host:port[/db]}, or {@code rediss://} for TLS
+         * @return this builder
+         */
+        public Builder url(String url) {
+            this.url = Objects.requireNonNull(url, "url");
+            return this;
+        }
+
+        /**
+         * @param masterName the name the sentinels monitor
+         * @param sentinels the sentinels, as {@code host:port}
+         * @return this builder
+         */
+        public Builder sentinel(String masterName, Collection<String> sentinels) {
+            this.sentinelMaster = Objects.requireNonNull(masterName, "masterName");
+            this.sentinels = hostsAndPorts("sentinel", sentinels);
+            return this;
+        }
+
+        /**
+         * @param nodes some of the cluster's nodes, as {@code host:port}; the rest are discovered
+         * @return this builder
+         */
+        public Builder cluster(Collection<String> nodes) {
+            this.clusterNodes = hostsAndPorts("cluster", nodes);
+            return this;
+        }
+
+        /**
+         * @param client a Jedis client the application already has (any topology); the store does not close it,
+         *        and the client's own timeouts apply
+         * @return this builder
+         */
+        public Builder client(UnifiedJedis client) {
+            this.client = Objects.requireNonNull(client, "client");
+            return this;
+        }
+
+        /**
+         * @param user the ACL user for Sentinel and Cluster connections (a URL carries its own)
+         * @param password its password
+         * @return this builder
+         */
+        public Builder credentials(String user, String password) {
+            this.user = user;
+            this.password = password;
+            return this;
+        }
+
+        /**
+         * @param ssl whether Sentinel and Cluster connections use TLS (a URL says so with {@code rediss://})
+         * @return this builder
+         */
+        public Builder ssl(boolean ssl) {
+            this.ssl = ssl;
+            return this;
+        }
+
+        /**
+         * @param keyPrefix the first part of every key (default {@code ratelimit}); instances that share limits
+         *        share it
+         * @return this builder
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+                throw new InvalidRateLimitConfigurationException("redis key prefix '" + keyPrefix + "' is invalid. "
+                        + "Use non-empty text without braces, e.g. 'ratelimit'.");
+            }
+            this.keyPrefix = keyPrefix;
+            return this;
+        }
+
+        /**
+         * @param timeout how long one Redis command may take before it fails (default 50 ms)
+         * @return this builder
+         */
+        public Builder commandTimeout(Duration timeout) {
+            this.commandTimeout = positive("commandTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * @param timeout how long opening a connection, or waiting for a pooled one, may take (default 200 ms)
+         * @return this builder
+         */
+        public Builder connectTimeout(Duration timeout) {
+            this.connectTimeout = positive("connectTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * @param poolSize connections per Redis node (default 16)
+         * @return this builder
+         */
+        public Builder poolSize(int poolSize) {
+            this.poolSize = atLeast("poolSize", poolSize, 1);
+            return this;
+        }
+
+        /**
+         * Bounds the retries of one decision on a contended bucket. A conflict costs one round trip and brings
+         * the fresh state, so each instance that writes the bucket in between costs at most one retry.
+         *
+         * @param maxAttempts the most compare-and-swap attempts for one decision (default 32)
+         * @param budget the longest all attempts of one decision may take (default 100 ms)
+         * @return this builder
+         */
+        public Builder retries(int maxAttempts, Duration budget) {
+            this.maxAttempts = atLeast("maxAttempts", maxAttempts, 1);
+            this.retryBudget = positive("retry budget", budget);
+            return this;
+        }
+
+        /**
+         * Replaces Redis server time as the buckets' clock: for tests that control time, or for deployments
+         * whose clocks are known to agree. Every instance sharing buckets must use the same time base.
+         *
+         * @param timeMeter a wall-clock based time meter
+         * @return this builder
+         */
+        public Builder timeMeter(TimeMeter timeMeter) {
+            if (!Objects.requireNonNull(timeMeter, "timeMeter").isWallClockBased()) {
+                throw new InvalidRateLimitConfigurationException("redis store: the time meter must be wall-clock "
+                        + "based (epoch time), since instances share buckets. Use TimeMeter.SYSTEM_MILLISECONDS.");
+            }
+            this.timeMeter = timeMeter;
+            return this;
+        }
+
+        /**
+         * @param failures failures in a row that open the breaker (default 5)
+         * @return this builder
+         */
+        public Builder breakerFailureThreshold(int failures) {
+            this.breakerFailureThreshold = atLeast("breakerFailureThreshold", failures, 1);
+            return this;
+        }
+
+        /**
+         * @param duration how long the breaker stays open before a probe (default 1 s)
+         * @return this builder
+         */
+        public Builder breakerOpenDuration(Duration duration) {
+            this.breakerOpenDuration = positive("breakerOpenDuration", duration);
+            return this;
+        }
+
+        /**
+         * @param batching whether concurrent calls for one bucket in this JVM share a round trip (default true)
+         * @return this builder
+         */
+        public Builder batching(boolean batching) {
+            this.batching = batching;
+            return this;
+        }
+
+        /**
+         * @param maximum buckets whose last state this JVM remembers (default 100,000); a forgotten one costs
+         *        one extra round trip when next used
+         * @return this builder
+         */
+        public Builder maximumCachedBuckets(long maximum) {
+            this.maximumCachedBuckets = atLeast("maximumCachedBuckets", (int) Math.min(maximum, Integer.MAX_VALUE), 1);
+            return this;
+        }
+
+        /**
+         * @param interval how often the Redis server time is read again (default 10 s)
+         * @return this builder
+         */
+        public Builder clockCalibrationInterval(Duration interval) {
+            this.clockCalibrationInterval = positive("clockCalibrationInterval", interval);
+            return this;
+        }
+
+        /**
+         * For tests: the wall clock used only until the first calibration succeeds.
+         *
+         * @param epochNanos this JVM's wall clock
+         * @return this builder
+         */
+        Builder localWallClock(LongSupplier epochNanos) {
+            this.localWallClock = epochNanos;
+            return this;
+        }
+
+        /**
+         * Connects (lazily: Redis may be down at start-up; decisions then follow the rules' failure policies).
+         *
+         * @return the store
+         * @throws InvalidRateLimitConfigurationException when no or several connection targets are given, or one
+         *         is malformed
+         */
+        public JedisBucketStore build() {
+            int targets = (url != null ? 1 : 0) + (sentinelMaster != null ? 1 : 0) + (clusterNodes != null ? 1 : 0)
+                    + (client != null ? 1 : 0);
+            if (targets != 1) {
+                throw new InvalidRateLimitConfigurationException("redis store: " + (targets == 0 ? "no" : targets)
+                        + " connection targets given. Give exactly one: a url (redis://host:6379), sentinel master "
+                        + "and nodes, cluster nodes, or an existing Jedis client.");
+            }
+            if (client != null) {
+                return new JedisBucketStore(this, client, false);
+            }
+            ConnectionPoolConfig pool = new ConnectionPoolConfig();
+            pool.setMaxTotal(poolSize);
+            pool.setMaxIdle(poolSize);
+            pool.setMaxWait(connectTimeout);
+            pool.setBlockWhenExhausted(true);
+            if (url != null) {
+                URI uri = parseUrl(url);
+                DefaultJedisClientConfig config = clientConfig(JedisURIHelper.getUser(uri), JedisURIHelper.getPassword(uri),
+                        JedisURIHelper.isRedisSSLScheme(uri)).database(JedisURIHelper.getDBIndex(uri)).build();
+                RedisClient c = RedisClient.builder().hostAndPort(JedisURIHelper.getHostAndPort(uri))
+                        .clientConfig(config).poolConfig(pool).build();
+                return new JedisBucketStore(this, c, true);
+            }
+            JedisClientConfig config = clientConfig(user, password, ssl).build();
+            if (sentinelMaster != null) {
+                JedisClientConfig sentinelConfig = clientConfig(null, null, ssl).build();
+                RedisSentinelClient c = RedisSentinelClient.builder().masterName(sentinelMaster).sentinels(sentinels)
+                        .clientConfig(config).sentinelClientConfig(sentinelConfig).poolConfig(pool).build();
+                return new JedisBucketStore(this, c, true);
+            }
+            RedisClusterClient c = RedisClusterClient.builder().nodes(clusterNodes).clientConfig(config).poolConfig(pool)
+                    .maxAttempts(3).maxTotalRetriesDuration(commandTimeout.multipliedBy(3)).build();
+            return new JedisBucketStore(this, c, true);
+        }
+
+        private DefaultJedisClientConfig.Builder clientConfig(String user, String password, boolean ssl) {
+            return DefaultJedisClientConfig.builder()
+                    .socketTimeoutMillis((int) commandTimeout.toMillis())
+                    .connectionTimeoutMillis((int) connectTimeout.toMillis())
+                    .user(user).password(password).ssl(ssl)
+                    .clientName("ratelimit");
+        }
+
+        private static URI parseUrl(String url) {
+            URI uri;
+            try {
+                uri = URI.create(url.trim());
+            } catch (IllegalArgumentException e) {
+                throw invalidUrl(url);
+            }
+            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+            if (!(scheme.equals("redis") || scheme.equals("rediss")) || uri.getHost() == null) {
+                throw invalidUrl(url);
+            }
+            return uri;
+        }
+
+        private static InvalidRateLimitConfigurationException invalidUrl(String url) {
+            return new InvalidRateLimitConfigurationException("redis url '" + url.replaceAll("//[^@/]*@", "//***@")
+                    + "' is invalid. Use redis://[user:password@]host:port[/database], or rediss:// for TLS.");
+        }
+
+        private static Set<HostAndPort> hostsAndPorts(String what, Collection<String> nodes) {
+            if (nodes == null || nodes.isEmpty()) {
+                throw new InvalidRateLimitConfigurationException("redis " + what + " nodes are empty. Give at least "
+                        + "one as host:port, e.g. 'redis-1:26379'.");
+            }
+            Set<HostAndPort> result = new LinkedHashSet<>();
+            for (String node : nodes) {
+                int colon = node == null ? -1 : node.lastIndexOf(':');
+                int port = -1;
+                if (colon > 0) {
+                    try {
+                        port = Integer.parseInt(node.substring(colon + 1).trim());
+                    } catch (NumberFormatException e) {
+                        port = -1;
+                    }
+                }
+                if (port < 1 || port > 65535) {
+                    throw new InvalidRateLimitConfigurationException("redis " + what + " node '" + node + "' is not "
+                            + "host:port. Write it like 'redis-1:6379'.");
+                }
+                String host = node.substring(0, colon).trim();
+                if (host.startsWith("[") && host.endsWith("]")) {
+                    host = host.substring(1, host.length() - 1);
+                }
+                result.add(new HostAndPort(host, port));
+            }
+            return result;
+        }
+
+        private static Duration positive(String name, Duration value) {
+            if (value == null || value.isZero() || value.isNegative()) {
+                throw new InvalidRateLimitConfigurationException("redis store: " + name + " must be positive, but was "
+                        + value + ". Use e.g. 50ms.");
+            }
+            return value;
+        }
+
+        private static int atLeast(String name, int value, int min) {
+            if (value < min) {
+                throw new InvalidRateLimitConfigurationException("redis store: " + name + " must be at least " + min
+                        + ", but was " + value + ".");
+            }
+            return value;
+        }
+    }
+}
