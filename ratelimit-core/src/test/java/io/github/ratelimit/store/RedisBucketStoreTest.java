@@ -1,0 +1,331 @@
+package io.github.ratelimit.store;
+
+import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Basis;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Outcome;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.testing.redis.RedisServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * What is particular to the Redis store, against a real Redis server: round trips, scripts, key names and
+ * expiry, and one limit held by several instances, under concurrency and with disagreeing clocks.
+ */
+class RedisBucketStoreTest {
+
+    private static RedisServer redis;
+    private static Jedis admin;
+
+    @BeforeAll
+    static void startRedis() {
+        redis = RedisServer.start();
+        admin = new Jedis(redis.host(), redis.port());
+    }
+
+    @AfterAll
+    static void stopRedis() {
+        admin.close();
+        redis.close();
+    }
+
+    private static JedisBucketStore.Builder store(String prefix) {
+        return JedisBucketStore.builder().url(redis.uri().toString()).keyPrefix(prefix);
+    }
+
+    private static String prefix() {
+        return "t" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private static RequestContext user(String name) {
+        return RequestContext.builder().principal(name).build();
+    }
+
+    /**
+     * Scripts run, from INFO commandstats: one per round trip, since the store sends nothing else per
+     * decision. (The GET and SET a script runs are counted in commandstats too, so they are not added.)
+     */
+    private static long scriptCalls() {
+        return calls("cmdstat_evalsha:", "cmdstat_eval:");
+    }
+
+    private static long calls(String... commands) {
+        long calls = 0;
+        for (String line : admin.info("commandstats").split("\r?\n")) {
+            if (java.util.Arrays.stream(commands).anyMatch(line::startsWith)) {
+                String c = line.substring(line.indexOf("calls=") + 6);
+                calls += Long.parseLong(c.substring(0, c.indexOf(',')));
+            }
+        }
+        return calls;
+    }
+
+    @Test
+    void costsOneRoundTripPerDecisionIncludingAKeysFirstUse() {
+        try (JedisBucketStore store = store(prefix()).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("100/1s", "1000/1m").build());
+            guard.acquire(user("warm-up"));   // loads the script once
+            long before = scriptCalls();
+            long getsBefore = calls("cmdstat_get:");
+            long decisionsBefore = store.stats().decisions();
+            for (int i = 0; i < 500; i++) {
+                assertThat(guard.acquire(user("u" + i)).outcome()).isEqualTo(Outcome.ALLOWED);   // first use
+            }
+            for (int i = 0; i < 500; i++) {
+                assertThat(guard.acquire(user("u" + i)).outcome()).isEqualTo(Outcome.ALLOWED);   // second use
+            }
+            long calls = scriptCalls() - before;
+            long decisions = store.stats().decisions() - decisionsBefore;
+            assertThat(decisions).isEqualTo(1000);
+            assertThat(calls).isEqualTo(1000);
+            // Every GET ran inside a script: no separate read before the write.
+            assertThat(calls("cmdstat_get:") - getsBefore).isEqualTo(1000);
+            assertThat(store.stats().conflicts()).isZero();
+        }
+    }
+
+    @Test
+    void recoversByItselfAfterScriptFlush() {
+        try (JedisBucketStore store = store(prefix()).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard guard = limiter.guard(Rule.builder("api").limits("3/1m").build());
+            assertThat(guard.acquire(RequestContext.empty()).binding().basis()).isEqualTo(Basis.BUCKET);
+            admin.scriptFlush();
+            assertThat(guard.acquire(RequestContext.empty()).binding().basis()).isEqualTo(Basis.BUCKET);
+            assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+            assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.REJECTED);
+            assertThat(store.stats().failures()).isZero();
+        }
+    }
+
+    @Test
+    void namesKeysWithOneHashTagPerBucketThatUserInputCannotBreakAndGivesEachATtl() {
+        String prefix = prefix();
+        try (JedisBucketStore store = store(prefix).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("5/1s", "100/1m").build());
+            guard.acquire(user("alice"));
+            guard.acquire(user("}{evil}"));
+            guard.acquire(user("50%"));
+            List<String> keys = new ArrayList<>();
+            ScanResult<String> scan = admin.scan("0", new ScanParams().match(prefix + ":*").count(1000));
+            keys.addAll(scan.getResult());
+            assertThat(keys).containsExactlyInAnyOrder(prefix + ":{api:alice}", prefix + ":{api:%7D%7Bevil%7D}",
+                    prefix + ":{api:50%25}");
+            for (String key : keys) {
+                // Two windows: the 1m one refills from empty in 60 s; the TTL is twice that plus a second.
+                assertThat(admin.pttl(key)).isBetween(100_000L, 121_000L);
+            }
+            assertThat(new String(store.redisKey(new BucketKey("api", "a{b}c")), StandardCharsets.UTF_8))
+                    .isEqualTo(prefix + ":{api:a%7Bb%7Dc}");
+        }
+    }
+
+    @Test
+    void sharesOneLimitAcrossInstances() {
+        String prefix = prefix();
+        try (JedisBucketStore a = store(prefix).build(); JedisBucketStore b = store(prefix).build();
+             RateLimiter la = RateLimiter.builder().store(a).build();
+             RateLimiter lb = RateLimiter.builder().store(b).build()) {
+            Rule rule = Rule.builder("login").key("user").limits("5/1m").build();
+            Guard ga = la.guard(rule);
+            Guard gb = lb.guard(rule);
+            List<Outcome> outcomes = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                outcomes.add(ga.acquire(user("alice")).outcome());
+                outcomes.add(gb.acquire(user("alice")).outcome());
+            }
+            assertThat(outcomes.stream().filter(o -> o == Outcome.ALLOWED).count()).isEqualTo(5);
+            assertThat(outcomes.subList(5, 8)).containsOnly(Outcome.REJECTED);
+        }
+    }
+
+    /** Runs threads on several instances against one key for about {@code millis}; returns admitted count and elapsed. */
+    private static long[] hammer(List<Guard> guards, int threadsPerGuard, long millis) throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(guards.size() * threadsPerGuard);
+        AtomicLong admitted = new AtomicLong();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Future<?>> futures = new ArrayList<>();
+        for (Guard guard : guards) {
+            for (int t = 0; t < threadsPerGuard; t++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+                    while (System.nanoTime() < end) {
+                        if (guard.acquire(RequestContext.empty()).outcome() == Outcome.ALLOWED) {
+                            admitted.incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+        }
+        long t0 = System.nanoTime();
+        start.countDown();
+        for (Future<?> f : futures) {
+            f.get(30, TimeUnit.SECONDS);
+        }
+        long elapsed = System.nanoTime() - t0;
+        pool.shutdownNow();
+        return new long[] {admitted.get(), elapsed};
+    }
+
+    @Test
+    void admitsNoMoreThanTheTokenBucketAllowsAcrossInstancesUnderConcurrency() throws Exception {
+        String prefix = prefix();
+        List<JedisBucketStore> stores = new ArrayList<>();
+        List<RateLimiter> limiters = new ArrayList<>();
+        try {
+            List<Guard> guards = new ArrayList<>();
+            Rule rule = Rule.builder("hot").limits("50/1s").onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build();
+            for (int i = 0; i < 3; i++) {
+                JedisBucketStore s = store(prefix).build();
+                RateLimiter l = RateLimiter.builder().store(s).build();
+                stores.add(s);
+                limiters.add(l);
+                guards.add(l.guard(rule));
+            }
+            long[] result = hammer(guards, 4, 1500);
+            double bound = 50 + 50 * (result[1] / 1e9);
+            assertThat((double) result[0]).as("admitted vs bound %.1f", bound).isLessThanOrEqualTo(bound)
+                    .isGreaterThanOrEqualTo(50);
+            for (JedisBucketStore s : stores) {
+                assertThat(s.stats().failures()).isZero();
+            }
+        } finally {
+            limiters.forEach(RateLimiter::close);
+            stores.forEach(JedisBucketStore::close);
+        }
+    }
+
+    /** The first instance drains the bucket, then both take turns. */
+    private static long serially(Guard first, Guard second, long millis) {
+        long admitted = 0;
+        while (first.acquire(RequestContext.empty()).outcome() == Outcome.ALLOWED) {
+            admitted++;
+        }
+        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        while (System.nanoTime() < end) {
+            for (Guard g : List.of(first, second)) {
+                if (g.acquire(RequestContext.empty()).outcome() == Outcome.ALLOWED) {
+                    admitted++;
+                }
+            }
+        }
+        return admitted;
+    }
+
+    @Test
+    void holdsTheLimitWhenInstanceClocksDisagreeBySeconds() {
+        LongSupplier behind = () -> System.currentTimeMillis() * 1_000_000L - 5_000_000_000L;
+        LongSupplier ahead = () -> System.currentTimeMillis() * 1_000_000L + 5_000_000_000L;
+        Rule rule = Rule.builder("skew").limits("10/1s").build();
+
+        String prefix = prefix();
+        try (JedisBucketStore slow = store(prefix).localWallClock(behind).build();
+             JedisBucketStore fast = store(prefix).localWallClock(ahead).build();
+             RateLimiter ls = RateLimiter.builder().store(slow).build();
+             RateLimiter lf = RateLimiter.builder().store(fast).build()) {
+            long t0 = System.nanoTime();
+            long admitted = serially(ls.guard(rule), lf.guard(rule), 1500);
+            double bound = 10 + 10 * ((System.nanoTime() - t0) / 1e9);
+            assertThat((double) admitted).isLessThanOrEqualTo(bound).isGreaterThanOrEqualTo(10);
+        }
+
+        // The same instances deciding by their own clocks over-admit: the check above can fail.
+        String other = prefix();
+        try (JedisBucketStore slow = store(other).timeMeter(meter(behind)).build();
+             JedisBucketStore fast = store(other).timeMeter(meter(ahead)).build();
+             RateLimiter ls = RateLimiter.builder().store(slow).build();
+             RateLimiter lf = RateLimiter.builder().store(fast).build()) {
+            long t0 = System.nanoTime();
+            long admitted = serially(ls.guard(rule), lf.guard(rule), 1500);
+            double bound = 10 + 10 * ((System.nanoTime() - t0) / 1e9);
+            assertThat((double) admitted).isGreaterThan(bound);
+        }
+    }
+
+    private static TimeMeter meter(LongSupplier epochNanos) {
+        return new TimeMeter() {
+            @Override
+            public long currentTimeNanos() {
+                return epochNanos.getAsLong();
+            }
+
+            @Override
+            public boolean isWallClockBased() {
+                return true;
+            }
+        };
+    }
+
+    @Test
+    void rejectsBadConnectionSettingsWithMessagesThatSayHowToFixThem() {
+        assertThatThrownBy(() -> JedisBucketStore.builder().build())
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessage("redis store: no connection targets given. Give exactly one: a url (redis://host:6379), "
+                        + "sentinel master and nodes, cluster nodes, or an existing Jedis client.");
+        assertThatThrownBy(() -> JedisBucketStore.builder().url("http://user:secret@host:1").build())
+                .hasMessage("redis url 'http://***@host:1' is invalid. Use redis://[user:password@]host:port[/database], "
+                        + "or rediss:// for TLS.");
+        assertThatThrownBy(() -> JedisBucketStore.builder().cluster(List.of("node-1")))
+                .hasMessage("redis cluster node 'node-1' is not host:port. Write it like 'redis-1:6379'.");
+        assertThatThrownBy(() -> JedisBucketStore.builder().keyPrefix("a{b"))
+                .hasMessage("redis key prefix 'a{b' is invalid. Use non-empty text without braces, e.g. 'ratelimit'.");
+        assertThatThrownBy(() -> JedisBucketStore.builder().commandTimeout(java.time.Duration.ZERO))
+                .hasMessage("redis store: commandTimeout must be positive, but was PT0S. Use e.g. 50ms.");
+    }
+
+    @Test
+    void usesAClientTheApplicationAlreadyHasWithoutClosingIt() {
+        try (RedisClient client = RedisClient.create(redis.host(), redis.port())) {
+            try (JedisBucketStore store = JedisBucketStore.builder().client(client).keyPrefix(prefix()).build();
+                 RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+                Decision d = limiter.guard(Rule.builder("api").limits("1/1m").build()).acquire(RequestContext.empty());
+                assertThat(d.binding().basis()).isEqualTo(Basis.BUCKET);
+            }
+            assertThat(client.ping()).isEqualTo("PONG");
+        }
+    }
+
+    @Test
+    void reportsItsCounters() {
+        try (JedisBucketStore store = store(prefix()).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            limiter.guard(Rule.builder("api").limits("1/1m").build()).acquire(RequestContext.empty());
+            JedisBucketStore.Stats stats = store.stats();
+            assertThat(stats.decisions()).isEqualTo(1);
+            assertThat(stats.roundTrips()).isEqualTo(1);
+            assertThat(stats.breaker()).isEqualTo(JedisBucketStore.BreakerState.CLOSED);
+            assertThat(Map.of("x", store.toString())).isNotEmpty();
+        }
+    }
+}
