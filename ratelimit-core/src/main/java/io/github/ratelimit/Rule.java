@@ -44,6 +44,7 @@ public final class Rule {
     private final StoreFailurePolicy onStoreFailure;
     private final MissingKeyPolicy onMissingKey;
     private final Algorithm algorithm;
+    private final LocalFirst localFirst;
 
     private Rule(Builder b) {
         this.name = b.name;
@@ -56,6 +57,7 @@ public final class Rule {
         this.onStoreFailure = b.onStoreFailure;
         this.onMissingKey = b.onMissingKey;
         this.algorithm = b.algorithm;
+        this.localFirst = b.localFirst;
     }
 
     /**
@@ -117,6 +119,11 @@ public final class Rule {
         return algorithm;
     }
 
+    /** @return whether and how the rule's buckets in a shared store are decided locally first; {@code null} for never */
+    public LocalFirst localFirst() {
+        return localFirst;
+    }
+
     /**
      * @param newLimits the windows of the copy
      * @return a copy of this rule with other limits, validated like the original (for per-key limits)
@@ -144,6 +151,7 @@ public final class Rule {
         b.onStoreFailure = onStoreFailure;
         b.onMissingKey = onMissingKey;
         b.algorithm = algorithm;
+        b.localFirst = localFirst;
         return b;
     }
 
@@ -158,12 +166,13 @@ public final class Rule {
         return cost == other.cost && name.equals(other.name) && source.equals(other.source) && key.equals(other.key)
                 && limits.equals(other.limits) && mode == other.mode && Objects.equals(maxDelay, other.maxDelay)
                 && onStoreFailure == other.onStoreFailure && onMissingKey == other.onMissingKey
-                && algorithm == other.algorithm;
+                && algorithm == other.algorithm && Objects.equals(localFirst, other.localFirst);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, source, key, limits, mode, maxDelay, cost, onStoreFailure, onMissingKey, algorithm);
+        return Objects.hash(name, source, key, limits, mode, maxDelay, cost, onStoreFailure, onMissingKey, algorithm,
+                localFirst);
     }
 
     @Override
@@ -178,6 +187,9 @@ public final class Rule {
         }
         if (algorithm != Algorithm.TOKEN_BUCKET) {
             sb.append(", algorithm=").append(algorithm);
+        }
+        if (localFirst != null) {
+            sb.append(", localFirst=").append(localFirst);
         }
         return sb.append(", onStoreFailure=").append(onStoreFailure)
                 .append(", onMissingKey=").append(onMissingKey).append(']').toString();
@@ -198,6 +210,7 @@ public final class Rule {
         private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.DEFAULT;
         private MissingKeyPolicy onMissingKey = MissingKeyPolicy.REJECT;
         private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
+        private LocalFirst localFirst;
 
         private Builder(String name) {
             this.name = name;
@@ -310,6 +323,16 @@ public final class Rule {
             return this;
         }
 
+        /**
+         * @param localFirst decide in this JVM first, synchronizing with a shared store now and then; {@code null}
+         *        (the default) for a round trip per decision. See {@link LocalFirst} for the over-admission bound.
+         * @return this builder
+         */
+        public Builder localFirst(LocalFirst localFirst) {
+            this.localFirst = localFirst;
+            return this;
+        }
+
         private String where() {
             return source != null ? source : "rule '" + name + "'";
         }
@@ -352,6 +375,11 @@ public final class Rule {
             if (cost > smallestCapacity) {
                 throw fail(where, "cost " + cost + " exceeds the capacity " + smallestCapacity + " of limit '"
                         + smallest + "', so no request could ever pass. Lower the cost or raise the limit.");
+            }
+            if (localFirst != null && localFirst.maxUnsyncedTokens() > smallestCapacity) {
+                throw fail(where, "local-first maxUnsyncedTokens " + localFirst.maxUnsyncedTokens()
+                        + " exceeds the capacity " + smallestCapacity + " of limit '" + smallest
+                        + "'. Keep it a small share of the limit, e.g. 1%.");
             }
             if (mode == Mode.SOFT) {
                 if (maxDelay == null || maxDelay.isZero() || maxDelay.isNegative()) {

@@ -87,6 +87,19 @@ class RuleTest {
     }
 
     @Test
+    void boundsTheLocalFirstTokensByTheSmallestCapacity() {
+        assertThatThrownBy(() -> Rule.builder("global").limits("10/1s", "1000/1m")
+                .localFirst(new LocalFirst(20, Duration.ofMillis(100))).build())
+                .hasMessage("rule 'global': local-first maxUnsyncedTokens 20 exceeds the capacity 10 of limit '10/1s'. "
+                        + "Keep it a small share of the limit, e.g. 1%.");
+        assertThatThrownBy(() -> new LocalFirst(0, Duration.ofMillis(100)))
+                .hasMessage("local-first maxUnsyncedTokens must be at least 1, but was 0. Use a small share of the "
+                        + "limit, e.g. 1% of it.");
+        assertThatThrownBy(() -> new LocalFirst(1, Duration.ofMinutes(2)))
+                .hasMessage("local-first maxUnsyncedTime must be between 1ms and 1m, but was PT2M. Use e.g. 100ms.");
+    }
+
+    @Test
     void copiesWithOtherLimitsValidatingThem() {
         Rule rule = Rule.builder("api").limits("5/1s").cost(2).build();
         assertThat(rule.withLimits(List.of(Limit.parse("50/1s"))).limits()).containsExactly(Limit.parse("50/1s"));

@@ -40,6 +40,7 @@ final class CompiledRule {
     final long maxDelayNanos;
     final StoreFailurePolicy storeFailurePolicy;
     final MissingKeyPolicy missingKeyPolicy;
+    final io.github.ratelimit.LocalFirst localFirst;
     private final Configs defaults;
     private final double fallbackShare;
     private final LimitProvider provider;
@@ -57,6 +58,7 @@ final class CompiledRule {
         this.storeFailurePolicy = rule.onStoreFailure() == StoreFailurePolicy.DEFAULT ? defaultPolicy
                 : rule.onStoreFailure();
         this.missingKeyPolicy = rule.onMissingKey();
+        this.localFirst = rule.localFirst();
         this.fallbackShare = fallbackShare;
         this.defaults = configs(rule.limits());
         this.provider = provider;

@@ -259,7 +259,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         BucketKey bucketKey = new BucketKey(rule.name, key);
         CompiledRule.Configs configs = rule.configsFor(key);
         try {
-            return consume(rule, key, store.bucket(bucketKey, configs.primary()), Basis.BUCKET, ev);
+            return consume(rule, key, store.bucket(bucketKey, configs.primary(), rule.localFirst), Basis.BUCKET, ev);
         } catch (RuntimeException e) {
             STORE_LOG.log(Level.WARNING, "The rate-limit store failed for rule '" + rule.name + "'; applying "
                     + rule.storeFailurePolicy + ": " + e, null);

@@ -30,6 +30,19 @@ public interface BucketStore extends AutoCloseable {
     Bucket bucket(BucketKey key, BucketConfiguration configuration);
 
     /**
+     * As {@link #bucket(BucketKey, BucketConfiguration)}, for a rule that allows this JVM to decide from a local
+     * copy and synchronize now and then. A store that keeps buckets in this JVM anyway ignores it (the default).
+     *
+     * @param key the bucket's identity
+     * @param configuration its configuration
+     * @param localFirst how far this JVM may run ahead of the store; {@code null} for not at all
+     * @return a bucket
+     */
+    default Bucket bucket(BucketKey key, BucketConfiguration configuration, io.github.ratelimit.LocalFirst localFirst) {
+        return bucket(key, configuration);
+    }
+
+    /**
      * Releases connections and threads. Idempotent.
      */
     @Override

@@ -5,7 +5,11 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.TimeMeter;
+import io.github.bucket4j.distributed.proxy.optimization.DelayParameters;
+import io.github.bucket4j.distributed.proxy.optimization.NopeOptimizationListener;
 import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
+import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
+import io.github.ratelimit.LocalFirst;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.internal.RateLimitedLog;
 import redis.clients.jedis.ConnectionPoolConfig;
@@ -135,12 +139,17 @@ public final class JedisBucketStore implements BucketStore {
 
     @Override
     public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
+        return bucket(key, configuration, null);
+    }
+
+    @Override
+    public Bucket bucket(BucketKey key, BucketConfiguration configuration, LocalFirst localFirst) {
         Entry entry = entries.getIfPresent(key);
         if (entry == null || (entry.ref.configuration != configuration
                 && !entry.ref.configuration.equals(configuration))) {
             // Two threads may both get here; each entry is valid, and the later version merely wins.
             CasProxyManager.Ref ref = newRef(key, configuration);
-            entry = new Entry(ref, newProxy(ref));
+            entry = new Entry(ref, newProxy(ref, localFirst));
             entries.put(key, entry);
         }
         return entry.proxy;
@@ -155,9 +164,14 @@ public final class JedisBucketStore implements BucketStore {
         return new CasProxyManager.Ref(RedisKeys.bucketKey(prefix, key), configuration, version, ttl);
     }
 
-    private Bucket newProxy(CasProxyManager.Ref ref) {
+    private Bucket newProxy(CasProxyManager.Ref ref, LocalFirst localFirst) {
         var builder = proxies.builder();
-        if (batching) {
+        if (localFirst != null) {
+            // Bucket4j's delaying optimization (which batches too), on the store's clock rather than the local one.
+            builder = builder.withOptimization(new DelayOptimization(
+                    new DelayParameters(localFirst.maxUnsyncedTokens(), localFirst.maxUnsyncedTime()),
+                    NopeOptimizationListener.INSTANCE, clock));
+        } else if (batching) {
             builder = builder.withOptimization(Optimizations.batching());
         }
         return builder.build(ref, () -> ref.configuration);

@@ -172,6 +172,7 @@ class RedisBucketStoreTest {
     private static long[] hammer(List<Guard> guards, int threadsPerGuard, long millis) throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(guards.size() * threadsPerGuard);
         AtomicLong admitted = new AtomicLong();
+        AtomicLong decided = new AtomicLong();
         CountDownLatch start = new CountDownLatch(1);
         List<Future<?>> futures = new ArrayList<>();
         for (Guard guard : guards) {
@@ -180,6 +181,7 @@ class RedisBucketStoreTest {
                     start.await();
                     long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
                     while (System.nanoTime() < end) {
+                        decided.incrementAndGet();
                         if (guard.acquire(RequestContext.empty()).outcome() == Outcome.ALLOWED) {
                             admitted.incrementAndGet();
                         }
@@ -195,7 +197,7 @@ class RedisBucketStoreTest {
         }
         long elapsed = System.nanoTime() - t0;
         pool.shutdownNow();
-        return new long[] {admitted.get(), elapsed};
+        return new long[] {admitted.get(), elapsed, decided.get()};
     }
 
     @Test
@@ -220,6 +222,34 @@ class RedisBucketStoreTest {
             for (JedisBucketStore s : stores) {
                 assertThat(s.stats().failures()).isZero();
             }
+        } finally {
+            limiters.forEach(RateLimiter::close);
+            stores.forEach(JedisBucketStore::close);
+        }
+    }
+
+    @Test
+    void decidesLocallyFirstWithinTheDocumentedBoundAndFewRoundTrips() throws Exception {
+        String prefix = prefix();
+        List<JedisBucketStore> stores = new ArrayList<>();
+        List<RateLimiter> limiters = new ArrayList<>();
+        try {
+            List<Guard> guards = new ArrayList<>();
+            Rule rule = Rule.builder("global").limits("200/1s")
+                    .localFirst(new io.github.ratelimit.LocalFirst(10, java.time.Duration.ofMillis(50))).build();
+            for (int i = 0; i < 2; i++) {
+                JedisBucketStore s = store(prefix).build();
+                RateLimiter l = RateLimiter.builder().store(s).build();
+                stores.add(s);
+                limiters.add(l);
+                guards.add(l.guard(rule));
+            }
+            long[] result = hammer(guards, 2, 1500);
+            double bound = 200 + 200 * (result[1] / 1e9) + 2 * 10;
+            assertThat((double) result[0]).as("admitted vs bound %.1f", bound).isLessThanOrEqualTo(bound)
+                    .isGreaterThanOrEqualTo(200);
+            long roundTrips = stores.stream().mapToLong(st -> st.stats().roundTrips()).sum();
+            assertThat((double) roundTrips / result[2]).as("round trips per decision").isLessThan(0.5);
         } finally {
             limiters.forEach(RateLimiter::close);
             stores.forEach(JedisBucketStore::close);
