@@ -76,6 +76,26 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
         return best;
     }
 
+    /**
+     * @return a sentence saying why a call was rejected (or that it was not), for logs, exceptions and response
+     *         bodies; names the rule, never the key
+     */
+    public String describe() {
+        Verdict v = binding();
+        if (v == null || outcome != Outcome.REJECTED) {
+            return "Request permitted";
+        }
+        String reason = switch (v.basis()) {
+            case KEY_MISSING -> "No key could be resolved for rate limit rule '" + v.rule() + "'";
+            case FAIL_CLOSED -> "The rate limit store is unavailable and rule '" + v.rule() + "' fails closed";
+            case WAITERS_FULL -> "Too many requests are already waiting under rate limit rule '" + v.rule() + "'";
+            case INTERRUPTED -> "Interrupted while waiting under rate limit rule '" + v.rule() + "'";
+            default -> "Rate limit of rule '" + v.rule() + "' exceeded";
+        };
+        return retryAfterNanos > 0
+                ? reason + "; retry after " + RateLimitHeaders.retryAfterSeconds(this) + " s." : reason + ".";
+    }
+
     private static WindowState tightest(List<WindowState> windows, WindowState best) {
         for (WindowState w : windows) {
             if (best == null || w.remaining() < best.remaining()

@@ -33,7 +33,8 @@ public interface RateLimiter extends AutoCloseable {
 
     /**
      * Compiles rules into a guard: resolves key expressions, builds bucket configurations, and registers each
-     * rule by name. Compiling the same rule again is cheap and shares its buckets.
+     * rule by name. Compiling the same rule again is cheap and shares its buckets; a rule given twice is
+     * evaluated (and charged) once.
      *
      * @param rules the rules that decide a call together
      * @return the guard

@@ -291,6 +291,16 @@ class RateLimiterTest {
         }
 
         @Test
+        void reportsTheRefundedStateOfTheOtherRulesOnRejection() {
+            Guard guard = limiter.guard(
+                    Rule.builder("everyone").limits("10/1m").build(),
+                    Rule.builder("per-user").key("user").limits("1/1m").build());
+            guard.acquire(user("alice"));
+            Decision rejected = guard.acquire(user("alice"));
+            assertThat(rejected.verdicts().get(0).windows().get(0).remaining()).isEqualTo(9);
+        }
+
+        @Test
         void reservesSoftTimeOnlyAfterHardRulesAllow() {
             Guard guard = limiter.guard(
                     Rule.builder("soft").limits("1/1s").mode(Mode.SOFT).maxDelay(Duration.ofSeconds(5)).build(),

@@ -107,7 +107,11 @@ public final class DefaultRateLimiter implements RateLimiter {
     public Guard guard(Collection<Rule> rules) {
         List<CompiledRule> list = new ArrayList<>(rules.size());
         for (Rule rule : rules) {
-            list.add(compile(rule));
+            CompiledRule c = compile(rule);
+            // A rule reached twice (a URL rule and an annotation naming the same rule) is charged once.
+            if (!list.contains(c)) {
+                list.add(c);
+            }
         }
         // SOFT rules last: time is reserved only once every other rule has allowed the call.
         list.sort(Comparator.comparingInt(r -> r.mode == Mode.SOFT ? 1 : 0));
@@ -225,6 +229,10 @@ public final class DefaultRateLimiter implements RateLimiter {
                 ev.refund();
                 ev.finish();
                 delay = 0;
+                // The rules before this one got their tokens back: report their windows as they are now.
+                for (int i = 0; i < n - 1; i++) {
+                    verdicts[i] = refunded(verdicts[i], rules[i].cost);
+                }
                 break;
             }
         }
@@ -402,6 +410,19 @@ public final class DefaultRateLimiter implements RateLimiter {
                 LISTENER_LOG.log(Level.WARNING, "A rate-limit listener failed: " + listener, e);
             }
         }
+    }
+
+    private static Verdict refunded(Verdict v, long cost) {
+        // A delayed verdict's windows were read before its reservation, which the refund undid: still true.
+        if (v.outcome() != Outcome.ALLOWED || v.windows().isEmpty()) {
+            return v;
+        }
+        List<WindowState> windows = new ArrayList<>(v.windows().size());
+        for (WindowState w : v.windows()) {
+            windows.add(new WindowState(w.name(), w.limit(), w.period(), Math.min(w.limit(), w.remaining() + cost),
+                    w.resetNanos()));
+        }
+        return new Verdict(v.rule(), v.key(), v.mode(), v.outcome(), v.basis(), windows, v.waitNanos());
     }
 
     static Decision interrupted(Decision delayed) {

@@ -1,0 +1,126 @@
+package io.github.ratelimit.servlet;
+
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An Ant-style path pattern: {@code /login}, {@code /api/*}, {@code /api/**}, {@code /users/*}{@code /orders},
+ * {@code /files/*.pdf}. {@code **} matches any number of whole segments (also none: {@code /api/**} matches
+ * {@code /api}), {@code *} any characters within one segment, {@code ?} one character. Matching is linear in the
+ * path length, so no path can make it slow; paths of more than {@value #MAX_SEGMENTS} segments match only a
+ * pattern that is {@code /**}. Immutable and thread-safe.
+ */
+final class PathPattern {
+
+    static final int MAX_SEGMENTS = 64;
+
+    private final String text;
+    private final String[] segments;
+
+    private PathPattern(String text, String[] segments) {
+        this.text = text;
+        this.segments = segments;
+    }
+
+    /**
+     * @param text the pattern, starting with {@code /}
+     * @param where the source, for messages
+     * @return the pattern
+     * @throws InvalidRateLimitConfigurationException when it does not start with {@code /} or mixes {@code **}
+     *         with other text in one segment
+     */
+    static PathPattern parse(String text, String where) {
+        String t = text == null ? "" : text.trim();
+        if (!t.startsWith("/")) {
+            throw new InvalidRateLimitConfigurationException(where + ": path pattern '" + text + "' does not start "
+                    + "with '/'. Write it like '/api/**' or '/login'.");
+        }
+        String[] parts = split(t);
+        for (String part : parts) {
+            if (part.contains("**") && !part.equals("**")) {
+                throw new InvalidRateLimitConfigurationException(where + ": path pattern '" + text + "' has '**' "
+                        + "inside the segment '" + part + "'. Use '**' as a whole segment, e.g. '/api/**'.");
+            }
+        }
+        return new PathPattern(t, parts);
+    }
+
+    private static String[] split(String path) {
+        List<String> parts = new ArrayList<>();
+        int start = 0;
+        for (int i = 0; i <= path.length(); i++) {
+            if (i == path.length() || path.charAt(i) == '/') {
+                if (i > start) {
+                    parts.add(path.substring(start, i));
+                }
+                start = i + 1;
+            }
+        }
+        return parts.toArray(String[]::new);
+    }
+
+    /**
+     * @param path a request path within the application, as the container decoded and normalized it
+     * @return whether it matches
+     */
+    boolean matches(String path) {
+        String[] parts = split(path == null ? "/" : path);
+        if (parts.length > MAX_SEGMENTS) {
+            return segments.length == 1 && segments[0].equals("**");
+        }
+        // reachable[j]: the first i pattern segments can match the first j path segments.
+        boolean[] reachable = new boolean[parts.length + 1];
+        reachable[0] = true;
+        for (String segment : segments) {
+            boolean[] next = new boolean[parts.length + 1];
+            if (segment.equals("**")) {
+                boolean any = false;
+                for (int j = 0; j <= parts.length; j++) {
+                    any |= reachable[j];
+                    next[j] = any;
+                }
+            } else {
+                for (int j = 0; j < parts.length; j++) {
+                    if (reachable[j] && glob(segment, parts[j])) {
+                        next[j + 1] = true;
+                    }
+                }
+            }
+            reachable = next;
+        }
+        return reachable[parts.length];
+    }
+
+    /** Wildcard match of one segment: {@code *} any run, {@code ?} one character; greedy with backtracking. */
+    private static boolean glob(String pattern, String text) {
+        int p = 0;
+        int t = 0;
+        int star = -1;
+        int mark = 0;
+        while (t < text.length()) {
+            if (p < pattern.length() && (pattern.charAt(p) == '?' || pattern.charAt(p) == text.charAt(t))) {
+                p++;
+                t++;
+            } else if (p < pattern.length() && pattern.charAt(p) == '*') {
+                star = p++;
+                mark = t;
+            } else if (star >= 0) {
+                p = star + 1;
+                t = ++mark;
+            } else {
+                return false;
+            }
+        }
+        while (p < pattern.length() && pattern.charAt(p) == '*') {
+            p++;
+        }
+        return p == pattern.length();
+    }
+
+    @Override
+    public String toString() {
+        return text;
+    }
+}

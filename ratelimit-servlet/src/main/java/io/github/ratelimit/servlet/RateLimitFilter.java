@@ -1,0 +1,407 @@
+package io.github.ratelimit.servlet;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.HeaderStyle;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Outcome;
+import io.github.ratelimit.RateLimitHeaders;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletMapping;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Rate limits requests with the core engine, as a plain Jakarta Servlet filter: no Spring needed.
+ *
+ * <h2>In {@code web.xml}</h2>
+ * <pre>{@code
+ * <filter>
+ *   <filter-name>rateLimit</filter-name>
+ *   <filter-class>io.github.ratelimit.servlet.RateLimitFilter</filter-class>
+ *   <async-supported>true</async-supported>
+ *   <init-param>
+ *     <param-name>config</param-name>
+ *     <param-value>/WEB-INF/ratelimit.properties</param-value>
+ *   </init-param>
+ * </filter>
+ * <filter-mapping>
+ *   <filter-name>rateLimit</filter-name>
+ *   <url-pattern>/*</url-pattern>
+ *   <dispatcher>REQUEST</dispatcher>
+ * </filter-mapping>
+ * }</pre>
+ *
+ * <p>The {@code config} init-param names the rules file: a path in the web application ({@code /WEB-INF/...},
+ * the default {@code /WEB-INF/ratelimit.properties}), {@code classpath:...} or {@code file:...}. Init-params and
+ * context-params named {@code ratelimit.*} override the file's properties (filter over context). Everything is
+ * read and checked in {@link #init}: a bad file fails deployment with a {@link ServletException} naming the
+ * property, never the first request.
+ *
+ * <h2>What applies to a request</h2>
+ * Every URL rule whose path pattern and method match, and the {@code @RateLimit} annotations of the servlet that
+ * serves it (on its class, and on its {@code doGet}, {@code doPost}, ... method for the request's method), found
+ * from the servlet registrations once at {@code init}. All of them decide together.
+ *
+ * <h2>Responses</h2>
+ * Allowed requests get the rate-limit headers. A rejection gets {@code Retry-After}, the headers and the
+ * {@link RejectionHandler}'s answer (default: 429 with an RFC 9457 problem+json body). A {@code SOFT} delay is
+ * waited out with async processing when the filter and servlet support it ({@code startAsync}, then a timed
+ * {@code dispatch()}), holding no container thread; otherwise the thread waits, and the limiter's cap on waiting
+ * requests bounds how many do. A {@code SHADOW} rule's would-be rejection is logged and the request served.
+ *
+ * <p>For programmatic registration (the Spring Boot starter uses it), see {@link #RateLimitFilter(RateLimiter,
+ * List, Set, RejectionHandler, boolean)}. Thread-safe after {@code init}. {@link #destroy()} closes the limiter if
+ * the filter built it.
+ */
+public class RateLimitFilter implements Filter {
+
+    /** The request attribute that holds the request's {@link Decision}. */
+    public static final String DECISION_ATTRIBUTE = RateLimitFilter.class.getName() + ".decision";
+
+    private static final String DEFAULT_CONFIG = "/WEB-INF/ratelimit.properties";
+    private static final int MAX_CACHED_GUARDS = 4096;
+    private static final List<String> HTTP_METHODS = List.of("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD",
+            "OPTIONS", "TRACE");
+
+    private RateLimiter limiter;
+    private boolean ownsLimiter;
+    private List<UrlRule> urlRules;
+    private Set<HeaderStyle> headerStyles;
+    private RejectionHandler rejectionHandler;
+    private boolean scanAnnotations;
+    private boolean enabled = true;
+
+    /** The rules of one servlet's annotations for one HTTP method, and their bits in a guard key. */
+    private record ServletRules(List<Rule> rules, BitSet bits) {
+    }
+
+    /** servlet name → HTTP method → rules from its annotations. */
+    private final Map<String, Map<String, ServletRules>> servletRules = new HashMap<>();
+    private final Map<BitSet, Guard> guards = new ConcurrentHashMap<>();
+
+    /**
+     * For {@code web.xml}: configured in {@link #init(FilterConfig)} from the rules file.
+     */
+    public RateLimitFilter() {
+    }
+
+    /**
+     * For programmatic registration.
+     *
+     * @param limiter the limiter; not closed by the filter
+     * @param urlRules the URL rules
+     * @param headerStyles the rate-limit headers to write
+     * @param rejectionHandler writes rejections
+     * @param scanAnnotations whether to apply the {@code @RateLimit} annotations of registered servlets
+     * @throws InvalidRateLimitConfigurationException when a rule is invalid for the limiter (an unknown key)
+     */
+    public RateLimitFilter(RateLimiter limiter, List<UrlRule> urlRules, Set<HeaderStyle> headerStyles,
+                           RejectionHandler rejectionHandler, boolean scanAnnotations) {
+        this.limiter = Objects.requireNonNull(limiter, "limiter");
+        this.urlRules = List.copyOf(urlRules);
+        this.headerStyles = headerStyles.isEmpty() ? EnumSet.noneOf(HeaderStyle.class) : EnumSet.copyOf(headerStyles);
+        this.rejectionHandler = Objects.requireNonNull(rejectionHandler, "rejectionHandler");
+        this.scanAnnotations = scanAnnotations;
+        this.ownsLimiter = false;
+        this.urlRules.forEach(r -> limiter.guard(r.rule()));
+    }
+
+    @Override
+    public void init(FilterConfig config) throws ServletException {
+        String name = config.getFilterName();
+        try {
+            if (limiter == null) {
+                configureFrom(config);
+            }
+            if (scanAnnotations) {
+                scanServlets(config.getServletContext());
+            }
+            // Compile every rule now, so an unknown key or a name clash fails deployment rather than a request.
+            urlRules.forEach(u -> limiter.guard(u.rule()));
+            servletRules.values().forEach(byMethod -> byMethod.values().forEach(s -> limiter.guard(s.rules())));
+        } catch (InvalidRateLimitConfigurationException e) {
+            destroy();
+            throw new ServletException("RateLimitFilter '" + name + "' cannot start: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            destroy();
+            throw new ServletException("RateLimitFilter '" + name + "' cannot start: " + e, e);
+        }
+    }
+
+    private void configureFrom(FilterConfig config) {
+        String location = config.getInitParameter("config");
+        if (location == null || location.isBlank()) {
+            location = DEFAULT_CONFIG;
+        }
+        Map<String, String> properties = new HashMap<>(readRulesFile(config.getServletContext(), location.trim()));
+        overlay(properties, Collections.list(config.getServletContext().getInitParameterNames()),
+                config.getServletContext()::getInitParameter);
+        overlay(properties, Collections.list(config.getInitParameterNames()), config::getInitParameter);
+        ClassLoader loader = config.getServletContext().getClassLoader();
+        RulesFile.Settings settings = RulesFile.parse(properties, location, loader);
+        this.limiter = settings.limiter();
+        this.ownsLimiter = true;
+        this.enabled = settings.enabled();
+        this.urlRules = settings.rules();
+        this.headerStyles = settings.headers();
+        this.rejectionHandler = new ProblemDetailsRejectionHandler(settings.rejectStatus());
+        this.scanAnnotations = settings.annotations();
+    }
+
+    private static void overlay(Map<String, String> properties, List<String> names,
+                                java.util.function.Function<String, String> value) {
+        for (String n : names) {
+            if (n.startsWith("ratelimit.")) {
+                properties.put(n, value.apply(n));
+            }
+        }
+    }
+
+    private static Map<String, String> readRulesFile(ServletContext context, String location) {
+        Properties properties = new Properties();
+        try (InputStream in = open(context, location)) {
+            if (in == null) {
+                throw new InvalidRateLimitConfigurationException("rules file '" + location + "' does not exist. Give "
+                        + "the 'config' init-param a path in the web application (/WEB-INF/ratelimit.properties), "
+                        + "classpath:... or file:....");
+            }
+            try (Reader reader = new InputStreamReader(in, StandardCharsets.UTF_8)) {
+                properties.load(reader);
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            if (e instanceof InvalidRateLimitConfigurationException i) {
+                throw i;
+            }
+            throw new InvalidRateLimitConfigurationException("rules file '" + location + "' cannot be read: " + e
+                    + ". It must be a Java .properties file.", e);
+        }
+        Map<String, String> map = new HashMap<>();
+        properties.stringPropertyNames().forEach(k -> map.put(k, properties.getProperty(k)));
+        return map;
+    }
+
+    private static InputStream open(ServletContext context, String location) throws IOException {
+        if (location.startsWith("classpath:")) {
+            String resource = location.substring("classpath:".length());
+            resource = resource.startsWith("/") ? resource.substring(1) : resource;
+            return context.getClassLoader().getResourceAsStream(resource);
+        }
+        if (location.startsWith("file:")) {
+            Path path = Path.of(location.substring("file:".length()));
+            return Files.exists(path) ? Files.newInputStream(path) : null;
+        }
+        return context.getResourceAsStream(location.startsWith("/") ? location : "/" + location);
+    }
+
+    private void scanServlets(ServletContext context) {
+        ClassLoader loader = context.getClassLoader();
+        context.getServletRegistrations().forEach((servletName, registration) -> {
+            String className = registration.getClassName();
+            if (className == null) {
+                return;
+            }
+            Class<?> type;
+            try {
+                type = Class.forName(className, false, loader);
+            } catch (ClassNotFoundException | LinkageError e) {
+                return; // The container reports a servlet it cannot load itself.
+            }
+            Map<String, ServletRules> byMethod = new HashMap<>();
+            for (String method : HTTP_METHODS) {
+                java.lang.reflect.Method handler = handlerMethod(type, method);
+                List<Rule> rules = handler != null ? io.github.ratelimit.RateLimitAnnotations.rulesFor(type, handler)
+                        : io.github.ratelimit.RateLimitAnnotations.rulesOfType(type);
+                if (!rules.isEmpty()) {
+                    BitSet bits = new BitSet();
+                    for (Rule r : rules) {
+                        bits.set(ruleBit(r));
+                    }
+                    byMethod.put(method, new ServletRules(List.copyOf(rules), bits));
+                }
+            }
+            if (!byMethod.isEmpty()) {
+                servletRules.put(servletName, byMethod);
+            }
+        });
+    }
+
+    private final Map<String, Integer> annotationBits = new HashMap<>();
+
+    /** A guard-key bit per distinct annotation rule, after the URL rules' bits. */
+    private int ruleBit(Rule rule) {
+        return annotationBits.computeIfAbsent(rule.name(), n -> urlRules.size() + annotationBits.size());
+    }
+
+    /** The {@code doXxx} method a servlet class handles an HTTP method with, searching superclasses. */
+    private static java.lang.reflect.Method handlerMethod(Class<?> type, String httpMethod) {
+        String name = "do" + httpMethod.charAt(0) + httpMethod.substring(1).toLowerCase(java.util.Locale.ROOT);
+        for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
+            if (c.getName().startsWith("jakarta.servlet.")) {
+                return null;
+            }
+            try {
+                return c.getDeclaredMethod(name, HttpServletRequest.class, HttpServletResponse.class);
+            } catch (NoSuchMethodException e) {
+                // try the superclass
+            }
+        }
+        return null;
+    }
+
+    @Override
+    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+        if (!enabled || !(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
+                || request.getAttribute(DECISION_ATTRIBUTE) != null) {
+            // Not HTTP, switched off, or already decided (an async re-dispatch after a delay, a forward).
+            chain.doFilter(req, res);
+            return;
+        }
+        Guard guard = guardFor(request);
+        if (guard == null) {
+            chain.doFilter(req, res);
+            return;
+        }
+        CompletableFuture<Decision> future = guard.acquireAsync(new HttpRequestContext(request));
+        if (future.isDone()) {
+            finish(request, response, chain, future.join());
+            return;
+        }
+        if (request.isAsyncSupported() && request.getDispatcherType() == DispatcherType.REQUEST) {
+            AsyncContext async = request.startAsync();
+            async.setTimeout(0);
+            // No container timeout: the limiter's timer always completes the future, after at most maxDelay.
+            future.whenComplete((decision, error) -> {
+                // A failed timer (never expected) lets the request through rather than failing it.
+                Decision d = decision != null ? decision : Decision.unlimited();
+                request.setAttribute(DECISION_ATTRIBUTE, d);
+                writeHeaders(response, d);
+                async.dispatch();
+            });
+            return;
+        }
+        // No async support: this thread waits (at most the rule's maxDelay; the limiter caps how many wait).
+        Decision decision;
+        try {
+            decision = future.get(1, TimeUnit.HOURS);
+        } catch (InterruptedException e) {
+            future.cancel(false);
+            Thread.currentThread().interrupt();
+            throw new ServletException("interrupted while a rate-limited request waited", e);
+        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            future.cancel(false);
+            throw new ServletException("rate-limit delay failed", e);
+        }
+        finish(request, response, chain, decision);
+    }
+
+    private void finish(HttpServletRequest request, HttpServletResponse response, FilterChain chain, Decision decision)
+            throws IOException, ServletException {
+        request.setAttribute(DECISION_ATTRIBUTE, decision);
+        writeHeaders(response, decision);
+        if (decision.outcome() == Outcome.REJECTED) {
+            rejectionHandler.reject(request, response, decision);
+            return;
+        }
+        chain.doFilter(request, response);
+    }
+
+    private void writeHeaders(HttpServletResponse response, Decision decision) {
+        RateLimitHeaders.write(decision, headerStyles, response::setHeader);
+    }
+
+    /** The guard of the rules that apply to a request, or {@code null} when none does. */
+    private Guard guardFor(HttpServletRequest request) {
+        String method = request.getMethod();
+        String path = HttpRequestContext.pathWithinApplication(request);
+        BitSet matched = null;
+        for (int i = 0; i < urlRules.size(); i++) {
+            if (urlRules.get(i).matches(method, path)) {
+                matched = matched == null ? new BitSet() : matched;
+                matched.set(i);
+            }
+        }
+        ServletRules fromServlet = null;
+        if (!servletRules.isEmpty()) {
+            HttpServletMapping mapping = request.getHttpServletMapping();
+            Map<String, ServletRules> byMethod = mapping == null ? null : servletRules.get(mapping.getServletName());
+            fromServlet = byMethod == null ? null : byMethod.get(method);
+            if (fromServlet != null) {
+                matched = matched == null ? new BitSet() : matched;
+                matched.or(fromServlet.bits());
+            }
+        }
+        if (matched == null) {
+            return null;
+        }
+        Guard guard = guards.get(matched);
+        if (guard == null) {
+            List<Rule> rules = new ArrayList<>();
+            for (int i = matched.nextSetBit(0); i >= 0 && i < urlRules.size(); i = matched.nextSetBit(i + 1)) {
+                rules.add(urlRules.get(i).rule());
+            }
+            if (fromServlet != null) {
+                rules.addAll(fromServlet.rules());
+            }
+            guard = limiter.guard(rules);
+            if (guards.size() < MAX_CACHED_GUARDS) {
+                guards.put(matched, guard);
+            }
+        }
+        return guard;
+    }
+
+    /**
+     * @return the limiter deciding for this filter (for diagnostics)
+     */
+    public RateLimiter limiter() {
+        return limiter;
+    }
+
+    /**
+     * @return the URL rules
+     */
+    public List<UrlRule> urlRules() {
+        return urlRules;
+    }
+
+    @Override
+    public void destroy() {
+        if (ownsLimiter && limiter != null) {
+            limiter.close();
+        }
+    }
+}

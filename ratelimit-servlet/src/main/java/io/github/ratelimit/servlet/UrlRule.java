@@ -1,0 +1,81 @@
+package io.github.ratelimit.servlet;
+
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Rule;
+
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * A rule and the requests it applies to: path patterns (Ant style: {@code /api/**}, {@code /users/*}) and,
+ * optionally, HTTP methods. A request to which several URL rules apply is decided by all of them together.
+ * Immutable and thread-safe.
+ */
+public final class UrlRule {
+
+    private final Rule rule;
+    private final List<PathPattern> paths;
+    private final Set<String> methods;
+
+    private UrlRule(Rule rule, List<PathPattern> paths, Set<String> methods) {
+        this.rule = rule;
+        this.paths = paths;
+        this.methods = methods;
+    }
+
+    /**
+     * @param rule the rule
+     * @param paths path patterns within the application, at least one
+     * @param methods HTTP methods, or empty for all
+     * @return the URL rule
+     * @throws InvalidRateLimitConfigurationException naming the rule's source when a pattern is malformed or
+     *         none is given
+     */
+    public static UrlRule of(Rule rule, List<String> paths, Set<String> methods) {
+        Objects.requireNonNull(rule, "rule");
+        if (paths == null || paths.isEmpty()) {
+            throw new InvalidRateLimitConfigurationException(rule.source() + ": no path is given. Give at least one "
+                    + "pattern, e.g. '/api/**'.");
+        }
+        List<PathPattern> patterns = paths.stream().map(p -> PathPattern.parse(p, rule.source())).toList();
+        Set<String> upper = methods == null ? Set.of()
+                : methods.stream().map(m -> m.trim().toUpperCase(Locale.ROOT)).filter(m -> !m.isEmpty())
+                        .collect(Collectors.toUnmodifiableSet());
+        return new UrlRule(rule, patterns, upper);
+    }
+
+    /** @return the rule */
+    public Rule rule() {
+        return rule;
+    }
+
+    /** @return the path patterns */
+    public List<String> paths() {
+        return paths.stream().map(PathPattern::toString).toList();
+    }
+
+    /** @return the HTTP methods, empty for all */
+    public Set<String> methods() {
+        return methods;
+    }
+
+    boolean matches(String method, String path) {
+        if (!methods.isEmpty() && (method == null || !methods.contains(method))) {
+            return false;
+        }
+        for (PathPattern p : paths) {
+            if (p.matches(path)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public String toString() {
+        return "UrlRule[" + paths + (methods.isEmpty() ? "" : " " + methods) + " -> " + rule.name() + "]";
+    }
+}

@@ -1,0 +1,133 @@
+package io.github.ratelimit.servlet;
+
+import io.github.ratelimit.HeaderStyle;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.Rule;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class RulesFileTest {
+
+    private static RulesFile.Settings parse(String... pairs) {
+        Map<String, String> map = new HashMap<>();
+        for (int i = 0; i < pairs.length; i += 2) {
+            map.put(pairs[i], pairs[i + 1]);
+        }
+        return RulesFile.parse(map, "rules.properties", RulesFileTest.class.getClassLoader());
+    }
+
+    @Test
+    void readsRulesWithRelaxedValues() {
+        RulesFile.Settings s = parse(
+                "ratelimit.rules[0].name", "api",
+                "ratelimit.rules[0].paths", "/api/**, /v2/**",
+                "ratelimit.rules[0].methods", "get, post",
+                "ratelimit.rules[0].key", "user|ip",
+                "ratelimit.rules[0].limits", "5/1s, 100/1m",
+                "ratelimit.rules[0].mode", "soft",
+                "ratelimit.rules[0].max-delay", "500ms",
+                "ratelimit.rules[0].on-store-failure", "fail-closed",
+                "ratelimit.rules[3].paths", "/x",
+                "ratelimit.rules[3].limits", "1/1s",
+                "ratelimit.headers", "none",
+                "ratelimit.reject-status", "503");
+        try {
+            assertThat(s.rules()).hasSize(2);
+            UrlRule api = s.rules().get(0);
+            assertThat(api.paths()).containsExactly("/api/**", "/v2/**");
+            assertThat(api.methods()).containsExactlyInAnyOrder("GET", "POST");
+            Rule rule = api.rule();
+            assertThat(rule.key()).isEqualTo("user|ip");
+            assertThat(rule.mode()).isEqualTo(Mode.SOFT);
+            assertThat(rule.maxDelay()).isEqualTo(Duration.ofMillis(500));
+            assertThat(rule.source()).isEqualTo("rules.properties: ratelimit.rules[0]");
+            assertThat(s.rules().get(1).rule().name()).isEqualTo("rules[3]");
+            assertThat(s.headers()).isEmpty();
+            assertThat(s.rejectStatus()).isEqualTo(503);
+            assertThat(api.matches("GET", "/api/x")).isTrue();
+            assertThat(api.matches("DELETE", "/api/x")).isFalse();
+        } finally {
+            s.limiter().close();
+        }
+    }
+
+    @Test
+    void defaultsToBothHeaderStylesAndTheLocalStore() {
+        RulesFile.Settings s = parse();
+        try {
+            assertThat(s.headers()).isEqualTo(Set.of(HeaderStyle.X_RATELIMIT, HeaderStyle.IETF_DRAFT_09));
+            assertThat(s.enabled()).isTrue();
+            assertThat(s.annotations()).isTrue();
+        } finally {
+            s.limiter().close();
+        }
+    }
+
+    @Test
+    void resolvesPlaceholdersFromSystemPropertiesWithDefaults() {
+        System.setProperty("ratelimit.test.limit", "7/1s");
+        try {
+            RulesFile.Settings s = parse("ratelimit.rules[0].paths", "/x", "ratelimit.rules[0].limits",
+                    "${ratelimit.test.limit}, ${NOT_SET_ANYWHERE:70/1m}");
+            assertThat(s.rules().get(0).rule().limits()).hasToString("[7/1s, 70/1m]");
+            s.limiter().close();
+        } finally {
+            System.clearProperty("ratelimit.test.limit");
+        }
+    }
+
+    @Test
+    void failsWithMessagesThatNameThePropertyAndTheFix() {
+        assertThatThrownBy(() -> parse("ratelimit.rules[0].limits", "5/1s"))
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessage("rules.properties: ratelimit.rules[0]: no path is given. Give at least one pattern, e.g. '/api/**'.");
+        assertThatThrownBy(() -> parse("ratelimit.rules[0].paths", "/x", "ratelimit.rules[0].limits", "5/1s",
+                "ratelimit.rules[0].cost", "two"))
+                .hasMessage("rules.properties: ratelimit.rules[0].cost = 'two' is not a whole number.");
+        assertThatThrownBy(() -> parse("ratelimit.max-wait", "5"))
+                .hasMessageStartingWith("rules.properties: unknown property 'ratelimit.max-wait'. Known: [");
+        assertThatThrownBy(() -> parse("ratelimit.trusted-proxies", "10.0.0.0/33"))
+                .hasMessageStartingWith("rules.properties: ratelimit.trusted-proxies: trusted proxy '10.0.0.0/33'");
+        assertThatThrownBy(() -> parse("ratelimit.keys[0].key", "user:bob", "ratelimit.keys[0].plan", "gold"))
+                .hasMessage("rules.properties: key 'user:bob' is assigned plan 'gold', which is not defined. "
+                        + "Defined plans: []. Define the plan first.");
+        assertThatThrownBy(() -> parse("ratelimit.store", "redis"))
+                .hasMessage("rules.properties: ratelimit.store = redis needs exactly one of ratelimit.redis.url, "
+                        + "ratelimit.redis.sentinel.master (with .nodes) or ratelimit.redis.cluster.nodes, but none is set.");
+        assertThatThrownBy(() -> parse("ratelimit.key-resolvers.tenant", "com.example.Missing"))
+                .hasMessageStartingWith("rules.properties: ratelimit.key-resolvers.tenant = 'com.example.Missing' cannot be "
+                        + "instantiated (java.lang.ClassNotFoundException: com.example.Missing).");
+        assertThatThrownBy(() -> parse("ratelimit.reject-status", "200"))
+                .hasMessage("rules.properties: ratelimit.reject-status = '200' must be an HTTP error status from 400 to 599, "
+                        + "e.g. 429.");
+    }
+
+    /** A custom resolver the rules file can name. */
+    public static final class TenantResolver implements io.github.ratelimit.key.KeyResolver {
+        @Override
+        public String resolve(io.github.ratelimit.RequestContext context) {
+            return context.header("X-Tenant");
+        }
+    }
+
+    @Test
+    void loadsCustomKeyResolversByClassName() {
+        RulesFile.Settings s = parse("ratelimit.key-resolvers.tenant", TenantResolver.class.getName(),
+                "ratelimit.rules[0].paths", "/x", "ratelimit.rules[0].limits", "1/1s", "ratelimit.rules[0].key", "tenant");
+        try {
+            assertThat(s.limiter().guard(s.rules().get(0).rule()).acquire(
+                    io.github.ratelimit.RequestContext.builder().header("X-Tenant", "acme").build()).verdicts().get(0).key())
+                    .isEqualTo("acme");
+        } finally {
+            s.limiter().close();
+        }
+    }
+}

@@ -1,0 +1,180 @@
+package io.github.ratelimit.samples.servlet;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The sample's real web.xml and rules file in a real Tomcat, over real HTTP. Each test gets a fresh server and
+ * its own client address (sent through the trusted proxy's X-Forwarded-For), so tests do not share buckets.
+ */
+abstract class ServletSampleContract {
+
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private SampleServer server;
+    private final String clientIp = "203.0.113." + (1 + (int) (Math.random() * 250));
+
+    /** Context-params selecting the store, e.g. {@code ratelimit.store=redis}. */
+    protected abstract Map<String, String> storeParams();
+
+    @BeforeEach
+    void start() throws Exception {
+        server = SampleServer.start(0, storeParams());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        server.close();
+    }
+
+    protected HttpResponse<String> get(String path, String... headers) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + server.port() + path))
+                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", clientIp);
+        for (int i = 0; i < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static String[] basic(String user) {
+        String token = Base64.getEncoder().encodeToString((user + ":" + user).getBytes(StandardCharsets.UTF_8));
+        return new String[] {"Authorization", "Basic " + token};
+    }
+
+    @Test
+    void answers429OnTheSixthRequestWithinOneSecond() throws Exception {
+        List<Integer> statuses = new ArrayList<>();
+        List<String> remaining = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            HttpResponse<String> r = get("/hello");
+            statuses.add(r.statusCode());
+            remaining.add(r.headers().firstValue("X-RateLimit-Remaining").orElse("-"));
+        }
+        assertThat(statuses).containsExactly(200, 200, 200, 200, 200, 429);
+        assertThat(remaining).containsExactly("4", "3", "2", "1", "0", "0");
+    }
+
+    @Test
+    void sendsTheRateLimitHeadersOnAllowedResponses() throws Exception {
+        HttpResponse<String> r = get("/hello");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.body()).isEqualTo("hello\n");
+        assertThat(r.headers().firstValue("X-RateLimit-Limit")).contains("5");
+        assertThat(r.headers().firstValue("X-RateLimit-Reset")).contains("1");
+        assertThat(r.headers().firstValue("RateLimit-Policy")).contains(
+                "\"site-1s\";q=50;w=1, \"site-1h\";q=2000;w=3600, \"hello-1s\";q=5;w=1, \"hello-1m\";q=100;w=60");
+        assertThat(r.headers().firstValue("RateLimit")).hasValueSatisfying(v -> assertThat(v)
+                .contains("\"hello-1s\";r=4;t=1").contains("\"site-1s\";r=49;t=1"));
+        assertThat(r.headers().firstValue("Retry-After")).isEmpty();
+    }
+
+    @Test
+    void answersARejectionWithProblemDetailsAndAnHonestRetryAfter() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            get("/hello");
+        }
+        HttpResponse<String> rejected = get("/hello");
+        assertThat(rejected.statusCode()).isEqualTo(429);
+        assertThat(rejected.headers().firstValue("Content-Type")).hasValueSatisfying(
+                v -> assertThat(v).startsWith("application/problem+json"));
+        assertThat(rejected.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+                + "\"detail\":\"Rate limit of rule 'hello' exceeded; retry after 1 s.\",\"instance\":\"/hello\","
+                + "\"retryAfter\":1}");
+        long retryAfter = Long.parseLong(rejected.headers().firstValue("Retry-After").orElseThrow());
+        assertThat(retryAfter).isEqualTo(1);
+        Thread.sleep(Duration.ofSeconds(retryAfter).toMillis());
+        assertThat(get("/hello").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void keysByTheClientAddressBehindTheTrustedProxy() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            get("/hello");
+        }
+        assertThat(get("/hello").statusCode()).isEqualTo(429);
+        assertThat(get("/hello", "X-Forwarded-For", "198.51.100.77").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void delaysSoftLimitedRequestsInsteadOfRejectingThem() throws Exception {
+        // 2 per second, up to 2 s of waiting: of 5 at once, two go now and three wait 0.5, 1 and 1.5 s.
+        List<CompletableFuture<long[]>> calls = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            calls.add(CompletableFuture.supplyAsync(() -> {
+                long t0 = System.nanoTime();
+                try {
+                    HttpResponse<String> r = get("/reports");
+                    return new long[] {r.statusCode(), (System.nanoTime() - t0) / 1_000_000};
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        List<long[]> results = calls.stream().map(CompletableFuture::join).sorted((a, b) -> Long.compare(a[1], b[1])).toList();
+        assertThat(results).allSatisfy(r -> assertThat(r[0]).isEqualTo(200));
+        // The slowest waited about 1.5 s: at least 1.3 s (timer granularity), and not unboundedly more.
+        assertThat(results.get(4)[1]).isBetween(1300L, 4000L);
+        assertThat(results.get(2)[1]).isGreaterThanOrEqualTo(400L);
+    }
+
+    @Test
+    void rejectsSoftRequestsThatWouldWaitLongerThanMaxDelay() throws Exception {
+        List<CompletableFuture<Integer>> calls = new ArrayList<>();
+        for (int i = 0; i < 9; i++) {
+            calls.add(CompletableFuture.supplyAsync(() -> {
+                try {
+                    return get("/reports").statusCode();
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        List<Integer> statuses = calls.stream().map(CompletableFuture::join).toList();
+        // 2 at once and 4 within the 2 s maxDelay; the rest would wait longer.
+        assertThat(statuses.stream().filter(s -> s == 200).count()).isBetween(6L, 7L);
+        assertThat(statuses.stream().filter(s -> s == 429).count()).isBetween(2L, 3L);
+    }
+
+    @Test
+    void shadowRulesServeEveryRequest() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            assertThat(get("/search").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void limitsPerAuthenticatedUserWithPerUserPlans() throws Exception {
+        List<Integer> alice = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            alice.add(get("/me", basic("alice")).statusCode());
+        }
+        assertThat(alice).containsExactly(200, 200, 200, 429);
+        int bobAllowed = 0;
+        for (int i = 0; i < 11; i++) {
+            if (get("/me", basic("bob")).statusCode() == 200) {
+                bobAllowed++;
+            }
+        }
+        assertThat(bobAllowed).isEqualTo(10);
+        assertThat(get("/me").statusCode()).isEqualTo(401);
+    }
+
+    protected static String uniquePrefix() {
+        return "servlet-" + UUID.randomUUID();
+    }
+}
