@@ -178,7 +178,7 @@ public class RateLimitFilter implements Filter {
         this.enabled = settings.enabled();
         this.urlRules = settings.rules();
         this.headerStyles = settings.headers();
-        this.rejectionHandler = new ProblemDetailsRejectionHandler(settings.rejectStatus());
+        this.rejectionHandler = settings.rejectionHandler();
         this.scanAnnotations = settings.annotations();
     }
 

@@ -56,12 +56,12 @@ final class RulesFile {
             "ratelimit.redis.command-timeout", "ratelimit.redis.connect-timeout", "ratelimit.redis.pool-size",
             "ratelimit.default-store-failure-policy", "ratelimit.local-fallback-share", "ratelimit.max-waiting",
             "ratelimit.trusted-proxies", "ratelimit.forwarded-header", "ratelimit.ipv6-prefix-length",
-            "ratelimit.headers", "ratelimit.reject-status", "ratelimit.annotations", "ratelimit.limit-cache-ttl",
+            "ratelimit.headers", "ratelimit.reject-status", "ratelimit.rejection-handler", "ratelimit.annotations", "ratelimit.limit-cache-ttl",
             "ratelimit.log-shadow");
 
     /** What the file configures. */
     record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
-                    int rejectStatus, boolean annotations) {
+                    RejectionHandler rejectionHandler, boolean annotations) {
     }
 
     private final Map<String, String> values;
@@ -117,9 +117,10 @@ final class RulesFile {
             throw fail("ratelimit.reject-status", String.valueOf(status), "must be an HTTP error status from 400 to 599, "
                     + "e.g. 429");
         }
+        RejectionHandler handler = rejectionHandler(status, classLoader);
         boolean annotations = bool("ratelimit.annotations", true);
         RateLimiter limiter = builder.store(store()).build();
-        return new Settings(enabled, limiter, rules, headers, status, annotations);
+        return new Settings(enabled, limiter, rules, headers, handler, annotations);
     }
 
     private void checkNames() {
@@ -171,21 +172,30 @@ final class RulesFile {
         }
         for (String name : namesUnder("ratelimit.key-resolvers.")) {
             String property = "ratelimit.key-resolvers." + name;
-            String className = get(property);
-            KeyResolver resolver;
-            try {
-                Class<?> type = Class.forName(className, true, classLoader);
-                if (!KeyResolver.class.isAssignableFrom(type)) {
-                    throw fail(property, className, "is not a " + KeyResolver.class.getName()
-                            + ". Implement KeyResolver");
-                }
-                resolver = (KeyResolver) type.getDeclaredConstructor().newInstance();
-            } catch (ReflectiveOperationException | LinkageError e) {
-                throw new InvalidRateLimitConfigurationException(source + ": " + property + " = '" + className
-                        + "' cannot be instantiated (" + e + "). Give a KeyResolver class with a public no-argument "
-                        + "constructor on the web application's class path.", e);
+            builder.keyResolver(name, instantiate(property, get(property), KeyResolver.class, classLoader));
+        }
+    }
+
+    private RejectionHandler rejectionHandler(int status, ClassLoader classLoader) {
+        String property = "ratelimit.rejection-handler";
+        String className = get(property);
+        if (className == null) {
+            return new ProblemDetailsRejectionHandler(status);
+        }
+        return instantiate(property, className, RejectionHandler.class, classLoader);
+    }
+
+    private <T> T instantiate(String property, String className, Class<T> type, ClassLoader classLoader) {
+        try {
+            Class<?> c = Class.forName(className, true, classLoader);
+            if (!type.isAssignableFrom(c)) {
+                throw fail(property, className, "is not a " + type.getName() + ". Implement " + type.getSimpleName());
             }
-            builder.keyResolver(name, resolver);
+            return type.cast(c.getDeclaredConstructor().newInstance());
+        } catch (ReflectiveOperationException | LinkageError e) {
+            throw new InvalidRateLimitConfigurationException(source + ": " + property + " = '" + className
+                    + "' cannot be instantiated (" + e + "). Give a " + type.getSimpleName() + " class with a public "
+                    + "no-argument constructor on the web application's class path.", e);
         }
     }
 

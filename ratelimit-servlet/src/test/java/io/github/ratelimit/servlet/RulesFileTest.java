@@ -51,7 +51,7 @@ class RulesFileTest {
             assertThat(rule.source()).isEqualTo("rules.properties: ratelimit.rules[0]");
             assertThat(s.rules().get(1).rule().name()).isEqualTo("rules[3]");
             assertThat(s.headers()).isEmpty();
-            assertThat(s.rejectStatus()).isEqualTo(503);
+            assertThat(s.rejectionHandler()).isInstanceOf(ProblemDetailsRejectionHandler.class);
             assertThat(api.matches("GET", "/api/x")).isTrue();
             assertThat(api.matches("DELETE", "/api/x")).isFalse();
         } finally {
@@ -105,6 +105,9 @@ class RulesFileTest {
         assertThatThrownBy(() -> parse("ratelimit.key-resolvers.tenant", "com.example.Missing"))
                 .hasMessageStartingWith("rules.properties: ratelimit.key-resolvers.tenant = 'com.example.Missing' cannot be "
                         + "instantiated (java.lang.ClassNotFoundException: com.example.Missing).");
+        assertThatThrownBy(() -> parse("ratelimit.rejection-handler", String.class.getName()))
+                .hasMessage("rules.properties: ratelimit.rejection-handler = 'java.lang.String' is not a "
+                        + "io.github.ratelimit.servlet.RejectionHandler. Implement RejectionHandler.");
         assertThatThrownBy(() -> parse("ratelimit.reject-status", "200"))
                 .hasMessage("rules.properties: ratelimit.reject-status = '200' must be an HTTP error status from 400 to 599, "
                         + "e.g. 429.");

@@ -20,6 +20,7 @@ public final class SampleServer implements AutoCloseable {
 
     private final Tomcat tomcat;
     private final Context context;
+    private boolean closed;
 
     private SampleServer(Tomcat tomcat, Context context) {
         this.tomcat = tomcat;
@@ -75,8 +76,11 @@ public final class SampleServer implements AutoCloseable {
 
     @Override
     public void close() throws LifecycleException {
-        tomcat.stop();
-        tomcat.destroy();
+        if (!closed) {
+            closed = true;
+            tomcat.stop();
+            tomcat.destroy();
+        }
     }
 
     /**

@@ -174,6 +174,11 @@ abstract class ServletSampleContract {
         assertThat(get("/me").statusCode()).isEqualTo(401);
     }
 
+    /** Stops the server now (the test's own cleanup then does nothing). */
+    protected void stopServer() throws Exception {
+        server.close();
+    }
+
     protected static String uniquePrefix() {
         return "servlet-" + UUID.randomUUID();
     }
