@@ -4,6 +4,7 @@ import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.internal.DefaultRateLimiter;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
+import io.github.ratelimit.key.KeyResolverFactory;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 
@@ -84,6 +85,7 @@ public interface RateLimiter extends AutoCloseable {
         private Waiter waiter = Waiter.system();
         private final Map<String, KeyResolver> keyResolvers = new LinkedHashMap<>();
         private ClientIpResolver clientIpResolver = ClientIpResolver.direct();
+        private KeyResolverFactory keyResolverFactory;
         private LimitProvider limitProvider;
         private Duration limitProviderTtl = Duration.ofMinutes(1);
         private final List<RateLimitListener> listeners = new ArrayList<>();
@@ -147,6 +149,15 @@ public interface RateLimiter extends AutoCloseable {
                 throw new InvalidRateLimitConfigurationException("key resolver '" + name + "' is registered twice. "
                         + "Register each name once.");
             }
+            return this;
+        }
+
+        /**
+         * @param factory compiles key expressions of another language (e.g. SpEL) before the built-in grammar
+         * @return this builder
+         */
+        public Builder keyResolverFactory(KeyResolverFactory factory) {
+            this.keyResolverFactory = Objects.requireNonNull(factory, "factory");
             return this;
         }
 
@@ -243,7 +254,7 @@ public interface RateLimiter extends AutoCloseable {
             LocalBucketStore fallback = LocalBucketStore.builder().timeMeter(timeMeter)
                     .maximumKeys(localFallbackMaximumKeys).build();
             return new DefaultRateLimiter(new DefaultRateLimiter.Settings(s, fallback, timeMeter, waiter,
-                    Map.copyOf(keyResolvers), clientIpResolver, limitProvider, limitProviderTtl,
+                    Map.copyOf(keyResolvers), clientIpResolver, keyResolverFactory, limitProvider, limitProviderTtl,
                     List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting));
         }
     }

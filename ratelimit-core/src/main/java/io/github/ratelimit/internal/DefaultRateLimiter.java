@@ -24,6 +24,7 @@ import io.github.ratelimit.Waiter;
 import io.github.ratelimit.WindowState;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
+import io.github.ratelimit.key.KeyResolverFactory;
 import io.github.ratelimit.store.BucketKey;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
@@ -71,6 +72,7 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @param waiter how delays pass
      * @param keyResolvers custom resolvers by name
      * @param clientIpResolver the resolver behind {@code ip}
+     * @param keyResolverFactory compiles key expressions of another language first, or {@code null}
      * @param limitProvider per-key limits, or {@code null}
      * @param limitProviderTtl how long per-key limits are cached
      * @param listeners decision listeners
@@ -80,7 +82,8 @@ public final class DefaultRateLimiter implements RateLimiter {
      */
     public record Settings(BucketStore store, LocalBucketStore fallbackStore, TimeMeter timeMeter, Waiter waiter,
                            Map<String, KeyResolver> keyResolvers, ClientIpResolver clientIpResolver,
-                           LimitProvider limitProvider, Duration limitProviderTtl, List<RateLimitListener> listeners,
+                           KeyResolverFactory keyResolverFactory, LimitProvider limitProvider,
+                           Duration limitProviderTtl, List<RateLimitListener> listeners,
                            StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting) {
     }
 
@@ -124,7 +127,7 @@ public final class DefaultRateLimiter implements RateLimiter {
             return checkSame(existing, rule);
         }
         KeyResolver resolver = KeyExpressions.compile(rule.key(), settings.keyResolvers(),
-                settings.clientIpResolver(), rule.source());
+                settings.clientIpResolver(), settings.keyResolverFactory(), rule.source());
         CompiledRule fresh = new CompiledRule(rule, resolver, settings.defaultStoreFailurePolicy(),
                 settings.localFallbackShare(), settings.limitProvider(), settings.limitProviderTtl(),
                 settings.timeMeter());

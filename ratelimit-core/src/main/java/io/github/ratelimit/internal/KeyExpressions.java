@@ -4,6 +4,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
+import io.github.ratelimit.key.KeyResolverFactory;
 import io.github.ratelimit.key.KeyResolvers;
 
 import java.util.ArrayList;
@@ -34,6 +35,26 @@ public final class KeyExpressions {
      */
     public static KeyResolver compile(String expression, Map<String, KeyResolver> custom, ClientIpResolver clientIp,
                                       String where) {
+        return compile(expression, custom, clientIp, null, where);
+    }
+
+    /**
+     * @param expression the key expression
+     * @param custom the registered custom resolvers by name
+     * @param clientIp the resolver behind {@code ip}
+     * @param factory asked first with the whole expression, or {@code null}
+     * @param where the rule's source, for messages
+     * @return the resolver
+     * @throws InvalidRateLimitConfigurationException naming the unknown atom and the available ones
+     */
+    public static KeyResolver compile(String expression, Map<String, KeyResolver> custom, ClientIpResolver clientIp,
+                                      KeyResolverFactory factory, String where) {
+        if (factory != null) {
+            KeyResolver own = factory.create(expression, where);
+            if (own != null) {
+                return own;
+            }
+        }
         List<KeyResolver> alternatives = new ArrayList<>();
         for (String alternative : expression.split("\\|", -1)) {
             List<KeyResolver> parts = new ArrayList<>();

@@ -1,0 +1,44 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.RateLimitExceededException;
+import io.github.ratelimit.servlet.RejectionHandler;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.springframework.core.Ordered;
+import org.springframework.web.servlet.HandlerExceptionResolver;
+import org.springframework.web.servlet.ModelAndView;
+
+import java.io.IOException;
+
+/**
+ * Turns a {@link RateLimitExceededException} from a web request into the same response the filter writes
+ * (status, headers, problem+json body), through the {@link RejectionHandler} bean. It runs after the
+ * application's own {@code @ExceptionHandler}s, so one of those can answer differently.
+ */
+final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
+
+    private final RejectionHandler rejectionHandler;
+
+    RateLimitExceptionResolver(RejectionHandler rejectionHandler) {
+        this.rejectionHandler = rejectionHandler;
+    }
+
+    @Override
+    public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, Object handler,
+                                         Exception ex) {
+        if (!(ex instanceof RateLimitExceededException rejected) || response.isCommitted()) {
+            return null;
+        }
+        try {
+            rejectionHandler.reject(request, response, rejected.decision());
+        } catch (IOException e) {
+            // The client went away.
+        }
+        return new ModelAndView();
+    }
+
+    @Override
+    public int getOrder() {
+        return Ordered.LOWEST_PRECEDENCE - 100;
+    }
+}

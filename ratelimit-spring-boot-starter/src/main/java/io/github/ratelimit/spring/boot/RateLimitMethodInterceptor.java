@@ -1,0 +1,93 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.HeaderStyle;
+import io.github.ratelimit.RateLimitAnnotations;
+import io.github.ratelimit.RateLimitExceededException;
+import io.github.ratelimit.RateLimitHeaders;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.util.ClassUtils;
+
+import java.lang.reflect.Method;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * Decides calls of {@code @RateLimit} methods (and methods of {@code @RateLimit} types) through the core engine:
+ * the same rules, keys and decisions as the servlet filter. A rejection throws {@link RateLimitExceededException}
+ * (a web layer turns it into the filter's 429); in a web request the rate-limit headers are written to the
+ * response. A SOFT delay waits on the calling thread, within the limiter's cap on waiting calls.
+ *
+ * <p>Guards are compiled once per method, at start-up by {@link RateLimitAnnotationValidator} (so a bad
+ * annotation stops the application), and otherwise on the first call.
+ */
+final class RateLimitMethodInterceptor implements MethodInterceptor {
+
+    private record Key(Class<?> type, Method method) {
+    }
+
+    private static final Optional<Guard> NONE = Optional.empty();
+
+    private final RateLimiter limiter;
+    private final Set<HeaderStyle> headerStyles;
+    private final WebAccess web;
+    private final Supplier<String> principal;
+    private final Map<Key, Optional<Guard>> guards = new ConcurrentHashMap<>();
+
+    RateLimitMethodInterceptor(RateLimiter limiter, Set<HeaderStyle> headerStyles, WebAccess web,
+                               Supplier<String> principal) {
+        this.limiter = limiter;
+        this.headerStyles = headerStyles;
+        this.web = web;
+        this.principal = principal;
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+        Class<?> type = invocation.getThis() != null ? AopUtils.getTargetClass(invocation.getThis())
+                : invocation.getMethod().getDeclaringClass();
+        Optional<Guard> guard = guardFor(type, invocation.getMethod());
+        if (guard.isEmpty()) {
+            return invocation.proceed();
+        }
+        HttpServletRequest request = web.currentRequest();
+        Decision decision = guard.get().acquire(new InvocationRequestContext(invocation, request, principal));
+        HttpServletResponse response = web.currentResponse();
+        if (response != null && !response.isCommitted()) {
+            RateLimitHeaders.write(decision, headerStyles, response::setHeader);
+        }
+        if (!decision.permitted()) {
+            throw new RateLimitExceededException(decision);
+        }
+        return invocation.proceed();
+    }
+
+    /**
+     * @param type the bean's class
+     * @param method a method called on it
+     * @return its guard, or empty when no rule applies
+     * @throws io.github.ratelimit.InvalidRateLimitConfigurationException when an annotation is invalid
+     */
+    Optional<Guard> guardFor(Class<?> type, Method method) {
+        Class<?> userType = ClassUtils.getUserClass(type);
+        return guards.computeIfAbsent(new Key(userType, method), k -> {
+            Method specific = AopUtils.getMostSpecificMethod(method, userType);
+            if (specific.getDeclaringClass() == Object.class) {
+                return NONE;
+            }
+            List<Rule> rules = RateLimitAnnotations.rulesFor(userType, specific);
+            return rules.isEmpty() ? NONE : Optional.of(limiter.guard(rules));
+        });
+    }
+}

@@ -1,0 +1,20 @@
+package io.github.ratelimit.spring.boot;
+
+import org.springframework.security.authentication.AnonymousAuthenticationToken;
+import org.springframework.security.core.Authentication;
+import org.springframework.security.core.context.SecurityContextHolder;
+
+/** The authenticated Spring Security principal's name. Loaded only when Spring Security is present. */
+final class SecurityPrincipal {
+
+    private SecurityPrincipal() {
+    }
+
+    static String currentName() {
+        Authentication a = SecurityContextHolder.getContext().getAuthentication();
+        if (a == null || !a.isAuthenticated() || a instanceof AnonymousAuthenticationToken) {
+            return null;
+        }
+        return a.getName();
+    }
+}

@@ -1,0 +1,52 @@
+package io.github.ratelimit.spring.boot;
+
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.springframework.util.ClassUtils;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+
+/**
+ * The current HTTP request and response of a method call, when the call happens inside one and Spring Web is
+ * on the class path.
+ */
+interface WebAccess {
+
+    WebAccess NONE = new WebAccess() {
+        @Override
+        public HttpServletRequest currentRequest() {
+            return null;
+        }
+
+        @Override
+        public HttpServletResponse currentResponse() {
+            return null;
+        }
+    };
+
+    HttpServletRequest currentRequest();
+
+    HttpServletResponse currentResponse();
+
+    static WebAccess detect(ClassLoader loader) {
+        return ClassUtils.isPresent("org.springframework.web.context.request.RequestContextHolder", loader)
+                && ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest", loader) ? new Servlet() : NONE;
+    }
+
+    /** Reads Spring's request holder. */
+    final class Servlet implements WebAccess {
+
+        @Override
+        public HttpServletRequest currentRequest() {
+            RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+            return attributes instanceof ServletRequestAttributes s ? s.getRequest() : null;
+        }
+
+        @Override
+        public HttpServletResponse currentResponse() {
+            RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
+            return attributes instanceof ServletRequestAttributes s ? s.getResponse() : null;
+        }
+    }
+}

@@ -1,0 +1,328 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.RateLimit;
+import io.github.ratelimit.RateLimitExceededException;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.key.KeyResolver;
+import io.github.ratelimit.servlet.RateLimitFilter;
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.JedisBucketStore;
+import io.github.ratelimit.store.LocalBucketStore;
+import io.github.ratelimit.testing.redis.RedisServerExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class RateLimitAutoConfigurationTest {
+
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
+                    org.springframework.boot.autoconfigure.aop.AopAutoConfiguration.class));
+
+    /** A plain service, throttled like a client of a paid third-party API. */
+    public static class QuoteService {
+
+        @RateLimit(name = "quotes", perSecond = 3)
+        public String quote() {
+            return "42";
+        }
+
+        @RateLimit(name = "per-user", key = "#userId", perMinute = 2)
+        public String forUser(String userId) {
+            return userId;
+        }
+
+        @RateLimit(name = "per-tenant", key = "@tenants.of(#userId)", perMinute = 3)
+        public String forTenant(String userId) {
+            return userId;
+        }
+
+        @RateLimit(name = "slow-api", perSecond = 2, mode = Mode.SOFT, maxDelay = "2s")
+        public String slow() {
+            return "ok";
+        }
+
+        @RateLimit(name = "by-bean-key", key = "region", perMinute = 1)
+        public String byRegion() {
+            return "eu";
+        }
+
+        public String unlimited() {
+            return "free";
+        }
+    }
+
+    /** Maps users to tenants; referenced from a SpEL key. */
+    public static class Tenants {
+        public String of(String userId) {
+            return userId.startsWith("acme-") ? "acme" : "other";
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ServiceConfig {
+        @Bean
+        QuoteService quoteService() {
+            return new QuoteService();
+        }
+
+        @Bean
+        Tenants tenants() {
+            return new Tenants();
+        }
+
+        @Bean
+        KeyResolver region() {
+            return context -> "eu-west";
+        }
+    }
+
+    public static class BadKey {
+        @RateLimit(key = "usr", perSecond = 1)
+        public void call() {
+        }
+    }
+
+    public static class BadSpel {
+        @RateLimit(key = "#user..name", perSecond = 1)
+        public void call() {
+        }
+    }
+
+    public static class SoftWithoutDelay {
+        @RateLimit(perSecond = 1, mode = Mode.SOFT)
+        public void call() {
+        }
+    }
+
+    /** The rate-limit configuration error in a failed start-up's cause chain. */
+    private static Throwable configError(org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider<?> context) {
+        assertThat(context).hasFailed();
+        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+            if (t instanceof InvalidRateLimitConfigurationException) {
+                return t;
+            }
+        }
+        throw new AssertionError("no InvalidRateLimitConfigurationException in " + context.getStartupFailure());
+    }
+
+    @Test
+    void createsALimiterOverTheLocalStoreByDefault() {
+        runner.run(context -> {
+            assertThat(context).hasSingleBean(RateLimiter.class);
+            assertThat(context.getBean(BucketStore.class)).isInstanceOf(LocalBucketStore.class);
+        });
+    }
+
+    @Test
+    void backsOffForTheApplicationsOwnBeans() {
+        BucketStore own = LocalBucketStore.create();
+        RateLimiter ownLimiter = RateLimiter.builder().store(own).build();
+        runner.withBean("myStore", BucketStore.class, () -> own)
+                .withBean("myLimiter", RateLimiter.class, () -> ownLimiter)
+                .run(context -> {
+                    assertThat(context.getBean(BucketStore.class)).isSameAs(own);
+                    assertThat(context.getBean(RateLimiter.class)).isSameAs(ownLimiter);
+                });
+    }
+
+    @Test
+    void turnsOffCompletely() {
+        runner.withPropertyValues("ratelimit.enabled=false").withUserConfiguration(ServiceConfig.class).run(context -> {
+            assertThat(context).doesNotHaveBean(RateLimiter.class);
+            QuoteService s = context.getBean(QuoteService.class);
+            assertThat(AopUtils.isAopProxy(s)).isFalse();
+        });
+    }
+
+    @Test
+    void usesRedisWhenOneRedisPropertyIsSet() {
+        runner.withPropertyValues("ratelimit.redis.url=" + redis.uri()).run(context ->
+                assertThat(context.getBean(BucketStore.class)).isInstanceOf(JedisBucketStore.class));
+    }
+
+    @Test
+    void reusesSpringDataRedisConnectionProperties() {
+        runner.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + redis.server().port())
+                .run(context -> {
+                    JedisBucketStore store = (JedisBucketStore) context.getBean(BucketStore.class);
+                    Decision d = context.getBean(RateLimiter.class).guard(Rule.builder("x").limits("1/1m").build())
+                            .acquire(RequestContext.empty());
+                    assertThat(d.binding().basis()).isEqualTo(io.github.ratelimit.Basis.BUCKET);
+                    assertThat(store.stats().decisions()).isEqualTo(1);
+                });
+    }
+
+    @Test
+    void staysLocalWhenAskedToDespiteRedisProperties() {
+        runner.withPropertyValues("ratelimit.store=local", "spring.data.redis.host=127.0.0.1").run(context ->
+                assertThat(context.getBean(BucketStore.class)).isInstanceOf(LocalBucketStore.class));
+    }
+
+    @Test
+    void saysHowToFixARedisStoreWithoutJedis() {
+        runner.withClassLoader(new FilteredClassLoader("redis.clients.jedis"))
+                .withPropertyValues("ratelimit.store=redis").run(context -> {
+                    assertThat(configError(context)).hasMessage("ratelimit.store: the Redis store needs "
+                            + "Jedis, which is not on the class path. Add the dependency redis.clients:jedis, or set "
+                            + "ratelimit.store=local.");
+                });
+    }
+
+    @Test
+    void limitsAnnotatedMethodsOfAnyBean() {
+        runner.withUserConfiguration(ServiceConfig.class).run(context -> {
+            QuoteService s = context.getBean(QuoteService.class);
+            assertThat(AopUtils.isAopProxy(s)).isTrue();
+            for (int i = 0; i < 3; i++) {
+                assertThat(s.quote()).isEqualTo("42");
+            }
+            assertThatThrownBy(s::quote).isInstanceOf(RateLimitExceededException.class)
+                    .hasMessage("Rate limit of rule 'quotes' exceeded; retry after 1 s.");
+            for (int i = 0; i < 10; i++) {
+                assertThat(s.unlimited()).isEqualTo("free");
+            }
+        });
+    }
+
+    @Test
+    void keysBySpelOverArgumentsAndBeans() {
+        runner.withUserConfiguration(ServiceConfig.class).run(context -> {
+            QuoteService s = context.getBean(QuoteService.class);
+            s.forUser("alice");
+            s.forUser("alice");
+            assertThatThrownBy(() -> s.forUser("alice")).isInstanceOf(RateLimitExceededException.class);
+            assertThat(s.forUser("bob")).isEqualTo("bob");
+            // Three calls per tenant, whichever of its users makes them.
+            s.forTenant("acme-1");
+            s.forTenant("acme-2");
+            s.forTenant("acme-3");
+            assertThatThrownBy(() -> s.forTenant("acme-4")).isInstanceOf(RateLimitExceededException.class);
+            assertThat(s.forTenant("zeta-1")).isEqualTo("zeta-1");
+        });
+    }
+
+    @Test
+    void keysByKeyResolverBeansByName() {
+        runner.withUserConfiguration(ServiceConfig.class).run(context -> {
+            QuoteService s = context.getBean(QuoteService.class);
+            s.byRegion();
+            RateLimitExceededException e = org.junit.jupiter.api.Assertions.assertThrows(RateLimitExceededException.class,
+                    s::byRegion);
+            assertThat(e.decision().verdicts().get(0).key()).isEqualTo("eu-west");
+        });
+    }
+
+    @Test
+    void waitsInSoftModeInsteadOfRejecting() {
+        runner.withUserConfiguration(ServiceConfig.class).run(context -> {
+            QuoteService s = context.getBean(QuoteService.class);
+            long t0 = System.nanoTime();
+            for (int i = 0; i < 3; i++) {
+                assertThat(s.slow()).isEqualTo("ok");
+            }
+            // The third call waited for the second token of the second: about 500 ms.
+            assertThat((System.nanoTime() - t0) / 1_000_000).isGreaterThanOrEqualTo(400);
+        });
+    }
+
+    @Test
+    void refusesToStartOnAnUnknownKeyNamingTheMethod() {
+        runner.withBean(BadKey.class).run(context -> {
+            assertThat(configError(context)).isInstanceOf(InvalidRateLimitConfigurationException.class)
+                    .hasMessage("@RateLimit on BadKey#call(): unknown key 'usr'. Available: [global, header:<name>, ip, "
+                            + "user]. Register custom keys with a KeyResolver.");
+        });
+    }
+
+    @Test
+    void refusesToStartOnABadSpelKeyOrASoftRuleWithoutMaxDelay() {
+        runner.withBean(BadSpel.class).run(context -> assertThat(configError(context))
+                .hasMessageStartingWith("@RateLimit on BadSpel#call(): key '#user..name' is not a valid SpEL expression"));
+        runner.withBean(SoftWithoutDelay.class).run(context -> assertThat(configError(context))
+                .hasMessage("@RateLimit on SoftWithoutDelay#call(): SOFT mode needs a positive maxDelay, but it is unset. "
+                        + "Set maxDelay, e.g. '500ms', to bound how long a request may wait."));
+    }
+
+    @Test
+    void explainsConfigurationFailuresWithADescriptionAndAnAction() {
+        FailureAnalysis analysis = new InvalidRateLimitConfigurationFailureAnalyzer().analyze(
+                new IllegalStateException(new InvalidRateLimitConfigurationException("@RateLimit on A#b(): unknown key "
+                        + "'usr'. Available: [global, header:<name>, ip, user]. Register custom keys with a KeyResolver.")));
+        assertThat(analysis.getDescription()).isEqualTo("Rate limiting is misconfigured: @RateLimit on A#b(): unknown "
+                + "key 'usr'. Available: [global, header:<name>, ip, user].");
+        assertThat(analysis.getAction()).isEqualTo("Register custom keys with a KeyResolver.");
+    }
+
+    @Test
+    void bindsPlansAndPerKeyLimits() {
+        runner.withPropertyValues("ratelimit.plans.pro=5/1m", "ratelimit.keys[0].key=user:bob",
+                "ratelimit.keys[0].plan=pro", "ratelimit.keys[1].key=user:carol", "ratelimit.keys[1].limits=1/1m")
+                .run(context -> {
+                    var guard = context.getBean(RateLimiter.class).guard(Rule.builder("api").key("user").limits("2/1m").build());
+                    List<Boolean> bob = new ArrayList<>();
+                    for (int i = 0; i < 6; i++) {
+                        bob.add(guard.acquire(RequestContext.builder().principal("bob").build()).permitted());
+                    }
+                    assertThat(bob).containsExactly(true, true, true, true, true, false);
+                    assertThat(guard.acquire(RequestContext.builder().principal("carol").build()).permitted()).isTrue();
+                    assertThat(guard.acquire(RequestContext.builder().principal("carol").build()).permitted()).isFalse();
+                });
+    }
+
+    private final WebApplicationContextRunner web = new WebApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class));
+
+    @Test
+    void registersTheFilterForUrlRulesAfterSpringSecurity() {
+        web.withPropertyValues("ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**",
+                "ratelimit.rules[0].key=ip", "ratelimit.rules[0].limits=5/1s,100/1m").run(context -> {
+            @SuppressWarnings("unchecked")
+            FilterRegistrationBean<RateLimitFilter> registration = context.getBean("rateLimitFilter", FilterRegistrationBean.class);
+            assertThat(registration.isEnabled()).isTrue();
+            assertThat(registration.getOrder()).isEqualTo(-99);
+            assertThat(registration.getFilter().urlRules()).singleElement()
+                    .satisfies(r -> assertThat(r.paths()).containsExactly("/api/**"));
+        });
+    }
+
+    @Test
+    void leavesTheFilterOffWithoutUrlRules() {
+        web.run(context -> assertThat(context.getBean("rateLimitFilter", FilterRegistrationBean.class).isEnabled()).isFalse());
+    }
+
+    @Test
+    void refusesToStartOnABadUrlRuleNamingTheProperty() {
+        web.withPropertyValues("ratelimit.rules[0].paths=/api/**", "ratelimit.rules[0].limits=100/x").run(context ->
+                assertThat(configError(context)).hasMessageStartingWith(
+                        "ratelimit.rules[0]: limits[0]: invalid limit '100/x': period 'x' is not a duration."));
+        web.withPropertyValues("ratelimit.rules[0].limits=1/1s").run(context ->
+                assertThat(configError(context)).hasMessage(
+                        "ratelimit.rules[0]: no path is given. Give at least one pattern, e.g. '/api/**'."));
+        web.withPropertyValues("ratelimit.trusted-proxies=10.0.0.0/33").run(context ->
+                assertThat(configError(context)).hasMessageStartingWith(
+                        "ratelimit.trusted-proxies: trusted proxy '10.0.0.0/33'"));
+    }
+}
