@@ -50,7 +50,8 @@ import java.util.function.Supplier;
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({StoreConfigurations.RedisStoreConfiguration.class, StoreConfigurations.LocalStoreConfiguration.class,
-        RateLimitAutoConfiguration.ServletWebConfiguration.class})
+        RateLimitAutoConfiguration.ServletWebConfiguration.class, RateLimitAutoConfiguration.MetricsConfiguration.class,
+        RateLimitAutoConfiguration.ActuatorConfiguration.class, RateLimitAutoConfiguration.HealthConfiguration.class})
 public final class RateLimitAutoConfiguration {
 
     private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
@@ -162,6 +163,52 @@ public final class RateLimitAutoConfiguration {
     static RateLimitAnnotationValidator rateLimitAnnotationValidator(ConfigurableListableBeanFactory beanFactory,
                                                                      ObjectProvider<RateLimitMethodInterceptor> interceptor) {
         return new RateLimitAnnotationValidator(beanFactory, interceptor);
+    }
+
+    /** Micrometer, when the application has a registry. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+    static class MetricsConfiguration {
+
+        @Bean
+        @org.springframework.boot.autoconfigure.condition.ConditionalOnBean(io.micrometer.core.instrument.MeterRegistry.class)
+        RateLimitMetrics rateLimitMetrics(io.micrometer.core.instrument.MeterRegistry registry, BucketStore store) {
+            RateLimitMetrics.bindStore(store, registry);
+            return new RateLimitMetrics(registry);
+        }
+    }
+
+    /** The ratelimits endpoint and the rejected-keys summary it shows. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.springframework.boot.actuate.endpoint.annotation.Endpoint",
+            "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint"})
+    static class ActuatorConfiguration {
+
+        @Bean
+        RejectedKeys rateLimitRejectedKeys() {
+            return new RejectedKeys(1000);
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint
+        RateLimitsEndpoint rateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected) {
+            return new RateLimitsEndpoint(limiter, store, rejected);
+        }
+    }
+
+    /** The Redis store's health. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.springframework.boot.health.contributor.HealthIndicator",
+            "redis.clients.jedis.UnifiedJedis"})
+    static class HealthConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "rateLimitStoreHealthIndicator")
+        org.springframework.boot.health.contributor.HealthIndicator rateLimitStoreHealthIndicator(BucketStore store) {
+            return store instanceof io.github.ratelimit.store.JedisBucketStore redis ? new RedisStoreHealthIndicator(redis)
+                    : () -> org.springframework.boot.health.contributor.Health.up().withDetail("store", "local").build();
+        }
     }
 
     /** Web: the 429 response, and the filter for URL rules. */

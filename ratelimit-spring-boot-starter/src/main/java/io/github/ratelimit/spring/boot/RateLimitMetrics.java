@@ -1,0 +1,91 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Outcome;
+import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.Verdict;
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.JedisBucketStore;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Micrometer metrics of every decision. Tags are bounded: the rule (a fixed set), the outcome and what it rests
+ * on; never the key.
+ *
+ * <ul>
+ *   <li>{@code ratelimit.requests{rule, outcome, basis}}: counter; outcome {@code allowed}, {@code delayed},
+ *       {@code shadow_rejected}, {@code rejected}; basis {@code bucket}, {@code fallback_bucket},
+ *       {@code fail_open}, {@code fail_closed}, {@code key_missing}, {@code waiters_full}, {@code interrupted}.</li>
+ *   <li>{@code ratelimit.delay{rule}}: timer of the delays SOFT rules imposed.</li>
+ *   <li>For the Redis store: {@code ratelimit.store.operations}, {@code .round.trips}, {@code .conflicts},
+ *       {@code .failures}, {@code .short.circuited} (function counters) and {@code ratelimit.store.breaker.open}
+ *       (gauge: 1 while the circuit breaker is open or probing, else 0).</li>
+ * </ul>
+ */
+final class RateLimitMetrics implements RateLimitListener {
+
+    private record CounterKey(String rule, Outcome outcome, io.github.ratelimit.Basis basis) {
+    }
+
+    private final MeterRegistry registry;
+    private final Map<CounterKey, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<String, Timer> delays = new ConcurrentHashMap<>();
+
+    RateLimitMetrics(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    @Override
+    public void onDecision(Decision decision) {
+        for (Verdict v : decision.verdicts()) {
+            counters.computeIfAbsent(new CounterKey(v.rule(), v.outcome(), v.basis()), k -> Counter.builder("ratelimit.requests")
+                    .description("Rate-limit decisions, per rule")
+                    .tag("rule", k.rule()).tag("outcome", k.outcome().name().toLowerCase(Locale.ROOT))
+                    .tag("basis", k.basis().name().toLowerCase(Locale.ROOT))
+                    .register(registry)).increment();
+            if (v.outcome() == Outcome.DELAYED) {
+                delays.computeIfAbsent(v.rule(), rule -> Timer.builder("ratelimit.delay")
+                        .description("Delays imposed by SOFT rules").tag("rule", rule).register(registry))
+                        .record(Duration.ofNanos(v.waitNanos()));
+            }
+        }
+    }
+
+    /** Registers the store's own meters. */
+    static void bindStore(BucketStore store, MeterRegistry registry) {
+        if (!(store instanceof JedisBucketStore redis)) {
+            return;
+        }
+        counter(registry, redis, "ratelimit.store.operations", "Bucket operations sent to Redis", s -> s.stats().decisions());
+        counter(registry, redis, "ratelimit.store.round.trips", "Scripts run on Redis", s -> s.stats().roundTrips());
+        counter(registry, redis, "ratelimit.store.conflicts", "Attempts that met a newer bucket state",
+                s -> s.stats().conflicts());
+        counter(registry, redis, "ratelimit.store.failures", "Operations that failed in Redis or on the network",
+                s -> s.stats().failures());
+        counter(registry, redis, "ratelimit.store.short.circuited", "Operations refused by the open circuit breaker",
+                s -> s.stats().shortCircuited());
+        Gauge.builder("ratelimit.store.breaker.open", redis,
+                        s -> s.breakerState() == JedisBucketStore.BreakerState.CLOSED ? 0 : 1)
+                .description("1 while the Redis circuit breaker is open or probing").register(registry);
+    }
+
+    private static void counter(MeterRegistry registry, JedisBucketStore store, String name, String description,
+                                ToDoubleFunction<JedisBucketStore> value) {
+        FunctionCounter.builder(name, store, value).description(description).baseUnit("operations").register(registry);
+    }
+
+    static long nanos(Timer timer) {
+        return (long) timer.totalTime(TimeUnit.NANOSECONDS);
+    }
+}

@@ -1,0 +1,116 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.testing.redis.RedisServerExtension;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Metrics, the ratelimits endpoint and the store's health, over the auto-configured limiter. */
+class ObservabilityTest {
+
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+            .withBean(MeterRegistry.class, SimpleMeterRegistry::new);
+
+    @Test
+    void leavesTheEndpointOutUnlessItIsExposed() {
+        runner.run(context -> assertThat(context).doesNotHaveBean(RateLimitsEndpoint.class));
+    }
+
+    private static void fire(RateLimiter limiter, Rule rule, String user, int times) {
+        var guard = limiter.guard(rule);
+        for (int i = 0; i < times; i++) {
+            guard.acquire(RequestContext.builder().principal(user).build());
+        }
+    }
+
+    @Test
+    void countsDecisionsByRuleOutcomeAndBasisNeverByKey() {
+        runner.run(context -> {
+            RateLimiter limiter = context.getBean(RateLimiter.class);
+            fire(limiter, Rule.builder("api").key("user").limits("2/1m").build(), "alice", 3);
+            fire(limiter, Rule.builder("api").key("user").limits("2/1m").build(), "bob", 1);
+            fire(limiter, Rule.builder("soft").limits("1/1s").mode(io.github.ratelimit.Mode.SOFT)
+                    .maxDelay(Duration.ofSeconds(1)).build(), "x", 2);
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.get("ratelimit.requests").tags("rule", "api", "outcome", "allowed", "basis", "bucket")
+                    .counter().count()).isEqualTo(3);
+            assertThat(registry.get("ratelimit.requests").tags("rule", "api", "outcome", "rejected").counter().count())
+                    .isEqualTo(1);
+            assertThat(registry.get("ratelimit.delay").tag("rule", "soft").timer().count()).isEqualTo(1);
+            assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.getId().getTags())
+                    .noneMatch(t -> t.getValue().equals("alice") || t.getValue().equals("bob")));
+        });
+    }
+
+    @Test
+    void describesRulesStoreAndTopRejectedKeysInTheEndpoint() {
+        new org.springframework.boot.test.context.runner.WebApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+                .withPropertyValues("management.endpoints.web.exposure.include=ratelimits").run(context -> {
+            RateLimiter limiter = context.getBean(RateLimiter.class);
+            Rule rule = Rule.builder("login").key("user").limits("1/1m").build();
+            fire(limiter, rule, "mallory", 5);
+            fire(limiter, rule, "alice", 2);
+            Map<String, Object> body = context.getBean(RateLimitsEndpoint.class).rateLimits();
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> rules = (List<Map<String, Object>>) body.get("rules");
+            assertThat(rules).singleElement().satisfies(r -> assertThat(r)
+                    .containsEntry("name", "login").containsEntry("limits", List.of("1/1m")));
+            @SuppressWarnings("unchecked")
+            Map<String, Object> store = (Map<String, Object>) body.get("store");
+            assertThat(store).containsEntry("type", "LocalBucketStore");
+            @SuppressWarnings("unchecked")
+            List<RejectedKeys.Entry> top = (List<RejectedKeys.Entry>) body.get("topRejectedKeys");
+            assertThat(top).extracting(RejectedKeys.Entry::key).containsExactly("mallory", "alice");
+            assertThat(top.get(0).count()).isEqualTo(4);
+        });
+    }
+
+    @Test
+    void reportsRedisStoreHealthAndCountersFromItsBreaker() {
+        runner.withPropertyValues("ratelimit.redis.url=" + redis.uri()).run(context -> {
+            RateLimiter limiter = context.getBean(RateLimiter.class);
+            fire(limiter, Rule.builder("api").limits("5/1m").build(), "x", 2);
+            HealthIndicator health = context.getBean("rateLimitStoreHealthIndicator", HealthIndicator.class);
+            assertThat(health.health().getStatus()).isEqualTo(Status.UP);
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.get("ratelimit.store.round.trips").functionCounter().count()).isEqualTo(2);
+            assertThat(registry.get("ratelimit.store.breaker.open").gauge().value()).isZero();
+        });
+    }
+
+    @Test
+    void keepsTheSummaryOfRejectedKeysBounded() {
+        RejectedKeys keys = new RejectedKeys(10);
+        var limiter = RateLimiter.builder().listener(keys).build();
+        var guard = limiter.guard(Rule.builder("api").key("user").limits("1/1h").build());
+        for (int i = 0; i < 1000; i++) {
+            guard.acquire(RequestContext.builder().principal("user-" + i).build());
+            guard.acquire(RequestContext.builder().principal("user-" + i).build());
+        }
+        for (int i = 0; i < 50; i++) {
+            guard.acquire(RequestContext.builder().principal("heavy").build());
+        }
+        assertThat(keys.top(100)).hasSizeLessThanOrEqualTo(10);
+        assertThat(keys.top(1).get(0).key()).isEqualTo("heavy");
+        limiter.close();
+    }
+}
