@@ -77,6 +77,27 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
     }
 
     /**
+     * Combines two decisions on one call made at different layers (a URL filter, then a method annotation), for
+     * headers that report both: the more restrictive outcome, all verdicts, the longer delay and wait.
+     *
+     * @param other the other decision on the same call
+     * @return the combination
+     */
+    public Decision combine(Decision other) {
+        if (other == null || other.verdicts.isEmpty()) {
+            return this;
+        }
+        if (verdicts.isEmpty()) {
+            return other;
+        }
+        java.util.List<Verdict> all = new java.util.ArrayList<>(verdicts);
+        all.addAll(other.verdicts);
+        Outcome worst = outcome.compareTo(other.outcome) >= 0 ? outcome : other.outcome;
+        return new Decision(worst, all, Math.max(delayNanos, other.delayNanos),
+                Math.max(retryAfterNanos, other.retryAfterNanos));
+    }
+
+    /**
      * @return a sentence saying why a call was rejected (or that it was not), for logs, exceptions and response
      *         bodies; names the rule, never the key
      */

@@ -68,6 +68,16 @@ class RateLimitHeadersTest {
     }
 
     @Test
+    void reportsTwoDecisionsOnOneCallTogether() {
+        Decision url = limiter.guard(Rule.builder("site").limits("50/1s").build()).acquire(RequestContext.empty());
+        Decision method = limiter.guard(Rule.builder("hello").limits("5/1s").build()).acquire(RequestContext.empty());
+        Decision both = url.combine(method);
+        assertThat(both.verdicts()).extracting(Verdict::rule).containsExactly("site", "hello");
+        assertThat(headers(both, HeaderStyle.X_RATELIMIT)).containsEntry("X-RateLimit-Limit", "5");
+        assertThat(url.combine(Decision.unlimited())).isSameAs(url);
+    }
+
+    @Test
     void writesNothingForAnUnlimitedCall() {
         assertThat(headers(Decision.unlimited(), HeaderStyle.values())).isEmpty();
     }

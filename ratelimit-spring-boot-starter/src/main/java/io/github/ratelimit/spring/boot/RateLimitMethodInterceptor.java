@@ -8,6 +8,7 @@ import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -65,7 +66,10 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
         Decision decision = guard.get().acquire(new InvocationRequestContext(invocation, request, principal));
         HttpServletResponse response = web.currentResponse();
         if (response != null && !response.isCommitted()) {
-            RateLimitHeaders.write(decision, headerStyles, response::setHeader);
+            // The filter may have decided this request under URL rules already: report both.
+            Object earlier = request == null ? null : request.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE);
+            Decision shown = earlier instanceof Decision d ? d.combine(decision) : decision;
+            RateLimitHeaders.write(shown, headerStyles, response::setHeader);
         }
         if (!decision.permitted()) {
             throw new RateLimitExceededException(decision);

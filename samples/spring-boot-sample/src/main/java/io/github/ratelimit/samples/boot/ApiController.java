@@ -1,0 +1,57 @@
+package io.github.ratelimit.samples.boot;
+
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.RateLimit;
+import io.github.ratelimit.StoreFailurePolicy;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
+
+import java.security.Principal;
+
+@RestController
+@RequestMapping("/api")
+class ApiController {
+
+    private final QuoteClient quotes;
+
+    ApiController(QuoteClient quotes) {
+        this.quotes = quotes;
+    }
+
+    /** 5 per second and 100 per minute per client address; the sixth in a second gets 429. */
+    @GetMapping("/hello")
+    @RateLimit(name = "hello", key = "ip", perSecond = 5, perMinute = 100)
+    String hello() {
+        return "hello";
+    }
+
+    /** Soft: 2 per second; a burst waits its turn, up to 2 s, instead of being rejected. */
+    @GetMapping("/reports")
+    @RateLimit(name = "reports", key = "ip", perSecond = 2, mode = Mode.SOFT, maxDelay = "2s")
+    String reports() {
+        return "report ready";
+    }
+
+    /** Login attempts: 5 per minute per client address, and none at all while the store is down. */
+    @PostMapping("/login")
+    @RateLimit(name = "login", key = "ip", perMinute = 5, onStoreFailure = StoreFailurePolicy.FAIL_CLOSED)
+    String login(@RequestParam(defaultValue = "") String user) {
+        return "welcome " + user;
+    }
+
+    /** Behind HTTP basic authentication: 3 per minute per user (bob's plan gives him 10). */
+    @GetMapping("/me")
+    @RateLimit(name = "me", key = "user", perMinute = 3)
+    String me(Principal principal) {
+        return "you are " + principal.getName();
+    }
+
+    /** Calls a paid third-party API through a client that is throttled to its quota. */
+    @GetMapping("/quote")
+    String quote() {
+        return quotes.latest();
+    }
+}

@@ -1,0 +1,118 @@
+package io.github.ratelimit.samples.boot;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The sample over real HTTP on a random port; each test uses its own client address where it matters. */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = "ratelimit.trusted-proxies=127.0.0.1,::1")
+class SampleApplicationTest {
+
+    @LocalServerPort
+    int port;
+
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    private HttpResponse<String> send(String method, String path, String ip, String user) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip)
+                .method(method, HttpRequest.BodyPublishers.noBody());
+        if (user != null) {
+            b.header("Authorization", "Basic " + Base64.getEncoder()
+                    .encodeToString((user + ":" + user).getBytes(StandardCharsets.UTF_8)));
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    private List<Integer> statuses(String method, String path, String ip, String user, int n) throws Exception {
+        List<Integer> result = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            result.add(send(method, path, ip, user).statusCode());
+        }
+        return result;
+    }
+
+    @Test
+    void answersTheSixthHelloWithinASecondWith429() throws Exception {
+        assertThat(statuses("GET", "/api/hello", "203.0.113.1", null, 5)).containsOnly(200);
+        HttpResponse<String> rejected = send("GET", "/api/hello", "203.0.113.1", null);
+        assertThat(rejected.statusCode()).isEqualTo(429);
+        assertThat(rejected.headers().firstValue("Retry-After")).contains("1");
+        assertThat(rejected.headers().firstValue("X-RateLimit-Remaining")).contains("0");
+        assertThat(rejected.headers().firstValue("Content-Type")).hasValueSatisfying(
+                v -> assertThat(v).startsWith("application/problem+json"));
+        assertThat(rejected.body()).contains("\"status\":429").contains("Rate limit of rule 'hello' exceeded");
+        assertThat(send("GET", "/api/hello", "203.0.113.2", null).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void reportsTheUrlRuleAndTheAnnotationInOneSetOfHeaders() throws Exception {
+        HttpResponse<String> r = send("GET", "/api/hello", "203.0.113.8", null);
+        assertThat(r.headers().firstValue("RateLimit-Policy")).contains(
+                "\"site-1s\";q=50;w=1, \"site-1h\";q=2000;w=3600, \"hello-1s\";q=5;w=1, \"hello-1m\";q=100;w=60");
+        assertThat(r.headers().firstValue("X-RateLimit-Limit")).contains("5");
+        assertThat(r.headers().firstValue("X-RateLimit-Remaining")).contains("4");
+    }
+
+    @Test
+    void delaysReportsInsteadOfRejectingThem() throws Exception {
+        List<CompletableFuture<long[]>> calls = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            calls.add(CompletableFuture.supplyAsync(() -> {
+                long t0 = System.nanoTime();
+                try {
+                    int status = send("GET", "/api/reports", "203.0.113.3", null).statusCode();
+                    return new long[] {status, (System.nanoTime() - t0) / 1_000_000};
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        List<long[]> results = calls.stream().map(CompletableFuture::join).sorted((a, b) -> Long.compare(a[1], b[1])).toList();
+        assertThat(results).allSatisfy(r -> assertThat(r[0]).isEqualTo(200));
+        assertThat(results.get(3)[1]).isBetween(800L, 4000L);
+    }
+
+    @Test
+    void limitsLoginAttemptsPerClientAddress() throws Exception {
+        assertThat(statuses("POST", "/api/login?user=x", "203.0.113.4", null, 6))
+                .containsExactly(200, 200, 200, 200, 200, 429);
+    }
+
+    @Test
+    void limitsPerAuthenticatedUserWithPerUserPlans() throws Exception {
+        assertThat(send("GET", "/api/me", "203.0.113.5", null).statusCode()).isEqualTo(401);
+        assertThat(statuses("GET", "/api/me", "203.0.113.5", "alice", 4)).containsExactly(200, 200, 200, 429);
+        assertThat(statuses("GET", "/api/me", "203.0.113.5", "bob", 11).stream().filter(s -> s == 200).count())
+                .isEqualTo(10);
+    }
+
+    @Test
+    void throttlesTheOutboundClientInSoftMode() throws Exception {
+        long t0 = System.nanoTime();
+        assertThat(statuses("GET", "/api/quote", "203.0.113.6", null, 3)).containsOnly(200);
+        assertThat((System.nanoTime() - t0) / 1_000_000).isGreaterThanOrEqualTo(400);
+    }
+
+    @Test
+    void describesItsRulesInTheActuatorEndpoint() throws Exception {
+        send("GET", "/api/hello", "203.0.113.7", null);
+        HttpResponse<String> r = send("GET", "/actuator/ratelimits", "203.0.113.7", null);
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.body()).contains("\"name\":\"hello\"").contains("\"name\":\"site\"").contains("\"LocalBucketStore\"");
+    }
+}

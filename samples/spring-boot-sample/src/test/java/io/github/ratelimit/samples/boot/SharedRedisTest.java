@@ -1,0 +1,50 @@
+package io.github.ratelimit.samples.boot;
+
+import io.github.ratelimit.testing.redis.RedisServerExtension;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Two instances of the application share one limit through one real Redis, set by one property. */
+class SharedRedisTest {
+
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
+
+    private static ConfigurableApplicationContext start() {
+        return SpringApplication.run(SampleApplication.class, "--server.port=0",
+                "--ratelimit.redis.url=" + redis.uri());
+    }
+
+    private static int port(ConfigurableApplicationContext context) {
+        return ((WebServerApplicationContext) context).getWebServer().getPort();
+    }
+
+    @Test
+    void holdsOneLimitAcrossTwoInstances() throws Exception {
+        try (ConfigurableApplicationContext a = start(); ConfigurableApplicationContext b = start()) {
+            HttpClient http = HttpClient.newHttpClient();
+            List<Integer> statuses = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                for (ConfigurableApplicationContext instance : List.of(a, b)) {
+                    statuses.add(http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port(instance)
+                            + "/api/login")).POST(HttpRequest.BodyPublishers.noBody()).build(),
+                            HttpResponse.BodyHandlers.ofString()).statusCode());
+                }
+            }
+            // login allows 5 per minute per address, whichever instance answers.
+            assertThat(statuses).containsExactly(200, 200, 200, 200, 200, 429, 429, 429);
+        }
+    }
+}
