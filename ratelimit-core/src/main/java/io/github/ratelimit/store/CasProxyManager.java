@@ -62,6 +62,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     final LongAdder conflicts = new LongAdder();
     final LongAdder failures = new LongAdder();
     final LongAdder shortCircuited = new LongAdder();
+    final LongAdder latencyNanos = new LongAdder();
 
     CasProxyManager(UnifiedJedis jedis, CasScript script, CircuitBreaker breaker, TimeMeter clock, int maxAttempts,
                     long budgetNanos) {
@@ -85,6 +86,15 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 ref.configuration, request.getCommand(), ref.version, TokensInheritanceStrategy.ADDITIVE);
         byte[] expected = ref.lastSeen;
         long started = System.nanoTime();
+        try {
+            return attempt(ref, request, command, expected, started);
+        } finally {
+            latencyNanos.add(System.nanoTime() - started);
+        }
+    }
+
+    private <T> CommandResult<T> attempt(Ref ref, Request<T> request, RemoteCommand<T> command, byte[] expected,
+                                         long started) {
         try {
             for (int attempt = 1; ; attempt++) {
                 MutableBucketEntry entry = entry(expected);

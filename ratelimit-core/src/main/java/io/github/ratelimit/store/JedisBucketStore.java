@@ -79,9 +79,10 @@ public final class JedisBucketStore implements BucketStore {
      * @param failures operations that failed in Redis or on the network
      * @param shortCircuited operations refused at once by the open breaker
      * @param breaker the breaker's state now
+     * @param latencyNanos the total time operations took (all attempts), for a mean latency
      */
     public record Stats(long decisions, long roundTrips, long conflicts, long failures, long shortCircuited,
-                        BreakerState breaker) {
+                        BreakerState breaker, long latencyNanos) {
     }
 
     /** A bucket's reference (its key, configuration and last seen state) and the Bucket4j proxy over it. */
@@ -182,7 +183,7 @@ public final class JedisBucketStore implements BucketStore {
      */
     public Stats stats() {
         return new Stats(proxies.decisions.sum(), proxies.roundTrips.sum(), proxies.conflicts.sum(),
-                proxies.failures.sum(), proxies.shortCircuited.sum(), breaker.state());
+                proxies.failures.sum(), proxies.shortCircuited.sum(), breaker.state(), proxies.latencyNanos.sum());
     }
 
     /**

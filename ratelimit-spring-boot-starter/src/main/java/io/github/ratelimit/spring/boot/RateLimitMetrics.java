@@ -29,7 +29,8 @@ import java.util.function.ToDoubleFunction;
  *       {@code fail_open}, {@code fail_closed}, {@code key_missing}, {@code waiters_full}, {@code interrupted}.</li>
  *   <li>{@code ratelimit.delay{rule}}: timer of the delays SOFT rules imposed.</li>
  *   <li>For the Redis store: {@code ratelimit.store.operations}, {@code .round.trips}, {@code .conflicts},
- *       {@code .failures}, {@code .short.circuited} (function counters) and {@code ratelimit.store.breaker.open}
+ *       {@code .failures}, {@code .short.circuited} (function counters), {@code ratelimit.store.latency} (function
+ *       timer: count and total time of operations) and {@code ratelimit.store.breaker.open}
  *       (gauge: 1 while the circuit breaker is open or probing, else 0).</li>
  * </ul>
  */
@@ -75,6 +76,9 @@ final class RateLimitMetrics implements RateLimitListener {
                 s -> s.stats().failures());
         counter(registry, redis, "ratelimit.store.short.circuited", "Operations refused by the open circuit breaker",
                 s -> s.stats().shortCircuited());
+        io.micrometer.core.instrument.FunctionTimer.builder("ratelimit.store.latency", redis,
+                        s -> s.stats().decisions(), s -> s.stats().latencyNanos(), TimeUnit.NANOSECONDS)
+                .description("Time Redis bucket operations took, retries included").register(registry);
         Gauge.builder("ratelimit.store.breaker.open", redis,
                         s -> s.breakerState() == JedisBucketStore.BreakerState.CLOSED ? 0 : 1)
                 .description("1 while the Redis circuit breaker is open or probing").register(registry);
@@ -83,9 +87,5 @@ final class RateLimitMetrics implements RateLimitListener {
     private static void counter(MeterRegistry registry, JedisBucketStore store, String name, String description,
                                 ToDoubleFunction<JedisBucketStore> value) {
         FunctionCounter.builder(name, store, value).description(description).baseUnit("operations").register(registry);
-    }
-
-    static long nanos(Timer timer) {
-        return (long) timer.totalTime(TimeUnit.NANOSECONDS);
     }
 }

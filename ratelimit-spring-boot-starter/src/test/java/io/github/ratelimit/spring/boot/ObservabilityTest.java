@@ -94,6 +94,9 @@ class ObservabilityTest {
             MeterRegistry registry = context.getBean(MeterRegistry.class);
             assertThat(registry.get("ratelimit.store.round.trips").functionCounter().count()).isEqualTo(2);
             assertThat(registry.get("ratelimit.store.breaker.open").gauge().value()).isZero();
+            assertThat(registry.get("ratelimit.store.latency").functionTimer().count()).isEqualTo(2);
+            assertThat(registry.get("ratelimit.store.latency").functionTimer().totalTime(java.util.concurrent.TimeUnit.NANOSECONDS))
+                    .isPositive();
         });
     }
 
