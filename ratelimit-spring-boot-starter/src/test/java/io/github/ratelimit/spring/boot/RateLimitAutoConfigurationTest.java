@@ -72,6 +72,11 @@ class RateLimitAutoConfigurationTest {
         public String unlimited() {
             return "free";
         }
+
+        @RateLimit(name = "trial", perMinute = 1, mode = Mode.SHADOW)
+        public String trial() {
+            return "tried";
+        }
     }
 
     /** Maps users to tenants; referenced from a SpEL key. */
@@ -205,6 +210,32 @@ class RateLimitAutoConfigurationTest {
                 assertThat(s.unlimited()).isEqualTo("free");
             }
         });
+    }
+
+    @Test
+    void neverBlocksInShadowModeButReportsWouldBeRejections() {
+        List<Decision> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+        runner.withUserConfiguration(ServiceConfig.class)
+                .withBean(io.github.ratelimit.RateLimitListener.class, () -> heard::add).run(context -> {
+                    QuoteService s = context.getBean(QuoteService.class);
+                    for (int i = 0; i < 3; i++) {
+                        assertThat(s.trial()).isEqualTo("tried");
+                    }
+                    assertThat(heard).extracting(Decision::outcome).containsExactly(io.github.ratelimit.Outcome.ALLOWED,
+                            io.github.ratelimit.Outcome.SHADOW_REJECTED, io.github.ratelimit.Outcome.SHADOW_REJECTED);
+                });
+    }
+
+    @Test
+    void registersTheFailureAnalyzerWithSpringBoot() throws Exception {
+        java.util.Properties factories = new java.util.Properties();
+        try (var in = RateLimitAutoConfiguration.class.getResourceAsStream("/META-INF/spring.factories")) {
+            factories.load(in);
+        }
+        assertThat(factories.getProperty("org.springframework.boot.diagnostics.FailureAnalyzer"))
+                .contains(InvalidRateLimitConfigurationFailureAnalyzer.class.getName());
+        // Spring Boot instantiates analyzers reflectively: a no-argument constructor must be there.
+        assertThat(InvalidRateLimitConfigurationFailureAnalyzer.class.getDeclaredConstructor()).isNotNull();
     }
 
     @Test
