@@ -10,18 +10,26 @@ import java.util.Enumeration;
 import java.util.List;
 
 /**
- * A {@link RequestContext} over a servlet request. Reads lazily, only what the rules' keys ask for.
+ * A {@link RequestContext} over a servlet request: what the filter and the Spring starter's method advisor both
+ * decide with. Reads lazily, only what the rules' keys ask for; at most 64 values of a repeated header.
+ * Attributes are the request's attributes. Not thread-safe, like the request.
  */
-final class HttpRequestContext implements RequestContext {
+public final class HttpRequestContext implements RequestContext {
 
     private final HttpServletRequest request;
 
-    HttpRequestContext(HttpServletRequest request) {
-        this.request = request;
+    /**
+     * @param request the request
+     */
+    public HttpRequestContext(HttpServletRequest request) {
+        this.request = java.util.Objects.requireNonNull(request, "request");
     }
 
-    /** The path within the application, as the container decoded and normalized it. */
-    static String pathWithinApplication(HttpServletRequest request) {
+    /**
+     * @param request a request
+     * @return the path within the application, as the container decoded and normalized it
+     */
+    public static String pathWithinApplication(HttpServletRequest request) {
         String servletPath = request.getServletPath();
         String pathInfo = request.getPathInfo();
         String path = (servletPath == null ? "" : servletPath) + (pathInfo == null ? "" : pathInfo);

@@ -1,18 +1,17 @@
 package io.github.ratelimit.spring.boot;
 
 import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.servlet.HttpRequestContext;
 import jakarta.servlet.http.HttpServletRequest;
 import org.aopalliance.intercept.MethodInvocation;
 
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Enumeration;
 import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * A {@link RequestContext} for a method call: the current HTTP request when there is one (keys {@code ip},
- * {@code header:...}), the principal, and the invocation itself for SpEL keys.
+ * A {@link RequestContext} for a method call: the current HTTP request's view (the same as the filter's, for
+ * keys {@code ip} and {@code header:...}) when there is one, the principal, and the invocation itself for SpEL
+ * keys.
  */
 final class InvocationRequestContext implements RequestContext {
 
@@ -24,38 +23,29 @@ final class InvocationRequestContext implements RequestContext {
 
     private final MethodInvocation invocation;
     private final HttpServletRequest request;
+    private final RequestContext http;
     private final Supplier<String> principal;
 
     InvocationRequestContext(MethodInvocation invocation, HttpServletRequest request, Supplier<String> principal) {
         this.invocation = invocation;
         this.request = request;
+        this.http = request == null ? RequestContext.empty() : new HttpRequestContext(request);
         this.principal = principal;
     }
 
     @Override
     public String remoteAddress() {
-        return request == null ? null : request.getRemoteAddr();
+        return http.remoteAddress();
     }
 
     @Override
     public List<String> headers(String name) {
-        if (request == null) {
-            return List.of();
-        }
-        Enumeration<String> values = request.getHeaders(name);
-        if (values == null || !values.hasMoreElements()) {
-            return List.of();
-        }
-        List<String> list = new ArrayList<>(2);
-        for (int i = 0; i < 64 && values.hasMoreElements(); i++) {
-            list.add(values.nextElement());
-        }
-        return Collections.unmodifiableList(list);
+        return http.headers(name);
     }
 
     @Override
     public String header(String name) {
-        return request == null ? null : request.getHeader(name);
+        return http.header(name);
     }
 
     @Override
@@ -65,12 +55,12 @@ final class InvocationRequestContext implements RequestContext {
 
     @Override
     public String method() {
-        return request == null ? null : request.getMethod();
+        return http.method();
     }
 
     @Override
     public String path() {
-        return request == null ? null : request.getRequestURI();
+        return http.path();
     }
 
     @Override
@@ -81,6 +71,6 @@ final class InvocationRequestContext implements RequestContext {
         if (REQUEST.equals(name)) {
             return request;
         }
-        return null;
+        return http.attribute(name);
     }
 }
