@@ -49,6 +49,12 @@ class ApiController {
         return "you are " + principal.getName();
     }
 
+    /** Limited by a SOFT URL rule in application.properties (ratelimit.rules[1]). */
+    @GetMapping("/export")
+    String export() {
+        return "export ready";
+    }
+
     /** Calls a paid third-party API through a client that is throttled to its quota. */
     @GetMapping("/quote")
     String quote() {

@@ -88,6 +88,29 @@ class SampleApplicationTest {
     }
 
     @Test
+    void delaysASoftUrlRuleWithAsyncProcessing() throws Exception {
+        List<CompletableFuture<long[]>> calls = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            calls.add(CompletableFuture.supplyAsync(() -> {
+                long t0 = System.nanoTime();
+                try {
+                    HttpResponse<String> r = send("GET", "/api/export", "203.0.113.9", null);
+                    return new long[] {r.statusCode(), (System.nanoTime() - t0) / 1_000_000, r.body().length()};
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        List<long[]> results = calls.stream().map(CompletableFuture::join).sorted((a, b) -> Long.compare(a[1], b[1])).toList();
+        assertThat(results).allSatisfy(r -> {
+            assertThat(r[0]).isEqualTo(200);
+            assertThat(r[2]).isEqualTo("export ready".length());
+        });
+        // Two at once, then one every 500 ms: the last waited about a second.
+        assertThat(results.get(3)[1]).isBetween(800L, 4000L);
+    }
+
+    @Test
     void limitsLoginAttemptsPerClientAddress() throws Exception {
         assertThat(statuses("POST", "/api/login?user=x", "203.0.113.4", null, 6))
                 .containsExactly(200, 200, 200, 200, 200, 429);
