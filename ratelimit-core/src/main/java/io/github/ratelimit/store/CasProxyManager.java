@@ -77,7 +77,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
 
     @Override
     protected <T> CommandResult<T> execute(Ref ref, Request<T> request) {
-        if (!breaker.tryAcquire()) {
+        long epoch = breaker.tryAcquire();
+        if (epoch == CircuitBreaker.REFUSED) {
             shortCircuited.increment();
             throw new RateLimitStoreException("Redis circuit breaker is open; not waiting on Redis", null);
         }
@@ -87,14 +88,14 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         byte[] expected = ref.lastSeen;
         long started = System.nanoTime();
         try {
-            return attempt(ref, request, command, expected, started);
+            return attempt(ref, request, command, expected, started, epoch);
         } finally {
             latencyNanos.add(System.nanoTime() - started);
         }
     }
 
     private <T> CommandResult<T> attempt(Ref ref, Request<T> request, RemoteCommand<T> command, byte[] expected,
-                                         long started) {
+                                         long started, long epoch) {
         try {
             for (int attempt = 1; ; attempt++) {
                 MutableBucketEntry entry = entry(expected);
@@ -107,21 +108,21 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 byte[] stored = script.compareAndSet(jedis, ref.key, expected, update, ref.ttlMillis);
                 if (stored == null) {
                     ref.lastSeen = update != null ? update : expected;
-                    breaker.onSuccess();
+                    breaker.onSuccess(epoch);
                     return result;
                 }
                 conflicts.increment();
                 expected = stored.length == 0 ? null : stored;
                 ref.lastSeen = expected;
                 if (attempt >= maxAttempts || System.nanoTime() - started > budgetNanos) {
-                    breaker.onSuccess(); // Redis answered; the key is just too contended.
+                    breaker.onSuccess(epoch); // Redis answered; the key is just too contended.
                     throw new RateLimitStoreException("Redis bucket state kept changing under " + attempt
                             + " attempts; giving up within the retry budget", null);
                 }
             }
         } catch (JedisException e) {
             failures.increment();
-            breaker.onFailure();
+            breaker.onFailure(epoch);
             throw new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
         }
     }

@@ -1,60 +1,102 @@
 package io.github.ratelimit.store;
 
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
 /**
- * Stops calls from waiting on a store that keeps failing. After {@code failureThreshold} failures in a row it
- * opens: calls fail at once, without touching the store, for {@code openNanos}. Then one call is let through as
- * a probe (half-open); its success closes the breaker, its failure opens it again. Thread-safe.
+ * Stops calls from waiting on a store that keeps failing.
+ *
+ * <p>It opens when failures have come {@code failureThreshold} times in a row <em>and</em> the streak has lasted
+ * at least {@code minStreakNanos}: a dead or frozen store fails call after call, while a momentary stall (a
+ * pause of the server, a slow network) fails only the calls in flight at that moment, all at once, and must not
+ * turn into a second of deciding without the store. Open, calls fail at once, without touching the store, for
+ * {@code openNanos}; then one call goes through as a probe (half-open): its success closes the breaker, its
+ * failure opens it again.
+ *
+ * <p>Every call reports back with the epoch it was let through in; a report from an older epoch (a call that
+ * started before the state changed and returned late) is ignored, so it can neither close a breaker opened
+ * meanwhile nor reopen one a probe has closed. Thread-safe, lock-free.
  */
 final class CircuitBreaker {
 
-    private record Status(JedisBucketStore.BreakerState state, long openedAt) {
+    /** The state, the epoch it began, when, and the current failure streak. */
+    private record Status(JedisBucketStore.BreakerState state, long epoch, long since, int failures,
+                          long streakStart) {
     }
 
+    /** Returned by {@link #tryAcquire()} when the call must not go to the store. */
+    static final long REFUSED = -1;
+
     private final int failureThreshold;
+    private final long minStreakNanos;
     private final long openNanos;
     private final LongSupplier nanoTime;
-    private final AtomicInteger consecutiveFailures = new AtomicInteger();
-    private final AtomicReference<Status> status = new AtomicReference<>(new Status(JedisBucketStore.BreakerState.CLOSED, 0));
+    private final AtomicReference<Status> status;
 
-    CircuitBreaker(int failureThreshold, long openNanos, LongSupplier nanoTime) {
+    CircuitBreaker(int failureThreshold, long minStreakNanos, long openNanos, LongSupplier nanoTime) {
         this.failureThreshold = failureThreshold;
+        this.minStreakNanos = minStreakNanos;
         this.openNanos = openNanos;
         this.nanoTime = nanoTime;
+        this.status = new AtomicReference<>(new Status(JedisBucketStore.BreakerState.CLOSED, 0, 0, 0, 0));
     }
 
     /**
-     * @return whether a call may go to the store now
+     * @return the epoch to report back with when the call may go to the store, else {@link #REFUSED}
      */
-    boolean tryAcquire() {
-        Status s = status.get();
-        if (s.state() == JedisBucketStore.BreakerState.CLOSED) {
-            return true;
-        }
-        long now = nanoTime.getAsLong();
-        if (now - s.openedAt() < openNanos) {
-            return false;
-        }
-        // One caller wins the probe; a probe that never reports back is replaced after another period.
-        return status.compareAndSet(s, new Status(JedisBucketStore.BreakerState.HALF_OPEN, now));
-    }
-
-    void onSuccess() {
-        consecutiveFailures.set(0);
-        Status s = status.get();
-        if (s.state() != JedisBucketStore.BreakerState.CLOSED) {
-            status.compareAndSet(s, new Status(JedisBucketStore.BreakerState.CLOSED, 0));
+    long tryAcquire() {
+        while (true) {
+            Status s = status.get();
+            if (s.state() == JedisBucketStore.BreakerState.CLOSED) {
+                return s.epoch();
+            }
+            long now = nanoTime.getAsLong();
+            if (now - s.since() < openNanos) {
+                return REFUSED;
+            }
+            // Open long enough, or a probe that never reported: one caller wins the (next) probe.
+            Status probe = new Status(JedisBucketStore.BreakerState.HALF_OPEN, s.epoch() + 1, now, 0, 0);
+            if (status.compareAndSet(s, probe)) {
+                return probe.epoch();
+            }
         }
     }
 
-    void onFailure() {
-        int failures = consecutiveFailures.incrementAndGet();
-        Status s = status.get();
-        if (s.state() == JedisBucketStore.BreakerState.HALF_OPEN || (s.state() == JedisBucketStore.BreakerState.CLOSED && failures >= failureThreshold)) {
-            status.compareAndSet(s, new Status(JedisBucketStore.BreakerState.OPEN, nanoTime.getAsLong()));
+    void onSuccess(long epoch) {
+        while (true) {
+            Status s = status.get();
+            if (s.epoch() != epoch || (s.state() == JedisBucketStore.BreakerState.CLOSED && s.failures() == 0)) {
+                return;
+            }
+            Status closed = s.state() == JedisBucketStore.BreakerState.CLOSED
+                    ? new Status(JedisBucketStore.BreakerState.CLOSED, s.epoch(), s.since(), 0, 0)
+                    : new Status(JedisBucketStore.BreakerState.CLOSED, s.epoch() + 1, nanoTime.getAsLong(), 0, 0);
+            if (status.compareAndSet(s, closed)) {
+                return;
+            }
+        }
+    }
+
+    void onFailure(long epoch) {
+        while (true) {
+            Status s = status.get();
+            if (s.epoch() != epoch || s.state() == JedisBucketStore.BreakerState.OPEN) {
+                return;
+            }
+            long now = nanoTime.getAsLong();
+            Status next;
+            if (s.state() == JedisBucketStore.BreakerState.HALF_OPEN) {
+                next = new Status(JedisBucketStore.BreakerState.OPEN, s.epoch() + 1, now, 0, 0);
+            } else {
+                int failures = s.failures() + 1;
+                long streakStart = s.failures() == 0 ? now : s.streakStart();
+                next = failures >= failureThreshold && now - streakStart >= minStreakNanos
+                        ? new Status(JedisBucketStore.BreakerState.OPEN, s.epoch() + 1, now, 0, 0)
+                        : new Status(JedisBucketStore.BreakerState.CLOSED, s.epoch(), s.since(), failures, streakStart);
+            }
+            if (status.compareAndSet(s, next)) {
+                return;
+            }
         }
     }
 
@@ -63,6 +105,6 @@ final class CircuitBreaker {
     }
 
     int consecutiveFailures() {
-        return consecutiveFailures.get();
+        return status.get().failures();
     }
 }

@@ -51,8 +51,9 @@ import java.util.function.LongSupplier;
  * {@code <prefix>:{<rule>:<key>}}, hash-tagged to one Cluster slot per bucket, and expire once a bucket would be
  * full again.
  *
- * <p>Failures: commands time out after {@link Builder#commandTimeout} (default 50 ms); after
- * {@link Builder#breakerFailureThreshold} failures in a row the circuit breaker opens and calls fail at once,
+ * <p>Failures: commands time out after {@link Builder#commandTimeout} (default 50 ms); once failures have kept
+ * coming for {@link Builder#breakerMinFailureStreak} (default 250 ms, at least
+ * {@link Builder#breakerFailureThreshold} of them in a row) the circuit breaker opens and calls fail at once,
  * without waiting on Redis, until a probe after {@link Builder#breakerOpenDuration} succeeds. Every failure
  * surfaces as a {@link RateLimitStoreException}, on which the limiter applies the rule's failure policy.
  *
@@ -113,7 +114,8 @@ public final class JedisBucketStore implements BucketStore {
         LongSupplier nanoTime = System::nanoTime;
         this.serverClock = b.timeMeter == null ? new ServerClock(nanoTime, b.localWallClock) : null;
         this.clock = b.timeMeter == null ? serverClock : b.timeMeter;
-        this.breaker = new CircuitBreaker(b.breakerFailureThreshold, b.breakerOpenDuration.toNanos(), nanoTime);
+        this.breaker = new CircuitBreaker(b.breakerFailureThreshold, b.breakerMinFailureStreak.toNanos(),
+                b.breakerOpenDuration.toNanos(), nanoTime);
         this.proxies = new CasProxyManager(jedis, script, breaker, clock, b.maxAttempts, b.retryBudget.toNanos());
         this.entries = Caffeine.newBuilder().maximumSize(b.maximumCachedBuckets)
                 .expireAfterAccess(Duration.ofMinutes(10)).build();
@@ -267,6 +269,7 @@ public final class JedisBucketStore implements BucketStore {
         private TimeMeter timeMeter;
         private int breakerFailureThreshold = 5;
         private Duration breakerOpenDuration = Duration.ofSeconds(1);
+        private Duration breakerMinFailureStreak = Duration.ofMillis(250);
         private boolean batching = true;
         private long maximumCachedBuckets = 100_000;
         private Duration clockCalibrationInterval = Duration.ofSeconds(10);
@@ -411,6 +414,17 @@ public final class JedisBucketStore implements BucketStore {
          */
         public Builder breakerFailureThreshold(int failures) {
             this.breakerFailureThreshold = atLeast("breakerFailureThreshold", failures, 1);
+            return this;
+        }
+
+        /**
+         * @param duration how long failures must keep coming (at least the threshold's number of them) before the
+         *        breaker opens (default 250 ms): a momentary stall that fails every call in flight at once does not
+         *        open it, a dead Redis does within this time
+         * @return this builder
+         */
+        public Builder breakerMinFailureStreak(Duration duration) {
+            this.breakerMinFailureStreak = positive("breakerMinFailureStreak", duration);
             return this;
         }
 

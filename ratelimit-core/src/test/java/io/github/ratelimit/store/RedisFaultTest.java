@@ -76,10 +76,14 @@ class RedisFaultTest {
 
             redis.kill();
             long killedAt = System.nanoTime();
-            List<Decision> during = decide(guard, 200);
-            assertThat(during).allMatch(basis(Basis.FALLBACK_BUCKET)).allMatch(Decision::permitted);
+            // Every decision falls back at once; the breaker opens once failures have kept coming for 250 ms.
+            while (store.breakerState() != JedisBucketStore.BreakerState.OPEN
+                    && System.nanoTime() - killedAt < Duration.ofSeconds(2).toNanos()) {
+                assertThat(decide(guard, 10)).allMatch(basis(Basis.FALLBACK_BUCKET)).allMatch(Decision::permitted);
+            }
             assertThat(store.breakerState()).isEqualTo(JedisBucketStore.BreakerState.OPEN);
             assertThat(System.nanoTime() - killedAt).isLessThan(Duration.ofSeconds(1).toNanos());
+            assertThat(decide(guard, 50)).allMatch(basis(Basis.FALLBACK_BUCKET));
             assertThat(store.stats().shortCircuited()).isPositive();
 
             redis.restart();
@@ -99,10 +103,12 @@ class RedisFaultTest {
 
             redis.pause();
             try {
-                List<Decision> during = decide(guard, 50);
+                long pausedAt = System.nanoTime();
+                List<Decision> during = decide(guard, 30);
                 assertThat(during).allMatch(basis(Basis.FAIL_CLOSED)).noneMatch(Decision::permitted);
                 assertThat(store.breakerState()).isEqualTo(JedisBucketStore.BreakerState.OPEN);
-                // Only the calls before the breaker opened waited for the timeout.
+                assertThat(System.nanoTime() - pausedAt).isLessThan(Duration.ofSeconds(2).toNanos());
+                // Only the calls before the breaker opened (about 250 ms of 50 ms timeouts) waited for Redis.
                 assertThat(store.stats().failures()).isLessThanOrEqualTo(10);
             } finally {
                 redis.resume();
