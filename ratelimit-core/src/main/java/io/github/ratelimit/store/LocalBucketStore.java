@@ -9,7 +9,10 @@ import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.TokensInheritanceStrategy;
+import io.github.bucket4j.BucketListener;
+import io.github.bucket4j.MathType;
 import io.github.bucket4j.local.LocalBucket;
+import io.github.bucket4j.local.LockFreeBucket;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 
 import java.util.concurrent.Executor;
@@ -42,9 +45,9 @@ public final class LocalBucketStore implements BucketStore {
         } else {
             caffeine.ticker(Ticker.systemTicker());
         }
-        if (builder.executor != null) {
-            caffeine.executor(builder.executor);
-        }
+        // Maintenance on the calling thread by default: handing it to a pool woke a thread on every decision,
+        // the largest cost on this path in the benchmark (docs/BENCHMARKS-local.md).
+        caffeine.executor(builder.executor != null ? builder.executor : Runnable::run);
         this.buckets = caffeine.expireAfter(new IdleExpiry()).build();
     }
 
@@ -92,11 +95,17 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     private LocalBucket newBucket(BucketConfiguration configuration) {
-        var builder = Bucket.builder().withCustomTimePrecision(timeMeter);
-        for (Bandwidth bandwidth : configuration.getBandwidths()) {
-            builder.addLimit(bandwidth);
+        // Built around the caller's configuration object itself (not a copy, as Bucket.builder() makes), so equal
+        // rules share one configuration and the identity check in bucket() holds.
+        if (!timeMeter.isWallClockBased()) {
+            for (Bandwidth bandwidth : configuration.getBandwidths()) {
+                if (bandwidth.isIntervallyAligned()) {
+                    throw new InvalidRateLimitConfigurationException("local store: a FIXED_WINDOW rule needs a "
+                            + "wall-clock time meter, but " + timeMeter + " is not one. Use TimeMeter.SYSTEM_MILLISECONDS.");
+                }
+            }
         }
-        return builder.build();
+        return new LockFreeBucket(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
     }
 
     /**
@@ -135,9 +144,21 @@ public final class LocalBucketStore implements BucketStore {
             return idle(bucket);
         }
 
-        private static long idle(LocalBucket bucket) {
-            long nanos = refillFromEmptyNanos(bucket.getConfiguration());
-            return nanos > Long.MAX_VALUE / 4 ? Long.MAX_VALUE / 2 : 2 * nanos;
+        /** Idle time per configuration; configurations are few (one per rule, per distinct per-key limits). */
+        private final java.util.Map<BucketConfiguration, Long> idleByConfiguration = new java.util.concurrent.ConcurrentHashMap<>();
+
+        private long idle(LocalBucket bucket) {
+            BucketConfiguration configuration = bucket.getConfiguration();
+            Long known = idleByConfiguration.get(configuration);
+            if (known != null) {
+                return known;
+            }
+            long nanos = refillFromEmptyNanos(configuration);
+            long idle = nanos > Long.MAX_VALUE / 4 ? Long.MAX_VALUE / 2 : 2 * nanos;
+            if (idleByConfiguration.size() < 10_000) {
+                idleByConfiguration.put(configuration, idle);
+            }
+            return idle;
         }
     }
 
@@ -177,8 +198,7 @@ public final class LocalBucketStore implements BucketStore {
         }
 
         /**
-         * @param executor runs eviction maintenance (default: the common fork-join pool); tests pass
-         *        {@code Runnable::run}
+         * @param executor runs eviction maintenance (default: the calling thread)
          * @return this builder
          */
         public Builder executor(Executor executor) {

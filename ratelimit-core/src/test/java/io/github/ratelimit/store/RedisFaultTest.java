@@ -71,7 +71,7 @@ class RedisFaultTest {
              JedisBucketStore store = JedisBucketStore.builder().url(redis.uri().toString()).build();
              RateLimiter limiter = RateLimiter.builder().store(store)
                      .defaultStoreFailurePolicy(StoreFailurePolicy.LOCAL_FALLBACK).build()) {
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("100/1s").build());
+            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("1000000/1s").build());
             assertThat(decide(guard, 20)).allMatch(basis(Basis.BUCKET));
 
             redis.kill();
