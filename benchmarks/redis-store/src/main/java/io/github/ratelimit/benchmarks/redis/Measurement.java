@@ -1,0 +1,32 @@
+package io.github.ratelimit.benchmarks.redis;
+
+/**
+ * One measured phase: one subject, one scenario, one round. Ratios per decision are {@code NaN} when the
+ * quantity is unknown for the subject.
+ *
+ * @param subject the subject's id
+ * @param scenario the load shape
+ * @param round 1-based
+ * @param decisions calls made
+ * @param perSecond calls per second
+ * @param p50Micros median latency of a call
+ * @param p99Micros 99th percentile latency
+ * @param clientCpuMicros CPU time of this JVM per decision (the subject's client, plus the benchmark's own small
+ *        share)
+ * @param redisCpuMicros CPU time of the Redis server per decision
+ * @param roundTripsPerDecision commands clients sent, from commandstats (see {@link Subject#roundTrips})
+ * @param repliesPerDecision replies Redis wrote, a cross-check of the former
+ * @param storeRoundTripsPerDecision round trips by the store's own count
+ * @param retriesPerDecision compare-and-swap attempts that found the state changed
+ * @param newKeysPerDecision keys used for the first time
+ * @param rejected calls the bucket rejected
+ * @param storeFailed calls decided without the store, or that threw
+ * @param firstError the first exception a call threw, or {@code null}
+ * @param store the store's own counters over the phase, or {@code null} when it keeps none
+ */
+record Measurement(String subject, Scenario scenario, int round, long decisions, double perSecond, double p50Micros,
+                   double p99Micros, double clientCpuMicros, double redisCpuMicros, double roundTripsPerDecision, double repliesPerDecision,
+                   double storeRoundTripsPerDecision, double retriesPerDecision, double newKeysPerDecision,
+                   long rejected, long storeFailed, String firstError,
+                   Subject.StoreCounters store) {
+}

@@ -1,0 +1,82 @@
+package io.github.ratelimit.benchmarks.redis;
+
+import io.github.ratelimit.Limit;
+
+import java.util.List;
+
+/**
+ * Something that decides rate-limited calls with buckets in Redis: our store, or a peer.
+ */
+interface Subject {
+
+    /** @return the short name used on the command line, e.g. {@code ours} */
+    String id();
+
+    /** @return the name in the report */
+    String label();
+
+    /**
+     * @return a fresh client: new connections and no state remembered from earlier sessions, so a measured phase
+     *         never benefits from caches filled by another
+     */
+    Session open();
+
+    /**
+     * Counts the commands clients sent in a window, from {@code commandstats}. Commandstats also counts the commands
+     * a script runs, so each subject subtracts those of its own scripts; {@link ServerCounters.Delta#replies()}
+     * cross-checks the result without relying on that knowledge.
+     *
+     * @param delta the server's counters over the window
+     * @return round trips (one per command sent, since no subject pipelines)
+     */
+    long roundTrips(ServerCounters.Delta delta);
+
+    /**
+     * @param delta the server's counters over the window
+     * @param store the subject's own counters over the window, or {@code null} when it keeps none
+     * @return compare-and-swap attempts that found the state changed, or -1 when unknown
+     */
+    long retries(ServerCounters.Delta delta, StoreCounters store);
+
+    /** @return how {@link #retries} is measured, for the report */
+    String retriesSource();
+
+    /** A connected client of a subject. */
+    interface Session extends AutoCloseable {
+
+        /**
+         * Prepares the calls of one key space without touching Redis.
+         *
+         * @param keySpace a name never used before in this run; part of every Redis key, so the keys are fresh
+         * @param keys the keys, addressed by index
+         * @param limits the bucket's windows
+         * @return the decider
+         */
+        Decider prepare(String keySpace, List<String> keys, List<Limit> limits);
+
+        /** @return the Redis key a bucket of {@link #prepare} lives under */
+        byte[] redisKey(String keySpace, String key);
+
+        /** @return the subject's own counters now, or {@code null} when it keeps none */
+        StoreCounters counters();
+
+        @Override
+        void close();
+    }
+
+    /**
+     * Counters a store keeps about itself.
+     *
+     * @param roundTrips scripts it ran
+     * @param conflicts attempts whose expected state was stale
+     * @param failures operations that failed in Redis or on the network (timeouts included)
+     * @param shortCircuited operations refused at once by the store's open circuit breaker
+     */
+    record StoreCounters(long roundTrips, long conflicts, long failures, long shortCircuited) {
+
+        StoreCounters since(StoreCounters before) {
+            return new StoreCounters(roundTrips - before.roundTrips, conflicts - before.conflicts,
+                    failures - before.failures, shortCircuited - before.shortCircuited);
+        }
+    }
+}
