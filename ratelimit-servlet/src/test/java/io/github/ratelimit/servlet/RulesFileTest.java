@@ -121,6 +121,32 @@ class RulesFileTest {
         }
     }
 
+    /** Found through META-INF/services in the test class path. */
+    public static final class RegionResolver implements io.github.ratelimit.key.NamedKeyResolver {
+        @Override
+        public String name() {
+            return "region";
+        }
+
+        @Override
+        public String resolve(io.github.ratelimit.RequestContext context) {
+            return context.header("X-Region");
+        }
+    }
+
+    @Test
+    void findsNamedKeyResolversWithServiceLoader() {
+        RulesFile.Settings s = parse("ratelimit.rules[0].paths", "/x", "ratelimit.rules[0].limits", "1/1s",
+                "ratelimit.rules[0].key", "region");
+        try {
+            assertThat(s.limiter().guard(s.rules().get(0).rule()).acquire(
+                    io.github.ratelimit.RequestContext.builder().header("X-Region", "eu").build()).verdicts().get(0).key())
+                    .isEqualTo("eu");
+        } finally {
+            s.limiter().close();
+        }
+    }
+
     @Test
     void loadsCustomKeyResolversByClassName() {
         RulesFile.Settings s = parse("ratelimit.key-resolvers.tenant", TenantResolver.class.getName(),
