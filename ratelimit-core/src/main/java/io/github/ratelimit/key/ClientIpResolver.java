@@ -133,6 +133,14 @@ public final class ClientIpResolver {
     }
 
     /**
+     * @return whether any proxy is trusted; when none is, the forwarding header is never read, and callers need
+     *         not collect it
+     */
+    public boolean readsForwardedHeader() {
+        return !trustedProxies.isEmpty();
+    }
+
+    /**
      * Resolves the rate-limit key of a request's client.
      *
      * @param remoteAddress the socket peer address as the container reports it (for example

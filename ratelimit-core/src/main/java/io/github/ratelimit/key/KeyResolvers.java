@@ -1,5 +1,6 @@
 package io.github.ratelimit.key;
 
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -47,6 +48,10 @@ public final class KeyResolvers {
      */
     public static KeyResolver ip(ClientIpResolver clientIp) {
         Objects.requireNonNull(clientIp, "clientIp");
+        if (!clientIp.readsForwardedHeader()) {
+            // No proxy is trusted: the header can never count, so it is not even read.
+            return context -> clientIp.resolve(context.remoteAddress(), List.of());
+        }
         String header = clientIp.headerName();
         return context -> clientIp.resolve(context.remoteAddress(), context.headers(header));
     }

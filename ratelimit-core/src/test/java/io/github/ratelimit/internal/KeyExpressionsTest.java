@@ -48,6 +48,17 @@ class KeyExpressionsTest {
     }
 
     @Test
+    void ignoresForwardingHeadersUnlessAProxyIsTrusted() {
+        RequestContext spoofed = RequestContext.builder().remoteAddress("203.0.113.7")
+                .header("X-Forwarded-For", "198.51.100.1").build();
+        assertThat(resolve("ip", spoofed)).isEqualTo("203.0.113.7");
+        KeyResolver behindProxy = KeyExpressions.compile("ip", CUSTOM,
+                ClientIpResolver.builder().trustedProxies("203.0.113.7").build(), "test");
+        assertThat(behindProxy.resolve(spoofed)).isEqualTo("198.51.100.1");
+        assertThat(ClientIpResolver.direct().readsForwardedHeader()).isFalse();
+    }
+
+    @Test
     void treatsBlankValuesAsMissing() {
         assertThat(resolve("header:X-Api-Key", RequestContext.builder().header("X-Api-Key", "  ").build())).isNull();
         assertThat(resolve("user", RequestContext.builder().principal("").build())).isNull();
