@@ -210,13 +210,6 @@ public final class JedisBucketStore implements BucketStore {
         return RedisKeys.bucketKey(prefix, key);
     }
 
-    /**
-     * @return the Redis server time this store decides with, in epoch nanoseconds
-     */
-    public long serverTimeNanos() {
-        return clock.currentTimeNanos();
-    }
-
     private void calibrateClock() {
         try {
             long before = serverClock.ticks();

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.boot;
 import io.github.ratelimit.DecisionLog;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
+import io.github.ratelimit.LocalFirst;
 import io.github.ratelimit.MapLimitProvider;
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimiter;
@@ -253,6 +254,13 @@ public final class RateLimitAutoConfiguration {
                         .key(p.getKey()).limits(p.getLimits().toArray(String[]::new)).mode(p.getMode())
                         .maxDelay(p.getMaxDelay()).cost(p.getCost()).onStoreFailure(p.getOnStoreFailure())
                         .onMissingKey(p.getOnMissingKey()).algorithm(p.getAlgorithm());
+                if (p.getLocalFirstTokens() != null) {
+                    try {
+                        b.localFirst(new LocalFirst(p.getLocalFirstTokens(), p.getLocalFirstTime()));
+                    } catch (InvalidRateLimitConfigurationException e) {
+                        throw new InvalidRateLimitConfigurationException(where + ": " + e.getMessage(), e);
+                    }
+                }
                 result.add(UrlRule.of(b.build(), p.getPaths(), new LinkedHashSet<>(p.getMethods())));
             }
             return result;

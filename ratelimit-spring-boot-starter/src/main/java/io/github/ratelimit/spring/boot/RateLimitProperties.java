@@ -453,6 +453,28 @@ public class RateLimitProperties {
         /** How buckets refill. */
         private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
 
+        /** Tokens an instance may take before synchronizing with a shared store; unset decides with a round trip each. */
+        private Long localFirstTokens;
+
+        /** Longest an instance goes without synchronizing, with local-first-tokens. */
+        private Duration localFirstTime = Duration.ofMillis(100);
+
+        public Long getLocalFirstTokens() {
+            return localFirstTokens;
+        }
+
+        public void setLocalFirstTokens(Long localFirstTokens) {
+            this.localFirstTokens = localFirstTokens;
+        }
+
+        public Duration getLocalFirstTime() {
+            return localFirstTime;
+        }
+
+        public void setLocalFirstTime(Duration localFirstTime) {
+            this.localFirstTime = localFirstTime;
+        }
+
         public String getName() {
             return name;
         }

@@ -9,7 +9,6 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -72,9 +71,5 @@ public class RateLimitsEndpoint {
             s.put("shortCircuited", stats.shortCircuited());
         }
         return s;
-    }
-
-    List<RejectedKeys.Entry> topRejected() {
-        return rejected.top(20);
     }
 }

@@ -12,6 +12,7 @@ import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.expression.spel.support.StandardEvaluationContext;
 
 /**
  * Keys written in SpEL, over the method's arguments, the current request and beans:
@@ -52,14 +53,13 @@ final class SpelKeyResolverFactory implements KeyResolverFactory {
         }
         return context -> {
             Object invocation = context.attribute(InvocationRequestContext.INVOCATION);
-            MethodBasedEvaluationContext evaluation;
+            StandardEvaluationContext evaluation;
             if (invocation instanceof MethodInvocation mi) {
                 evaluation = new MethodBasedEvaluationContext(mi.getThis(), mi.getMethod(), mi.getArguments(),
                         parameterNames);
                 evaluation.setVariable("args", mi.getArguments());
             } else {
-                evaluation = new MethodBasedEvaluationContext(null, SpelKeyResolverFactory.class.getDeclaredMethods()[0],
-                        new Object[0], parameterNames);
+                evaluation = new StandardEvaluationContext();
             }
             evaluation.setVariable("request", context.attribute(InvocationRequestContext.REQUEST));
             evaluation.setBeanResolver(beans);

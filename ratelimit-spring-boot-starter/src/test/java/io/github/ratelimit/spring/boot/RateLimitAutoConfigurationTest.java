@@ -340,6 +340,22 @@ class RateLimitAutoConfigurationTest {
     }
 
     @Test
+    void bindsLocalFirstOnUrlRulesLikeTheRulesFile() {
+        web.withPropertyValues("ratelimit.rules[0].name=global", "ratelimit.rules[0].paths=/**",
+                "ratelimit.rules[0].limits=10000/1s", "ratelimit.rules[0].local-first-tokens=100",
+                "ratelimit.rules[0].local-first-time=50ms").run(context -> {
+            @SuppressWarnings("unchecked")
+            FilterRegistrationBean<RateLimitFilter> registration = context.getBean("rateLimitFilter", FilterRegistrationBean.class);
+            assertThat(registration.getFilter().urlRules().get(0).rule().localFirst())
+                    .isEqualTo(new io.github.ratelimit.LocalFirst(100, java.time.Duration.ofMillis(50)));
+        });
+        web.withPropertyValues("ratelimit.rules[0].paths=/**", "ratelimit.rules[0].limits=10/1s",
+                "ratelimit.rules[0].local-first-tokens=100").run(context ->
+                assertThat(configError(context)).hasMessageStartingWith(
+                        "ratelimit.rules[0]: local-first maxUnsyncedTokens 100 exceeds the capacity 10"));
+    }
+
+    @Test
     void leavesTheFilterOffWithoutUrlRules() {
         web.run(context -> assertThat(context.getBean("rateLimitFilter", FilterRegistrationBean.class).isEnabled()).isFalse());
     }
