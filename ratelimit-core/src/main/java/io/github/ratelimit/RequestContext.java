@@ -19,7 +19,8 @@ import java.util.Map;
 public interface RequestContext {
 
     /**
-     * @return the socket peer's address as the container reports it, or {@code null}
+     * @return the address of the connection's peer, or {@code null}; never a value taken from a forwarding header
+     *         by a layer other than the limiter (the {@code ip} key applies the limiter's trusted proxies itself)
      */
     default String remoteAddress() {
         return null;
@@ -27,7 +28,9 @@ public interface RequestContext {
 
     /**
      * @param name a header name, matched case-insensitively
-     * @return every value of the header in arrival order, never {@code null}
+     * @return the values of the header in arrival order, never {@code null}. An implementation may bound how many
+     *         it returns, but then keeps the <em>last</em> ones: proxies append to the end, so dropping the last
+     *         values would let a client push a trusted proxy's entries out of view.
      */
     default List<String> headers(String name) {
         return List.of();

@@ -1,28 +1,49 @@
 package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.RequestContext;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletRequestWrapper;
 import jakarta.servlet.http.HttpServletRequest;
 
 import java.security.Principal;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * A {@link RequestContext} over a servlet request: what the filter and the Spring starter's method advisor both
- * decide with. Reads lazily, only what the rules' keys ask for; at most 64 values of a repeated header.
- * Attributes are the request's attributes. Not thread-safe, like the request.
+ * decide with. Reads lazily, only what the rules' keys ask for. Not thread-safe, like the request.
+ *
+ * <h2>The connection's view, beneath wrappers</h2>
+ * The client address and the headers are read from the request as the container received it: beneath every
+ * {@link ServletRequestWrapper}. A wrapper that replaces the address with a forwarding header's value (Spring's
+ * {@code ForwardedHeaderFilter}, Tomcat's {@code RemoteIpFilter}, an application's own) trusts proxies by rules
+ * of its own, and some hide the forwarding headers they consumed; the {@code ip} key trusts only the limiter's
+ * {@code trusted-proxies}, so it must see the socket peer and the headers as sent. The principal, method, path and
+ * attributes come from the request as the application sees it (a security framework's wrapper supplies the
+ * principal).
+ *
+ * <h2>Repeated headers</h2>
+ * A client can send a header any number of times (within the container's limits). {@link #headers(String)} returns
+ * at most the last {@value #MAX_HEADER_VALUES} values: the ones nearest the server, which trusted proxies
+ * append. Keeping the first ones instead would let a client push the proxies' values out of view with lines of its
+ * own.
  */
 public final class HttpRequestContext implements RequestContext {
 
+    /** The most values of one repeated header {@link #headers(String)} returns: the last ones. */
+    public static final int MAX_HEADER_VALUES = 64;
+
     private final HttpServletRequest request;
+    private ServletRequest connection;
 
     /**
      * @param request the request
      */
     public HttpRequestContext(HttpServletRequest request) {
-        this.request = java.util.Objects.requireNonNull(request, "request");
+        this.request = Objects.requireNonNull(request, "request");
     }
 
     /**
@@ -36,28 +57,70 @@ public final class HttpRequestContext implements RequestContext {
         return path.isEmpty() ? "/" : path;
     }
 
+    /**
+     * @param request a request, possibly wrapped
+     * @return the request the container created, beneath every wrapper
+     */
+    public static ServletRequest unwrap(ServletRequest request) {
+        ServletRequest r = request;
+        // Bounded: a wrapper chain is as long as the filters that built it, but a cycle must not hang a request.
+        for (int i = 0; i < 64 && r instanceof ServletRequestWrapper w && w.getRequest() != null; i++) {
+            r = w.getRequest();
+        }
+        return r;
+    }
+
+    private ServletRequest connection() {
+        if (connection == null) {
+            connection = unwrap(request);
+        }
+        return connection;
+    }
+
     @Override
     public String remoteAddress() {
-        return request.getRemoteAddr();
+        return connection().getRemoteAddr();
     }
 
     @Override
     public List<String> headers(String name) {
-        Enumeration<String> values = request.getHeaders(name);
+        ServletRequest c = connection();
+        Enumeration<String> values = c instanceof HttpServletRequest h ? h.getHeaders(name) : null;
+        return lastValues(values);
+    }
+
+    /**
+     * @param values header values in arrival order, or {@code null}
+     * @return the last {@value #MAX_HEADER_VALUES} of them, in arrival order
+     */
+    static List<String> lastValues(Enumeration<String> values) {
         if (values == null || !values.hasMoreElements()) {
             return List.of();
         }
-        List<String> list = new ArrayList<>(2);
-        // A client can send a header many times; a key needs no more than the first few dozen.
-        for (int i = 0; i < 64 && values.hasMoreElements(); i++) {
-            list.add(values.nextElement());
+        String first = values.nextElement();
+        if (!values.hasMoreElements()) {
+            return first == null ? List.of() : List.of(first);
         }
-        return Collections.unmodifiableList(list);
+        // A ring of the last values: the container bounds how many lines arrive, this bounds what is kept.
+        String[] ring = new String[MAX_HEADER_VALUES];
+        ring[0] = first;
+        long count = 1;
+        while (values.hasMoreElements()) {
+            ring[(int) (count++ % MAX_HEADER_VALUES)] = values.nextElement();
+        }
+        int size = (int) Math.min(count, MAX_HEADER_VALUES);
+        String[] ordered = new String[size];
+        long start = count - size;
+        for (int i = 0; i < size; i++) {
+            ordered[i] = ring[(int) ((start + i) % MAX_HEADER_VALUES)];
+        }
+        return Collections.unmodifiableList(Arrays.asList(ordered));
     }
 
     @Override
     public String header(String name) {
-        return request.getHeader(name);
+        ServletRequest c = connection();
+        return c instanceof HttpServletRequest h ? h.getHeader(name) : request.getHeader(name);
     }
 
     @Override
