@@ -46,6 +46,14 @@ public interface RequestContext {
     }
 
     /**
+     * @param name a request parameter name
+     * @return its first value, from the query string or a form body, or {@code null}
+     */
+    default String parameter(String name) {
+        return null;
+    }
+
+    /**
      * @return the authenticated principal's name, or {@code null} for an anonymous call
      */
     default String principal() {
@@ -103,6 +111,7 @@ public interface RequestContext {
         private String method;
         private String path;
         private final Map<String, List<String>> headers = new HashMap<>();
+        private final Map<String, String> parameters = new HashMap<>();
         private final Map<String, Object> attributes = new HashMap<>();
 
         private Builder() {
@@ -138,6 +147,12 @@ public interface RequestContext {
             return this;
         }
 
+        /** @param name a request parameter name @param value its value @return this builder */
+        public Builder parameter(String name, String value) {
+            parameters.putIfAbsent(name, value);
+            return this;
+        }
+
         /** @param name an attribute name @param value its value @return this builder */
         public Builder attribute(String name, Object value) {
             attributes.put(name, value);
@@ -149,13 +164,19 @@ public interface RequestContext {
             Map<String, List<String>> h = new HashMap<>();
             headers.forEach((k, v) -> h.put(k, List.copyOf(v)));
             return new Plain(remoteAddress, principal, method, path, Collections.unmodifiableMap(h),
-                    Collections.unmodifiableMap(new HashMap<>(attributes)));
+                    Map.copyOf(parameters), Collections.unmodifiableMap(new HashMap<>(attributes)));
         }
     }
 
     /** The context {@link Builder} builds. */
     record Plain(String remoteAddress, String principal, String method, String path,
-                 Map<String, List<String>> headerMap, Map<String, Object> attributes) implements RequestContext {
+                 Map<String, List<String>> headerMap, Map<String, String> parameters,
+                 Map<String, Object> attributes) implements RequestContext {
+
+        @Override
+        public String parameter(String name) {
+            return parameters.get(name);
+        }
 
         @Override
         public List<String> headers(String name) {

@@ -369,8 +369,8 @@ class RateLimiterTest {
         @Test
         void fallsBackToTheNextAlternativeOfTheKeyExpression() {
             Guard guard = limiter.guard(Rule.builder("api").key("user|ip").limits("1/1s").build());
-            assertThat(guard.acquire(ip("203.0.113.9")).verdicts().get(0).key()).isEqualTo("203.0.113.9");
-            assertThat(guard.acquire(user("alice")).verdicts().get(0).key()).isEqualTo("alice");
+            assertThat(guard.acquire(ip("203.0.113.9")).verdicts().get(0).key()).isEqualTo("ip=203.0.113.9");
+            assertThat(guard.acquire(user("alice")).verdicts().get(0).key()).isEqualTo("user=alice");
         }
 
         @Test
@@ -526,8 +526,8 @@ class RateLimiterTest {
         assertThatThrownBy(() -> limiter.guard(Rule.builder("OrderController#list").source("@RateLimit on OrderController#list()")
                 .key("usr").limits("5/1s").build()))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
-                .hasMessage("@RateLimit on OrderController#list(): unknown key 'usr'. Available: [global, header:<name>, "
-                        + "ip, user]. Register custom keys with a KeyResolver.");
+                .hasMessage("@RateLimit on OrderController#list(): unknown key 'usr'. Available: [basic-user, global, "
+                        + "header:<name>, ip, param:<name>, user]. Register custom keys with a KeyResolver.");
     }
 
     /** Elapsed time on the manual clock. */

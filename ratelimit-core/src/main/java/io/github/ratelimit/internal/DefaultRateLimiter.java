@@ -11,7 +11,6 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
-import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimitListener;
@@ -30,15 +29,11 @@ import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 
 import java.lang.System.Logger.Level;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -49,12 +44,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * The engine behind {@link RateLimiter}. Not part of the public API.
  */
 public final class DefaultRateLimiter implements RateLimiter {
-
-    /** Keys longer than this are replaced by a hash of them. */
-    public static final int MAX_KEY_LENGTH = 128;
-
-    /** The bucket key of {@link MissingKeyPolicy#SHARED}: it holds a NUL, which no built-in resolver yields. */
-    static final String SHARED_MISSING_KEY = "\u0000missing";
 
     /** How long a fail-closed rejection tells the client to wait. */
     static final long FAIL_CLOSED_RETRY_NANOS = 1_000_000_000L;
@@ -263,10 +252,9 @@ public final class DefaultRateLimiter implements RateLimiter {
                 case REJECT:
                     return new Verdict(rule.name, null, rule.mode, rejection(rule), Basis.KEY_MISSING, List.of(), 0);
                 default:
-                    key = SHARED_MISSING_KEY;
+                    key = KeyExpressions.SHARED_MISSING_KEY;
             }
         }
-        key = normalizeKey(key);
         BucketKey bucketKey = new BucketKey(rule.name, key);
         CompiledRule.Configs configs = rule.configsFor(key);
         try {
@@ -341,18 +329,6 @@ public final class DefaultRateLimiter implements RateLimiter {
                 ev.permitHeld = false;
                 waiting.release();
             }
-        }
-    }
-
-    static String normalizeKey(String key) {
-        if (key.length() <= MAX_KEY_LENGTH) {
-            return key;
-        }
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-            return "~sha256:" + HexFormat.of().formatHex(digest);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
         }
     }
 

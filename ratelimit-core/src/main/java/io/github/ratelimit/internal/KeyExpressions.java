@@ -7,20 +7,53 @@ import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.key.KeyResolverFactory;
 import io.github.ratelimit.key.KeyResolvers;
 
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 
 /**
- * Compiles key expressions into resolvers, once, when a rule is registered.
+ * Compiles key expressions into resolvers, once, when a rule is registered, and defines the text of a resolved
+ * key.
  *
  * <p>Grammar: {@code expression = alternative ('|' alternative)*}, {@code alternative = atom ('+' atom)*},
- * {@code atom = global | ip | user | header:<Name> | <custom name>}. An alternative resolves when all its
- * atoms do, to their values joined by {@code +} (each value escaped, so {@code a+b} from one header cannot
- * pose as two); an expression resolves to its first alternative that does.
+ * {@code atom = global | ip | user | basic-user | header:<Name> | param:<name> | <custom name>}. An alternative
+ * resolves when all its atoms do; an expression resolves to its first alternative that does. An alternative whose
+ * resolver throws is logged and skipped, so the next one can still resolve.
+ *
+ * <h2>Resolved keys are injective</h2>
+ * Within one rule, the key text determines which alternative resolved and every part's value, and no value can
+ * pose as another:
+ * <ul>
+ *   <li>each part's value is escaped ({@link #escape}): {@code \}, {@code +} and {@code ~} get a {@code \} in
+ *       front;</li>
+ *   <li>parts are joined by {@code +};</li>
+ *   <li>when the expression has several alternatives, the key starts with the alternative's own text and
+ *       {@code =} ({@code user=alice}, {@code header:X-Client=alice}), so an anonymous caller sending
+ *       {@code X-Client: alice} never counts against user {@code alice};</li>
+ *   <li>a key longer than {@value #MAX_KEY_LENGTH} characters becomes {@code ~sha256:<hex>} of it; no other key
+ *       starts with an unescaped {@code ~}, so a value cannot pose as a hash (nor as the shared bucket of calls
+ *       without a key, {@value #SHARED_MISSING_KEY}).</li>
+ * </ul>
+ * Keys built from one expression by a {@link KeyResolverFactory} (SpEL) are escaped the same way.
  */
 public final class KeyExpressions {
+
+    /** Keys longer than this are replaced by a hash of them. */
+    public static final int MAX_KEY_LENGTH = 128;
+
+    /** The key of the bucket {@link io.github.ratelimit.MissingKeyPolicy#SHARED} counts calls without a key in. */
+    public static final String SHARED_MISSING_KEY = "~missing";
+
+    /** The start of a hashed key. */
+    public static final String HASH_PREFIX = "~sha256:";
+
+    private static final RateLimitedLog RESOLVER_LOG = new RateLimitedLog(10_000_000_000L);
 
     private KeyExpressions() {
     }
@@ -30,7 +63,7 @@ public final class KeyExpressions {
      * @param custom the registered custom resolvers by name
      * @param clientIp the resolver behind {@code ip}
      * @param where the rule's source, for messages
-     * @return the resolver
+     * @return the resolver of canonical keys (see the class documentation)
      * @throws InvalidRateLimitConfigurationException naming the unknown atom and the available ones
      */
     public static KeyResolver compile(String expression, Map<String, KeyResolver> custom, ClientIpResolver clientIp,
@@ -44,7 +77,7 @@ public final class KeyExpressions {
      * @param clientIp the resolver behind {@code ip}
      * @param factory asked first with the whole expression, or {@code null}
      * @param where the rule's source, for messages
-     * @return the resolver
+     * @return the resolver of canonical keys (see the class documentation)
      * @throws InvalidRateLimitConfigurationException naming the unknown atom and the available ones
      */
     public static KeyResolver compile(String expression, Map<String, KeyResolver> custom, ClientIpResolver clientIp,
@@ -52,18 +85,87 @@ public final class KeyExpressions {
         if (factory != null) {
             KeyResolver own = factory.create(expression, where);
             if (own != null) {
-                return own;
+                return new Compiled(new Alternative[] {new Alternative(expression, new KeyResolver[] {own})}, where);
             }
         }
-        List<KeyResolver> alternatives = new ArrayList<>();
-        for (String alternative : expression.split("\\|", -1)) {
+        String[] texts = expression.split("\\|", -1);
+        Alternative[] alternatives = new Alternative[texts.length];
+        for (int i = 0; i < texts.length; i++) {
             List<KeyResolver> parts = new ArrayList<>();
-            for (String atom : alternative.split("\\+", -1)) {
-                parts.add(atom(atom.trim(), expression, custom, clientIp, where));
+            List<String> atoms = new ArrayList<>();
+            for (String atom : texts[i].split("\\+", -1)) {
+                String a = atom.trim();
+                parts.add(atom(a, expression, custom, clientIp, where));
+                atoms.add(a);
             }
-            alternatives.add(parts.size() == 1 ? parts.get(0) : compound(parts));
+            alternatives[i] = new Alternative(String.join("+", atoms), parts.toArray(KeyResolver[]::new));
         }
-        return alternatives.size() == 1 ? alternatives.get(0) : firstOf(alternatives);
+        return new Compiled(alternatives, where);
+    }
+
+    /**
+     * @param expression a key expression of the built-in grammar
+     * @return its atoms, trimmed, over all alternatives ({@code user|ip} gives {@code user} and {@code ip})
+     */
+    public static List<String> atoms(String expression) {
+        List<String> atoms = new ArrayList<>();
+        for (String alternative : expression.split("\\|", -1)) {
+            for (String atom : alternative.split("\\+", -1)) {
+                atoms.add(atom.trim());
+            }
+        }
+        return atoms;
+    }
+
+    /**
+     * @param key a resolved key, canonical
+     * @return the key, or its hash when it is longer than {@value #MAX_KEY_LENGTH} characters
+     */
+    public static String bounded(String key) {
+        if (key.length() <= MAX_KEY_LENGTH) {
+            return key;
+        }
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            return HASH_PREFIX + HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
+    }
+
+    /**
+     * Escapes one part's value: {@code \}, {@code +} and {@code ~} get a {@code \} in front, and a lone UTF-16
+     * surrogate (which has no UTF-8 form, so two such values could meet as one stored key) becomes
+     * {@code \}{@code uXXXX}.
+     *
+     * @param value a value
+     * @param sb receives the escaped value
+     */
+    public static void escape(String value, StringBuilder sb) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '+' || c == '\\' || c == '~') {
+                sb.append('\\').append(c);
+            } else if (Character.isSurrogate(c)) {
+                if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+                    sb.append(c).append(value.charAt(++i));
+                } else {
+                    sb.append("\\u").append(String.format(java.util.Locale.ROOT, "%04x", (int) c));
+                }
+            } else {
+                sb.append(c);
+            }
+        }
+    }
+
+    private static boolean needsEscape(String value) {
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            if (c == '+' || c == '\\' || c == '~' || Character.isSurrogate(c)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static KeyResolver atom(String atom, String expression, Map<String, KeyResolver> custom,
@@ -75,6 +177,8 @@ public final class KeyExpressions {
                 return KeyResolvers.ip(clientIp);
             case "user":
                 return KeyResolvers.user();
+            case "basic-user":
+                return KeyResolvers.basicUser();
             default:
                 break;
         }
@@ -86,9 +190,19 @@ public final class KeyExpressions {
             }
             return KeyResolvers.header(name);
         }
+        if (atom.startsWith("param:")) {
+            String name = atom.substring("param:".length()).trim();
+            if (name.isEmpty() || !name.chars().allMatch(KeyExpressions::isTokenChar)) {
+                throw new InvalidRateLimitConfigurationException(where + ": key '" + expression + "' names request "
+                        + "parameter '" + name + "', which is not a valid name. Write 'param:<name>', e.g. "
+                        + "'param:username'.");
+            }
+            return KeyResolvers.parameter(name);
+        }
         KeyResolver resolver = custom.get(atom);
         if (resolver == null) {
-            TreeSet<String> available = new TreeSet<>(List.of("global", "header:<name>", "ip", "user"));
+            TreeSet<String> available = new TreeSet<>(List.of("basic-user", "global", "header:<name>", "ip",
+                    "param:<name>", "user"));
             available.addAll(custom.keySet());
             String what = atom.isEmpty() ? "an empty key part" : "unknown key '" + atom + "'";
             throw new InvalidRateLimitConfigurationException(where + ": " + what
@@ -104,12 +218,61 @@ public final class KeyExpressions {
                 || "!#$%&'*-.^_`~".indexOf(c) >= 0;
     }
 
-    private static KeyResolver compound(List<KeyResolver> parts) {
-        KeyResolver[] array = parts.toArray(KeyResolver[]::new);
-        return context -> {
+    /** One alternative: its text (the tag of its keys when there are several) and its parts' resolvers. */
+    private record Alternative(String text, KeyResolver[] parts) {
+    }
+
+    /** A compiled expression; thread-safe. */
+    private static final class Compiled implements KeyResolver {
+
+        private final Alternative[] alternatives;
+        private final String where;
+
+        Compiled(Alternative[] alternatives, String where) {
+            this.alternatives = alternatives;
+            this.where = where;
+        }
+
+        @Override
+        public String resolve(RequestContext context) {
+            boolean tagged = alternatives.length > 1;
+            for (Alternative alternative : alternatives) {
+                String key;
+                try {
+                    key = resolve(alternative, context, tagged);
+                } catch (RuntimeException e) {
+                    RESOLVER_LOG.log(Level.WARNING, where + ": resolving key part '" + alternative.text
+                            + "' failed; " + (tagged ? "trying the next alternative" : "the key is missing"), e);
+                    key = null;
+                }
+                if (key != null) {
+                    return bounded(key);
+                }
+            }
+            return null;
+        }
+
+        private static String resolve(Alternative alternative, RequestContext context, boolean tagged) {
+            KeyResolver[] parts = alternative.parts;
+            if (parts.length == 1 && !tagged) {
+                // The common case: one atom, no tag. Copy only when something needs escaping.
+                String value = parts[0].resolve(context);
+                if (value == null || value.isEmpty()) {
+                    return null;
+                }
+                if (!needsEscape(value)) {
+                    return value;
+                }
+                StringBuilder sb = new StringBuilder(value.length() + 4);
+                escape(value, sb);
+                return sb.toString();
+            }
             StringBuilder sb = new StringBuilder();
-            for (int i = 0; i < array.length; i++) {
-                String value = array[i].resolve(context);
+            if (tagged) {
+                sb.append(alternative.text).append('=');
+            }
+            for (int i = 0; i < parts.length; i++) {
+                String value = parts[i].resolve(context);
                 if (value == null || value.isEmpty()) {
                     return null;
                 }
@@ -119,29 +282,6 @@ public final class KeyExpressions {
                 escape(value, sb);
             }
             return sb.toString();
-        };
-    }
-
-    private static void escape(String value, StringBuilder sb) {
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            if (c == '+' || c == '\\') {
-                sb.append('\\');
-            }
-            sb.append(c);
         }
-    }
-
-    private static KeyResolver firstOf(List<KeyResolver> alternatives) {
-        KeyResolver[] array = alternatives.toArray(KeyResolver[]::new);
-        return (RequestContext context) -> {
-            for (KeyResolver r : array) {
-                String value = r.resolve(context);
-                if (value != null && !value.isEmpty()) {
-                    return value;
-                }
-            }
-            return null;
-        };
     }
 }

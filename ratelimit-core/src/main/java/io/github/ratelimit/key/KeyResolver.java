@@ -15,8 +15,9 @@ public interface KeyResolver {
     /**
      * @param context the call being decided
      * @return the key, or {@code null} (or empty) when this call has none; the rule's
-     *         {@link io.github.ratelimit.MissingKeyPolicy} then applies. Keys longer than 128 characters are
-     *         replaced by a hash of them.
+     *         {@link io.github.ratelimit.MissingKeyPolicy} then applies. Any text may be returned: the limiter
+     *         escapes it, tags it with the alternative it came from, and hashes it when it is long, so the value
+     *         can never reach a bucket of another key, alternative or rule.
      */
     String resolve(RequestContext context);
 }

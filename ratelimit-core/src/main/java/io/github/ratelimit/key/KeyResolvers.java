@@ -1,5 +1,7 @@
 package io.github.ratelimit.key;
 
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
 import java.util.List;
 import java.util.Objects;
 
@@ -14,6 +16,11 @@ public final class KeyResolvers {
     private static final KeyResolver GLOBAL = context -> GLOBAL_KEY;
 
     private static final KeyResolver USER = context -> blankToNull(context.principal());
+
+    private static final KeyResolver BASIC_USER = context -> basicUserName(context.header("Authorization"));
+
+    /** Longest {@code Authorization} header value {@link #basicUser()} decodes; longer ones have no key. */
+    static final int MAX_BASIC_CREDENTIALS_LENGTH = 4096;
 
     private KeyResolvers() {
     }
@@ -30,6 +37,27 @@ public final class KeyResolvers {
      */
     public static KeyResolver user() {
         return USER;
+    }
+
+    /**
+     * The user name an {@code Authorization: Basic} header <em>claims</em>, before anything checks its password:
+     * for limiting authentication attempts per user name in front of the authentication itself. Never the
+     * password. Calls without such a header, or with one that is not valid Basic credentials, have no key.
+     *
+     * @return a resolver keying by the claimed Basic user name
+     */
+    public static KeyResolver basicUser() {
+        return BASIC_USER;
+    }
+
+    /**
+     * @param name a request parameter name
+     * @return a resolver keying by the parameter's first value (from the query string or a form body, as the
+     *         entry point reads parameters); calls without it have no key
+     */
+    public static KeyResolver parameter(String name) {
+        Objects.requireNonNull(name, "name");
+        return context -> blankToNull(context.parameter(name));
     }
 
     /**
@@ -54,6 +82,25 @@ public final class KeyResolvers {
         }
         String header = clientIp.headerName();
         return context -> clientIp.resolve(context.remoteAddress(), context.headers(header));
+    }
+
+    static String basicUserName(String authorization) {
+        if (authorization == null || authorization.length() > MAX_BASIC_CREDENTIALS_LENGTH) {
+            return null;
+        }
+        String value = authorization.trim();
+        if (value.length() < 6 || !value.regionMatches(true, 0, "Basic ", 0, 6)) {
+            return null;
+        }
+        byte[] decoded;
+        try {
+            decoded = Base64.getDecoder().decode(value.substring(6).trim());
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+        String credentials = new String(decoded, StandardCharsets.UTF_8);
+        int colon = credentials.indexOf(':');
+        return colon <= 0 ? null : blankToNull(credentials.substring(0, colon));
     }
 
     private static String blankToNull(String value) {

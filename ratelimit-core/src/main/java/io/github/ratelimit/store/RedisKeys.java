@@ -3,11 +3,18 @@ package io.github.ratelimit.store;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Redis key names: {@code <prefix>:{<rule>:<key>}}. The braces make the whole bucket id the Redis Cluster hash
- * tag, so a bucket lives on one slot, and different keys of one rule spread over the cluster. The key part is
- * user input, so {@code {}, {@code }} and {@code %} in it are percent-encoded: no caller can end the tag early
- * (which would pile many buckets onto one slot) or open a tag of its own. Keys arrive at most 128 characters
- * long (the limiter hashes longer ones), and rule names cannot contain braces.
+ * Redis key names: {@code <prefix>:{<rule>:<key>}}.
+ *
+ * <p>The braces make the whole bucket id the Redis Cluster hash tag, so a bucket lives on one slot, and different
+ * keys of one rule spread over the cluster.
+ *
+ * <p>The map from (prefix, rule, key) to a Redis key is injective, so no rule or key can reach another's bucket:
+ * the prefix holds no braces, so the first {@code {} ends it; in the rule name {@code :} and {@code %} are
+ * percent-encoded, so the first {@code :} inside the braces ends the rule (rule {@code api} with key
+ * {@code login:x} is {@code {api:login:x}}, rule {@code api:login} with key {@code x} is {@code {api%3Alogin:x}});
+ * in the key {@code {}, {@code }} and {@code %} are percent-encoded, so the last {@code }} ends it, and no caller can
+ * end the hash tag early (which would pile many buckets onto one slot) or open one of its own. Keys arrive at most
+ * 128 characters long (the limiter hashes longer ones), and rule names cannot contain braces.
  */
 final class RedisKeys {
 
@@ -15,9 +22,19 @@ final class RedisKeys {
     }
 
     static byte[] bucketKey(String prefix, BucketKey key) {
-        StringBuilder sb = new StringBuilder(prefix.length() + key.rule().length() + key.key().length() + 8);
-        sb.append(prefix).append(":{").append(key.rule()).append(':');
+        String rule = key.rule();
         String k = key.key();
+        StringBuilder sb = new StringBuilder(prefix.length() + rule.length() + k.length() + 8);
+        sb.append(prefix).append(":{");
+        for (int i = 0; i < rule.length(); i++) {
+            char c = rule.charAt(i);
+            switch (c) {
+                case ':' -> sb.append("%3A");
+                case '%' -> sb.append("%25");
+                default -> sb.append(c);
+            }
+        }
+        sb.append(':');
         for (int i = 0; i < k.length(); i++) {
             char c = k.charAt(i);
             switch (c) {

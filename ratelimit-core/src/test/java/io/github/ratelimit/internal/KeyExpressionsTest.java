@@ -41,10 +41,75 @@ class KeyExpressionsTest {
     }
 
     @Test
-    void takesTheFirstAlternativeThatResolves() {
-        assertThat(resolve("user|ip", full)).isEqualTo("alice");
-        assertThat(resolve("user|ip", RequestContext.builder().remoteAddress("198.51.100.1").build())).isEqualTo("198.51.100.1");
+    void takesTheFirstAlternativeThatResolvesAndSaysWhichOneItWas() {
+        assertThat(resolve("user|ip", full)).isEqualTo("user=alice");
+        assertThat(resolve("user|ip", RequestContext.builder().remoteAddress("198.51.100.1").build()))
+                .isEqualTo("ip=198.51.100.1");
+        assertThat(resolve("user | header:X-Tenant+ip", RequestContext.builder().remoteAddress("198.51.100.1")
+                .header("X-Tenant", "acme").build())).isEqualTo("header:X-Tenant+ip=acme+198.51.100.1");
         assertThat(resolve("user|header:X-None", RequestContext.empty())).isNull();
+    }
+
+    @Test
+    void anAnonymousCallerCannotPoseAsAUserThroughAnotherAlternative() {
+        RequestContext anonymous = RequestContext.builder().header("X-Tenant", "alice").build();
+        RequestContext alice = RequestContext.builder().principal("alice").build();
+        assertThat(resolve("user|tenant", anonymous)).isEqualTo("tenant=alice").isNotEqualTo(resolve("user|tenant", alice));
+    }
+
+    @Test
+    void fallsThroughToTheNextAlternativeWhenOneThrows() {
+        KeyResolver failing = KeyExpressions.compile("broken|user", Map.of("broken", c -> {
+            throw new IllegalStateException("resolver bug");
+        }), ClientIpResolver.direct(), "test");
+        assertThat(failing.resolve(RequestContext.builder().principal("alice").build())).isEqualTo("user=alice");
+        assertThat(failing.resolve(RequestContext.empty())).isNull();
+    }
+
+    @Test
+    void reservesTheTildeForHashesAndTheSharedBucket() {
+        String literal = KeyExpressions.HASH_PREFIX + "0".repeat(64);
+        assertThat(resolve("header:X-Api-Key", RequestContext.builder().header("X-Api-Key", literal).build()))
+                .isEqualTo("\\" + literal);
+        assertThat(resolve("header:X-Api-Key", RequestContext.builder().header("X-Api-Key", "~missing").build()))
+                .isEqualTo("\\~missing").isNotEqualTo(KeyExpressions.SHARED_MISSING_KEY);
+        String longValue = "k".repeat(200);
+        assertThat(resolve("header:X-Api-Key", RequestContext.builder().header("X-Api-Key", longValue).build()))
+                .startsWith(KeyExpressions.HASH_PREFIX).hasSize(KeyExpressions.HASH_PREFIX.length() + 64);
+    }
+
+    @Test
+    void escapesLoneSurrogatesSoTheyCannotMeetInUtf8() {
+        String a = resolve("header:X-Api-Key", RequestContext.builder().header("X-Api-Key", "k\ud800").build());
+        String b = resolve("header:X-Api-Key", RequestContext.builder().header("X-Api-Key", "k\udbff").build());
+        assertThat(a).isEqualTo("k\\ud800");
+        assertThat(a.getBytes(java.nio.charset.StandardCharsets.UTF_8))
+                .isNotEqualTo(b.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(resolve("header:X-Api-Key", RequestContext.builder().header("X-Api-Key", "\ud83d\ude00").build()))
+                .isEqualTo("\ud83d\ude00");
+    }
+
+    @Test
+    void readsTheUserNameABasicHeaderClaimsButNeverThePassword() {
+        String header = "Basic " + java.util.Base64.getEncoder().encodeToString("mallory:secret:with:colons"
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        assertThat(resolve("basic-user", RequestContext.builder().header("Authorization", header).build()))
+                .isEqualTo("mallory");
+        assertThat(resolve("basic-user", RequestContext.builder().header("Authorization", "Bearer abc").build())).isNull();
+        assertThat(resolve("basic-user", RequestContext.builder().header("Authorization", "Basic !!!").build())).isNull();
+        assertThat(resolve("basic-user", RequestContext.builder().header("Authorization", "basic "
+                + java.util.Base64.getEncoder().encodeToString(":nouser".getBytes())).build())).isNull();
+        assertThat(resolve("basic-user", RequestContext.builder().header("Authorization", "Basic "
+                + "A".repeat(5000)).build())).isNull();
+    }
+
+    @Test
+    void readsRequestParameters() {
+        assertThat(resolve("param:username", RequestContext.builder().parameter("username", "bob").build()))
+                .isEqualTo("bob");
+        assertThat(resolve("param:username", RequestContext.empty())).isNull();
+        assertThatThrownBy(() -> KeyExpressions.compile("param:", CUSTOM, ClientIpResolver.direct(), "here"))
+                .hasMessageContaining("names request parameter '', which is not a valid name");
     }
 
     @Test
@@ -69,7 +134,8 @@ class KeyExpressionsTest {
         assertThatThrownBy(() -> KeyExpressions.compile("user|usr", CUSTOM, ClientIpResolver.direct(), "ratelimit.rules[0]"))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessage("ratelimit.rules[0]: unknown key 'usr' in key expression 'user|usr'. Available: "
-                        + "[global, header:<name>, ip, tenant, user]. Register custom keys with a KeyResolver.");
+                        + "[basic-user, global, header:<name>, ip, param:<name>, tenant, user]. Register custom keys "
+                        + "with a KeyResolver.");
         assertThatThrownBy(() -> KeyExpressions.compile("user+", CUSTOM, ClientIpResolver.direct(), "here"))
                 .hasMessageStartingWith("here: an empty key part in key expression 'user+'.");
         assertThatThrownBy(() -> KeyExpressions.compile("header:", CUSTOM, ClientIpResolver.direct(), "here"))

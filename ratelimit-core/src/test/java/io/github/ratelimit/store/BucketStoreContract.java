@@ -87,6 +87,76 @@ abstract class BucketStoreContract {
         return outcomes.stream().filter(o -> o == Outcome.ALLOWED).count();
     }
 
+    // ---- bucket identity: no rule, alternative or value reaches another's bucket ------------------------------
+
+    private static RequestContext header(String name, String value) {
+        return RequestContext.builder().header(name, value).build();
+    }
+
+    @Test
+    void aRuleNameWithAColonNeverSharesTheBucketOfAKeyThatContainsIt() {
+        Guard api = limiter().guard(Rule.builder("api").key("header:X-Login").limits("1/1h").build());
+        Guard apiLogin = limiter().guard(Rule.builder("api:login").key("ip").limits("1/1h").build());
+        RequestContext client = RequestContext.builder().remoteAddress("203.0.113.7").build();
+        assertThat(api.acquire(header("X-Login", "login:203.0.113.7")).permitted()).isTrue();
+        assertThat(apiLogin.acquire(client).permitted()).as("rule api:login's own bucket").isTrue();
+        assertThat(apiLogin.acquire(client).permitted()).isFalse();
+    }
+
+    @Test
+    void anAnonymousCallerCannotSpendAUsersTokensThroughAnotherAlternative() {
+        Guard guard = limiter().guard(Rule.builder("api").key("user|header:X-Client").limits("1/1h").build());
+        assertThat(guard.acquire(header("X-Client", "alice")).permitted()).isTrue();
+        assertThat(guard.acquire(user("alice")).permitted()).as("user alice's own bucket").isTrue();
+        assertThat(guard.acquire(user("alice")).permitted()).isFalse();
+    }
+
+    @Test
+    void aValueSpellingAHashOrTheSharedKeyKeepsABucketOfItsOwn() {
+        Guard guard = limiter().guard(Rule.builder("api").key("header:X-Key").limits("1/1h")
+                .onMissingKey(io.github.ratelimit.MissingKeyPolicy.SHARED).build());
+        Decision hashed = guard.acquire(header("X-Key", "k".repeat(200)));
+        assertThat(hashed.permitted()).isTrue();
+        String hashText = hashed.verdicts().get(0).key();
+        assertThat(guard.acquire(header("X-Key", hashText)).permitted()).as("the hash's text as a value").isTrue();
+        assertThat(guard.acquire(RequestContext.empty()).permitted()).as("the shared bucket").isTrue();
+        assertThat(guard.acquire(header("X-Key", "~missing")).permitted()).as("the shared key's text").isTrue();
+        assertThat(guard.acquire(header("X-Key", "k".repeat(200))).permitted()).isFalse();
+    }
+
+    @Test
+    void bracesAndPercentSignsInKeysStayApart() {
+        Guard guard = limiter().guard(Rule.builder("api").key("header:X-Key").limits("1/1h").build());
+        for (String value : List.of("a{b}", "a%7Bb%7D", "a%257Bb", "a}b{", "a%b")) {
+            assertThat(guard.acquire(header("X-Key", value)).permitted()).as(value).isTrue();
+        }
+    }
+
+    @Test
+    void randomRulesAndValuesWithDifferentIdentitiesNeverShareABucket() {
+        long seed = Long.getLong("ratelimit.test.seed", System.nanoTime());
+        RandomKeyCases cases = new RandomKeyCases(seed);
+        int checked = 0;
+        for (int pair = 0; checked < 25 && pair < 1_000; pair++) {
+            RandomKeyCases.Case a = cases.next();
+            // The second case: the same rule with another request, or a rule whose name extends the first's.
+            RandomKeyCases.Case b = pair % 2 == 0 ? new RandomKeyCases.Case(a.rule(), a.expression(), cases.request())
+                    : new RandomKeyCases.Case(a.rule() + ":" + cases.ruleName(), cases.expression(), cases.request());
+            if (a.identity() == null || b.identity() == null || a.identity().equals(b.identity())) {
+                continue;
+            }
+            String namespace = "p" + pair + ".";  // a prefix keeps pairs apart and names aligned
+            Guard first = limiter().guard(Rule.builder(namespace + a.rule()).key(a.expression()).limits("1/1h").build());
+            Guard second = a.rule().equals(b.rule()) ? first
+                    : limiter().guard(Rule.builder(namespace + b.rule()).key(b.expression()).limits("1/1h").build());
+            assertThat(first.acquire(a.request().context()).permitted()).as("%s (seed %d)", a, seed).isTrue();
+            assertThat(second.acquire(b.request().context()).permitted())
+                    .as("%s after %s shares its bucket (seed %d)", b, a, seed).isTrue();
+            checked++;
+        }
+        assertThat(checked).isEqualTo(25);
+    }
+
     @Test
     void rejectsSixthRequestWithinOneSecond() {
         Guard guard = limiter().guard(Rule.builder("api").limits("5/1s").build());

@@ -21,9 +21,9 @@ import java.util.Objects;
  * {@link ServletRequestWrapper}. A wrapper that replaces the address with a forwarding header's value (Spring's
  * {@code ForwardedHeaderFilter}, Tomcat's {@code RemoteIpFilter}, an application's own) trusts proxies by rules
  * of its own, and some hide the forwarding headers they consumed; the {@code ip} key trusts only the limiter's
- * {@code trusted-proxies}, so it must see the socket peer and the headers as sent. The principal, method, path and
- * attributes come from the request as the application sees it (a security framework's wrapper supplies the
- * principal).
+ * {@code trusted-proxies}, so it must see the socket peer and the headers as sent. The principal, method, path,
+ * parameters and attributes come from the request as the application sees it (a security framework's wrapper
+ * supplies the principal).
  *
  * <h2>Repeated headers</h2>
  * A client can send a header any number of times (within the container's limits). {@link #headers(String)} returns
@@ -121,6 +121,11 @@ public final class HttpRequestContext implements RequestContext {
     public String header(String name) {
         ServletRequest c = connection();
         return c instanceof HttpServletRequest h ? h.getHeader(name) : request.getHeader(name);
+    }
+
+    @Override
+    public String parameter(String name) {
+        return request.getParameter(name);
     }
 
     @Override

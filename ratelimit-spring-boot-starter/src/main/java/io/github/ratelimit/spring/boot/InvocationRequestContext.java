@@ -49,6 +49,11 @@ final class InvocationRequestContext implements RequestContext {
     }
 
     @Override
+    public String parameter(String name) {
+        return http.parameter(name);
+    }
+
+    @Override
     public String principal() {
         return principal.get();
     }
