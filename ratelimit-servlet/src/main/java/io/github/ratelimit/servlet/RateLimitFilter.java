@@ -96,6 +96,8 @@ public class RateLimitFilter implements Filter {
     private static final int MAX_CACHED_GUARDS = 4096;
     private static final List<String> HTTP_METHODS = List.of("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD",
             "OPTIONS", "TRACE");
+    /** The entry of a servlet's rules for methods without a {@code doXxx} of their own. */
+    private static final String OTHER_METHODS = "";
 
     private RateLimiter limiter;
     private boolean ownsLimiter;
@@ -241,22 +243,35 @@ public class RateLimitFilter implements Filter {
                 return; // The container reports a servlet it cannot load itself.
             }
             Map<String, ServletRules> byMethod = new HashMap<>();
+            List<Rule> ofType = io.github.ratelimit.RateLimitAnnotations.rulesOfType(type);
             for (String method : HTTP_METHODS) {
                 java.lang.reflect.Method handler = handlerMethod(type, method);
-                List<Rule> rules = handler != null ? io.github.ratelimit.RateLimitAnnotations.rulesFor(type, handler)
-                        : io.github.ratelimit.RateLimitAnnotations.rulesOfType(type);
-                if (!rules.isEmpty()) {
-                    BitSet bits = new BitSet();
-                    for (Rule r : rules) {
-                        bits.set(ruleBit(r));
-                    }
-                    byMethod.put(method, new ServletRules(List.copyOf(rules), bits));
+                if (handler == null && method.equals("HEAD")) {
+                    // HttpServlet answers HEAD with doGet unless the servlet has a doHead of its own.
+                    handler = handlerMethod(type, "GET");
                 }
+                List<Rule> rules = handler != null ? io.github.ratelimit.RateLimitAnnotations.rulesFor(type, handler)
+                        : ofType;
+                if (!rules.isEmpty()) {
+                    byMethod.put(method, servletRules(rules));
+                }
+            }
+            if (!ofType.isEmpty()) {
+                // Any other method (lower case, WebDAV, made up) reaches only a servlet's service(): its type's rules.
+                byMethod.put(OTHER_METHODS, servletRules(ofType));
             }
             if (!byMethod.isEmpty()) {
                 servletRules.put(servletName, byMethod);
             }
         });
+    }
+
+    private ServletRules servletRules(List<Rule> rules) {
+        BitSet bits = new BitSet();
+        for (Rule r : rules) {
+            bits.set(ruleBit(r));
+        }
+        return new ServletRules(List.copyOf(rules), bits);
     }
 
     private final Map<String, Integer> annotationBits = new HashMap<>();
@@ -358,7 +373,7 @@ public class RateLimitFilter implements Filter {
         if (!servletRules.isEmpty()) {
             HttpServletMapping mapping = request.getHttpServletMapping();
             Map<String, ServletRules> byMethod = mapping == null ? null : servletRules.get(mapping.getServletName());
-            fromServlet = byMethod == null ? null : byMethod.get(method);
+            fromServlet = byMethod == null ? null : byMethod.get(HTTP_METHODS.contains(method) ? method : OTHER_METHODS);
             if (fromServlet != null) {
                 matched = matched == null ? new BitSet() : matched;
                 matched.or(fromServlet.bits());

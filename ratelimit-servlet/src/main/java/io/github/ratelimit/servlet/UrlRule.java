@@ -13,6 +13,10 @@ import java.util.stream.Collectors;
  * A rule and the requests it applies to: path patterns (Ant style: {@code /api/**}, {@code /users/*}) and,
  * optionally, HTTP methods. A request to which several URL rules apply is decided by all of them together.
  * Immutable and thread-safe.
+ *
+ * <p>Methods match regardless of case, and a rule for {@code GET} also applies to {@code HEAD}: servlets and Spring
+ * MVC answer a HEAD with the GET handler (without the body), so a GET limit that HEAD could bypass would be no
+ * limit.
  */
 public final class UrlRule {
 
@@ -57,13 +61,13 @@ public final class UrlRule {
         return paths.stream().map(PathPattern::toString).toList();
     }
 
-    /** @return the HTTP methods, empty for all */
+    /** @return the HTTP methods, upper case, empty for all */
     public Set<String> methods() {
         return methods;
     }
 
     boolean matches(String method, String path) {
-        if (!methods.isEmpty() && (method == null || !methods.contains(method))) {
+        if (!methods.isEmpty() && !matchesMethod(method)) {
             return false;
         }
         for (PathPattern p : paths) {
@@ -72,6 +76,17 @@ public final class UrlRule {
             }
         }
         return false;
+    }
+
+    private boolean matchesMethod(String method) {
+        if (method == null) {
+            return false;
+        }
+        if (methods.contains(method)) {
+            return true;
+        }
+        String upper = method.toUpperCase(Locale.ROOT);
+        return methods.contains(upper) || (upper.equals("HEAD") && methods.contains("GET"));
     }
 
     @Override
