@@ -1,6 +1,7 @@
 package io.github.ratelimit.internal;
 
 import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.BucketState;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.ConsumptionProbe;
@@ -258,7 +259,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         BucketKey bucketKey = new BucketKey(rule.name, key);
         CompiledRule.Configs configs = rule.configsFor(key);
         try {
-            return consume(rule, key, store.bucket(bucketKey, configs.primary(), rule.localFirst), Basis.BUCKET, ev);
+            return consume(rule, key, store, bucketKey, configs.primary(), Basis.BUCKET, ev);
         } catch (RuntimeException e) {
             STORE_LOG.log(Level.WARNING, "The rate-limit store failed for rule '" + rule.name + "'; applying "
                     + rule.storeFailurePolicy + ": " + e, null);
@@ -267,8 +268,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                     return new Verdict(rule.name, key, rule.mode, rejection(rule), Basis.FAIL_CLOSED, List.of(),
                             FAIL_CLOSED_RETRY_NANOS);
                 case LOCAL_FALLBACK:
-                    return consume(rule, key, fallbackStore.bucket(bucketKey, configs.fallback()),
-                            Basis.FALLBACK_BUCKET, ev);
+                    return consume(rule, key, fallbackStore, bucketKey, configs.fallback(), Basis.FALLBACK_BUCKET, ev);
                 default:
                     return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0);
             }
@@ -279,7 +279,9 @@ public final class DefaultRateLimiter implements RateLimiter {
         return rule.mode == Mode.SHADOW ? Outcome.SHADOW_REJECTED : Outcome.REJECTED;
     }
 
-    private Verdict consume(CompiledRule rule, String key, Bucket bucket, Basis basis, Evaluation ev) {
+    private Verdict consume(CompiledRule rule, String key, BucketStore from, BucketKey bucketKey,
+                            BucketConfiguration configuration, Basis basis, Evaluation ev) {
+        Bucket bucket = from.bucket(bucketKey, configuration, rule.localFirst);
         VerboseResult<ConsumptionProbe> result = bucket.asVerbose().tryConsumeAndReturnRemaining(rule.cost);
         ConsumptionProbe probe = result.getValue();
         if (probe.isConsumed()) {
@@ -293,7 +295,12 @@ public final class DefaultRateLimiter implements RateLimiter {
         if (rule.mode == Mode.SHADOW) {
             return new Verdict(rule.name, key, rule.mode, Outcome.SHADOW_REJECTED, basis, windows(result), wait);
         }
-        return reserve(rule, key, bucket, basis, ev, result, wait);
+        Verdict verdict = reserve(rule, key, bucket, basis, ev, result, wait);
+        if (verdict.outcome() == Outcome.DELAYED) {
+            // The bucket now owes tokens: let the store see it again, so its expiry counts the debt.
+            from.bucket(bucketKey, configuration, rule.localFirst);
+        }
+        return verdict;
     }
 
     private Verdict reserve(CompiledRule rule, String key, Bucket bucket, Basis basis, Evaluation ev,

@@ -8,7 +8,13 @@ import io.github.bucket4j.BucketConfiguration;
  *
  * <p>The limiter calls {@link #bucket} once per rule per decision and then makes one Bucket4j call on the
  * result (a verbose {@code tryConsumeAndReturnRemaining}, or a reservation for a delayed call); a remote store
- * should make that one call cost one network round trip, and {@link #bucket} itself none.
+ * should make that one call cost one network round trip, and {@link #bucket} itself none. After a reservation
+ * that leaves the bucket owing tokens (a delayed call), the limiter calls {@link #bucket} once more for the same
+ * key, so a store that sets expiry when a bucket is accessed sees the debt.
+ *
+ * <p>A store may drop a bucket only once it is full again, judged from its actual state (a bucket that owes
+ * tokens for a reservation is not full until the debt is repaid): a new bucket is full, so dropping one earlier
+ * would forgive what it owes.
  *
  * <p>Implementations must be thread-safe. A store that fails (unreachable, timed out) throws a
  * {@link RuntimeException} from {@link #bucket} or from the bucket's methods; the rule's

@@ -37,16 +37,25 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         final byte[] key;
         final BucketConfiguration configuration;
         final long version;
-        final long ttlMillis;
         volatile byte[] lastSeen;
+        /** When the key written last by this JVM expires (store clock), if it was this JVM's write; else MAX. */
+        volatile long lastSeenExpiresAt = Long.MAX_VALUE;
 
-        Ref(byte[] key, BucketConfiguration configuration, long version, long ttlMillis) {
+        Ref(byte[] key, BucketConfiguration configuration, long version) {
             this.key = key;
             this.configuration = configuration;
             this.version = version;
-            this.ttlMillis = ttlMillis;
         }
     }
+
+    /**
+     * How long a key outlives the moment its bucket is full again: covers the clock calibration's error between
+     * instances, so no instance finds a key gone that it would still count as owing tokens.
+     */
+    static final long KEEP_AFTER_FULL_MILLIS = 1_000;
+
+    /** The longest time to live written: a bucket of the longest allowed period, with a day to spare. */
+    static final long MAX_TTL_MILLIS = java.time.Duration.ofDays(io.github.ratelimit.Limit.MAX_PERIOD_DAYS + 1).toMillis();
 
     private static final io.github.ratelimit.internal.RateLimitedLog CORRUPT_LOG =
             new io.github.ratelimit.internal.RateLimitedLog(10_000_000_000L);
@@ -86,6 +95,10 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         RemoteCommand<T> command = new CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand<>(
                 ref.configuration, request.getCommand(), ref.version, TokensInheritanceStrategy.ADDITIVE);
         byte[] expected = ref.lastSeen;
+        if (expected != null && clock.currentTimeNanos() >= ref.lastSeenExpiresAt) {
+            // The key this JVM wrote has expired (its bucket was full again): expect it absent, not stale.
+            expected = null;
+        }
         long started = System.nanoTime();
         try {
             return attempt(ref, request, command, expected, started, epoch);
@@ -102,18 +115,28 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 long now = attempt == 1 && request.getClientSideTime() != null
                         ? request.getClientSideTime() : clock.currentTimeNanos();
                 CommandResult<T> result = command.execute(entry, now);
-                byte[] update = entry.isStateModified() ? entry.getStateBytes(request.getBackwardCompatibilityVersion())
-                        : null;
+                byte[] update = null;
+                long ttl = 0;
+                if (entry.isStateModified()) {
+                    update = entry.getStateBytes(request.getBackwardCompatibilityVersion());
+                    ttl = ttlMillis(entry.get(), now);
+                }
                 roundTrips.increment();
-                byte[] stored = script.compareAndSet(jedis, ref.key, expected, update, ref.ttlMillis);
+                byte[] stored = script.compareAndSet(jedis, ref.key, expected, update, ttl);
                 if (stored == null) {
-                    ref.lastSeen = update != null ? update : expected;
+                    if (update != null) {
+                        ref.lastSeen = update;
+                        ref.lastSeenExpiresAt = now + ttl * 1_000_000L;
+                    } else {
+                        ref.lastSeen = expected;
+                    }
                     breaker.onSuccess(epoch);
                     return result;
                 }
                 conflicts.increment();
                 expected = stored.length == 0 ? null : stored;
                 ref.lastSeen = expected;
+                ref.lastSeenExpiresAt = Long.MAX_VALUE;
                 if (attempt >= maxAttempts || System.nanoTime() - started > budgetNanos) {
                     breaker.onSuccess(epoch); // Redis answered; the key is just too contended.
                     throw new RateLimitStoreException("Redis bucket state kept changing under " + attempt
@@ -125,6 +148,17 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             breaker.onFailure(epoch);
             throw new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
         }
+    }
+
+    /**
+     * The time to live of a bucket's key from its state right after an operation: until every window is full
+     * again (a reservation that took it below zero included), plus {@link #KEEP_AFTER_FULL_MILLIS}. Expiring a
+     * full bucket loses nothing; expiring one that still owes tokens would forgive the debt.
+     */
+    static long ttlMillis(io.github.bucket4j.distributed.remote.RemoteBucketState state, long nowNanos) {
+        long full = state.calculateFullRefillingTime(nowNanos);
+        long millis = full >= MAX_TTL_MILLIS * 1_000_000L ? MAX_TTL_MILLIS : (full + 999_999) / 1_000_000;
+        return Math.min(MAX_TTL_MILLIS, millis + KEEP_AFTER_FULL_MILLIS);
     }
 
     /** Reads stored state; state that cannot be read (written by something else) is replaced, not obeyed. */

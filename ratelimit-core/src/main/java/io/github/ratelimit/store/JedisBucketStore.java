@@ -49,7 +49,7 @@ import java.util.function.LongSupplier;
  * <p>Bucket time is Redis server time (calibrated from {@code TIME} now and then, advanced by the JVM's
  * monotonic clock in between), so instances with skewed clocks still share one limit. Keys are
  * {@code <prefix>:{<rule>:<key>}}, hash-tagged to one Cluster slot per bucket, and expire once a bucket would be
- * full again.
+ * full again, judged from its state after each write (so a reservation's debt is never forgiven).
  *
  * <p>Failures: commands time out after {@link Builder#commandTimeout} (default 50 ms); once failures have kept
  * coming for {@link Builder#breakerMinFailureStreak} (default 250 ms, at least
@@ -163,8 +163,7 @@ public final class JedisBucketStore implements BucketStore {
         // still running the old one does not switch the bucket back.
         long now = clock.currentTimeNanos() / 1_000_000L;
         long version = lastVersion.updateAndGet(last -> Math.max(last + 1, now));
-        long ttl = Math.max(1_000L, 2 * LocalBucketStore.refillFromEmptyNanos(configuration) / 1_000_000L + 1_000L);
-        return new CasProxyManager.Ref(RedisKeys.bucketKey(prefix, key), configuration, version, ttl);
+        return new CasProxyManager.Ref(RedisKeys.bucketKey(prefix, key), configuration, version);
     }
 
     private Bucket newProxy(CasProxyManager.Ref ref, LocalFirst localFirst) {

@@ -11,7 +11,6 @@ import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.bucket4j.BucketListener;
 import io.github.bucket4j.MathType;
-import io.github.bucket4j.local.LocalBucket;
 import io.github.bucket4j.local.LockFreeBucket;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 
@@ -21,10 +20,13 @@ import java.util.concurrent.Executor;
  * Buckets in this JVM's memory, in a bounded map: a flood of distinct keys evicts the least recently used
  * buckets instead of exhausting the heap.
  *
- * <p>A bucket is dropped once it has been idle for twice the time its configuration needs to refill from
- * empty: by then it is full again, so a new bucket is the same (the factor two covers reservations of delayed
- * calls that took it below zero). Under more than {@link Builder#maximumKeys(long)} keys, eviction can drop a
- * bucket that is not yet full, so size the maximum above the number of keys active within the longest window.
+ * <p>A bucket is dropped once it has been idle until it is full again: then a new bucket is the same, so expiry
+ * loses nothing. Each access sets the idle time to what the next operation could need: the time to refill from
+ * empty, or, for a bucket that has reserved tokens ahead (a delayed call of a SOFT rule, which takes it below
+ * zero), the time to full from its actual state, whichever is longer, and a second of slack. The limiter accesses
+ * a bucket again right after a reservation ({@link BucketStore}), so its debt is counted from then. Under more than
+ * {@link Builder#maximumKeys(long)} keys, eviction can drop a bucket that is not yet full, so size the maximum
+ * above the number of keys active within the longest window.
  *
  * <p>Thread-safe. Each bucket is a Bucket4j lock-free local bucket.
  */
@@ -33,7 +35,7 @@ public final class LocalBucketStore implements BucketStore {
     /** The default maximum number of buckets. */
     public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
 
-    private final Cache<BucketKey, LocalBucket> buckets;
+    private final Cache<BucketKey, StoreBucket> buckets;
     private final TimeMeter timeMeter;
 
     private LocalBucketStore(Builder builder) {
@@ -67,7 +69,7 @@ public final class LocalBucketStore implements BucketStore {
 
     @Override
     public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
-        LocalBucket bucket = buckets.get(key, k -> newBucket(configuration));
+        StoreBucket bucket = buckets.get(key, k -> newBucket(configuration));
         BucketConfiguration current = bucket.getConfiguration();
         if (current != configuration && !current.equals(configuration)) {
             bucket.replaceConfiguration(configuration, TokensInheritanceStrategy.ADDITIVE);
@@ -94,7 +96,7 @@ public final class LocalBucketStore implements BucketStore {
         buckets.invalidateAll();
     }
 
-    private LocalBucket newBucket(BucketConfiguration configuration) {
+    private StoreBucket newBucket(BucketConfiguration configuration) {
         // Built around the caller's configuration object itself (not a copy, as Bucket.builder() makes), so equal
         // rules share one configuration and the identity check in bucket() holds.
         if (!timeMeter.isWallClockBased()) {
@@ -105,7 +107,39 @@ public final class LocalBucketStore implements BucketStore {
                 }
             }
         }
-        return new LockFreeBucket(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
+        return new StoreBucket(configuration, timeMeter);
+    }
+
+    /**
+     * A lock-free bucket that remembers whether it ever reserved tokens ahead: only such a bucket can owe tokens
+     * beyond empty, so only its expiry needs its state.
+     */
+    static final class StoreBucket extends LockFreeBucket {
+
+        private volatile boolean reserved;
+
+        StoreBucket(BucketConfiguration configuration, TimeMeter timeMeter) {
+            super(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
+        }
+
+        @Override
+        protected long reserveAndCalculateTimeToSleepImpl(long tokens, long waitIfBusyNanosLimit) {
+            reserved = true;
+            return super.reserveAndCalculateTimeToSleepImpl(tokens, waitIfBusyNanosLimit);
+        }
+
+        @Override
+        protected io.github.bucket4j.VerboseResult<Long> reserveAndCalculateTimeToSleepVerboseImpl(long tokens,
+                                                                                                  long maxWaitNanos) {
+            reserved = true;
+            return super.reserveAndCalculateTimeToSleepVerboseImpl(tokens, maxWaitNanos);
+        }
+
+        /** @return nanoseconds until every window is full again, from the state now */
+        long nanosUntilFull() {
+            io.github.bucket4j.VerboseResult<Long> now = asVerbose().getAvailableTokens();
+            return now.getState().calculateFullRefillingTime(now.getOperationTimeNanos());
+        }
     }
 
     /**
@@ -127,38 +161,48 @@ public final class LocalBucketStore implements BucketStore {
         return longest;
     }
 
-    private static final class IdleExpiry implements Expiry<BucketKey, LocalBucket> {
+    /**
+     * Added to every idle time: Caffeine leaves an entry's expiry as it is when a read would move it by a second or
+     * less, so an expiry that may lag by up to a second must start a second late to never come early.
+     */
+    static final long EXPIRY_SLACK_NANOS = 1_000_000_000L;
+
+    private static final class IdleExpiry implements Expiry<BucketKey, StoreBucket> {
 
         @Override
-        public long expireAfterCreate(BucketKey key, LocalBucket bucket, long currentTime) {
+        public long expireAfterCreate(BucketKey key, StoreBucket bucket, long currentTime) {
             return idle(bucket);
         }
 
         @Override
-        public long expireAfterUpdate(BucketKey key, LocalBucket bucket, long currentTime, long currentDuration) {
+        public long expireAfterUpdate(BucketKey key, StoreBucket bucket, long currentTime, long currentDuration) {
             return idle(bucket);
         }
 
         @Override
-        public long expireAfterRead(BucketKey key, LocalBucket bucket, long currentTime, long currentDuration) {
+        public long expireAfterRead(BucketKey key, StoreBucket bucket, long currentTime, long currentDuration) {
             return idle(bucket);
         }
 
-        /** Idle time per configuration; configurations are few (one per rule, per distinct per-key limits). */
-        private final java.util.Map<BucketConfiguration, Long> idleByConfiguration = new java.util.concurrent.ConcurrentHashMap<>();
+        /** Time to refill from empty, per configuration; configurations are few (one per rule and per-key limits). */
+        private final java.util.Map<BucketConfiguration, Long> refillByConfiguration = new java.util.concurrent.ConcurrentHashMap<>();
 
-        private long idle(LocalBucket bucket) {
+        private long idle(StoreBucket bucket) {
             BucketConfiguration configuration = bucket.getConfiguration();
-            Long known = idleByConfiguration.get(configuration);
+            Long known = refillByConfiguration.get(configuration);
+            long fromEmpty;
             if (known != null) {
-                return known;
+                fromEmpty = known;
+            } else {
+                fromEmpty = Math.min(refillFromEmptyNanos(configuration), Long.MAX_VALUE / 2);
+                if (refillByConfiguration.size() < 10_000) {
+                    refillByConfiguration.put(configuration, fromEmpty);
+                }
             }
-            long nanos = refillFromEmptyNanos(configuration);
-            long idle = nanos > Long.MAX_VALUE / 4 ? Long.MAX_VALUE / 2 : 2 * nanos;
-            if (idleByConfiguration.size() < 10_000) {
-                idleByConfiguration.put(configuration, idle);
-            }
-            return idle;
+            // Any operation but a reservation leaves every window at zero or above: full within fromEmpty.
+            long untilFull = bucket.reserved ? Math.max(fromEmpty, Math.min(bucket.nanosUntilFull(), Long.MAX_VALUE / 2))
+                    : fromEmpty;
+            return untilFull + EXPIRY_SLACK_NANOS;
         }
     }
 

@@ -59,6 +59,31 @@ class LocalBucketStoreTest {
     }
 
     @Test
+    void keepsABucketThatOwesTokensUntilTheDebtIsRepaid() {
+        LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).executor(Runnable::run).build();
+        try (io.github.ratelimit.RateLimiter limiter = io.github.ratelimit.RateLimiter.builder().store(store)
+                .timeMeter(clock).waiter(clock).build()) {
+            io.github.ratelimit.Guard guard = limiter.guard(io.github.ratelimit.Rule.builder("soft").limits("1/1s")
+                    .mode(io.github.ratelimit.Mode.SOFT).maxDelay(Duration.ofSeconds(20)).build());
+            for (int i = 0; i < 10; i++) {
+                guard.acquireAsync(io.github.ratelimit.RequestContext.empty()); // nine reserved ahead: 9 s of debt
+            }
+            clock.advance(Duration.ofSeconds(3));
+            store.cleanUp();
+            io.github.ratelimit.Decision next = guard.acquire(io.github.ratelimit.RequestContext.empty());
+            assertThat(next.outcome()).isEqualTo(io.github.ratelimit.Outcome.DELAYED);
+            assertThat(next.delayNanos()).isEqualTo(Duration.ofSeconds(7).toNanos());
+            // That call waited its 7 s; the bucket is full a second later, and then it may go (Caffeine's timer
+            // wheel expires within about a second of the due time).
+            store.cleanUp();
+            assertThat(store.size()).isEqualTo(1);
+            clock.advance(Duration.ofSeconds(3));
+            store.cleanUp();
+            assertThat(store.size()).isZero();
+        }
+    }
+
+    @Test
     void replacesTheConfigurationOfAnExistingBucket() {
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).build();
         store.bucket(new BucketKey("r", "k"), fivePerSecond).tryConsume(2);

@@ -6,10 +6,12 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Outcome;
+import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -20,6 +22,7 @@ import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -141,11 +144,49 @@ class RedisBucketStoreTest {
             assertThat(keys).containsExactlyInAnyOrder(prefix + ":{api:alice}", prefix + ":{api:%7D%7Bevil%7D}",
                     prefix + ":{api:50%25}");
             for (String key : keys) {
-                // Two windows: the 1m one refills from empty in 60 s; the TTL is twice that plus a second.
-                assertThat(admin.pttl(key)).isBetween(100_000L, 121_000L);
+                // One token taken: the 1m window is full again in 0.6 s; the key lives that long and a second more.
+                assertThat(admin.pttl(key)).isBetween(1_000L, 1_600L);
             }
             assertThat(new String(store.redisKey(new BucketKey("api", "a{b}c")), StandardCharsets.UTF_8))
                     .isEqualTo(prefix + ":{api:a%7Bb%7Dc}");
+        }
+    }
+
+    @Test
+    void aKeyOutlivesTheDebtOfDelayedCalls() {
+        ManualClock clock = new ManualClock();
+        String prefix = prefix();
+        try (JedisBucketStore store = store(prefix).timeMeter(clock).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
+            Guard guard = limiter.guard(Rule.builder("soft").limits("1/1s").mode(Mode.SOFT)
+                    .maxDelay(Duration.ofSeconds(20)).build());
+            for (int i = 0; i < 10; i++) {
+                guard.acquireAsync(RequestContext.empty()); // one admitted, nine reserved ahead: 9 s of debt
+            }
+            // Full again 10 s from now (nine owed tokens, then the one in hand): the key must last that long.
+            assertThat(admin.pttl(prefix + ":{soft:*}")).isBetween(10_000L, 11_000L);
+            clock.advance(Duration.ofSeconds(3));
+            Decision next = guard.acquire(RequestContext.empty());
+            assertThat(next.outcome()).isEqualTo(Outcome.DELAYED);
+            assertThat(next.delayNanos()).isEqualTo(Duration.ofSeconds(7).toNanos());
+        }
+    }
+
+    @Test
+    void aCallerWhoseKeyExpiredCostsOneRoundTripWhenItComesBack() {
+        ManualClock clock = new ManualClock();
+        String prefix = prefix();
+        try (JedisBucketStore store = store(prefix).timeMeter(clock).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).build()) {
+            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("5/1s").build());
+            guard.acquire(user("alice"));
+            assertThat(admin.pttl(prefix + ":{api:alice}")).isBetween(1_000L, 1_200L);
+            admin.del(prefix + ":{api:alice}"); // what Redis does once the TTL has passed
+            clock.advance(Duration.ofSeconds(2));
+            long before = scriptCalls();
+            assertThat(guard.acquire(user("alice")).permitted()).isTrue();
+            assertThat(scriptCalls() - before).isEqualTo(1);
+            assertThat(store.stats().conflicts()).isZero();
         }
     }
 
