@@ -17,6 +17,12 @@ public enum Basis {
     /** The store failed and the rule rejects requests ({@link StoreFailurePolicy#FAIL_CLOSED}). */
     FAIL_CLOSED,
 
+    /**
+     * The store answered, but the bucket kept changing under concurrent writers beyond its retry budget: the
+     * request is rejected (never admitted uncounted), whatever the rule's failure policy.
+     */
+    CONTENTION,
+
     /** The key could not be resolved; see the rule's {@link MissingKeyPolicy}. */
     KEY_MISSING,
 

@@ -109,6 +109,7 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
         String reason = switch (v.basis()) {
             case KEY_MISSING -> "No key could be resolved for rate limit rule '" + v.rule() + "'";
             case FAIL_CLOSED -> "The rate limit store is unavailable and rule '" + v.rule() + "' fails closed";
+            case CONTENTION -> "Rate limit rule '" + v.rule() + "' could not be decided under contention";
             case WAITERS_FULL -> "Too many requests are already waiting under rate limit rule '" + v.rule() + "'";
             case INTERRUPTED -> "Interrupted while waiting under rate limit rule '" + v.rule() + "'";
             default -> "Rate limit of rule '" + v.rule() + "' exceeded";

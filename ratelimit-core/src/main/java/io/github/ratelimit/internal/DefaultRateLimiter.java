@@ -28,6 +28,7 @@ import io.github.ratelimit.key.KeyResolverFactory;
 import io.github.ratelimit.store.BucketKey;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
+import io.github.ratelimit.store.RateLimitContentionException;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -49,7 +50,11 @@ public final class DefaultRateLimiter implements RateLimiter {
     /** How long a fail-closed rejection tells the client to wait. */
     static final long FAIL_CLOSED_RETRY_NANOS = 1_000_000_000L;
 
+    /** How long a rejection for contention tells the client to wait. */
+    static final long CONTENTION_RETRY_NANOS = 1_000_000_000L;
+
     private static final RateLimitedLog STORE_LOG = new RateLimitedLog(10_000_000_000L);
+    private static final RateLimitedLog CONTENTION_LOG = new RateLimitedLog(10_000_000_000L);
     private static final RateLimitedLog RESOLVER_LOG = new RateLimitedLog(10_000_000_000L);
     private static final RateLimitedLog LISTENER_LOG = new RateLimitedLog(10_000_000_000L);
 
@@ -260,6 +265,11 @@ public final class DefaultRateLimiter implements RateLimiter {
         CompiledRule.Configs configs = rule.configsFor(key);
         try {
             return consume(rule, key, store, bucketKey, configs.primary(), Basis.BUCKET, ev);
+        } catch (RateLimitContentionException e) {
+            CONTENTION_LOG.log(Level.WARNING, "Rule '" + rule.name + "': " + e.getMessage() + "; rejecting the call "
+                    + "rather than admitting it uncounted", null);
+            return new Verdict(rule.name, key, rule.mode, rejection(rule), Basis.CONTENTION, List.of(),
+                    CONTENTION_RETRY_NANOS);
         } catch (RuntimeException e) {
             STORE_LOG.log(Level.WARNING, "The rate-limit store failed for rule '" + rule.name + "'; applying "
                     + rule.storeFailurePolicy + ": " + e, null);

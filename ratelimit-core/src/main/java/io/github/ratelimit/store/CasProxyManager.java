@@ -27,8 +27,10 @@ import java.util.concurrent.atomic.LongAdder;
  * create-or-replace command, so a missing bucket is created, and a configuration with a newer version replaces
  * the stored one ({@link TokensInheritanceStrategy#ADDITIVE}), in the same round trip.
  *
- * <p>Attempts are bounded in number and time; a conflict means Redis answered, so only errors and timeouts feed
- * the circuit breaker, and an open breaker fails calls at once.
+ * <p>Attempts are bounded in number and time, with a random backoff from the second conflict on. A conflict means
+ * Redis answered, so only errors and timeouts feed the circuit breaker, and an open breaker fails calls at once;
+ * a decision that runs out of attempts on a contended key throws {@link RateLimitContentionException}, which the
+ * limiter turns into a rejection, never into its failure policy.
  */
 final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
 
@@ -71,6 +73,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     final LongAdder conflicts = new LongAdder();
     final LongAdder failures = new LongAdder();
     final LongAdder shortCircuited = new LongAdder();
+    final LongAdder contended = new LongAdder();
     final LongAdder latencyNanos = new LongAdder();
 
     CasProxyManager(UnifiedJedis jedis, CasScript script, CircuitBreaker breaker, TimeMeter clock, int maxAttempts,
@@ -137,11 +140,14 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 expected = stored.length == 0 ? null : stored;
                 ref.lastSeen = expected;
                 ref.lastSeenExpiresAt = Long.MAX_VALUE;
-                if (attempt >= maxAttempts || System.nanoTime() - started > budgetNanos) {
+                long spent = System.nanoTime() - started;
+                if (attempt >= maxAttempts || spent > budgetNanos) {
                     breaker.onSuccess(epoch); // Redis answered; the key is just too contended.
-                    throw new RateLimitStoreException("Redis bucket state kept changing under " + attempt
-                            + " attempts; giving up within the retry budget", null);
+                    contended.increment();
+                    throw new RateLimitContentionException("the Redis bucket kept changing under concurrent writers "
+                            + "for " + attempt + " attempts (" + spent / 1_000_000 + " ms)");
                 }
+                backOff(attempt, budgetNanos - spent);
             }
         } catch (JedisException e) {
             failures.increment();
@@ -159,6 +165,26 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         long full = state.calculateFullRefillingTime(nowNanos);
         long millis = full >= MAX_TTL_MILLIS * 1_000_000L ? MAX_TTL_MILLIS : (full + 999_999) / 1_000_000;
         return Math.min(MAX_TTL_MILLIS, millis + KEEP_AFTER_FULL_MILLIS);
+    }
+
+    /** The first backoff's upper bound: about a loopback round trip. */
+    static final long BACKOFF_BASE_NANOS = 50_000;
+
+    /** The largest backoff's upper bound. */
+    static final long BACKOFF_CAP_NANOS = 5_000_000;
+
+    /**
+     * Waits before the next attempt after repeated conflicts: nothing after the first (it brought the fresh state,
+     * and usually succeeds), then a random time up to a bound that doubles per attempt, so writers that keep
+     * colliding on one key spread out instead of colliding in step.
+     */
+    private static void backOff(int attempt, long nanosLeft) {
+        if (attempt < 2 || nanosLeft <= 0) {
+            return;
+        }
+        long bound = Math.min(BACKOFF_CAP_NANOS, BACKOFF_BASE_NANOS << Math.min(attempt - 2, 16));
+        java.util.concurrent.locks.LockSupport.parkNanos(
+                Math.min(nanosLeft, java.util.concurrent.ThreadLocalRandom.current().nextLong(bound)));
     }
 
     /** Reads stored state; state that cannot be read (written by something else) is replaced, not obeyed. */

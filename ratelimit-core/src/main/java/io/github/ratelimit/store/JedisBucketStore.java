@@ -79,11 +79,13 @@ public final class JedisBucketStore implements BucketStore {
      * @param conflicts attempts whose expected state was stale (each costs one more round trip)
      * @param failures operations that failed in Redis or on the network
      * @param shortCircuited operations refused at once by the open breaker
+     * @param contended operations given up because the bucket kept changing under concurrent writers beyond the
+     *        retry budget (each rejected its call; none was admitted uncounted)
      * @param breaker the breaker's state now
      * @param latencyNanos the total time operations took (all attempts), for a mean latency
      */
     public record Stats(long decisions, long roundTrips, long conflicts, long failures, long shortCircuited,
-                        BreakerState breaker, long latencyNanos) {
+                        long contended, BreakerState breaker, long latencyNanos) {
     }
 
     /** A bucket's reference (its key, configuration and last seen state) and the Bucket4j proxy over it. */
@@ -184,7 +186,8 @@ public final class JedisBucketStore implements BucketStore {
      */
     public Stats stats() {
         return new Stats(proxies.decisions.sum(), proxies.roundTrips.sum(), proxies.conflicts.sum(),
-                proxies.failures.sum(), proxies.shortCircuited.sum(), breaker.state(), proxies.latencyNanos.sum());
+                proxies.failures.sum(), proxies.shortCircuited.sum(), proxies.contended.sum(), breaker.state(),
+                proxies.latencyNanos.sum());
     }
 
     /**
@@ -372,7 +375,9 @@ public final class JedisBucketStore implements BucketStore {
 
         /**
          * Bounds the retries of one decision on a contended bucket. A conflict costs one round trip and brings
-         * the fresh state, so each instance that writes the bucket in between costs at most one retry.
+         * the fresh state, so each instance that writes the bucket in between costs at most one retry; from the
+         * second conflict on, a random backoff that doubles per attempt spreads colliding writers apart. A decision
+         * that runs out of attempts or time is rejected (basis {@code CONTENTION}), never admitted uncounted.
          *
          * @param maxAttempts the most compare-and-swap attempts for one decision (default 32)
          * @param budget the longest all attempts of one decision may take (default 100 ms)

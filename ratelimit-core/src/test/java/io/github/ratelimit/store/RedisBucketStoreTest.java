@@ -270,6 +270,27 @@ class RedisBucketStoreTest {
     }
 
     @Test
+    void contentionRejectsTheCallInsteadOfApplyingTheFailurePolicy() throws Exception {
+        String prefix = prefix();
+        Map<Basis, AtomicLong> bases = new java.util.concurrent.ConcurrentHashMap<>();
+        // Eight writers on one key, no batching, no retries: most decisions meet a conflict they may not retry.
+        try (JedisBucketStore store = store(prefix).batching(false).retries(1, Duration.ofMillis(100)).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).listener(d -> d.verdicts().forEach(v ->
+                     bases.computeIfAbsent(v.basis(), b -> new AtomicLong()).incrementAndGet())).build()) {
+            Guard guard = limiter.guard(Rule.builder("hot").limits("20/1m").build()); // fail-open by default
+            long[] result = hammer(List.of(guard), 8, 1000);
+            double bound = 20 + 20 * (result[1] / 60e9);
+            assertThat((double) result[0]).as("admitted vs bound %.2f; bases %s", bound, bases)
+                    .isLessThanOrEqualTo(bound);
+            assertThat(bases).doesNotContainKey(Basis.FAIL_OPEN);
+            assertThat(bases.get(Basis.CONTENTION)).as("bases %s", bases).isNotNull();
+            assertThat(store.stats().contended()).isEqualTo(bases.get(Basis.CONTENTION).get());
+            assertThat(store.stats().failures()).isZero();
+            assertThat(store.breakerState()).isEqualTo(JedisBucketStore.BreakerState.CLOSED);
+        }
+    }
+
+    @Test
     void decidesLocallyFirstWithinTheDocumentedBoundAndFewRoundTrips() throws Exception {
         String prefix = prefix();
         List<JedisBucketStore> stores = new ArrayList<>();

@@ -26,10 +26,11 @@ import java.util.function.ToDoubleFunction;
  * <ul>
  *   <li>{@code ratelimit.requests{rule, outcome, basis}}: counter; outcome {@code allowed}, {@code delayed},
  *       {@code shadow_rejected}, {@code rejected}; basis {@code bucket}, {@code fallback_bucket},
- *       {@code fail_open}, {@code fail_closed}, {@code key_missing}, {@code waiters_full}, {@code interrupted}.</li>
+ *       {@code fail_open}, {@code fail_closed}, {@code contention}, {@code key_missing}, {@code waiters_full},
+ *       {@code interrupted}.</li>
  *   <li>{@code ratelimit.delay{rule}}: timer of the delays SOFT rules imposed.</li>
  *   <li>For the Redis store: {@code ratelimit.store.operations}, {@code .round.trips}, {@code .conflicts},
- *       {@code .failures}, {@code .short.circuited} (function counters), {@code ratelimit.store.latency} (function
+ *       {@code .failures}, {@code .short.circuited}, {@code .contended} (function counters), {@code ratelimit.store.latency} (function
  *       timer: count and total time of operations) and {@code ratelimit.store.breaker.open}
  *       (gauge: 1 while the circuit breaker is open or probing, else 0).</li>
  * </ul>
@@ -76,6 +77,8 @@ final class RateLimitMetrics implements RateLimitListener {
                 s -> s.stats().failures());
         counter(registry, redis, "ratelimit.store.short.circuited", "Operations refused by the open circuit breaker",
                 s -> s.stats().shortCircuited());
+        counter(registry, redis, "ratelimit.store.contended", "Operations given up because the bucket kept changing "
+                + "under concurrent writers (each rejected its call)", s -> s.stats().contended());
         io.micrometer.core.instrument.FunctionTimer.builder("ratelimit.store.latency", redis,
                         s -> s.stats().decisions(), s -> s.stats().latencyNanos(), TimeUnit.NANOSECONDS)
                 .description("Time Redis bucket operations took, retries included").register(registry);

@@ -69,6 +69,7 @@ public class RateLimitsEndpoint {
             s.put("conflicts", stats.conflicts());
             s.put("failures", stats.failures());
             s.put("shortCircuited", stats.shortCircuited());
+            s.put("contended", stats.contended());
         }
         return s;
     }
