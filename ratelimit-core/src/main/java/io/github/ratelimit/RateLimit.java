@@ -90,6 +90,14 @@ public @interface RateLimit {
      */
     String maxDelay() default "";
 
+    /**
+     * The most calls of this {@link Mode#SOFT} rule that may wait out a delay at once; beyond it a call that would
+     * wait is rejected. Each SOFT rule has its own places, so a flood on one cannot take another's.
+     *
+     * @return the bound, or -1 for the default ({@value Rule#DEFAULT_MAX_WAITING}); only for SOFT rules
+     */
+    int maxWaiting() default -1;
+
     /** @return tokens one call takes */
     long cost() default 1;
 

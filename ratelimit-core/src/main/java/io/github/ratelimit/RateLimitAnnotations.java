@@ -122,6 +122,9 @@ public final class RateLimitAnnotations {
                     + "burst into limits, e.g. '5/1s burst=20'.");
         }
         builder.limits(annotation.limits());
+        if (annotation.maxWaiting() != -1) {
+            builder.maxWaiting(annotation.maxWaiting());
+        }
         if (!annotation.maxDelay().isBlank()) {
             Duration maxDelay = Durations.parseOrNull(annotation.maxDelay());
             if (maxDelay == null) {

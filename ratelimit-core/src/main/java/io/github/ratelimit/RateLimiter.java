@@ -59,7 +59,8 @@ public interface RateLimiter extends AutoCloseable {
     List<Rule> rules();
 
     /**
-     * Closes the store. Idempotent.
+     * Closes the store and stops the limiter's delay thread (delays still pending complete exceptionally).
+     * Idempotent.
      */
     @Override
     void close();
@@ -77,12 +78,12 @@ public interface RateLimiter extends AutoCloseable {
      */
     final class Builder {
 
-        /** The default cap on calls waiting out a SOFT delay at once. */
-        public static final int DEFAULT_MAX_WAITING = 100;
+        /** The default cap on calls waiting out a SOFT delay at once, all rules together. */
+        public static final int DEFAULT_MAX_WAITING = 1000;
 
         private BucketStore store;
         private TimeMeter timeMeter = TimeMeter.SYSTEM_MILLISECONDS;
-        private Waiter waiter = Waiter.system();
+        private Waiter waiter;
         private final Map<String, KeyResolver> keyResolvers = new LinkedHashMap<>();
         private ClientIpResolver clientIpResolver = ClientIpResolver.direct();
         private KeyResolverFactory keyResolverFactory;
@@ -117,7 +118,8 @@ public interface RateLimiter extends AutoCloseable {
         }
 
         /**
-         * @param waiter how delayed calls wait (default: {@link Waiter#system()})
+         * @param waiter how delayed calls wait (default: a {@link Waiter#system()} waiter the limiter creates, and
+         *        stops when it closes); a waiter given here is not closed by the limiter
          * @return this builder
          */
         public Builder waiter(Waiter waiter) {
@@ -233,8 +235,10 @@ public interface RateLimiter extends AutoCloseable {
         }
 
         /**
-         * @param maxWaiting the most calls that may wait out a SOFT delay at once in this limiter, at least 0;
-         *        beyond it a call that would be delayed is rejected with {@link Basis#WAITERS_FULL}
+         * @param maxWaiting the most calls that may wait out a SOFT delay at once in this limiter, all rules
+         *        together, at least 0 (default {@value #DEFAULT_MAX_WAITING}); each SOFT rule has a bound of its own
+         *        as well ({@link Rule#maxWaiting()}). Beyond either, a call that would be delayed is rejected with
+         *        {@link Basis#WAITERS_FULL}
          * @return this builder
          */
         public Builder maxWaiting(int maxWaiting) {
@@ -253,7 +257,9 @@ public interface RateLimiter extends AutoCloseable {
             BucketStore s = store != null ? store : LocalBucketStore.builder().timeMeter(timeMeter).build();
             LocalBucketStore fallback = LocalBucketStore.builder().timeMeter(timeMeter)
                     .maximumKeys(localFallbackMaximumKeys).build();
-            return new DefaultRateLimiter(new DefaultRateLimiter.Settings(s, fallback, timeMeter, waiter,
+            boolean ownsWaiter = waiter == null;
+            Waiter w = ownsWaiter ? Waiter.system() : waiter;
+            return new DefaultRateLimiter(new DefaultRateLimiter.Settings(s, fallback, timeMeter, w, ownsWaiter,
                     Map.copyOf(keyResolvers), clientIpResolver, keyResolverFactory, limitProvider, limitProviderTtl,
                     List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting));
         }

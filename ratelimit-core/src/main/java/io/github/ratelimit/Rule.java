@@ -34,12 +34,16 @@ public final class Rule {
     /** The longest {@code maxDelay} of a {@link Mode#SOFT} rule. */
     public static final Duration MAX_DELAY_LIMIT = Duration.ofHours(1);
 
+    /** The default {@link #maxWaiting()} of a {@link Mode#SOFT} rule. */
+    public static final int DEFAULT_MAX_WAITING = 100;
+
     private final String name;
     private final String source;
     private final String key;
     private final List<Limit> limits;
     private final Mode mode;
     private final Duration maxDelay;
+    private final int maxWaiting;
     private final long cost;
     private final StoreFailurePolicy onStoreFailure;
     private final MissingKeyPolicy onMissingKey;
@@ -53,6 +57,7 @@ public final class Rule {
         this.limits = List.copyOf(b.limits);
         this.mode = b.mode;
         this.maxDelay = b.maxDelay;
+        this.maxWaiting = b.mode == Mode.SOFT ? (b.maxWaiting != null ? b.maxWaiting : DEFAULT_MAX_WAITING) : 0;
         this.cost = b.cost;
         this.onStoreFailure = b.onStoreFailure;
         this.onMissingKey = b.onMissingKey;
@@ -97,6 +102,15 @@ public final class Rule {
     /** @return the longest a {@link Mode#SOFT} rule delays a request; {@code null} for other modes */
     public Duration maxDelay() {
         return maxDelay;
+    }
+
+    /**
+     * @return the most calls of this {@link Mode#SOFT} rule that may wait out a delay at once (default
+     *         {@value #DEFAULT_MAX_WAITING}); beyond it a call that would wait is rejected, so a flood on one rule
+     *         cannot take the waiting places of another. 0 for other modes.
+     */
+    public int maxWaiting() {
+        return maxWaiting;
     }
 
     /** @return tokens one request takes */
@@ -147,6 +161,7 @@ public final class Rule {
         b.limits.addAll(limits);
         b.mode = mode;
         b.maxDelay = maxDelay;
+        b.maxWaiting = mode == Mode.SOFT ? maxWaiting : null;
         b.cost = cost;
         b.onStoreFailure = onStoreFailure;
         b.onMissingKey = onMissingKey;
@@ -163,7 +178,7 @@ public final class Rule {
         if (!(o instanceof Rule other)) {
             return false;
         }
-        return cost == other.cost && name.equals(other.name) && source.equals(other.source) && key.equals(other.key)
+        return cost == other.cost && maxWaiting == other.maxWaiting && name.equals(other.name) && source.equals(other.source) && key.equals(other.key)
                 && limits.equals(other.limits) && mode == other.mode && Objects.equals(maxDelay, other.maxDelay)
                 && onStoreFailure == other.onStoreFailure && onMissingKey == other.onMissingKey
                 && algorithm == other.algorithm && Objects.equals(localFirst, other.localFirst);
@@ -171,7 +186,7 @@ public final class Rule {
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, source, key, limits, mode, maxDelay, cost, onStoreFailure, onMissingKey, algorithm,
+        return Objects.hash(name, source, key, limits, mode, maxDelay, maxWaiting, cost, onStoreFailure, onMissingKey, algorithm,
                 localFirst);
     }
 
@@ -180,7 +195,7 @@ public final class Rule {
         StringBuilder sb = new StringBuilder("Rule[").append(name).append(", key=").append(key)
                 .append(", limits=").append(limits).append(", mode=").append(mode);
         if (maxDelay != null) {
-            sb.append(", maxDelay=").append(Durations.format(maxDelay));
+            sb.append(", maxDelay=").append(Durations.format(maxDelay)).append(", maxWaiting=").append(maxWaiting);
         }
         if (cost != 1) {
             sb.append(", cost=").append(cost);
@@ -206,6 +221,7 @@ public final class Rule {
         private final List<Limit> limits = new ArrayList<>();
         private Mode mode = Mode.HARD;
         private Duration maxDelay;
+        private Integer maxWaiting;
         private long cost = 1;
         private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.DEFAULT;
         private MissingKeyPolicy onMissingKey = MissingKeyPolicy.REJECT;
@@ -284,6 +300,17 @@ public final class Rule {
          */
         public Builder maxDelay(Duration maxDelay) {
             this.maxDelay = maxDelay;
+            return this;
+        }
+
+        /**
+         * @param maxWaiting the most calls of this {@link Mode#SOFT} rule that may wait at once, at least 0
+         *        (default {@value Rule#DEFAULT_MAX_WAITING}); only for SOFT rules. The limiter's own
+         *        {@link RateLimiter.Builder#maxWaiting(int)} caps all rules together.
+         * @return this builder
+         */
+        public Builder maxWaiting(int maxWaiting) {
+            this.maxWaiting = maxWaiting;
             return this;
         }
 
@@ -391,9 +418,16 @@ public final class Rule {
                     throw fail(where, "maxDelay " + Durations.format(maxDelay) + " is longer than the allowed "
                             + Durations.format(MAX_DELAY_LIMIT) + ". Use a shorter maxDelay or HARD mode.");
                 }
+                if (maxWaiting != null && maxWaiting < 0) {
+                    throw fail(where, "maxWaiting " + maxWaiting + " is negative. Use the most calls that may wait "
+                            + "at once, e.g. 100, or 0 to reject instead of waiting when the limit is reached.");
+                }
             } else if (maxDelay != null) {
                 throw fail(where, "maxDelay " + Durations.format(maxDelay) + " is set, but mode is " + mode
                         + " and only SOFT mode waits. Remove maxDelay or use mode SOFT.");
+            } else if (maxWaiting != null) {
+                throw fail(where, "maxWaiting " + maxWaiting + " is set, but mode is " + mode
+                        + " and only SOFT mode waits. Remove maxWaiting or use mode SOFT.");
             }
             return new Rule(this);
         }

@@ -1,13 +1,11 @@
 package io.github.ratelimit;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * How a {@link RateLimiter} lets time pass for delayed ({@link Mode#SOFT}) calls. The default parks the
- * calling thread, or completes a future from the JDK's shared delay scheduler; tests substitute one that
- * advances a manual clock instead of sleeping.
+ * calling thread, or completes a future from a scheduler thread the limiter owns ({@link #system()}); tests
+ * substitute one that advances a manual clock instead of sleeping.
  */
 public interface Waiter {
 
@@ -26,33 +24,15 @@ public interface Waiter {
     CompletableFuture<Void> after(long nanos);
 
     /**
-     * @return the waiter that uses real time
+     * A new waiter that uses real time: {@link #await} parks the calling thread; {@link #after} completes futures
+     * from a scheduler thread of the waiter's own (started on first use, with the library's class loader as its
+     * context loader), never the JDK's shared delay thread, which would pin a web application's class loader after
+     * an undeploy. A {@link RateLimiter} built without a waiter creates one and stops its thread when it closes; a
+     * waiter created here and handed to a builder is the caller's to close, if it is {@link AutoCloseable}.
+     *
+     * @return a new real-time waiter
      */
     static Waiter system() {
-        return SystemWaiter.INSTANCE;
-    }
-
-    /** The real-time waiter. */
-    enum SystemWaiter implements Waiter {
-        INSTANCE;
-
-        @Override
-        public void await(long nanos) throws InterruptedException {
-            long deadline = System.nanoTime() + nanos;
-            long left = nanos;
-            while (left > 0) {
-                LockSupport.parkNanos(left);
-                if (Thread.interrupted()) {
-                    throw new InterruptedException();
-                }
-                left = deadline - System.nanoTime();
-            }
-        }
-
-        @Override
-        public CompletableFuture<Void> after(long nanos) {
-            return CompletableFuture.runAsync(() -> { },
-                    CompletableFuture.delayedExecutor(nanos, TimeUnit.NANOSECONDS, Runnable::run));
-        }
+        return new io.github.ratelimit.internal.ScheduledWaiter();
     }
 }

@@ -215,6 +215,38 @@ class RateLimiterTest {
         }
 
         @Test
+        void aFloodOnOneRuleLeavesTheOtherRulesTheirWaitingPlaces() {
+            Guard flooded = limiter.guard(Rule.builder("export").limits("1/1s").mode(Mode.SOFT)
+                    .maxDelay(Duration.ofMinutes(10)).build());
+            Guard quiet = limiter.guard(Rule.builder("reports").limits("1/1s").mode(Mode.SOFT)
+                    .maxDelay(Duration.ofMinutes(10)).build());
+            flooded.acquire(RequestContext.empty());
+            quiet.acquire(RequestContext.empty());
+            List<Decision> flood = new ArrayList<>();
+            for (int i = 0; i < 150; i++) {
+                CompletableFuture<Decision> f = flooded.acquireAsync(RequestContext.empty());
+                if (f.isDone()) {
+                    flood.add(f.join());
+                }
+            }
+            assertThat(flood).hasSize(150 - Rule.DEFAULT_MAX_WAITING)
+                    .allSatisfy(d -> assertThat(d.binding().basis()).isEqualTo(Basis.WAITERS_FULL));
+            assertThat(quiet.acquireAsync(RequestContext.empty())).as("the other rule still delays").isNotDone();
+        }
+
+        @Test
+        void boundsEachRulesWaitingCallsByItsOwnMaxWaiting() {
+            Guard guard = limiter.guard(Rule.builder("export").limits("1/1s").mode(Mode.SOFT)
+                    .maxDelay(Duration.ofMinutes(1)).maxWaiting(2).build());
+            guard.acquire(RequestContext.empty());
+            assertThat(guard.acquireAsync(RequestContext.empty())).isNotDone();
+            assertThat(guard.acquireAsync(RequestContext.empty())).isNotDone();
+            assertThat(guard.acquireAsync(RequestContext.empty()).join().binding().basis()).isEqualTo(Basis.WAITERS_FULL);
+            clock.advance(Duration.ofSeconds(1)); // the first waiter goes: its place is free again
+            assertThat(guard.acquireAsync(RequestContext.empty())).isNotDone();
+        }
+
+        @Test
         void completesAsynchronousDelaysWithoutHoldingTheThread() {
             Guard guard = limiter.guard(soft("1S"));
             fire(guard, RequestContext.empty(), 2);

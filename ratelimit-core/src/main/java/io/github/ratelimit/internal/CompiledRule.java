@@ -41,6 +41,8 @@ final class CompiledRule {
     final StoreFailurePolicy storeFailurePolicy;
     final MissingKeyPolicy missingKeyPolicy;
     final io.github.ratelimit.LocalFirst localFirst;
+    /** Places for calls of this (SOFT) rule waiting out a delay. */
+    final java.util.concurrent.Semaphore waiting;
     private final Configs defaults;
     private final double fallbackShare;
     private final LimitProvider provider;
@@ -59,6 +61,7 @@ final class CompiledRule {
                 : rule.onStoreFailure();
         this.missingKeyPolicy = rule.onMissingKey();
         this.localFirst = rule.localFirst();
+        this.waiting = new java.util.concurrent.Semaphore(rule.maxWaiting());
         this.fallbackShare = fallbackShare;
         this.defaults = configs(rule.limits());
         this.provider = provider;

@@ -65,6 +65,7 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @param fallbackStore local buckets for {@link StoreFailurePolicy#LOCAL_FALLBACK}
      * @param timeMeter the clock
      * @param waiter how delays pass
+     * @param ownsWaiter whether the limiter created the waiter (and so closes it)
      * @param keyResolvers custom resolvers by name
      * @param clientIpResolver the resolver behind {@code ip}
      * @param keyResolverFactory compiles key expressions of another language first, or {@code null}
@@ -76,6 +77,7 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @param maxWaiting the cap on waiting calls
      */
     public record Settings(BucketStore store, LocalBucketStore fallbackStore, TimeMeter timeMeter, Waiter waiter,
+                           boolean ownsWaiter,
                            Map<String, KeyResolver> keyResolvers, ClientIpResolver clientIpResolver,
                            KeyResolverFactory keyResolverFactory, LimitProvider limitProvider,
                            Duration limitProviderTtl, List<RateLimitListener> listeners,
@@ -150,7 +152,17 @@ public final class DefaultRateLimiter implements RateLimiter {
             try {
                 store.close();
             } finally {
-                fallbackStore.close();
+                try {
+                    fallbackStore.close();
+                } finally {
+                    if (settings.ownsWaiter() && settings.waiter() instanceof AutoCloseable closeable) {
+                        try {
+                            closeable.close();
+                        } catch (Exception e) {
+                            throw new IllegalStateException("closing the delay scheduler failed", e);
+                        }
+                    }
+                }
             }
         }
     }
@@ -166,7 +178,42 @@ public final class DefaultRateLimiter implements RateLimiter {
         private long[] chargedCost;
         private int chargedCount;
         boolean permitHeld;
+        /** The rules whose own waiting permit this call holds (it is delayed by them). */
+        private CompiledRule[] rulePermits;
+        private int rulePermitCount;
         private final AtomicBoolean finished = new AtomicBoolean();
+
+        void holdRulePermit(CompiledRule rule) {
+            if (rulePermits == null) {
+                rulePermits = new CompiledRule[2];
+            } else if (rulePermitCount == rulePermits.length) {
+                rulePermits = Arrays.copyOf(rulePermits, rulePermitCount * 2);
+            }
+            rulePermits[rulePermitCount++] = rule;
+        }
+
+        void releaseRulePermit(CompiledRule rule) {
+            for (int i = rulePermitCount - 1; i >= 0; i--) {
+                if (rulePermits[i] == rule) {
+                    rulePermits[i] = rulePermits[--rulePermitCount];
+                    rulePermits[rulePermitCount] = null;
+                    rule.waiting.release();
+                    return;
+                }
+            }
+        }
+
+        private void releasePermits() {
+            for (int i = 0; i < rulePermitCount; i++) {
+                rulePermits[i].waiting.release();
+                rulePermits[i] = null;
+            }
+            rulePermitCount = 0;
+            if (permitHeld) {
+                permitHeld = false;
+                waiting.release();
+            }
+        }
 
         void charge(Bucket bucket, long cost) {
             if (charged == null) {
@@ -193,15 +240,12 @@ public final class DefaultRateLimiter implements RateLimiter {
             chargedCount = 0;
         }
 
-        /** @return whether this call was the first to finish the evaluation (and so releases its permit) */
+        /** @return whether this call was the first to finish the evaluation (and so releases its permits) */
         boolean finish() {
             if (!finished.compareAndSet(false, true)) {
                 return false;
             }
-            if (permitHeld) {
-                permitHeld = false;
-                waiting.release();
-            }
+            releasePermits();
             return true;
         }
     }
@@ -234,7 +278,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                 break;
             }
         }
-        if (worst != Outcome.DELAYED && ev.permitHeld) {
+        if (worst != Outcome.DELAYED && (ev.permitHeld || ev.rulePermitCount > 0)) {
             ev.finish();
         }
         ev.decision = new Decision(worst, Arrays.asList(Arrays.copyOf(verdicts, n)), delay, retryAfter);
@@ -315,9 +359,15 @@ public final class DefaultRateLimiter implements RateLimiter {
 
     private Verdict reserve(CompiledRule rule, String key, Bucket bucket, Basis basis, Evaluation ev,
                             VerboseResult<ConsumptionProbe> probe, long wait) {
+        // A place among this rule's waiting calls, and one among all the limiter's.
+        if (!rule.waiting.tryAcquire()) {
+            return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, Basis.WAITERS_FULL, windows(probe), wait);
+        }
+        ev.holdRulePermit(rule);
         boolean tookPermit = false;
         if (!ev.permitHeld) {
             if (!waiting.tryAcquire()) {
+                ev.releaseRulePermit(rule);
                 return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, Basis.WAITERS_FULL, windows(probe), wait);
             }
             tookPermit = true;
@@ -342,9 +392,12 @@ public final class DefaultRateLimiter implements RateLimiter {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         } finally {
-            if (tookPermit && !reserved) {
-                ev.permitHeld = false;
-                waiting.release();
+            if (!reserved) {
+                ev.releaseRulePermit(rule);
+                if (tookPermit) {
+                    ev.permitHeld = false;
+                    waiting.release();
+                }
             }
         }
     }

@@ -46,7 +46,7 @@ final class RulesFile {
     private static final Pattern INDEXED = Pattern.compile("ratelimit\\.(rules|keys)\\[(\\d{1,4})]\\.([a-z-]+)");
     private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([A-Za-z0-9_.\\-]+)(?::([^}]*))?}");
     private static final Set<String> RULE_PROPERTIES = Set.of("name", "paths", "methods", "key", "limits", "mode",
-            "max-delay", "cost", "on-store-failure", "on-missing-key", "algorithm", "local-first-tokens",
+            "max-delay", "max-waiting", "cost", "on-store-failure", "on-missing-key", "algorithm", "local-first-tokens",
             "local-first-time");
     private static final Set<String> KEY_PROPERTIES = Set.of("key", "limits", "plan");
     private static final Set<String> PROPERTIES = Set.of("ratelimit.enabled", "ratelimit.store",
@@ -243,6 +243,9 @@ final class RulesFile {
             Duration maxDelay = duration(prefix + "max-delay", null);
             if (maxDelay != null) {
                 b.maxDelay(maxDelay);
+            }
+            if (get(prefix + "max-waiting") != null) {
+                b.maxWaiting(integer(prefix + "max-waiting", Rule.DEFAULT_MAX_WAITING));
             }
             b.cost(integer(prefix + "cost", 1));
             b.onStoreFailure(enumValue(prefix + "on-store-failure", StoreFailurePolicy.class, StoreFailurePolicy.DEFAULT));

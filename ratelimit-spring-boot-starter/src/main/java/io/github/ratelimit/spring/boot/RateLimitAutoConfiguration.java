@@ -254,6 +254,9 @@ public final class RateLimitAutoConfiguration {
                         .key(p.getKey()).limits(p.getLimits().toArray(String[]::new)).mode(p.getMode())
                         .maxDelay(p.getMaxDelay()).cost(p.getCost()).onStoreFailure(p.getOnStoreFailure())
                         .onMissingKey(p.getOnMissingKey()).algorithm(p.getAlgorithm());
+                if (p.getMaxWaiting() != null) {
+                    b.maxWaiting(p.getMaxWaiting());
+                }
                 if (p.getLocalFirstTokens() != null) {
                     try {
                         b.localFirst(new LocalFirst(p.getLocalFirstTokens(), p.getLocalFirstTime()));

@@ -48,8 +48,8 @@ public class RateLimitProperties {
     /** Share of a limit a local fallback bucket holds (1/N for N instances). */
     private double localFallbackShare = 1.0;
 
-    /** Most calls waiting out a SOFT delay at once; beyond it they are rejected. */
-    private int maxWaiting = 100;
+    /** Most calls waiting out a SOFT delay at once, all rules together; each SOFT rule also has its own bound. */
+    private int maxWaiting = io.github.ratelimit.RateLimiter.Builder.DEFAULT_MAX_WAITING;
 
     /** Addresses or CIDRs of reverse proxies whose forwarding header is believed. */
     private List<String> trustedProxies = new ArrayList<>();
@@ -441,6 +441,9 @@ public class RateLimitProperties {
         /** Longest a SOFT request waits. */
         private Duration maxDelay;
 
+        /** Most requests of this SOFT rule waiting at once (default 100); beyond it they are rejected. */
+        private Integer maxWaiting;
+
         /** Tokens one request takes. */
         private long cost = 1;
 
@@ -525,6 +528,14 @@ public class RateLimitProperties {
 
         public Duration getMaxDelay() {
             return maxDelay;
+        }
+
+        public Integer getMaxWaiting() {
+            return maxWaiting;
+        }
+
+        public void setMaxWaiting(Integer maxWaiting) {
+            this.maxWaiting = maxWaiting;
         }
 
         public void setMaxDelay(Duration maxDelay) {
