@@ -17,7 +17,6 @@ import io.github.ratelimit.servlet.UrlRule;
 import io.github.ratelimit.store.BucketStore;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.Advisor;
-import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
@@ -157,7 +156,7 @@ public final class RateLimitAutoConfiguration {
             }
         };
         MethodInterceptor lazy = invocation -> interceptor.getObject().invoke(invocation);
-        return new DefaultPointcutAdvisor(pointcut, lazy);
+        return new RateLimitAdvisor(pointcut, lazy);
     }
 
     @Bean

@@ -11,8 +11,17 @@ import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.BeanReference;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
+
+import java.lang.reflect.Method;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
 
 /**
  * Keys written in SpEL, over the method's arguments, the current request and beans:
@@ -27,10 +36,60 @@ final class SpelKeyResolverFactory implements KeyResolverFactory {
 
     private final SpelExpressionParser parser = new SpelExpressionParser();
     private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
+    private final BeanFactory beanFactory;
     private final BeanFactoryResolver beans;
 
     SpelKeyResolverFactory(BeanFactory beanFactory) {
+        this.beanFactory = beanFactory;
         this.beans = new BeanFactoryResolver(beanFactory);
+    }
+
+    /**
+     * Checks, at start-up, that a key refers only to what a call of the method provides: its parameters by name
+     * (when the class was compiled with {@code -parameters}), {@code #p0}/{@code #a0}..., {@code #args},
+     * {@code #request}, {@code #root}, {@code #this}, and beans that exist. A reference to anything else would
+     * evaluate to null on every call, so every call would find its key missing.
+     *
+     * @param expression a SpEL key
+     * @param method the annotated method
+     * @param source the rule's source, for messages
+     * @throws InvalidRateLimitConfigurationException naming the reference and what is available
+     */
+    void checkReferences(String expression, Method method, String source) {
+        SpelNode ast = ((SpelExpression) parser.parseExpression(expression)).getAST();
+        String[] names = parameterNames.getParameterNames(method);
+        Set<String> available = new LinkedHashSet<>();
+        if (names != null) {
+            for (String n : names) {
+                available.add("#" + n);
+            }
+        }
+        for (int i = 0; i < method.getParameterCount(); i++) {
+            available.add("#p" + i);
+            available.add("#a" + i);
+        }
+        available.addAll(List.of("#args", "#request", "#root", "#this"));
+        check(ast, expression, available, names == null && method.getParameterCount() > 0, source);
+    }
+
+    private void check(SpelNode node, String expression, Set<String> available, boolean namesMissing, String source) {
+        if (node instanceof VariableReference) {
+            String reference = node.toStringAST();
+            if (!available.contains(reference)) {
+                throw new InvalidRateLimitConfigurationException(source + ": key '" + expression + "' refers to "
+                        + reference + ", which a call of this method does not provide, so no call would have a key. "
+                        + "Available: " + available + ". " + (namesMissing
+                        ? "Parameter names are not in the class file: compile with -parameters (Spring Boot's build "
+                        + "plugins do), or use #p0, #p1, ..."
+                        : "Refer to one of them."));
+            }
+        } else if (node instanceof BeanReference bean && !beanFactory.containsBean(bean.getName())) {
+            throw new InvalidRateLimitConfigurationException(source + ": key '" + expression + "' refers to bean @"
+                    + bean.getName() + ", which does not exist. Define the bean, or correct its name.");
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            check(node.getChild(i), expression, available, namesMissing, source);
+        }
     }
 
     static boolean isSpel(String expression) {

@@ -1,0 +1,220 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.RateLimit;
+import io.github.ratelimit.RateLimitExceededException;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.aop.framework.autoproxy.InfrastructureAdvisorAutoProxyCreator;
+import org.springframework.core.PriorityOrdered;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Every {@code @RateLimit} that could not take effect stops the application at start-up, with Boot's own AOP
+ * auto-configuration proxying the beans; none starts and is then silently ignored, or rejects every call.
+ */
+class AnnotationsThatCannotApplyTest {
+
+    private final ApplicationContextRunner runner = new ApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class));
+
+    private static Throwable configError(ApplicationContextAssertProvider<?> context) {
+        assertThat(context).hasFailed();
+        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+            if (t instanceof InvalidRateLimitConfigurationException) {
+                return t;
+            }
+        }
+        throw new AssertionError("no InvalidRateLimitConfigurationException in " + context.getStartupFailure());
+    }
+
+    public static class UnknownArgument {
+        @RateLimit(key = "#nonexistentArg", perMinute = 5)
+        public String call(String userId) {
+            return userId;
+        }
+    }
+
+    public static class UnknownBean {
+        @RateLimit(key = "@plans.of(#userId)", perMinute = 5)
+        public String call(String userId) {
+            return userId;
+        }
+    }
+
+    public static class KnownReferences {
+        @RateLimit(name = "known", key = "#userId + ':' + #p1 + #args.length + (#request == null ? '' : 'r')",
+                perMinute = 1)
+        public String call(String userId, int region) {
+            return userId;
+        }
+    }
+
+    public static class PrivateMethod {
+        public String entry() {
+            return hidden();
+        }
+
+        @RateLimit(perSecond = 1)
+        private String hidden() {
+            return "x";
+        }
+    }
+
+    public static class FinalMethod {
+        @RateLimit(perSecond = 1)
+        public final String call() {
+            return "x";
+        }
+    }
+
+    public static class StaticMethod {
+        @RateLimit(perSecond = 1)
+        public static String call() {
+            return "x";
+        }
+    }
+
+    /** Type-level: its public instance methods are limited; a static one is not a method of the bean. */
+    @RateLimit(name = "typed", perMinute = 1)
+    public static class TypeLevelWithStatic {
+        public String call() {
+            return "x";
+        }
+
+        public static String helper() {
+            return "h";
+        }
+    }
+
+    /** A priority-ordered post-processor is created before the auto-proxy creator: nothing can proxy it. */
+    public static class EarlyBean implements BeanPostProcessor, PriorityOrdered {
+        @Override
+        public int getOrder() {
+            return 0;
+        }
+
+        @RateLimit(perSecond = 1)
+        public String call() {
+            return "x";
+        }
+    }
+
+    public interface Greeter {
+        String greet();
+    }
+
+    public static class InterfaceBean implements Greeter {
+        @Override
+        @RateLimit(name = "greet", perMinute = 1)
+        public String greet() {
+            return "hi";
+        }
+
+        @RateLimit(name = "hidden", perMinute = 1)
+        public String notOnTheInterface() {
+            return "x";
+        }
+    }
+
+    public static class OnlyInterfaceMethods implements Greeter {
+        @Override
+        @RateLimit(name = "greet-only", perMinute = 1)
+        public String greet() {
+            return "hi";
+        }
+    }
+
+    @Test
+    void aSpelKeyNamingAParameterTheMethodDoesNotHaveStopsStartUp() {
+        runner.withBean(UnknownArgument.class).run(context -> assertThat(configError(context)).hasMessage(
+                "@RateLimit on UnknownArgument#call(String): key '#nonexistentArg' refers to #nonexistentArg, which a "
+                        + "call of this method does not provide, so no call would have a key. Available: [#userId, "
+                        + "#p0, #a0, #args, #request, #root, #this]. Refer to one of them."));
+    }
+
+    @Test
+    void aSpelKeyNamingABeanThatDoesNotExistStopsStartUp() {
+        runner.withBean(UnknownBean.class).run(context -> assertThat(configError(context)).hasMessage(
+                "@RateLimit on UnknownBean#call(String): key '@plans.of(#userId)' refers to bean @plans, which does not "
+                        + "exist. Define the bean, or correct its name."));
+    }
+
+    @Test
+    void aSpelKeyReferringOnlyToWhatTheCallProvidesStartsAndDecides() {
+        runner.withBean(KnownReferences.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            KnownReferences bean = context.getBean(KnownReferences.class);
+            assertThat(bean.call("alice", 1)).isEqualTo("alice");
+            assertThatThrownBy(() -> bean.call("alice", 1)).isInstanceOf(RateLimitExceededException.class);
+            assertThat(bean.call("bob", 1)).isEqualTo("bob");
+        });
+    }
+
+    @Test
+    void privateFinalAndStaticMethodsStopStartUp() {
+        runner.withBean(PrivateMethod.class).run(context -> assertThat(configError(context)).hasMessage(
+                "@RateLimit on PrivateMethod#hidden(): the method is private, so a Spring proxy cannot intercept it "
+                        + "and the limit would never apply. Make the method public (or protected) and neither static "
+                        + "nor final, or move the limit to a method that is."));
+        runner.withBean(FinalMethod.class).run(context -> assertThat(configError(context))
+                .hasMessageStartingWith("@RateLimit on FinalMethod#call(): the method is final,"));
+        runner.withBean(StaticMethod.class).run(context -> assertThat(configError(context))
+                .hasMessageStartingWith("@RateLimit on StaticMethod#call(): the method is static,"));
+    }
+
+    @Test
+    void aTypeLevelLimitCoversInstanceMethodsOnlyAndIsListedOnlyForThem() {
+        runner.withBean(TypeLevelWithStatic.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            TypeLevelWithStatic bean = context.getBean(TypeLevelWithStatic.class);
+            bean.call();
+            assertThatThrownBy(bean::call).isInstanceOf(RateLimitExceededException.class);
+            assertThat(context.getBean(RateLimiter.class).rules()).extracting(Rule::name).containsExactly("typed");
+        });
+    }
+
+    @Test
+    void aBeanTheAdvisorCannotProxyStopsStartUp() {
+        runner.withBean(EarlyBean.class).run(context -> assertThat(configError(context)).hasMessageStartingWith(
+                "@RateLimit on EarlyBean#call(): bean 'annotationsThatCannotApplyTest.EarlyBean' is not proxied by the "
+                        + "rate-limit advisor, so its limits would never apply."));
+    }
+
+    @Test
+    void withoutAnyAutoProxyCreatorStartUpStops() {
+        runner.withPropertyValues("spring.aop.auto=false").withBean(OnlyInterfaceMethods.class)
+                .run(context -> assertThat(configError(context)).hasMessageStartingWith(
+                        "@RateLimit on OnlyInterfaceMethods#greet(): bean 'annotationsThatCannotApplyTest."
+                                + "OnlyInterfaceMethods' is not proxied by the rate-limit advisor, so its limits would "
+                                + "never apply. Either no auto-proxy creator is active"));
+    }
+
+    @Test
+    void aMethodAJdkProxyDoesNotExposeStopsStartUp() {
+        // Interface proxies, as @EnableTransactionManagement's default auto-proxy creator makes them.
+        ApplicationContextRunner jdkProxies = runner.withPropertyValues("spring.aop.auto=false")
+                .withBean(AopConfigUtils.AUTO_PROXY_CREATOR_BEAN_NAME, InfrastructureAdvisorAutoProxyCreator.class);
+        jdkProxies.withBean(InterfaceBean.class)
+                .run(context -> assertThat(configError(context)).hasMessageStartingWith(
+                        "@RateLimit on InterfaceBean#notOnTheInterface(): bean 'annotationsThatCannotApplyTest."
+                                + "InterfaceBean' is a JDK interface proxy, and no interface it exposes declares the "
+                                + "method"));
+        jdkProxies.withBean(Greeter.class, OnlyInterfaceMethods::new)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    Greeter greeter = context.getBean(Greeter.class);
+                    greeter.greet();
+                    assertThatThrownBy(greeter::greet).isInstanceOf(RateLimitExceededException.class);
+                });
+    }
+}
