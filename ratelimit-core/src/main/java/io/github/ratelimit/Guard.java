@@ -40,4 +40,20 @@ public interface Guard {
      * @return the decision, completed when the call may go on (or is rejected)
      */
     CompletableFuture<Decision> acquireAsync(RequestContext context);
+
+    /**
+     * Reports how a call this guard permitted ended, for rules that count only failed calls
+     * ({@link Count#FAILURES}): when the call did not fail, the tokens those rules took for it are returned. No
+     * effect on other rules, or for a decision that permitted nothing. Call it once per decision, after the call;
+     * entry points do (the servlet filter after the response, the Spring advisor after the method).
+     *
+     * @param decision what {@link #acquire} or {@link #acquireAsync} decided for the call
+     * @param failed whether the call failed (a wrong password, a rejected API key)
+     */
+    void completed(Decision decision, boolean failed);
+
+    /**
+     * @return whether any of this guard's rules counts only failed calls, so {@link #completed} has work to do
+     */
+    boolean countsFailures();
 }

@@ -101,6 +101,15 @@ public @interface RateLimit {
     /** @return tokens one call takes */
     long cost() default 1;
 
+    /**
+     * Which calls the tokens pay for: all admitted calls (the default), or only {@link Count#FAILURES}, calls that
+     * throw (for limiting guesses: {@code @RateLimit(key = "#username", perMinute = 5, count = Count.FAILURES)} on
+     * a login method).
+     *
+     * @return the calls that keep their tokens
+     */
+    Count count() default Count.ALL;
+
     /** @return what the rule decides when the store (Redis) fails */
     StoreFailurePolicy onStoreFailure() default StoreFailurePolicy.DEFAULT;
 

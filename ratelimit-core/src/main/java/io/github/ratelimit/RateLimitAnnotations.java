@@ -93,7 +93,8 @@ public final class RateLimitAnnotations {
                 .cost(annotation.cost())
                 .onStoreFailure(annotation.onStoreFailure())
                 .onMissingKey(annotation.onMissingKey())
-                .algorithm(annotation.algorithm());
+                .algorithm(annotation.algorithm())
+                .count(annotation.count());
         boolean first = true;
         long[] permits = {annotation.perSecond(), annotation.perMinute(), annotation.perHour(), annotation.perDay()};
         String[] attributes = {"perSecond", "perMinute", "perHour", "perDay"};

@@ -49,6 +49,7 @@ public final class Rule {
     private final MissingKeyPolicy onMissingKey;
     private final Algorithm algorithm;
     private final LocalFirst localFirst;
+    private final Count count;
 
     private Rule(Builder b) {
         this.name = b.name;
@@ -63,6 +64,7 @@ public final class Rule {
         this.onMissingKey = b.onMissingKey;
         this.algorithm = b.algorithm;
         this.localFirst = b.localFirst;
+        this.count = b.count;
     }
 
     /**
@@ -133,6 +135,11 @@ public final class Rule {
         return algorithm;
     }
 
+    /** @return which calls the rule's tokens pay for: all it admits (the default), or only those that fail */
+    public Count count() {
+        return count;
+    }
+
     /** @return whether and how the rule's buckets in a shared store are decided locally first; {@code null} for never */
     public LocalFirst localFirst() {
         return localFirst;
@@ -167,6 +174,7 @@ public final class Rule {
         b.onMissingKey = onMissingKey;
         b.algorithm = algorithm;
         b.localFirst = localFirst;
+        b.count = count;
         return b;
     }
 
@@ -181,13 +189,13 @@ public final class Rule {
         return cost == other.cost && maxWaiting == other.maxWaiting && name.equals(other.name) && source.equals(other.source) && key.equals(other.key)
                 && limits.equals(other.limits) && mode == other.mode && Objects.equals(maxDelay, other.maxDelay)
                 && onStoreFailure == other.onStoreFailure && onMissingKey == other.onMissingKey
-                && algorithm == other.algorithm && Objects.equals(localFirst, other.localFirst);
+                && algorithm == other.algorithm && Objects.equals(localFirst, other.localFirst) && count == other.count;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, source, key, limits, mode, maxDelay, maxWaiting, cost, onStoreFailure, onMissingKey, algorithm,
-                localFirst);
+        return Objects.hash(name, source, key, limits, mode, maxDelay, maxWaiting, cost, onStoreFailure, onMissingKey,
+                algorithm, localFirst, count);
     }
 
     @Override
@@ -205,6 +213,9 @@ public final class Rule {
         }
         if (localFirst != null) {
             sb.append(", localFirst=").append(localFirst);
+        }
+        if (count != Count.ALL) {
+            sb.append(", count=").append(count);
         }
         return sb.append(", onStoreFailure=").append(onStoreFailure)
                 .append(", onMissingKey=").append(onMissingKey).append(']').toString();
@@ -227,6 +238,7 @@ public final class Rule {
         private MissingKeyPolicy onMissingKey = MissingKeyPolicy.REJECT;
         private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
         private LocalFirst localFirst;
+        private Count count = Count.ALL;
 
         private Builder(String name) {
             this.name = name;
@@ -357,6 +369,16 @@ public final class Rule {
          */
         public Builder localFirst(LocalFirst localFirst) {
             this.localFirst = localFirst;
+            return this;
+        }
+
+        /**
+         * @param count which calls the rule's tokens pay for: {@link Count#ALL} (the default) or only
+         *        {@link Count#FAILURES}
+         * @return this builder
+         */
+        public Builder count(Count count) {
+            this.count = Objects.requireNonNull(count, "count");
             return this;
         }
 

@@ -1,5 +1,6 @@
 package io.github.ratelimit.internal;
 
+import io.github.ratelimit.Count;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Outcome;
@@ -18,11 +19,25 @@ final class DefaultGuard implements Guard {
     private final DefaultRateLimiter limiter;
     private final CompiledRule[] rules;
     private final List<Rule> ruleList;
+    private final boolean countsFailures;
 
     DefaultGuard(DefaultRateLimiter limiter, CompiledRule[] rules) {
         this.limiter = limiter;
         this.rules = rules;
         this.ruleList = Arrays.stream(rules).map(r -> r.rule).toList();
+        this.countsFailures = Arrays.stream(rules).anyMatch(r -> r.rule.count() == Count.FAILURES);
+    }
+
+    @Override
+    public boolean countsFailures() {
+        return countsFailures;
+    }
+
+    @Override
+    public void completed(Decision decision, boolean failed) {
+        if (!failed && countsFailures && decision != null && decision.permitted()) {
+            limiter.returnTokensOfSuccess(rules, decision);
+        }
     }
 
     @Override

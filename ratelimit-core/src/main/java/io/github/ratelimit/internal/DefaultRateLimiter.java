@@ -474,6 +474,34 @@ public final class DefaultRateLimiter implements RateLimiter {
         return new Verdict(v.rule(), v.key(), v.mode(), v.outcome(), v.basis(), windows, v.waitNanos());
     }
 
+    /**
+     * Returns the tokens that the rules counting only failures took for a call that succeeded.
+     */
+    void returnTokensOfSuccess(CompiledRule[] rules, Decision decision) {
+        for (Verdict v : decision.verdicts()) {
+            if ((v.outcome() != Outcome.ALLOWED && v.outcome() != Outcome.DELAYED) || v.key() == null
+                    || (v.basis() != Basis.BUCKET && v.basis() != Basis.FALLBACK_BUCKET)) {
+                continue;
+            }
+            for (CompiledRule rule : rules) {
+                if (rule.name.equals(v.rule()) && rule.rule.count() == io.github.ratelimit.Count.FAILURES) {
+                    BucketKey bucketKey = new BucketKey(rule.name, v.key());
+                    CompiledRule.Configs configs = rule.configsFor(v.key());
+                    try {
+                        Bucket bucket = v.basis() == Basis.BUCKET
+                                ? store.bucket(bucketKey, configs.primary(), rule.localFirst)
+                                : fallbackStore.bucket(bucketKey, configs.fallback());
+                        bucket.addTokens(rule.cost);
+                    } catch (RuntimeException e) {
+                        STORE_LOG.log(Level.WARNING, "Could not return the token(s) of a call that did not fail to "
+                                + "rule '" + rule.name + "'; the store failed", e);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
     static Decision interrupted(Decision delayed) {
         List<Verdict> verdicts = new ArrayList<>(delayed.verdicts().size());
         for (Verdict v : delayed.verdicts()) {

@@ -89,8 +89,19 @@ import java.util.concurrent.TimeUnit;
  */
 public class RateLimitFilter implements Filter {
 
-    /** The request attribute that holds the request's {@link Decision}. */
+    /** The request attribute that holds the request's {@link Decision} (every rate-limit filter's, combined). */
     public static final String DECISION_ATTRIBUTE = RateLimitFilter.class.getName() + ".decision";
+
+    /**
+     * The request attribute that marks a request as a failed attempt when set to {@link Boolean#TRUE}, for rules
+     * that count only failures ({@link io.github.ratelimit.Count#FAILURES}). A response with status 401 is a
+     * failed attempt anyway; an application whose failed logins answer otherwise (a form login redirecting to
+     * {@code /login?error}) sets this attribute, and the Spring Boot starter sets it on Spring Security's
+     * authentication failure events.
+     */
+    public static final String FAILED_ATTEMPT_ATTRIBUTE = RateLimitFilter.class.getName() + ".failedAttempt";
+
+    private static final java.util.concurrent.atomic.AtomicInteger INSTANCES = new java.util.concurrent.atomic.AtomicInteger();
 
     private static final String DEFAULT_CONFIG = "/WEB-INF/ratelimit.properties";
     private static final int MAX_CACHED_GUARDS = 4096;
@@ -106,6 +117,8 @@ public class RateLimitFilter implements Filter {
     private RejectionHandler rejectionHandler;
     private boolean scanAnnotations;
     private boolean enabled = true;
+    /** Marks the requests this filter instance decided, so another instance (the other phase) still decides. */
+    private final String decidedAttribute = RateLimitFilter.class.getName() + ".decided." + INSTANCES.incrementAndGet();
 
     /** The rules of one servlet's annotations for one HTTP method, and their bits in a guard key. */
     private record ServletRules(List<Rule> rules, BitSet bits) {
@@ -182,6 +195,24 @@ public class RateLimitFilter implements Filter {
         this.headerStyles = settings.headers();
         this.rejectionHandler = settings.rejectionHandler();
         this.scanAnnotations = settings.annotations();
+        String phase = config.getInitParameter("phase");
+        if (phase != null && !phase.isBlank()) {
+            Phase only = phase(phase.trim());
+            this.urlRules = urlRules.stream().filter(r -> r.phase() == only).toList();
+            // Annotations are the servlet's own: they decide after authentication, with the servlet.
+            this.scanAnnotations = scanAnnotations && only == Phase.AFTER_AUTHENTICATION;
+        }
+    }
+
+    private static Phase phase(String value) {
+        for (Phase p : Phase.values()) {
+            if (p.name().equalsIgnoreCase(value.replace('-', '_'))) {
+                return p;
+            }
+        }
+        throw new InvalidRateLimitConfigurationException("init-param phase = '" + value + "' is not one of "
+                + "[before-authentication, after-authentication]. Declare the filter once before your authentication "
+                + "filter with phase before-authentication, and once after it with phase after-authentication.");
     }
 
     private static void overlay(Map<String, String> properties, List<String> names,
@@ -299,10 +330,17 @@ public class RateLimitFilter implements Filter {
 
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
-        if (!enabled || !(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
-                || request.getAttribute(DECISION_ATTRIBUTE) != null) {
-            // Not HTTP, switched off, or already decided (an async re-dispatch after a delay, a forward).
+        if (!enabled || !(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
             chain.doFilter(req, res);
+            return;
+        }
+        if (request.getAttribute(decidedAttribute) instanceof Decided decided) {
+            // Decided by this filter already: the async re-dispatch after its delay, or a forward, an error page.
+            if (decided.claimChain()) {
+                proceedOrReject(request, response, chain, decided);
+            } else {
+                chain.doFilter(req, res);
+            }
             return;
         }
         Guard guard = guardFor(request);
@@ -312,7 +350,9 @@ public class RateLimitFilter implements Filter {
         }
         CompletableFuture<Decision> future = guard.acquireAsync(new HttpRequestContext(request));
         if (future.isDone()) {
-            finish(request, response, chain, future.join());
+            Decided decided = record(request, response, guard, future.join());
+            decided.claimChain();
+            proceedOrReject(request, response, chain, decided);
             return;
         }
         if (request.isAsyncSupported() && request.getDispatcherType() == DispatcherType.REQUEST) {
@@ -320,10 +360,8 @@ public class RateLimitFilter implements Filter {
             async.setTimeout(0);
             // No container timeout: the limiter's timer always completes the future, after at most maxDelay.
             future.whenComplete((decision, error) -> {
-                // A failed timer (never expected) lets the request through rather than failing it.
-                Decision d = decision != null ? decision : Decision.unlimited();
-                request.setAttribute(DECISION_ATTRIBUTE, d);
-                writeHeaders(response, d);
+                // A failed timer (the limiter closing) lets the request through rather than failing it.
+                record(request, response, guard, decision != null ? decision : Decision.unlimited());
                 async.dispatch();
             });
             return;
@@ -340,18 +378,101 @@ public class RateLimitFilter implements Filter {
             future.cancel(false);
             throw new ServletException("rate-limit delay failed", e);
         }
-        finish(request, response, chain, decision);
+        Decided decided = record(request, response, guard, decision);
+        decided.claimChain();
+        proceedOrReject(request, response, chain, decided);
     }
 
-    private void finish(HttpServletRequest request, HttpServletResponse response, FilterChain chain, Decision decision)
-            throws IOException, ServletException {
-        request.setAttribute(DECISION_ATTRIBUTE, decision);
-        writeHeaders(response, decision);
+    /** This filter's decision on a request, and whether the chain has run for it yet. */
+    private static final class Decided {
+        final Guard guard;
+        final Decision decision;
+        private final java.util.concurrent.atomic.AtomicBoolean chained = new java.util.concurrent.atomic.AtomicBoolean();
+
+        Decided(Guard guard, Decision decision) {
+            this.guard = guard;
+            this.decision = decision;
+        }
+
+        boolean claimChain() {
+            return chained.compareAndSet(false, true);
+        }
+    }
+
+    /** Records this filter's decision on the request (and in the combined decision attribute), and the headers. */
+    private Decided record(HttpServletRequest request, HttpServletResponse response, Guard guard, Decision decision) {
+        Decided decided = new Decided(guard, decision);
+        request.setAttribute(decidedAttribute, decided);
+        Decision shown = request.getAttribute(DECISION_ATTRIBUTE) instanceof Decision earlier
+                ? earlier.combine(decision) : decision;
+        request.setAttribute(DECISION_ATTRIBUTE, shown);
+        writeHeaders(response, shown);
+        return decided;
+    }
+
+    private void proceedOrReject(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
+                                 Decided decided) throws IOException, ServletException {
+        Decision decision = decided.decision;
         if (decision.outcome() == Outcome.REJECTED) {
             rejectionHandler.reject(request, response, decision);
             return;
         }
-        chain.doFilter(request, response);
+        if (!decided.guard.countsFailures()) {
+            chain.doFilter(request, response);
+            return;
+        }
+        // Rules that count only failures: the tokens come back unless the request turns out a failed attempt.
+        boolean threw = true;
+        try {
+            chain.doFilter(request, response);
+            threw = false;
+        } finally {
+            if (request.isAsyncStarted()) {
+                request.getAsyncContext().addListener(new SettleWhenComplete(decided, threw));
+            } else {
+                decided.guard.completed(decision, threw || failedAttempt(request, response));
+            }
+        }
+    }
+
+    /**
+     * @return whether the request was a failed attempt: a 401 response, or {@link #FAILED_ATTEMPT_ATTRIBUTE} set
+     */
+    private static boolean failedAttempt(ServletRequest request, ServletResponse response) {
+        return (response instanceof HttpServletResponse http && http.getStatus() == HttpServletResponse.SC_UNAUTHORIZED)
+                || Boolean.TRUE.equals(request.getAttribute(FAILED_ATTEMPT_ATTRIBUTE));
+    }
+
+    /** Settles a failure-counting decision when an asynchronous request completes. */
+    private static final class SettleWhenComplete implements jakarta.servlet.AsyncListener {
+        private final Decided decided;
+        private volatile boolean failed;
+
+        SettleWhenComplete(Decided decided, boolean failed) {
+            this.decided = decided;
+            this.failed = failed;
+        }
+
+        @Override
+        public void onComplete(jakarta.servlet.AsyncEvent event) {
+            decided.guard.completed(decided.decision,
+                    failed || failedAttempt(event.getSuppliedRequest(), event.getSuppliedResponse()));
+        }
+
+        @Override
+        public void onTimeout(jakarta.servlet.AsyncEvent event) {
+            failed = true;
+        }
+
+        @Override
+        public void onError(jakarta.servlet.AsyncEvent event) {
+            failed = true;
+        }
+
+        @Override
+        public void onStartAsync(jakarta.servlet.AsyncEvent event) {
+            event.getAsyncContext().addListener(this);
+        }
     }
 
     private void writeHeaders(HttpServletResponse response, Decision decision) {

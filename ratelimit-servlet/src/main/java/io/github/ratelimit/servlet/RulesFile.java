@@ -1,6 +1,7 @@
 package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Count;
 import io.github.ratelimit.DecisionLog;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
@@ -46,7 +47,7 @@ final class RulesFile {
     private static final Pattern INDEXED = Pattern.compile("ratelimit\\.(rules|keys)\\[(\\d{1,4})]\\.([a-z-]+)");
     private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([A-Za-z0-9_.\\-]+)(?::([^}]*))?}");
     private static final Set<String> RULE_PROPERTIES = Set.of("name", "paths", "methods", "key", "limits", "mode",
-            "max-delay", "max-waiting", "cost", "on-store-failure", "on-missing-key", "algorithm", "local-first-tokens",
+            "max-delay", "max-waiting", "cost", "count", "phase", "on-store-failure", "on-missing-key", "algorithm", "local-first-tokens",
             "local-first-time");
     private static final Set<String> KEY_PROPERTIES = Set.of("key", "limits", "plan");
     private static final Set<String> PROPERTIES = Set.of("ratelimit.enabled", "ratelimit.store",
@@ -260,7 +261,9 @@ final class RulesFile {
                     throw new InvalidRateLimitConfigurationException(where + ": " + e.getMessage(), e);
                 }
             }
-            rules.add(UrlRule.of(b.build(), list(prefix + "paths"), new LinkedHashSet<>(list(prefix + "methods"))));
+            b.count(enumValue(prefix + "count", Count.class, Count.ALL));
+            Phase phase = enumValue(prefix + "phase", Phase.class, Phase.AFTER_AUTHENTICATION);
+            rules.add(UrlRule.of(b.build(), list(prefix + "paths"), new LinkedHashSet<>(list(prefix + "methods")), phase));
         }
         return rules;
     }

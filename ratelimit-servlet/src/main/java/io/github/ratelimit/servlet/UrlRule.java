@@ -23,11 +23,13 @@ public final class UrlRule {
     private final Rule rule;
     private final List<PathPattern> paths;
     private final Set<String> methods;
+    private final Phase phase;
 
-    private UrlRule(Rule rule, List<PathPattern> paths, Set<String> methods) {
+    private UrlRule(Rule rule, List<PathPattern> paths, Set<String> methods, Phase phase) {
         this.rule = rule;
         this.paths = paths;
         this.methods = methods;
+        this.phase = phase;
     }
 
     /**
@@ -39,7 +41,27 @@ public final class UrlRule {
      *         none is given
      */
     public static UrlRule of(Rule rule, List<String> paths, Set<String> methods) {
+        return of(rule, paths, methods, Phase.AFTER_AUTHENTICATION);
+    }
+
+    /**
+     * @param rule the rule
+     * @param paths path patterns within the application, at least one
+     * @param methods HTTP methods, or empty for all
+     * @param phase where the rule decides; a rule before authentication cannot be keyed by {@code user}
+     * @return the URL rule
+     * @throws InvalidRateLimitConfigurationException naming the rule's source when a pattern is malformed or
+     *         none is given, or a rule before authentication is keyed by the user
+     */
+    public static UrlRule of(Rule rule, List<String> paths, Set<String> methods, Phase phase) {
         Objects.requireNonNull(rule, "rule");
+        Objects.requireNonNull(phase, "phase");
+        if (phase == Phase.BEFORE_AUTHENTICATION && usesUser(rule.key())) {
+            throw new InvalidRateLimitConfigurationException(rule.source() + ": key '" + rule.key() + "' uses 'user', "
+                    + "but the rule decides before authentication, when no user is known. Key it by 'ip', "
+                    + "'basic-user' (the user name an Authorization: Basic header claims), 'param:<name>' or a header, "
+                    + "or decide after authentication.");
+        }
         if (paths == null || paths.isEmpty()) {
             throw new InvalidRateLimitConfigurationException(rule.source() + ": no path is given. Give at least one "
                     + "pattern, e.g. '/api/**'.");
@@ -48,7 +70,23 @@ public final class UrlRule {
         Set<String> upper = methods == null ? Set.of()
                 : methods.stream().map(m -> m.trim().toUpperCase(Locale.ROOT)).filter(m -> !m.isEmpty())
                         .collect(Collectors.toUnmodifiableSet());
-        return new UrlRule(rule, patterns, upper);
+        return new UrlRule(rule, patterns, upper, phase);
+    }
+
+    private static boolean usesUser(String key) {
+        for (String alternative : key.split("\\|")) {
+            for (String atom : alternative.split("\\+")) {
+                if (atom.trim().equals("user")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** @return where the rule decides */
+    public Phase phase() {
+        return phase;
     }
 
     /** @return the rule */
@@ -91,6 +129,7 @@ public final class UrlRule {
 
     @Override
     public String toString() {
-        return "UrlRule[" + paths + (methods.isEmpty() ? "" : " " + methods) + " -> " + rule.name() + "]";
+        return "UrlRule[" + paths + (methods.isEmpty() ? "" : " " + methods) + " -> " + rule.name()
+                + (phase == Phase.BEFORE_AUTHENTICATION ? ", before authentication" : "") + "]";
     }
 }

@@ -13,6 +13,7 @@ import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.servlet.ProblemDetailsRejectionHandler;
 import io.github.ratelimit.servlet.RateLimitFilter;
 import io.github.ratelimit.servlet.RejectionHandler;
+import io.github.ratelimit.servlet.Phase;
 import io.github.ratelimit.servlet.UrlRule;
 import io.github.ratelimit.store.BucketStore;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -233,26 +234,53 @@ public final class RateLimitAutoConfiguration {
         @ConditionalOnMissingBean(name = "rateLimitFilter")
         FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimitProperties properties, RateLimiter limiter,
                                                                 RejectionHandler rejectionHandler) {
-            List<UrlRule> rules = urlRules(properties);
+            return registration("rateLimitFilter", urlRules(properties, Phase.AFTER_AUTHENTICATION),
+                    properties.getFilter().getOrder(), properties, limiter, rejectionHandler);
+        }
+
+        /** URL rules that decide before Spring Security: limits on authentication attempts. */
+        @Bean
+        @ConditionalOnMissingBean(name = "rateLimitBeforeAuthenticationFilter")
+        FilterRegistrationBean<RateLimitFilter> rateLimitBeforeAuthenticationFilter(RateLimitProperties properties,
+                                                                                    RateLimiter limiter,
+                                                                                    RejectionHandler rejectionHandler) {
+            return registration("rateLimitBeforeAuthenticationFilter", urlRules(properties, Phase.BEFORE_AUTHENTICATION),
+                    properties.getFilter().getBeforeAuthenticationOrder(), properties, limiter, rejectionHandler);
+        }
+
+        private static FilterRegistrationBean<RateLimitFilter> registration(String name, List<UrlRule> rules, int order,
+                                                                           RateLimitProperties properties,
+                                                                           RateLimiter limiter,
+                                                                           RejectionHandler rejectionHandler) {
             FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(
                     new RateLimitFilter(limiter, rules, properties.getHeaders(), rejectionHandler, false));
-            registration.setOrder(properties.getFilter().getOrder());
+            registration.setOrder(order);
             registration.setAsyncSupported(true);
             registration.setEnabled(!rules.isEmpty());
-            registration.setName("rateLimitFilter");
+            registration.setName(name);
             return registration;
         }
 
-        private static List<UrlRule> urlRules(RateLimitProperties properties) {
+        /** Marks a request whose authentication failed, for rules that count only failed attempts. */
+        @Bean
+        @ConditionalOnClass(name = "org.springframework.security.authentication.event.AbstractAuthenticationFailureEvent")
+        static AuthenticationFailureMarker rateLimitAuthenticationFailureMarker() {
+            return new AuthenticationFailureMarker();
+        }
+
+        private static List<UrlRule> urlRules(RateLimitProperties properties, Phase phase) {
             List<UrlRule> result = new ArrayList<>();
             List<RateLimitProperties.UrlRuleProperties> rules = properties.getRules();
             for (int i = 0; i < rules.size(); i++) {
                 RateLimitProperties.UrlRuleProperties p = rules.get(i);
+                if (p.getPhase() != phase) {
+                    continue;
+                }
                 String where = "ratelimit.rules[" + i + "]";
                 Rule.Builder b = Rule.builder(p.getName() != null ? p.getName() : "rules[" + i + "]").source(where)
                         .key(p.getKey()).limits(p.getLimits().toArray(String[]::new)).mode(p.getMode())
                         .maxDelay(p.getMaxDelay()).cost(p.getCost()).onStoreFailure(p.getOnStoreFailure())
-                        .onMissingKey(p.getOnMissingKey()).algorithm(p.getAlgorithm());
+                        .onMissingKey(p.getOnMissingKey()).algorithm(p.getAlgorithm()).count(p.getCount());
                 if (p.getMaxWaiting() != null) {
                     b.maxWaiting(p.getMaxWaiting());
                 }
@@ -263,7 +291,7 @@ public final class RateLimitAutoConfiguration {
                         throw new InvalidRateLimitConfigurationException(where + ": " + e.getMessage(), e);
                     }
                 }
-                result.add(UrlRule.of(b.build(), p.getPaths(), new LinkedHashSet<>(p.getMethods())));
+                result.add(UrlRule.of(b.build(), p.getPaths(), new LinkedHashSet<>(p.getMethods()), phase));
             }
             return result;
         }

@@ -1,11 +1,13 @@
 package io.github.ratelimit.spring.boot;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Count;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.key.ClientIpResolver;
+import io.github.ratelimit.servlet.Phase;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import java.time.Duration;
@@ -444,6 +446,12 @@ public class RateLimitProperties {
         /** Most requests of this SOFT rule waiting at once (default 100); beyond it they are rejected. */
         private Integer maxWaiting;
 
+        /** Which requests the tokens pay for: all admitted ones, or only failed attempts (status 401, a failed login). */
+        private Count count = Count.ALL;
+
+        /** Whether the rule decides before Spring Security authenticates (for limiting login attempts) or after. */
+        private Phase phase = Phase.AFTER_AUTHENTICATION;
+
         /** Tokens one request takes. */
         private long cost = 1;
 
@@ -534,6 +542,22 @@ public class RateLimitProperties {
             return maxWaiting;
         }
 
+        public Count getCount() {
+            return count;
+        }
+
+        public void setCount(Count count) {
+            this.count = count;
+        }
+
+        public Phase getPhase() {
+            return phase;
+        }
+
+        public void setPhase(Phase phase) {
+            this.phase = phase;
+        }
+
         public void setMaxWaiting(Integer maxWaiting) {
             this.maxWaiting = maxWaiting;
         }
@@ -581,12 +605,26 @@ public class RateLimitProperties {
         /** Filter order; by default right after Spring Security's filter chain, so user keys see the principal. */
         private int order = -99;
 
+        /**
+         * Order of the filter for rules with phase before-authentication; by default right before Spring Security's
+         * filter chain (and after Spring's request context filter).
+         */
+        private int beforeAuthenticationOrder = -101;
+
         public int getOrder() {
             return order;
         }
 
         public void setOrder(int order) {
             this.order = order;
+        }
+
+        public int getBeforeAuthenticationOrder() {
+            return beforeAuthenticationOrder;
+        }
+
+        public void setBeforeAuthenticationOrder(int beforeAuthenticationOrder) {
+            this.beforeAuthenticationOrder = beforeAuthenticationOrder;
         }
     }
 }

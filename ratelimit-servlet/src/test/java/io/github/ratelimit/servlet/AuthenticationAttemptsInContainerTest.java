@@ -1,0 +1,160 @@
+package io.github.ratelimit.servlet;
+
+import io.github.ratelimit.Count;
+import io.github.ratelimit.HeaderStyle;
+import io.github.ratelimit.MissingKeyPolicy;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.servlet.testing.RawHttp;
+import io.github.ratelimit.servlet.testing.TomcatServer;
+import io.github.ratelimit.testing.ManualClock;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.Principal;
+import java.util.Base64;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Password guessing limited in a real Tomcat: the filter decides once before an authentication filter (rules on
+ * the address and on the claimed user name, counting only failed attempts) and once after it (rules on the
+ * authenticated user). Wrong passwords beyond the limit never reach the authentication; right ones do not count.
+ */
+class AuthenticationAttemptsInContainerTest {
+
+    private final ManualClock clock = new ManualClock();
+    private final AtomicInteger checked = new AtomicInteger();
+    private TomcatServer server;
+
+    @AfterEach
+    void stop() throws Exception {
+        if (server != null) {
+            server.close();
+        }
+    }
+
+    /** Basic authentication where each user's password is the user name; counts the passwords it checks. */
+    private final class BasicAuthentication implements Filter {
+        @Override
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+            HttpServletRequest request = (HttpServletRequest) req;
+            HttpServletResponse response = (HttpServletResponse) res;
+            String header = request.getHeader("Authorization");
+            String user = null;
+            if (header != null && header.startsWith("Basic ")) {
+                checked.incrementAndGet();
+                String[] credentials = new String(Base64.getDecoder().decode(header.substring(6)),
+                        StandardCharsets.UTF_8).split(":", 2);
+                if (credentials.length == 2 && credentials[0].equals(credentials[1])) {
+                    user = credentials[0];
+                }
+            }
+            if (user == null) {
+                response.setHeader("WWW-Authenticate", "Basic realm=\"test\"");
+                response.sendError(401);
+                return;
+            }
+            String name = user;
+            chain.doFilter(new HttpServletRequestWrapper(request) {
+                @Override
+                public Principal getUserPrincipal() {
+                    return () -> name;
+                }
+            }, response);
+        }
+    }
+
+    private static final class Me extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.getWriter().write("you are " + req.getUserPrincipal().getName());
+        }
+    }
+
+    private void start() throws Exception {
+        RateLimiter limiter = RateLimiter.builder().timeMeter(clock).waiter(clock).build();
+        UrlRule perAddress = UrlRule.of(Rule.builder("attempts-by-address").key("ip").limits("20/1h")
+                .count(Count.FAILURES).build(), List.of("/**"), Set.of(), Phase.BEFORE_AUTHENTICATION);
+        UrlRule perUser = UrlRule.of(Rule.builder("attempts-by-user").key("basic-user").limits("5/1h")
+                .count(Count.FAILURES).onMissingKey(MissingKeyPolicy.SKIP).build(), List.of("/**"), Set.of(),
+                Phase.BEFORE_AUTHENTICATION);
+        UrlRule calls = UrlRule.of(Rule.builder("calls-by-user").key("user").limits("1000/1h").build(),
+                List.of("/**"), Set.of());
+        server = TomcatServer.builder()
+                .filterBefore("rateLimitBeforeAuthentication", new RateLimitFilter(limiter, List.of(perAddress, perUser),
+                        Set.of(HeaderStyle.X_RATELIMIT), new ProblemDetailsRejectionHandler(429), false))
+                .filterBefore("authentication", new BasicAuthentication())
+                .filter(new RateLimitFilter(limiter, List.of(calls), Set.of(HeaderStyle.X_RATELIMIT),
+                        new ProblemDetailsRejectionHandler(429), false))
+                .servlet("me", new Me(), "/*")
+                .start();
+    }
+
+    private int get(String user, String password) throws IOException {
+        String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
+        return RawHttp.send(server.port(), "GET", "/me", "Authorization: Basic " + token).status();
+    }
+
+    @Test
+    void wrongPasswordsForOneUserStopReachingTheAuthenticationAfterTheLimit() throws Exception {
+        start();
+        int rejected = 0;
+        for (int i = 0; i < 300; i++) {
+            int status = get("alice", "guess-" + i);
+            assertThat(status).isIn(401, 429);
+            if (status == 429) {
+                rejected++;
+            }
+        }
+        assertThat(checked.get()).as("passwords checked").isEqualTo(5);
+        assertThat(rejected).isEqualTo(295);
+        assertThat(get("alice", "alice")).as("the guessed name stays locked for the window").isEqualTo(429);
+    }
+
+    @Test
+    void rightPasswordsDoNotCount() throws Exception {
+        start();
+        for (int i = 0; i < 50; i++) {
+            assertThat(get("bob", "bob")).as("login %d", i).isEqualTo(200);
+        }
+        assertThat(get("bob", "wrong")).isEqualTo(401);
+    }
+
+    @Test
+    void wrongPasswordsForManyUsersFromOneAddressStopAtTheAddressLimit() throws Exception {
+        start();
+        int reached = 0;
+        for (int i = 0; i < 300; i++) {
+            if (get("user-" + i, "guess") == 401) {
+                reached++;
+            }
+        }
+        assertThat(reached).isEqualTo(20);
+        assertThat(checked.get()).isEqualTo(20);
+    }
+
+    @Test
+    void aRuleBeforeAuthenticationCannotBeKeyedByTheUser() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> UrlRule.of(Rule.builder("r").source("ratelimit.rules[0]")
+                        .key("user|ip").limits("5/1m").build(), List.of("/**"), Set.of(), Phase.BEFORE_AUTHENTICATION))
+                .hasMessage("ratelimit.rules[0]: key 'user|ip' uses 'user', but the rule decides before "
+                        + "authentication, when no user is known. Key it by 'ip', 'basic-user' (the user name an "
+                        + "Authorization: Basic header claims), 'param:<name>' or a header, or decide after "
+                        + "authentication.");
+    }
+}

@@ -1,0 +1,78 @@
+package io.github.ratelimit.samples.boot;
+
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.annotation.DirtiesContext;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The sample's limits on password guessing, over real HTTP with Spring Security's HTTP Basic: the rules decide
+ * before Spring Security, and only failed logins count. Each test gets a fresh application (a user name locked by
+ * one must not lock it for the next).
+ */
+@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"ratelimit.trusted-proxies=127.0.0.1,::1", "spring.application.name=login-attempts-test"})
+class LoginAttemptsTest {
+
+    @LocalServerPort
+    int port;
+
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    private int me(String ip, String user, String password) throws Exception {
+        String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/api/me"))
+                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip)
+                .header("Authorization", "Basic " + token).build();
+        return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+
+    @Test
+    void threeHundredWrongPasswordsForOneUserReachSpringSecurityFiveTimes() throws Exception {
+        int checked = 0;
+        int limited = 0;
+        for (int i = 0; i < 300; i++) {
+            int status = me("198.51.100.1", "alice", "guess-" + i);
+            assertThat(status).isIn(401, 429);
+            checked += status == 401 ? 1 : 0;
+            limited += status == 429 ? 1 : 0;
+        }
+        assertThat(checked).isEqualTo(5);
+        assertThat(limited).isEqualTo(295);
+        // The name stays locked for the rest of the minute, even from another address and with the right password.
+        assertThat(me("198.51.100.2", "alice", "alice")).isEqualTo(429);
+    }
+
+    @Test
+    void wrongPasswordsForManyUsersFromOneAddressStopAtTenPerMinute() throws Exception {
+        int checked = 0;
+        for (int i = 0; i < 300; i++) {
+            checked += me("198.51.100.3", "user-" + i, "guess") == 401 ? 1 : 0;
+        }
+        assertThat(checked).isEqualTo(10);
+        assertThat(me("198.51.100.4", "bob", "bob")).as("another address").isEqualTo(200);
+    }
+
+    @Test
+    void rightPasswordsDoNotCountAsAttempts() throws Exception {
+        // bob's plan allows 10 calls a minute on /api/me; all ten log in, and none is a failed attempt.
+        for (int i = 0; i < 10; i++) {
+            assertThat(me("198.51.100.5", "bob", "bob")).as("login %d", i).isEqualTo(200);
+        }
+        for (int i = 0; i < 5; i++) {
+            assertThat(me("198.51.100.5", "bob", "wrong")).as("failure %d", i).isEqualTo(401);
+        }
+        assertThat(me("198.51.100.5", "bob", "wrong")).isEqualTo(429);
+    }
+}
