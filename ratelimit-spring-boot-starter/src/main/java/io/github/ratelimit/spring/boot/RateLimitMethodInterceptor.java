@@ -74,7 +74,18 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
         if (!decision.permitted()) {
             throw new RateLimitExceededException(decision);
         }
-        return invocation.proceed();
+        if (!guard.get().countsFailures()) {
+            return invocation.proceed();
+        }
+        // Rules that count only failures: a call that returns gets its tokens back; one that throws keeps them.
+        boolean failed = true;
+        try {
+            Object result = invocation.proceed();
+            failed = false;
+            return result;
+        } finally {
+            guard.get().completed(decision, failed);
+        }
     }
 
     /**
