@@ -21,7 +21,10 @@ import java.util.Objects;
  * {@link ServletRequestWrapper}. A wrapper that replaces the address with a forwarding header's value (Spring's
  * {@code ForwardedHeaderFilter}, Tomcat's {@code RemoteIpFilter}, an application's own) trusts proxies by rules
  * of its own, and some hide the forwarding headers they consumed; the {@code ip} key trusts only the limiter's
- * {@code trusted-proxies}, so it must see the socket peer and the headers as sent. The principal, method, path,
+ * {@code trusted-proxies}, so it must see the socket peer and the headers as sent (unless the deployment chose to
+ * trust the container's forwarding instead, {@link #HttpRequestContext(HttpServletRequest, boolean)}). A container
+ * that rewrites the address below the servlet API (Tomcat's {@code RemoteIpValve}, Jetty's
+ * {@code ForwardedRequestCustomizer}) cannot be seen past: see {@code docs/servlet.md}. The principal, method, path,
  * parameters and attributes come from the request as the application sees it (a security framework's wrapper
  * supplies the principal).
  *
@@ -37,13 +40,25 @@ public final class HttpRequestContext implements RequestContext {
     public static final int MAX_HEADER_VALUES = 64;
 
     private final HttpServletRequest request;
+    private final boolean addressAsReported;
     private ServletRequest connection;
 
     /**
      * @param request the request
      */
     public HttpRequestContext(HttpServletRequest request) {
+        this(request, false);
+    }
+
+    /**
+     * @param request the request
+     * @param addressAsReported whether {@link #remoteAddress()} is the address the request reports (a container's
+     *        or a wrapper's rewrite from forwarding headers included) rather than the connection's: for deployments
+     *        that trust the container's forwarding configuration ({@code ratelimit.trust-container-forwarding})
+     */
+    public HttpRequestContext(HttpServletRequest request, boolean addressAsReported) {
         this.request = Objects.requireNonNull(request, "request");
+        this.addressAsReported = addressAsReported;
     }
 
     /**
@@ -79,7 +94,7 @@ public final class HttpRequestContext implements RequestContext {
 
     @Override
     public String remoteAddress() {
-        return connection().getRemoteAddr();
+        return addressAsReported ? request.getRemoteAddr() : connection().getRemoteAddr();
     }
 
     @Override

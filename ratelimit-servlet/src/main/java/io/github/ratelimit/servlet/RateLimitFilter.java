@@ -103,6 +103,9 @@ public class RateLimitFilter implements Filter {
 
     private static final java.util.concurrent.atomic.AtomicInteger INSTANCES = new java.util.concurrent.atomic.AtomicInteger();
 
+    /** Set on every request by Tomcat's RemoteIpValve and RemoteIpFilter: the container rewrites addresses. */
+    private static final String TOMCAT_REMOTE_IP = "org.apache.tomcat.remoteAddr";
+
     private static final String DEFAULT_CONFIG = "/WEB-INF/ratelimit.properties";
     private static final int MAX_CACHED_GUARDS = 4096;
     private static final List<String> HTTP_METHODS = List.of("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD",
@@ -117,6 +120,8 @@ public class RateLimitFilter implements Filter {
     private RejectionHandler rejectionHandler;
     private boolean scanAnnotations;
     private boolean enabled = true;
+    private boolean trustContainerForwarding;
+    private volatile boolean warnedAboutRemoteIp;
     /** Marks the requests this filter instance decided, so another instance (the other phase) still decides. */
     private final String decidedAttribute = RateLimitFilter.class.getName() + ".decided." + INSTANCES.incrementAndGet();
 
@@ -146,11 +151,29 @@ public class RateLimitFilter implements Filter {
      */
     public RateLimitFilter(RateLimiter limiter, List<UrlRule> urlRules, Set<HeaderStyle> headerStyles,
                            RejectionHandler rejectionHandler, boolean scanAnnotations) {
+        this(limiter, urlRules, headerStyles, rejectionHandler, scanAnnotations, false);
+    }
+
+    /**
+     * For programmatic registration.
+     *
+     * @param limiter the limiter; not closed by the filter
+     * @param urlRules the URL rules
+     * @param headerStyles the rate-limit headers to write
+     * @param rejectionHandler writes rejections
+     * @param scanAnnotations whether to apply the {@code @RateLimit} annotations of registered servlets
+     * @param trustContainerForwarding whether the {@code ip} key takes the address the request reports (rewritten
+     *        by the container's forwarding configuration) instead of the connection's
+     * @throws InvalidRateLimitConfigurationException when a rule is invalid for the limiter (an unknown key)
+     */
+    public RateLimitFilter(RateLimiter limiter, List<UrlRule> urlRules, Set<HeaderStyle> headerStyles,
+                           RejectionHandler rejectionHandler, boolean scanAnnotations, boolean trustContainerForwarding) {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.urlRules = List.copyOf(urlRules);
         this.headerStyles = headerStyles.isEmpty() ? EnumSet.noneOf(HeaderStyle.class) : EnumSet.copyOf(headerStyles);
         this.rejectionHandler = Objects.requireNonNull(rejectionHandler, "rejectionHandler");
         this.scanAnnotations = scanAnnotations;
+        this.trustContainerForwarding = trustContainerForwarding;
         this.ownsLimiter = false;
         this.urlRules.forEach(r -> limiter.guard(r.rule()));
     }
@@ -195,6 +218,7 @@ public class RateLimitFilter implements Filter {
         this.headerStyles = settings.headers();
         this.rejectionHandler = settings.rejectionHandler();
         this.scanAnnotations = settings.annotations();
+        this.trustContainerForwarding = settings.trustContainerForwarding();
         String phase = config.getInitParameter("phase");
         if (phase != null && !phase.isBlank()) {
             Phase only = phase(phase.trim());
@@ -348,7 +372,10 @@ public class RateLimitFilter implements Filter {
             chain.doFilter(req, res);
             return;
         }
-        CompletableFuture<Decision> future = guard.acquireAsync(new HttpRequestContext(request));
+        if (!trustContainerForwarding && !warnedAboutRemoteIp && request.getAttribute(TOMCAT_REMOTE_IP) != null) {
+            warnRemoteIp();
+        }
+        CompletableFuture<Decision> future = guard.acquireAsync(new HttpRequestContext(request, trustContainerForwarding));
         if (future.isDone()) {
             Decided decided = record(request, response, guard, future.join());
             decided.claimChain();
@@ -381,6 +408,16 @@ public class RateLimitFilter implements Filter {
         Decided decided = record(request, response, guard, decision);
         decided.claimChain();
         proceedOrReject(request, response, chain, decided);
+    }
+
+    private void warnRemoteIp() {
+        warnedAboutRemoteIp = true;
+        System.getLogger(RateLimitFilter.class.getName()).log(System.Logger.Level.WARNING, "Tomcat's RemoteIpValve "
+                + "(or RemoteIpFilter) rewrites client addresses from X-Forwarded-For before this filter runs, trusting "
+                + "the proxies in its internalProxies setting (by default every private address). The 'ip' key then "
+                + "counts by an address that such a proxy's clients can choose. Either remove the valve and list your "
+                + "proxies in ratelimit.trusted-proxies, or, if its internalProxies lists only your own proxies, set "
+                + "ratelimit.trust-container-forwarding=true. See docs/servlet.md, Client addresses.");
     }
 
     /** This filter's decision on a request, and whether the chain has run for it yet. */

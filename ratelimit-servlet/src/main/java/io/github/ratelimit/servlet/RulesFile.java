@@ -58,11 +58,11 @@ final class RulesFile {
             "ratelimit.default-store-failure-policy", "ratelimit.local-fallback-share", "ratelimit.max-waiting",
             "ratelimit.trusted-proxies", "ratelimit.forwarded-header", "ratelimit.ipv6-prefix-length",
             "ratelimit.headers", "ratelimit.reject-status", "ratelimit.rejection-handler", "ratelimit.annotations", "ratelimit.limit-cache-ttl",
-            "ratelimit.log-shadow");
+            "ratelimit.log-shadow", "ratelimit.trust-container-forwarding");
 
     /** What the file configures. */
     record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
-                    RejectionHandler rejectionHandler, boolean annotations) {
+                    RejectionHandler rejectionHandler, boolean annotations, boolean trustContainerForwarding) {
     }
 
     private final Map<String, String> values;
@@ -120,8 +120,15 @@ final class RulesFile {
         }
         RejectionHandler handler = rejectionHandler(status, classLoader);
         boolean annotations = bool("ratelimit.annotations", true);
+        boolean trustContainer = bool("ratelimit.trust-container-forwarding", false);
+        if (trustContainer && !list("ratelimit.trusted-proxies").isEmpty()) {
+            throw new InvalidRateLimitConfigurationException(source + ": ratelimit.trust-container-forwarding = true "
+                    + "and ratelimit.trusted-proxies are both set: the container's forwarding configuration and the "
+                    + "limiter's would both decide which proxies to believe. Keep one: remove ratelimit.trusted-proxies "
+                    + "to trust the container's, or set ratelimit.trust-container-forwarding=false.");
+        }
         RateLimiter limiter = builder.store(store()).build();
-        return new Settings(enabled, limiter, rules, headers, handler, annotations);
+        return new Settings(enabled, limiter, rules, headers, handler, annotations, trustContainer);
     }
 
     private void checkNames() {

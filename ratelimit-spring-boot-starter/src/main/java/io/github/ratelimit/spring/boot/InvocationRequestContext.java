@@ -26,10 +26,11 @@ final class InvocationRequestContext implements RequestContext {
     private final RequestContext http;
     private final Supplier<String> principal;
 
-    InvocationRequestContext(MethodInvocation invocation, HttpServletRequest request, Supplier<String> principal) {
+    InvocationRequestContext(MethodInvocation invocation, HttpServletRequest request, Supplier<String> principal,
+                             boolean addressAsReported) {
         this.invocation = invocation;
         this.request = request;
-        this.http = request == null ? RequestContext.empty() : new HttpRequestContext(request);
+        this.http = request == null ? RequestContext.empty() : new HttpRequestContext(request, addressAsReported);
         this.principal = principal;
     }
 

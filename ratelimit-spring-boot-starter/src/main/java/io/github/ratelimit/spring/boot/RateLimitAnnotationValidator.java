@@ -45,11 +45,16 @@ final class RateLimitAnnotationValidator implements SmartInitializingSingleton {
 
     private final ConfigurableListableBeanFactory beanFactory;
     private final ObjectProvider<RateLimitMethodInterceptor> interceptors;
+    private final Runnable afterAnnotations;
 
+    /**
+     * @param afterAnnotations runs once every annotation is compiled (checks of all rules together)
+     */
     RateLimitAnnotationValidator(ConfigurableListableBeanFactory beanFactory,
-                                 ObjectProvider<RateLimitMethodInterceptor> interceptors) {
+                                 ObjectProvider<RateLimitMethodInterceptor> interceptors, Runnable afterAnnotations) {
         this.beanFactory = beanFactory;
         this.interceptors = interceptors;
+        this.afterAnnotations = afterAnnotations;
     }
 
     @Override
@@ -83,6 +88,7 @@ final class RateLimitAnnotationValidator implements SmartInitializingSingleton {
             }
             checkProxied(name, bean, userType, annotated);
         }
+        afterAnnotations.run();
     }
 
     /** The methods an annotation applies to: annotated ones, and a type-level annotation's public instance ones. */

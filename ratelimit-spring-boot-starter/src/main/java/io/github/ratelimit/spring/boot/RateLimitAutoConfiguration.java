@@ -86,6 +86,12 @@ public final class RateLimitAutoConfiguration {
     }
 
     private static ClientIpResolver clientIp(RateLimitProperties properties) {
+        if (properties.isTrustContainerForwarding() && !properties.getTrustedProxies().isEmpty()) {
+            throw new InvalidRateLimitConfigurationException("ratelimit.trust-container-forwarding = true and "
+                    + "ratelimit.trusted-proxies are both set: the web server's forwarding configuration and the "
+                    + "limiter's would both decide which proxies to believe. Keep one: remove ratelimit.trusted-proxies "
+                    + "to trust the server's, or set ratelimit.trust-container-forwarding=false.");
+        }
         try {
             return ClientIpResolver.builder().trustedProxies(properties.getTrustedProxies())
                     .forwardedHeader(properties.getForwardedHeader())
@@ -122,8 +128,10 @@ public final class RateLimitAutoConfiguration {
     static RateLimitMethodInterceptor rateLimitMethodInterceptor(ObjectProvider<RateLimiter> limiter,
                                                                  ObjectProvider<RateLimitProperties> properties) {
         Supplier<String> principal = principal(WebAccess.detect(RateLimitAutoConfiguration.class.getClassLoader()));
-        return new RateLimitMethodInterceptor(new LazyLimiter(limiter), properties.getObject().getHeaders(),
-                WebAccess.detect(RateLimitAutoConfiguration.class.getClassLoader()), principal);
+        RateLimitProperties p = properties.getObject();
+        return new RateLimitMethodInterceptor(new LazyLimiter(limiter), p.getHeaders(),
+                WebAccess.detect(RateLimitAutoConfiguration.class.getClassLoader()), principal,
+                p.isTrustContainerForwarding());
     }
 
     private static Supplier<String> principal(WebAccess web) {
@@ -162,8 +170,12 @@ public final class RateLimitAutoConfiguration {
 
     @Bean
     static RateLimitAnnotationValidator rateLimitAnnotationValidator(ConfigurableListableBeanFactory beanFactory,
-                                                                     ObjectProvider<RateLimitMethodInterceptor> interceptor) {
-        return new RateLimitAnnotationValidator(beanFactory, interceptor);
+                                                                     ObjectProvider<RateLimitMethodInterceptor> interceptor,
+                                                                     ObjectProvider<RateLimiter> limiter,
+                                                                     ObjectProvider<RateLimitProperties> properties,
+                                                                     org.springframework.core.env.Environment environment) {
+        return new RateLimitAnnotationValidator(beanFactory, interceptor,
+                () -> ForwardedHeadersCheck.check(environment, properties.getObject(), limiter.getObject(), beanFactory));
     }
 
     /** Micrometer, when the application has a registry. */
@@ -253,7 +265,8 @@ public final class RateLimitAutoConfiguration {
                                                                            RateLimiter limiter,
                                                                            RejectionHandler rejectionHandler) {
             FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(
-                    new RateLimitFilter(limiter, rules, properties.getHeaders(), rejectionHandler, false));
+                    new RateLimitFilter(limiter, rules, properties.getHeaders(), rejectionHandler, false,
+                            properties.isTrustContainerForwarding()));
             registration.setOrder(order);
             registration.setAsyncSupported(true);
             registration.setEnabled(!rules.isEmpty());

@@ -44,14 +44,16 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
     private final Set<HeaderStyle> headerStyles;
     private final WebAccess web;
     private final Supplier<String> principal;
+    private final boolean trustContainerForwarding;
     private final Map<Key, Optional<Guard>> guards = new ConcurrentHashMap<>();
 
     RateLimitMethodInterceptor(RateLimiter limiter, Set<HeaderStyle> headerStyles, WebAccess web,
-                               Supplier<String> principal) {
+                               Supplier<String> principal, boolean trustContainerForwarding) {
         this.limiter = limiter;
         this.headerStyles = headerStyles;
         this.web = web;
         this.principal = principal;
+        this.trustContainerForwarding = trustContainerForwarding;
     }
 
     @Override
@@ -63,7 +65,8 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
             return invocation.proceed();
         }
         HttpServletRequest request = web.currentRequest();
-        Decision decision = guard.get().acquire(new InvocationRequestContext(invocation, request, principal));
+        Decision decision = guard.get().acquire(new InvocationRequestContext(invocation, request, principal,
+                trustContainerForwarding));
         HttpServletResponse response = web.currentResponse();
         if (response != null && !response.isCommitted()) {
             // The filter may have decided this request under URL rules already: report both.

@@ -56,6 +56,14 @@ public class RateLimitProperties {
     /** Addresses or CIDRs of reverse proxies whose forwarding header is believed. */
     private List<String> trustedProxies = new ArrayList<>();
 
+    /**
+     * Whether the ip key takes the client address the web server reports (rewritten by its own forwarding
+     * configuration, server.forward-headers-strategy=native with server.tomcat.remoteip.*) instead of the
+     * connection's, walked through ratelimit.trusted-proxies. Only with an internal-proxies setting that lists your
+     * own proxies alone; not with trusted-proxies.
+     */
+    private boolean trustContainerForwarding;
+
     /** The one forwarding header the trusted proxies write. */
     private ClientIpResolver.ForwardedHeader forwardedHeader = ClientIpResolver.ForwardedHeader.X_FORWARDED_FOR;
 
@@ -139,6 +147,14 @@ public class RateLimitProperties {
 
     public void setTrustedProxies(List<String> trustedProxies) {
         this.trustedProxies = trustedProxies;
+    }
+
+    public boolean isTrustContainerForwarding() {
+        return trustContainerForwarding;
+    }
+
+    public void setTrustContainerForwarding(boolean trustContainerForwarding) {
+        this.trustContainerForwarding = trustContainerForwarding;
     }
 
     public ClientIpResolver.ForwardedHeader getForwardedHeader() {

@@ -1,0 +1,84 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.boot.cloud.CloudPlatform;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.core.env.Environment;
+
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Keeps the {@code ip} key's trust in proxies consistent with Spring Boot's forwarded-header handling, at start-up.
+ *
+ * <ul>
+ *   <li>{@code server.forward-headers-strategy=framework}: Spring's {@code ForwardedHeaderFilter} rewrites the address
+ *       from any peer's headers, in a request wrapper; the limiter reads beneath wrappers, so it still sees the
+ *       connection and applies {@code ratelimit.trusted-proxies} itself. Consistent, nothing to do.</li>
+ *   <li>{@code native} (set, or implied by a cloud platform such as Kubernetes, where Boot turns it on): the web
+ *       server rewrites the address below the servlet API, trusting the proxies in its own settings (Tomcat's
+ *       {@code server.tomcat.remoteip.internal-proxies}, by default every private address). The limiter cannot see
+ *       the connection, so while a rule counts by {@code ip}, start-up stops and explains, unless
+ *       {@code ratelimit.trust-container-forwarding=true} says the server's settings are the trust boundary.</li>
+ *   <li>{@code trust-container-forwarding} with {@code framework}: Spring's filter believes every peer, so that is
+ *       refused too.</li>
+ * </ul>
+ */
+final class ForwardedHeadersCheck {
+
+    private ForwardedHeadersCheck() {
+    }
+
+    static void check(Environment environment, RateLimitProperties properties, RateLimiter limiter,
+                      ListableBeanFactory beanFactory) {
+        if (!beanFactory.containsBean("rateLimitFilter")) {
+            return; // not a servlet web application
+        }
+        String strategy = Binder.get(environment).bind("server.forward-headers-strategy", String.class)
+                .map(v -> v.trim().toUpperCase(Locale.ROOT).replace('-', '_')).orElse(null);
+        CloudPlatform platform = CloudPlatform.getActive(environment);
+        boolean implied = strategy == null && platform != null && platform.isUsingForwardHeaders();
+        boolean rewritesBelowServletApi = "NATIVE".equals(strategy) || implied;
+        if (properties.isTrustContainerForwarding()) {
+            if ("FRAMEWORK".equals(strategy)) {
+                throw new InvalidRateLimitConfigurationException("ratelimit.trust-container-forwarding = true, but "
+                        + "server.forward-headers-strategy = framework: Spring's ForwardedHeaderFilter believes the "
+                        + "X-Forwarded-For of every peer, so every client could choose its own 'ip' key. Remove "
+                        + "ratelimit.trust-container-forwarding and list your proxies in ratelimit.trusted-proxies (the "
+                        + "limiter reads the connection beneath that filter), or use the native strategy with "
+                        + "server.tomcat.remoteip.internal-proxies listing only your proxies.");
+            }
+            return;
+        }
+        if (!rewritesBelowServletApi) {
+            return;
+        }
+        List<String> ipRules = limiter.rules().stream().filter(r -> usesIp(r.key())).map(Rule::source).toList();
+        if (ipRules.isEmpty()) {
+            return;
+        }
+        String why = implied ? "Spring Boot turned on server.forward-headers-strategy=native because the application "
+                + "runs on " + platform : "server.forward-headers-strategy = native";
+        throw new InvalidRateLimitConfigurationException(why + ", so the web server replaces each request's client "
+                + "address with a value from X-Forwarded-For before the rate limiter sees it, believing the proxies in "
+                + "its own settings (for Tomcat, server.tomcat.remoteip.internal-proxies: by default every private "
+                + "address). The 'ip' key of " + ipRules + " would then count by an address those proxies' clients "
+                + "can choose. Either set server.forward-headers-strategy=framework and list your proxies in "
+                + "ratelimit.trusted-proxies (the limiter reads the connection beneath Spring's filter), or, if the "
+                + "server's internal proxies are exactly your own, set ratelimit.trust-container-forwarding=true.");
+    }
+
+    private static boolean usesIp(String key) {
+        for (String alternative : key.split("\\|")) {
+            for (String atom : alternative.split("\\+")) {
+                if (atom.trim().equals("ip")) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+}
