@@ -309,12 +309,14 @@ public final class DefaultRateLimiter implements RateLimiter {
         CompiledRule.Configs configs = rule.configsFor(key);
         try {
             return consume(rule, key, store, bucketKey, configs.primary(), Basis.BUCKET, ev);
-        } catch (RateLimitContentionException e) {
-            CONTENTION_LOG.log(Level.WARNING, "Rule '" + rule.name + "': " + e.getMessage() + "; rejecting the call "
-                    + "rather than admitting it uncounted", null);
-            return new Verdict(rule.name, key, rule.mode, rejection(rule), Basis.CONTENTION, List.of(),
-                    CONTENTION_RETRY_NANOS);
         } catch (RuntimeException e) {
+            RateLimitContentionException contention = contention(e);
+            if (contention != null) {
+                CONTENTION_LOG.log(Level.WARNING, "Rule '" + rule.name + "': " + contention.getMessage()
+                        + "; rejecting the call rather than admitting it uncounted", null);
+                return new Verdict(rule.name, key, rule.mode, rejection(rule), Basis.CONTENTION, List.of(),
+                        CONTENTION_RETRY_NANOS);
+            }
             STORE_LOG.log(Level.WARNING, "The rate-limit store failed for rule '" + rule.name + "'; applying "
                     + rule.storeFailurePolicy + ": " + e, null);
             switch (rule.storeFailurePolicy) {
@@ -327,6 +329,20 @@ public final class DefaultRateLimiter implements RateLimiter {
                     return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0);
             }
         }
+    }
+
+    /**
+     * @return the contention behind a store failure, or {@code null}: Bucket4j's batching hands one exception to
+     *         every call of a batch wrapped in its own, so the cause chain is searched (bounded)
+     */
+    static RateLimitContentionException contention(Throwable e) {
+        Throwable t = e;
+        for (int depth = 0; t != null && depth < 8; depth++, t = t.getCause()) {
+            if (t instanceof RateLimitContentionException c) {
+                return c;
+            }
+        }
+        return null;
     }
 
     private static Outcome rejection(CompiledRule rule) {

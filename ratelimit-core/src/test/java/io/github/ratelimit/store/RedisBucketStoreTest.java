@@ -7,6 +7,7 @@ import io.github.ratelimit.Guard;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Outcome;
 import io.github.ratelimit.Mode;
+import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
@@ -287,6 +288,27 @@ class RedisBucketStoreTest {
             assertThat(store.stats().contended()).isEqualTo(bases.get(Basis.CONTENTION).get());
             assertThat(store.stats().failures()).isZero();
             assertThat(store.breakerState()).isEqualTo(JedisBucketStore.BreakerState.CLOSED);
+        }
+    }
+
+    @Test
+    void contentionInsideABatchRejectsEveryCallOfTheBatch() throws Exception {
+        String prefix = prefix();
+        Map<Basis, AtomicLong> bases = new java.util.concurrent.ConcurrentHashMap<>();
+        RateLimitListener count = d -> d.verdicts().forEach(v ->
+                bases.computeIfAbsent(v.basis(), b -> new AtomicLong()).incrementAndGet());
+        // Two instances, batching on (the default), no retries: each instance's batches meet the other's writes.
+        try (JedisBucketStore a = store(prefix).retries(1, Duration.ofMillis(100)).build();
+             JedisBucketStore b = store(prefix).retries(1, Duration.ofMillis(100)).build();
+             RateLimiter la = RateLimiter.builder().store(a).listener(count).build();
+             RateLimiter lb = RateLimiter.builder().store(b).listener(count).build()) {
+            Rule rule = Rule.builder("hot").limits("20/1m").build(); // fail-open by default
+            long[] result = hammer(List.of(la.guard(rule), lb.guard(rule)), 4, 1000);
+            double bound = 20 + 20 * (result[1] / 60e9);
+            assertThat((double) result[0]).as("admitted vs bound %.2f; bases %s", bound, bases)
+                    .isLessThanOrEqualTo(bound);
+            assertThat(bases).as("bases").doesNotContainKey(Basis.FAIL_OPEN);
+            assertThat(a.stats().contended() + b.stats().contended()).as("bases %s", bases).isPositive();
         }
     }
 
