@@ -91,6 +91,15 @@ public final class Rule {
         return key;
     }
 
+    /**
+     * @param atom a key atom of the built-in grammar, e.g. {@code ip} or {@code user}
+     * @return whether the key expression uses it in any alternative ({@code user|ip} uses both); an expression of
+     *         another language (a SpEL key) uses none
+     */
+    public boolean keyUses(String atom) {
+        return io.github.ratelimit.internal.KeyExpressions.atoms(key).contains(atom);
+    }
+
     /** @return the windows, at least one, each with a distinct period */
     public List<Limit> limits() {
         return limits;

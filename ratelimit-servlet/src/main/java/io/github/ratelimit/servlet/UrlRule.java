@@ -56,7 +56,7 @@ public final class UrlRule {
     public static UrlRule of(Rule rule, List<String> paths, Set<String> methods, Phase phase) {
         Objects.requireNonNull(rule, "rule");
         Objects.requireNonNull(phase, "phase");
-        if (phase == Phase.BEFORE_AUTHENTICATION && usesUser(rule.key())) {
+        if (phase == Phase.BEFORE_AUTHENTICATION && rule.keyUses("user")) {
             throw new InvalidRateLimitConfigurationException(rule.source() + ": key '" + rule.key() + "' uses 'user', "
                     + "but the rule decides before authentication, when no user is known. Key it by 'ip', "
                     + "'basic-user' (the user name an Authorization: Basic header claims), 'param:<name>' or a header, "
@@ -71,17 +71,6 @@ public final class UrlRule {
                 : methods.stream().map(m -> m.trim().toUpperCase(Locale.ROOT)).filter(m -> !m.isEmpty())
                         .collect(Collectors.toUnmodifiableSet());
         return new UrlRule(rule, patterns, upper, phase);
-    }
-
-    private static boolean usesUser(String key) {
-        for (String alternative : key.split("\\|")) {
-            for (String atom : alternative.split("\\+")) {
-                if (atom.trim().equals("user")) {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 
     /** @return where the rule decides */

@@ -161,6 +161,23 @@ public final class TomcatServer implements AutoCloseable {
             return this;
         }
 
+        private static void addFilter(Context context, String name, Filter instance, String className, boolean async,
+                                      Map<String, String> params) {
+            FilterDef def = new FilterDef();
+            def.setFilterName(name);
+            if (instance != null) {
+                def.setFilter(instance);
+            }
+            def.setFilterClass(className);
+            def.setAsyncSupported(String.valueOf(async));
+            params.forEach(def::addInitParameter);
+            context.addFilterDef(def);
+            FilterMap map = new FilterMap();
+            map.setFilterName(name);
+            map.addURLPattern("/*");
+            context.addFilterMap(map);
+        }
+
         /** @return the started server */
         public TomcatServer start() throws Exception {
             Path base = Files.createTempDirectory("ratelimit-tomcat");
@@ -179,34 +196,10 @@ public final class TomcatServer implements AutoCloseable {
                 wrapper.setAsyncSupported(s.async);
                 s.mappings.forEach(m -> context.addServletMappingDecoded(m, s.name));
             }
-            filtersBefore.forEach((name, f) -> {
-                FilterDef def = new FilterDef();
-                def.setFilterName(name);
-                def.setFilter(f);
-                def.setFilterClass(f.getClass().getName());
-                def.setAsyncSupported("true");
-                context.addFilterDef(def);
-                FilterMap map = new FilterMap();
-                map.setFilterName(name);
-                map.addURLPattern("/*");
-                context.addFilterMap(map);
-            });
+            filtersBefore.forEach((name, f) -> addFilter(context, name, f, f.getClass().getName(), true, Map.of()));
             if (filter != null || filterClass != null) {
-                FilterDef def = new FilterDef();
-                def.setFilterName("rateLimit");
-                if (filter != null) {
-                    def.setFilter(filter);
-                    def.setFilterClass(filter.getClass().getName());
-                } else {
-                    def.setFilterClass(filterClass);
-                }
-                def.setAsyncSupported(String.valueOf(filterAsync));
-                filterParams.forEach(def::addInitParameter);
-                context.addFilterDef(def);
-                FilterMap map = new FilterMap();
-                map.setFilterName("rateLimit");
-                map.addURLPattern("/*");
-                context.addFilterMap(map);
+                addFilter(context, "rateLimit", filter, filter != null ? filter.getClass().getName() : filterClass,
+                        filterAsync, filterParams);
             }
             customizers.forEach(c -> c.accept(context));
             serverCustomizers.forEach(c -> c.accept(tomcat));

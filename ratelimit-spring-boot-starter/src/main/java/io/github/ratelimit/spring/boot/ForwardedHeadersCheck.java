@@ -56,7 +56,7 @@ final class ForwardedHeadersCheck {
         if (!rewritesBelowServletApi) {
             return;
         }
-        List<String> ipRules = limiter.rules().stream().filter(r -> usesIp(r.key())).map(Rule::source).toList();
+        List<String> ipRules = limiter.rules().stream().filter(r -> r.keyUses("ip")).map(Rule::source).toList();
         if (ipRules.isEmpty()) {
             return;
         }
@@ -69,16 +69,5 @@ final class ForwardedHeadersCheck {
                 + "can choose. Either set server.forward-headers-strategy=framework and list your proxies in "
                 + "ratelimit.trusted-proxies (the limiter reads the connection beneath Spring's filter), or, if the "
                 + "server's internal proxies are exactly your own, set ratelimit.trust-container-forwarding=true.");
-    }
-
-    private static boolean usesIp(String key) {
-        for (String alternative : key.split("\\|")) {
-            for (String atom : alternative.split("\\+")) {
-                if (atom.trim().equals("ip")) {
-                    return true;
-                }
-            }
-        }
-        return false;
     }
 }

@@ -9,12 +9,12 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.aop.framework.autoproxy.InfrastructureAdvisorAutoProxyCreator;
 import org.springframework.core.PriorityOrdered;
 
+import static io.github.ratelimit.spring.boot.StartupFailures.configError;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -27,15 +27,6 @@ class AnnotationsThatCannotApplyTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class));
 
-    private static Throwable configError(ApplicationContextAssertProvider<?> context) {
-        assertThat(context).hasFailed();
-        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
-            if (t instanceof InvalidRateLimitConfigurationException) {
-                return t;
-            }
-        }
-        throw new AssertionError("no InvalidRateLimitConfigurationException in " + context.getStartupFailure());
-    }
 
     public static class UnknownArgument {
         @RateLimit(key = "#nonexistentArg", perMinute = 5)

@@ -5,9 +5,9 @@ import io.github.ratelimit.RateLimit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 
+import static io.github.ratelimit.spring.boot.StartupFailures.configError;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -30,15 +30,6 @@ class ForwardedHeadersCheckTest {
         }
     }
 
-    private static Throwable configError(ApplicationContextAssertProvider<?> context) {
-        assertThat(context).hasFailed();
-        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
-            if (t instanceof InvalidRateLimitConfigurationException) {
-                return t;
-            }
-        }
-        throw new AssertionError("no InvalidRateLimitConfigurationException in " + context.getStartupFailure());
-    }
 
     @Test
     void theNativeStrategyWithAnIpRuleStopsStartUp() {

@@ -29,6 +29,7 @@ import org.springframework.context.annotation.Configuration;
 import java.util.ArrayList;
 import java.util.List;
 
+import static io.github.ratelimit.spring.boot.StartupFailures.configError;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -123,15 +124,6 @@ class RateLimitAutoConfigurationTest {
     }
 
     /** The rate-limit configuration error in a failed start-up's cause chain. */
-    private static Throwable configError(org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider<?> context) {
-        assertThat(context).hasFailed();
-        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
-            if (t instanceof InvalidRateLimitConfigurationException) {
-                return t;
-            }
-        }
-        throw new AssertionError("no InvalidRateLimitConfigurationException in " + context.getStartupFailure());
-    }
 
     @Test
     void createsALimiterOverTheLocalStoreByDefault() {
