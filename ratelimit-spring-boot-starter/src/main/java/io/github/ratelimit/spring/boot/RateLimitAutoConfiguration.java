@@ -47,7 +47,12 @@ import java.util.function.Supplier;
  * {@code @RateLimit} advisor for any bean, URL rules from {@code ratelimit.rules} enforced by the servlet filter,
  * and the 429 response. Every bean backs off when the application defines its own.
  */
-@AutoConfiguration
+@AutoConfiguration(afterName = {
+        // The meter registry its metrics bind to, whichever export creates it.
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+        // spring.data.redis.* settings the Redis store reuses.
+        "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"})
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({StoreConfigurations.RedisStoreConfiguration.class, StoreConfigurations.LocalStoreConfiguration.class,

@@ -138,4 +138,13 @@ class SampleApplicationTest {
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.body()).contains("\"name\":\"hello\"").contains("\"name\":\"site\"").contains("\"LocalBucketStore\"");
     }
+
+    @Test
+    void publishesItsMetricsThroughBootsOwnRegistry() throws Exception {
+        send("GET", "/api/hello", "203.0.113.9", null);
+        HttpResponse<String> metrics = send("GET", "/actuator/metrics/ratelimit.requests", "203.0.113.9", null);
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.body()).contains("\"name\":\"ratelimit.requests\"").contains("\"rule\"")
+                .contains("\"hello\"").contains("\"outcome\"").contains("\"allowed\"");
+    }
 }
