@@ -58,7 +58,7 @@ final class RulesFile {
             "ratelimit.default-store-failure-policy", "ratelimit.local-fallback-share", "ratelimit.max-waiting",
             "ratelimit.trusted-proxies", "ratelimit.forwarded-header", "ratelimit.ipv6-prefix-length",
             "ratelimit.headers", "ratelimit.reject-status", "ratelimit.rejection-handler", "ratelimit.annotations", "ratelimit.limit-cache-ttl",
-            "ratelimit.log-shadow", "ratelimit.trust-container-forwarding");
+            "ratelimit.log-shadow", "ratelimit.trust-container-forwarding", "ratelimit.metrics");
 
     /** What the file configures. */
     record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
@@ -127,7 +127,12 @@ final class RulesFile {
                     + "limiter's would both decide which proxies to believe. Keep one: remove ratelimit.trusted-proxies "
                     + "to trust the container's, or set ratelimit.trust-container-forwarding=false.");
         }
-        RateLimiter limiter = builder.store(store()).build();
+        boolean metrics = bool("ratelimit.metrics", true);
+        BucketStore store = store();
+        if (metrics && MicrometerBinding.available(RulesFile.class.getClassLoader())) {
+            builder.listener(MicrometerBinding.globalRegistry(store));
+        }
+        RateLimiter limiter = builder.store(store).build();
         return new Settings(enabled, limiter, rules, headers, handler, annotations, trustContainer);
     }
 

@@ -190,9 +190,11 @@ public final class RateLimitAutoConfiguration {
 
         @Bean
         @org.springframework.boot.autoconfigure.condition.ConditionalOnBean(io.micrometer.core.instrument.MeterRegistry.class)
-        RateLimitMetrics rateLimitMetrics(io.micrometer.core.instrument.MeterRegistry registry, BucketStore store) {
-            RateLimitMetrics.bindStore(store, registry);
-            return new RateLimitMetrics(registry);
+        io.github.ratelimit.metrics.MicrometerMetrics rateLimitMetrics(io.micrometer.core.instrument.MeterRegistry registry,
+                                                                      BucketStore store) {
+            io.github.ratelimit.metrics.MicrometerMetrics metrics = new io.github.ratelimit.metrics.MicrometerMetrics(registry);
+            metrics.bindStore(store);
+            return metrics;
         }
     }
 

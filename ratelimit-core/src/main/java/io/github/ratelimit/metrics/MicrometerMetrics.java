@@ -1,4 +1,4 @@
-package io.github.ratelimit.spring.boot;
+package io.github.ratelimit.metrics;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Outcome;
@@ -20,8 +20,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Micrometer metrics of every decision. Tags are bounded: the rule (a fixed set), the outcome and what it rests
- * on; never the key.
+ * Micrometer metrics of every decision: a {@link RateLimitListener} to add to the limiter
+ * ({@code RateLimiter.builder().listener(new MicrometerMetrics(registry))}). The Spring Boot starter registers it
+ * with Boot's registry; the servlet filter with Micrometer's global registry. Micrometer is an optional dependency:
+ * use this class only with {@code io.micrometer:micrometer-core} on the class path.
+ *
+ * <p>Tags are bounded: the rule (a fixed set), the outcome and what it rests on; never the key. Thread-safe.
  *
  * <ul>
  *   <li>{@code ratelimit.requests{rule, outcome, basis}}: counter; outcome {@code allowed}, {@code delayed},
@@ -35,7 +39,7 @@ import java.util.function.ToDoubleFunction;
  *       (gauge: 1 while the circuit breaker is open or probing, else 0).</li>
  * </ul>
  */
-final class RateLimitMetrics implements RateLimitListener {
+public final class MicrometerMetrics implements RateLimitListener {
 
     private record CounterKey(String rule, Outcome outcome, io.github.ratelimit.Basis basis) {
     }
@@ -44,8 +48,11 @@ final class RateLimitMetrics implements RateLimitListener {
     private final Map<CounterKey, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Timer> delays = new ConcurrentHashMap<>();
 
-    RateLimitMetrics(MeterRegistry registry) {
-        this.registry = registry;
+    /**
+     * @param registry where the meters go (Spring Boot's registry, or Micrometer's {@code Metrics.globalRegistry})
+     */
+    public MicrometerMetrics(MeterRegistry registry) {
+        this.registry = java.util.Objects.requireNonNull(registry, "registry");
     }
 
     @Override
@@ -64,11 +71,16 @@ final class RateLimitMetrics implements RateLimitListener {
         }
     }
 
-    /** Registers the store's own meters. */
-    static void bindStore(BucketStore store, MeterRegistry registry) {
+    /**
+     * Registers the store's own meters; does nothing for a store that has none (the local store).
+     *
+     * @param store the limiter's store
+     */
+    public void bindStore(BucketStore store) {
         if (!(store instanceof JedisBucketStore redis)) {
             return;
         }
+        MeterRegistry registry = this.registry;
         counter(registry, redis, "ratelimit.store.operations", "Bucket operations sent to Redis", s -> s.stats().decisions());
         counter(registry, redis, "ratelimit.store.round.trips", "Scripts run on Redis", s -> s.stats().roundTrips());
         counter(registry, redis, "ratelimit.store.conflicts", "Attempts that met a newer bucket state",

@@ -1,0 +1,50 @@
+package io.github.ratelimit.servlet;
+
+import io.github.ratelimit.servlet.testing.RawHttp;
+import io.github.ratelimit.servlet.testing.TomcatServer;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** A web.xml filter with Micrometer on the class path records its decisions in Micrometer's global registry. */
+class FilterMetricsTest {
+
+    public static final class Ok extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+            resp.getWriter().write("ok");
+        }
+    }
+
+    @Test
+    void recordsDecisionsInTheGlobalRegistry(@TempDir Path dir) throws Exception {
+        SimpleMeterRegistry registry = new SimpleMeterRegistry();
+        Metrics.addRegistry(registry);
+        try {
+            Path rules = Files.writeString(dir.resolve("ratelimit.properties"), String.join("\n",
+                    "ratelimit.rules[0].name=metered", "ratelimit.rules[0].paths=/**", "ratelimit.rules[0].limits=2/1h"));
+            try (TomcatServer server = TomcatServer.builder().filterClass(RateLimitFilter.class.getName())
+                    .filterParam("config", "file:" + rules).servletClass("ok", Ok.class.getName(), true, "/*").start()) {
+                for (int i = 0; i < 3; i++) {
+                    RawHttp.send(server.port(), "GET", "/x");
+                }
+            }
+            assertThat(registry.get("ratelimit.requests").tags("rule", "metered", "outcome", "allowed").counter().count())
+                    .isEqualTo(2);
+            assertThat(registry.get("ratelimit.requests").tags("rule", "metered", "outcome", "rejected").counter().count())
+                    .isEqualTo(1);
+        } finally {
+            Metrics.removeRegistry(registry);
+        }
+    }
+}
