@@ -9,7 +9,7 @@ package io.github.ratelimit;
  * how to fix it, for example:
  *
  * <pre>{@code
- * @RateLimit on OrderController#list(): unknown key 'usr'. Available: [basic-user, global, header:<name>, ip, param:<name>, user].
+ * @RateLimit on OrderController#list(): unknown key 'usr'. Available: [basic-user, form-user[:<parameter>], global, header:<name>, ip, param:<name>, user].
  * }</pre>
  */
 public class InvalidRateLimitConfigurationException extends IllegalArgumentException {

@@ -558,7 +558,8 @@ class RateLimiterTest {
         assertThatThrownBy(() -> limiter.guard(Rule.builder("OrderController#list").source("@RateLimit on OrderController#list()")
                 .key("usr").limits("5/1s").build()))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
-                .hasMessage("@RateLimit on OrderController#list(): unknown key 'usr'. Available: [basic-user, global, "
+                .hasMessage("@RateLimit on OrderController#list(): unknown key 'usr'. Available: [basic-user, "
+                        + "form-user[:<parameter>], global, "
                         + "header:<name>, ip, param:<name>, user]. Register custom keys with a KeyResolver.");
     }
 

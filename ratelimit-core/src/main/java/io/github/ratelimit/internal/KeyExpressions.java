@@ -22,7 +22,8 @@ import java.util.TreeSet;
  * key.
  *
  * <p>Grammar: {@code expression = alternative ('|' alternative)*}, {@code alternative = atom ('+' atom)*},
- * {@code atom = global | ip | user | basic-user | header:<Name> | param:<name> | <custom name>}. An alternative
+ * {@code atom = global | ip | user | basic-user | form-user[:<parameter>] | header:<Name> | param:<name> |
+ * <custom name>}. An alternative
  * resolves when all its atoms do; an expression resolves to its first alternative that does. An alternative whose
  * resolver throws is logged and skipped, so the next one can still resolve.
  *
@@ -179,6 +180,8 @@ public final class KeyExpressions {
                 return KeyResolvers.user();
             case "basic-user":
                 return KeyResolvers.basicUser();
+            case "form-user":
+                return KeyResolvers.formUser(KeyResolvers.DEFAULT_USERNAME_PARAMETER);
             default:
                 break;
         }
@@ -189,6 +192,15 @@ public final class KeyExpressions {
                         + name + "', which is not a valid header name. Write 'header:<Name>', e.g. 'header:X-Api-Key'.");
             }
             return KeyResolvers.header(name);
+        }
+        if (atom.startsWith("form-user:")) {
+            String name = atom.substring("form-user:".length()).trim();
+            if (name.isEmpty() || !name.chars().allMatch(KeyExpressions::isTokenChar)) {
+                throw new InvalidRateLimitConfigurationException(where + ": key '" + expression + "' names form "
+                        + "parameter '" + name + "', which is not a valid name. Write 'form-user' (the parameter "
+                        + "'username') or 'form-user:<parameter>', e.g. 'form-user:email'.");
+            }
+            return KeyResolvers.formUser(name);
         }
         if (atom.startsWith("param:")) {
             String name = atom.substring("param:".length()).trim();
@@ -201,8 +213,8 @@ public final class KeyExpressions {
         }
         KeyResolver resolver = custom.get(atom);
         if (resolver == null) {
-            TreeSet<String> available = new TreeSet<>(List.of("basic-user", "global", "header:<name>", "ip",
-                    "param:<name>", "user"));
+            TreeSet<String> available = new TreeSet<>(List.of("basic-user", "form-user[:<parameter>]", "global",
+                    "header:<name>", "ip", "param:<name>", "user"));
             available.addAll(custom.keySet());
             String what = atom.isEmpty() ? "an empty key part" : "unknown key '" + atom + "'";
             throw new InvalidRateLimitConfigurationException(where + ": " + what

@@ -3,6 +3,7 @@ package io.github.ratelimit.key;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
@@ -17,7 +18,10 @@ public final class KeyResolvers {
 
     private static final KeyResolver USER = context -> blankToNull(context.principal());
 
-    private static final KeyResolver BASIC_USER = context -> basicUserName(context.header("Authorization"));
+    private static final KeyResolver BASIC_USER = context -> foldCase(basicUserName(context.header("Authorization")));
+
+    /** The form parameter Spring Security's form login reads the user name from. */
+    public static final String DEFAULT_USERNAME_PARAMETER = "username";
 
     /** Longest {@code Authorization} header value {@link #basicUser()} decodes; longer ones have no key. */
     static final int MAX_BASIC_CREDENTIALS_LENGTH = 4096;
@@ -44,10 +48,27 @@ public final class KeyResolvers {
      * for limiting authentication attempts per user name in front of the authentication itself. Never the
      * password. Calls without such a header, or with one that is not valid Basic credentials, have no key.
      *
-     * @return a resolver keying by the claimed Basic user name
+     * <p>Claimed user names are case-folded (lower case, {@link Locale#ROOT}): most user stores, Spring Security's
+     * in-memory one among them, find {@code ALICE} as {@code alice}, so every spelling of a name is a guess at the
+     * same account and must count against the same limit. A store that tells them apart is only over-counted.
+     *
+     * @return a resolver keying by the claimed Basic user name, case-folded
      */
     public static KeyResolver basicUser() {
         return BASIC_USER;
+    }
+
+    /**
+     * The user name a login form <em>claims</em>: a request parameter (Spring Security's form login reads
+     * {@value #DEFAULT_USERNAME_PARAMETER}), trimmed and case-folded like {@link #basicUser()}, for limiting login
+     * attempts per user name.
+     *
+     * @param parameter the form parameter that carries the user name
+     * @return a resolver keying by the claimed user name, case-folded
+     */
+    public static KeyResolver formUser(String parameter) {
+        Objects.requireNonNull(parameter, "parameter");
+        return context -> foldCase(blankToNull(context.parameter(parameter)));
     }
 
     /**
@@ -101,6 +122,10 @@ public final class KeyResolvers {
         String credentials = new String(decoded, StandardCharsets.UTF_8);
         int colon = credentials.indexOf(':');
         return colon <= 0 ? null : blankToNull(credentials.substring(0, colon));
+    }
+
+    private static String foldCase(String name) {
+        return name == null ? null : name.toLowerCase(Locale.ROOT);
     }
 
     private static String blankToNull(String value) {

@@ -104,6 +104,21 @@ class KeyExpressionsTest {
     }
 
     @Test
+    void foldsTheCaseOfClaimedUserNamesSoEverySpellingIsOneName() {
+        String alice = "Basic " + java.util.Base64.getEncoder().encodeToString("ALICE:guess".getBytes());
+        assertThat(resolve("basic-user", RequestContext.builder().header("Authorization", alice).build()))
+                .isEqualTo("alice");
+        assertThat(resolve("form-user", RequestContext.builder().parameter("username", " AlIcE ").build()))
+                .isEqualTo("alice");
+        assertThat(resolve("form-user:email", RequestContext.builder().parameter("email", "Bob@Example.COM").build()))
+                .isEqualTo("bob@example.com");
+        assertThat(resolve("param:username", RequestContext.builder().parameter("username", "AlIcE").build()))
+                .as("a plain parameter keeps its case").isEqualTo("AlIcE");
+        assertThatThrownBy(() -> KeyExpressions.compile("form-user:", CUSTOM, ClientIpResolver.direct(), "here"))
+                .hasMessageContaining("names form parameter '', which is not a valid name");
+    }
+
+    @Test
     void readsRequestParameters() {
         assertThat(resolve("param:username", RequestContext.builder().parameter("username", "bob").build()))
                 .isEqualTo("bob");
@@ -134,7 +149,8 @@ class KeyExpressionsTest {
         assertThatThrownBy(() -> KeyExpressions.compile("user|usr", CUSTOM, ClientIpResolver.direct(), "ratelimit.rules[0]"))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessage("ratelimit.rules[0]: unknown key 'usr' in key expression 'user|usr'. Available: "
-                        + "[basic-user, global, header:<name>, ip, param:<name>, tenant, user]. Register custom keys "
+                        + "[basic-user, form-user[:<parameter>], global, header:<name>, ip, param:<name>, tenant, user]. "
+                        + "Register custom keys "
                         + "with a KeyResolver.");
         assertThatThrownBy(() -> KeyExpressions.compile("user+", CUSTOM, ClientIpResolver.direct(), "here"))
                 .hasMessageStartingWith("here: an empty key part in key expression 'user+'.");

@@ -7,20 +7,12 @@ import io.micrometer.core.instrument.Metrics;
 
 /**
  * The filter's metrics, in Micrometer's global registry (where an application without Spring adds the registries
- * it exports to). A class of its own, loaded only when Micrometer is on the class path.
+ * it exports to). A class of its own, loaded only when Micrometer is on the class path: linking it loads Micrometer's
+ * types, so whether they are there is asked elsewhere ({@code RulesFile}).
  */
 final class MicrometerBinding {
 
     private MicrometerBinding() {
-    }
-
-    static boolean available(ClassLoader loader) {
-        try {
-            Class.forName("io.micrometer.core.instrument.Metrics", false, loader);
-            return true;
-        } catch (ClassNotFoundException | LinkageError e) {
-            return false;
-        }
     }
 
     static RateLimitListener globalRegistry(BucketStore store) {

@@ -8,13 +8,12 @@ import java.util.List;
 /**
  * An Ant-style path pattern: {@code /login}, {@code /api/*}, {@code /api/**}, {@code /users/*}{@code /orders},
  * {@code /files/*.pdf}. {@code **} matches any number of whole segments (also none: {@code /api/**} matches
- * {@code /api}), {@code *} any characters within one segment, {@code ?} one character. Matching is linear in the
- * path length, so no path can make it slow; paths of more than {@value #MAX_SEGMENTS} segments match only a
- * pattern that is {@code /**}. Immutable and thread-safe.
+ * {@code /api}), {@code *} any characters within one segment, {@code ?} one character. Matching takes time
+ * proportional to the path's segments times the pattern's (a handful), whatever the path: every path is matched,
+ * however deep (a depth cap would let a client slip past a rule by adding segments); the container bounds the
+ * length of a request line. Immutable and thread-safe.
  */
 final class PathPattern {
-
-    static final int MAX_SEGMENTS = 64;
 
     private final String text;
     private final String[] segments;
@@ -67,14 +66,12 @@ final class PathPattern {
      */
     boolean matches(String path) {
         String[] parts = split(path == null ? "/" : path);
-        if (parts.length > MAX_SEGMENTS) {
-            return segments.length == 1 && segments[0].equals("**");
-        }
-        // reachable[j]: the first i pattern segments can match the first j path segments.
+        // reachable[j]: the pattern segments so far can match the first j path segments.
         boolean[] reachable = new boolean[parts.length + 1];
+        boolean[] next = new boolean[parts.length + 1];
         reachable[0] = true;
         for (String segment : segments) {
-            boolean[] next = new boolean[parts.length + 1];
+            java.util.Arrays.fill(next, false);
             if (segment.equals("**")) {
                 boolean any = false;
                 for (int j = 0; j <= parts.length; j++) {
@@ -88,7 +85,9 @@ final class PathPattern {
                     }
                 }
             }
+            boolean[] swap = reachable;
             reachable = next;
+            next = swap;
         }
         return reachable[parts.length];
     }

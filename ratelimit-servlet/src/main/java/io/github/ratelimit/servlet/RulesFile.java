@@ -129,7 +129,7 @@ final class RulesFile {
         }
         boolean metrics = bool("ratelimit.metrics", true);
         BucketStore store = store();
-        if (metrics && MicrometerBinding.available(RulesFile.class.getClassLoader())) {
+        if (metrics && micrometerPresent()) {
             builder.listener(MicrometerBinding.globalRegistry(store));
         }
         RateLimiter limiter = builder.store(store).build();
@@ -305,6 +305,15 @@ final class RulesFile {
                 return redisStore();
             default:
                 throw fail("ratelimit.store", store, "is not a store. Use 'local' or 'redis'");
+        }
+    }
+
+    private static boolean micrometerPresent() {
+        try {
+            Class.forName("io.micrometer.core.instrument.MeterRegistry", false, RulesFile.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
         }
     }
 

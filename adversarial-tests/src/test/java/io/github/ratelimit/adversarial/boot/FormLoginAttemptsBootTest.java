@@ -18,7 +18,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Attacks Spring Security's form login in a Spring Boot application on real Tomcat with password guessing, limited by
  * URL rules on {@code POST /login} that decide before Spring Security ({@code phase=before-authentication}) and count
  * only failed attempts ({@code count=failures}: Spring Security's failure event marks them): 10 an hour per address
- * ({@code ip}, behind the trusted proxy 127.0.0.1) and 5 per user name ({@code param:username}). Guesses beyond the
+ * ({@code ip}, behind the trusted proxy 127.0.0.1) and 5 per user name ({@code form-user}, the
+ * {@code username} parameter, case-folded). Guesses beyond the
  * limits never reach Spring Security (failure events are counted), whatever the guesser rotates, and right passwords
  * (302 to the success URL) do not count. Each test gets a fresh application: buckets must not leak between tests.
  */
@@ -30,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
                 "ratelimit.rules[0].methods=POST", "ratelimit.rules[0].key=ip", "ratelimit.rules[0].limits=10/1h",
                 "ratelimit.rules[0].phase=before-authentication", "ratelimit.rules[0].count=failures",
                 "ratelimit.rules[1].name=login-failures-by-user", "ratelimit.rules[1].paths=/login",
-                "ratelimit.rules[1].methods=POST", "ratelimit.rules[1].key=param:username",
+                "ratelimit.rules[1].methods=POST", "ratelimit.rules[1].key=form-user",
                 "ratelimit.rules[1].limits=5/1h", "ratelimit.rules[1].phase=before-authentication",
                 "ratelimit.rules[1].count=failures", "ratelimit.rules[1].on-missing-key=skip"})
 class FormLoginAttemptsBootTest {

@@ -275,7 +275,8 @@ class RateLimitAutoConfigurationTest {
     void refusesToStartOnAnUnknownKeyNamingTheMethod() {
         runner.withBean(BadKey.class).run(context -> {
             assertThat(configError(context)).isInstanceOf(InvalidRateLimitConfigurationException.class)
-                    .hasMessage("@RateLimit on BadKey#call(): unknown key 'usr'. Available: [basic-user, global, "
+                    .hasMessage("@RateLimit on BadKey#call(): unknown key 'usr'. Available: [basic-user, "
+                        + "form-user[:<parameter>], global, "
                             + "header:<name>, ip, param:<name>, user]. Register custom keys with a KeyResolver.");
         });
     }
@@ -293,9 +294,9 @@ class RateLimitAutoConfigurationTest {
     void explainsConfigurationFailuresWithADescriptionAndAnAction() {
         FailureAnalysis analysis = new InvalidRateLimitConfigurationFailureAnalyzer().analyze(
                 new IllegalStateException(new InvalidRateLimitConfigurationException("@RateLimit on A#b(): unknown key "
-                        + "'usr'. Available: [basic-user, global, header:<name>, ip, param:<name>, user]. Register custom keys with a KeyResolver.")));
+                        + "'usr'. Available: [basic-user, form-user[:<parameter>], global, header:<name>, ip, param:<name>, user]. Register custom keys with a KeyResolver.")));
         assertThat(analysis.getDescription()).isEqualTo("Rate limiting is misconfigured: @RateLimit on A#b(): unknown "
-                + "key 'usr'. Available: [basic-user, global, header:<name>, ip, param:<name>, user].");
+                + "key 'usr'. Available: [basic-user, form-user[:<parameter>], global, header:<name>, ip, param:<name>, user].");
         assertThat(analysis.getAction()).isEqualTo("Register custom keys with a KeyResolver.");
     }
 

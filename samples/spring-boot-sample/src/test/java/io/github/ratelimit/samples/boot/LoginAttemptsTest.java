@@ -55,6 +55,18 @@ class LoginAttemptsTest {
     }
 
     @Test
+    void spellingTheNameInOtherCasesIsStillGuessingAtTheSameUser() throws Exception {
+        // Spring Security's in-memory store finds ALICE as alice: every spelling is a guess at alice's password.
+        assertThat(me("198.51.100.6", "ALICE", "alice")).isEqualTo(200);
+        int checked = 0;
+        String[] spellings = {"alice", "Alice", "ALICE", "aLiCe", "alicE", "ALIce", "aliCE", "AlIcE"};
+        for (int i = 0; i < 40; i++) {
+            checked += me("198.51.100." + (10 + i), spellings[i % spellings.length], "guess") == 401 ? 1 : 0;
+        }
+        assertThat(checked).isEqualTo(5);
+    }
+
+    @Test
     void wrongPasswordsForManyUsersFromOneAddressStopAtTenPerMinute() throws Exception {
         int checked = 0;
         for (int i = 0; i < 300; i++) {
