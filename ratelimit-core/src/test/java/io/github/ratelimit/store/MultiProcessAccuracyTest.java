@@ -73,17 +73,17 @@ class MultiProcessAccuracyTest {
             double periodSeconds = io.github.ratelimit.Limit.parse(LIMIT).period().toNanos() / 1e9;
             double bound = permits + permits / periodSeconds * ((last - first) / 1_000.0);
             long p99 = results.stream().mapToLong(r -> r.get("p99us")).max().orElseThrow();
+            long operations = sum(results, "operations");
             System.out.printf(Locale.ROOT, "G7 %d processes x %d threads, %.1f s, limit %s: admitted %d of %d decisions,"
-                            + " bound %.1f, admitted/bound %.3f, round trips/decision %.3f (Redis INFO), conflicts/decision"
-                            + " %.3f, contended %d, admitted by policy %d, failures %d, p50 %d us (max over processes),"
-                            + " p99 %d us (max over processes)%n",
+                            + " bound %.1f, admitted/bound %.3f; Redis round trips (INFO commandstats) %d: %.3f per"
+                            + " decision, %.3f per store operation (%d operations: decisions batched in a JVM share one);"
+                            + " retries (conflicts) %.3f per operation; contended %d, admitted by policy %d, failures %d;"
+                            + " latency p50 %d us, p99 %d us (max over processes)%n",
                     PROCESSES, THREADS, (last - first) / 1_000.0, LIMIT, admitted, decisions, bound, admitted / bound,
-                    (double) scripts / sum(results, "operations"),
-                    (double) sum(results, "conflicts") / sum(results, "operations"), sum(results, "contended"),
+                    scripts, (double) scripts / decisions, (double) scripts / operations, operations,
+                    (double) sum(results, "conflicts") / operations, sum(results, "contended"),
                     sum(results, "admittedByPolicy"), sum(results, "failures"),
                     results.stream().mapToLong(r -> r.get("p50us")).max().orElseThrow(), p99);
-
-            results.forEach(r -> System.out.println("G7 process " + r));
             assertThat(decisions).as("every process decided calls").isGreaterThan(PROCESSES * 100L);
             assertThat((double) admitted).as("admitted vs the token-bucket bound").isLessThanOrEqualTo(bound);
             assertThat(sum(results, "admittedByPolicy")).as("calls admitted by a failure policy").isZero();
