@@ -4,7 +4,7 @@ import io.github.ratelimit.Count;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.key.ClientIpResolver;
-import io.github.ratelimit.servlet.UrlRule;
+import io.github.ratelimit.web.UrlRule;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.extension.RegisterExtension;

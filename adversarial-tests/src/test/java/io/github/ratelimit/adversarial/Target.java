@@ -5,7 +5,7 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.servlet.ProblemDetailsRejectionHandler;
 import io.github.ratelimit.servlet.RateLimitFilter;
-import io.github.ratelimit.servlet.UrlRule;
+import io.github.ratelimit.web.UrlRule;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.store.JedisBucketStore;

@@ -1,5 +1,7 @@
 package io.github.ratelimit.servlet;
 
+import io.github.ratelimit.web.Phase;
+import io.github.ratelimit.web.UrlRule;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Count;
 import io.github.ratelimit.DecisionLog;

@@ -1,5 +1,6 @@
 package io.github.ratelimit.servlet;
 
+import io.github.ratelimit.web.UrlRule;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;

@@ -7,7 +7,7 @@ import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.key.ClientIpResolver;
-import io.github.ratelimit.servlet.Phase;
+import io.github.ratelimit.web.Phase;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import java.time.Duration;

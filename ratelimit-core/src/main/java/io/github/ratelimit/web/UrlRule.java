@@ -1,4 +1,4 @@
-package io.github.ratelimit.servlet;
+package io.github.ratelimit.web;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule;
@@ -93,7 +93,12 @@ public final class UrlRule {
         return methods;
     }
 
-    boolean matches(String method, String path) {
+    /**
+     * @param method the request method
+     * @param path the request path within the application
+     * @return whether the rule applies to the request
+     */
+    public boolean matches(String method, String path) {
         if (!methods.isEmpty() && !matchesMethod(method)) {
             return false;
         }

@@ -1,4 +1,4 @@
-package io.github.ratelimit.servlet;
+package io.github.ratelimit.web;
 
 /**
  * Where in the request's processing a URL rule decides: before the application authenticates the caller, or after.

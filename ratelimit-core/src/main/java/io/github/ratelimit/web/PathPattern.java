@@ -1,4 +1,4 @@
-package io.github.ratelimit.servlet;
+package io.github.ratelimit.web;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 
