@@ -122,6 +122,17 @@ public final class UrlRule {
     }
 
     @Override
+    public boolean equals(Object o) {
+        return o instanceof UrlRule other && rule.equals(other.rule) && paths().equals(other.paths())
+                && methods.equals(other.methods) && phase == other.phase;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(rule, paths(), methods, phase);
+    }
+
+    @Override
     public String toString() {
         return "UrlRule[" + paths + (methods.isEmpty() ? "" : " " + methods) + " -> " + rule.name()
                 + (phase == Phase.BEFORE_AUTHENTICATION ? ", before authentication" : "") + "]";

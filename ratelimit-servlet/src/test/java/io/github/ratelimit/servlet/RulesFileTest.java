@@ -89,29 +89,53 @@ class RulesFileTest {
     void failsWithMessagesThatNameThePropertyAndTheFix() {
         assertThatThrownBy(() -> parse("ratelimit.rules[0].limits", "5/1s"))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
-                .hasMessage("rules.properties: ratelimit.rules[0]: no path is given. Give at least one pattern, e.g. '/api/**'.");
+                .hasMessage("rules.properties: ratelimit.rules[0].paths: not set. Give the paths the rule applies to, "
+                        + "e.g. '/api/**'.");
         assertThatThrownBy(() -> parse("ratelimit.rules[0].paths", "/x", "ratelimit.rules[0].limits", "5/1s",
                 "ratelimit.rules[0].cost", "two"))
-                .hasMessage("rules.properties: ratelimit.rules[0].cost = 'two' is not a whole number.");
-        assertThatThrownBy(() -> parse("ratelimit.max-wait", "5"))
-                .hasMessageStartingWith("rules.properties: unknown property 'ratelimit.max-wait'. Known: [");
+                .hasMessage("rules.properties: ratelimit.rules[0].cost: 'two' is not a whole number. Write digits, e.g. 1.");
         assertThatThrownBy(() -> parse("ratelimit.trusted-proxies", "10.0.0.0/33"))
                 .hasMessageStartingWith("rules.properties: ratelimit.trusted-proxies: trusted proxy '10.0.0.0/33'");
         assertThatThrownBy(() -> parse("ratelimit.keys[0].key", "user:bob", "ratelimit.keys[0].plan", "gold"))
-                .hasMessage("rules.properties: key 'user:bob' is assigned plan 'gold', which is not defined. "
-                        + "Defined plans: []. Define the plan first.");
+                .hasMessage("rules.properties: ratelimit.keys[0].plan: key 'user:bob' is assigned plan 'gold', which is "
+                        + "not defined. Defined plans: []. Define the plan first.");
         assertThatThrownBy(() -> parse("ratelimit.store", "redis"))
-                .hasMessage("rules.properties: ratelimit.store = redis needs exactly one of ratelimit.redis.url, "
-                        + "ratelimit.redis.sentinel.master (with .nodes) or ratelimit.redis.cluster.nodes, but none is set.");
+                .hasMessage("rules.properties: ratelimit.store: 'redis' needs a Redis server, but none of "
+                        + "ratelimit.redis.url, ratelimit.redis.sentinel.master or ratelimit.redis.cluster.nodes is set. "
+                        + "Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379.");
+        assertThatThrownBy(() -> parse("ratelimit.redis.url", "redis://a:1", "ratelimit.redis.cluster.nodes", "b:2"))
+                .hasMessage("rules.properties: ratelimit.redis: more than one Redis server is configured: "
+                        + "ratelimit.redis.url and ratelimit.redis.cluster.nodes are set. Keep exactly one of "
+                        + "ratelimit.redis.url, ratelimit.redis.sentinel.master (with .nodes) and "
+                        + "ratelimit.redis.cluster.nodes.");
         assertThatThrownBy(() -> parse("ratelimit.key-resolvers.tenant", "com.example.Missing"))
                 .hasMessageStartingWith("rules.properties: ratelimit.key-resolvers.tenant = 'com.example.Missing' cannot be "
                         + "instantiated (java.lang.ClassNotFoundException: com.example.Missing).");
         assertThatThrownBy(() -> parse("ratelimit.rejection-handler", String.class.getName()))
-                .hasMessage("rules.properties: ratelimit.rejection-handler = 'java.lang.String' is not a "
+                .hasMessage("rules.properties: ratelimit.rejection-handler: 'java.lang.String' is not a "
                         + "io.github.ratelimit.servlet.RejectionHandler. Implement RejectionHandler.");
         assertThatThrownBy(() -> parse("ratelimit.reject-status", "200"))
-                .hasMessage("rules.properties: ratelimit.reject-status = '200' must be an HTTP error status from 400 to 599, "
-                        + "e.g. 429.");
+                .hasMessage("rules.properties: ratelimit.reject-status: '200' is out of range. Use a value from 400 to 599.");
+        assertThatThrownBy(() -> parse("ratelimit.filter.order", "1"))
+                .hasMessage("rules.properties: 'ratelimit.filter.order' is a setting of the Spring Boot starter, not of "
+                        + "the web.xml filter. In web.xml, the order of the filter-mapping elements decides; remove the "
+                        + "property.");
+    }
+
+    @Test
+    void rejectsTyposNamingTheNearestKnownProperty() {
+        assertThatThrownBy(() -> parse("ratelimit.redis.ulr", "redis://x:1"))
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessage("rules.properties: unknown property 'ratelimit.redis.ulr'. Did you mean "
+                        + "'ratelimit.redis.url'? Every property: docs/servlet.md.");
+        assertThatThrownBy(() -> parse("ratelimit.stor", "redis")).hasMessageContaining("Did you mean 'ratelimit.store'?");
+        assertThatThrownBy(() -> parse("ratelimit.rules[3].mehtods", "GET"))
+                .hasMessageContaining("Did you mean 'ratelimit.rules[3].methods'?");
+        assertThatThrownBy(() -> parse("ratelimit.default-store-failure-polcy", "fail-closed"))
+                .hasMessageContaining("Did you mean 'ratelimit.default-store-failure-policy'?");
+        assertThatThrownBy(() -> parse("ratelimit.nothing-like-any-property", "x"))
+                .hasMessage("rules.properties: unknown property 'ratelimit.nothing-like-any-property'. Check its "
+                        + "spelling. Every property: docs/servlet.md.");
     }
 
     /** A custom resolver the rules file can name. */

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.boot;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.config.RateLimitSettings;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.cloud.CloudPlatform;
 import org.springframework.boot.context.properties.bind.Binder;
@@ -32,7 +33,7 @@ final class ForwardedHeadersCheck {
     private ForwardedHeadersCheck() {
     }
 
-    static void check(Environment environment, RateLimitProperties properties, RateLimiter limiter,
+    static void check(Environment environment, RateLimitSettings settings, RateLimiter limiter,
                       ListableBeanFactory beanFactory) {
         if (!beanFactory.containsBean("rateLimitFilter")) {
             return; // not a servlet web application
@@ -42,7 +43,7 @@ final class ForwardedHeadersCheck {
         CloudPlatform platform = CloudPlatform.getActive(environment);
         boolean implied = strategy == null && platform != null && platform.isUsingForwardHeaders();
         boolean rewritesBelowServletApi = "NATIVE".equals(strategy) || implied;
-        if (properties.isTrustContainerForwarding()) {
+        if (settings.trustContainerForwarding()) {
             if ("FRAMEWORK".equals(strategy)) {
                 throw new InvalidRateLimitConfigurationException("ratelimit.trust-container-forwarding = true, but "
                         + "server.forward-headers-strategy = framework: Spring's ForwardedHeaderFilter believes the "

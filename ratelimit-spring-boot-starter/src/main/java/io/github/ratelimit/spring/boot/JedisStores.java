@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring.boot;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.config.RedisSettings;
 import io.github.ratelimit.store.JedisBucketStore;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
@@ -10,8 +11,8 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Builds the Redis store from {@code ratelimit.redis.*}, or else from {@code spring.data.redis.*} (host, port,
- * url, database, username, password, ssl, sentinel, cluster), so an application that already talks to Redis
+ * Builds the Redis store from {@code spring.data.redis.*} (host, port, url, database, username, password, ssl,
+ * sentinel, cluster) when {@code ratelimit.redis.*} names no server, so an application that already talks to Redis
  * needs no second set of connection properties. Loaded only when Jedis is present.
  */
 final class JedisStores {
@@ -19,34 +20,17 @@ final class JedisStores {
     private JedisStores() {
     }
 
-    static boolean springDataRedisConfigured(Environment env) {
-        return env.containsProperty("spring.data.redis.host") || env.containsProperty("spring.data.redis.url")
-                || env.containsProperty("spring.data.redis.port")
-                || env.containsProperty("spring.data.redis.sentinel.master")
-                || env.containsProperty("spring.data.redis.cluster.nodes")
-                || env.containsProperty("spring.data.redis.cluster.nodes[0]");
-    }
-
-    static JedisBucketStore create(RateLimitProperties.Redis redis, Environment env) {
+    /**
+     * @param client the client's settings from {@code ratelimit.redis.*} (key prefix, timeouts, pool size)
+     * @param env where {@code spring.data.redis.*} names the server
+     * @return the store
+     */
+    static JedisBucketStore fromSpringDataRedis(RedisSettings client, Environment env) {
         JedisBucketStore.Builder b = JedisBucketStore.builder()
-                .keyPrefix(redis.getKeyPrefix())
-                .commandTimeout(redis.getCommandTimeout())
-                .connectTimeout(redis.getConnectTimeout())
-                .poolSize(redis.getPoolSize());
-        if (redis.isConfigured()) {
-            String where = "ratelimit.redis";
-            if (redis.getUrl() != null) {
-                b.url(redis.getUrl());
-            } else if (redis.getSentinel().getMaster() != null) {
-                b.sentinel(redis.getSentinel().getMaster(), nodes(redis.getSentinel().getNodes(), where + ".sentinel.nodes"));
-            } else {
-                b.cluster(redis.getCluster().getNodes());
-            }
-            if (redis.getUsername() != null || redis.getPassword() != null) {
-                b.credentials(redis.getUsername(), redis.getPassword());
-            }
-            return b.ssl(redis.isSsl()).build();
-        }
+                .keyPrefix(client.keyPrefix())
+                .commandTimeout(client.commandTimeout())
+                .connectTimeout(client.connectTimeout())
+                .poolSize(client.poolSize());
         return fromSpringDataRedis(b, env);
     }
 

@@ -1,14 +1,10 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.DecisionLog;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
-import io.github.ratelimit.LocalFirst;
-import io.github.ratelimit.MapLimitProvider;
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.Rule;
-import io.github.ratelimit.key.ClientIpResolver;
+import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.servlet.ProblemDetailsRejectionHandler;
 import io.github.ratelimit.servlet.RateLimitFilter;
@@ -28,16 +24,20 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Import;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
 import java.lang.reflect.Method;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -55,88 +55,90 @@ import java.util.function.Supplier;
         "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"})
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
-@Import({StoreConfigurations.RedisStoreConfiguration.class, StoreConfigurations.LocalStoreConfiguration.class,
-        RateLimitAutoConfiguration.ServletWebConfiguration.class, RateLimitAutoConfiguration.MetricsConfiguration.class,
+@Import({RateLimitAutoConfiguration.ServletWebConfiguration.class, RateLimitAutoConfiguration.MetricsConfiguration.class,
         RateLimitAutoConfiguration.ActuatorConfiguration.class, RateLimitAutoConfiguration.HealthConfiguration.class})
 public final class RateLimitAutoConfiguration {
 
     private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
             "org.springframework.security.core.context.SecurityContextHolder", RateLimitAutoConfiguration.class.getClassLoader());
 
+    /**
+     * The {@code ratelimit.*} settings, read by the model the servlet filter uses too: Spring binds the properties,
+     * {@link RateLimitSettings} applies the defaults, checks every value and refuses unknown properties (with the
+     * nearest known name), so a typo stops start-up here as it does in a rules file.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    RateLimitSettings rateLimitSettings(RateLimitProperties properties, Environment environment) {
+        RateLimitSettings.checkNames(propertyNames(environment), RateLimitSettings.Face.SPRING_BOOT);
+        return RateLimitSettings.parse(PropertiesFlattener.flatten(properties), null, RateLimitSettings.Face.SPRING_BOOT);
+    }
+
+    /** Every {@code ratelimit.*} name in the environment, canonical: what a user wrote, typos included. */
+    static List<String> propertyNames(Environment environment) {
+        ConfigurationPropertyName root = ConfigurationPropertyName.of("ratelimit");
+        List<String> names = new ArrayList<>();
+        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
+            if (source instanceof IterableConfigurationPropertySource iterable) {
+                iterable.stream().filter(root::isAncestorOf).map(ConfigurationPropertyName::toString).forEach(names::add);
+            }
+        }
+        return names;
+    }
+
+    /**
+     * The store: Redis when {@code ratelimit.redis.*} names a server, or else {@code spring.data.redis.*} does
+     * (unless {@code ratelimit.store=local}); this JVM otherwise.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    BucketStore rateLimitBucketStore(RateLimitSettings settings, Environment environment,
+                                     ConfigurableListableBeanFactory beanFactory) {
+        if (settings.store() == RateLimitSettings.StoreKind.LOCAL) {
+            return settings.createStore();
+        }
+        if (settings.redis().hasServer()) {
+            JedisPresence.require(beanFactory.getBeanClassLoader());
+            return settings.createStore();
+        }
+        boolean springData = JedisPresence.springDataRedisConfigured(environment);
+        if (springData) {
+            JedisPresence.require(beanFactory.getBeanClassLoader());
+            return JedisStores.fromSpringDataRedis(settings.redis(), environment);
+        }
+        if (settings.store() == RateLimitSettings.StoreKind.REDIS) {
+            throw new InvalidRateLimitConfigurationException("ratelimit.store", "redis", "'redis' needs a Redis server, "
+                    + "but none of ratelimit.redis.url, ratelimit.redis.sentinel.master, ratelimit.redis.cluster.nodes "
+                    + "or spring.data.redis.* is set", "Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379.");
+        }
+        return settings.createStore();
+    }
+
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    RateLimiter rateLimiter(RateLimitProperties properties, BucketStore store, ConfigurableListableBeanFactory beanFactory,
+    RateLimiter rateLimiter(RateLimitSettings settings, BucketStore store, ConfigurableListableBeanFactory beanFactory,
                             ObjectProvider<LimitProvider> limitProvider, ObjectProvider<RateLimitListener> listeners,
                             ObjectProvider<RateLimiterBuilderCustomizer> customizers) {
-        RateLimiter.Builder builder = RateLimiter.builder()
+        RateLimiter.Builder builder = settings.applyTo(RateLimiter.builder())
                 .store(store)
-                .defaultStoreFailurePolicy(properties.getDefaultStoreFailurePolicy())
-                .localFallbackShare(properties.getLocalFallbackShare())
-                .maxWaiting(properties.getMaxWaiting())
-                .clientIpResolver(clientIp(properties))
                 .keyResolverFactory(new SpelKeyResolverFactory(beanFactory));
         for (Map.Entry<String, KeyResolver> e : beanFactory.getBeansOfType(KeyResolver.class).entrySet()) {
             builder.keyResolver(e.getKey(), e.getValue());
         }
-        LimitProvider provider = limitProvider.getIfAvailable(() -> mapLimitProvider(properties));
-        if (provider != null) {
-            builder.limitProvider(provider, properties.getLimitCacheTtl());
-        }
+        // A LimitProvider bean (plans from a database) replaces ratelimit.plans and ratelimit.keys.
+        limitProvider.ifAvailable(provider -> builder.limitProvider(provider, settings.limitCacheTtl()));
         listeners.orderedStream().forEach(builder::listener);
-        if (properties.isLogShadow()) {
-            builder.listener(new DecisionLog());
-        }
         customizers.orderedStream().forEach(c -> c.customize(builder));
         return builder.build();
-    }
-
-    private static ClientIpResolver clientIp(RateLimitProperties properties) {
-        if (properties.isTrustContainerForwarding() && !properties.getTrustedProxies().isEmpty()) {
-            throw new InvalidRateLimitConfigurationException("ratelimit.trust-container-forwarding = true and "
-                    + "ratelimit.trusted-proxies are both set: the web server's forwarding configuration and the "
-                    + "limiter's would both decide which proxies to believe. Keep one: remove ratelimit.trusted-proxies "
-                    + "to trust the server's, or set ratelimit.trust-container-forwarding=false.");
-        }
-        try {
-            return ClientIpResolver.builder().trustedProxies(properties.getTrustedProxies())
-                    .forwardedHeader(properties.getForwardedHeader())
-                    .ipv6PrefixLength(properties.getIpv6PrefixLength()).build();
-        } catch (InvalidRateLimitConfigurationException e) {
-            throw new InvalidRateLimitConfigurationException("ratelimit.trusted-proxies: " + e.getMessage(), e);
-        }
-    }
-
-    private static MapLimitProvider mapLimitProvider(RateLimitProperties properties) {
-        if (properties.getPlans().isEmpty() && properties.getKeys().isEmpty()) {
-            return null;
-        }
-        MapLimitProvider.Builder b = MapLimitProvider.builder().source("ratelimit");
-        properties.getPlans().forEach((plan, limits) -> b.plan(plan, limits.toArray(String[]::new)));
-        List<RateLimitProperties.KeyLimit> keys = properties.getKeys();
-        for (int i = 0; i < keys.size(); i++) {
-            RateLimitProperties.KeyLimit k = keys.get(i);
-            if ((k.getPlan() == null) == k.getLimits().isEmpty()) {
-                throw new InvalidRateLimitConfigurationException("ratelimit.keys[" + i + "]: give exactly one of plan "
-                        + "and limits for key '" + k.getKey() + "'.");
-            }
-            if (k.getPlan() != null) {
-                b.assign(k.getKey(), k.getPlan());
-            } else {
-                b.limits(k.getKey(), k.getLimits().toArray(String[]::new));
-            }
-        }
-        return b.build();
     }
 
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static RateLimitMethodInterceptor rateLimitMethodInterceptor(ObjectProvider<RateLimiter> limiter,
-                                                                 ObjectProvider<RateLimitProperties> properties) {
+                                                                 ObjectProvider<RateLimitSettings> settings) {
         Supplier<String> principal = principal(WebAccess.detect(RateLimitAutoConfiguration.class.getClassLoader()));
-        RateLimitProperties p = properties.getObject();
-        return new RateLimitMethodInterceptor(new LazyLimiter(limiter), p.getHeaders(),
-                WebAccess.detect(RateLimitAutoConfiguration.class.getClassLoader()), principal,
-                p.isTrustContainerForwarding());
+        return new RateLimitMethodInterceptor(new LazyLimiter(limiter), settings::getObject,
+                WebAccess.detect(RateLimitAutoConfiguration.class.getClassLoader()), principal);
     }
 
     private static Supplier<String> principal(WebAccess web) {
@@ -177,10 +179,10 @@ public final class RateLimitAutoConfiguration {
     static RateLimitAnnotationValidator rateLimitAnnotationValidator(ConfigurableListableBeanFactory beanFactory,
                                                                      ObjectProvider<RateLimitMethodInterceptor> interceptor,
                                                                      ObjectProvider<RateLimiter> limiter,
-                                                                     ObjectProvider<RateLimitProperties> properties,
-                                                                     org.springframework.core.env.Environment environment) {
+                                                                     ObjectProvider<RateLimitSettings> settings,
+                                                                     Environment environment) {
         return new RateLimitAnnotationValidator(beanFactory, interceptor,
-                () -> ForwardedHeadersCheck.check(environment, properties.getObject(), limiter.getObject(), beanFactory));
+                () -> ForwardedHeadersCheck.check(environment, settings.getObject(), limiter.getObject(), beanFactory));
     }
 
     /** Micrometer, when the application has a registry. */
@@ -188,10 +190,14 @@ public final class RateLimitAutoConfiguration {
     @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
     static class MetricsConfiguration {
 
+        /** The metrics listener, or one that records nothing with {@code ratelimit.metrics=false}. */
         @Bean
         @org.springframework.boot.autoconfigure.condition.ConditionalOnBean(io.micrometer.core.instrument.MeterRegistry.class)
-        io.github.ratelimit.metrics.MicrometerMetrics rateLimitMetrics(io.micrometer.core.instrument.MeterRegistry registry,
-                                                                      BucketStore store) {
+        RateLimitListener rateLimitMetrics(io.micrometer.core.instrument.MeterRegistry registry, BucketStore store,
+                                           RateLimitSettings settings) {
+            if (!settings.metrics()) {
+                return decision -> { };
+            }
             io.github.ratelimit.metrics.MicrometerMetrics metrics = new io.github.ratelimit.metrics.MicrometerMetrics(registry);
             metrics.bindStore(store);
             return metrics;
@@ -239,8 +245,8 @@ public final class RateLimitAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        RejectionHandler rateLimitRejectionHandler(RateLimitProperties properties) {
-            return new ProblemDetailsRejectionHandler(properties.getRejectStatus());
+        RejectionHandler rateLimitRejectionHandler(RateLimitSettings settings) {
+            return new ProblemDetailsRejectionHandler(settings.rejectStatus());
         }
 
         @Bean
@@ -251,29 +257,29 @@ public final class RateLimitAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(name = "rateLimitFilter")
-        FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimitProperties properties, RateLimiter limiter,
+        FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimitSettings settings, RateLimiter limiter,
                                                                 RejectionHandler rejectionHandler) {
-            return registration("rateLimitFilter", urlRules(properties, Phase.AFTER_AUTHENTICATION),
-                    properties.getFilter().getOrder(), properties, limiter, rejectionHandler);
+            return registration("rateLimitFilter", settings.rules(Phase.AFTER_AUTHENTICATION), settings.filterOrder(),
+                    settings, limiter, rejectionHandler);
         }
 
         /** URL rules that decide before Spring Security: limits on authentication attempts. */
         @Bean
         @ConditionalOnMissingBean(name = "rateLimitBeforeAuthenticationFilter")
-        FilterRegistrationBean<RateLimitFilter> rateLimitBeforeAuthenticationFilter(RateLimitProperties properties,
+        FilterRegistrationBean<RateLimitFilter> rateLimitBeforeAuthenticationFilter(RateLimitSettings settings,
                                                                                     RateLimiter limiter,
                                                                                     RejectionHandler rejectionHandler) {
-            return registration("rateLimitBeforeAuthenticationFilter", urlRules(properties, Phase.BEFORE_AUTHENTICATION),
-                    properties.getFilter().getBeforeAuthenticationOrder(), properties, limiter, rejectionHandler);
+            return registration("rateLimitBeforeAuthenticationFilter", settings.rules(Phase.BEFORE_AUTHENTICATION),
+                    settings.beforeAuthenticationOrder(), settings, limiter, rejectionHandler);
         }
 
         private static FilterRegistrationBean<RateLimitFilter> registration(String name, List<UrlRule> rules, int order,
-                                                                           RateLimitProperties properties,
+                                                                           RateLimitSettings settings,
                                                                            RateLimiter limiter,
                                                                            RejectionHandler rejectionHandler) {
             FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(
-                    new RateLimitFilter(limiter, rules, properties.getHeaders(), rejectionHandler, false,
-                            properties.isTrustContainerForwarding()));
+                    new RateLimitFilter(limiter, rules, settings.headers(), rejectionHandler, false,
+                            settings.trustContainerForwarding()));
             registration.setOrder(order);
             registration.setAsyncSupported(true);
             registration.setEnabled(!rules.isEmpty());
@@ -286,34 +292,6 @@ public final class RateLimitAutoConfiguration {
         @ConditionalOnClass(name = "org.springframework.security.authentication.event.AbstractAuthenticationFailureEvent")
         static AuthenticationFailureMarker rateLimitAuthenticationFailureMarker() {
             return new AuthenticationFailureMarker();
-        }
-
-        private static List<UrlRule> urlRules(RateLimitProperties properties, Phase phase) {
-            List<UrlRule> result = new ArrayList<>();
-            List<RateLimitProperties.UrlRuleProperties> rules = properties.getRules();
-            for (int i = 0; i < rules.size(); i++) {
-                RateLimitProperties.UrlRuleProperties p = rules.get(i);
-                if (p.getPhase() != phase) {
-                    continue;
-                }
-                String where = "ratelimit.rules[" + i + "]";
-                Rule.Builder b = Rule.builder(p.getName() != null ? p.getName() : "rules[" + i + "]").source(where)
-                        .key(p.getKey()).limits(p.getLimits().toArray(String[]::new)).mode(p.getMode())
-                        .maxDelay(p.getMaxDelay()).cost(p.getCost()).onStoreFailure(p.getOnStoreFailure())
-                        .onMissingKey(p.getOnMissingKey()).algorithm(p.getAlgorithm()).count(p.getCount());
-                if (p.getMaxWaiting() != null) {
-                    b.maxWaiting(p.getMaxWaiting());
-                }
-                if (p.getLocalFirstTokens() != null) {
-                    try {
-                        b.localFirst(new LocalFirst(p.getLocalFirstTokens(), p.getLocalFirstTime()));
-                    } catch (InvalidRateLimitConfigurationException e) {
-                        throw new InvalidRateLimitConfigurationException(where + ": " + e.getMessage(), e);
-                    }
-                }
-                result.add(UrlRule.of(b.build(), p.getPaths(), new LinkedHashSet<>(p.getMethods()), phase));
-            }
-            return result;
         }
     }
 }

@@ -2,12 +2,12 @@ package io.github.ratelimit.spring.boot;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -20,7 +20,6 @@ import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -41,19 +40,30 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
     private static final Optional<Guard> NONE = Optional.empty();
 
     private final RateLimiter limiter;
-    private final Set<HeaderStyle> headerStyles;
+    private final Supplier<RateLimitSettings> settingsSource;
     private final WebAccess web;
     private final Supplier<String> principal;
-    private final boolean trustContainerForwarding;
     private final Map<Key, Optional<Guard>> guards = new ConcurrentHashMap<>();
+    private volatile RateLimitSettings settings;
 
-    RateLimitMethodInterceptor(RateLimiter limiter, Set<HeaderStyle> headerStyles, WebAccess web,
-                               Supplier<String> principal, boolean trustContainerForwarding) {
+    /**
+     * @param settings looked up on first use, so the infrastructure bean does not create them early
+     */
+    RateLimitMethodInterceptor(RateLimiter limiter, Supplier<RateLimitSettings> settings, WebAccess web,
+                               Supplier<String> principal) {
         this.limiter = limiter;
-        this.headerStyles = headerStyles;
+        this.settingsSource = settings;
         this.web = web;
         this.principal = principal;
-        this.trustContainerForwarding = trustContainerForwarding;
+    }
+
+    private RateLimitSettings settings() {
+        RateLimitSettings s = settings;
+        if (s == null) {
+            s = settingsSource.get();
+            settings = s;
+        }
+        return s;
     }
 
     @Override
@@ -66,13 +76,13 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
         }
         HttpServletRequest request = web.currentRequest();
         Decision decision = guard.get().acquire(new InvocationRequestContext(invocation, request, principal,
-                trustContainerForwarding));
+                settings().trustContainerForwarding()));
         HttpServletResponse response = web.currentResponse();
         if (response != null && !response.isCommitted()) {
             // The filter may have decided this request under URL rules already: report both.
             Object earlier = request == null ? null : request.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE);
             Decision shown = earlier instanceof Decision d ? d.combine(decision) : decision;
-            RateLimitHeaders.write(shown, headerStyles, response::setHeader);
+            RateLimitHeaders.write(shown, settings().headers(), response::setHeader);
         }
         if (!decision.permitted()) {
             throw new RateLimitExceededException(decision);

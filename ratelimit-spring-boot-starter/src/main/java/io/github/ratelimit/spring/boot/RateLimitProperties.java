@@ -2,59 +2,50 @@ package io.github.ratelimit.spring.boot;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Count;
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.web.Phase;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
- * Rate limiting, under {@code ratelimit.*}: the same names a servlet filter's rules file uses.
+ * Rate limiting, under {@code ratelimit.*}: the names a servlet filter's rules file uses. Spring binds these
+ * properties (relaxed names, profiles, YAML lists) and the starter hands them to {@link RateLimitSettings}, the
+ * model the filter uses too: that is where the defaults are, where every value is checked, and where an unknown
+ * property is refused. So nothing here has a default of its own; an unset property is {@code null}.
  */
 @ConfigurationProperties("ratelimit")
 public class RateLimitProperties {
 
-    /** Where buckets live. */
-    public enum StoreType {
-        /** Redis when ratelimit.redis.* or spring.data.redis.* gives a connection, else this JVM. */
-        AUTO,
-        /** This JVM's memory. */
-        LOCAL,
-        /** Redis, from ratelimit.redis.* or else spring.data.redis.*. */
-        REDIS
-    }
-
     /** Whether rate limiting is enabled. */
-    private boolean enabled = true;
+    private Boolean enabled;
 
-    /** Where buckets live. */
-    private StoreType store = StoreType.AUTO;
+    /** Where buckets live: auto (Redis when one is configured here or in spring.data.redis, else this JVM), local or redis. */
+    private RateLimitSettings.StoreKind store;
 
     private final Local local = new Local();
 
     private final Redis redis = new Redis();
 
     /** What rules that do not say decide when the store fails. */
-    private StoreFailurePolicy defaultStoreFailurePolicy = StoreFailurePolicy.FAIL_OPEN;
+    private StoreFailurePolicy defaultStoreFailurePolicy;
 
     /** Share of a limit a local fallback bucket holds (1/N for N instances). */
-    private double localFallbackShare = 1.0;
+    private Double localFallbackShare;
 
     /** Most calls waiting out a SOFT delay at once, all rules together; each SOFT rule also has its own bound. */
-    private int maxWaiting = io.github.ratelimit.RateLimiter.Builder.DEFAULT_MAX_WAITING;
+    private Integer maxWaiting;
 
     /** Addresses or CIDRs of reverse proxies whose forwarding header is believed. */
-    private List<String> trustedProxies = new ArrayList<>();
+    private List<String> trustedProxies;
 
     /**
      * Whether the ip key takes the client address the web server reports (rewritten by its own forwarding
@@ -62,25 +53,28 @@ public class RateLimitProperties {
      * connection's, walked through ratelimit.trusted-proxies. Only with an internal-proxies setting that lists your
      * own proxies alone; not with trusted-proxies.
      */
-    private boolean trustContainerForwarding;
+    private Boolean trustContainerForwarding;
 
     /** The one forwarding header the trusted proxies write. */
-    private ClientIpResolver.ForwardedHeader forwardedHeader = ClientIpResolver.ForwardedHeader.X_FORWARDED_FOR;
+    private ClientIpResolver.ForwardedHeader forwardedHeader;
 
     /** IPv6 clients are keyed by this prefix length. */
-    private int ipv6PrefixLength = 64;
+    private Integer ipv6PrefixLength;
 
-    /** Rate-limit header styles written on responses. */
-    private Set<HeaderStyle> headers = EnumSet.of(HeaderStyle.X_RATELIMIT, HeaderStyle.IETF_DRAFT_09);
+    /** Rate-limit header styles written on responses: x-ratelimit, ietf-draft-09, or none. */
+    private List<String> headers;
 
     /** Status of a rejected web request. */
-    private int rejectStatus = 429;
+    private Integer rejectStatus;
 
     /** Whether to log what SHADOW rules would have rejected. */
-    private boolean logShadow = true;
+    private Boolean logShadow;
+
+    /** Whether to record metrics in the application's Micrometer registry. */
+    private Boolean metrics;
 
     /** How long per-key limits (ratelimit.keys, a LimitProvider bean) are cached. */
-    private Duration limitCacheTtl = Duration.ofMinutes(1);
+    private Duration limitCacheTtl;
 
     /** Limits of named plans, e.g. free: 10/1m. */
     private Map<String, List<String>> plans = new LinkedHashMap<>();
@@ -93,19 +87,19 @@ public class RateLimitProperties {
 
     private final Filter filter = new Filter();
 
-    public boolean isEnabled() {
+    public Boolean getEnabled() {
         return enabled;
     }
 
-    public void setEnabled(boolean enabled) {
+    public void setEnabled(Boolean enabled) {
         this.enabled = enabled;
     }
 
-    public StoreType getStore() {
+    public RateLimitSettings.StoreKind getStore() {
         return store;
     }
 
-    public void setStore(StoreType store) {
+    public void setStore(RateLimitSettings.StoreKind store) {
         this.store = store;
     }
 
@@ -125,19 +119,19 @@ public class RateLimitProperties {
         this.defaultStoreFailurePolicy = defaultStoreFailurePolicy;
     }
 
-    public double getLocalFallbackShare() {
+    public Double getLocalFallbackShare() {
         return localFallbackShare;
     }
 
-    public void setLocalFallbackShare(double localFallbackShare) {
+    public void setLocalFallbackShare(Double localFallbackShare) {
         this.localFallbackShare = localFallbackShare;
     }
 
-    public int getMaxWaiting() {
+    public Integer getMaxWaiting() {
         return maxWaiting;
     }
 
-    public void setMaxWaiting(int maxWaiting) {
+    public void setMaxWaiting(Integer maxWaiting) {
         this.maxWaiting = maxWaiting;
     }
 
@@ -149,11 +143,11 @@ public class RateLimitProperties {
         this.trustedProxies = trustedProxies;
     }
 
-    public boolean isTrustContainerForwarding() {
+    public Boolean getTrustContainerForwarding() {
         return trustContainerForwarding;
     }
 
-    public void setTrustContainerForwarding(boolean trustContainerForwarding) {
+    public void setTrustContainerForwarding(Boolean trustContainerForwarding) {
         this.trustContainerForwarding = trustContainerForwarding;
     }
 
@@ -165,36 +159,44 @@ public class RateLimitProperties {
         this.forwardedHeader = forwardedHeader;
     }
 
-    public int getIpv6PrefixLength() {
+    public Integer getIpv6PrefixLength() {
         return ipv6PrefixLength;
     }
 
-    public void setIpv6PrefixLength(int ipv6PrefixLength) {
+    public void setIpv6PrefixLength(Integer ipv6PrefixLength) {
         this.ipv6PrefixLength = ipv6PrefixLength;
     }
 
-    public Set<HeaderStyle> getHeaders() {
+    public List<String> getHeaders() {
         return headers;
     }
 
-    public void setHeaders(Set<HeaderStyle> headers) {
+    public void setHeaders(List<String> headers) {
         this.headers = headers;
     }
 
-    public int getRejectStatus() {
+    public Integer getRejectStatus() {
         return rejectStatus;
     }
 
-    public void setRejectStatus(int rejectStatus) {
+    public void setRejectStatus(Integer rejectStatus) {
         this.rejectStatus = rejectStatus;
     }
 
-    public boolean isLogShadow() {
+    public Boolean getLogShadow() {
         return logShadow;
     }
 
-    public void setLogShadow(boolean logShadow) {
+    public void setLogShadow(Boolean logShadow) {
         this.logShadow = logShadow;
+    }
+
+    public Boolean getMetrics() {
+        return metrics;
+    }
+
+    public void setMetrics(Boolean metrics) {
+        this.metrics = metrics;
     }
 
     public Duration getLimitCacheTtl() {
@@ -237,47 +239,47 @@ public class RateLimitProperties {
     public static class Local {
 
         /** Most buckets kept in memory. */
-        private long maximumKeys = 100_000;
+        private Long maximumKeys;
 
-        public long getMaximumKeys() {
+        public Long getMaximumKeys() {
             return maximumKeys;
         }
 
-        public void setMaximumKeys(long maximumKeys) {
+        public void setMaximumKeys(Long maximumKeys) {
             this.maximumKeys = maximumKeys;
         }
     }
 
-    /** The Redis store. Without url, sentinel or cluster here, spring.data.redis.* is used. */
+    /** The Redis store; without url, sentinel or cluster, spring.data.redis.* is used. */
     public static class Redis {
 
-        /** Redis URL: redis://[user:password@]host:port[/db], or rediss:// for TLS. */
+        /** redis://[user:password@]host:port[/database], rediss:// for TLS. */
         private String url;
 
         private final Sentinel sentinel = new Sentinel();
 
         private final Cluster cluster = new Cluster();
 
-        /** ACL user for Sentinel and Cluster connections. */
+        /** ACL user for Sentinel and Cluster (a URL carries its own). */
         private String username;
 
-        /** Password for Sentinel and Cluster connections. */
+        /** Password for Sentinel and Cluster (a URL carries its own). */
         private String password;
 
         /** Whether Sentinel and Cluster connections use TLS. */
-        private boolean ssl;
+        private Boolean ssl;
 
         /** First part of every Redis key; instances that share limits share it. */
-        private String keyPrefix = "ratelimit";
+        private String keyPrefix;
 
-        /** How long one Redis command may take before it fails. */
-        private Duration commandTimeout = Duration.ofMillis(50);
+        /** A Redis command fails after this, and the rule's failure policy applies. */
+        private Duration commandTimeout;
 
-        /** How long connecting, or waiting for a pooled connection, may take. */
-        private Duration connectTimeout = Duration.ofMillis(200);
+        /** Connecting, or waiting for a pooled connection, fails after this. */
+        private Duration connectTimeout;
 
         /** Connections per Redis node. */
-        private int poolSize = 16;
+        private Integer poolSize;
 
         public String getUrl() {
             return url;
@@ -311,11 +313,11 @@ public class RateLimitProperties {
             this.password = password;
         }
 
-        public boolean isSsl() {
+        public Boolean getSsl() {
             return ssl;
         }
 
-        public void setSsl(boolean ssl) {
+        public void setSsl(Boolean ssl) {
             this.ssl = ssl;
         }
 
@@ -343,17 +345,12 @@ public class RateLimitProperties {
             this.connectTimeout = connectTimeout;
         }
 
-        public int getPoolSize() {
+        public Integer getPoolSize() {
             return poolSize;
         }
 
-        public void setPoolSize(int poolSize) {
+        public void setPoolSize(Integer poolSize) {
             this.poolSize = poolSize;
-        }
-
-        /** Whether any connection target is set here. */
-        boolean isConfigured() {
-            return url != null || sentinel.master != null || !cluster.nodes.isEmpty();
         }
 
         /** Redis Sentinel. */
@@ -362,8 +359,8 @@ public class RateLimitProperties {
             /** Name of the master the sentinels monitor. */
             private String master;
 
-            /** Sentinels as host:port. */
-            private List<String> nodes = new ArrayList<>();
+            /** Sentinels, as host:port. */
+            private List<String> nodes;
 
             public String getMaster() {
                 return master;
@@ -385,8 +382,8 @@ public class RateLimitProperties {
         /** Redis Cluster. */
         public static class Cluster {
 
-            /** Some of the cluster's nodes as host:port. */
-            private List<String> nodes = new ArrayList<>();
+            /** Some of the cluster's nodes, as host:port. */
+            private List<String> nodes;
 
             public List<String> getNodes() {
                 return nodes;
@@ -398,16 +395,16 @@ public class RateLimitProperties {
         }
     }
 
-    /** A key with limits, or a plan, of its own. */
+    /** A key with limits of its own, or a plan. */
     public static class KeyLimit {
 
-        /** The key as key-expression:key, e.g. user:241531. */
+        /** <key expression>:<key>, e.g. user:241531. */
         private String key;
 
-        /** The key's own limits, e.g. 5/1s. */
-        private List<String> limits = new ArrayList<>();
+        /** The key's own limits; or give a plan. */
+        private List<String> limits;
 
-        /** A plan from ratelimit.plans. */
+        /** A plan from ratelimit.plans; or give limits. */
         private String plan;
 
         public String getKey() {
@@ -435,72 +432,56 @@ public class RateLimitProperties {
         }
     }
 
-    /** A rule for the requests whose path and method match. */
+    /** A URL rule. */
     public static class UrlRuleProperties {
 
-        /** The rule's name (buckets, headers, metrics); defaults to rules[i]. */
+        /** The rule's name (buckets, headers, metrics); default rules[i]. */
         private String name;
 
         /** Ant-style path patterns, e.g. /api/**. */
-        private List<String> paths = new ArrayList<>();
+        private List<String> paths;
 
-        /** HTTP methods; empty for all. */
-        private List<String> methods = new ArrayList<>();
+        /** HTTP methods (any case; GET covers HEAD); all when empty. */
+        private List<String> methods;
 
-        /** What to count by: global, ip, user, header:Name, a KeyResolver bean's name; + and | combine. */
-        private String key = "global";
+        /** What to count by: global, ip, user, basic-user, form-user, header:Name, param:name, a KeyResolver bean's name; + and | combine. */
+        private String key;
 
         /** Windows, e.g. 5/1s, 100/1m, 5/1s burst=20. */
-        private List<String> limits = new ArrayList<>();
+        private List<String> limits;
 
         /** What happens to a request over the limit. */
-        private Mode mode = Mode.HARD;
+        private Mode mode;
 
         /** Longest a SOFT request waits. */
         private Duration maxDelay;
 
-        /** Most requests of this SOFT rule waiting at once (default 100); beyond it they are rejected. */
+        /** Most requests of this SOFT rule waiting at once; beyond it they are rejected. */
         private Integer maxWaiting;
 
         /** Which requests the tokens pay for: all admitted ones, or only failed attempts (status 401, a failed login). */
-        private Count count = Count.ALL;
+        private Count count;
 
         /** Whether the rule decides before Spring Security authenticates (for limiting login attempts) or after. */
-        private Phase phase = Phase.AFTER_AUTHENTICATION;
+        private Phase phase;
 
         /** Tokens one request takes. */
-        private long cost = 1;
+        private Long cost;
 
         /** What the rule decides when the store fails. */
-        private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.DEFAULT;
+        private StoreFailurePolicy onStoreFailure;
 
         /** What the rule does when its key cannot be resolved. */
-        private MissingKeyPolicy onMissingKey = MissingKeyPolicy.REJECT;
+        private MissingKeyPolicy onMissingKey;
 
         /** How buckets refill. */
-        private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
+        private Algorithm algorithm;
 
         /** Tokens an instance may take before synchronizing with a shared store; unset decides with a round trip each. */
         private Long localFirstTokens;
 
         /** Longest an instance goes without synchronizing, with local-first-tokens. */
-        private Duration localFirstTime = Duration.ofMillis(100);
-
-        public Long getLocalFirstTokens() {
-            return localFirstTokens;
-        }
-
-        public void setLocalFirstTokens(Long localFirstTokens) {
-            this.localFirstTokens = localFirstTokens;
-        }
-
-        public Duration getLocalFirstTime() {
-            return localFirstTime;
-        }
-
-        public void setLocalFirstTime(Duration localFirstTime) {
-            this.localFirstTime = localFirstTime;
-        }
+        private Duration localFirstTime;
 
         public String getName() {
             return name;
@@ -554,8 +535,16 @@ public class RateLimitProperties {
             return maxDelay;
         }
 
+        public void setMaxDelay(Duration maxDelay) {
+            this.maxDelay = maxDelay;
+        }
+
         public Integer getMaxWaiting() {
             return maxWaiting;
+        }
+
+        public void setMaxWaiting(Integer maxWaiting) {
+            this.maxWaiting = maxWaiting;
         }
 
         public Count getCount() {
@@ -574,19 +563,11 @@ public class RateLimitProperties {
             this.phase = phase;
         }
 
-        public void setMaxWaiting(Integer maxWaiting) {
-            this.maxWaiting = maxWaiting;
-        }
-
-        public void setMaxDelay(Duration maxDelay) {
-            this.maxDelay = maxDelay;
-        }
-
-        public long getCost() {
+        public Long getCost() {
             return cost;
         }
 
-        public void setCost(long cost) {
+        public void setCost(Long cost) {
             this.cost = cost;
         }
 
@@ -613,33 +594,46 @@ public class RateLimitProperties {
         public void setAlgorithm(Algorithm algorithm) {
             this.algorithm = algorithm;
         }
+
+        public Long getLocalFirstTokens() {
+            return localFirstTokens;
+        }
+
+        public void setLocalFirstTokens(Long localFirstTokens) {
+            this.localFirstTokens = localFirstTokens;
+        }
+
+        public Duration getLocalFirstTime() {
+            return localFirstTime;
+        }
+
+        public void setLocalFirstTime(Duration localFirstTime) {
+            this.localFirstTime = localFirstTime;
+        }
     }
 
-    /** The servlet filter that enforces the URL rules. */
+    /** The servlet filters' positions. */
     public static class Filter {
 
-        /** Filter order; by default right after Spring Security's filter chain, so user keys see the principal. */
-        private int order = -99;
+        /** Order of the rate-limit filter; by default right after Spring Security's chain. */
+        private Integer order;
 
-        /**
-         * Order of the filter for rules with phase before-authentication; by default right before Spring Security's
-         * filter chain (and after Spring's request context filter).
-         */
-        private int beforeAuthenticationOrder = -101;
+        /** Order of the filter for rules with phase before-authentication; by default right before Spring Security's chain. */
+        private Integer beforeAuthenticationOrder;
 
-        public int getOrder() {
+        public Integer getOrder() {
             return order;
         }
 
-        public void setOrder(int order) {
+        public void setOrder(Integer order) {
             this.order = order;
         }
 
-        public int getBeforeAuthenticationOrder() {
+        public Integer getBeforeAuthenticationOrder() {
             return beforeAuthenticationOrder;
         }
 
-        public void setBeforeAuthenticationOrder(int beforeAuthenticationOrder) {
+        public void setBeforeAuthenticationOrder(Integer beforeAuthenticationOrder) {
             this.beforeAuthenticationOrder = beforeAuthenticationOrder;
         }
     }

@@ -80,6 +80,6 @@ class ForwardedHeadersCheckTest {
     void twoTrustListsAreRefused() {
         ipRule.withPropertyValues("ratelimit.trust-container-forwarding=true", "ratelimit.trusted-proxies=10.0.0.0/8")
                 .run(context -> assertThat(configError(context)).hasMessageStartingWith("ratelimit.trust-container-"
-                        + "forwarding = true and ratelimit.trusted-proxies are both set"));
+                        + "forwarding: 'true' while ratelimit.trusted-proxies is set too"));
     }
 }

@@ -181,11 +181,15 @@ class RateLimitAutoConfigurationTest {
     @Test
     void saysHowToFixARedisStoreWithoutJedis() {
         runner.withClassLoader(new FilteredClassLoader("redis.clients.jedis"))
-                .withPropertyValues("ratelimit.store=redis").run(context -> {
+                .withPropertyValues("ratelimit.redis.url=redis://localhost:1").run(context -> {
                     assertThat(configError(context)).hasMessage("ratelimit.store: the Redis store needs "
-                            + "Jedis, which is not on the class path. Add the dependency redis.clients:jedis, or set "
-                            + "ratelimit.store=local.");
+                            + "Jedis, which is not on the class path. Add the dependency redis.clients:jedis (7.x), or "
+                            + "set ratelimit.store=local.");
                 });
+        runner.withPropertyValues("ratelimit.store=redis").run(context -> assertThat(configError(context))
+                .hasMessage("ratelimit.store: 'redis' needs a Redis server, but none of ratelimit.redis.url, "
+                        + "ratelimit.redis.sentinel.master, ratelimit.redis.cluster.nodes or spring.data.redis.* is "
+                        + "set. Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379."));
     }
 
     @Test
@@ -360,7 +364,7 @@ class RateLimitAutoConfigurationTest {
                         "ratelimit.rules[0]: limits[0]: invalid limit '100/x': period 'x' is not a duration."));
         web.withPropertyValues("ratelimit.rules[0].limits=1/1s").run(context ->
                 assertThat(configError(context)).hasMessage(
-                        "ratelimit.rules[0]: no path is given. Give at least one pattern, e.g. '/api/**'."));
+                        "ratelimit.rules[0].paths: not set. Give the paths the rule applies to, e.g. '/api/**'."));
         web.withPropertyValues("ratelimit.trusted-proxies=10.0.0.0/33").run(context ->
                 assertThat(configError(context)).hasMessageStartingWith(
                         "ratelimit.trusted-proxies: trusted proxy '10.0.0.0/33'"));

@@ -54,11 +54,11 @@ class BadRulesFileTest {
             "ratelimit.rules[1].key | usr | RateLimitFilter 'rateLimit' cannot start: /WEB-INF/ratelimit.properties: "
                     + "ratelimit.rules[1]: unknown key 'usr'. Available: [basic-user, form-user[:<parameter>], global, header:<name>, ip, param:<name>, user].",
             "ratelimit.rules[0].mode | hardest | RateLimitFilter 'rateLimit' cannot start: /WEB-INF/ratelimit.properties: "
-                    + "ratelimit.rules[0].mode = 'hardest' is not one of [hard, soft, shadow].",
+                    + "ratelimit.rules[0].mode: 'hardest' is not one of [hard, soft, shadow]. Use one of them.",
             "ratelimit.rules[0].limts | 5/1s | RateLimitFilter 'rateLimit' cannot start: /WEB-INF/ratelimit.properties: "
-                    + "unknown property 'ratelimit.rules[0].limts'.",
+                    + "unknown property 'ratelimit.rules[0].limts'. Did you mean 'ratelimit.rules[0].limits'?",
             "ratelimit.store | memcached | RateLimitFilter 'rateLimit' cannot start: /WEB-INF/ratelimit.properties: "
-                    + "ratelimit.store = 'memcached' is not a store. Use 'local' or 'redis'.",
+                    + "ratelimit.store: 'memcached' is not one of [auto, local, redis]. Use one of them.",
             "ratelimit.redis.url | ${NO_SUCH_VARIABLE_FOR_TEST} | RateLimitFilter 'rateLimit' cannot start: "
                     + "/WEB-INF/ratelimit.properties: ratelimit.redis.url refers to ${NO_SUCH_VARIABLE_FOR_TEST}"})
     void failsDeploymentNamingThePropertyAndTheFix(String property, String value, String message) {

@@ -1,0 +1,27 @@
+package io.github.ratelimit.config;
+
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.JedisBucketStore;
+
+/** Builds the Redis store from settings. A class of its own, loaded only when the Redis store is built. */
+final class JedisStoreFactory {
+
+    private JedisStoreFactory() {
+    }
+
+    static BucketStore create(RedisSettings s) {
+        JedisBucketStore.Builder b = JedisBucketStore.builder().keyPrefix(s.keyPrefix())
+                .commandTimeout(s.commandTimeout()).connectTimeout(s.connectTimeout()).poolSize(s.poolSize());
+        if (s.url() != null) {
+            b.url(s.url());
+        } else if (s.sentinelMaster() != null) {
+            b.sentinel(s.sentinelMaster(), s.sentinelNodes());
+        } else {
+            b.cluster(s.clusterNodes());
+        }
+        if (s.username() != null || s.password() != null) {
+            b.credentials(s.username(), s.password());
+        }
+        return b.ssl(s.ssl()).build();
+    }
+}

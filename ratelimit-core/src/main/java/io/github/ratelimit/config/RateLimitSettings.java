@@ -1,0 +1,858 @@
+package io.github.ratelimit.config;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Count;
+import io.github.ratelimit.DecisionLog;
+import io.github.ratelimit.HeaderStyle;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.LocalFirst;
+import io.github.ratelimit.MapLimitProvider;
+import io.github.ratelimit.MissingKeyPolicy;
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.internal.Durations;
+import io.github.ratelimit.key.ClientIpResolver;
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.LocalBucketStore;
+import io.github.ratelimit.web.Phase;
+import io.github.ratelimit.web.UrlRule;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The {@code ratelimit.*} settings: one model, read from flat properties, for every entry point. The servlet
+ * filter feeds it its rules file; the Spring Boot starter feeds it the {@code ratelimit.*} properties Spring
+ * bound; both get the same limiter, URL rules and responses from the same text, with the same defaults and the
+ * same messages.
+ *
+ * <p>{@link #parse} checks everything, at start-up: an unknown property (a typo) is rejected with the nearest known
+ * name; a bad value with its property path, the value, the constraint and the fix. Property names are canonical:
+ * lower case, words joined by {@code -}, indices in brackets ({@code ratelimit.rules[0].max-delay}). Lists are
+ * comma-separated text or indexed entries ({@code limits[0]}, {@code limits[1]}). Every property, its default and
+ * its allowed values: {@link #properties()}; in prose, {@code docs/servlet.md}.
+ *
+ * <p>Immutable; the limiter parts are built anew by {@link #applyTo} and {@link #createStore}.
+ */
+public final class RateLimitSettings {
+
+    /** Which entry point reads the settings: a few properties belong to one of them. */
+    public enum Face {
+        /** The plain servlet filter, configured by a rules file in {@code web.xml}. */
+        SERVLET_FILTER,
+        /** The Spring Boot starter, configured by Spring's properties. */
+        SPRING_BOOT
+    }
+
+    /** Where buckets live. */
+    public enum StoreKind {
+        /** Redis when a Redis server is configured (in Spring Boot, also through {@code spring.data.redis.*}), else this JVM. */
+        AUTO,
+        /** This JVM's memory. */
+        LOCAL,
+        /** Redis; a server must be configured. */
+        REDIS
+    }
+
+    /**
+     * One property: its canonical name ({@code [i]} for an index, {@code <name>} for a map key), its default as
+     * written in a properties file ({@code null} for none), its allowed values (empty when free), which entry point
+     * reads it ({@code null} for both), and what it is for.
+     *
+     * @param name the canonical name, e.g. {@code ratelimit.rules[i].max-delay}
+     * @param defaultValue the default, as text, or {@code null}
+     * @param values the allowed values, or empty
+     * @param face the only entry point that reads it, or {@code null} for both
+     * @param description what it is for
+     */
+    public record Property(String name, String defaultValue, List<String> values, Face face, String description) {
+    }
+
+    private static final String P = "ratelimit.";
+    private static final Pattern INDEXED = Pattern.compile("ratelimit\\.(rules|keys)\\[(\\d{1,6})]\\.([a-z0-9-]+)(\\[\\d{1,6}])?");
+    private static final Pattern LIST_ELEMENT = Pattern.compile("(.+)\\[(\\d{1,6})]");
+    private static final List<Property> PROPERTIES = List.of(
+            p("ratelimit.enabled", "true", "Whether rate limiting is on; false lets every request through untouched.", "true", "false"),
+            p("ratelimit.store", "auto", "Where buckets live: auto (Redis when one is configured, else this JVM), local or redis.", "auto", "local", "redis"),
+            p("ratelimit.local.maximum-keys", "100000", "Most buckets the local store keeps in memory."),
+            p("ratelimit.redis.url", null, "Redis server: redis://[user:password@]host:port[/database], rediss:// for TLS."),
+            p("ratelimit.redis.sentinel.master", null, "Name of the master the Redis sentinels monitor."),
+            p("ratelimit.redis.sentinel.nodes", null, "Redis sentinels, as host:port, comma-separated."),
+            p("ratelimit.redis.cluster.nodes", null, "Some nodes of a Redis Cluster, as host:port, comma-separated."),
+            p("ratelimit.redis.username", null, "ACL user for Sentinel and Cluster connections (a URL carries its own)."),
+            p("ratelimit.redis.password", null, "Password for Sentinel and Cluster connections (a URL carries its own)."),
+            p("ratelimit.redis.ssl", "false", "Whether Sentinel and Cluster connections use TLS (a URL says so with rediss://).", "true", "false"),
+            p("ratelimit.redis.key-prefix", "ratelimit", "First part of every Redis key; instances that share limits share it."),
+            p("ratelimit.redis.command-timeout", "50ms", "A Redis command fails after this, and the rule's failure policy applies."),
+            p("ratelimit.redis.connect-timeout", "200ms", "Connecting, or waiting for a pooled connection, fails after this."),
+            p("ratelimit.redis.pool-size", "16", "Connections per Redis node."),
+            p("ratelimit.default-store-failure-policy", "fail-open", "What rules that do not say decide when the store fails.", "fail-open", "fail-closed", "local-fallback"),
+            p("ratelimit.local-fallback-share", "1", "Share of a limit a local-fallback bucket holds (1/N for N instances)."),
+            p("ratelimit.max-waiting", String.valueOf(RateLimiter.Builder.DEFAULT_MAX_WAITING), "Most requests waiting out a SOFT delay at once, all rules together."),
+            p("ratelimit.trusted-proxies", null, "Addresses or CIDRs of reverse proxies whose forwarding header is believed."),
+            p("ratelimit.trust-container-forwarding", "false", "Whether the ip key takes the client address the web server reports (its own forwarding configuration decided) instead of the connection's; not with trusted-proxies.", "true", "false"),
+            p("ratelimit.forwarded-header", "x-forwarded-for", "The one forwarding header the trusted proxies write.", "x-forwarded-for", "forwarded"),
+            p("ratelimit.ipv6-prefix-length", "64", "IPv6 clients are keyed by this prefix length (1 to 128)."),
+            p("ratelimit.headers", "x-ratelimit, ietf-draft-09", "Rate-limit header styles written on responses, or none.", "x-ratelimit", "ietf-draft-09", "none"),
+            p("ratelimit.reject-status", "429", "Status of a rejected request, 400 to 599."),
+            p("ratelimit.log-shadow", "true", "Whether to log what SHADOW rules would have rejected.", "true", "false"),
+            p("ratelimit.metrics", "true", "Whether to record metrics with Micrometer when it is present.", "true", "false"),
+            p("ratelimit.limit-cache-ttl", "1m", "How long per-key limits (ratelimit.keys, or a LimitProvider) are cached."),
+            p("ratelimit.plans.<plan>", null, "Limits of a named plan, e.g. 10/1m, 1000/1d."),
+            p("ratelimit.keys[i].key", null, "<key expression>:<key>, e.g. user:241531, whose limits these are."),
+            p("ratelimit.keys[i].limits", null, "The key's own limits; or give a plan."),
+            p("ratelimit.keys[i].plan", null, "A plan from ratelimit.plans for the key; or give limits."),
+            p("ratelimit.rules[i].name", "rules[i]", "The URL rule's name (buckets, headers, metrics)."),
+            p("ratelimit.rules[i].paths", null, "Ant-style path patterns: /api/**, /users/*/orders, /files/*.pdf."),
+            p("ratelimit.rules[i].methods", null, "HTTP methods it applies to (any case; GET covers HEAD); all when empty."),
+            p("ratelimit.rules[i].key", "global", "What to count by: global, ip, user, basic-user, form-user[:<parameter>], header:<Name>, param:<name>, a custom key; + and | combine."),
+            p("ratelimit.rules[i].limits", null, "Windows, e.g. 5/1s, 100/1m, 5/1s burst=20."),
+            p("ratelimit.rules[i].mode", "hard", "What happens to a request over the limit.", "hard", "soft", "shadow"),
+            p("ratelimit.rules[i].max-delay", null, "Longest a SOFT request waits, e.g. 500ms; required for soft."),
+            p("ratelimit.rules[i].max-waiting", String.valueOf(Rule.DEFAULT_MAX_WAITING), "Most requests of this SOFT rule waiting at once."),
+            p("ratelimit.rules[i].cost", "1", "Tokens one request takes."),
+            p("ratelimit.rules[i].count", "all", "Which requests the tokens pay for: all admitted, or only failed attempts.", "all", "failures"),
+            p("ratelimit.rules[i].phase", "after-authentication", "Whether the rule decides before authentication (for login attempts) or after.", "after-authentication", "before-authentication"),
+            p("ratelimit.rules[i].on-store-failure", "default", "What the rule decides when the store fails.", "default", "fail-open", "fail-closed", "local-fallback"),
+            p("ratelimit.rules[i].on-missing-key", "reject", "What the rule does when its key cannot be resolved.", "reject", "skip", "shared"),
+            p("ratelimit.rules[i].algorithm", "token-bucket", "How the buckets refill.", "token-bucket", "fixed-window"),
+            p("ratelimit.rules[i].local-first-tokens", null, "Tokens an instance may take before synchronizing with a shared store."),
+            p("ratelimit.rules[i].local-first-time", "100ms", "Longest an instance goes without synchronizing, with local-first-tokens."),
+            only(Face.SERVLET_FILTER, "ratelimit.rejection-handler", null, "A RejectionHandler class (public no-argument constructor) that writes rejections."),
+            only(Face.SERVLET_FILTER, "ratelimit.annotations", "true", "Whether to apply the @RateLimit annotations of the registered servlets.", "true", "false"),
+            only(Face.SERVLET_FILTER, "ratelimit.key-resolvers.<name>", null, "A KeyResolver class (public no-argument constructor) that keys can name."),
+            only(Face.SPRING_BOOT, "ratelimit.filter.order", "-99", "Order of the rate-limit filter; by default right after Spring Security's chain."),
+            only(Face.SPRING_BOOT, "ratelimit.filter.before-authentication-order", "-101", "Order of the filter for rules with phase before-authentication; by default right before Spring Security's chain."));
+
+    private static Property p(String name, String defaultValue, String description, String... values) {
+        return new Property(name, defaultValue, List.of(values), null, description);
+    }
+
+    private static Property only(Face face, String name, String defaultValue, String description, String... values) {
+        return new Property(name, defaultValue, List.of(values), face, description);
+    }
+
+    // ---- the parsed settings ---------------------------------------------------------------------------
+
+    private final Face face;
+    private boolean enabled;
+    private StoreKind store;
+    private long localMaximumKeys;
+    private RedisSettings redis;
+    private StoreFailurePolicy defaultStoreFailurePolicy;
+    private double localFallbackShare;
+    private int maxWaiting;
+    private ClientIpResolver clientIp;
+    private boolean trustContainerForwarding;
+    private Set<HeaderStyle> headers;
+    private int rejectStatus;
+    private boolean logShadow;
+    private boolean metrics;
+    private Duration limitCacheTtl;
+    private MapLimitProvider limitProvider;
+    private List<UrlRule> rules;
+    private String rejectionHandler;
+    private boolean annotations;
+    private Map<String, String> keyResolvers;
+    private int filterOrder;
+    private int beforeAuthenticationOrder;
+
+    // ---- parsing state -----------------------------------------------------------------------------------
+
+    private final Map<String, String> values;
+    private final String source;
+
+    private RateLimitSettings(Map<String, String> values, String source, Face face) {
+        this.values = values;
+        this.source = source;
+        this.face = face;
+    }
+
+    /**
+     * Reads and checks settings.
+     *
+     * @param properties {@code ratelimit.*} properties by canonical name; others are ignored; list properties as
+     *        comma-separated text or as indexed entries
+     * @param source where they come from, the prefix of every message (a file: {@code /WEB-INF/ratelimit.properties});
+     *        {@code null} when property paths alone say where (Spring's properties)
+     * @param face which entry point reads them
+     * @return the settings
+     * @throws InvalidRateLimitConfigurationException for an unknown property (naming the nearest known one) or a
+     *         bad value (naming the property, the value, the constraint and the fix)
+     */
+    public static RateLimitSettings parse(Map<String, String> properties, String source, Face face) {
+        Map<String, String> canonical = new TreeMap<>();
+        properties.forEach((k, v) -> {
+            if (k != null && k.startsWith(P)) {
+                canonical.put(k.trim(), v == null ? "" : v.trim());
+            }
+        });
+        RateLimitSettings settings = new RateLimitSettings(joinListElements(canonical), source, face);
+        settings.read();
+        return settings;
+    }
+
+    /**
+     * @return every property, with its default, allowed values and the entry point that reads it
+     */
+    public static List<Property> properties() {
+        return PROPERTIES;
+    }
+
+    /** Indexed entries of list properties ({@code limits[0]}, {@code limits[1]}) become one comma-separated value. */
+    private static Map<String, String> joinListElements(Map<String, String> in) {
+        Map<String, TreeMap<Integer, String>> lists = new LinkedHashMap<>();
+        Map<String, String> out = new TreeMap<>();
+        for (Map.Entry<String, String> e : in.entrySet()) {
+            Matcher m = LIST_ELEMENT.matcher(e.getKey());
+            if (m.matches() && !e.getKey().matches("ratelimit\\.(rules|keys)\\[\\d{1,6}]")) {
+                lists.computeIfAbsent(m.group(1), k -> new TreeMap<>()).put(Integer.parseInt(m.group(2)), e.getValue());
+            } else {
+                out.put(e.getKey(), e.getValue());
+            }
+        }
+        lists.forEach((name, elements) -> {
+            String joined = String.join(", ", elements.values());
+            out.merge(name, joined, (a, b) -> a.isEmpty() ? b : a + ", " + b);
+        });
+        return out;
+    }
+
+    private void read() {
+        checkNames();
+        enabled = bool("ratelimit.enabled");
+        store = enumValue("ratelimit.store", StoreKind.class);
+        localMaximumKeys = longValue("ratelimit.local.maximum-keys", 1, Long.MAX_VALUE);
+        redis = redisSettings();
+        if (store == StoreKind.REDIS && !redis.hasServer() && face == Face.SERVLET_FILTER) {
+            throw new InvalidRateLimitConfigurationException(at("ratelimit.store"), "redis", "'redis' "
+                    + "needs a Redis server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master or "
+                    + "ratelimit.redis.cluster.nodes is set", "Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379.");
+        }
+        defaultStoreFailurePolicy = enumValue("ratelimit.default-store-failure-policy", StoreFailurePolicy.class);
+        if (defaultStoreFailurePolicy == StoreFailurePolicy.DEFAULT) {
+            throw badValue("ratelimit.default-store-failure-policy", "default", "is not one of [fail-open, "
+                    + "fail-closed, local-fallback]", "Use one of them.");
+        }
+        localFallbackShare = decimal("ratelimit.local-fallback-share");
+        if (!(localFallbackShare > 0 && localFallbackShare <= 1)) {
+            throw badValue("ratelimit.local-fallback-share", get("ratelimit.local-fallback-share"), "is not above 0 "
+                    + "and at most 1", "With N instances, use 1/N, e.g. 0.25 for four.");
+        }
+        maxWaiting = intValue("ratelimit.max-waiting", 0, Integer.MAX_VALUE);
+        trustContainerForwarding = bool("ratelimit.trust-container-forwarding");
+        clientIp = clientIp();
+        headers = headerStyles();
+        rejectStatus = intValue("ratelimit.reject-status", 400, 599);
+        logShadow = bool("ratelimit.log-shadow");
+        metrics = bool("ratelimit.metrics");
+        limitCacheTtl = duration("ratelimit.limit-cache-ttl", true);
+        limitProvider = readLimitProvider();
+        rules = urlRules();
+        rejectionHandler = get("ratelimit.rejection-handler");
+        annotations = bool("ratelimit.annotations");
+        keyResolvers = keyResolverClasses();
+        filterOrder = intValue("ratelimit.filter.order", Integer.MIN_VALUE, Integer.MAX_VALUE);
+        beforeAuthenticationOrder = intValue("ratelimit.filter.before-authentication-order", Integer.MIN_VALUE,
+                Integer.MAX_VALUE);
+    }
+
+    // ---- names ---------------------------------------------------------------------------------------------
+
+    /**
+     * Checks property names alone: for an entry point whose values arrive bound already (Spring Boot), with the
+     * names as its environment holds them.
+     *
+     * @param names {@code ratelimit.*} property names, canonical ({@code ratelimit.rules[0].max-delay})
+     * @param face the entry point
+     * @throws InvalidRateLimitConfigurationException for an unknown name, naming the nearest known one
+     */
+    public static void checkNames(Iterable<String> names, Face face) {
+        Map<String, String> values = new TreeMap<>();
+        for (String name : names) {
+            if (name.startsWith(P)) {
+                values.put(name, "");
+            }
+        }
+        new RateLimitSettings(values, null, face).checkNames();
+    }
+
+    private void checkNames() {
+        for (String name : values.keySet()) {
+            String pattern = pattern(name);
+            // Spring holds relaxed names as it reads them: maxWaiting as maxwaiting, and binds them to max-waiting.
+            Property known = face == Face.SPRING_BOOT ? findRelaxed(pattern) : find(pattern);
+            if (known == null) {
+                String nearest = nearest(pattern);
+                throw new InvalidRateLimitConfigurationException(source, name, "unknown property '" + name + "'",
+                        (nearest == null ? "Check its spelling." : "Did you mean '" + concrete(nearest, name) + "'?")
+                                + " Every property: " + (face == Face.SPRING_BOOT ? "docs/spring-boot.md" : "docs/servlet.md")
+                                + ".");
+            }
+            if (known.face() != null && known.face() != face) {
+                throw new InvalidRateLimitConfigurationException(source, name, "'" + name + "' is a setting of the "
+                        + (known.face() == Face.SERVLET_FILTER ? "web.xml filter's rules file" : "Spring Boot starter")
+                        + ", not of " + (face == Face.SERVLET_FILTER ? "the web.xml filter" : "Spring Boot"),
+                        otherFaceAction(known));
+            }
+        }
+    }
+
+    private static String otherFaceAction(Property known) {
+        return switch (known.name()) {
+            case "ratelimit.key-resolvers.<name>" -> "In Spring Boot, declare a KeyResolver bean: its bean name is the key's name.";
+            case "ratelimit.rejection-handler" -> "In Spring Boot, declare a RejectionHandler bean.";
+            case "ratelimit.annotations" -> "Spring Boot applies @RateLimit on every bean; remove the property.";
+            default -> "In web.xml, the order of the filter-mapping elements decides; remove the property.";
+        };
+    }
+
+    /**
+     * The pattern of a concrete name: rule and key indices become {@code [i]}, map keys {@code <plan>} or
+     * {@code <name>}, and a list element's index ({@code trusted-proxies[0]}) goes.
+     */
+    private static String pattern(String name) {
+        Matcher m = INDEXED.matcher(name);
+        if (m.matches()) {
+            return P + m.group(1) + "[i]." + m.group(3);
+        }
+        Matcher element = LIST_ELEMENT.matcher(name);
+        if (element.matches()) {
+            name = element.group(1);
+        }
+        if (name.startsWith("ratelimit.plans.") && name.length() > "ratelimit.plans.".length()) {
+            return "ratelimit.plans.<plan>";
+        }
+        if (name.startsWith("ratelimit.key-resolvers.") && name.length() > "ratelimit.key-resolvers.".length()) {
+            return "ratelimit.key-resolvers.<name>";
+        }
+        return name;
+    }
+
+    private static Property find(String pattern) {
+        for (Property p : PROPERTIES) {
+            if (p.name().equals(pattern)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    private static Property findRelaxed(String pattern) {
+        String relaxed = pattern.replace("-", "").toLowerCase(Locale.ROOT);
+        for (Property p : PROPERTIES) {
+            if (p.name().replace("-", "").toLowerCase(Locale.ROOT).equals(relaxed)) {
+                return p;
+            }
+        }
+        return null;
+    }
+
+    /** The known pattern nearest to an unknown name, by edit distance, or {@code null} when none is near. */
+    private static String nearest(String pattern) {
+        String best = null;
+        int bestDistance = Integer.MAX_VALUE;
+        for (Property p : PROPERTIES) {
+            int d = distance(pattern, p.name());
+            if (d < bestDistance) {
+                bestDistance = d;
+                best = p.name();
+            }
+        }
+        // Near enough to be a typo: a few edits, fewer than a third of the name's length.
+        return bestDistance <= Math.max(2, pattern.length() / 3) ? best : null;
+    }
+
+    /** A known pattern written with the user's own index ({@code rules[i]} back to {@code rules[3]}). */
+    private static String concrete(String pattern, String userName) {
+        Matcher m = Pattern.compile("ratelimit\\.(rules|keys)\\[(\\d{1,6})]\\..*").matcher(userName);
+        if (m.matches() && pattern.startsWith(P + m.group(1) + "[i]")) {
+            return pattern.replace("[i]", "[" + m.group(2) + "]");
+        }
+        return pattern;
+    }
+
+    private static int distance(String a, String b) {
+        int[] previous = new int[b.length() + 1];
+        int[] current = new int[b.length() + 1];
+        for (int j = 0; j <= b.length(); j++) {
+            previous[j] = j;
+        }
+        for (int i = 1; i <= a.length(); i++) {
+            current[0] = i;
+            for (int j = 1; j <= b.length(); j++) {
+                int substitute = previous[j - 1] + (a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1);
+                current[j] = Math.min(substitute, Math.min(previous[j] + 1, current[j - 1] + 1));
+            }
+            int[] swap = previous;
+            previous = current;
+            current = swap;
+        }
+        return previous[b.length()];
+    }
+
+    // ---- sections ------------------------------------------------------------------------------------------
+
+    private RedisSettings redisSettings() {
+        String url = get("ratelimit.redis.url");
+        String master = get("ratelimit.redis.sentinel.master");
+        List<String> sentinels = list("ratelimit.redis.sentinel.nodes");
+        List<String> cluster = list("ratelimit.redis.cluster.nodes");
+        int targets = (url != null ? 1 : 0) + (master != null ? 1 : 0) + (cluster.isEmpty() ? 0 : 1);
+        if (targets > 1) {
+            List<String> set = new ArrayList<>();
+            if (url != null) {
+                set.add("ratelimit.redis.url");
+            }
+            if (master != null) {
+                set.add("ratelimit.redis.sentinel.master");
+            }
+            if (!cluster.isEmpty()) {
+                set.add("ratelimit.redis.cluster.nodes");
+            }
+            throw new InvalidRateLimitConfigurationException(at("ratelimit.redis"), null, "more than one Redis server is "
+                    + "configured: " + String.join(" and ", set) + " are set", "Keep exactly one of ratelimit.redis.url, ratelimit.redis.sentinel.master (with "
+                    + ".nodes) and ratelimit.redis.cluster.nodes.");
+        }
+        if (master != null && sentinels.isEmpty()) {
+            throw new InvalidRateLimitConfigurationException(at("ratelimit.redis.sentinel.nodes"), null, "is empty, but "
+                    + "ratelimit.redis.sentinel.master is set", "List the sentinels as host:port, e.g. 'sentinel-1:26379'.");
+        }
+        if (master == null && !sentinels.isEmpty()) {
+            throw new InvalidRateLimitConfigurationException(at("ratelimit.redis.sentinel.master"), null, "is missing, but "
+                    + "ratelimit.redis.sentinel.nodes are set", "Name the master the sentinels monitor, e.g. 'mymaster'.");
+        }
+        if (url != null && !url.toLowerCase(Locale.ROOT).matches("rediss?://.+")) {
+            throw badValue("ratelimit.redis.url", url.replaceAll("//[^@/]*@", "//***@"), "is not a Redis URL",
+                    "Use redis://[user:password@]host:port[/database], or rediss:// for TLS.");
+        }
+        for (String node : sentinels) {
+            checkNode("ratelimit.redis.sentinel.nodes", node);
+        }
+        for (String node : cluster) {
+            checkNode("ratelimit.redis.cluster.nodes", node);
+        }
+        String prefix = get("ratelimit.redis.key-prefix");
+        if (prefix != null && (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0)) {
+            throw badValue("ratelimit.redis.key-prefix", prefix, "contains a brace", "Use text without braces, e.g. "
+                    + "'ratelimit'.");
+        }
+        RedisSettings settings = new RedisSettings(url, master, sentinels, cluster, get("ratelimit.redis.username"),
+                get("ratelimit.redis.password"), bool("ratelimit.redis.ssl"), orDefault("ratelimit.redis.key-prefix"),
+                duration("ratelimit.redis.command-timeout", true), duration("ratelimit.redis.connect-timeout", true),
+                intValue("ratelimit.redis.pool-size", 1, 10_000));
+        return settings;
+    }
+
+    private void checkNode(String property, String node) {
+        int colon = node.lastIndexOf(':');
+        boolean ok = colon > 0;
+        if (ok) {
+            try {
+                int port = Integer.parseInt(node.substring(colon + 1).trim());
+                ok = port >= 1 && port <= 65535;
+            } catch (NumberFormatException e) {
+                ok = false;
+            }
+        }
+        if (!ok) {
+            throw badValue(property, node, "is not host:port", "Write each node like 'redis-1:6379'.");
+        }
+    }
+
+    private ClientIpResolver clientIp() {
+        List<String> proxies = list("ratelimit.trusted-proxies");
+        if (trustContainerForwarding && !proxies.isEmpty()) {
+            throw new InvalidRateLimitConfigurationException(at("ratelimit.trust-container-forwarding"), "true",
+                    "'true' while ratelimit.trusted-proxies is set too: the container's forwarding configuration and "
+                            + "the limiter's would both decide which proxies to believe", "Keep one: remove "
+                            + "ratelimit.trusted-proxies to trust the container's, or set "
+                            + "ratelimit.trust-container-forwarding=false.");
+        }
+        ClientIpResolver.Builder b = ClientIpResolver.builder();
+        try {
+            b.trustedProxies(proxies);
+        } catch (InvalidRateLimitConfigurationException e) {
+            throw e.within(at("ratelimit.trusted-proxies"));
+        }
+        b.forwardedHeader(enumValue("ratelimit.forwarded-header", ClientIpResolver.ForwardedHeader.class));
+        int ipv6 = intValue("ratelimit.ipv6-prefix-length", 1, 128);
+        b.ipv6PrefixLength(ipv6);
+        return b.build();
+    }
+
+    private Set<HeaderStyle> headerStyles() {
+        EnumSet<HeaderStyle> set = EnumSet.noneOf(HeaderStyle.class);
+        for (String style : listOrDefault("ratelimit.headers")) {
+            if (!style.equalsIgnoreCase("none")) {
+                set.add(parseEnum("ratelimit.headers", style, HeaderStyle.class));
+            }
+        }
+        return Collections.unmodifiableSet(set);
+    }
+
+    private MapLimitProvider readLimitProvider() {
+        List<String> plans = namesUnder("ratelimit.plans.");
+        TreeMap<Integer, String> keys = indexes("keys");
+        if (plans.isEmpty() && keys.isEmpty()) {
+            return null;
+        }
+        MapLimitProvider.Builder b = MapLimitProvider.builder();
+        for (String plan : plans) {
+            b.source(at("ratelimit.plans." + plan)).plan(plan, list("ratelimit.plans." + plan).toArray(String[]::new));
+        }
+        for (int i : keys.keySet()) {
+            String prefix = "ratelimit.keys[" + i + "].";
+            String key = get(prefix + "key");
+            if (key == null) {
+                throw new InvalidRateLimitConfigurationException(at(prefix + "key"), null, "not set",
+                        "Name the key whose limits these are, e.g. 'user:241531'.");
+            }
+            String plan = get(prefix + "plan");
+            List<String> limits = list(prefix + "limits");
+            if ((plan == null) == limits.isEmpty()) {
+                throw new InvalidRateLimitConfigurationException(at("ratelimit.keys[" + i + "]"), key, "key '" + key
+                        + "' has " + (plan == null ? "neither a plan nor limits" : "both a plan and limits"),
+                        "Give exactly one of " + prefix + "plan and " + prefix + "limits.");
+            }
+            if (plan != null) {
+                b.source(at(prefix + "plan")).assign(key, plan);
+            } else {
+                b.source(at(prefix + "limits")).limits(key, limits.toArray(String[]::new));
+            }
+        }
+        return b.build();
+    }
+
+    private List<UrlRule> urlRules() {
+        List<UrlRule> result = new ArrayList<>();
+        Set<String> names = new LinkedHashSet<>();
+        for (int i : indexes("rules").keySet()) {
+            String prefix = "ratelimit.rules[" + i + "].";
+            String where = "ratelimit.rules[" + i + "]";
+            String name = get(prefix + "name");
+            String ruleName = name == null ? "rules[" + i + "]" : name;
+            if (!names.add(ruleName)) {
+                throw badValue(prefix + "name", ruleName, "names a second URL rule", "Give each rule a name of its "
+                        + "own; rules with one name share their buckets.");
+            }
+            Rule.Builder b = Rule.builder(ruleName).source(at(where));
+            String key = get(prefix + "key");
+            if (key != null) {
+                b.key(key);
+            }
+            List<String> limits = list(prefix + "limits");
+            if (limits.isEmpty()) {
+                throw new InvalidRateLimitConfigurationException(at(prefix + "limits"), null, "not set",
+                        "Give the rule's windows, e.g. '5/1s, 100/1m'.");
+            }
+            b.limits(limits.toArray(String[]::new));
+            b.mode(enumValue(prefix + "mode", Mode.class));
+            Duration maxDelay = duration(prefix + "max-delay", true);
+            if (maxDelay != null) {
+                b.maxDelay(maxDelay);
+            }
+            if (get(prefix + "max-waiting") != null) {
+                b.maxWaiting(intValue(prefix + "max-waiting", 0, Integer.MAX_VALUE));
+            }
+            b.cost(longValue(prefix + "cost", 1, Long.MAX_VALUE));
+            b.count(enumValue(prefix + "count", Count.class));
+            b.onStoreFailure(enumValue(prefix + "on-store-failure", StoreFailurePolicy.class));
+            b.onMissingKey(enumValue(prefix + "on-missing-key", MissingKeyPolicy.class));
+            b.algorithm(enumValue(prefix + "algorithm", Algorithm.class));
+            if (get(prefix + "local-first-tokens") != null) {
+                try {
+                    b.localFirst(new LocalFirst(longValue(prefix + "local-first-tokens", 1, Long.MAX_VALUE),
+                            duration(prefix + "local-first-time", true)));
+                } catch (InvalidRateLimitConfigurationException e) {
+                    throw e.within(at(where));
+                }
+            }
+            List<String> paths = list(prefix + "paths");
+            if (paths.isEmpty()) {
+                throw new InvalidRateLimitConfigurationException(at(prefix + "paths"), null, "not set",
+                        "Give the paths the rule applies to, e.g. '/api/**'.");
+            }
+            Phase phase = enumValue(prefix + "phase", Phase.class);
+            result.add(UrlRule.of(b.build(), paths, new LinkedHashSet<>(list(prefix + "methods")), phase));
+        }
+        return List.copyOf(result);
+    }
+
+    private Map<String, String> keyResolverClasses() {
+        Map<String, String> result = new LinkedHashMap<>();
+        for (String name : namesUnder("ratelimit.key-resolvers.")) {
+            result.put(name, get("ratelimit.key-resolvers." + name));
+        }
+        return Collections.unmodifiableMap(result);
+    }
+
+    // ---- typed access --------------------------------------------------------------------------------------
+
+    private String get(String name) {
+        String v = values.get(name);
+        return v == null || v.isEmpty() ? null : v;
+    }
+
+    /** The value, else the property's default. */
+    private String orDefault(String name) {
+        String v = get(name);
+        if (v != null) {
+            return v;
+        }
+        Property p = find(pattern(name));
+        return p == null ? null : p.defaultValue();
+    }
+
+    private List<String> list(String name) {
+        return split(get(name));
+    }
+
+    private List<String> listOrDefault(String name) {
+        return split(orDefault(name));
+    }
+
+    private static List<String> split(String v) {
+        if (v == null) {
+            return List.of();
+        }
+        return Arrays.stream(v.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+    }
+
+    private List<String> namesUnder(String prefix) {
+        return values.keySet().stream().filter(k -> k.startsWith(prefix)).map(k -> k.substring(prefix.length())).toList();
+    }
+
+    private TreeMap<Integer, String> indexes(String group) {
+        TreeMap<Integer, String> result = new TreeMap<>();
+        for (String name : values.keySet()) {
+            Matcher m = INDEXED.matcher(name);
+            if (m.matches() && m.group(1).equals(group)) {
+                result.put(Integer.parseInt(m.group(2)), name);
+            }
+        }
+        return result;
+    }
+
+    private boolean bool(String name) {
+        String v = orDefault(name);
+        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(v);
+        }
+        throw badValue(name, v, "is not a boolean", "Use true or false.");
+    }
+
+    private int intValue(String name, int min, int max) {
+        long v = longValue(name, min, max);
+        return (int) v;
+    }
+
+    private long longValue(String name, long min, long max) {
+        String v = orDefault(name);
+        long parsed;
+        try {
+            parsed = Long.parseLong(v.replace("_", ""));
+        } catch (NumberFormatException e) {
+            throw badValue(name, v, "is not a whole number", "Write digits, e.g. " + (min > 0 ? min : 100) + ".");
+        }
+        if (parsed < min || parsed > max) {
+            throw badValue(name, v, "is out of range", "Use a value from " + min + " to " + max + ".");
+        }
+        return parsed;
+    }
+
+    private double decimal(String name) {
+        String v = orDefault(name);
+        try {
+            return Double.parseDouble(v);
+        } catch (NumberFormatException e) {
+            throw badValue(name, v, "is not a number", "Use e.g. 0.5.");
+        }
+    }
+
+    private Duration duration(String name, boolean positive) {
+        String v = orDefault(name);
+        if (v == null) {
+            return null;
+        }
+        Duration d = Durations.parseOrNull(v);
+        if (d == null) {
+            throw badValue(name, v, "is not a duration", "Use " + Durations.SYNTAX + ".");
+        }
+        if (positive && (d.isZero() || d.isNegative())) {
+            throw badValue(name, v, "is not positive", "Use a positive duration, e.g. '500ms'.");
+        }
+        return d;
+    }
+
+    private <E extends Enum<E>> E enumValue(String name, Class<E> type) {
+        return parseEnum(name, orDefault(name), type);
+    }
+
+    private <E extends Enum<E>> E parseEnum(String name, String value, Class<E> type) {
+        String normalized = value.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+        for (E constant : type.getEnumConstants()) {
+            if (constant.name().equals(normalized)) {
+                return constant;
+            }
+        }
+        Property p = find(pattern(name));
+        List<String> allowed = p != null && !p.values().isEmpty() ? p.values() : Arrays.stream(type.getEnumConstants())
+                .map(c -> c.name().toLowerCase(Locale.ROOT).replace('_', '-')).toList();
+        throw badValue(name, value, "is not one of " + allowed, "Use one of them.");
+    }
+
+    private InvalidRateLimitConfigurationException badValue(String name, String value, String constraint,
+                                                            String action) {
+        return new InvalidRateLimitConfigurationException(at(name), value, "'" + value + "' " + constraint, action);
+    }
+
+    /** A property's location for messages: the file it is in, when it is in one, and its name. */
+    private String at(String name) {
+        return source == null ? name : source + ": " + name;
+    }
+
+    // ---- results -------------------------------------------------------------------------------------------
+
+    /** @return whether rate limiting is on */
+    public boolean enabled() {
+        return enabled;
+    }
+
+    /** @return where buckets live */
+    public StoreKind store() {
+        return store;
+    }
+
+    /** @return the Redis server (see {@link RedisSettings#hasServer()}) and client settings */
+    public RedisSettings redis() {
+        return redis;
+    }
+
+    /** @return the most buckets the local store keeps */
+    public long localMaximumKeys() {
+        return localMaximumKeys;
+    }
+
+    /** @return whether the {@code ip} key takes the address the container reports */
+    public boolean trustContainerForwarding() {
+        return trustContainerForwarding;
+    }
+
+    /** @return the rate-limit header styles to write */
+    public Set<HeaderStyle> headers() {
+        return headers;
+    }
+
+    /** @return the status of a rejection */
+    public int rejectStatus() {
+        return rejectStatus;
+    }
+
+    /** @return whether to record metrics where Micrometer is present */
+    public boolean metrics() {
+        return metrics;
+    }
+
+    /** @return the URL rules, in index order */
+    public List<UrlRule> rules() {
+        return rules;
+    }
+
+    /** @return the URL rules of one phase */
+    public List<UrlRule> rules(Phase phase) {
+        return rules.stream().filter(r -> r.phase() == phase).toList();
+    }
+
+    /** @return the per-key limits of {@code ratelimit.plans} and {@code ratelimit.keys}, or {@code null} when none */
+    public MapLimitProvider limitProvider() {
+        return limitProvider;
+    }
+
+    /** @return how long per-key limits are cached */
+    public Duration limitCacheTtl() {
+        return limitCacheTtl;
+    }
+
+    /** @return the rules file's {@code RejectionHandler} class name, or {@code null} for the default */
+    public String rejectionHandler() {
+        return rejectionHandler;
+    }
+
+    /** @return whether the filter applies the registered servlets' annotations */
+    public boolean annotations() {
+        return annotations;
+    }
+
+    /** @return the rules file's key resolver classes, by key name */
+    public Map<String, String> keyResolvers() {
+        return keyResolvers;
+    }
+
+    /** @return the order of the Spring Boot filter for rules after authentication */
+    public int filterOrder() {
+        return filterOrder;
+    }
+
+    /** @return the order of the Spring Boot filter for rules before authentication */
+    public int beforeAuthenticationOrder() {
+        return beforeAuthenticationOrder;
+    }
+
+    /**
+     * Sets on a limiter builder everything these settings say about the limiter: the default failure policy, the
+     * local fallback share, the cap on waiting calls, the client-address resolver, the per-key limits and their
+     * cache, and the shadow log. The store, key resolvers and listeners of the entry point are the caller's.
+     *
+     * @param builder a limiter builder
+     * @return the builder
+     */
+    public RateLimiter.Builder applyTo(RateLimiter.Builder builder) {
+        builder.defaultStoreFailurePolicy(defaultStoreFailurePolicy).localFallbackShare(localFallbackShare)
+                .maxWaiting(maxWaiting).clientIpResolver(clientIp);
+        if (limitProvider != null) {
+            builder.limitProvider(limitProvider, limitCacheTtl);
+        }
+        if (logShadow) {
+            builder.listener(new DecisionLog());
+        }
+        return builder;
+    }
+
+    /**
+     * @return a new store: the Redis store when a Redis server is configured and the store is {@code auto} or
+     *         {@code redis}, else the local store
+     * @throws InvalidRateLimitConfigurationException when Redis is configured but Jedis is not on the class path
+     */
+    public BucketStore createStore() {
+        if (store == StoreKind.LOCAL || !redis.hasServer()) {
+            return LocalBucketStore.builder().maximumKeys(localMaximumKeys).build();
+        }
+        try {
+            Class.forName("redis.clients.jedis.UnifiedJedis", false, RateLimitSettings.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw new InvalidRateLimitConfigurationException(at("ratelimit.store"), null, "the Redis store needs Jedis, "
+                    + "which is not on the class path", "Add the dependency redis.clients:jedis (7.x), or set "
+                    + "ratelimit.store=local.");
+        }
+        try {
+            return redis.toStore();
+        } catch (InvalidRateLimitConfigurationException e) {
+            throw e.within(at("ratelimit.redis"));
+        }
+    }
+}

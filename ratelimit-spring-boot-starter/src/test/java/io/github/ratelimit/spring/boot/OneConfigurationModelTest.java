@@ -1,0 +1,182 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.servlet.RateLimitFilter;
+import io.github.ratelimit.servlet.testing.TomcatServer;
+import io.github.ratelimit.web.UrlRule;
+import jakarta.servlet.http.HttpServlet;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+import static io.github.ratelimit.spring.boot.StartupFailures.configError;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * One configuration model behind both entry points: the same {@code ratelimit.*} properties, in a web.xml filter's
+ * rules file and in Spring Boot, give the same rules, the same responses and the same decisions; a typo stops both,
+ * naming the nearest known property.
+ */
+class OneConfigurationModelTest {
+
+    /** Every kind of value both entry points read: lists, enums, durations, plans, keys, rules in both phases. */
+    private static final Map<String, String> PROPERTIES = new LinkedHashMap<>();
+
+    static {
+        PROPERTIES.put("ratelimit.store", "local");
+        PROPERTIES.put("ratelimit.local.maximum-keys", "5000");
+        PROPERTIES.put("ratelimit.default-store-failure-policy", "fail-closed");
+        PROPERTIES.put("ratelimit.local-fallback-share", "0.5");
+        PROPERTIES.put("ratelimit.max-waiting", "50");
+        PROPERTIES.put("ratelimit.trusted-proxies", "10.0.0.0/8, 192.168.0.1");
+        PROPERTIES.put("ratelimit.forwarded-header", "forwarded");
+        PROPERTIES.put("ratelimit.ipv6-prefix-length", "56");
+        PROPERTIES.put("ratelimit.headers", "x-ratelimit");
+        PROPERTIES.put("ratelimit.reject-status", "503");
+        PROPERTIES.put("ratelimit.log-shadow", "false");
+        PROPERTIES.put("ratelimit.limit-cache-ttl", "30s");
+        PROPERTIES.put("ratelimit.plans.pro", "10/1m, 100/1h");
+        PROPERTIES.put("ratelimit.keys[0].key", "user:bob");
+        PROPERTIES.put("ratelimit.keys[0].plan", "pro");
+        PROPERTIES.put("ratelimit.keys[1].key", "user:eve");
+        PROPERTIES.put("ratelimit.keys[1].limits", "1/1h");
+        PROPERTIES.put("ratelimit.rules[0].name", "api");
+        PROPERTIES.put("ratelimit.rules[0].paths", "/api/**, /v2/**");
+        PROPERTIES.put("ratelimit.rules[0].methods", "GET, post");
+        PROPERTIES.put("ratelimit.rules[0].key", "user|ip");
+        PROPERTIES.put("ratelimit.rules[0].limits", "3/1m, 100/1h");
+        PROPERTIES.put("ratelimit.rules[0].on-missing-key", "skip");
+        PROPERTIES.put("ratelimit.rules[1].name", "export");
+        PROPERTIES.put("ratelimit.rules[1].paths", "/export");
+        PROPERTIES.put("ratelimit.rules[1].limits", "2/1s");
+        PROPERTIES.put("ratelimit.rules[1].mode", "soft");
+        PROPERTIES.put("ratelimit.rules[1].max-delay", "1500ms");
+        PROPERTIES.put("ratelimit.rules[1].max-waiting", "7");
+        PROPERTIES.put("ratelimit.rules[1].cost", "2");
+        PROPERTIES.put("ratelimit.rules[1].algorithm", "token-bucket");
+        PROPERTIES.put("ratelimit.rules[2].name", "logins");
+        PROPERTIES.put("ratelimit.rules[2].paths", "/login");
+        PROPERTIES.put("ratelimit.rules[2].key", "form-user");
+        PROPERTIES.put("ratelimit.rules[2].limits", "5/1m");
+        PROPERTIES.put("ratelimit.rules[2].count", "failures");
+        PROPERTIES.put("ratelimit.rules[2].phase", "before-authentication");
+        PROPERTIES.put("ratelimit.rules[2].on-store-failure", "fail-open");
+    }
+
+    private final WebApplicationContextRunner boot = new WebApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class));
+
+    private static String[] pairs(Map<String, String> properties) {
+        return properties.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new);
+    }
+
+    /** What a limiter decides for a scripted series of calls: the outcome and basis of every verdict. */
+    private static List<String> script(RateLimiter limiter, List<UrlRule> rules) {
+        List<String> seen = new ArrayList<>();
+        for (UrlRule rule : rules) {
+            Guard guard = limiter.guard(rule.rule());
+            for (String user : List.of("alice", "bob", "eve")) {
+                for (int i = 0; i < 4; i++) {
+                    Decision d = guard.acquireAsync(RequestContext.builder().principal(user).remoteAddress("10.0.0.9")
+                            .header("Forwarded", "for=203.0.113.7").parameter("username", user).build()).join();
+                    seen.add(rule.rule().name() + " " + user + " " + d.verdicts().stream()
+                            .map(v -> v.outcome() + "/" + v.basis() + "/" + v.key()).collect(Collectors.joining(",")));
+                }
+            }
+        }
+        return seen;
+    }
+
+    /** A rule's every setting but where it was declared (a file, or Spring's properties). */
+    private static List<String> describe(List<UrlRule> rules) {
+        return rules.stream().map(r -> r + " " + r.rule()).toList();
+    }
+
+    private static final class Ok extends HttpServlet {
+    }
+
+    @Test
+    void theSamePropertiesGiveTheSameRulesResponsesAndDecisionsInBothEntryPoints(@TempDir Path dir) throws Exception {
+        Path rulesFile = dir.resolve("ratelimit.properties");
+        Files.writeString(rulesFile, PROPERTIES.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining("\n")));
+        RateLimitFilter filter = new RateLimitFilter(); // as web.xml declares it: configured by its init-params
+        try (TomcatServer server = TomcatServer.builder().filter(filter).filterParam("config", "file:" + rulesFile)
+                .servlet("ok", new Ok(), "/*").start()) {
+            List<UrlRule> fileRules = filter.urlRules();
+            List<String> fileDecisions = script(filter.limiter(), fileRules);
+
+            boot.withPropertyValues(pairs(PROPERTIES)).run(context -> {
+                assertThat(context).hasNotFailed();
+                RateLimitSettings settings = context.getBean(RateLimitSettings.class);
+                assertThat(describe(settings.rules())).isEqualTo(describe(fileRules));
+                assertThat(settings.headers()).containsExactly(io.github.ratelimit.HeaderStyle.X_RATELIMIT);
+                assertThat(settings.rejectStatus()).isEqualTo(503);
+                assertThat(script(context.getBean(RateLimiter.class), settings.rules())).isEqualTo(fileDecisions);
+            });
+        }
+    }
+
+    @Test
+    void yamlStyleIndexedListsBindLikeCommaSeparatedOnes() {
+        Map<String, String> indexed = new LinkedHashMap<>(PROPERTIES);
+        indexed.remove("ratelimit.rules[0].limits");
+        indexed.put("ratelimit.rules[0].limits[0]", "3/1m");
+        indexed.put("ratelimit.rules[0].limits[1]", "100/1h");
+        indexed.remove("ratelimit.plans.pro");
+        indexed.put("ratelimit.plans.pro[0]", "10/1m");
+        indexed.put("ratelimit.plans.pro[1]", "100/1h");
+        RateLimitSettings fromFile = RateLimitSettings.parse(PROPERTIES, null, RateLimitSettings.Face.SERVLET_FILTER);
+        boot.withPropertyValues(pairs(indexed)).run(context ->
+                assertThat(context.getBean(RateLimitSettings.class).rules()).isEqualTo(fromFile.rules()));
+    }
+
+    @Test
+    void typosStopStartUpNamingTheNearestKnownProperty() {
+        ApplicationContextRunner runner = new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class));
+        runner.withPropertyValues("ratelimit.redis.ulr=redis://localhost:6379").run(context ->
+                assertThat(configError(context)).hasMessage("unknown property 'ratelimit.redis.ulr'. Did you mean "
+                        + "'ratelimit.redis.url'? Every property: docs/spring-boot.md."));
+        runner.withPropertyValues("ratelimit.stor=redis").run(context ->
+                assertThat(configError(context)).hasMessageContaining("Did you mean 'ratelimit.store'?"));
+        runner.withPropertyValues("ratelimit.rules[0].paths=/x", "ratelimit.rules[0].limits=1/1s",
+                "ratelimit.rules[0].mehtods=GET").run(context ->
+                assertThat(configError(context)).hasMessageContaining("'ratelimit.rules[0].mehtods'. Did you mean "
+                        + "'ratelimit.rules[0].methods'?"));
+        runner.withPropertyValues("ratelimit.default-store-failure-polcy=fail-closed").run(context ->
+                assertThat(configError(context)).hasMessageContaining("Did you mean "
+                        + "'ratelimit.default-store-failure-policy'?"));
+        runner.withPropertyValues("ratelimit.key-resolvers.tenant=com.example.Tenant").run(context ->
+                assertThat(configError(context)).hasMessage("'ratelimit.key-resolvers.tenant' is a setting of the "
+                        + "web.xml filter's rules file, not of Spring Boot. In Spring Boot, declare a KeyResolver bean: "
+                        + "its bean name is the key's name."));
+    }
+
+    @Test
+    void relaxedNamesOfKnownPropertiesAreFine() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+                .withPropertyValues("ratelimit.maxWaiting=20", "ratelimit.rules[0].paths=/x",
+                        "ratelimit.rules[0].limits=1/1s", "ratelimit.rules[0].maxDelay=1s", "ratelimit.rules[0].mode=SOFT")
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean(RateLimitSettings.class).rules().get(0).rule().maxDelay())
+                            .hasSeconds(1);
+                });
+    }
+}
