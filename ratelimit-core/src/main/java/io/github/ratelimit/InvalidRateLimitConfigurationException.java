@@ -70,10 +70,10 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
             sb.append(where).append(": ");
         }
         sb.append(constraint);
+        if (!constraint.endsWith(".")) {
+            sb.append('.');
+        }
         if (action != null && !action.isEmpty()) {
-            if (!constraint.endsWith(".")) {
-                sb.append('.');
-            }
             sb.append(' ').append(action);
         }
         return sb.toString();

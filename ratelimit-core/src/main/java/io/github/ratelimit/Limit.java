@@ -29,7 +29,7 @@ public record Limit(long permits, Duration period, long capacity) {
     public static final long MAX_PERIOD_DAYS = 3660;
 
     private static final String SYNTAX = "Expected '<permits>/<period>' with an optional ' burst=<capacity>', "
-            + "e.g. '5/1s', '100/1m' or '5/1s burst=20'";
+            + "e.g. '5/1s', '100/1m' or '5/1s burst=20'.";
 
     /**
      * @throws InvalidRateLimitConfigurationException when a value is out of range
@@ -85,7 +85,7 @@ public record Limit(long permits, Duration period, long capacity) {
      */
     public static Limit parse(String text) {
         if (text == null || text.isBlank()) {
-            throw new InvalidRateLimitConfigurationException("invalid limit '" + text + "'. " + SYNTAX + ".");
+            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "'", SYNTAX);
         }
         String s = text.trim();
         String burstPart = null;
@@ -96,38 +96,39 @@ public record Limit(long permits, Duration period, long capacity) {
         }
         int slash = s.indexOf('/');
         if (slash <= 0 || slash == s.length() - 1) {
-            throw new InvalidRateLimitConfigurationException("invalid limit '" + text + "'. " + SYNTAX + ".");
+            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "'", SYNTAX);
         }
         long permits = parseCount(s.substring(0, slash), text);
         Duration period = Durations.parseOrNull(s.substring(slash + 1));
         if (period == null) {
-            throw new InvalidRateLimitConfigurationException("invalid limit '" + text + "': period '"
-                    + s.substring(slash + 1) + "' is not a duration. " + SYNTAX + ".");
+            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': period '"
+                    + s.substring(slash + 1) + "' is not a duration", SYNTAX);
         }
         long capacity = permits;
         if (burstPart != null) {
             if (!burstPart.toLowerCase(Locale.ROOT).startsWith("burst=")) {
-                throw new InvalidRateLimitConfigurationException("invalid limit '" + text + "'. " + SYNTAX + ".");
+                throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "'", SYNTAX);
             }
             capacity = parseCount(burstPart.substring("burst=".length()), text);
         }
         try {
             return new Limit(permits, period, capacity);
         } catch (InvalidRateLimitConfigurationException e) {
-            throw new InvalidRateLimitConfigurationException("invalid limit '" + text + "': " + e.getMessage() + ".");
+            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': "
+                    + e.getMessage(), null);
         }
     }
 
     private static long parseCount(String digits, String text) {
         String d = digits.trim().replace("_", "");
         if (d.isEmpty() || d.length() > 18 || !d.chars().allMatch(Character::isDigit)) {
-            throw new InvalidRateLimitConfigurationException("invalid limit '" + text + "': '" + digits
-                    + "' is not a whole number from 1 to " + MAX_PERMITS + ". " + SYNTAX + ".");
+            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': '" + digits
+                    + "' is not a whole number from 1 to " + MAX_PERMITS, SYNTAX);
         }
         long value = Long.parseLong(d);
         if (value < 1 || value > MAX_PERMITS) {
-            throw new InvalidRateLimitConfigurationException("invalid limit '" + text + "': '" + digits
-                    + "' is not a whole number from 1 to " + MAX_PERMITS + ". " + SYNTAX + ".");
+            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': '" + digits
+                    + "' is not a whole number from 1 to " + MAX_PERMITS, SYNTAX);
         }
         return value;
     }

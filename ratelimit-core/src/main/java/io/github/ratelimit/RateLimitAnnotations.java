@@ -110,17 +110,17 @@ public final class RateLimitAnnotations {
                 }
                 builder.limit(limit);
             } catch (InvalidRateLimitConfigurationException e) {
-                throw new InvalidRateLimitConfigurationException(where + ": " + attributes[i] + " = " + permits[i]
-                        + (first && annotation.burst() != 0 ? " with burst = " + annotation.burst() : "")
-                        + " is invalid: " + e.getMessage() + ". Use a value from 1 to " + Limit.MAX_PERMITS
+                throw new InvalidRateLimitConfigurationException(where, String.valueOf(permits[i]), attributes[i]
+                        + " = " + permits[i] + (first && annotation.burst() != 0 ? " with burst = " + annotation.burst()
+                        : "") + " is invalid: " + e.getMessage(), "Use a value from 1 to " + Limit.MAX_PERMITS
                         + " (0 leaves the window unset).");
             }
             first = false;
         }
         if (annotation.burst() != 0 && first) {
-            throw new InvalidRateLimitConfigurationException(where + ": burst = " + annotation.burst()
-                    + " needs a perSecond, perMinute, perHour or perDay window to apply to. Set one, or write the "
-                    + "burst into limits, e.g. '5/1s burst=20'.");
+            throw new InvalidRateLimitConfigurationException(where, String.valueOf(annotation.burst()), "burst = "
+                    + annotation.burst() + " needs a perSecond, perMinute, perHour or perDay window to apply to",
+                    "Set one, or write the burst into limits, e.g. '5/1s burst=20'.");
         }
         builder.limits(annotation.limits());
         if (annotation.maxWaiting() != -1) {
@@ -129,8 +129,8 @@ public final class RateLimitAnnotations {
         if (!annotation.maxDelay().isBlank()) {
             Duration maxDelay = Durations.parseOrNull(annotation.maxDelay());
             if (maxDelay == null) {
-                throw new InvalidRateLimitConfigurationException(where + ": maxDelay '" + annotation.maxDelay()
-                        + "' is not a duration. Use " + Durations.SYNTAX + ".");
+                throw new InvalidRateLimitConfigurationException(where, annotation.maxDelay(), "maxDelay '"
+                        + annotation.maxDelay() + "' is not a duration", "Use " + Durations.SYNTAX + ".");
             }
             builder.maxDelay(maxDelay);
         }

@@ -291,7 +291,7 @@ public final class Rule {
                 try {
                     this.limits.add(Limit.parse(limits[i]));
                 } catch (InvalidRateLimitConfigurationException e) {
-                    throw new InvalidRateLimitConfigurationException(where() + ": limits[" + i + "]: " + e.getMessage());
+                    throw e.within(where() + ": limits[" + i + "]");
                 }
             }
             return this;
@@ -404,23 +404,23 @@ public final class Rule {
             String where = where();
             validateName(where);
             if (key == null || key.isBlank()) {
-                throw fail(where, "key is empty. Use a key such as 'global', 'ip', 'user' or 'header:X-Api-Key'.");
+                throw fail(where, key, "key is empty", "Use a key such as 'global', 'ip', 'user' or 'header:X-Api-Key'.");
             }
             if (limits.isEmpty()) {
-                throw fail(where, "no limit is set. Set perSecond, perMinute, perHour, perDay or limits "
-                        + "(e.g. '5/1s', '100/1m').");
+                throw fail(where, null, "no limit is set", "Give at least one window, e.g. '5/1s': perSecond, "
+                        + "perMinute, perHour, perDay or limits on @RateLimit; limits in properties.");
             }
             Set<Duration> periods = new HashSet<>();
             long smallestCapacity = Long.MAX_VALUE;
             Limit smallest = null;
             for (Limit limit : limits) {
                 if (!periods.add(limit.period())) {
-                    throw fail(where, "two limits share the window " + limit.window() + " (" + limits
-                            + "). Keep one limit per window.");
+                    throw fail(where, limits.toString(), "two limits share the window " + limit.window() + " ("
+                            + limits + ")", "Keep one limit per window.");
                 }
                 if (algorithm == Algorithm.FIXED_WINDOW && limit.capacity() != limit.permits()) {
-                    throw fail(where, "limit '" + limit + "' sets a burst, which a FIXED_WINDOW rule cannot have. "
-                            + "Remove the burst or use the TOKEN_BUCKET algorithm.");
+                    throw fail(where, limit.toString(), "limit '" + limit + "' sets a burst, which a FIXED_WINDOW rule "
+                            + "cannot have", "Remove the burst or use the TOKEN_BUCKET algorithm.");
                 }
                 if (limit.capacity() < smallestCapacity) {
                     smallestCapacity = limit.capacity();
@@ -428,60 +428,65 @@ public final class Rule {
                 }
             }
             if (cost < 1) {
-                throw fail(where, "cost " + cost + " is not positive. Use a cost of at least 1.");
+                throw fail(where, String.valueOf(cost), "cost " + cost + " is not positive", "Use a cost of at least 1.");
             }
             if (cost > smallestCapacity) {
-                throw fail(where, "cost " + cost + " exceeds the capacity " + smallestCapacity + " of limit '"
-                        + smallest + "', so no request could ever pass. Lower the cost or raise the limit.");
+                throw fail(where, String.valueOf(cost), "cost " + cost + " exceeds the capacity " + smallestCapacity
+                        + " of limit '" + smallest + "', so no request could ever pass", "Lower the cost or raise the limit.");
             }
             if (localFirst != null && localFirst.maxUnsyncedTokens() > smallestCapacity) {
-                throw fail(where, "local-first maxUnsyncedTokens " + localFirst.maxUnsyncedTokens()
-                        + " exceeds the capacity " + smallestCapacity + " of limit '" + smallest
-                        + "'. Keep it a small share of the limit, e.g. 1%.");
+                throw fail(where, String.valueOf(localFirst.maxUnsyncedTokens()), "local-first maxUnsyncedTokens "
+                        + localFirst.maxUnsyncedTokens() + " exceeds the capacity " + smallestCapacity + " of limit '"
+                        + smallest + "'", "Keep it a small share of the limit, e.g. 1%.");
             }
             if (mode == Mode.SOFT) {
                 if (maxDelay == null || maxDelay.isZero() || maxDelay.isNegative()) {
-                    throw fail(where, "SOFT mode needs a positive maxDelay, but it is "
-                            + (maxDelay == null ? "unset" : Durations.format(maxDelay))
-                            + ". Set maxDelay, e.g. '500ms', to bound how long a request may wait.");
+                    String value = maxDelay == null ? null : Durations.format(maxDelay);
+                    throw fail(where, value, "SOFT mode needs a positive maxDelay, but it is "
+                            + (value == null ? "unset" : value), "Set maxDelay, e.g. '500ms', to bound how long a "
+                            + "request may wait.");
                 }
                 if (maxDelay.compareTo(MAX_DELAY_LIMIT) > 0) {
-                    throw fail(where, "maxDelay " + Durations.format(maxDelay) + " is longer than the allowed "
-                            + Durations.format(MAX_DELAY_LIMIT) + ". Use a shorter maxDelay or HARD mode.");
+                    throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay)
+                            + " is longer than the allowed " + Durations.format(MAX_DELAY_LIMIT),
+                            "Use a shorter maxDelay or HARD mode.");
                 }
                 if (maxWaiting != null && maxWaiting < 0) {
-                    throw fail(where, "maxWaiting " + maxWaiting + " is negative. Use the most calls that may wait "
-                            + "at once, e.g. 100, or 0 to reject instead of waiting when the limit is reached.");
+                    throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is negative",
+                            "Use the most calls that may wait at once, e.g. 100, or 0 to reject instead of waiting "
+                                    + "when the limit is reached.");
                 }
             } else if (maxDelay != null) {
-                throw fail(where, "maxDelay " + Durations.format(maxDelay) + " is set, but mode is " + mode
-                        + " and only SOFT mode waits. Remove maxDelay or use mode SOFT.");
+                throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay) + " is set, but "
+                        + "mode is " + mode + " and only SOFT mode waits", "Remove maxDelay or use mode SOFT.");
             } else if (maxWaiting != null) {
-                throw fail(where, "maxWaiting " + maxWaiting + " is set, but mode is " + mode
-                        + " and only SOFT mode waits. Remove maxWaiting or use mode SOFT.");
+                throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is set, but mode is "
+                        + mode + " and only SOFT mode waits", "Remove maxWaiting or use mode SOFT.");
             }
             return new Rule(this);
         }
 
         private void validateName(String where) {
             if (name == null || name.isBlank()) {
-                throw new InvalidRateLimitConfigurationException(where + ": rule name is empty. Give the rule a name.");
+                throw fail(where, name, "rule name is empty", "Give the rule a name.");
             }
             if (name.length() > MAX_NAME_LENGTH) {
-                throw fail(where, String.format(Locale.ROOT, "rule name is %d characters long, over the limit of %d. "
-                        + "Use a shorter name.", name.length(), MAX_NAME_LENGTH));
+                throw fail(where, name, String.format(Locale.ROOT, "rule name is %d characters long, over the limit "
+                        + "of %d", name.length(), MAX_NAME_LENGTH), "Use a shorter name.");
             }
             for (int i = 0; i < name.length(); i++) {
                 char c = name.charAt(i);
                 if (c <= ' ' || c >= 0x7f || c == '{' || c == '}' || c == '"' || c == '\\') {
-                    throw fail(where, "rule name '" + name + "' contains '" + (c <= ' ' ? "\\u" + String.format(Locale.ROOT, "%04x", (int) c) : String.valueOf(c))
-                            + "' at index " + i + ". Use printable ASCII without spaces, braces, quotes or backslashes.");
+                    throw fail(where, name, "rule name '" + name + "' contains '" + (c <= ' '
+                            ? "\\u" + String.format(Locale.ROOT, "%04x", (int) c) : String.valueOf(c)) + "' at index " + i,
+                            "Use printable ASCII without spaces, braces, quotes or backslashes.");
                 }
             }
         }
 
-        private static InvalidRateLimitConfigurationException fail(String where, String detail) {
-            return new InvalidRateLimitConfigurationException(where + ": " + detail);
+        private static InvalidRateLimitConfigurationException fail(String where, String value, String constraint,
+                                                                   String action) {
+            return new InvalidRateLimitConfigurationException(where, value, constraint, action);
         }
     }
 }

@@ -121,8 +121,8 @@ class RateLimitAnnotationsTest {
     void failsWithMessagesThatNameTheMethod() {
         assertThatThrownBy(() -> RateLimitAnnotations.rulesFor(method(Broken.class, "noLimit")))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
-                .hasMessage("@RateLimit on Broken#noLimit(): no limit is set. Set perSecond, perMinute, perHour, "
-                        + "perDay or limits (e.g. '5/1s', '100/1m').");
+                .hasMessage("@RateLimit on Broken#noLimit(): no limit is set. Give at least one window, e.g. '5/1s': "
+                        + "perSecond, perMinute, perHour, perDay or limits on @RateLimit; limits in properties.");
         assertThatThrownBy(() -> RateLimitAnnotations.rulesFor(method(Broken.class, "negative")))
                 .hasMessage("@RateLimit on Broken#negative(): perSecond = -5 is invalid: limit permits must be between "
                         + "1 and 1000000000000, but was -5. Use a value from 1 to 1000000000000 (0 leaves the window unset).");

@@ -27,8 +27,8 @@ class RuleTest {
     void rejectsARuleWithoutLimits() {
         assertThatThrownBy(() -> Rule.builder("api").source("ratelimit.rules[2]").build())
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
-                .hasMessage("ratelimit.rules[2]: no limit is set. Set perSecond, perMinute, perHour, perDay or "
-                        + "limits (e.g. '5/1s', '100/1m').");
+                .hasMessage("ratelimit.rules[2]: no limit is set. Give at least one window, e.g. '5/1s': perSecond, "
+                        + "perMinute, perHour, perDay or limits on @RateLimit; limits in properties.");
     }
 
     @Test

@@ -188,16 +188,17 @@ public final class KeyExpressions {
         if (atom.startsWith("header:")) {
             String name = atom.substring("header:".length()).trim();
             if (name.isEmpty() || !name.chars().allMatch(KeyExpressions::isTokenChar)) {
-                throw new InvalidRateLimitConfigurationException(where + ": key '" + expression + "' names header '"
-                        + name + "', which is not a valid header name. Write 'header:<Name>', e.g. 'header:X-Api-Key'.");
+                throw new InvalidRateLimitConfigurationException(where, expression, "key '" + expression + "' names "
+                        + "header '" + name + "', which is not a valid header name", "Write 'header:<Name>', e.g. "
+                        + "'header:X-Api-Key'.");
             }
             return KeyResolvers.header(name);
         }
         if (atom.startsWith("form-user:")) {
             String name = atom.substring("form-user:".length()).trim();
             if (name.isEmpty() || !name.chars().allMatch(KeyExpressions::isTokenChar)) {
-                throw new InvalidRateLimitConfigurationException(where + ": key '" + expression + "' names form "
-                        + "parameter '" + name + "', which is not a valid name. Write 'form-user' (the parameter "
+                throw new InvalidRateLimitConfigurationException(where, expression, "key '" + expression + "' names "
+                        + "form parameter '" + name + "', which is not a valid name", "Write 'form-user' (the parameter "
                         + "'username') or 'form-user:<parameter>', e.g. 'form-user:email'.");
             }
             return KeyResolvers.formUser(name);
@@ -205,8 +206,8 @@ public final class KeyExpressions {
         if (atom.startsWith("param:")) {
             String name = atom.substring("param:".length()).trim();
             if (name.isEmpty() || !name.chars().allMatch(KeyExpressions::isTokenChar)) {
-                throw new InvalidRateLimitConfigurationException(where + ": key '" + expression + "' names request "
-                        + "parameter '" + name + "', which is not a valid name. Write 'param:<name>', e.g. "
+                throw new InvalidRateLimitConfigurationException(where, expression, "key '" + expression + "' names "
+                        + "request parameter '" + name + "', which is not a valid name", "Write 'param:<name>', e.g. "
                         + "'param:username'.");
             }
             return KeyResolvers.parameter(name);
@@ -217,9 +218,9 @@ public final class KeyExpressions {
                     "header:<name>", "ip", "param:<name>", "user"));
             available.addAll(custom.keySet());
             String what = atom.isEmpty() ? "an empty key part" : "unknown key '" + atom + "'";
-            throw new InvalidRateLimitConfigurationException(where + ": " + what
-                    + (atom.equals(expression) ? "" : " in key expression '" + expression + "'")
-                    + ". Available: " + available + ". Register custom keys with a KeyResolver.");
+            throw new InvalidRateLimitConfigurationException(where, expression, what
+                    + (atom.equals(expression) ? "" : " in key expression '" + expression + "'"),
+                    "Available: " + available + ". Register custom keys with a KeyResolver.");
         }
         return resolver;
     }

@@ -57,14 +57,14 @@ public final class UrlRule {
         Objects.requireNonNull(rule, "rule");
         Objects.requireNonNull(phase, "phase");
         if (phase == Phase.BEFORE_AUTHENTICATION && rule.keyUses("user")) {
-            throw new InvalidRateLimitConfigurationException(rule.source() + ": key '" + rule.key() + "' uses 'user', "
-                    + "but the rule decides before authentication, when no user is known. Key it by 'ip', "
-                    + "'basic-user' (the user name an Authorization: Basic header claims), 'param:<name>' or a header, "
-                    + "or decide after authentication.");
+            throw new InvalidRateLimitConfigurationException(rule.source(), rule.key(), "key '" + rule.key()
+                    + "' uses 'user', but the rule decides before authentication, when no user is known", "Key it by "
+                    + "'ip', 'basic-user' or 'form-user' (the user name a login claims), 'param:<name>' or a header, or "
+                    + "decide after authentication.");
         }
         if (paths == null || paths.isEmpty()) {
-            throw new InvalidRateLimitConfigurationException(rule.source() + ": no path is given. Give at least one "
-                    + "pattern, e.g. '/api/**'.");
+            throw new InvalidRateLimitConfigurationException(rule.source(), null, "no path is given",
+                    "Give at least one pattern, e.g. '/api/**'.");
         }
         List<PathPattern> patterns = paths.stream().map(p -> PathPattern.parse(p, rule.source())).toList();
         Set<String> upper = methods == null ? Set.of()

@@ -155,8 +155,7 @@ class AuthenticationAttemptsInContainerTest {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> UrlRule.of(Rule.builder("r").source("ratelimit.rules[0]")
                         .key("user|ip").limits("5/1m").build(), List.of("/**"), Set.of(), Phase.BEFORE_AUTHENTICATION))
                 .hasMessage("ratelimit.rules[0]: key 'user|ip' uses 'user', but the rule decides before "
-                        + "authentication, when no user is known. Key it by 'ip', 'basic-user' (the user name an "
-                        + "Authorization: Basic header claims), 'param:<name>' or a header, or decide after "
-                        + "authentication.");
+                        + "authentication, when no user is known. Key it by 'ip', 'basic-user' or 'form-user' (the user "
+                        + "name a login claims), 'param:<name>' or a header, or decide after authentication.");
     }
 }

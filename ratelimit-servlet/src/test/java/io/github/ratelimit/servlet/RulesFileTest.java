@@ -116,6 +116,12 @@ class RulesFileTest {
                         + "io.github.ratelimit.servlet.RejectionHandler. Implement RejectionHandler.");
         assertThatThrownBy(() -> parse("ratelimit.reject-status", "200"))
                 .hasMessage("rules.properties: ratelimit.reject-status: '200' is out of range. Use a value from 400 to 599.");
+        assertThatThrownBy(() -> parse("ratelimit.ipv6-prefix-length", "0"))
+                .hasMessage("rules.properties: ratelimit.ipv6-prefix-length: '0' is out of range. Use a value from 1 to "
+                        + "128.");
+        assertThatThrownBy(() -> parse("ratelimit.rules[0].paths", "/x"))
+                .hasMessage("rules.properties: ratelimit.rules[0].limits: not set. Give the rule's windows, e.g. "
+                        + "'5/1s, 100/1m'.");
         assertThatThrownBy(() -> parse("ratelimit.filter.order", "1"))
                 .hasMessage("rules.properties: 'ratelimit.filter.order' is a setting of the Spring Boot starter, not of "
                         + "the web.xml filter. In web.xml, the order of the filter-mapping elements decides; remove the "

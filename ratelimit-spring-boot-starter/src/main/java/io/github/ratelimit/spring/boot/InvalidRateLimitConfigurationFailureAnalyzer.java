@@ -5,27 +5,20 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Explains a start-up failure caused by rate-limit configuration: the message names where the bad value is
- * (an annotated method, a {@code ratelimit.*} property), the value and the constraint.
+ * Explains a start-up failure caused by rate-limit configuration, from the exception's fields: the description says
+ * where the bad value is (an annotated method, a {@code ratelimit.*} property) and what is wrong with it, the action
+ * what to do. Nothing is parsed out of prose.
  */
 final class InvalidRateLimitConfigurationFailureAnalyzer
         extends AbstractFailureAnalyzer<InvalidRateLimitConfigurationException> {
 
     @Override
     protected FailureAnalysis analyze(Throwable rootFailure, InvalidRateLimitConfigurationException cause) {
-        String message = cause.getMessage();
-        int fix = lastSentenceStart(message);
-        String description = "Rate limiting is misconfigured: " + (fix > 0 ? message.substring(0, fix).trim() : message);
-        String action = fix > 0 ? message.substring(fix).trim()
+        String where = cause.where() == null || cause.where().isEmpty() ? "" : cause.where() + ": ";
+        String description = "Rate limiting is misconfigured: " + where + cause.constraint();
+        String action = cause.action() != null ? cause.action()
                 : "Correct the value named above; @RateLimit attributes and ratelimit.* properties are described in "
-                + "the project's README.";
+                + "docs/spring-boot.md.";
         return new FailureAnalysis(description, action, cause);
-    }
-
-    /** Where the message's last sentence (its fix) begins, or -1 when it has only one. */
-    private static int lastSentenceStart(String message) {
-        String m = message.endsWith(".") ? message.substring(0, message.length() - 1) : message;
-        int i = m.lastIndexOf(". ");
-        return i < 0 ? -1 : i + 2;
     }
 }

@@ -295,13 +295,32 @@ class RateLimitAutoConfigurationTest {
     }
 
     @Test
-    void explainsConfigurationFailuresWithADescriptionAndAnAction() {
-        FailureAnalysis analysis = new InvalidRateLimitConfigurationFailureAnalyzer().analyze(
-                new IllegalStateException(new InvalidRateLimitConfigurationException("@RateLimit on A#b(): unknown key "
-                        + "'usr'. Available: [basic-user, form-user[:<parameter>], global, header:<name>, ip, param:<name>, user]. Register custom keys with a KeyResolver.")));
-        assertThat(analysis.getDescription()).isEqualTo("Rate limiting is misconfigured: @RateLimit on A#b(): unknown "
-                + "key 'usr'. Available: [basic-user, form-user[:<parameter>], global, header:<name>, ip, param:<name>, user].");
-        assertThat(analysis.getAction()).isEqualTo("Register custom keys with a KeyResolver.");
+    void explainsConfigurationFailuresWithADescriptionAndAnActionFromTheExceptionsFields() {
+        // Prose with "e.g." in both parts: nothing is split at a full stop.
+        FailureAnalysis analysis = new InvalidRateLimitConfigurationFailureAnalyzer().analyze(new IllegalStateException(
+                new InvalidRateLimitConfigurationException("@RateLimit on A#b()", "sfot", "mode 'sfot' is not a mode, "
+                        + "e.g. a typo of soft", "Use one of [hard, soft, shadow], e.g. 'soft'.")));
+        assertThat(analysis.getDescription()).isEqualTo("Rate limiting is misconfigured: @RateLimit on A#b(): mode "
+                + "'sfot' is not a mode, e.g. a typo of soft");
+        assertThat(analysis.getAction()).isEqualTo("Use one of [hard, soft, shadow], e.g. 'soft'.");
+        // A message alone is described whole, with a generic action.
+        FailureAnalysis plain = new InvalidRateLimitConfigurationFailureAnalyzer().analyze(new IllegalStateException(
+                new InvalidRateLimitConfigurationException("something custom. With e.g. more. Sentences.")));
+        assertThat(plain.getDescription()).isEqualTo("Rate limiting is misconfigured: something custom. With e.g. "
+                + "more. Sentences.");
+        assertThat(plain.getAction()).startsWith("Correct the value named above");
+    }
+
+    @Test
+    void analyzesARealStartUpFailureIntoItsFields() {
+        runner.withBean(BadKey.class).run(context -> {
+            FailureAnalysis analysis = new InvalidRateLimitConfigurationFailureAnalyzer()
+                    .analyze(context.getStartupFailure());
+            assertThat(analysis.getDescription()).isEqualTo("Rate limiting is misconfigured: @RateLimit on "
+                    + "BadKey#call(): unknown key 'usr'");
+            assertThat(analysis.getAction()).isEqualTo("Available: [basic-user, form-user[:<parameter>], global, "
+                    + "header:<name>, ip, param:<name>, user]. Register custom keys with a KeyResolver.");
+        });
     }
 
     @Test
