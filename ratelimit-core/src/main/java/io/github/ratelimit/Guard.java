@@ -53,6 +53,16 @@ public interface Guard {
     void completed(Decision decision, boolean failed);
 
     /**
+     * Returns every token a permitted call took under this guard's rules, for a call that a later layer refused
+     * after this guard let it through (the servlet filter decided the URL rules, then the handler's own rule
+     * rejected the call): a rejected call costs the other rules nothing. No effect for a decision that permitted
+     * nothing; call it at most once per decision, and not together with {@link #completed}.
+     *
+     * @param decision what {@link #acquire} or {@link #acquireAsync} decided for the call
+     */
+    void refund(Decision decision);
+
+    /**
      * @return whether any of this guard's rules counts only failed calls, so {@link #completed} has work to do
      */
     boolean countsFailures();

@@ -135,6 +135,7 @@ public final class RateLimitSettings {
             only(Face.SERVLET_FILTER, "ratelimit.rejection-handler", null, "A RejectionHandler class (public no-argument constructor) that writes rejections."),
             only(Face.SERVLET_FILTER, "ratelimit.annotations", "true", "Whether to apply the @RateLimit annotations of the registered servlets.", "true", "false"),
             only(Face.SERVLET_FILTER, "ratelimit.key-resolvers.<name>", null, "A KeyResolver class (public no-argument constructor) that keys can name."),
+            only(Face.SPRING_BOOT, "ratelimit.method-headers", "false", "Whether @RateLimit rules of methods other than the request's handler (a service method throttling an outbound call) add their items to the response's rate-limit headers.", "true", "false"),
             only(Face.SPRING_BOOT, "ratelimit.filter.order", "-99", "Order of the rate-limit filter; by default right after Spring Security's chain."),
             only(Face.SPRING_BOOT, "ratelimit.filter.before-authentication-order", "-101", "Order of the filter for rules with phase before-authentication; by default right before Spring Security's chain."));
 
@@ -162,6 +163,7 @@ public final class RateLimitSettings {
     private int rejectStatus;
     private boolean logShadow;
     private boolean metrics;
+    private boolean methodHeaders;
     private Duration limitCacheTtl;
     private MapLimitProvider limitProvider;
     private List<UrlRule> rules;
@@ -260,6 +262,7 @@ public final class RateLimitSettings {
         rejectStatus = intValue("ratelimit.reject-status", 400, 599);
         logShadow = bool("ratelimit.log-shadow");
         metrics = bool("ratelimit.metrics");
+        methodHeaders = bool("ratelimit.method-headers");
         limitCacheTtl = duration("ratelimit.limit-cache-ttl", true);
         limitProvider = readLimitProvider();
         rules = urlRules();
@@ -801,6 +804,14 @@ public final class RateLimitSettings {
     /** @return the rules file's key resolver classes, by key name */
     public Map<String, String> keyResolvers() {
         return keyResolvers;
+    }
+
+    /**
+     * @return whether {@code @RateLimit} rules of methods other than the request's handler add their items to the
+     *         response's rate-limit headers
+     */
+    public boolean methodHeaders() {
+        return methodHeaders;
     }
 
     /** @return the order of the Spring Boot filter for rules after authentication */

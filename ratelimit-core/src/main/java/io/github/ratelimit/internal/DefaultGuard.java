@@ -36,7 +36,14 @@ final class DefaultGuard implements Guard {
     @Override
     public void completed(Decision decision, boolean failed) {
         if (!failed && countsFailures && decision != null && decision.permitted()) {
-            limiter.returnTokensOfSuccess(rules, decision);
+            limiter.returnTokens(rules, decision, true);
+        }
+    }
+
+    @Override
+    public void refund(Decision decision) {
+        if (decision != null && decision.permitted()) {
+            limiter.returnTokens(rules, decision, false);
         }
     }
 

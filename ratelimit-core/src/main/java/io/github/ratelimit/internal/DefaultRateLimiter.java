@@ -491,16 +491,17 @@ public final class DefaultRateLimiter implements RateLimiter {
     }
 
     /**
-     * Returns the tokens that the rules counting only failures took for a call that succeeded.
+     * Returns the tokens that the rules (all, or those counting only failures) took for a permitted call.
      */
-    void returnTokensOfSuccess(CompiledRule[] rules, Decision decision) {
+    void returnTokens(CompiledRule[] rules, Decision decision, boolean onlyFailureCounting) {
         for (Verdict v : decision.verdicts()) {
             if ((v.outcome() != Outcome.ALLOWED && v.outcome() != Outcome.DELAYED) || v.key() == null
                     || (v.basis() != Basis.BUCKET && v.basis() != Basis.FALLBACK_BUCKET)) {
                 continue;
             }
             for (CompiledRule rule : rules) {
-                if (rule.name.equals(v.rule()) && rule.rule.count() == io.github.ratelimit.Count.FAILURES) {
+                if (rule.name.equals(v.rule())
+                        && (!onlyFailureCounting || rule.rule.count() == io.github.ratelimit.Count.FAILURES)) {
                     BucketKey bucketKey = new BucketKey(rule.name, v.key());
                     CompiledRule.Configs configs = rule.configsFor(v.key());
                     try {
@@ -509,8 +510,9 @@ public final class DefaultRateLimiter implements RateLimiter {
                                 : fallbackStore.bucket(bucketKey, configs.fallback());
                         bucket.addTokens(rule.cost);
                     } catch (RuntimeException e) {
-                        STORE_LOG.log(Level.WARNING, "Could not return the token(s) of a call that did not fail to "
-                                + "rule '" + rule.name + "'; the store failed", e);
+                        STORE_LOG.log(Level.WARNING, "Could not return the token(s) of a call that "
+                                + (onlyFailureCounting ? "did not fail" : "another layer refused") + " to rule '"
+                                + rule.name + "'; the store failed", e);
                     }
                     break;
                 }

@@ -36,6 +36,12 @@ import java.util.Objects;
  */
 public final class HttpRequestContext implements RequestContext {
 
+    /**
+     * The name under which {@link #attribute(String)} returns the {@link HttpServletRequest} itself, for key
+     * languages that read the request (SpEL's {@code #request} in the Spring Boot starter).
+     */
+    public static final String REQUEST_ATTRIBUTE = HttpRequestContext.class.getName() + ".request";
+
     /** The most values of one repeated header {@link #headers(String)} returns: the last ones. */
     public static final int MAX_HEADER_VALUES = 64;
 
@@ -162,8 +168,12 @@ public final class HttpRequestContext implements RequestContext {
         return pathWithinApplication(request);
     }
 
+    /**
+     * @param name a request attribute's name, or {@link #REQUEST_ATTRIBUTE}
+     * @return the attribute's value, or the request itself for {@link #REQUEST_ATTRIBUTE}
+     */
     @Override
     public Object attribute(String name) {
-        return request.getAttribute(name);
+        return REQUEST_ATTRIBUTE.equals(name) ? request : request.getAttribute(name);
     }
 }

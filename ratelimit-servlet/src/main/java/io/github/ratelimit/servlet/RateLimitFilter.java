@@ -20,7 +20,6 @@ import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
-import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
@@ -74,9 +73,11 @@ import java.util.concurrent.TimeUnit;
  * property, never the first request.
  *
  * <h2>What applies to a request</h2>
- * Every URL rule whose path pattern and method match, and the {@code @RateLimit} annotations of the servlet that
- * serves it (on its class, and on its {@code doGet}, {@code doPost}, ... method for the request's method), found
- * from the servlet registrations once at {@code init}. All of them decide together.
+ * Every URL rule whose path pattern and method match, and the rules of the handler that will serve it: the
+ * {@code @RateLimit} annotations of the servlet (on its class, and on its {@code doGet}, {@code doPost}, ... method
+ * for the request's method), found from the servlet registrations once at {@code init}, and those of any
+ * {@link HandlerRules} added (the Spring Boot starter's, for Spring MVC's handler methods). All of them decide
+ * together: one decision per request, and a rule that rejects costs the others nothing.
  *
  * <h2>Responses</h2>
  * Allowed requests get the rate-limit headers. A rejection gets {@code Retry-After}, the headers and the
@@ -110,10 +111,8 @@ public class RateLimitFilter implements Filter {
 
     private static final String DEFAULT_CONFIG = "/WEB-INF/ratelimit.properties";
     private static final int MAX_CACHED_GUARDS = 4096;
-    private static final List<String> HTTP_METHODS = List.of("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD",
-            "OPTIONS", "TRACE");
-    /** The entry of a servlet's rules for methods without a {@code doXxx} of their own. */
-    private static final String OTHER_METHODS = "";
+    /** Every decision the rate-limit filters took on a request, for {@link #refund}. */
+    private static final String DECISIONS_ATTRIBUTE = RateLimitFilter.class.getName() + ".decisions";
 
     private RateLimiter limiter;
     private boolean ownsLimiter;
@@ -127,12 +126,11 @@ public class RateLimitFilter implements Filter {
     /** Marks the requests this filter instance decided, so another instance (the other phase) still decides. */
     private final String decidedAttribute = RateLimitFilter.class.getName() + ".decided." + INSTANCES.incrementAndGet();
 
-    /** The rules of one servlet's annotations for one HTTP method, and their bits in a guard key. */
-    private record ServletRules(List<Rule> rules, BitSet bits) {
-    }
-
-    /** servlet name → HTTP method → rules from its annotations. */
-    private final Map<String, Map<String, ServletRules>> servletRules = new HashMap<>();
+    /** Where the rules of a request's handler come from: the servlets' annotations, a framework's handlers. */
+    private final List<HandlerRules> handlerRules = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** A guard-key bit per distinct handler rule (by name, unique in a limiter), after the URL rules' bits. */
+    private final Map<String, Integer> handlerRuleBits = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicInteger nextHandlerRuleBit = new java.util.concurrent.atomic.AtomicInteger();
     private final Map<BitSet, Guard> guards = new ConcurrentHashMap<>();
 
     /**
@@ -187,12 +185,13 @@ public class RateLimitFilter implements Filter {
             if (limiter == null) {
                 configureFrom(config);
             }
-            if (scanAnnotations) {
-                scanServlets(config.getServletContext());
-            }
             // Compile every rule now, so an unknown key or a name clash fails deployment rather than a request.
             urlRules.forEach(u -> limiter.guard(u.rule()));
-            servletRules.values().forEach(byMethod -> byMethod.values().forEach(s -> limiter.guard(s.rules())));
+            if (scanAnnotations) {
+                ServletAnnotationRules servlets = ServletAnnotationRules.scan(config.getServletContext());
+                servlets.all().forEach(limiter::guard);
+                handlerRules.add(servlets);
+            }
         } catch (InvalidRateLimitConfigurationException e) {
             destroy();
             throw new ServletException("RateLimitFilter '" + name + "' cannot start: " + e.getMessage(), e);
@@ -286,74 +285,6 @@ public class RateLimitFilter implements Filter {
         return context.getResourceAsStream(location.startsWith("/") ? location : "/" + location);
     }
 
-    private void scanServlets(ServletContext context) {
-        ClassLoader loader = context.getClassLoader();
-        context.getServletRegistrations().forEach((servletName, registration) -> {
-            String className = registration.getClassName();
-            if (className == null) {
-                return;
-            }
-            Class<?> type;
-            try {
-                type = Class.forName(className, false, loader);
-            } catch (ClassNotFoundException | LinkageError e) {
-                return; // The container reports a servlet it cannot load itself.
-            }
-            Map<String, ServletRules> byMethod = new HashMap<>();
-            List<Rule> ofType = io.github.ratelimit.RateLimitAnnotations.rulesOfType(type);
-            for (String method : HTTP_METHODS) {
-                java.lang.reflect.Method handler = handlerMethod(type, method);
-                if (handler == null && method.equals("HEAD")) {
-                    // HttpServlet answers HEAD with doGet unless the servlet has a doHead of its own.
-                    handler = handlerMethod(type, "GET");
-                }
-                List<Rule> rules = handler != null ? io.github.ratelimit.RateLimitAnnotations.rulesFor(type, handler)
-                        : ofType;
-                if (!rules.isEmpty()) {
-                    byMethod.put(method, servletRules(rules));
-                }
-            }
-            if (!ofType.isEmpty()) {
-                // Any other method (lower case, WebDAV, made up) reaches only a servlet's service(): its type's rules.
-                byMethod.put(OTHER_METHODS, servletRules(ofType));
-            }
-            if (!byMethod.isEmpty()) {
-                servletRules.put(servletName, byMethod);
-            }
-        });
-    }
-
-    private ServletRules servletRules(List<Rule> rules) {
-        BitSet bits = new BitSet();
-        for (Rule r : rules) {
-            bits.set(ruleBit(r));
-        }
-        return new ServletRules(List.copyOf(rules), bits);
-    }
-
-    private final Map<String, Integer> annotationBits = new HashMap<>();
-
-    /** A guard-key bit per distinct annotation rule, after the URL rules' bits. */
-    private int ruleBit(Rule rule) {
-        return annotationBits.computeIfAbsent(rule.name(), n -> urlRules.size() + annotationBits.size());
-    }
-
-    /** The {@code doXxx} method a servlet class handles an HTTP method with, searching superclasses. */
-    private static java.lang.reflect.Method handlerMethod(Class<?> type, String httpMethod) {
-        String name = "do" + httpMethod.charAt(0) + httpMethod.substring(1).toLowerCase(java.util.Locale.ROOT);
-        for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
-            if (c.getName().startsWith("jakarta.servlet.")) {
-                return null;
-            }
-            try {
-                return c.getDeclaredMethod(name, HttpServletRequest.class, HttpServletResponse.class);
-            } catch (NoSuchMethodException e) {
-                // try the superclass
-            }
-        }
-        return null;
-    }
-
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
         if (!enabled || !(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
@@ -427,6 +358,7 @@ public class RateLimitFilter implements Filter {
         final Guard guard;
         final Decision decision;
         private final java.util.concurrent.atomic.AtomicBoolean chained = new java.util.concurrent.atomic.AtomicBoolean();
+        private final java.util.concurrent.atomic.AtomicBoolean settled = new java.util.concurrent.atomic.AtomicBoolean();
 
         Decided(Guard guard, Decision decision) {
             this.guard = guard;
@@ -436,12 +368,28 @@ public class RateLimitFilter implements Filter {
         boolean claimChain() {
             return chained.compareAndSet(false, true);
         }
+
+        /** @return whether this is the first settlement: the tokens are returned (refund) or kept at most once */
+        boolean settle() {
+            return settled.compareAndSet(false, true);
+        }
+
+        void completed(boolean failed) {
+            if (settle()) {
+                guard.completed(decision, failed);
+            }
+        }
     }
 
     /** Records this filter's decision on the request (and in the combined decision attribute), and the headers. */
     private Decided record(HttpServletRequest request, HttpServletResponse response, Guard guard, Decision decision) {
         Decided decided = new Decided(guard, decision);
         request.setAttribute(decidedAttribute, decided);
+        if (decision.permitted() && !decision.verdicts().isEmpty()) {
+            Decisions all = request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decisions d ? d : new Decisions();
+            all.all.add(decided);
+            request.setAttribute(DECISIONS_ATTRIBUTE, all);
+        }
         Decision shown = request.getAttribute(DECISION_ATTRIBUTE) instanceof Decision earlier
                 ? earlier.combine(decision) : decision;
         request.setAttribute(DECISION_ATTRIBUTE, shown);
@@ -469,7 +417,7 @@ public class RateLimitFilter implements Filter {
             if (request.isAsyncStarted()) {
                 request.getAsyncContext().addListener(new SettleWhenComplete(decided, threw));
             } else {
-                decided.guard.completed(decision, threw || failedAttempt(request, response));
+                decided.completed(threw || failedAttempt(request, response));
             }
         }
     }
@@ -494,8 +442,7 @@ public class RateLimitFilter implements Filter {
 
         @Override
         public void onComplete(jakarta.servlet.AsyncEvent event) {
-            decided.guard.completed(decided.decision,
-                    failed || failedAttempt(event.getSuppliedRequest(), event.getSuppliedResponse()));
+            decided.completed(failed || failedAttempt(event.getSuppliedRequest(), event.getSuppliedResponse()));
         }
 
         @Override
@@ -529,14 +476,18 @@ public class RateLimitFilter implements Filter {
                 matched.set(i);
             }
         }
-        ServletRules fromServlet = null;
-        if (!servletRules.isEmpty()) {
-            HttpServletMapping mapping = request.getHttpServletMapping();
-            Map<String, ServletRules> byMethod = mapping == null ? null : servletRules.get(mapping.getServletName());
-            fromServlet = byMethod == null ? null : byMethod.get(HTTP_METHODS.contains(method) ? method : OTHER_METHODS);
-            if (fromServlet != null) {
-                matched = matched == null ? new BitSet() : matched;
-                matched.or(fromServlet.bits());
+        List<Rule> ofHandler = List.of();
+        for (HandlerRules source : handlerRules) {
+            List<Rule> rules = source.rulesFor(request);
+            if (!rules.isEmpty()) {
+                ofHandler = ofHandler.isEmpty() ? rules : concat(ofHandler, rules);
+            }
+        }
+        if (!ofHandler.isEmpty()) {
+            matched = matched == null ? new BitSet() : matched;
+            for (Rule r : ofHandler) {
+                matched.set(handlerRuleBits.computeIfAbsent(r.name(),
+                        n -> urlRules.size() + nextHandlerRuleBit.getAndIncrement()));
             }
         }
         if (matched == null) {
@@ -548,15 +499,59 @@ public class RateLimitFilter implements Filter {
             for (int i = matched.nextSetBit(0); i >= 0 && i < urlRules.size(); i = matched.nextSetBit(i + 1)) {
                 rules.add(urlRules.get(i).rule());
             }
-            if (fromServlet != null) {
-                rules.addAll(fromServlet.rules());
-            }
+            rules.addAll(ofHandler);
             guard = limiter.guard(rules);
             if (guards.size() < MAX_CACHED_GUARDS) {
                 guards.put(matched, guard);
             }
         }
         return guard;
+    }
+
+    private static List<Rule> concat(List<Rule> a, List<Rule> b) {
+        List<Rule> all = new ArrayList<>(a);
+        all.addAll(b);
+        return all;
+    }
+
+    /**
+     * Adds a source of handler rules (the Spring Boot starter adds Spring MVC's): the rules of the handler that
+     * will serve a request are decided with the URL rules that match it, in one decision. Call before the filter
+     * serves requests.
+     *
+     * @param rules finds the rules of a request's handler
+     * @return this filter
+     */
+    public RateLimitFilter handlerRules(HandlerRules rules) {
+        handlerRules.add(Objects.requireNonNull(rules, "rules"));
+        return this;
+    }
+
+    /**
+     * Returns the tokens that the rate-limit filters took for a request they let through, for a layer that refuses
+     * the request after them (the Spring Boot starter's advisor, when a handler's rule that reads the method's
+     * arguments rejects the call): a rejected call costs the filters' rules nothing. At most once per request; no
+     * effect on a request no filter decided.
+     *
+     * @param request the request
+     */
+    public static void refund(ServletRequest request) {
+        if (request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decisions decisions) {
+            decisions.refund();
+        }
+    }
+
+    /** The decisions the filters took on one request. */
+    private static final class Decisions {
+        private final List<Decided> all = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        void refund() {
+            for (Decided d : all) {
+                if (d.settle()) {
+                    d.guard.refund(d.decision);
+                }
+            }
+        }
     }
 
     /**

@@ -18,9 +18,6 @@ final class InvocationRequestContext implements RequestContext {
     /** The attribute holding the {@link MethodInvocation}. */
     static final String INVOCATION = "ratelimit.invocation";
 
-    /** The attribute holding the current {@link HttpServletRequest}, or absent. */
-    static final String REQUEST = "ratelimit.request";
-
     private final MethodInvocation invocation;
     private final HttpServletRequest request;
     private final RequestContext http;
@@ -73,9 +70,6 @@ final class InvocationRequestContext implements RequestContext {
     public Object attribute(String name) {
         if (INVOCATION.equals(name)) {
             return invocation;
-        }
-        if (REQUEST.equals(name)) {
-            return request;
         }
         return http.attribute(name);
     }

@@ -255,12 +255,24 @@ public final class RateLimitAutoConfiguration {
             return new RateLimitExceptionResolver(rejectionHandler);
         }
 
+        /**
+         * URL rules after authentication, and the {@code @RateLimit} rules of the Spring MVC handler that will serve
+         * the request, in one decision.
+         */
         @Bean
         @ConditionalOnMissingBean(name = "rateLimitFilter")
         FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimitSettings settings, RateLimiter limiter,
-                                                                RejectionHandler rejectionHandler) {
-            return registration("rateLimitFilter", settings.rules(Phase.AFTER_AUTHENTICATION), settings.filterOrder(),
-                    settings, limiter, rejectionHandler);
+                                                                RejectionHandler rejectionHandler,
+                                                                ConfigurableListableBeanFactory beanFactory,
+                                                                ObjectProvider<MvcHandlerRulesFactory> handlerRules) {
+            FilterRegistrationBean<RateLimitFilter> registration = registration("rateLimitFilter",
+                    settings.rules(Phase.AFTER_AUTHENTICATION), settings.filterOrder(), settings, limiter,
+                    rejectionHandler, beanFactory);
+            handlerRules.ifAvailable(factory -> {
+                registration.getFilter().handlerRules(factory.create());
+                registration.setEnabled(true);
+            });
+            return registration;
         }
 
         /** URL rules that decide before Spring Security: limits on authentication attempts. */
@@ -268,15 +280,23 @@ public final class RateLimitAutoConfiguration {
         @ConditionalOnMissingBean(name = "rateLimitBeforeAuthenticationFilter")
         FilterRegistrationBean<RateLimitFilter> rateLimitBeforeAuthenticationFilter(RateLimitSettings settings,
                                                                                     RateLimiter limiter,
-                                                                                    RejectionHandler rejectionHandler) {
+                                                                                    RejectionHandler rejectionHandler,
+                                                                                    ConfigurableListableBeanFactory beanFactory) {
             return registration("rateLimitBeforeAuthenticationFilter", settings.rules(Phase.BEFORE_AUTHENTICATION),
-                    settings.beforeAuthenticationOrder(), settings, limiter, rejectionHandler);
+                    settings.beforeAuthenticationOrder(), settings, limiter, rejectionHandler, beanFactory);
         }
 
         private static FilterRegistrationBean<RateLimitFilter> registration(String name, List<UrlRule> rules, int order,
                                                                            RateLimitSettings settings,
                                                                            RateLimiter limiter,
-                                                                           RejectionHandler rejectionHandler) {
+                                                                           RejectionHandler rejectionHandler,
+                                                                           ConfigurableListableBeanFactory beanFactory) {
+            SpelKeyResolverFactory spel = new SpelKeyResolverFactory(beanFactory);
+            for (UrlRule rule : rules) {
+                if (SpelKeyResolverFactory.isSpel(rule.rule().key())) {
+                    spel.checkRequestReferences(rule.rule().key(), rule.rule().source());
+                }
+            }
             FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(
                     new RateLimitFilter(limiter, rules, settings.headers(), rejectionHandler, false,
                             settings.trustContainerForwarding()));
@@ -285,6 +305,13 @@ public final class RateLimitAutoConfiguration {
             registration.setEnabled(!rules.isEmpty());
             registration.setName(name);
             return registration;
+        }
+
+        /** Spring MVC: the handler's rules decide in the filter. */
+        @Bean
+        @ConditionalOnClass(name = "org.springframework.web.servlet.DispatcherServlet")
+        static MvcHandlerRulesFactory rateLimitMvcHandlerRules(ConfigurableListableBeanFactory beanFactory) {
+            return new MvcHandlerRulesFactory(beanFactory);
         }
 
         /** Marks a request whose authentication failed, for rules that count only failed attempts. */

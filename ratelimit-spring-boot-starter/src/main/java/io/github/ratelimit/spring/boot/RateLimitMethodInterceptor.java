@@ -26,8 +26,16 @@ import java.util.function.Supplier;
 /**
  * Decides calls of {@code @RateLimit} methods (and methods of {@code @RateLimit} types) through the core engine:
  * the same rules, keys and decisions as the servlet filter. A rejection throws {@link RateLimitExceededException}
- * (a web layer turns it into the filter's 429); in a web request the rate-limit headers are written to the
- * response. A SOFT delay waits on the calling thread, within the limiter's cap on waiting calls.
+ * (a web layer turns it into the filter's 429). A SOFT delay waits on the calling thread, within the limiter's cap
+ * on waiting calls.
+ *
+ * <h2>In a web request</h2>
+ * The rules of the request's handler method are usually decided by the rate-limit filter already, with the URL
+ * rules, in one decision ({@link MvcHandlerRules}): the call then goes ahead without a second decision. A handler
+ * whose keys read the method's arguments is decided here, at the call; its items join the response's rate-limit
+ * headers, and a rejection returns the tokens the filter took, so the rejected request costs the URL rules nothing.
+ * Any other method (a service throttling an outbound call while the request is served) decides on its own, and
+ * its items stay out of the response's headers unless {@code ratelimit.method-headers=true}.
  *
  * <p>Guards are compiled once per method, at start-up by {@link RateLimitAnnotationValidator} (so a bad
  * annotation stops the application), and otherwise on the first call.
@@ -37,13 +45,17 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
     private record Key(Class<?> type, Method method) {
     }
 
-    private static final Optional<Guard> NONE = Optional.empty();
+    /** A method's guard, and the method as a handler method would name it. */
+    private record Entry(Guard guard, HandlerId handler) {
+    }
+
+    private static final Optional<Entry> NONE = Optional.empty();
 
     private final RateLimiter limiter;
     private final Supplier<RateLimitSettings> settingsSource;
     private final WebAccess web;
     private final Supplier<String> principal;
-    private final Map<Key, Optional<Guard>> guards = new ConcurrentHashMap<>();
+    private final Map<Key, Optional<Entry>> guards = new ConcurrentHashMap<>();
     private volatile RateLimitSettings settings;
 
     /**
@@ -70,24 +82,34 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
     public Object invoke(MethodInvocation invocation) throws Throwable {
         Class<?> type = invocation.getThis() != null ? AopUtils.getTargetClass(invocation.getThis())
                 : invocation.getMethod().getDeclaringClass();
-        Optional<Guard> guard = guardFor(type, invocation.getMethod());
-        if (guard.isEmpty()) {
+        Optional<Entry> found = entryFor(type, invocation.getMethod());
+        if (found.isEmpty()) {
             return invocation.proceed();
         }
+        Entry entry = found.get();
+        Guard guard = entry.guard();
         HttpServletRequest request = web.currentRequest();
-        Decision decision = guard.get().acquire(new InvocationRequestContext(invocation, request, principal,
+        if (request != null && entry.handler().equals(request.getAttribute(MvcHandlerRules.DECIDED_ATTRIBUTE))) {
+            return proceedDecidedByFilter(invocation, guard, request);
+        }
+        boolean handler = request != null && entry.handler().equals(web.currentHandler(request));
+        Decision decision = guard.acquire(new InvocationRequestContext(invocation, request, principal,
                 settings().trustContainerForwarding()));
         HttpServletResponse response = web.currentResponse();
-        if (response != null && !response.isCommitted()) {
-            // The filter may have decided this request under URL rules already: report both.
-            Object earlier = request == null ? null : request.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE);
+        if (response != null && !response.isCommitted() && (handler || settings().methodHeaders())) {
+            // The filter decided this request under URL rules already: report both.
+            Object earlier = request.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE);
             Decision shown = earlier instanceof Decision d ? d.combine(decision) : decision;
             RateLimitHeaders.write(shown, settings().headers(), response::setHeader);
         }
         if (!decision.permitted()) {
+            if (handler) {
+                // The request is rejected: the URL rules that let it through get their tokens back.
+                RateLimitFilter.refund(request);
+            }
             throw new RateLimitExceededException(decision);
         }
-        if (!guard.get().countsFailures()) {
+        if (!guard.countsFailures()) {
             return invocation.proceed();
         }
         // Rules that count only failures: a call that returns gets its tokens back; one that throws keeps them.
@@ -97,7 +119,21 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
             failed = false;
             return result;
         } finally {
-            guard.get().completed(decision, failed);
+            guard.completed(decision, failed);
+        }
+    }
+
+    /** A handler the filter decided: the call goes ahead; a call that throws is a failed attempt for the filter. */
+    private static Object proceedDecidedByFilter(MethodInvocation invocation, Guard guard, HttpServletRequest request)
+            throws Throwable {
+        if (!guard.countsFailures()) {
+            return invocation.proceed();
+        }
+        try {
+            return invocation.proceed();
+        } catch (Throwable t) {
+            request.setAttribute(RateLimitFilter.FAILED_ATTEMPT_ATTRIBUTE, Boolean.TRUE);
+            throw t;
         }
     }
 
@@ -108,6 +144,10 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
      * @throws io.github.ratelimit.InvalidRateLimitConfigurationException when an annotation is invalid
      */
     Optional<Guard> guardFor(Class<?> type, Method method) {
+        return entryFor(type, method).map(Entry::guard);
+    }
+
+    private Optional<Entry> entryFor(Class<?> type, Method method) {
         Class<?> userType = ClassUtils.getUserClass(type);
         return guards.computeIfAbsent(new Key(userType, method), k -> {
             Method specific = AopUtils.getMostSpecificMethod(method, userType);
@@ -115,7 +155,8 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
                 return NONE;
             }
             List<Rule> rules = RateLimitAnnotations.rulesFor(userType, specific);
-            return rules.isEmpty() ? NONE : Optional.of(limiter.guard(rules));
+            return rules.isEmpty() ? NONE
+                    : Optional.of(new Entry(limiter.guard(rules), new HandlerId(userType, specific)));
         });
     }
 }

@@ -73,6 +73,12 @@ public class RateLimitProperties {
     /** Whether to record metrics in the application's Micrometer registry. */
     private Boolean metrics;
 
+    /**
+     * Whether @RateLimit rules of methods other than the request's handler (a service method throttling an
+     * outbound call) add their items to the response's rate-limit headers.
+     */
+    private Boolean methodHeaders;
+
     /** How long per-key limits (ratelimit.keys, a LimitProvider bean) are cached. */
     private Duration limitCacheTtl;
 
@@ -197,6 +203,14 @@ public class RateLimitProperties {
 
     public void setMetrics(Boolean metrics) {
         this.metrics = metrics;
+    }
+
+    public Boolean getMethodHeaders() {
+        return methodHeaders;
+    }
+
+    public void setMethodHeaders(Boolean methodHeaders) {
+        this.methodHeaders = methodHeaders;
     }
 
     public Duration getLimitCacheTtl() {

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.boot;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.key.KeyResolverFactory;
+import io.github.ratelimit.servlet.HttpRequestContext;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -30,7 +31,9 @@ import java.util.Set;
  * with a quote or {@code T(}; the built-in keys ({@code ip}, {@code user|ip}) contain none of these. Expressions
  * are parsed once, when the rule is registered, so a syntax error stops the application from starting.
  * Arguments are available by name (compile with {@code -parameters}, as Spring Boot's build plugins do) and as
- * {@code #p0}/{@code #a0}; {@code #args} is the array, {@code #request} the current HTTP request or null.
+ * {@code #p0}/{@code #a0}; {@code #args} is the array, {@code #request} the current HTTP request or null. A URL
+ * rule's key ({@code ratelimit.rules[i].key}) is decided before any method runs: it may refer to {@code #request}
+ * and beans only, which {@link #checkRequestReferences} checks at start-up.
  */
 final class SpelKeyResolverFactory implements KeyResolverFactory {
 
@@ -72,9 +75,55 @@ final class SpelKeyResolverFactory implements KeyResolverFactory {
         check(ast, expression, available, names == null && method.getParameterCount() > 0, source);
     }
 
+    /**
+     * Checks, at start-up, that a URL rule's key refers only to what a request provides before any method runs:
+     * {@code #request} and beans.
+     *
+     * @param expression a SpEL key
+     * @param source the rule's source, for messages
+     * @throws InvalidRateLimitConfigurationException naming the reference and what is available
+     */
+    void checkRequestReferences(String expression, String source) {
+        SpelNode ast = ((SpelExpression) parser.parseExpression(expression)).getAST();
+        check(ast, expression, Set.of("#request"), false, source, reference -> new InvalidRateLimitConfigurationException(
+                source + ".key", expression, "key '" + expression + "' refers to " + reference + ", but a URL rule is "
+                + "decided before any method runs: its key can refer to #request and to beans (@name) only",
+                "Use #request (e.g. \"#request.getHeader('X-Tenant')\"), or move the rule to a @RateLimit on the "
+                + "method whose arguments it needs."));
+    }
+
+    /**
+     * @param expression a SpEL key
+     * @return whether it refers to anything of a method call (its arguments, {@code #root}, {@code #this}), so it
+     *         can be evaluated only when the method is called, not from the request alone
+     */
+    boolean readsInvocation(String expression) {
+        return readsInvocation(((SpelExpression) parser.parseExpression(expression)).getAST());
+    }
+
+    private static boolean readsInvocation(SpelNode node) {
+        if (node instanceof VariableReference && !"#request".equals(node.toStringAST())) {
+            return true;
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            if (readsInvocation(node.getChild(i))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void check(SpelNode node, String expression, Set<String> available, boolean namesMissing, String source) {
+        check(node, expression, available, namesMissing, source, null);
+    }
+
+    private void check(SpelNode node, String expression, Set<String> available, boolean namesMissing, String source,
+                       java.util.function.Function<String, InvalidRateLimitConfigurationException> problem) {
         if (node instanceof VariableReference) {
             String reference = node.toStringAST();
+            if (!available.contains(reference) && problem != null) {
+                throw problem.apply(reference);
+            }
             if (!available.contains(reference)) {
                 throw new InvalidRateLimitConfigurationException(source + ": key '" + expression + "' refers to "
                         + reference + ", which a call of this method does not provide, so no call would have a key. "
@@ -88,7 +137,7 @@ final class SpelKeyResolverFactory implements KeyResolverFactory {
                     + bean.getName() + ", which does not exist. Define the bean, or correct its name.");
         }
         for (int i = 0; i < node.getChildCount(); i++) {
-            check(node.getChild(i), expression, available, namesMissing, source);
+            check(node.getChild(i), expression, available, namesMissing, source, problem);
         }
     }
 
@@ -120,7 +169,7 @@ final class SpelKeyResolverFactory implements KeyResolverFactory {
             } else {
                 evaluation = new StandardEvaluationContext();
             }
-            evaluation.setVariable("request", context.attribute(InvocationRequestContext.REQUEST));
+            evaluation.setVariable("request", context.attribute(HttpRequestContext.REQUEST_ATTRIBUTE));
             evaluation.setBeanResolver(beans);
             Object value = parsed.getValue(evaluation);
             return value == null ? null : value.toString();

@@ -372,8 +372,11 @@ class RateLimitAutoConfigurationTest {
     }
 
     @Test
-    void leavesTheFilterOffWithoutUrlRules() {
-        web.run(context -> assertThat(context.getBean("rateLimitFilter", FilterRegistrationBean.class).isEnabled()).isFalse());
+    void leavesTheFilterOffWithoutUrlRulesOrSpringMvc() {
+        web.withClassLoader(new FilteredClassLoader("org.springframework.web.servlet")).run(context ->
+                assertThat(context.getBean("rateLimitFilter", FilterRegistrationBean.class).isEnabled()).isFalse());
+        // Under Spring MVC it decides the rules of the handlers' annotations, URL rules or not.
+        web.run(context -> assertThat(context.getBean("rateLimitFilter", FilterRegistrationBean.class).isEnabled()).isTrue());
     }
 
     @Test
