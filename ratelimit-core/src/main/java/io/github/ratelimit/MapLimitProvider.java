@@ -1,34 +1,53 @@
 package io.github.ratelimit;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * A {@link LimitProvider} from fixed maps: named plans, and keys assigned a plan or given limits of their
  * own. Immutable and thread-safe.
  *
- * <p>Keys are written {@code <key expression>:<key>} and apply to every rule with that key expression:
- * {@code user:241531} applies to rules keyed by {@code user} when the user is {@code 241531};
- * {@code header:X-Api-Key:k-42} to rules keyed by {@code header:X-Api-Key}.
+ * <p>Keys are written {@code <key expression>:<key>}: {@code user:241531} applies when a rule keyed by
+ * {@code user} counts user {@code 241531}, or one keyed by alternatives ({@code user|ip}) counts by its
+ * {@code user} alternative; {@code header:X-Api-Key:k-42} when a rule keyed by {@code header:X-Api-Key} counts
+ * {@code k-42}. An entry applies to <em>every</em> rule with that key expression
+ * (URL rules and annotations alike), unless it names the rules it is for: then only to those. One key may have
+ * entries for different rules; an entry naming a rule wins over one for every rule.
  *
  * <pre>{@code
  * MapLimitProvider limits = MapLimitProvider.builder()
  *         .plan("free", "10/1m")
  *         .plan("paid", "1000/1m", "20/1s")
- *         .assign("user:alice", "paid")
- *         .limits("user:241531", "5/1s")
+ *         .assign("user:alice", "paid", Set.of("api"))       // rule 'api' only
+ *         .limits("user:241531", "5/1s")                     // every rule keyed by user
  *         .build();
  * }</pre>
  */
 public final class MapLimitProvider implements LimitProvider {
 
-    private final Map<String, List<Limit>> byKey;
+    /**
+     * One key's limits, for the named rules or (with none named) for every rule with the key's expression.
+     *
+     * @param rules the rules the limits are for; empty for every rule
+     * @param limits the limits
+     * @param source where the entry comes from, for messages
+     */
+    private record Entry(Set<String> rules, List<Limit> limits, String source) {
+    }
 
-    private MapLimitProvider(Map<String, List<Limit>> byKey) {
-        this.byKey = Map.copyOf(byKey);
+    private final Map<String, List<Entry>> byKey;
+
+    private MapLimitProvider(Map<String, List<Entry>> byKey) {
+        Map<String, List<Entry>> copy = new HashMap<>();
+        byKey.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+        this.byKey = Map.copyOf(copy);
     }
 
     /**
@@ -40,7 +59,43 @@ public final class MapLimitProvider implements LimitProvider {
 
     @Override
     public List<Limit> limitsFor(Rule rule, String key) {
-        return byKey.get(rule.key() + ":" + key);
+        List<Entry> entries = byKey.get(rule.key() + ":" + key);
+        if (entries == null) {
+            entries = byAlternative(rule, key);
+        }
+        if (entries == null) {
+            return null;
+        }
+        List<Limit> forAll = null;
+        for (Entry e : entries) {
+            if (e.rules().isEmpty()) {
+                forAll = e.limits();
+            } else if (e.rules().contains(rule.name())) {
+                return e.limits();
+            }
+        }
+        return forAll;
+    }
+
+    /**
+     * A rule keyed by alternatives ({@code user|ip}) counts by the alternative that resolved, tagged
+     * ({@code user=alice}): the entries of that alternative's own key ({@code user:alice}) apply.
+     */
+    private List<Entry> byAlternative(Rule rule, String key) {
+        if (rule.key().indexOf('|') < 0) {
+            return null;
+        }
+        int tag = key.indexOf('=');
+        if (tag <= 0) {
+            return null;
+        }
+        String alternative = key.substring(0, tag);
+        for (String a : rule.key().split("\\|")) {
+            if (a.trim().equals(alternative)) {
+                return byKey.get(alternative + ":" + key.substring(tag + 1));
+            }
+        }
+        return null;
     }
 
     /**
@@ -51,12 +106,51 @@ public final class MapLimitProvider implements LimitProvider {
     }
 
     /**
+     * Checks, once every rule is known (at start-up), that each entry naming rules names rules that exist and are
+     * keyed by the entry's key expression; otherwise the entry could never apply.
+     *
+     * @param rules every rule of the limiter
+     * @throws InvalidRateLimitConfigurationException naming the entry and the rule
+     */
+    public void checkRules(Collection<Rule> rules) {
+        Map<String, Rule> byName = new HashMap<>();
+        rules.forEach(r -> byName.put(r.name(), r));
+        byKey.forEach((key, entries) -> {
+            for (Entry e : entries) {
+                for (String name : new TreeSet<>(e.rules())) {
+                    Rule rule = byName.get(name);
+                    if (rule == null) {
+                        throw new InvalidRateLimitConfigurationException(e.source(), name, "key '" + key
+                                + "' names rule '" + name + "', which does not exist, so the limits would never apply",
+                                "Name one of the rules " + new TreeSet<>(byName.keySet()) + ".");
+                    }
+                    if (!key.startsWith(rule.key() + ":") && !alternativeOf(rule, key)) {
+                        throw new InvalidRateLimitConfigurationException(e.source(), name, "key '" + key
+                                + "' names rule '" + name + "', which counts by '" + rule.key() + "', so the limits "
+                                + "would never apply", "Write the key as '" + rule.key() + ":<value>', or name a rule "
+                                + "that counts by the key's expression.");
+                    }
+                }
+            }
+        });
+    }
+
+    private static boolean alternativeOf(Rule rule, String key) {
+        for (String a : rule.key().split("\\|")) {
+            if (key.startsWith(a.trim() + ":")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * Builds a {@link MapLimitProvider}; validates as values are added. Not thread-safe.
      */
     public static final class Builder {
 
         private final Map<String, List<Limit>> plans = new HashMap<>();
-        private final Map<String, List<Limit>> byKey = new HashMap<>();
+        private final Map<String, List<Entry>> byKey = new HashMap<>();
         private String source = "MapLimitProvider";
 
         private Builder() {
@@ -83,32 +177,87 @@ public final class MapLimitProvider implements LimitProvider {
         }
 
         /**
+         * Assigns a plan to a key, for every rule with the key's expression.
+         *
          * @param key {@code <key expression>:<key>}, e.g. {@code user:alice}
          * @param plan a plan added before with {@link #plan}
          * @return this builder
-         * @throws InvalidRateLimitConfigurationException when the plan is unknown
+         * @throws InvalidRateLimitConfigurationException when the plan is unknown, or the key has limits already
          */
         public Builder assign(String key, String plan) {
+            return assign(key, plan, Set.of());
+        }
+
+        /**
+         * Assigns a plan to a key, for the named rules only.
+         *
+         * @param key {@code <key expression>:<key>}, e.g. {@code user:alice}
+         * @param plan a plan added before with {@link #plan}
+         * @param rules the names of the rules it is for; empty for every rule with the key's expression
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException when the plan is unknown, or the key has limits for one of
+         *         the rules already
+         */
+        public Builder assign(String key, String plan, Collection<String> rules) {
             checkKey(key);
             List<Limit> limits = plans.get(plan);
             if (limits == null) {
                 throw new InvalidRateLimitConfigurationException(source + ": key '" + key + "' is assigned plan '"
-                        + plan + "', which is not defined. Defined plans: " + new java.util.TreeSet<>(plans.keySet())
+                        + plan + "', which is not defined. Defined plans: " + new TreeSet<>(plans.keySet())
                         + ". Define the plan first.");
             }
-            byKey.put(key, limits);
-            return this;
+            return add(key, rules, limits);
         }
 
         /**
+         * Gives a key limits of its own, for every rule with the key's expression.
+         *
          * @param key {@code <key expression>:<key>}, e.g. {@code user:241531}
          * @param limits the key's own limits in text form
          * @return this builder
-         * @throws InvalidRateLimitConfigurationException when a limit is invalid or none is given
+         * @throws InvalidRateLimitConfigurationException when a limit is invalid or none is given, or the key has
+         *         limits already
          */
         public Builder limits(String key, String... limits) {
+            return limits(key, Set.of(), limits);
+        }
+
+        /**
+         * Gives a key limits of its own, for the named rules only.
+         *
+         * @param key {@code <key expression>:<key>}, e.g. {@code user:241531}
+         * @param rules the names of the rules they are for; empty for every rule with the key's expression
+         * @param limits the key's own limits in text form
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException when a limit is invalid or none is given, or the key has
+         *         limits for one of the rules already
+         */
+        public Builder limits(String key, Collection<String> rules, String... limits) {
             checkKey(key);
-            byKey.put(key, parse(source + ": key '" + key + "'", limits));
+            return add(key, rules, parse(source + ": key '" + key + "'", limits));
+        }
+
+        private Builder add(String key, Collection<String> rules, List<Limit> limits) {
+            Set<String> names = new LinkedHashSet<>();
+            for (String r : Objects.requireNonNull(rules, "rules")) {
+                String name = r == null ? "" : r.trim();
+                if (name.isEmpty()) {
+                    throw new InvalidRateLimitConfigurationException(source, String.valueOf(r), "key '" + key
+                            + "' names a blank rule", "Name each rule, e.g. 'api'.");
+                }
+                names.add(name);
+            }
+            List<Entry> entries = byKey.computeIfAbsent(key, k -> new ArrayList<>());
+            for (Entry e : entries) {
+                Set<String> overlap = new TreeSet<>(e.rules());
+                overlap.retainAll(names);
+                if (e.rules().isEmpty() && names.isEmpty() || !overlap.isEmpty()) {
+                    throw new InvalidRateLimitConfigurationException(source, key, "key '" + key + "' has limits "
+                            + (overlap.isEmpty() ? "for every rule" : "for rule(s) " + overlap) + " already, from "
+                            + e.source(), "Give each key one entry per rule.");
+                }
+            }
+            entries.add(new Entry(Set.copyOf(names), limits, source));
             return this;
         }
 

@@ -42,4 +42,94 @@ class MapLimitProviderTest {
         assertThatThrownBy(() -> MapLimitProvider.builder().plan("free"))
                 .hasMessage("MapLimitProvider: plan 'free': no limit is given. Give at least one, e.g. '5/1s'.");
     }
+
+    @Test
+    void anEntryNamingRulesAppliesToThoseRulesOnly() {
+        Rule export = Rule.builder("export").key("user").limits("2/1m").build();
+        Rule search = Rule.builder("search").key("user").limits("10/1m").build();
+        MapLimitProvider provider = MapLimitProvider.builder()
+                .plan("paid", "20/1s")
+                .assign("user:alice", "paid", java.util.List.of("api", "search"))
+                .limits("user:alice", java.util.List.of("export"), "5/1m")
+                .limits("user:bob", "3/1s")
+                .build();
+        assertThat(provider.limitsFor(byUser, "alice")).containsExactly(Limit.parse("20/1s"));
+        assertThat(provider.limitsFor(search, "alice")).containsExactly(Limit.parse("20/1s"));
+        assertThat(provider.limitsFor(export, "alice")).containsExactly(Limit.parse("5/1m"));
+        assertThat(provider.limitsFor(export, "bob")).as("no rules named: every rule keyed by user")
+                .containsExactly(Limit.parse("3/1s"));
+        Rule other = Rule.builder("other").key("user").limits("1/1m").build();
+        assertThat(provider.limitsFor(other, "alice")).as("a rule no entry names keeps its own").isNull();
+    }
+
+    @Test
+    void anEntryForOneRuleWinsOverOneForEveryRule() {
+        Rule export = Rule.builder("export").key("user").limits("2/1m").build();
+        MapLimitProvider provider = MapLimitProvider.builder()
+                .limits("user:alice", "20/1s")
+                .limits("user:alice", java.util.List.of("export"), "2/1m")
+                .build();
+        assertThat(provider.limitsFor(byUser, "alice")).containsExactly(Limit.parse("20/1s"));
+        assertThat(provider.limitsFor(export, "alice")).containsExactly(Limit.parse("2/1m"));
+    }
+
+    @Test
+    void aKeyGivenTwiceForOneRuleIsRefused() {
+        assertThatThrownBy(() -> MapLimitProvider.builder().source("ratelimit.keys[1].limits")
+                .limits("user:alice", java.util.List.of("api", "export"), "1/1s")
+                .limits("user:alice", java.util.List.of("export"), "2/1s"))
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessage("ratelimit.keys[1].limits: key 'user:alice' has limits for rule(s) [export] already, from "
+                        + "ratelimit.keys[1].limits. Give each key one entry per rule.");
+        assertThatThrownBy(() -> MapLimitProvider.builder().limits("user:alice", "1/1s").limits("user:alice", "2/1s"))
+                .hasMessageContaining("has limits for every rule already");
+    }
+
+    @Test
+    void namesOfRulesThatDoNotExistOrCountByAnotherKeyAreRefusedOnceTheRulesAreKnown() {
+        MapLimitProvider typo = MapLimitProvider.builder().source("ratelimit.keys[0].limits")
+                .limits("user:alice", java.util.List.of("apj"), "1/1s").build();
+        assertThatThrownBy(() -> typo.checkRules(java.util.List.of(byUser, byApiKey)))
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessage("ratelimit.keys[0].limits: key 'user:alice' names rule 'apj', which does not exist, so the "
+                        + "limits would never apply. Name one of the rules [api, keys].");
+        MapLimitProvider otherKey = MapLimitProvider.builder().source("ratelimit.keys[0].limits")
+                .limits("user:alice", java.util.List.of("keys"), "1/1s").build();
+        assertThatThrownBy(() -> otherKey.checkRules(java.util.List.of(byUser, byApiKey)))
+                .hasMessage("ratelimit.keys[0].limits: key 'user:alice' names rule 'keys', which counts by "
+                        + "'header:X-Api-Key', so the limits would never apply. Write the key as "
+                        + "'header:X-Api-Key:<value>', or name a rule that counts by the key's expression.");
+        MapLimitProvider.builder().limits("user:alice", java.util.List.of("api"), "1/1s").build()
+                .checkRules(java.util.List.of(byUser));
+    }
+
+    @Test
+    void aRuleKeyedByAlternativesTakesTheEntriesOfTheAlternativeThatResolved() {
+        Rule userOrIp = Rule.builder("api").key("user|ip").limits("2/1s").build();
+        MapLimitProvider provider = MapLimitProvider.builder().limits("user:alice", "20/1s")
+                .limits("ip:203.0.113.7", "9/1s").build();
+        assertThat(provider.limitsFor(userOrIp, "user=alice")).containsExactly(Limit.parse("20/1s"));
+        assertThat(provider.limitsFor(userOrIp, "ip=203.0.113.7")).containsExactly(Limit.parse("9/1s"));
+        assertThat(provider.limitsFor(userOrIp, "ip=alice")).isNull();
+        assertThat(provider.limitsFor(userOrIp, "header:X-Client=alice")).isNull();
+        MapLimitProvider.builder().limits("user:alice", java.util.List.of("api"), "1/1s").build()
+                .checkRules(java.util.List.of(userOrIp));
+    }
+
+    @Test
+    void aLimiterAppliesAKeysEntryToTheRulesItNamesAndToAlternatives() {
+        MapLimitProvider provider = MapLimitProvider.builder().plan("pro", "3/1h")
+                .assign("user:alice", "pro", java.util.List.of("api")).build();
+        try (RateLimiter limiter = RateLimiter.builder().limitProvider(provider, java.time.Duration.ofMinutes(1)).build()) {
+            Guard api = limiter.guard(Rule.builder("api").key("user|ip").limits("1/1h").build());
+            Guard export = limiter.guard(Rule.builder("export").key("user").limits("1/1h").build());
+            RequestContext alice = RequestContext.builder().principal("alice").remoteAddress("203.0.113.7").build();
+            for (int i = 0; i < 3; i++) {
+                assertThat(api.acquire(alice).permitted()).as("api call %d", i).isTrue();
+            }
+            assertThat(api.acquire(alice).permitted()).isFalse();
+            assertThat(export.acquire(alice).permitted()).isTrue();
+            assertThat(export.acquire(alice).permitted()).as("export keeps its own 1/1h").isFalse();
+        }
+    }
 }

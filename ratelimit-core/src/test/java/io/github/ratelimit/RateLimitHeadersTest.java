@@ -1,6 +1,7 @@
 package io.github.ratelimit;
 
 import io.github.ratelimit.testing.ManualClock;
+import io.github.ratelimit.testing.RateLimitFields;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -20,7 +21,20 @@ class RateLimitHeadersTest {
         Map<String, String> headers = new LinkedHashMap<>();
         RateLimitHeaders.write(d, styles.length == 0 ? EnumSet.noneOf(HeaderStyle.class) : EnumSet.copyOf(List.of(styles)),
                 (name, value) -> assertThat(headers.put(name, value)).as("header %s written once", name).isNull());
+        // Whatever is written must parse as the draft's structured fields.
+        if (headers.containsKey("RateLimit-Policy")) {
+            RateLimitFields.parse(headers.get("RateLimit-Policy"), "q", "w");
+            RateLimitFields.parse(headers.get("RateLimit"), "r", "t");
+        }
         return headers;
+    }
+
+    private static Map<String, Map<String, Long>> policy(Decision d) {
+        return RateLimitFields.parse(headers(d, HeaderStyle.IETF_DRAFT_09).get("RateLimit-Policy"), "q", "w");
+    }
+
+    private static Map<String, Map<String, Long>> current(Decision d) {
+        return RateLimitFields.parse(headers(d, HeaderStyle.IETF_DRAFT_09).get("RateLimit"), "r", "t");
     }
 
     @Test
@@ -55,7 +69,8 @@ class RateLimitHeadersTest {
         assertThat(headers(d, HeaderStyle.X_RATELIMIT, HeaderStyle.IETF_DRAFT_09))
                 .containsEntry("Retry-After", "15")
                 .containsEntry("X-RateLimit-Remaining", "0")
-                .containsEntry("X-RateLimit-Reset", "55");
+                .containsEntry("X-RateLimit-Reset", "15");
+        assertThat(current(d)).containsExactly(Map.entry("login-1m", Map.of("r", 0L, "t", 15L)));
         clock.advance(Duration.ofSeconds(15));
         assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
     }
@@ -88,5 +103,57 @@ class RateLimitHeadersTest {
         assertThat(RateLimitHeaders.retryAfterSeconds(new Decision(Outcome.REJECTED, List.of(v), 0, 1))).isEqualTo(1);
         assertThat(RateLimitHeaders.retryAfterSeconds(new Decision(Outcome.REJECTED, List.of(v), 0, 1_000_000_001L))).isEqualTo(2);
         assertThat(RateLimitHeaders.retryAfterSeconds(new Decision(Outcome.REJECTED, List.of(v), 0, 0))).isEqualTo(1);
+    }
+
+    @Test
+    void onARejectionTheBindingItemsResetIsTheRetryAfter() {
+        Guard guard = limiter.guard(Rule.builder("search").limits("5/1s", "100/1m").build());
+        for (int i = 0; i < 5; i++) {
+            guard.acquire(RequestContext.empty());
+        }
+        Decision d = guard.acquire(RequestContext.empty());
+        assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
+        // One token per 200 ms for the 1 s window; the 1 m window, 5 short, is full again in 3 s.
+        assertThat(headers(d, HeaderStyle.values())).containsEntry("Retry-After", "1").containsEntry("X-RateLimit-Reset", "1");
+        assertThat(current(d)).containsExactly(
+                Map.entry("search-1s", Map.of("r", 0L, "t", 1L)),
+                Map.entry("search-1m", Map.of("r", 95L, "t", 3L)));
+    }
+
+    @Test
+    void advertisesTheSustainedRateOfALimitWithABurst() {
+        Guard guard = limiter.guard(Rule.builder("bursty").limits("5/1s burst=20").build());
+        Decision d = guard.acquire(RequestContext.empty());
+        assertThat(policy(d)).containsExactly(Map.entry("bursty-1s", Map.of("q", 5L, "w", 1L)));
+        assertThat(current(d)).containsExactly(Map.entry("bursty-1s", Map.of("r", 19L, "t", 1L)));
+        assertThat(headers(d, HeaderStyle.X_RATELIMIT)).containsEntry("X-RateLimit-Limit", "20");
+    }
+
+    @Test
+    void advertisesPeriodsThatAreNotWholeSecondsAtTheirRealRate() {
+        Decision halfSecond = limiter.guard(Rule.builder("fast").limits("2/500ms").build()).acquire(RequestContext.empty());
+        assertThat(policy(halfSecond)).containsExactly(Map.entry("fast-500ms", Map.of("q", 4L, "w", 1L)));
+        Decision odd = limiter.guard(Rule.builder("odd").limits("10/1500ms").build()).acquire(RequestContext.empty());
+        // 10 per 1.5 s is 13.3 per 2 s: a client sending 13 every 2 s is never refused.
+        assertThat(policy(odd)).containsExactly(Map.entry("odd-1500ms", Map.of("q", 13L, "w", 2L)));
+        Decision slow = limiter.guard(Rule.builder("slow").limits("3/1h").build()).acquire(RequestContext.empty());
+        assertThat(policy(slow)).containsExactly(Map.entry("slow-1h", Map.of("q", 3L, "w", 3600L)));
+    }
+
+    @Test
+    void shadowRulesStayOutOfTheHeaders() {
+        Guard guard = limiter.guard(Rule.builder("trial").limits("1/1m").mode(Mode.SHADOW).build(),
+                Rule.builder("enforced").limits("100/1m").build());
+        guard.acquire(RequestContext.empty());
+        Decision d = guard.acquire(RequestContext.empty());
+        assertThat(d.verdicts()).extracting(Verdict::outcome).containsExactly(Outcome.SHADOW_REJECTED, Outcome.ALLOWED);
+        assertThat(headers(d, HeaderStyle.values())).containsEntry("X-RateLimit-Remaining", "98")
+                .containsEntry("X-RateLimit-Limit", "100").doesNotContainKey("Retry-After");
+        assertThat(policy(d)).containsOnlyKeys("enforced-1m");
+        assertThat(current(d)).containsOnlyKeys("enforced-1m");
+
+        Guard onlyShadow = limiter.guard(Rule.builder("trial-only").limits("1/1m").mode(Mode.SHADOW).build());
+        onlyShadow.acquire(RequestContext.empty());
+        assertThat(headers(onlyShadow.acquire(RequestContext.empty()), HeaderStyle.values())).isEmpty();
     }
 }

@@ -132,8 +132,8 @@ class RateLimiterTest {
                 assertThat(v.key()).isEqualTo("*");
                 assertThat(v.basis()).isEqualTo(Basis.BUCKET);
                 assertThat(v.windows()).containsExactly(
-                        new WindowState("1s", 5, Duration.ofSeconds(1), 3, 400_000_000L),
-                        new WindowState("1m", 100, Duration.ofMinutes(1), 98, 1_200_000_000L));
+                        new WindowState("1s", 5, 5, Duration.ofSeconds(1), 3, 400_000_000L),
+                        new WindowState("1m", 100, 100, Duration.ofMinutes(1), 98, 1_200_000_000L));
             });
             assertThat(d.bindingWindow().name()).isEqualTo("1s");
         }

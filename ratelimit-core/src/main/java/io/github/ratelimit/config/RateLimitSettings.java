@@ -116,6 +116,7 @@ public final class RateLimitSettings {
             p("ratelimit.keys[i].key", null, "<key expression>:<key>, e.g. user:241531, whose limits these are."),
             p("ratelimit.keys[i].limits", null, "The key's own limits; or give a plan."),
             p("ratelimit.keys[i].plan", null, "A plan from ratelimit.plans for the key; or give limits."),
+            p("ratelimit.keys[i].rules", null, "Names of the rules the key's limits are for; by default every rule counting by the key's expression."),
             p("ratelimit.rules[i].name", "rules[i]", "The URL rule's name (buckets, headers, metrics)."),
             p("ratelimit.rules[i].paths", null, "Ant-style path patterns: /api/**, /users/*/orders, /files/*.pdf."),
             p("ratelimit.rules[i].methods", null, "HTTP methods it applies to (any case; GET covers HEAD); all when empty."),
@@ -532,10 +533,11 @@ public final class RateLimitSettings {
                         + "' has " + (plan == null ? "neither a plan nor limits" : "both a plan and limits"),
                         "Give exactly one of " + prefix + "plan and " + prefix + "limits.");
             }
+            List<String> rules = list(prefix + "rules");
             if (plan != null) {
-                b.source(at(prefix + "plan")).assign(key, plan);
+                b.source(at(prefix + "plan")).assign(key, plan, rules);
             } else {
-                b.source(at(prefix + "limits")).limits(key, limits.toArray(String[]::new));
+                b.source(at(prefix + "limits")).limits(key, rules, limits.toArray(String[]::new));
             }
         }
         return b.build();

@@ -427,7 +427,8 @@ public final class DefaultRateLimiter implements RateLimiter {
             Bandwidth b = bandwidths[i];
             long current = state.getCurrentSize(i);
             long reset = resetNanos(b, b.getCapacity() - current, state.getRoundingError(i), now);
-            windows[i] = new WindowState(b.getId(), b.getCapacity(), Duration.ofNanos(b.getRefillPeriodNanos()),
+            windows[i] = new WindowState(b.getId(), b.getCapacity(), b.getRefillTokens(),
+                    Duration.ofNanos(b.getRefillPeriodNanos()),
                     Math.max(0, current), reset);
         }
         return Arrays.asList(windows);
@@ -484,8 +485,8 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
         List<WindowState> windows = new ArrayList<>(v.windows().size());
         for (WindowState w : v.windows()) {
-            windows.add(new WindowState(w.name(), w.limit(), w.period(), Math.min(w.limit(), w.remaining() + cost),
-                    w.resetNanos()));
+            windows.add(new WindowState(w.name(), w.limit(), w.permits(), w.period(),
+                    Math.min(w.limit(), w.remaining() + cost), w.resetNanos()));
         }
         return new Verdict(v.rule(), v.key(), v.mode(), v.outcome(), v.basis(), windows, v.waitNanos());
     }

@@ -122,6 +122,10 @@ public class RateLimitFilter implements Filter {
     private boolean scanAnnotations;
     private boolean enabled = true;
     private boolean trustContainerForwarding;
+    /** Per-key limits of the rules file whose rule names to check once every rule is known, or {@code null}. */
+    private io.github.ratelimit.MapLimitProvider keyLimitsToCheck;
+    /** Every URL rule of the rules file, whichever phase this instance decides. */
+    private List<UrlRule> allUrlRules = List.of();
     private volatile boolean warnedAboutRemoteIp;
     /** Marks the requests this filter instance decided, so another instance (the other phase) still decides. */
     private final String decidedAttribute = RateLimitFilter.class.getName() + ".decided." + INSTANCES.incrementAndGet();
@@ -192,6 +196,11 @@ public class RateLimitFilter implements Filter {
                 servlets.all().forEach(limiter::guard);
                 handlerRules.add(servlets);
             }
+            if (keyLimitsToCheck != null) {
+                List<Rule> known = new ArrayList<>(limiter.rules());
+                allUrlRules.forEach(u -> known.add(u.rule()));
+                keyLimitsToCheck.checkRules(known);
+            }
         } catch (InvalidRateLimitConfigurationException e) {
             destroy();
             throw new ServletException("RateLimitFilter '" + name + "' cannot start: " + e.getMessage(), e);
@@ -220,12 +229,16 @@ public class RateLimitFilter implements Filter {
         this.rejectionHandler = settings.rejectionHandler();
         this.scanAnnotations = settings.annotations();
         this.trustContainerForwarding = settings.trustContainerForwarding();
+        this.allUrlRules = settings.rules();
+        this.keyLimitsToCheck = settings.keyLimits();
         String phase = config.getInitParameter("phase");
         if (phase != null && !phase.isBlank()) {
             Phase only = phase(phase.trim());
             this.urlRules = urlRules.stream().filter(r -> r.phase() == only).toList();
             // Annotations are the servlet's own: they decide after authentication, with the servlet.
             this.scanAnnotations = scanAnnotations && only == Phase.AFTER_AUTHENTICATION;
+            // The instance after authentication knows the annotations' rules: it checks the keys' rule names.
+            this.keyLimitsToCheck = only == Phase.AFTER_AUTHENTICATION ? keyLimitsToCheck : null;
         }
     }
 

@@ -31,7 +31,8 @@ final class RulesFile {
 
     /** What the file configures. */
     record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
-                    RejectionHandler rejectionHandler, boolean annotations, boolean trustContainerForwarding) {
+                    RejectionHandler rejectionHandler, boolean annotations, boolean trustContainerForwarding,
+                    io.github.ratelimit.MapLimitProvider keyLimits) {
     }
 
     private RulesFile() {
@@ -68,7 +69,7 @@ final class RulesFile {
         }
         RateLimiter limiter = builder.store(store).build();
         return new Settings(settings.enabled(), limiter, settings.rules(), settings.headers(), handler,
-                settings.annotations(), settings.trustContainerForwarding());
+                settings.annotations(), settings.trustContainerForwarding(), settings.limitProvider());
     }
 
     private static boolean micrometerPresent() {

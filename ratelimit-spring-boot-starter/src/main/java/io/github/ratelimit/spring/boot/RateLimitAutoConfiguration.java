@@ -181,8 +181,14 @@ public final class RateLimitAutoConfiguration {
                                                                      ObjectProvider<RateLimiter> limiter,
                                                                      ObjectProvider<RateLimitSettings> settings,
                                                                      Environment environment) {
-        return new RateLimitAnnotationValidator(beanFactory, interceptor,
-                () -> ForwardedHeadersCheck.check(environment, settings.getObject(), limiter.getObject(), beanFactory));
+        return new RateLimitAnnotationValidator(beanFactory, interceptor, () -> {
+            RateLimitSettings s = settings.getObject();
+            ForwardedHeadersCheck.check(environment, s, limiter.getObject(), beanFactory);
+            // Every rule is known now (URL rules, and the annotations just compiled): keys must name real ones.
+            if (s.limitProvider() != null && beanFactory.getBeanNamesForType(LimitProvider.class).length == 0) {
+                s.limitProvider().checkRules(limiter.getObject().rules());
+            }
+        });
     }
 
     /** Micrometer, when the application has a registry. */

@@ -421,6 +421,9 @@ public class RateLimitProperties {
         /** A plan from ratelimit.plans; or give limits. */
         private String plan;
 
+        /** Names of the rules the key's limits are for; by default every rule counting by the key's expression. */
+        private List<String> rules;
+
         public String getKey() {
             return key;
         }
@@ -443,6 +446,14 @@ public class RateLimitProperties {
 
         public void setPlan(String plan) {
             this.plan = plan;
+        }
+
+        public List<String> getRules() {
+            return rules;
+        }
+
+        public void setRules(List<String> rules) {
+            this.rules = rules;
         }
     }
 

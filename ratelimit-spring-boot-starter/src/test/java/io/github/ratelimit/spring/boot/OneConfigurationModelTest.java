@@ -55,6 +55,7 @@ class OneConfigurationModelTest {
         PROPERTIES.put("ratelimit.keys[0].plan", "pro");
         PROPERTIES.put("ratelimit.keys[1].key", "user:eve");
         PROPERTIES.put("ratelimit.keys[1].limits", "1/1h");
+        PROPERTIES.put("ratelimit.keys[1].rules", "api");
         PROPERTIES.put("ratelimit.rules[0].name", "api");
         PROPERTIES.put("ratelimit.rules[0].paths", "/api/**, /v2/**");
         PROPERTIES.put("ratelimit.rules[0].methods", "GET, post");
@@ -178,5 +179,25 @@ class OneConfigurationModelTest {
                     assertThat(context.getBean(RateLimitSettings.class).rules().get(0).rule().maxDelay())
                             .hasSeconds(1);
                 });
+    }
+
+    /**
+     * Keys' entries name rules; a name no rule has (or a rule counting by another key) stops both entry points (the
+     * filter's message, in a real container's log, is checked by the web.xml sample's BadRulesFileTest).
+     */
+    @Test
+    void aKeysEntryNamingNoSuchRuleStopsBothEntryPoints(@TempDir Path dir) throws Exception {
+        Map<String, String> typo = new LinkedHashMap<>(PROPERTIES);
+        typo.put("ratelimit.keys[1].rules", "apj");
+        String expected = "ratelimit.keys[1].limits: key 'user:eve' names rule 'apj', which does not exist, so the "
+                + "limits would never apply. Name one of the rules [api, export, logins].";
+        Path rulesFile = dir.resolve("ratelimit.properties");
+        Files.writeString(rulesFile, typo.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining("\n")));
+        RateLimitFilter filter = new RateLimitFilter();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> TomcatServer.builder().filter(filter)
+                        .filterParam("config", "file:" + rulesFile).servlet("ok", new Ok(), "/*").start().close())
+                .hasMessageContaining("failed to start");
+        boot.withPropertyValues(pairs(typo)).run(context -> assertThat(configError(context)).hasMessage(expected));
     }
 }

@@ -5,6 +5,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.testing.RateLimitFields;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -26,6 +27,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -141,6 +143,11 @@ class OneDecisionPerRequestTest {
                 admitted++;
             } else {
                 assertThat(response.body()).contains("rule 'limited'");
+                // The binding item says when to come back, as Retry-After does.
+                long retryAfter = Long.parseLong(response.headers().firstValue("Retry-After").orElseThrow());
+                assertThat(RateLimitFields.parse(response.headers().firstValue("RateLimit").orElseThrow(), "r", "t")
+                        .get("limited-1m")).isEqualTo(Map.of("r", 0L, "t", retryAfter));
+                assertThat(retryAfter).isBetween(1L, 12L);
             }
         }
         assertThat(admitted).isEqualTo(5);
