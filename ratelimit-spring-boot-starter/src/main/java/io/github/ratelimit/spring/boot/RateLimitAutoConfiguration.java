@@ -214,6 +214,7 @@ public final class RateLimitAutoConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = {"org.springframework.boot.actuate.endpoint.annotation.Endpoint",
             "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint"})
+    @EnableConfigurationProperties(RateLimitsEndpointProperties.class)
     static class ActuatorConfiguration {
 
         @Bean
@@ -224,12 +225,28 @@ public final class RateLimitAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint
-        RateLimitsEndpoint rateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected) {
-            return new RateLimitsEndpoint(limiter, store, rejected);
+        RateLimitsEndpoint rateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected,
+                                              RateLimitsEndpointProperties properties) {
+            return new RateLimitsEndpoint(limiter, store, rejected, properties.getShowValues());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        @org.springframework.boot.autoconfigure.condition.ConditionalOnBean(RateLimitsEndpoint.class)
+        @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint(
+                exposure = org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure.WEB)
+        RateLimitsEndpointWebExtension rateLimitsEndpointWebExtension(RateLimitsEndpoint endpoint,
+                                                                      RateLimitsEndpointProperties properties) {
+            return new RateLimitsEndpointWebExtension(endpoint, properties.getShowValues(), properties.getRoles());
         }
     }
 
-    /** The Redis store's health. */
+    /**
+     * The store's health: {@code UP}, or {@code DEGRADED} while Redis is unreachable and rules decide by their
+     * failure policies. Boot's default status order does not know {@code DEGRADED}, so it leaves the application's
+     * health {@code UP}: an instance serving under fail-open stays in its load balancer. A health group that orders
+     * it makes it count (docs/spring-boot.md).
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = {"org.springframework.boot.health.contributor.HealthIndicator",
             "redis.clients.jedis.UnifiedJedis"})

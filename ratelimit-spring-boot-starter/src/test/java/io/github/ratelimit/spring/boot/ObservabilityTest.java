@@ -67,7 +67,8 @@ class ObservabilityTest {
     void describesRulesStoreAndTopRejectedKeysInTheEndpoint() {
         new org.springframework.boot.test.context.runner.WebApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
-                .withPropertyValues("management.endpoints.web.exposure.include=ratelimits").run(context -> {
+                .withPropertyValues("management.endpoints.web.exposure.include=ratelimits",
+                        "management.endpoint.ratelimits.show-values=always").run(context -> {
             RateLimiter limiter = context.getBean(RateLimiter.class);
             Rule rule = Rule.builder("login").key("user").limits("1/1m").build();
             fire(limiter, rule, "mallory", 5);

@@ -132,17 +132,22 @@ class SampleApplicationTest {
     }
 
     @Test
-    void describesItsRulesInTheActuatorEndpoint() throws Exception {
-        send("GET", "/api/hello", "203.0.113.7", null);
-        HttpResponse<String> r = send("GET", "/actuator/ratelimits", "203.0.113.7", null);
+    void describesItsRulesAndRejectedKeysInTheActuatorEndpointToAdminsOnly() throws Exception {
+        statuses("GET", "/api/hello", "203.0.113.7", null, 7);
+        assertThat(send("GET", "/actuator/ratelimits", "203.0.113.7", null).statusCode()).as("anonymous").isEqualTo(401);
+        assertThat(send("GET", "/actuator/ratelimits", "203.0.113.7", "alice").statusCode()).as("a user").isEqualTo(403);
+        HttpResponse<String> r = send("GET", "/actuator/ratelimits", "203.0.113.7", "admin");
         assertThat(r.statusCode()).isEqualTo(200);
-        assertThat(r.body()).contains("\"name\":\"hello\"").contains("\"name\":\"site\"").contains("\"LocalBucketStore\"");
+        assertThat(r.body()).contains("\"name\":\"hello\"").contains("\"name\":\"site\"").contains("\"LocalBucketStore\"")
+                .contains("\"key\":\"203.0.113.7\"");
+        assertThat(send("GET", "/actuator/health", "203.0.113.7", null).statusCode()).as("health is public").isEqualTo(200);
     }
 
     @Test
     void publishesItsMetricsThroughBootsOwnRegistry() throws Exception {
         send("GET", "/api/hello", "203.0.113.9", null);
-        HttpResponse<String> metrics = send("GET", "/actuator/metrics/ratelimit.requests", "203.0.113.9", null);
+        assertThat(send("GET", "/actuator/metrics/ratelimit.requests", "203.0.113.9", null).statusCode()).isEqualTo(401);
+        HttpResponse<String> metrics = send("GET", "/actuator/metrics/ratelimit.requests", "203.0.113.9", "admin");
         assertThat(metrics.statusCode()).isEqualTo(200);
         assertThat(metrics.body()).contains("\"name\":\"ratelimit.requests\"").contains("\"rule\"")
                 .contains("\"hello\"").contains("\"outcome\"").contains("\"allowed\"");
