@@ -9,7 +9,7 @@ final class JedisStoreFactory {
     private JedisStoreFactory() {
     }
 
-    static BucketStore create(RedisSettings s) {
+    static BucketStore create(RedisSettings s, io.github.bucket4j.TimeMeter clock) {
         JedisBucketStore.Builder b = JedisBucketStore.builder().keyPrefix(s.keyPrefix())
                 .commandTimeout(s.commandTimeout()).connectTimeout(s.connectTimeout()).poolSize(s.poolSize());
         if (s.url() != null) {
@@ -21,6 +21,9 @@ final class JedisStoreFactory {
         }
         if (s.username() != null || s.password() != null) {
             b.credentials(s.username(), s.password());
+        }
+        if (clock != null) {
+            b.timeMeter(clock);
         }
         return b.ssl(s.ssl()).build();
     }

@@ -1,5 +1,6 @@
 package io.github.ratelimit.config;
 
+import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Count;
 import io.github.ratelimit.DecisionLog;
@@ -852,8 +853,19 @@ public final class RateLimitSettings {
      * @throws InvalidRateLimitConfigurationException when Redis is configured but Jedis is not on the class path
      */
     public BucketStore createStore() {
+        return createStore(null);
+    }
+
+    /**
+     * @param clock the buckets' clock, for tests that control time; {@code null} for the defaults (this JVM's
+     *        wall clock for local buckets, the Redis server's clock for Redis)
+     * @return a new store, as {@link #createStore()}
+     * @throws InvalidRateLimitConfigurationException when Redis is configured but Jedis is not on the class path
+     */
+    public BucketStore createStore(TimeMeter clock) {
         if (store == StoreKind.LOCAL || !redis.hasServer()) {
-            return LocalBucketStore.builder().maximumKeys(localMaximumKeys).build();
+            LocalBucketStore.Builder local = LocalBucketStore.builder().maximumKeys(localMaximumKeys);
+            return (clock == null ? local : local.timeMeter(clock)).build();
         }
         try {
             Class.forName("redis.clients.jedis.UnifiedJedis", false, RateLimitSettings.class.getClassLoader());
@@ -863,7 +875,7 @@ public final class RateLimitSettings {
                     + "ratelimit.store=local.");
         }
         try {
-            return redis.toStore();
+            return redis.toStore(clock);
         } catch (InvalidRateLimitConfigurationException e) {
             throw e.within(at("ratelimit.redis"));
         }

@@ -47,7 +47,16 @@ public record RedisSettings(String url, String sentinelMaster, List<String> sent
      * @throws io.github.ratelimit.InvalidRateLimitConfigurationException when the store refuses a value
      */
     public BucketStore toStore() {
-        return JedisStoreFactory.create(this);
+        return toStore(null);
+    }
+
+    /**
+     * @param clock replaces the Redis server's clock (tests that control time), or {@code null}
+     * @return a Redis store for these settings, as {@link #toStore()}
+     * @throws io.github.ratelimit.InvalidRateLimitConfigurationException when the store refuses a value
+     */
+    public BucketStore toStore(io.github.bucket4j.TimeMeter clock) {
+        return JedisStoreFactory.create(this, clock);
     }
 
     @Override

@@ -23,14 +23,19 @@ final class JedisStores {
     /**
      * @param client the client's settings from {@code ratelimit.redis.*} (key prefix, timeouts, pool size)
      * @param env where {@code spring.data.redis.*} names the server
+     * @param clock replaces the Redis server's clock, or {@code null}
      * @return the store
      */
-    static JedisBucketStore fromSpringDataRedis(RedisSettings client, Environment env) {
+    static JedisBucketStore fromSpringDataRedis(RedisSettings client, Environment env,
+                                                io.github.bucket4j.TimeMeter clock) {
         JedisBucketStore.Builder b = JedisBucketStore.builder()
                 .keyPrefix(client.keyPrefix())
                 .commandTimeout(client.commandTimeout())
                 .connectTimeout(client.connectTimeout())
                 .poolSize(client.poolSize());
+        if (clock != null) {
+            b.timeMeter(clock);
+        }
         return fromSpringDataRedis(b, env);
     }
 

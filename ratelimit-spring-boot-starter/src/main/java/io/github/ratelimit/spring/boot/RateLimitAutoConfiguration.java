@@ -1,9 +1,11 @@
 package io.github.ratelimit.spring.boot;
 
+import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Waiter;
 import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.servlet.ProblemDetailsRejectionHandler;
@@ -87,31 +89,45 @@ public final class RateLimitAutoConfiguration {
     }
 
     /**
+     * The name of the bean that, when the application defines one, is the time source of the stores and the
+     * limiter: a {@link TimeMeter} (Bucket4j's clock type). Tests define a manual clock under this name; when it is a
+     * {@link Waiter} too (as the core's test clock is), SOFT delays wait on it. Without it, local buckets use this
+     * JVM's wall clock and Redis buckets the Redis server's clock, which every instance shares.
+     */
+    public static final String TIME_METER_BEAN = "rateLimitTimeMeter";
+
+    private static TimeMeter clock(ConfigurableListableBeanFactory beanFactory) {
+        return beanFactory.containsBean(TIME_METER_BEAN) ? beanFactory.getBean(TIME_METER_BEAN, TimeMeter.class) : null;
+    }
+
+    /**
      * The store: Redis when {@code ratelimit.redis.*} names a server, or else {@code spring.data.redis.*} does
-     * (unless {@code ratelimit.store=local}); this JVM otherwise.
+     * (unless {@code ratelimit.store=local}); this JVM otherwise. Its clock is the {@value #TIME_METER_BEAN} bean
+     * when there is one.
      */
     @Bean
     @ConditionalOnMissingBean
     BucketStore rateLimitBucketStore(RateLimitSettings settings, Environment environment,
                                      ConfigurableListableBeanFactory beanFactory) {
+        TimeMeter clock = clock(beanFactory);
         if (settings.store() == RateLimitSettings.StoreKind.LOCAL) {
-            return settings.createStore();
+            return settings.createStore(clock);
         }
         if (settings.redis().hasServer()) {
             JedisPresence.require(beanFactory.getBeanClassLoader());
-            return settings.createStore();
+            return settings.createStore(clock);
         }
         boolean springData = JedisPresence.springDataRedisConfigured(environment);
         if (springData) {
             JedisPresence.require(beanFactory.getBeanClassLoader());
-            return JedisStores.fromSpringDataRedis(settings.redis(), environment);
+            return JedisStores.fromSpringDataRedis(settings.redis(), environment, clock);
         }
         if (settings.store() == RateLimitSettings.StoreKind.REDIS) {
             throw new InvalidRateLimitConfigurationException("ratelimit.store", "redis", "'redis' needs a Redis server, "
                     + "but none of ratelimit.redis.url, ratelimit.redis.sentinel.master, ratelimit.redis.cluster.nodes "
                     + "or spring.data.redis.* is set", "Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379.");
         }
-        return settings.createStore();
+        return settings.createStore(clock);
     }
 
     @Bean(destroyMethod = "close")
@@ -122,6 +138,13 @@ public final class RateLimitAutoConfiguration {
         RateLimiter.Builder builder = settings.applyTo(RateLimiter.builder())
                 .store(store)
                 .keyResolverFactory(new SpelKeyResolverFactory(beanFactory));
+        TimeMeter clock = clock(beanFactory);
+        if (clock != null) {
+            builder.timeMeter(clock);
+            if (clock instanceof Waiter waiter) {
+                builder.waiter(waiter);
+            }
+        }
         for (Map.Entry<String, KeyResolver> e : beanFactory.getBeansOfType(KeyResolver.class).entrySet()) {
             builder.keyResolver(e.getKey(), e.getValue());
         }

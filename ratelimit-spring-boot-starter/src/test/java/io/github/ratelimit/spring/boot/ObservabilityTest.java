@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.boot;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
@@ -28,9 +29,12 @@ class ObservabilityTest {
     static final RedisServerExtension redis = new RedisServerExtension();
 
     /** Boot's own metrics auto-configurations create the registry, as in an application: no registry handed in. */
+    private final ManualClock clock = new ManualClock();
+
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, MetricsAutoConfiguration.class,
-                    CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class));
+                    CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
+            .withBean(RateLimitAutoConfiguration.TIME_METER_BEAN, ManualClock.class, () -> clock);
 
     @Test
     void leavesTheEndpointOutUnlessItIsExposed() {
@@ -58,6 +62,7 @@ class ObservabilityTest {
             assertThat(registry.get("ratelimit.requests").tags("rule", "api", "outcome", "rejected").counter().count())
                     .isEqualTo(1);
             assertThat(registry.get("ratelimit.delay").tag("rule", "soft").timer().count()).isEqualTo(1);
+            assertThat(clock.awaitedNanos()).as("the delay, waited on the manual clock").isEqualTo(1_000_000_000L);
             assertThat(registry.getMeters()).allSatisfy(m -> assertThat(m.getId().getTags())
                     .noneMatch(t -> t.getValue().equals("alice") || t.getValue().equals("bob")));
         });

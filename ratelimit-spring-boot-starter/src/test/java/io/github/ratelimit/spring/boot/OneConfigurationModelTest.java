@@ -64,9 +64,9 @@ class OneConfigurationModelTest {
         PROPERTIES.put("ratelimit.rules[0].on-missing-key", "skip");
         PROPERTIES.put("ratelimit.rules[1].name", "export");
         PROPERTIES.put("ratelimit.rules[1].paths", "/export");
-        PROPERTIES.put("ratelimit.rules[1].limits", "2/1s");
+        PROPERTIES.put("ratelimit.rules[1].limits", "2/100ms");
         PROPERTIES.put("ratelimit.rules[1].mode", "soft");
-        PROPERTIES.put("ratelimit.rules[1].max-delay", "1500ms");
+        PROPERTIES.put("ratelimit.rules[1].max-delay", "150ms");
         PROPERTIES.put("ratelimit.rules[1].max-waiting", "7");
         PROPERTIES.put("ratelimit.rules[1].cost", "2");
         PROPERTIES.put("ratelimit.rules[1].algorithm", "token-bucket");

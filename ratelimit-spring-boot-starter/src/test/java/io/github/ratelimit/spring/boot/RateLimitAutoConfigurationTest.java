@@ -13,6 +13,7 @@ import io.github.ratelimit.servlet.RateLimitFilter;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.JedisBucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
+import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -38,9 +39,13 @@ class RateLimitAutoConfigurationTest {
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension();
 
+    /** Time moves only when a test (or a SOFT delay) moves it: no test sleeps or counts on the wall clock. */
+    private final ManualClock clock = new ManualClock();
+
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
-                    org.springframework.boot.autoconfigure.aop.AopAutoConfiguration.class));
+                    org.springframework.boot.autoconfigure.aop.AopAutoConfiguration.class))
+            .withBean(RateLimitAutoConfiguration.TIME_METER_BEAN, ManualClock.class, () -> clock);
 
     /** A plain service, throttled like a client of a paid third-party API. */
     public static class QuoteService {
@@ -160,6 +165,25 @@ class RateLimitAutoConfigurationTest {
                 assertThat(context.getBean(BucketStore.class)).isInstanceOf(JedisBucketStore.class));
     }
 
+    /** The time-source bean is the clock of every store: here a shared Redis, read by the manual clock. */
+    @Test
+    void theTimeSourceBeanClocksTheRedisStoreAndTheLocalFallback() {
+        String prefix = "clock-" + System.nanoTime();
+        for (String redisProperty : List.of("ratelimit.redis.url=" + redis.uri(),
+                "spring.data.redis.url=" + redis.uri())) {
+            runner.withPropertyValues(redisProperty, "ratelimit.redis.key-prefix=" + prefix + redisProperty.length())
+                    .run(context -> {
+                        assertThat(context.getBean(BucketStore.class)).isInstanceOf(JedisBucketStore.class);
+                        var guard = context.getBean(RateLimiter.class).guard(Rule.builder("hourly").limits("1/1h").build());
+                        assertThat(guard.acquire(RequestContext.empty()).permitted()).isTrue();
+                        assertThat(guard.acquire(RequestContext.empty()).permitted()).isFalse();
+                        clock.advance(java.time.Duration.ofHours(1));
+                        assertThat(guard.acquire(RequestContext.empty()).permitted())
+                                .as("an hour later by the bean's clock (%s)", redisProperty).isTrue();
+                    });
+        }
+    }
+
     @Test
     void reusesSpringDataRedisConnectionProperties() {
         runner.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + redis.server().port())
@@ -202,6 +226,10 @@ class RateLimitAutoConfigurationTest {
             }
             assertThatThrownBy(s::quote).isInstanceOf(RateLimitExceededException.class)
                     .hasMessage("Rate limit of rule 'quotes' exceeded; retry after 1 s.");
+            clock.advance(java.time.Duration.ofMillis(333));
+            assertThatThrownBy(s::quote).as("a token refills in 333.3 ms").isInstanceOf(RateLimitExceededException.class);
+            clock.advance(java.time.Duration.ofMillis(1));
+            assertThat(s.quote()).isEqualTo("42");
             for (int i = 0; i < 10; i++) {
                 assertThat(s.unlimited()).isEqualTo("free");
             }
@@ -266,12 +294,11 @@ class RateLimitAutoConfigurationTest {
     void waitsInSoftModeInsteadOfRejecting() {
         runner.withUserConfiguration(ServiceConfig.class).run(context -> {
             QuoteService s = context.getBean(QuoteService.class);
-            long t0 = System.nanoTime();
             for (int i = 0; i < 3; i++) {
                 assertThat(s.slow()).isEqualTo("ok");
             }
-            // The third call waited for the second token of the second: about 500 ms.
-            assertThat((System.nanoTime() - t0) / 1_000_000).isGreaterThanOrEqualTo(400);
+            // 2 per second: the third call waited for the next token, 500 ms.
+            assertThat(clock.awaitedNanos()).isEqualTo(500_000_000L);
         });
     }
 
@@ -340,7 +367,8 @@ class RateLimitAutoConfigurationTest {
     }
 
     private final WebApplicationContextRunner web = new WebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class));
+            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+            .withBean(RateLimitAutoConfiguration.TIME_METER_BEAN, ManualClock.class, () -> clock);
 
     @Test
     void registersTheFilterForUrlRulesAfterSpringSecurity() {

@@ -24,6 +24,12 @@ class WebRateLimitTest {
     @SpringBootApplication
     static class App {
 
+        /** The limiter's clock: time stands still unless the test moves it. */
+        @org.springframework.context.annotation.Bean(RateLimitAutoConfiguration.TIME_METER_BEAN)
+        io.github.ratelimit.testing.ManualClock rateLimitTimeMeter() {
+            return new io.github.ratelimit.testing.ManualClock();
+        }
+
         @RestController
         static class HelloController {
 

@@ -31,6 +31,34 @@ class ServletSampleRedisStoreTest extends ServletSampleContract {
         assertThat(clockThreads()).isZero();
     }
 
+    /** Jedis logs through SLF4J; the WAR's provider hands its records to java.util.logging, Tomcat's log. */
+    @org.junit.jupiter.api.Test
+    void jedisLogRecordsReachJavaUtilLogging() {
+        java.util.List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.logging.Logger jedis = java.util.logging.Logger.getLogger("redis.clients.jedis");
+        java.util.logging.Handler capture = new java.util.logging.Handler() {
+            @Override
+            public void publish(java.util.logging.LogRecord record) {
+                seen.add(record.getLoggerName() + " " + record.getMessage());
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        jedis.addHandler(capture);
+        try {
+            org.slf4j.LoggerFactory.getLogger("redis.clients.jedis.Connection").warn("probe through SLF4J");
+        } finally {
+            jedis.removeHandler(capture);
+        }
+        assertThat(seen).contains("redis.clients.jedis.Connection probe through SLF4J");
+    }
+
     private static long clockThreads() {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.isAlive() && t.getName().equals("ratelimit-redis-clock")).count();
