@@ -59,10 +59,12 @@ public final class MapLimitProvider implements LimitProvider {
 
     @Override
     public List<Limit> limitsFor(Rule rule, String key) {
-        List<Entry> entries = byKey.get(rule.key() + ":" + key);
-        if (entries == null) {
-            entries = byAlternative(rule, key);
-        }
+        List<Limit> exact = limitsOf(byKey.get(rule.key() + ":" + key), rule);
+        return exact != null ? exact : limitsOf(byAlternative(rule, key), rule);
+    }
+
+    /** The limits of the entry for the rule (one naming it wins over one for every rule), or {@code null}. */
+    private static List<Limit> limitsOf(List<Entry> entries, Rule rule) {
         if (entries == null) {
             return null;
         }
@@ -106,8 +108,8 @@ public final class MapLimitProvider implements LimitProvider {
     }
 
     /**
-     * Checks, once every rule is known (at start-up), that each entry naming rules names rules that exist and are
-     * keyed by the entry's key expression; otherwise the entry could never apply.
+     * Checks, once every declared rule is known (at start-up), that each entry naming rules names rules that exist
+     * and are keyed by the entry's key expression; otherwise the entry could never apply.
      *
      * @param rules every rule of the limiter
      * @throws InvalidRateLimitConfigurationException naming the entry and the rule
@@ -133,6 +135,24 @@ public final class MapLimitProvider implements LimitProvider {
                 }
             }
         });
+    }
+
+    /**
+     * The keys of entries for every rule that no rule given here counts by (a typo in the key expression, such as
+     * {@code usr:bob}), for a warning: a rule compiled later, in code, may still count by them.
+     *
+     * @param rules the rules declared so far
+     * @return each such key with where its entry comes from, e.g. {@code ratelimit.keys[0].limits: usr:bob}
+     */
+    public List<String> keysNoRuleCounts(Collection<Rule> rules) {
+        List<String> unused = new ArrayList<>();
+        byKey.forEach((key, entries) -> {
+            if (rules.stream().noneMatch(r -> key.startsWith(r.key() + ":") || alternativeOf(r, key))) {
+                unused.add(entries.get(0).source() + ": " + key);
+            }
+        });
+        unused.sort(null);
+        return unused;
     }
 
     private static boolean alternativeOf(Rule rule, String key) {

@@ -132,4 +132,24 @@ class MapLimitProviderTest {
             assertThat(export.acquire(alice).permitted()).as("export keeps its own 1/1h").isFalse();
         }
     }
+
+    @Test
+    void keysNoDeclaredRuleCountsByAreListedForAWarning() {
+        MapLimitProvider provider = MapLimitProvider.builder().source("ratelimit.keys[0].limits")
+                .limits("usr:alice", "1/1s").limits("user:bob", "1/1s").limits("ip:203.0.113.7", "1/1s").build();
+        Rule userOrIp = Rule.builder("api").key("user|ip").limits("2/1s").build();
+        assertThat(provider.keysNoRuleCounts(java.util.List.of(byUser, byApiKey)))
+                .containsExactly("ratelimit.keys[0].limits: ip:203.0.113.7", "ratelimit.keys[0].limits: usr:alice");
+        assertThat(provider.keysNoRuleCounts(java.util.List.of(userOrIp)))
+                .containsExactly("ratelimit.keys[0].limits: usr:alice");
+    }
+
+    @Test
+    void anEntryForOtherRulesDoesNotHideTheAlternativesEntry() {
+        Rule userOrIp = Rule.builder("api").key("user|ip").limits("2/1s").build();
+        MapLimitProvider provider = MapLimitProvider.builder()
+                .limits("user|ip:user=alice", java.util.List.of("other"), "1/1h")
+                .limits("user:alice", "20/1s").build();
+        assertThat(provider.limitsFor(userOrIp, "user=alice")).containsExactly(Limit.parse("20/1s"));
+    }
 }

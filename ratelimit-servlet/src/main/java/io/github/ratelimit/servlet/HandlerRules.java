@@ -4,6 +4,7 @@ import io.github.ratelimit.Rule;
 import jakarta.servlet.http.HttpServletRequest;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * The rules of the handler that will serve a request (a servlet's or a controller method's {@code @RateLimit}),
@@ -13,16 +14,43 @@ import java.util.List;
  * <p>The filter finds the {@code @RateLimit} annotations of the servlets registered in {@code web.xml} itself;
  * the Spring Boot starter supplies an implementation for Spring MVC's handler methods.
  *
- * <p>Implementations are called on every request the filter sees: find the handler quickly, leave the request as
- * it was (no attributes of the lookup's own), and return the same list instance for the same handler, which the
- * filter's cache of guards is keyed by. Thread-safe.
+ * <p>Implementations are called on every request the filter sees: find the handler quickly, and return the same
+ * list instance of rules for the same handler. Thread-safe.
  */
 @FunctionalInterface
 public interface HandlerRules {
 
     /**
-     * @param request a request, before its handler runs
-     * @return the rules of the handler that will serve it; empty when it has none or none can be decided yet
+     * A handler's rules, and the request as the handler will see it, for resolving their keys: a framework that
+     * adds attributes while finding the handler (Spring MVC's path variables) hands over a view with them, which the
+     * filter resolves every key of the decision against.
+     *
+     * @param rules the handler's rules; empty when it has none
+     * @param view the request with the attributes the handler lookup added, or {@code null} for the request itself
      */
-    List<Rule> rulesFor(HttpServletRequest request);
+    record Match(List<Rule> rules, HttpServletRequest view) {
+
+        private static final Match NONE = new Match(List.of(), null);
+
+        /**
+         * @throws NullPointerException when {@code rules} is null
+         */
+        public Match {
+            Objects.requireNonNull(rules, "rules");
+        }
+
+        /**
+         * @return the match of a request whose handler has no rules
+         */
+        public static Match none() {
+            return NONE;
+        }
+    }
+
+    /**
+     * @param request a request, before its handler runs
+     * @return the rules of the handler that will serve it ({@link Match#none()} when it has none or none can be
+     *         decided yet), and the view of the request to resolve their keys against
+     */
+    Match rulesFor(HttpServletRequest request);
 }

@@ -200,6 +200,12 @@ public class RateLimitFilter implements Filter {
                 List<Rule> known = new ArrayList<>(limiter.rules());
                 allUrlRules.forEach(u -> known.add(u.rule()));
                 keyLimitsToCheck.checkRules(known);
+                List<String> unused = keyLimitsToCheck.keysNoRuleCounts(known);
+                if (!unused.isEmpty()) {
+                    System.getLogger(RateLimitFilter.class.getName()).log(System.Logger.Level.WARNING, "No rate-limit "
+                            + "rule counts by these keys' expressions, so their limits apply to none: " + unused
+                            + ". A key is '<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
+                }
             }
         } catch (InvalidRateLimitConfigurationException e) {
             destroy();
@@ -313,15 +319,17 @@ public class RateLimitFilter implements Filter {
             }
             return;
         }
-        Guard guard = guardFor(request);
-        if (guard == null) {
+        Matched matched = guardFor(request);
+        if (matched == null) {
             chain.doFilter(req, res);
             return;
         }
+        Guard guard = matched.guard();
         if (!trustContainerForwarding && !warnedAboutRemoteIp && request.getAttribute(TOMCAT_REMOTE_IP) != null) {
             warnRemoteIp();
         }
-        CompletableFuture<Decision> future = guard.acquireAsync(new HttpRequestContext(request, trustContainerForwarding));
+        CompletableFuture<Decision> future = guard.acquireAsync(new HttpRequestContext(matched.view(),
+                trustContainerForwarding));
         if (future.isDone()) {
             Decided decided = record(request, response, guard, future.join());
             decided.claimChain();
@@ -478,8 +486,12 @@ public class RateLimitFilter implements Filter {
         RateLimitHeaders.write(decision, headerStyles, response::setHeader);
     }
 
+    /** The guard of the rules that apply to a request, and the request to resolve their keys against. */
+    private record Matched(Guard guard, HttpServletRequest view) {
+    }
+
     /** The guard of the rules that apply to a request, or {@code null} when none does. */
-    private Guard guardFor(HttpServletRequest request) {
+    private Matched guardFor(HttpServletRequest request) {
         String method = request.getMethod();
         String path = HttpRequestContext.pathWithinApplication(request);
         BitSet matched = null;
@@ -490,10 +502,12 @@ public class RateLimitFilter implements Filter {
             }
         }
         List<Rule> ofHandler = List.of();
+        HttpServletRequest view = request;
         for (HandlerRules source : handlerRules) {
-            List<Rule> rules = source.rulesFor(request);
-            if (!rules.isEmpty()) {
-                ofHandler = ofHandler.isEmpty() ? rules : concat(ofHandler, rules);
+            HandlerRules.Match match = source.rulesFor(request);
+            if (!match.rules().isEmpty()) {
+                ofHandler = ofHandler.isEmpty() ? match.rules() : concat(ofHandler, match.rules());
+                view = match.view() != null ? match.view() : view;
             }
         }
         if (!ofHandler.isEmpty()) {
@@ -518,7 +532,7 @@ public class RateLimitFilter implements Filter {
                 guards.put(matched, guard);
             }
         }
-        return guard;
+        return new Matched(guard, view);
     }
 
     private static List<Rule> concat(List<Rule> a, List<Rule> b) {

@@ -27,9 +27,9 @@ final class ServletAnnotationRules implements HandlerRules {
     private static final String OTHER_METHODS = "";
 
     /** servlet name → HTTP method → rules from its annotations. */
-    private final Map<String, Map<String, List<Rule>>> servletRules;
+    private final Map<String, Map<String, Match>> servletRules;
 
-    private ServletAnnotationRules(Map<String, Map<String, List<Rule>>> servletRules) {
+    private ServletAnnotationRules(Map<String, Map<String, Match>> servletRules) {
         this.servletRules = servletRules;
     }
 
@@ -39,7 +39,7 @@ final class ServletAnnotationRules implements HandlerRules {
      */
     static ServletAnnotationRules scan(ServletContext context) {
         ClassLoader loader = context.getClassLoader();
-        Map<String, Map<String, List<Rule>>> all = new HashMap<>();
+        Map<String, Map<String, Match>> all = new HashMap<>();
         context.getServletRegistrations().forEach((servletName, registration) -> {
             String className = registration.getClassName();
             if (className == null) {
@@ -51,7 +51,7 @@ final class ServletAnnotationRules implements HandlerRules {
             } catch (ClassNotFoundException | LinkageError e) {
                 return; // The container reports a servlet it cannot load itself.
             }
-            Map<String, List<Rule>> byMethod = new HashMap<>();
+            Map<String, Match> byMethod = new HashMap<>();
             List<Rule> ofType = RateLimitAnnotations.rulesOfType(type);
             for (String method : HTTP_METHODS) {
                 Method handler = handlerMethod(type, method);
@@ -61,12 +61,12 @@ final class ServletAnnotationRules implements HandlerRules {
                 }
                 List<Rule> rules = handler != null ? RateLimitAnnotations.rulesFor(type, handler) : ofType;
                 if (!rules.isEmpty()) {
-                    byMethod.put(method, List.copyOf(rules));
+                    byMethod.put(method, new Match(List.copyOf(rules), null));
                 }
             }
             if (!ofType.isEmpty()) {
                 // Any other method (lower case, WebDAV, made up) reaches only a servlet's service(): its type's rules.
-                byMethod.put(OTHER_METHODS, List.copyOf(ofType));
+                byMethod.put(OTHER_METHODS, new Match(List.copyOf(ofType), null));
             }
             if (!byMethod.isEmpty()) {
                 all.put(servletName, Map.copyOf(byMethod));
@@ -95,21 +95,21 @@ final class ServletAnnotationRules implements HandlerRules {
      * @return every list of rules a request can get, to compile at start-up
      */
     Collection<List<Rule>> all() {
-        return servletRules.values().stream().flatMap(m -> m.values().stream()).toList();
+        return servletRules.values().stream().flatMap(m -> m.values().stream()).map(Match::rules).toList();
     }
 
     @Override
-    public List<Rule> rulesFor(HttpServletRequest request) {
+    public Match rulesFor(HttpServletRequest request) {
         if (servletRules.isEmpty()) {
-            return List.of();
+            return Match.none();
         }
         HttpServletMapping mapping = request.getHttpServletMapping();
-        Map<String, List<Rule>> byMethod = mapping == null ? null : servletRules.get(mapping.getServletName());
+        Map<String, Match> byMethod = mapping == null ? null : servletRules.get(mapping.getServletName());
         if (byMethod == null) {
-            return List.of();
+            return Match.none();
         }
         String method = request.getMethod();
-        List<Rule> rules = byMethod.get(HTTP_METHODS.contains(method) ? method : OTHER_METHODS);
-        return rules == null ? List.of() : rules;
+        Match rules = byMethod.get(HTTP_METHODS.contains(method) ? method : OTHER_METHODS);
+        return rules == null ? Match.none() : rules;
     }
 }

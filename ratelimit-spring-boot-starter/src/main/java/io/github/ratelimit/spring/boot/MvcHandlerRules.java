@@ -3,12 +3,12 @@ package io.github.ratelimit.spring.boot;
 import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.servlet.HandlerRules;
-import jakarta.servlet.ServletRegistration;
 import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.util.ClassUtils;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExecutionChain;
@@ -17,7 +17,10 @@ import org.springframework.web.servlet.handler.AbstractHandlerMethodMapping;
 import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
 import org.springframework.web.util.ServletRequestPathUtils;
 
+import java.lang.reflect.Proxy;
 import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.Enumeration;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -33,8 +36,10 @@ import java.util.function.Predicate;
  *
  * <p>The handler is found as the {@code DispatcherServlet} will find it, through the same handler mappings (those
  * of Spring MVC's {@link HandlerMappingIntrospector}, as Spring Security's request matchers use), on a view of the
- * request whose attributes are its own, so the lookup leaves the request as it was. Only requests mapped to a
- * {@link DispatcherServlet} are looked up, and only when some handler method has rules at all. A handler whose rules read
+ * request whose attributes are its own: the lookup adds no attribute to the request (a mapping's {@code params}
+ * condition reads the request's parameters, as Spring MVC's own lookup does), and the keys of the decision are
+ * resolved against that view, which has the attributes the lookup added (path variables). Only requests mapped to
+ * one of this context's {@link DispatcherServlet}s are looked up, and only when some handler method has rules at all. A handler whose rules read
  * the method's arguments ({@code #id}, {@code #p0}, {@code #root}) cannot be decided before the arguments exist:
  * the advisor decides those at the call, and returns the filter's tokens when it rejects.
  *
@@ -51,55 +56,82 @@ final class MvcHandlerRules implements HandlerRules {
     }
 
     private final ObjectProvider<HandlerMappingIntrospector> introspector;
-    /** Servlet name → whether it is a {@link DispatcherServlet}; as many entries as the application has servlets. */
-    private final Map<String, Boolean> dispatchers = new ConcurrentHashMap<>();
+    private final ListableBeanFactory beanFactory;
     private final Predicate<Rule> readsInvocation;
     private final Map<HandlerId, Entry> entries = new ConcurrentHashMap<>();
     private volatile List<HandlerMapping> mappings;
+    /** The servlet names of this application context's dispatcher servlets, whose handlers the mappings find. */
+    private volatile Set<String> dispatcherServlets;
 
     /**
      * @param introspector Spring MVC's handler mappings
+     * @param beanFactory where the dispatcher servlets and their registrations are
      * @param readsInvocation whether a rule's key needs the method call (its arguments) to be resolved
      */
-    MvcHandlerRules(ObjectProvider<HandlerMappingIntrospector> introspector, Predicate<Rule> readsInvocation) {
+    MvcHandlerRules(ObjectProvider<HandlerMappingIntrospector> introspector, ListableBeanFactory beanFactory,
+                    Predicate<Rule> readsInvocation) {
         this.introspector = introspector;
+        this.beanFactory = beanFactory;
         this.readsInvocation = readsInvocation;
     }
 
     @Override
-    public List<Rule> rulesFor(HttpServletRequest request) {
+    public Match rulesFor(HttpServletRequest request) {
         List<HandlerMapping> all = mappings();
         if (all.isEmpty()) {
-            return List.of();
+            return Match.none();
         }
         HttpServletMapping mapping = request.getHttpServletMapping();
-        if (mapping == null || mapping.getServletName() == null
-                || !dispatchers.computeIfAbsent(mapping.getServletName(), n -> isDispatcher(request, n))) {
-            return List.of();
+        if (mapping == null || !isDispatcherServlet(request, mapping.getServletName())) {
+            return Match.none();
         }
-        if (!(handler(request, all) instanceof HandlerMethod method)) {
-            return List.of();
+        Found found = handler(request, all);
+        if (found == null || !(found.handler() instanceof HandlerMethod method)
+                || Proxy.isProxyClass(method.getBeanType())) {
+            // No handler method, or a JDK interface proxy, whose target class is not known here: the advisor decides.
+            return Match.none();
         }
         Entry entry = entries.computeIfAbsent(HandlerId.of(method.getBeanType(), method.getMethod()), this::entry);
         if (entry.rules().isEmpty()) {
-            return List.of();
+            return Match.none();
         }
         request.setAttribute(DECIDED_ATTRIBUTE, entry.handler());
-        return entry.rules();
+        return new Match(entry.rules(), found.view());
     }
 
-    private static boolean isDispatcher(HttpServletRequest request, String servletName) {
-        ServletRegistration registration = request.getServletContext().getServletRegistration(servletName);
-        String className = registration == null ? null : registration.getClassName();
-        if (className == null) {
+    private boolean isDispatcherServlet(HttpServletRequest request, String servletName) {
+        if (servletName == null) {
             return false;
         }
-        try {
-            return DispatcherServlet.class.isAssignableFrom(
-                    ClassUtils.forName(className, request.getServletContext().getClassLoader()));
-        } catch (ClassNotFoundException | LinkageError e) {
-            return false;
+        if (dispatcherServlets().contains(servletName)) {
+            return true;
         }
+        // A request no registered servlet serves by that name comes from a mock environment (MockMvc), where the
+        // dispatcher servlet is the only one: a container maps every request to a registered servlet.
+        return request.getServletContext() != null
+                && request.getServletContext().getServletRegistration(servletName) == null;
+    }
+
+    /**
+     * The names under which Spring Boot registered this context's dispatcher servlets. A dispatcher servlet of
+     * another (child) context serves handlers these mappings do not know: its requests are not looked up.
+     */
+    private Set<String> dispatcherServlets() {
+        Set<String> names = dispatcherServlets;
+        if (names == null) {
+            Set<Object> ours = Collections.newSetFromMap(new IdentityHashMap<>());
+            ours.addAll(beanFactory.getBeansOfType(DispatcherServlet.class, false, false).values());
+            Set<String> found = new HashSet<>();
+            for (ServletRegistrationBean<?> registration
+                    : beanFactory.getBeansOfType(ServletRegistrationBean.class, false, false).values()) {
+                if (ours.contains(registration.getServlet())) {
+                    found.add(registration.getServletName());
+                }
+            }
+            names = Set.copyOf(found);
+            dispatcherServlets = names;
+        }
+        return names;
     }
 
     private Entry entry(HandlerId handler) {
@@ -134,15 +166,19 @@ final class MvcHandlerRules implements HandlerRules {
         return false;
     }
 
+    /** A handler, and the view of the request with the attributes its lookup added (path variables). */
+    private record Found(Object handler, HttpServletRequest view) {
+    }
+
     /** The handler the dispatcher servlet will choose, found on a view of the request with attributes of its own. */
-    private static Object handler(HttpServletRequest request, List<HandlerMapping> mappings) {
+    private static Found handler(HttpServletRequest request, List<HandlerMapping> mappings) {
         OwnAttributes view = new OwnAttributes(request);
         try {
             ServletRequestPathUtils.parseAndCache(view);
             for (HandlerMapping mapping : mappings) {
                 HandlerExecutionChain chain = mapping.getHandler(view);
                 if (chain != null) {
-                    return chain.getHandler();
+                    return new Found(chain.getHandler(), view);
                 }
             }
         } catch (Exception e) {

@@ -18,7 +18,7 @@ final class MvcHandlerRulesFactory {
 
     HandlerRules create() {
         SpelKeyResolverFactory spel = new SpelKeyResolverFactory(beanFactory);
-        return new MvcHandlerRules(beanFactory.getBeanProvider(HandlerMappingIntrospector.class),
+        return new MvcHandlerRules(beanFactory.getBeanProvider(HandlerMappingIntrospector.class), beanFactory,
                 rule -> SpelKeyResolverFactory.isSpel(rule.key()) && spel.readsInvocation(rule.key()));
     }
 }

@@ -209,9 +209,19 @@ public final class RateLimitAutoConfiguration {
             ForwardedHeadersCheck.check(environment, s, limiter.getObject(), beanFactory);
             // Every rule is known now (URL rules, and the annotations just compiled): keys must name real ones.
             if (s.limitProvider() != null && beanFactory.getBeanNamesForType(LimitProvider.class).length == 0) {
-                s.limitProvider().checkRules(limiter.getObject().rules());
+                List<io.github.ratelimit.Rule> declared = limiter.getObject().rules();
+                s.limitProvider().checkRules(declared);
+                warnAboutKeysNoRuleCounts(s.limitProvider().keysNoRuleCounts(declared));
             }
         });
+    }
+
+    static void warnAboutKeysNoRuleCounts(List<String> keys) {
+        if (!keys.isEmpty()) {
+            System.getLogger(RateLimitAutoConfiguration.class.getName()).log(System.Logger.Level.WARNING,
+                    "No rate-limit rule counts by these keys' expressions, so their limits apply to none (yet): " + keys
+                    + ". A key is '<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
+        }
     }
 
     /** Micrometer, when the application has a registry. */
@@ -348,6 +358,9 @@ public final class RateLimitAutoConfiguration {
                             settings.trustContainerForwarding()));
             registration.setOrder(order);
             registration.setAsyncSupported(true);
+            // ASYNC too: a SOFT delay resumes the request with an async dispatch, on which the filter lets it on
+            // and settles rules that count only failures once it completes.
+            registration.setDispatcherTypes(jakarta.servlet.DispatcherType.REQUEST, jakarta.servlet.DispatcherType.ASYNC);
             registration.setEnabled(!rules.isEmpty());
             registration.setName(name);
             return registration;

@@ -1,6 +1,8 @@
 package io.github.ratelimit.spring.boot;
 
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitExceededException;
+import io.github.ratelimit.Verdict;
 import io.github.ratelimit.servlet.RejectionHandler;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -9,6 +11,7 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
 
 import java.io.IOException;
+import java.util.List;
 
 /**
  * Turns a {@link RateLimitExceededException} from a web request into the same response the filter writes
@@ -29,13 +32,29 @@ final class RateLimitExceptionResolver implements HandlerExceptionResolver, Orde
         if (!(ex instanceof RateLimitExceededException rejected) || response.isCommitted()) {
             return null;
         }
+        Decision decision = rejected.decision();
+        if (request.getAttribute(RateLimitMethodInterceptor.UNDISCLOSED_ATTRIBUTE) == decision) {
+            // A limit inside the application (an outbound client's) turned the request away: say when to come
+            // back, not which class and method it was.
+            decision = undisclosed(decision);
+        }
         try {
-            rejectionHandler.reject(request, response, rejected.decision());
+            rejectionHandler.reject(request, response, decision);
         } catch (IOException e) {
             // The client went away.
         }
         return new ModelAndView();
     }
+
+    /** The decision with its rules' names replaced by {@value #UNDISCLOSED_RULE} and no windows. */
+    static Decision undisclosed(Decision decision) {
+        List<Verdict> verdicts = decision.verdicts().stream().map(v -> new Verdict(UNDISCLOSED_RULE, null, v.mode(),
+                v.outcome(), v.basis(), List.of(), v.waitNanos())).toList();
+        return new Decision(decision.outcome(), verdicts, decision.delayNanos(), decision.retryAfterNanos());
+    }
+
+    /** The rule name a response shows for a limit inside the application. */
+    static final String UNDISCLOSED_RULE = "internal";
 
     @Override
     public int getOrder() {

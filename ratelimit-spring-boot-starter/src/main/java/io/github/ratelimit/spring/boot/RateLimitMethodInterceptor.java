@@ -9,6 +9,7 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.servlet.RateLimitFilter;
+import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -20,6 +21,7 @@ import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -35,7 +37,8 @@ import java.util.function.Supplier;
  * whose keys read the method's arguments is decided here, at the call; its items join the response's rate-limit
  * headers, and a rejection returns the tokens the filter took, so the rejected request costs the URL rules nothing.
  * Any other method (a service throttling an outbound call while the request is served) decides on its own, and
- * its items stay out of the response's headers unless {@code ratelimit.method-headers=true}.
+ * its items stay out of the response's headers unless {@code ratelimit.method-headers=true}; when it rejects,
+ * the response gets {@code Retry-After} and a body that does not name the rule.
  *
  * <p>Guards are compiled once per method, at start-up by {@link RateLimitAnnotationValidator} (so a bad
  * annotation stops the application), and otherwise on the first call.
@@ -50,6 +53,13 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
     }
 
     private static final Optional<Entry> NONE = Optional.empty();
+
+    /**
+     * The request attribute holding a rejection by a rule of a method other than the request's handler, which the
+     * response must not describe (its rule names a class and a method): the web layer answers it with a neutral
+     * body.
+     */
+    static final String UNDISCLOSED_ATTRIBUTE = RateLimitMethodInterceptor.class.getName() + ".undisclosed";
 
     private final RateLimiter limiter;
     private final Supplier<RateLimitSettings> settingsSource;
@@ -96,16 +106,28 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
         Decision decision = guard.acquire(new InvocationRequestContext(invocation, request, principal,
                 settings().trustContainerForwarding()));
         HttpServletResponse response = web.currentResponse();
-        if (response != null && !response.isCommitted() && (handler || settings().methodHeaders())) {
-            // The filter decided this request under URL rules already: report both.
-            Object earlier = request.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE);
-            Decision shown = earlier instanceof Decision d ? d.combine(decision) : decision;
-            RateLimitHeaders.write(shown, settings().headers(), response::setHeader);
+        boolean disclosed = handler || settings().methodHeaders();
+        if (response != null && !response.isCommitted()) {
+            if (disclosed) {
+                // The filter decided this request under URL rules already: report both.
+                Object earlier = request.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE);
+                Decision shown = earlier instanceof Decision d ? d.combine(decision) : decision;
+                RateLimitHeaders.write(shown, settings().headers(), response::setHeader);
+            } else if (!decision.permitted()) {
+                // An internal limit turned the request away: when to come back, and nothing about the limit.
+                RateLimitHeaders.write(decision, Set.of(), response::setHeader);
+            }
         }
         if (!decision.permitted()) {
-            if (handler) {
-                // The request is rejected: the URL rules that let it through get their tokens back.
+            if (handler && request.getDispatcherType() != DispatcherType.FORWARD
+                    && request.getDispatcherType() != DispatcherType.INCLUDE
+                    && request.getDispatcherType() != DispatcherType.ERROR) {
+                // The request is rejected: the URL rules that let it through get their tokens back. (Not after a
+                // forward: the handler that forwarded ran, and its request was worth its tokens.)
                 RateLimitFilter.refund(request);
+            }
+            if (!disclosed && request != null) {
+                request.setAttribute(UNDISCLOSED_ATTRIBUTE, decision);
             }
             throw new RateLimitExceededException(decision);
         }

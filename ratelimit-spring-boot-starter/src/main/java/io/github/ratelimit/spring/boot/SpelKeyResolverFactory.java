@@ -14,6 +14,11 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
 import org.springframework.expression.spel.SpelNode;
 import org.springframework.expression.spel.ast.BeanReference;
+import org.springframework.expression.spel.ast.CompoundExpression;
+import org.springframework.expression.spel.ast.MethodReference;
+import org.springframework.expression.spel.ast.Projection;
+import org.springframework.expression.spel.ast.PropertyOrFieldReference;
+import org.springframework.expression.spel.ast.Selection;
 import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
@@ -85,11 +90,40 @@ final class SpelKeyResolverFactory implements KeyResolverFactory {
      */
     void checkRequestReferences(String expression, String source) {
         SpelNode ast = ((SpelExpression) parser.parseExpression(expression)).getAST();
-        check(ast, expression, Set.of("#request"), false, source, reference -> new InvalidRateLimitConfigurationException(
-                source + ".key", expression, "key '" + expression + "' refers to " + reference + ", but a URL rule is "
-                + "decided before any method runs: its key can refer to #request and to beans (@name) only",
-                "Use #request (e.g. \"#request.getHeader('X-Tenant')\"), or move the rule to a @RateLimit on the "
-                + "method whose arguments it needs."));
+        java.util.function.Function<String, InvalidRateLimitConfigurationException> problem = reference ->
+                new InvalidRateLimitConfigurationException(source + ".key", expression, "key '" + expression
+                        + "' refers to " + reference + ", but a URL rule is decided before any method runs: its key "
+                        + "can refer to #request and to beans (@name) only",
+                        "Use #request (e.g. \"#request.getHeader('X-Tenant')\"), or move the rule to a @RateLimit on "
+                        + "the method whose arguments it needs.");
+        check(ast, expression, Set.of("#request"), false, source, problem);
+        String onRoot = rootReference(ast, true);
+        if (onRoot != null) {
+            throw problem.apply("'" + onRoot + "' of the root object, which a URL rule does not have");
+        }
+    }
+
+    /**
+     * @param node a node of an expression's tree
+     * @param startsChain whether the node is evaluated against the root object: it is not a later link of a chain
+     *        ({@code #request.getHeader(...)}) nor inside a selection or projection, which have elements of their own
+     * @return the first property or method read off the root object ({@code foo}, {@code bar()}), or {@code null}
+     */
+    private static String rootReference(SpelNode node, boolean startsChain) {
+        if (startsChain && (node instanceof PropertyOrFieldReference || node instanceof MethodReference)) {
+            return node.toStringAST();
+        }
+        if (node instanceof Selection || node instanceof Projection) {
+            return null;
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            boolean childStarts = !(node instanceof CompoundExpression) || i == 0;
+            String found = rootReference(node.getChild(i), childStarts);
+            if (found != null) {
+                return found;
+            }
+        }
+        return null;
     }
 
     /**

@@ -42,7 +42,9 @@ import static org.assertj.core.api.Assertions.assertThat;
                 "ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**", "ratelimit.rules[0].key=ip",
                 "ratelimit.rules[0].limits=10/1m",
                 "ratelimit.rules[1].name=tenants", "ratelimit.rules[1].paths=/tenant/**",
-                "ratelimit.rules[1].key=#request.getHeader('X-Tenant')", "ratelimit.rules[1].limits=2/1m"})
+                "ratelimit.rules[1].key=#request.getHeader('X-Tenant')", "ratelimit.rules[1].limits=2/1m",
+                "ratelimit.rules[2].name=soft-verify", "ratelimit.rules[2].paths=/soft/verify", "ratelimit.rules[2].key=ip",
+                "ratelimit.rules[2].limits=1/1s", "ratelimit.rules[2].mode=soft", "ratelimit.rules[2].max-delay=5s"})
 class OneDecisionPerRequestTest {
 
     @SpringBootApplication
@@ -64,6 +66,11 @@ class OneDecisionPerRequestTest {
             @RateLimit(name = "upstream", perSecond = 1000)
             String fetch() {
                 return "quote";
+            }
+
+            @RateLimit(perMinute = 1)
+            String scarce() {
+                return "scarce";
             }
         }
 
@@ -110,6 +117,31 @@ class OneDecisionPerRequestTest {
             String tenant() {
                 return "data";
             }
+
+            @GetMapping("/api/scarce")
+            String scarce() {
+                return upstream.scarce();
+            }
+
+            @GetMapping("/api/t/{tenant}/data")
+            @RateLimit(name = "by-path-variable",
+                    key = "#request.getAttribute('org.springframework.web.servlet.HandlerMapping.uriTemplateVariables')['tenant']",
+                    perMinute = 2)
+            String byPathVariable(@PathVariable String tenant) {
+                return tenant;
+            }
+
+            @PostMapping("/soft/verify")
+            @RateLimit(name = "soft-verify-failures", key = "ip", perMinute = 2, count = Count.FAILURES)
+            String softVerify() {
+                return "verified";
+            }
+
+            @GetMapping("/api/forwarding")
+            void forwarding(jakarta.servlet.http.HttpServletRequest request, jakarta.servlet.http.HttpServletResponse response)
+                    throws Exception {
+                request.getRequestDispatcher("/api/items/99").forward(request, response);
+            }
         }
     }
 
@@ -120,6 +152,9 @@ class OneDecisionPerRequestTest {
 
     @Autowired
     RateLimitSettings settings;
+
+    @Autowired
+    io.github.ratelimit.testing.ManualClock clock;
 
     private final HttpClient http = HttpClient.newHttpClient();
 
@@ -236,5 +271,59 @@ class OneDecisionPerRequestTest {
         assertThat(get("/tenant/data", "198.51.100.8", "X-Tenant", "acme").statusCode()).isEqualTo(200);
         assertThat(get("/tenant/data", "198.51.100.9", "X-Tenant", "acme").statusCode()).isEqualTo(429);
         assertThat(get("/tenant/data", "198.51.100.9", "X-Tenant", "globex").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aHandlerKeyReadsThePathVariablesTheLookupFound() throws Exception {
+        int decisionsBefore = DECISIONS.size();
+        assertThat(get("/api/t/acme/data", "198.51.100.30").statusCode()).isEqualTo(200);
+        assertThat(get("/api/t/acme/data", "198.51.100.31").statusCode()).isEqualTo(200);
+        HttpResponse<String> third = get("/api/t/acme/data", "198.51.100.32");
+        assertThat(third.statusCode()).isEqualTo(429);
+        assertThat(third.body()).contains("rule 'by-path-variable'");
+        assertThat(get("/api/t/globex/data", "198.51.100.32").statusCode()).isEqualTo(200);
+        assertThat(DECISIONS.size() - decisionsBefore).as("decided by the filter, once each").isEqualTo(4);
+    }
+
+    @Test
+    void aServiceMethodsRejectionSaysWhenToComeBackButNotWhichMethod() throws Exception {
+        assertThat(get("/api/scarce", "198.51.100.33").statusCode()).isEqualTo(200);
+        HttpResponse<String> rejected = get("/api/scarce", "198.51.100.33");
+        assertThat(rejected.statusCode()).isEqualTo(429);
+        assertThat(rejected.headers().firstValue("Retry-After")).hasValue("60");
+        assertThat(rejected.body()).contains("rule 'internal'").doesNotContain("Upstream").doesNotContain("#scarce");
+        assertThat(rejected.headers().allValues("RateLimit").toString()).doesNotContain("Upstream");
+        assertThat(rejected.headers().firstValue("RateLimit-Policy")).hasValue("\"api-1m\";q=10;w=60");
+    }
+
+    @Test
+    void aSoftDelayThenAHandlerCountingFailuresGivesBackTheTokensOfSuccesses() throws Exception {
+        String client = "198.51.100.34";
+        for (int i = 0; i < 4; i++) {
+            var pending = http.sendAsync(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/soft/verify"))
+                    .timeout(Duration.ofSeconds(20)).header("X-Forwarded-For", client)
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+            while (!pending.isDone() && System.nanoTime() < deadline) {
+                if (clock.pendingTimers() > 0) {
+                    clock.advance(Duration.ofSeconds(1)); // the SOFT rule's delay passes
+                }
+                Thread.sleep(5);
+            }
+            assertThat(pending.get().statusCode()).as("success %d, after its delay", i).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void aRejectionAfterAForwardDoesNotRefundTheRequestThatForwarded() throws Exception {
+        String client = "198.51.100.35";
+        assertThat(get("/api/items/99", client).statusCode()).isEqualTo(200);
+        assertThat(get("/api/items/99", client).statusCode()).isEqualTo(200);
+        assertThat(get("/api/forwarding", client).statusCode()).as("the forward target's rule rejects").isEqualTo(429);
+        // The URL rule paid for the three requests that reached a handler: 7 of its 10 are left.
+        for (int i = 0; i < 7; i++) {
+            assertThat(get("/api/open", client).statusCode()).as("call %d", i).isEqualTo(200);
+        }
+        assertThat(get("/api/open", client).statusCode()).isEqualTo(429);
     }
 }

@@ -32,6 +32,15 @@ class UrlRuleSpelKeysTest {
     }
 
     @Test
+    void aKeyReadingTheRootObjectStopsStartUp() {
+        runner.withPropertyValues("ratelimit.rules[0].key='tenant:' + tenant").run(context ->
+                assertThat(configError(context)).hasMessageContaining("refers to 'tenant' of the root object, which a "
+                        + "URL rule does not have"));
+        runner.withPropertyValues("ratelimit.rules[0].key=#request.getHeader(headerName())").run(context ->
+                assertThat(configError(context)).hasMessageContaining("refers to 'headerName()' of the root object"));
+    }
+
+    @Test
     void aKeyNamingABeanThatDoesNotExistStopsStartUp() {
         runner.withPropertyValues("ratelimit.rules[0].key=@tenants.of(#request)").run(context ->
                 assertThat(configError(context)).hasMessageContaining("refers to bean @tenants, which does not exist"));
@@ -40,6 +49,8 @@ class UrlRuleSpelKeysTest {
     @Test
     void aKeyReadingTheRequestStarts() {
         runner.withPropertyValues("ratelimit.rules[0].key=#request.getHeader('X-Tenant')")
+                .run(context -> assertThat(context).hasNotFailed());
+        runner.withPropertyValues("ratelimit.rules[0].key='t:' + #request.getHeader('X-Tenant').toLowerCase()")
                 .run(context -> assertThat(context).hasNotFailed());
     }
 }
