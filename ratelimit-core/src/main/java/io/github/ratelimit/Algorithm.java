@@ -1,7 +1,17 @@
 package io.github.ratelimit;
 
 /**
- * How a rule's buckets refill.
+ * How a rule counts calls within its windows. Every algorithm takes several windows at once (decided
+ * atomically), a cost per call and every {@link Mode}; they differ in what a window means.
+ *
+ * <table>
+ *   <caption>Choosing an algorithm</caption>
+ *   <tr><th>Algorithm</th><th>Admits within any rolling window</th><th>State per key</th></tr>
+ *   <tr><td>{@link #TOKEN_BUCKET}</td><td>burst + rate × window</td><td>two numbers per window</td></tr>
+ *   <tr><td>{@link #FIXED_WINDOW}</td><td>up to twice the limit across a boundary</td><td>one number per window</td></tr>
+ *   <tr><td>{@link #SLIDING_WINDOW_LOG}</td><td>exactly the limit</td><td>one entry per admitted call</td></tr>
+ *   <tr><td>{@link #SLIDING_WINDOW_COUNTER}</td><td>the limit, approximately</td><td>a few counters per window</td></tr>
+ * </table>
  */
 public enum Algorithm {
 
@@ -17,5 +27,31 @@ public enum Algorithm {
      * explain to API clients, but a burst at the end of one window and the start of the next can pass up to
      * twice the quota within one window's length. A burst capacity cannot be combined with it.
      */
-    FIXED_WINDOW
+    FIXED_WINDOW,
+
+    /**
+     * Sliding window log: the time of every admitted call is kept, and a call passes when the calls admitted
+     * within the last window, and it, are at most the limit. Exact for every rolling window ({@code 100/1m}
+     * never admits a 101st call within any 60 seconds) with no refill shape to explain; memory grows with the
+     * limit, so a rule's longest window may hold at most {@link Rule#MAX_LOG_CALLS} calls. A burst capacity
+     * cannot be combined with it.
+     */
+    SLIDING_WINDOW_LOG,
+
+    /**
+     * Sliding window counter: one counter per clock-aligned window; the count in the sliding window is the
+     * current window's count plus the previous window's, weighted by the share of it the sliding window still
+     * covers. A few counters per key whatever the limit; approximate, since it assumes the previous window's
+     * calls were spread evenly (over-admission is measured in {@code docs/BENCHMARKS.md}). A burst capacity
+     * cannot be combined with it.
+     */
+    SLIDING_WINDOW_COUNTER;
+
+    /**
+     * @return whether the algorithm is one of the sliding windows, which the limiter's own code computes (the
+     *         others run on Bucket4j)
+     */
+    public boolean isSliding() {
+        return this == SLIDING_WINDOW_LOG || this == SLIDING_WINDOW_COUNTER;
+    }
 }

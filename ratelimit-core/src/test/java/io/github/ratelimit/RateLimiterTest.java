@@ -1,8 +1,8 @@
 package io.github.ratelimit;
 
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
 import io.github.ratelimit.store.BucketKey;
+import io.github.ratelimit.store.KeyState;
+import io.github.ratelimit.store.StoreLimits;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.testing.ManualClock;
@@ -479,7 +479,7 @@ class RateLimiterTest {
         /** A store that is down: every call throws, as a Redis client does when it cannot connect. */
         private final BucketStore down = new BucketStore() {
             @Override
-            public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
+            public KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst) {
                 throw new IllegalStateException("connection refused");
             }
         };
@@ -528,8 +528,8 @@ class RateLimiterTest {
             LocalBucketStore real = LocalBucketStore.create();
             limiter = builder().store(new BucketStore() {
                 @Override
-                public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
-                    return real.bucket(key, configuration);
+                public KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst) {
+                    return real.state(key, limits, localFirst);
                 }
 
                 @Override

@@ -3,7 +3,6 @@ package io.github.ratelimit.internal;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
-import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
@@ -13,19 +12,20 @@ import io.github.ratelimit.Mode;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.key.KeyResolver;
+import io.github.ratelimit.store.StoreLimits;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
 
 /**
- * A rule with everything a decision needs resolved up front: its key resolver, its bucket configurations
+ * A rule with everything a decision needs resolved up front: its key resolver, its store limits
  * (primary and local-fallback), and the cache of per-key limits. Immutable apart from the caches; thread-safe.
  */
 final class CompiledRule {
 
-    /** The primary and the local-fallback configuration of one set of limits. */
-    record Configs(BucketConfiguration primary, BucketConfiguration fallback) {
+    /** The primary and the local-fallback limits of one set of limits. */
+    record Configs(StoreLimits primary, StoreLimits fallback) {
     }
 
     private static final RateLimitedLog PROVIDER_LOG = new RateLimitedLog(10_000_000_000L);
@@ -115,7 +115,7 @@ final class CompiledRule {
     }
 
     private Configs configs(List<Limit> limits) {
-        return new Configs(BucketConfigurations.of(limits, rule.algorithm()),
-                BucketConfigurations.scaled(limits, rule.algorithm(), fallbackShare));
+        StoreLimits primary = StoreLimits.of(limits, rule.algorithm());
+        return new Configs(primary, primary.scaled(fallbackShare));
     }
 }

@@ -1,12 +1,6 @@
 package io.github.ratelimit.internal;
 
-import io.github.bucket4j.Bandwidth;
-import io.github.bucket4j.BucketConfiguration;
-import io.github.bucket4j.BucketState;
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.TimeMeter;
-import io.github.bucket4j.VerboseResult;
 import io.github.ratelimit.Basis;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
@@ -27,6 +21,8 @@ import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.key.KeyResolverFactory;
 import io.github.ratelimit.store.BucketKey;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.KeyState;
+import io.github.ratelimit.store.StoreLimits;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.store.RateLimitContentionException;
 
@@ -174,7 +170,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     final class Evaluation {
 
         Decision decision;
-        private Bucket[] charged;
+        private KeyState[] charged;
         private long[] chargedCost;
         private int chargedCount;
         boolean permitHeld;
@@ -215,15 +211,15 @@ public final class DefaultRateLimiter implements RateLimiter {
             }
         }
 
-        void charge(Bucket bucket, long cost) {
+        void charge(KeyState state, long cost) {
             if (charged == null) {
-                charged = new Bucket[2];
+                charged = new KeyState[2];
                 chargedCost = new long[2];
             } else if (chargedCount == charged.length) {
                 charged = Arrays.copyOf(charged, chargedCount * 2);
                 chargedCost = Arrays.copyOf(chargedCost, chargedCount * 2);
             }
-            charged[chargedCount] = bucket;
+            charged[chargedCount] = state;
             chargedCost[chargedCount++] = cost;
         }
 
@@ -231,10 +227,10 @@ public final class DefaultRateLimiter implements RateLimiter {
         void refund() {
             for (int i = 0; i < chargedCount; i++) {
                 try {
-                    charged[i].addTokens(chargedCost[i]);
+                    charged[i].refund(chargedCost[i]);
                 } catch (RuntimeException e) {
-                    STORE_LOG.log(Level.WARNING, "Could not return " + chargedCost[i]
-                            + " token(s) to a bucket; the store failed", e);
+                    STORE_LOG.log(Level.WARNING, "Could not give back " + chargedCost[i]
+                            + " permit(s) to a key; the store failed", e);
                 }
             }
             chargedCount = 0;
@@ -350,63 +346,52 @@ public final class DefaultRateLimiter implements RateLimiter {
     }
 
     private Verdict consume(CompiledRule rule, String key, BucketStore from, BucketKey bucketKey,
-                            BucketConfiguration configuration, Basis basis, Evaluation ev) {
-        Bucket bucket = from.bucket(bucketKey, configuration, rule.localFirst);
-        VerboseResult<ConsumptionProbe> result = bucket.asVerbose().tryConsumeAndReturnRemaining(rule.cost);
-        ConsumptionProbe probe = result.getValue();
-        if (probe.isConsumed()) {
-            ev.charge(bucket, rule.cost);
-            return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, windows(result), 0);
+                            StoreLimits limits, Basis basis, Evaluation ev) {
+        KeyState state = from.state(bucketKey, limits, rule.localFirst);
+        KeyState.Probe probe = state.tryConsume(rule.cost);
+        if (probe.consumed()) {
+            ev.charge(state, rule.cost);
+            return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, probe.windows(), 0);
         }
-        long wait = probe.getNanosToWaitForRefill();
+        long wait = probe.waitNanos();
         if (rule.mode == Mode.HARD || (rule.mode == Mode.SOFT && wait > rule.maxDelayNanos)) {
-            return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, basis, windows(result), wait);
+            return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, basis, probe.windows(), wait);
         }
         if (rule.mode == Mode.SHADOW) {
-            return new Verdict(rule.name, key, rule.mode, Outcome.SHADOW_REJECTED, basis, windows(result), wait);
+            return new Verdict(rule.name, key, rule.mode, Outcome.SHADOW_REJECTED, basis, probe.windows(), wait);
         }
-        Verdict verdict = reserve(rule, key, bucket, basis, ev, result, wait);
-        if (verdict.outcome() == Outcome.DELAYED) {
-            // The bucket now owes tokens: let the store see it again, so its expiry counts the debt.
-            from.bucket(bucketKey, configuration, rule.localFirst);
-        }
-        return verdict;
+        return reserve(rule, key, state, basis, ev, probe.windows(), wait);
     }
 
-    private Verdict reserve(CompiledRule rule, String key, Bucket bucket, Basis basis, Evaluation ev,
-                            VerboseResult<ConsumptionProbe> probe, long wait) {
+    private Verdict reserve(CompiledRule rule, String key, KeyState state, Basis basis, Evaluation ev,
+                            List<WindowState> windows, long wait) {
         // A place among this rule's waiting calls, and one among all the limiter's.
         if (!rule.waiting.tryAcquire()) {
-            return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, Basis.WAITERS_FULL, windows(probe), wait);
+            return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait);
         }
         ev.holdRulePermit(rule);
         boolean tookPermit = false;
         if (!ev.permitHeld) {
             if (!waiting.tryAcquire()) {
                 ev.releaseRulePermit(rule);
-                return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, Basis.WAITERS_FULL, windows(probe), wait);
+                return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait);
             }
             tookPermit = true;
             ev.permitHeld = true;
         }
         boolean reserved = false;
         try {
-            CapturingStrategy strategy = new CapturingStrategy();
-            reserved = bucket.asBlocking().tryConsume(rule.cost, rule.maxDelayNanos, strategy);
-            if (!reserved) {
+            long nanos = state.reserve(rule.cost, rule.maxDelayNanos);
+            if (nanos < 0) {
                 // The wait grew past maxDelay between the probe and the reservation.
-                return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, basis, windows(probe), wait);
+                return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, basis, windows, wait);
             }
-            ev.charge(bucket, rule.cost);
-            if (strategy.nanos <= 0) {
-                reserved = false;
-                return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, windows(probe), 0);
+            ev.charge(state, rule.cost);
+            if (nanos == 0) {
+                return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, windows, 0);
             }
-            return new Verdict(rule.name, key, rule.mode, Outcome.DELAYED, basis, windows(probe), strategy.nanos);
-        } catch (InterruptedException e) {
-            // CapturingStrategy never blocks, so Bucket4j cannot be interrupted here.
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
+            reserved = true;
+            return new Verdict(rule.name, key, rule.mode, Outcome.DELAYED, basis, windows, nanos);
         } finally {
             if (!reserved) {
                 ev.releaseRulePermit(rule);
@@ -416,56 +401,6 @@ public final class DefaultRateLimiter implements RateLimiter {
                 }
             }
         }
-    }
-
-    static List<WindowState> windows(VerboseResult<?> result) {
-        BucketState state = result.getState();
-        Bandwidth[] bandwidths = state.getConfiguration().getBandwidths();
-        long now = result.getOperationTimeNanos();
-        WindowState[] windows = new WindowState[bandwidths.length];
-        for (int i = 0; i < bandwidths.length; i++) {
-            Bandwidth b = bandwidths[i];
-            long current = state.getCurrentSize(i);
-            long reset = resetNanos(b, b.getCapacity() - current, state.getRoundingError(i), now);
-            windows[i] = new WindowState(b.getId(), b.getCapacity(), b.getRefillTokens(),
-                    Duration.ofNanos(b.getRefillPeriodNanos()),
-                    Math.max(0, current), reset);
-        }
-        return Arrays.asList(windows);
-    }
-
-    /**
-     * Nanoseconds until a bandwidth short of {@code deficit} tokens is full again; {@code roundingError} is
-     * Bucket4j's record of the partly refilled next token (in token-nanoseconds) of a greedy bandwidth.
-     */
-    static long resetNanos(Bandwidth b, long deficit, long roundingError, long nowNanos) {
-        if (deficit <= 0) {
-            return 0;
-        }
-        long period = b.getRefillPeriodNanos();
-        long tokens = b.getRefillTokens();
-        if (b.isRefillIntervally()) {
-            long periods = (deficit + tokens - 1) / tokens;
-            long untilBoundary = b.isIntervallyAligned() ? period - Math.floorMod(nowNanos, period) : period;
-            return saturatedAdd(untilBoundary, saturatedMultiply(periods - 1, period));
-        }
-        long product = saturatedMultiply(deficit, period);
-        if (product == Long.MAX_VALUE) {
-            return (long) Math.ceil((double) deficit * period / tokens);
-        }
-        long remainder = Math.max(0, product - roundingError);
-        return (remainder + tokens - 1) / tokens;
-    }
-
-    private static long saturatedMultiply(long a, long b) {
-        long high = Math.multiplyHigh(a, b);
-        long low = a * b;
-        return (high == 0 && low >= 0) ? low : Long.MAX_VALUE;
-    }
-
-    private static long saturatedAdd(long a, long b) {
-        long r = a + b;
-        return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
     }
 
     private void notifyListeners(Decision decision) {
@@ -506,10 +441,10 @@ public final class DefaultRateLimiter implements RateLimiter {
                     BucketKey bucketKey = new BucketKey(rule.name, v.key());
                     CompiledRule.Configs configs = rule.configsFor(v.key());
                     try {
-                        Bucket bucket = v.basis() == Basis.BUCKET
-                                ? store.bucket(bucketKey, configs.primary(), rule.localFirst)
-                                : fallbackStore.bucket(bucketKey, configs.fallback());
-                        bucket.addTokens(rule.cost);
+                        KeyState state = v.basis() == Basis.BUCKET
+                                ? store.state(bucketKey, configs.primary(), rule.localFirst)
+                                : fallbackStore.state(bucketKey, configs.fallback(), null);
+                        state.refund(rule.cost);
                     } catch (RuntimeException e) {
                         STORE_LOG.log(Level.WARNING, "Could not return the token(s) of a call that "
                                 + (onlyFailureCounting ? "did not fail" : "another layer refused") + " to rule '"

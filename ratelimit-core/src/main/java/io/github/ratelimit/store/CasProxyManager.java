@@ -157,6 +157,36 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     }
 
     /**
+     * Runs one script of another kind (the sliding windows') under the same circuit breaker and counters as the
+     * bucket operations: one decision, one round trip.
+     *
+     * @param call the script call
+     * @return its reply
+     * @throws RateLimitStoreException when the breaker is open or Redis fails
+     */
+    Object call(java.util.function.Supplier<Object> call) {
+        long epoch = breaker.tryAcquire();
+        if (epoch == CircuitBreaker.REFUSED) {
+            shortCircuited.increment();
+            throw new RateLimitStoreException("Redis circuit breaker is open; not waiting on Redis", null);
+        }
+        decisions.increment();
+        roundTrips.increment();
+        long started = System.nanoTime();
+        try {
+            Object reply = call.get();
+            breaker.onSuccess(epoch);
+            return reply;
+        } catch (JedisException e) {
+            failures.increment();
+            breaker.onFailure(epoch);
+            throw new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
+        } finally {
+            latencyNanos.add(System.nanoTime() - started);
+        }
+    }
+
+    /**
      * The time to live of a bucket's key from its state right after an operation: until every window is full
      * again (a reservation that took it below zero included), plus {@link #KEEP_AFTER_FULL_MILLIS}. Expiring a
      * full bucket loses nothing; expiring one that still owes tokens would forgive the debt.

@@ -89,7 +89,7 @@ public final class JedisBucketStore implements BucketStore {
     }
 
     /** A bucket's reference (its key, configuration and last seen state) and the Bucket4j proxy over it. */
-    private record Entry(CasProxyManager.Ref ref, Bucket proxy) {
+    private record Entry(CasProxyManager.Ref ref, Bucket proxy, BucketKeyState state) {
     }
 
     private static final RateLimitedLog CLOCK_LOG = new RateLimitedLog(60_000_000_000L);
@@ -104,6 +104,8 @@ public final class JedisBucketStore implements BucketStore {
     private final CasProxyManager proxies;
     private final boolean batching;
     private final Cache<BucketKey, Entry> entries;
+    private final Cache<BucketKey, RedisSlidingState> sliding;
+    private final RedisSlidingState.Context slidingContext;
     private final AtomicLong lastVersion = new AtomicLong();
     private final ScheduledExecutorService clockThread;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -121,6 +123,13 @@ public final class JedisBucketStore implements BucketStore {
         this.proxies = new CasProxyManager(jedis, script, breaker, clock, b.maxAttempts, b.retryBudget.toNanos());
         this.entries = Caffeine.newBuilder().maximumSize(b.maximumCachedBuckets)
                 .expireAfterAccess(Duration.ofMinutes(10)).build();
+        this.sliding = Caffeine.newBuilder().maximumSize(b.maximumCachedBuckets)
+                .expireAfterAccess(Duration.ofMinutes(10)).build();
+        // Sliding windows read the server's TIME in their script, unless the store was given a clock. Log members
+        // are unique across instances: a random prefix per store, then a sequence number.
+        String memberPrefix = Long.toString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36)
+                + ".";
+        this.slidingContext = new RedisSlidingState.Context(proxies, jedis, b.timeMeter, memberPrefix, new AtomicLong());
         if (serverClock != null) {
             calibrateClock();
             this.clockThread = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -143,21 +152,42 @@ public final class JedisBucketStore implements BucketStore {
     }
 
     @Override
-    public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
-        return bucket(key, configuration, null);
+    public KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst) {
+        if (!limits.algorithm().isSliding()) {
+            return entry(key, limits.bucketConfiguration(), localFirst).state;
+        }
+        RedisSlidingState state = sliding.getIfPresent(key);
+        if (state == null || (state.limits() != limits && !state.limits().equals(limits))) {
+            state = new RedisSlidingState(slidingContext, RedisKeys.slidingKey(prefix, key, limits.algorithm()), limits);
+            sliding.put(key, state);
+        }
+        return state;
     }
 
-    @Override
-    public Bucket bucket(BucketKey key, BucketConfiguration configuration, LocalFirst localFirst) {
+    /**
+     * The Bucket4j bucket behind a token-bucket or fixed-window key: its operations act on the state in Redis.
+     *
+     * @param key the key
+     * @param configuration its configuration; a bucket stored with another is replaced with
+     *        {@code TokensInheritanceStrategy.ADDITIVE}
+     * @return the bucket
+     */
+    public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
+        return entry(key, configuration, null).proxy;
+    }
+
+    private Entry entry(BucketKey key, BucketConfiguration configuration, LocalFirst localFirst) {
         Entry entry = entries.getIfPresent(key);
         if (entry == null || (entry.ref.configuration != configuration
                 && !entry.ref.configuration.equals(configuration))) {
             // Two threads may both get here; each entry is valid, and the later version merely wins.
             CasProxyManager.Ref ref = newRef(key, configuration);
-            entry = new Entry(ref, newProxy(ref, localFirst));
+            Bucket proxy = newProxy(ref, localFirst);
+            // Redis computes each write's expiry from the state it writes, so a reservation needs no second look.
+            entry = new Entry(ref, proxy, new BucketKeyState(proxy, null));
             entries.put(key, entry);
         }
-        return entry.proxy;
+        return entry;
     }
 
     private CasProxyManager.Ref newRef(BucketKey key, BucketConfiguration configuration) {

@@ -20,6 +20,11 @@ import java.util.concurrent.Executor;
  * Buckets in this JVM's memory, in a bounded map: a flood of distinct keys evicts the least recently used
  * buckets instead of exhausting the heap.
  *
+ * <p>Token-bucket and fixed-window keys are Bucket4j buckets; sliding-window keys are a log or counters of this
+ * library's own. A sliding log weighs against the maximum as one key per {@value #LOG_ENTRIES_PER_KEY_WEIGHT}
+ * calls its longest window may hold (so 100,000 keys of logs of 10,000 calls cannot take 16 GB), and is dropped
+ * once its newest call has slid out of the longest window; sliding counters once their last interval has.
+ *
  * <p>A bucket is dropped once it has been idle until it is full again: then a new bucket is the same, so expiry
  * loses nothing. Each access sets the idle time to what the next operation could need: the time to refill from
  * empty, or, for a bucket that has reserved tokens ahead (a delayed call of a SOFT rule, which takes it below
@@ -35,12 +40,15 @@ public final class LocalBucketStore implements BucketStore {
     /** The default maximum number of buckets. */
     public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
 
-    private final Cache<BucketKey, StoreBucket> buckets;
+    /** A {@link StoreBucket} or a {@link LocalSlidingState} per key. */
+    private final Cache<BucketKey, Object> buckets;
     private final TimeMeter timeMeter;
 
     private LocalBucketStore(Builder builder) {
         this.timeMeter = builder.timeMeter;
-        Caffeine<Object, Object> caffeine = Caffeine.newBuilder().maximumSize(builder.maximumKeys);
+        // Weighed, so a sliding log (up to Rule.MAX_LOG_CALLS entries) counts for the memory it may take.
+        Caffeine<Object, Object> caffeine = Caffeine.newBuilder().maximumWeight(builder.maximumKeys)
+                .weigher((Object key, Object entry) -> weight(entry));
         if (timeMeter != TimeMeter.SYSTEM_MILLISECONDS && timeMeter != TimeMeter.SYSTEM_NANOTIME) {
             TimeMeter meter = timeMeter;
             caffeine.ticker(meter::currentTimeNanos);
@@ -68,14 +76,68 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     @Override
+    public KeyState state(BucketKey key, StoreLimits limits, io.github.ratelimit.LocalFirst localFirst) {
+        if (!limits.algorithm().isSliding()) {
+            return bucketFor(key, limits.bucketConfiguration()).state;
+        }
+        Object entry = buckets.get(key, k -> LocalSlidingState.create(limits, timeMeter, () -> buckets.getIfPresent(k)));
+        if (!(entry instanceof LocalSlidingState state) || state.algorithm() != limits.algorithm()) {
+            // The rule changed its algorithm: the old state means nothing to the new one.
+            LocalSlidingState fresh = LocalSlidingState.create(limits, timeMeter, () -> buckets.getIfPresent(key));
+            buckets.put(key, fresh);
+            return fresh;
+        }
+        state.limits(limits);
+        return state;
+    }
+
+    /**
+     * The Bucket4j bucket behind a token-bucket or fixed-window key, created with {@code configuration} when
+     * absent; one whose configuration differs is replaced with {@code TokensInheritanceStrategy.ADDITIVE} (a
+     * window whose capacity grows gains the difference).
+     *
+     * @param key the key
+     * @param configuration its configuration
+     * @return the bucket
+     */
     public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
-        StoreBucket bucket = buckets.get(key, k -> newBucket(configuration));
+        return bucketFor(key, configuration);
+    }
+
+    private StoreBucket bucketFor(BucketKey key, BucketConfiguration configuration) {
+        Object entry = buckets.get(key, k -> newBucket(k, configuration));
+        if (!(entry instanceof StoreBucket bucket)) {
+            StoreBucket fresh = newBucket(key, configuration);
+            buckets.put(key, fresh);
+            return fresh;
+        }
         BucketConfiguration current = bucket.getConfiguration();
         if (current != configuration && !current.equals(configuration)) {
             bucket.replaceConfiguration(configuration, TokensInheritanceStrategy.ADDITIVE);
         }
         return bucket;
     }
+
+    /**
+     * A key's weight against {@link Builder#maximumKeys}: 1 for a bucket or a set of sliding counters (a few
+     * hundred bytes each), and one more per {@value #LOG_ENTRIES_PER_KEY_WEIGHT} calls a sliding log's longest
+     * window may hold (16 bytes per call), from the limits it was created with.
+     */
+    static int weight(Object entry) {
+        if (entry instanceof SlidingLogState log) {
+            long permits = 0;
+            for (io.github.ratelimit.Limit limit : log.limits().limits()) {
+                if (limit.period().toNanos() == log.limits().longestPeriodNanos()) {
+                    permits = limit.permits();
+                }
+            }
+            return (int) Math.min(Integer.MAX_VALUE, 1 + permits / LOG_ENTRIES_PER_KEY_WEIGHT);
+        }
+        return 1;
+    }
+
+    /** How many log entries weigh as much as one bucket. */
+    static final long LOG_ENTRIES_PER_KEY_WEIGHT = 16;
 
     /**
      * @return the number of buckets held now (approximate, as Caffeine's estimate)
@@ -96,7 +158,7 @@ public final class LocalBucketStore implements BucketStore {
         buckets.invalidateAll();
     }
 
-    private StoreBucket newBucket(BucketConfiguration configuration) {
+    private StoreBucket newBucket(BucketKey key, BucketConfiguration configuration) {
         // Built around the caller's configuration object itself (not a copy, as Bucket.builder() makes), so equal
         // rules share one configuration and the identity check in bucket() holds.
         if (!timeMeter.isWallClockBased()) {
@@ -107,7 +169,7 @@ public final class LocalBucketStore implements BucketStore {
                 }
             }
         }
-        return new StoreBucket(configuration, timeMeter);
+        return new StoreBucket(configuration, timeMeter, () -> buckets.getIfPresent(key));
     }
 
     /**
@@ -117,9 +179,11 @@ public final class LocalBucketStore implements BucketStore {
     static final class StoreBucket extends LockFreeBucket {
 
         private volatile boolean reserved;
+        final BucketKeyState state;
 
-        StoreBucket(BucketConfiguration configuration, TimeMeter timeMeter) {
+        StoreBucket(BucketConfiguration configuration, TimeMeter timeMeter, Runnable afterReservation) {
             super(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
+            this.state = new BucketKeyState(this, afterReservation);
         }
 
         @Override
@@ -167,21 +231,32 @@ public final class LocalBucketStore implements BucketStore {
      */
     static final long EXPIRY_SLACK_NANOS = 1_000_000_000L;
 
-    private static final class IdleExpiry implements Expiry<BucketKey, StoreBucket> {
+    private static final class IdleExpiry implements Expiry<BucketKey, Object> {
 
         @Override
-        public long expireAfterCreate(BucketKey key, StoreBucket bucket, long currentTime) {
-            return idle(bucket);
+        public long expireAfterCreate(BucketKey key, Object entry, long currentTime) {
+            return idle(entry);
         }
 
         @Override
-        public long expireAfterUpdate(BucketKey key, StoreBucket bucket, long currentTime, long currentDuration) {
-            return idle(bucket);
+        public long expireAfterUpdate(BucketKey key, Object entry, long currentTime, long currentDuration) {
+            return idle(entry);
         }
 
         @Override
-        public long expireAfterRead(BucketKey key, StoreBucket bucket, long currentTime, long currentDuration) {
-            return idle(bucket);
+        public long expireAfterRead(BucketKey key, Object entry, long currentTime, long currentDuration) {
+            return idle(entry);
+        }
+
+        private long idle(Object entry) {
+            if (entry instanceof StoreBucket bucket) {
+                return idle(bucket);
+            }
+            // A read comes before an operation that may count a call now: the longest window from now at least,
+            // and until the last counted call (a reservation, seen again right after it) slides out.
+            LocalSlidingState state = (LocalSlidingState) entry;
+            long longest = state.limits().longestPeriodNanos();
+            return Math.min(Math.max(longest, state.nanosUntilIrrelevant()), Long.MAX_VALUE / 2) + EXPIRY_SLACK_NANOS;
         }
 
         /** Time to refill from empty, per configuration; configurations are few (one per rule and per-key limits). */
@@ -219,7 +294,7 @@ public final class LocalBucketStore implements BucketStore {
         }
 
         /**
-         * @param maximumKeys the most buckets held at once, at least 1
+         * @param maximumKeys the most keys held at once (a sliding log weighs as several keys), at least 1
          * @return this builder
          * @throws InvalidRateLimitConfigurationException when not positive
          */

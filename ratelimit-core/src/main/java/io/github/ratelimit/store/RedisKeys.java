@@ -47,6 +47,19 @@ final class RedisKeys {
         return sb.append('}').toString().getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * The key of a sliding log or counters: the bucket key with a suffix after its hash tag, so it lives on the
+     * bucket's slot and never equals a bucket key (those end with the closing brace).
+     */
+    static byte[] slidingKey(String prefix, BucketKey key, io.github.ratelimit.Algorithm algorithm) {
+        byte[] base = bucketKey(prefix, key);
+        byte[] suffix = (algorithm == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG ? ":log" : ":counter")
+                .getBytes(StandardCharsets.US_ASCII);
+        byte[] result = java.util.Arrays.copyOf(base, base.length + suffix.length);
+        System.arraycopy(suffix, 0, result, base.length, suffix.length);
+        return result;
+    }
+
     /** The key the clock script is routed by; it is never read or written. */
     static byte[] clockKey(String prefix) {
         return (prefix + ":{clock}").getBytes(StandardCharsets.UTF_8);

@@ -1,7 +1,5 @@
 package io.github.ratelimit.store;
 
-import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Basis;
 import io.github.ratelimit.Decision;
@@ -18,6 +16,8 @@ import io.github.ratelimit.testing.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -60,8 +60,8 @@ abstract class BucketStoreContract {
     protected RateLimiter limiter(RateLimiter.Builder builder) {
         BucketStore shared = new BucketStore() {
             @Override
-            public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
-                return store.bucket(key, configuration);
+            public KeyState state(BucketKey key, StoreLimits limits, io.github.ratelimit.LocalFirst localFirst) {
+                return store.state(key, limits, localFirst);
             }
         };
         RateLimiter limiter = builder.store(shared).timeMeter(clock).waiter(clock).build();
@@ -280,5 +280,171 @@ abstract class BucketStoreContract {
     void failsOverToTheRulePolicyOnlyWhenTheStoreFails() {
         Guard guard = limiter().guard(Rule.builder("api").limits("1/1m").onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build());
         assertThat(guard.acquire(RequestContext.empty()).binding().basis()).isEqualTo(Basis.BUCKET);
+    }
+
+    // ---- every algorithm: what a rule means does not depend on how it counts ---------------------------------
+
+    private static Rule.Builder rule(String name, Algorithm algorithm, String... limits) {
+        return Rule.builder(name).limits(limits).algorithm(algorithm);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyAlgorithmRejectsTheCallAfterTheLimitAndAdmitsAgainLater(Algorithm algorithm) {
+        Guard guard = limiter().guard(rule("api-" + algorithm, algorithm, "5/1s").build());
+        assertThat(fire(guard, RequestContext.empty(), 6)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
+                Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
+        Decision rejected = guard.acquire(RequestContext.empty());
+        assertThat(rejected.retryAfterNanos()).isPositive();
+        assertThat(rejected.bindingWindow().remaining()).isZero();
+        clock.advanceNanos(rejected.retryAfterNanos());
+        assertThat(guard.acquire(RequestContext.empty()).outcome()).as("at the Retry-After it promised").isEqualTo(Outcome.ALLOWED);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyAlgorithmDecidesItsWindowsTogetherAndCountsARejectedCallInNone(Algorithm algorithm) {
+        Guard guard = limiter().guard(rule("two-" + algorithm, algorithm, "3/1s", "4/1m").build());
+        assertThat(allowed(fire(guard, RequestContext.empty(), 5))).isEqualTo(3);
+        clock.advance(Duration.ofSeconds(2));
+        // The per-second window has room again, the per-minute window only for one: rejected calls took nothing.
+        assertThat(fire(guard, RequestContext.empty(), 3)).containsExactly(Outcome.ALLOWED, Outcome.REJECTED,
+                Outcome.REJECTED);
+        Decision d = guard.acquire(RequestContext.empty());
+        assertThat(d.bindingWindow().name()).isEqualTo("1m");
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyAlgorithmGivesBackWhatARejectionByAnotherRuleTook(Algorithm algorithm) {
+        RateLimiter limiter = limiter();
+        Rule everyone = rule("everyone-" + algorithm, algorithm, "10/1m").build();
+        Guard both = limiter.guard(everyone, Rule.builder("per-user-" + algorithm).key("user").limits("1/1m").build());
+        both.acquire(user("alice"));
+        assertThat(fire(both, user("alice"), 5)).containsOnly(Outcome.REJECTED);
+        assertThat(allowed(fire(limiter.guard(everyone), RequestContext.empty(), 10))).isEqualTo(9);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyAlgorithmChargesTheCostAndKeepsShadowRulesOpen(Algorithm algorithm) {
+        Guard costly = limiter().guard(rule("export-" + algorithm, algorithm, "10/1m").cost(4).build());
+        assertThat(fire(costly, RequestContext.empty(), 3)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
+                Outcome.REJECTED);
+        Guard shadow = limiter().guard(rule("trial-" + algorithm, algorithm, "2/1s").mode(Mode.SHADOW).build());
+        assertThat(fire(shadow, RequestContext.empty(), 3)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
+                Outcome.SHADOW_REJECTED);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyAlgorithmDelaysSoftCallsToWhenTheyMayGo(Algorithm algorithm) {
+        Guard soft = limiter().guard(rule("soft-" + algorithm, algorithm, "2/1s").mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(2)).build());
+        fire(soft, RequestContext.empty(), 2);
+        Decision probe = soft.acquireAsync(RequestContext.empty()).getNow(null);
+        assertThat(probe).as("delayed, not decided at once").isNull();
+        clock.advance(Duration.ofSeconds(2));
+        // Everything reserved has gone by now: the key admits again at once.
+        assertThat(soft.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void everyAlgorithmAppliesAChangedPerKeyLimitToTheKeysState(Algorithm algorithm) {
+        AtomicReference<List<Limit>> plan = new AtomicReference<>(List.of(Limit.parse("2/1m")));
+        Guard guard = limiter(RateLimiter.builder().limitProvider((r, key) -> plan.get(), Duration.ofSeconds(1)))
+                .guard(rule("plan-" + algorithm, algorithm, "1/1m").key("user").build());
+        assertThat(allowed(fire(guard, user("alice"), 3))).isEqualTo(2);
+        plan.set(List.of(Limit.parse("5/1m")));
+        clock.advance(Duration.ofSeconds(2));
+        Decision d = guard.acquire(user("alice"));
+        assertThat(d.verdicts().get(0).windows().get(0).limit()).isEqualTo(5);
+        assertThat(d.permitted()).isTrue();
+    }
+
+    // ---- sliding window log: exact ----------------------------------------------------------------------------
+
+    @Test
+    void theLogAdmitsExactlyTheLimitInEveryRollingWindow() {
+        Guard guard = limiter().guard(rule("log", Algorithm.SLIDING_WINDOW_LOG, "10/1s").build());
+        assertThat(allowed(fire(guard, RequestContext.empty(), 10))).isEqualTo(10);
+        clock.advance(Duration.ofMillis(500));
+        Decision half = guard.acquire(RequestContext.empty());
+        assertThat(allowed(fire(guard, RequestContext.empty(), 4))).isZero();
+        assertThat(half.outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(half.retryAfterNanos()).isEqualTo(500_000_000L);
+        assertThat(half.bindingWindow().resetNanos()).isEqualTo(500_000_000L);
+        clock.advance(Duration.ofMillis(500));
+        assertThat(allowed(fire(guard, RequestContext.empty(), 11))).isEqualTo(10);
+    }
+
+    @Test
+    void theLogHasNoBurstAtAWindowEdge() {
+        Guard guard = limiter().guard(rule("edge", Algorithm.SLIDING_WINDOW_LOG, "4/1s").build());
+        clock.advance(Duration.ofMillis(900));
+        assertThat(allowed(fire(guard, RequestContext.empty(), 4))).isEqualTo(4);
+        clock.advance(Duration.ofMillis(200));   // a fixed window would have reset at 1.0 s
+        assertThat(allowed(fire(guard, RequestContext.empty(), 4))).isZero();
+        Decision d = guard.acquire(RequestContext.empty());
+        assertThat(d.retryAfterNanos()).isEqualTo(800_000_000L);
+    }
+
+    @Test
+    void theLogsSoftWaitIsTheTimeUntilEnoughCallsSlideOut() {
+        Guard soft = limiter().guard(rule("log-soft", Algorithm.SLIDING_WINDOW_LOG, "2/1s").mode(Mode.SOFT)
+                .maxDelay(Duration.ofMillis(700)).build());
+        fire(soft, RequestContext.empty(), 2);
+        clock.advance(Duration.ofMillis(400));
+        java.util.concurrent.CompletableFuture<Decision> first = soft.acquireAsync(RequestContext.empty());
+        java.util.concurrent.CompletableFuture<Decision> second = soft.acquireAsync(RequestContext.empty());
+        // Both wait for the two calls at 0 to slide out at 1.0 s; a third would wait until the delayed ones do.
+        Decision third = soft.acquireAsync(RequestContext.empty()).join();
+        assertThat(third.outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(third.retryAfterNanos()).isEqualTo(1_600_000_000L);
+        clock.advance(Duration.ofMillis(600));
+        assertThat(first.join().delayNanos()).isEqualTo(600_000_000L);
+        assertThat(second.join().delayNanos()).isEqualTo(600_000_000L);
+        assertThat(soft.acquireAsync(RequestContext.empty()).join().outcome()).isEqualTo(Outcome.REJECTED);
+    }
+
+    @Test
+    void theLogCountsACostWithoutAnEntryPerPermit() {
+        Guard guard = limiter().guard(rule("log-cost", Algorithm.SLIDING_WINDOW_LOG, "10/1m").cost(4).build());
+        fire(guard, RequestContext.empty(), 1);
+        clock.advance(Duration.ofSeconds(10));
+        fire(guard, RequestContext.empty(), 1);
+        Decision d = guard.acquire(RequestContext.empty());
+        assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(d.bindingWindow().remaining()).isEqualTo(2);
+        assertThat(d.retryAfterNanos()).as("until the first call's 4 slide out").isEqualTo(50_000_000_000L);
+    }
+
+    // ---- sliding window counter: the weighted previous window ------------------------------------------------
+
+    @Test
+    void theCounterWeighsThePreviousWindowByItsOverlap() {
+        Guard guard = limiter().guard(rule("counter", Algorithm.SLIDING_WINDOW_COUNTER, "10/1s").build());
+        assertThat(allowed(fire(guard, RequestContext.empty(), 11))).isEqualTo(10);
+        Decision rejected = guard.acquire(RequestContext.empty());
+        // The next second starts with the 10 weighted 1, so the 11th call fits once a tenth of it has passed.
+        assertThat(rejected.retryAfterNanos()).isEqualTo(1_100_000_000L);
+        clock.advance(Duration.ofMillis(1_500));
+        // Half of the previous second still overlaps: 10 × 0.5 = 5 counted, so 5 more fit.
+        assertThat(allowed(fire(guard, RequestContext.empty(), 8))).isEqualTo(5);
+        clock.advance(Duration.ofMillis(1_000));
+        // Now the 5 are the previous second's, weighted 0.5: 2.5 counted, 7 more fit.
+        assertThat(allowed(fire(guard, RequestContext.empty(), 10))).isEqualTo(7);
+    }
+
+    @Test
+    void theCountersSoftWaitKeepsTheWeightedCountWithinTheLimit() {
+        Guard soft = limiter().guard(rule("counter-soft", Algorithm.SLIDING_WINDOW_COUNTER, "4/1s").mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(2)).build());
+        fire(soft, RequestContext.empty(), 4);
+        java.util.concurrent.CompletableFuture<Decision> delayed = soft.acquireAsync(RequestContext.empty());
+        // In the next second the 4 weigh 4 × (1 - x); a fifth call fits when that is at most 3: x = 0.25.
+        clock.advance(Duration.ofMillis(1_250));
+        assertThat(delayed.join().delayNanos()).isEqualTo(1_250_000_000L);
     }
 }

@@ -5,7 +5,6 @@ import io.github.bucket4j.BucketConfiguration;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
-import io.github.ratelimit.internal.BucketConfigurations;
 import io.github.ratelimit.testing.ManualClock;
 import org.junit.jupiter.api.Test;
 

@@ -2,18 +2,15 @@ package io.github.ratelimit.benchmarks;
 
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
-import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.VerboseResult;
 import io.github.bucket4j.local.LocalBucket;
 import io.github.bucket4j.local.SynchronizationStrategy;
-import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.internal.BucketConfigurations;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -110,12 +107,18 @@ public class LocalDecisionBenchmark {
         ipGuard = limiter.guard(Rule.builder("bench-ip").key("ip").limits(LIMITS).build());
         globalContext = RequestContext.builder().remoteAddress("203.0.113.7").build();
 
-        // The baseline must have exactly the bandwidths the core gives the rule's buckets.
-        BucketConfiguration core = BucketConfigurations.of(Rule.builder("x").limits(LIMITS).build().limits(),
-                Algorithm.TOKEN_BUCKET);
-        if (!core.equals(oneBucket.getConfiguration())) {
-            throw new IllegalStateException("bare bucket " + oneBucket.getConfiguration()
-                    + " differs from the core's " + core);
+        // The baseline must have exactly the windows the core gives the rule's buckets: compare what a decision
+        // reports (capacity, refill per period, period) with the bare bucket's bandwidths.
+        var windows = globalGuard.acquire(globalContext).verdicts().get(0).windows();
+        var bandwidths = oneBucket.getConfiguration().getBandwidths();
+        for (int i = 0; i < bandwidths.length; i++) {
+            var w = windows.get(i);
+            var b = bandwidths[i];
+            if (w.limit() != b.getCapacity() || w.permits() != b.getRefillTokens()
+                    || w.period().toNanos() != b.getRefillPeriodNanos() || !w.name().equals(b.getId())) {
+                throw new IllegalStateException("bare bucket " + oneBucket.getConfiguration()
+                        + " differs from the core's windows " + windows);
+            }
         }
     }
 

@@ -1,4 +1,4 @@
-package io.github.ratelimit.internal;
+package io.github.ratelimit.store;
 
 import io.github.bucket4j.BlockingStrategy;
 

@@ -1,4 +1,4 @@
-package io.github.ratelimit.internal;
+package io.github.ratelimit.store;
 
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.BucketConfiguration;
@@ -13,7 +13,7 @@ import java.util.List;
  * Turns limits into Bucket4j configurations: one bandwidth per window, identified by the window's name so a
  * configuration replacement carries each window's spent tokens over to the same window.
  */
-public final class BucketConfigurations {
+final class BucketConfigurations {
 
     private BucketConfigurations() {
     }
@@ -23,29 +23,10 @@ public final class BucketConfigurations {
      * @param algorithm how they refill
      * @return the configuration
      */
-    public static BucketConfiguration of(List<Limit> limits, Algorithm algorithm) {
+    static BucketConfiguration of(List<Limit> limits, Algorithm algorithm) {
         ConfigurationBuilder builder = BucketConfiguration.builder();
         for (Limit limit : limits) {
             builder.addLimit(bandwidth(limit, algorithm));
-        }
-        return builder.build();
-    }
-
-    /**
-     * @param limits the windows
-     * @param algorithm how they refill
-     * @param share the part of each limit to keep, above 0 and at most 1; at least one token stays
-     * @return the configuration of the scaled limits
-     */
-    public static BucketConfiguration scaled(List<Limit> limits, Algorithm algorithm, double share) {
-        if (share >= 1.0) {
-            return of(limits, algorithm);
-        }
-        ConfigurationBuilder builder = BucketConfiguration.builder();
-        for (Limit limit : limits) {
-            long permits = Math.max(1, (long) Math.floor(limit.permits() * share));
-            long capacity = Math.max(1, (long) Math.floor(limit.capacity() * share));
-            builder.addLimit(bandwidth(new Limit(permits, limit.period(), capacity), algorithm));
         }
         return builder.build();
     }

@@ -1,0 +1,111 @@
+package io.github.ratelimit.store;
+
+import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.WindowState;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A key's sliding log or counters in Redis: each operation is one script ({@link SlidingScripts}), so one round
+ * trip, atomic across every window, with the time read on the server unless the store was given a clock.
+ */
+final class RedisSlidingState implements KeyState {
+
+    private static final byte[] PROBE = {'p'};
+    private static final byte[] RESERVE = {'r'};
+    private static final byte[] REFUND = {'f'};
+    private static final byte[] ZERO = {'0'};
+    private static final byte[] EMPTY = new byte[0];
+    private static final byte[] KEEP = Long.toString(CasProxyManager.KEEP_AFTER_FULL_MILLIS).getBytes(StandardCharsets.US_ASCII);
+
+    /** What every state of one store shares. */
+    record Context(CasProxyManager calls, redis.clients.jedis.UnifiedJedis jedis, TimeMeter clock,
+                   String memberPrefix, AtomicLong sequence) {
+    }
+
+    private static final SlidingScripts.Script LOG = new SlidingScripts.Script(SlidingScripts.LOG);
+    private static final SlidingScripts.Script COUNTER = new SlidingScripts.Script(SlidingScripts.COUNTER);
+
+    private final Context context;
+    private final StoreLimits limits;
+    private final List<byte[]> keys;
+    private final SlidingScripts.Script script;
+    /** Per window: its period in microseconds and its limit. */
+    private final byte[][] windowArgs;
+
+    RedisSlidingState(Context context, byte[] key, StoreLimits limits) {
+        this.context = context;
+        this.limits = limits;
+        this.keys = List.of(key);
+        this.script = limits.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? LOG : COUNTER;
+        List<Limit> list = limits.limits();
+        this.windowArgs = new byte[list.size() * 2 + 1][];
+        windowArgs[0] = ascii(list.size());
+        for (int i = 0; i < list.size(); i++) {
+            windowArgs[1 + 2 * i] = ascii(Math.max(1, list.get(i).period().toNanos() / 1_000));
+            windowArgs[2 + 2 * i] = ascii(list.get(i).permits());
+        }
+    }
+
+    StoreLimits limits() {
+        return limits;
+    }
+
+    @Override
+    public Probe tryConsume(long cost) {
+        List<?> reply = run(PROBE, cost, ZERO);
+        boolean consumed = number(reply.get(0)) == 1;
+        long wait = waitNanos(number(reply.get(1)));
+        List<Limit> list = limits.limits();
+        WindowState[] windows = new WindowState[list.size()];
+        for (int i = 0; i < windows.length; i++) {
+            Limit limit = list.get(i);
+            windows[i] = new WindowState(limit.window(), limit.permits(), limit.permits(), limit.period(),
+                    number(reply.get(2 + 2 * i)), number(reply.get(3 + 2 * i)) * 1_000);
+        }
+        return new Probe(consumed, consumed ? 0 : Math.max(1, wait), Arrays.asList(windows));
+    }
+
+    @Override
+    public long reserve(long cost, long maxWaitNanos) {
+        List<?> reply = run(RESERVE, cost, ascii(maxWaitNanos / 1_000));
+        return number(reply.get(0)) == 1 ? waitNanos(number(reply.get(1))) : -1;
+    }
+
+    @Override
+    public void refund(long cost) {
+        run(REFUND, cost, ZERO);
+    }
+
+    private List<?> run(byte[] op, long cost, byte[] maxWait) {
+        List<byte[]> args = new ArrayList<>(7 + windowArgs.length);
+        TimeMeter clock = context.clock();
+        args.add(clock == null ? EMPTY : ascii(clock.currentTimeNanos() / 1_000));
+        args.add(ascii(cost));
+        args.add(op);
+        args.add(maxWait);
+        args.add((context.memberPrefix() + Long.toString(context.sequence().incrementAndGet(), 36))
+                .getBytes(StandardCharsets.US_ASCII));
+        args.add(KEEP);
+        args.addAll(Arrays.asList(windowArgs));
+        return (List<?>) context.calls().call(() -> script.run(context.jedis(), keys, args));
+    }
+
+    private static long waitNanos(long micros) {
+        return micros < 0 ? Long.MAX_VALUE : micros * 1_000;
+    }
+
+    private static long number(Object o) {
+        return o instanceof Long l ? l : Long.parseLong(new String((byte[]) o, StandardCharsets.US_ASCII));
+    }
+
+    private static byte[] ascii(long value) {
+        return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+    }
+}

@@ -1,0 +1,211 @@
+package io.github.ratelimit.store;
+
+import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.WindowState;
+
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The sliding window counters of one key in this JVM: per window of period {@code W}, one count per
+ * clock-aligned interval {@code [kW, (k+1)W)}, kept for the previous interval, the current one and any later
+ * ones that delayed calls were reserved into.
+ *
+ * <p>The load at time {@code t} in interval {@code k} is the sum of the counts of intervals {@code k} and later,
+ * plus the count of interval {@code k-1} weighted by the share of it the sliding window {@code (t-W, t]} still
+ * covers, {@code 1 - (t - kW) / W}. A call of cost {@code c} fits when the load plus {@code c} is at most
+ * {@code N}. The load is continuous and never grows with time (at a boundary the weighted previous count is 0
+ * and the current count becomes the previous one, weighted 1), so the earliest time a call fits is found in
+ * closed form, interval by interval. Counting later intervals' reservations in the load keeps a call counted now
+ * from taking the room a delayed call was promised.
+ */
+final class SlidingCounterState extends LocalSlidingState {
+
+    /** Per window, in the order of the limits: the counts of consecutive intervals from {@link #bases}. */
+    private long[][] counts;
+    private long[] bases;
+    private long[] periods;
+
+    SlidingCounterState(StoreLimits limits, TimeMeter clock, Runnable afterReservation) {
+        super(limits, clock, afterReservation);
+    }
+
+    /** Drops intervals before the previous one, and the windows of limits that changed. */
+    private void trim(StoreLimits limits, long now) {
+        List<Limit> list = limits.limits();
+        if (periods == null || periods.length != list.size() || !samePeriods(list)) {
+            long[][] fresh = new long[list.size()][];
+            long[] freshBases = new long[list.size()];
+            long[] freshPeriods = new long[list.size()];
+            for (int i = 0; i < fresh.length; i++) {
+                freshPeriods[i] = list.get(i).period().toNanos();
+                int old = periods == null ? -1 : indexOf(freshPeriods[i]);
+                fresh[i] = old < 0 ? new long[2] : counts[old];
+                freshBases[i] = old < 0 ? Math.floorDiv(now, freshPeriods[i]) - 1 : bases[old];
+            }
+            counts = fresh;
+            bases = freshBases;
+            periods = freshPeriods;
+        }
+        for (int i = 0; i < counts.length; i++) {
+            long previous = Math.floorDiv(now, periods[i]) - 1;
+            long shift = previous - bases[i];
+            if (shift > 0) {
+                long[] c = counts[i];
+                int keep = (int) Math.max(0, c.length - Math.min(shift, c.length));
+                System.arraycopy(c, c.length - keep, c, 0, keep);
+                Arrays.fill(c, keep, c.length, 0);
+                bases[i] = previous;
+            }
+        }
+    }
+
+    private boolean samePeriods(List<Limit> list) {
+        for (int i = 0; i < periods.length; i++) {
+            if (periods[i] != list.get(i).period().toNanos()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private int indexOf(long period) {
+        for (int i = 0; i < periods.length; i++) {
+            if (periods[i] == period) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private long count(int window, long interval) {
+        long offset = interval - bases[window];
+        long[] c = counts[window];
+        return offset >= 0 && offset < c.length ? c[(int) offset] : 0;
+    }
+
+    /** @return the sum of the counts of interval {@code from} and later */
+    private long countFrom(int window, long from) {
+        long sum = 0;
+        long[] c = counts[window];
+        for (long offset = Math.max(0, from - bases[window]); offset < c.length; offset++) {
+            sum += c[(int) offset];
+        }
+        return sum;
+    }
+
+    /** @return the last interval with a count, or {@code Long.MIN_VALUE} */
+    private long lastCounted(int window) {
+        long[] c = counts[window];
+        for (int offset = c.length - 1; offset >= 0; offset--) {
+            if (c[offset] != 0) {
+                return bases[window] + offset;
+            }
+        }
+        return Long.MIN_VALUE;
+    }
+
+    /** @return the load of a window at {@code t} */
+    private double load(int window, long t) {
+        long period = periods[window];
+        long k = Math.floorDiv(t, period);
+        long offset = t - k * period;
+        return countFrom(window, k) + count(window, k - 1) * ((double) (period - offset) / period);
+    }
+
+    @Override
+    long earliest(StoreLimits limits, long cost, long now) {
+        trim(limits, now);
+        long at = now;
+        List<Limit> list = limits.limits();
+        for (int i = 0; i < periods.length; i++) {
+            long permits = list.get(i).permits();
+            if (cost > permits) {
+                return Long.MAX_VALUE; // a scaled-down fallback limit can be smaller than the cost
+            }
+            at = Math.max(at, earliest(i, permits, cost, now));
+        }
+        return at;
+    }
+
+    private long earliest(int window, long permits, long cost, long now) {
+        long period = periods[window];
+        long last = lastCounted(window);
+        for (long k = Math.floorDiv(now, period); ; k++) {
+            long later = countFrom(window, k);
+            if (later + cost > permits) {
+                continue;
+            }
+            long previous = count(window, k - 1);
+            long start = k * period;
+            if (previous == 0) {
+                return Math.max(now, start);
+            }
+            // previous * (1 - offset / period) <= room  <=>  offset >= period * (previous - room) / previous
+            long room = permits - cost - later;
+            long offset = (long) Math.ceil((double) (previous - room) * period / previous);
+            if (offset < period) {
+                return Math.max(now, start + offset);
+            }
+            if (k > last + 1) {
+                return Math.max(now, start); // unreachable: beyond the last count both terms are 0
+            }
+        }
+    }
+
+    @Override
+    void add(StoreLimits limits, long at, long cost) {
+        for (int i = 0; i < periods.length; i++) {
+            long offset = Math.floorDiv(at, periods[i]) - bases[i];
+            long[] c = counts[i];
+            if (offset >= c.length) {
+                c = Arrays.copyOf(c, (int) offset + 1);
+                counts[i] = c;
+            }
+            c[(int) offset] += cost;
+        }
+    }
+
+    @Override
+    void removeNewest(StoreLimits limits, long now, long cost) {
+        trim(limits, now);
+        for (long[] c : counts) {
+            long left = cost;
+            for (int offset = c.length - 1; offset >= 0 && left > 0; offset--) {
+                long taken = Math.min(left, c[offset]);
+                c[offset] -= taken;
+                left -= taken;
+            }
+        }
+    }
+
+    @Override
+    List<WindowState> windows(StoreLimits limits, long now) {
+        List<Limit> list = limits.limits();
+        WindowState[] windows = new WindowState[periods.length];
+        for (int i = 0; i < windows.length; i++) {
+            Limit limit = list.get(i);
+            long remaining = (long) Math.floor(limit.permits() - load(i, now) + 1e-9);
+            long last = lastCounted(i);
+            long reset = last == Long.MIN_VALUE ? 0 : Math.max(0, (last + 2) * periods[i] - now);
+            windows[i] = new WindowState(limit.window(), limit.permits(), limit.permits(), limit.period(),
+                    Math.max(0, remaining), reset);
+        }
+        return Arrays.asList(windows);
+    }
+
+    @Override
+    long untilIrrelevant(StoreLimits limits, long now) {
+        long until = 0;
+        if (periods != null) {
+            for (int i = 0; i < periods.length; i++) {
+                long last = lastCounted(i);
+                if (last != Long.MIN_VALUE) {
+                    until = Math.max(until, (last + 2) * periods[i] - now);
+                }
+            }
+        }
+        return until;
+    }
+}

@@ -1,0 +1,276 @@
+package io.github.ratelimit.store;
+
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * The scripts of the sliding-window algorithms in Redis: one script per operation, so a decision is one round
+ * trip and atomic across every window. The arithmetic is the same as in this JVM ({@link SlidingLogState},
+ * {@link SlidingCounterState}), in microseconds.
+ *
+ * <p>Common arguments: ARGV[1] the time in microseconds since the epoch, or '' to read the server's
+ * {@code TIME}; ARGV[2] the cost; ARGV[3] the operation: {@code p} takes the cost now if it fits, {@code r}
+ * takes it at the earliest time within ARGV[4] microseconds, {@code f} forgets the newest {@code cost} permits;
+ * ARGV[5] a member unique to this call (the log's); ARGV[6] milliseconds the key outlives its last call's
+ * relevance; ARGV[7] the number of windows, then each window's period in microseconds and limit. The reply of
+ * {@code p} and {@code r} is {consumed (0 or 1), wait in microseconds (-1: never), then per window the remaining
+ * permits and microseconds until it is empty}.
+ */
+final class SlidingScripts {
+
+    private static final String COMMON = """
+            local key = KEYS[1]
+            local now
+            if ARGV[1] == '' then
+              local t = redis.call('TIME')
+              now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+            else
+              now = tonumber(ARGV[1])
+            end
+            local cost = tonumber(ARGV[2])
+            local op = ARGV[3]
+            local maxWait = tonumber(ARGV[4])
+            local member = ARGV[5]
+            local keep = tonumber(ARGV[6])
+            local n = tonumber(ARGV[7])
+            local W, N, P = {}, {}, {}
+            local longest = 0
+            for i = 1, n do
+              P[i] = ARGV[6 + 2 * i]
+              W[i] = tonumber(P[i])
+              N[i] = tonumber(ARGV[7 + 2 * i])
+              if W[i] > longest then longest = W[i] end
+            end
+            local function fmt(x) return string.format('%d', x) end
+            """;
+
+    /** The log: a sorted set of calls scored by time; a member carries its cost after a ':' when above 1. */
+    static final String LOG = COMMON + """
+            redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - longest))
+            local function costOf(m)
+              local c = string.match(m, ':(%d+)$')
+              if c then return tonumber(c) end
+              return 1
+            end
+            local function used(from)
+              if cost == 1 then return redis.call('ZCOUNT', key, '(' .. fmt(from), '+inf') end
+              local sum = 0
+              for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. fmt(from), '+inf')) do
+                sum = sum + costOf(m)
+              end
+              return sum
+            end
+            local function newest()
+              local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+              if top[2] then return tonumber(top[2]) end
+              return nil
+            end
+            if op == 'f' then
+              local left = cost
+              while left > 0 do
+                local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+                if not top[1] then break end
+                local c = costOf(top[1])
+                redis.call('ZREM', key, top[1])
+                if c > left then
+                  redis.call('ZADD', key, top[2], member .. ':' .. fmt(c - left))
+                  left = 0
+                else
+                  left = left - c
+                end
+              end
+              return {0}
+            end
+            local at = now
+            for i = 1, n do
+              if cost > N[i] then at = -1 break end
+              if used(now - W[i]) + cost > N[i] then
+                local room = N[i] - cost
+                local t
+                if cost == 1 then
+                  local e = redis.call('ZREVRANGE', key, room, room, 'WITHSCORES')
+                  t = tonumber(e[2]) + W[i]
+                else
+                  local sum = 0
+                  local all = redis.call('ZREVRANGE', key, 0, -1, 'WITHSCORES')
+                  for j = 1, #all, 2 do
+                    local c = costOf(all[j])
+                    if sum + c > room then
+                      t = tonumber(all[j + 1]) + W[i]
+                      break
+                    end
+                    sum = sum + c
+                  end
+                end
+                if t > at then at = t end
+              end
+            end
+            local consumed = 0
+            if at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then
+              local m = member
+              if cost > 1 then m = member .. ':' .. fmt(cost) end
+              redis.call('ZADD', key, fmt(at), m)
+              consumed = 1
+              local last = newest()
+              redis.call('PEXPIRE', key, fmt(math.ceil((last + longest - now) / 1000) + keep))
+            end
+            local wait = -1
+            if at >= 0 then wait = at - now end
+            local out = {consumed, wait}
+            local last = newest()
+            for i = 1, n do
+              local rem = N[i] - used(now - W[i])
+              if rem < 0 then rem = 0 end
+              local reset = 0
+              if last and last > now - W[i] then reset = last + W[i] - now end
+              out[#out + 1] = rem
+              out[#out + 1] = reset
+            end
+            return out
+            """;
+
+    /** The counters: a hash with a field {@code <period>:<interval>} per window and interval. */
+    static final String COUNTER = COMMON + """
+            local c = {}
+            local byPeriod = {}
+            for i = 1, n do
+              c[i] = {}
+              byPeriod[P[i]] = i
+            end
+            local fields = redis.call('HGETALL', key)
+            for j = 1, #fields, 2 do
+              local p, k = string.match(fields[j], '^(%d+):(%-?%d+)$')
+              local i = p and byPeriod[p]
+              local idx = k and tonumber(k)
+              if i and idx >= math.floor(now / W[i]) - 1 and tonumber(fields[j + 1]) > 0 then
+                c[i][idx] = tonumber(fields[j + 1])
+              else
+                redis.call('HDEL', key, fields[j])
+              end
+            end
+            local function countFrom(i, k)
+              local s = 0
+              for idx, v in pairs(c[i]) do
+                if idx >= k then s = s + v end
+              end
+              return s
+            end
+            local function lastCounted(i)
+              local m = nil
+              for idx, v in pairs(c[i]) do
+                if v > 0 and (m == nil or idx > m) then m = idx end
+              end
+              return m
+            end
+            local function load(i, t)
+              local k = math.floor(t / W[i])
+              local off = t - k * W[i]
+              return countFrom(i, k) + (c[i][k - 1] or 0) * ((W[i] - off) / W[i])
+            end
+            local function earliest(i)
+              if cost > N[i] then return -1 end
+              local k = math.floor(now / W[i])
+              local last = lastCounted(i) or (k - 1)
+              while true do
+                local later = countFrom(i, k)
+                local start = k * W[i]
+                if later + cost <= N[i] then
+                  local prev = c[i][k - 1] or 0
+                  if prev == 0 then return math.max(now, start) end
+                  local room = N[i] - cost - later
+                  local off = math.ceil((prev - room) * W[i] / prev)
+                  if off < W[i] then return math.max(now, start + off) end
+                end
+                if k > last + 2 then return math.max(now, start) end
+                k = k + 1
+              end
+            end
+            if op == 'f' then
+              for i = 1, n do
+                local left = cost
+                while left > 0 do
+                  local top = lastCounted(i)
+                  if top == nil then break end
+                  local taken = math.min(left, c[i][top])
+                  c[i][top] = c[i][top] - taken
+                  left = left - taken
+                  local field = P[i] .. ':' .. fmt(top)
+                  if c[i][top] == 0 then
+                    redis.call('HDEL', key, field)
+                  else
+                    redis.call('HINCRBY', key, field, -taken)
+                  end
+                end
+              end
+              return {0}
+            end
+            local at = now
+            for i = 1, n do
+              local e = earliest(i)
+              if e < 0 then at = -1 break end
+              if e > at then at = e end
+            end
+            local consumed = 0
+            if at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then
+              local horizon = 0
+              for i = 1, n do
+                local k = math.floor(at / W[i])
+                c[i][k] = (c[i][k] or 0) + cost
+                redis.call('HINCRBY', key, P[i] .. ':' .. fmt(k), cost)
+                local u = (lastCounted(i) + 2) * W[i] - now
+                if u > horizon then horizon = u end
+              end
+              redis.call('PEXPIRE', key, fmt(math.ceil(horizon / 1000) + keep))
+              consumed = 1
+            end
+            local wait = -1
+            if at >= 0 then wait = at - now end
+            local out = {consumed, wait}
+            for i = 1, n do
+              local rem = math.floor(N[i] - load(i, now) + 1e-9)
+              if rem < 0 then rem = 0 end
+              local last = lastCounted(i)
+              local reset = 0
+              if last then reset = math.max(0, (last + 2) * W[i] - now) end
+              out[#out + 1] = rem
+              out[#out + 1] = reset
+            end
+            return out
+            """;
+
+    /** One script, run by EVALSHA, and by EVAL (which loads it) when the server answers NOSCRIPT. */
+    static final class Script {
+        private final byte[] source;
+        private final byte[] sha;
+
+        Script(String source) {
+            this.source = source.getBytes(StandardCharsets.UTF_8);
+            this.sha = sha1(this.source).getBytes(StandardCharsets.US_ASCII);
+        }
+
+        Object run(UnifiedJedis jedis, List<byte[]> keys, List<byte[]> args) {
+            try {
+                return jedis.evalsha(sha, keys, args);
+            } catch (JedisNoScriptException e) {
+                return jedis.eval(source, keys, args);
+            }
+        }
+    }
+
+    private SlidingScripts() {
+    }
+
+    private static String sha1(byte[] text) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is required by every Java platform", e);
+        }
+    }
+}
