@@ -74,6 +74,32 @@ class RuleTest {
     }
 
     @Test
+    void rejectsWhatASlidingWindowCannotDo() {
+        assertThatThrownBy(() -> Rule.builder("api").limits("5/1s burst=10").algorithm(Algorithm.SLIDING_WINDOW_LOG).build())
+                .hasMessage("rule 'api': limit '5/1s burst=10' sets a burst, which a SLIDING_WINDOW_LOG rule cannot "
+                        + "have. Remove the burst or use the TOKEN_BUCKET algorithm.");
+        assertThatThrownBy(() -> Rule.builder("api").limits("5/1s").algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                .localFirst(new LocalFirst(1, Duration.ofMillis(100))).build())
+                .hasMessageStartingWith("rule 'api': local-first is set, but a SLIDING_WINDOW_COUNTER rule decides "
+                        + "every call in the store");
+    }
+
+    @Test
+    void boundsTheCallsOneLogKeyHoldsAndSuggestsTheCounter() {
+        assertThatThrownBy(() -> Rule.builder("api").limits("10/1s", "10001/1h").algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                .build())
+                .hasMessage("rule 'api': limit '10001/1h' lets 10001 calls into one window, more than the 10000 a "
+                        + "SLIDING_WINDOW_LOG rule keeps per key (the log holds every admitted call's time). Use the "
+                        + "SLIDING_WINDOW_COUNTER algorithm, which keeps a few counters per key whatever the limit, "
+                        + "or a lower limit.");
+        // The bound counts calls: a cost divides the limit.
+        assertThat(Rule.builder("api").limits("20000/1h").cost(2).algorithm(Algorithm.SLIDING_WINDOW_LOG).build()
+                .algorithm()).isEqualTo(Algorithm.SLIDING_WINDOW_LOG);
+        assertThat(Rule.builder("api").limits("1000000/1h").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).build()
+                .limits()).hasSize(1);
+    }
+
+    @Test
     void rejectsNamesThatCouldBreakKeysOrHeaders() {
         assertThatThrownBy(() -> Rule.builder("my rule").limits("5/1s").build())
                 .hasMessage("rule 'my rule': rule name 'my rule' contains '\\u0020' at index 2. Use printable ASCII "

@@ -38,6 +38,8 @@ public final class HotKeyWorker {
         long endAt = Long.parseLong(args[4]);
         String limit = args[5];
         java.time.Duration commandTimeout = java.time.Duration.ofMillis(Long.parseLong(args[6]));
+        io.github.ratelimit.Algorithm algorithm = args.length > 7 ? io.github.ratelimit.Algorithm.valueOf(args[7])
+                : io.github.ratelimit.Algorithm.TOKEN_BUCKET;
         Map<Basis, LongAdder> bases = new EnumMap<>(Basis.class);
         for (Basis b : Basis.values()) {
             bases.put(b, new LongAdder());
@@ -51,9 +53,10 @@ public final class HotKeyWorker {
                 .commandTimeout(commandTimeout).build();
              RateLimiter limiter = RateLimiter.builder().store(store).build()) {
             java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
-            Guard guard = limiter.guard(Rule.builder("hot").limits(limit).build());
+            Guard guard = limiter.guard(Rule.builder("hot").limits(limit).algorithm(algorithm).build());
             // Connections and the script ready before the start, on a bucket of its own.
-            limiter.guard(Rule.builder("warm-up").limits("1000/1s").build()).acquire(RequestContext.empty());
+            limiter.guard(Rule.builder("warm-up").limits("1000/1s").algorithm(algorithm).build())
+                    .acquire(RequestContext.empty());
             List<Thread> workers = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 long[] samples = new long[1 << 20];

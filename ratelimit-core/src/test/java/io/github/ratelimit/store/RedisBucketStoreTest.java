@@ -1,6 +1,7 @@
 package io.github.ratelimit.store;
 
 import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Basis;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
@@ -399,6 +400,100 @@ class RedisBucketStoreTest {
                 return true;
             }
         };
+    }
+
+    // ---- sliding windows: one script per decision, keys that expire, unique log members, server time ---------
+
+    @Test
+    void slidingWindowsCostOneRoundTripPerDecisionAndEveryKeyHasATtlOfTheLongestWindow() {
+        ManualClock clock = new ManualClock();
+        String prefix = prefix();
+        try (JedisBucketStore store = store(prefix).timeMeter(clock).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
+            Guard log = limiter.guard(Rule.builder("log").key("user").limits("5/1s", "100/1m")
+                    .algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+            Guard counter = limiter.guard(Rule.builder("counter").key("user").limits("5/1s", "100/1m")
+                    .algorithm(Algorithm.SLIDING_WINDOW_COUNTER).build());
+            log.acquire(user("warm-up"));
+            counter.acquire(user("warm-up"));
+            long before = scriptCalls();
+            for (int i = 0; i < 50; i++) {
+                log.acquire(user("u" + i));
+                counter.acquire(user("u" + i));
+            }
+            assertThat(scriptCalls() - before).isEqualTo(100);
+            clock.advance(Duration.ofSeconds(20));
+            log.acquire(user("u0"));
+            counter.acquire(user("u0"));
+            List<String> keys = admin.scan("0", new ScanParams().match(prefix + ":*").count(1000)).getResult();
+            assertThat(keys).hasSize(102).contains(prefix + ":{log:u0}:log", prefix + ":{counter:u0}:counter");
+            for (String key : keys) {
+                assertThat(admin.pttl(key)).as(key).isPositive();
+            }
+            // The log lives until its newest call has left the longest window (plus a second); the counters
+            // until their last minute has stopped counting as the previous one (two minutes from its start).
+            assertThat(admin.pttl(prefix + ":{log:u1}:log")).isBetween(60_000L, 61_000L);
+            assertThat(admin.pttl(prefix + ":{log:u0}:log")).isBetween(60_000L, 61_000L);
+            assertThat(admin.pttl(prefix + ":{counter:u1}:counter")).isBetween(120_000L, 121_000L);
+        }
+    }
+
+    @Test
+    void aSoftSlidingKeyOutlivesItsReservations() {
+        ManualClock clock = new ManualClock();
+        String prefix = prefix();
+        try (JedisBucketStore store = store(prefix).timeMeter(clock).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
+            Guard guard = limiter.guard(Rule.builder("soft").limits("1/1s").mode(Mode.SOFT)
+                    .maxDelay(Duration.ofSeconds(20)).algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+            for (int i = 0; i < 10; i++) {
+                guard.acquireAsync(RequestContext.empty()); // one now, nine reserved at 1 s, 2 s, ... 9 s
+            }
+            assertThat(admin.zcard(prefix + ":{soft:*}:log")).isEqualTo(10);
+            assertThat(admin.pttl(prefix + ":{soft:*}:log")).isBetween(10_000L, 11_000L);
+            clock.advance(Duration.ofSeconds(3));
+            Decision next = guard.acquire(RequestContext.empty());
+            assertThat(next.outcome()).isEqualTo(Outcome.DELAYED);
+            assertThat(next.delayNanos()).isEqualTo(Duration.ofSeconds(7).toNanos());
+        }
+    }
+
+    @Test
+    void twoCallsInTheSameInstantAreTwoLogEntriesAndACostIsOneEntry() {
+        ManualClock clock = new ManualClock();   // never moves: every call at the same microsecond
+        String prefix = prefix();
+        try (JedisBucketStore one = store(prefix).timeMeter(clock).build();
+             JedisBucketStore two = store(prefix).timeMeter(clock).build();
+             RateLimiter a = RateLimiter.builder().store(one).timeMeter(clock).build();
+             RateLimiter b = RateLimiter.builder().store(two).timeMeter(clock).build()) {
+            Rule rule = Rule.builder("same").limits("10/1s").algorithm(Algorithm.SLIDING_WINDOW_LOG).build();
+            for (int i = 0; i < 3; i++) {
+                assertThat(a.guard(rule).acquire(RequestContext.empty()).permitted()).isTrue();
+                assertThat(b.guard(rule).acquire(RequestContext.empty()).permitted()).isTrue();
+            }
+            assertThat(admin.zcard(prefix + ":{same:*}:log")).isEqualTo(6);
+            Rule costly = Rule.builder("costly").limits("10/1s").cost(4).algorithm(Algorithm.SLIDING_WINDOW_LOG).build();
+            a.guard(costly).acquire(RequestContext.empty());
+            assertThat(admin.zcard(prefix + ":{costly:*}:log")).isEqualTo(1);
+            assertThat(a.guard(costly).acquire(RequestContext.empty()).verdicts().get(0).windows().get(0).remaining())
+                    .isEqualTo(2);
+        }
+    }
+
+    @Test
+    void slidingWindowsOnServerTimeHoldTheLimitAcrossInstancesWhoseClocksDisagree() {
+        LongSupplier behind = () -> System.currentTimeMillis() * 1_000_000L - 5_000_000_000L;
+        LongSupplier ahead = () -> System.currentTimeMillis() * 1_000_000L + 5_000_000_000L;
+        for (Algorithm algorithm : List.of(Algorithm.SLIDING_WINDOW_LOG, Algorithm.SLIDING_WINDOW_COUNTER)) {
+            Rule rule = Rule.builder("skew").limits("10/1m").algorithm(algorithm).build();
+            String prefix = prefix();
+            try (JedisBucketStore slow = store(prefix).localWallClock(behind).build();
+                 JedisBucketStore fast = store(prefix).localWallClock(ahead).build();
+                 RateLimiter ls = RateLimiter.builder().store(slow).build();
+                 RateLimiter lf = RateLimiter.builder().store(fast).build()) {
+                assertThat(serially(ls.guard(rule), lf.guard(rule), 100)).as(algorithm.name()).isEqualTo(10);
+            }
+        }
     }
 
     @Test
