@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.methods;
+import static org.assertj.core.api.Assertions.assertThat;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /**
@@ -52,5 +53,34 @@ class ArchitectureTest {
                     }
                 })
                 .check(core);
+    }
+
+    /**
+     * {@code io.github.ratelimit.internal} is the core's own: no other module of the project (the filter, the
+     * starter, the samples, the benchmarks, the tests of other modules) may use it, so whatever they need is public
+     * API that users have too. Checked over the sources of every other module of the repository.
+     */
+    @Test
+    void noOtherModuleUsesTheInternalPackage() throws java.io.IOException {
+        java.nio.file.Path core = java.nio.file.Path.of(System.getProperty("basedir", ".")).toAbsolutePath().normalize();
+        java.nio.file.Path root = core.getParent();
+        assertThat(root.resolve("pom.xml")).as("the repository's root pom next to %s", core).exists();
+        List<String> offenders = new ArrayList<>();
+        int scanned = 0;
+        try (var files = java.nio.file.Files.walk(root)) {
+            for (java.nio.file.Path file : (Iterable<java.nio.file.Path>) files::iterator) {
+                String path = root.relativize(file).toString().replace('\\', '/');
+                if (!path.endsWith(".java") || path.startsWith("ratelimit-core/") || path.contains("/target/")
+                        || path.startsWith(".")) {
+                    continue;
+                }
+                scanned++;
+                if (java.nio.file.Files.readString(file).contains("io.github.ratelimit.internal")) {
+                    offenders.add(path);
+                }
+            }
+        }
+        assertThat(scanned).as("sources of the other modules").isGreaterThan(100);
+        assertThat(offenders).as("sources outside ratelimit-core that use io.github.ratelimit.internal").isEmpty();
     }
 }

@@ -5,7 +5,6 @@ import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.key.KeyResolverFactory;
-import io.github.ratelimit.key.KeyResolvers;
 
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;

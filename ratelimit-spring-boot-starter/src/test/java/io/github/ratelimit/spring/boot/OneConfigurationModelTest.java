@@ -69,7 +69,8 @@ class OneConfigurationModelTest {
         PROPERTIES.put("ratelimit.rules[1].max-delay", "150ms");
         PROPERTIES.put("ratelimit.rules[1].max-waiting", "7");
         PROPERTIES.put("ratelimit.rules[1].cost", "2");
-        PROPERTIES.put("ratelimit.rules[1].algorithm", "token-bucket");
+        PROPERTIES.put("ratelimit.rules[1].algorithm", "sliding-window-log");
+        PROPERTIES.put("ratelimit.rules[2].algorithm", "sliding-window-counter");
         PROPERTIES.put("ratelimit.rules[2].name", "logins");
         PROPERTIES.put("ratelimit.rules[2].paths", "/login");
         PROPERTIES.put("ratelimit.rules[2].key", "form-user");

@@ -16,6 +16,8 @@ package io.github.ratelimit.benchmarks.redis;
  * @param redisCpuMicros CPU time of the Redis server per decision
  * @param roundTripsPerDecision commands clients sent, from commandstats (see {@link Subject#roundTrips})
  * @param repliesPerDecision replies Redis wrote, a cross-check of the former
+ * @param scriptCommandsPerDecision commands Redis ran inside scripts (all commandstats calls less the round trips and
+ *        the connections' and snapshots' housekeeping)
  * @param storeRoundTripsPerDecision round trips by the store's own count
  * @param retriesPerDecision compare-and-swap attempts that found the state changed
  * @param newKeysPerDecision keys used for the first time
@@ -23,10 +25,12 @@ package io.github.ratelimit.benchmarks.redis;
  * @param storeFailed calls decided without the store, or that threw
  * @param firstError the first exception a call threw, or {@code null}
  * @param store the store's own counters over the phase, or {@code null} when it keeps none
+ * @param accountingProblem what did not add up in the round-trip accounting, or {@code null}
  */
 record Measurement(String subject, Scenario scenario, int round, long decisions, double perSecond, double p50Micros,
                    double p99Micros, double clientCpuMicros, double redisCpuMicros, double roundTripsPerDecision, double repliesPerDecision,
+                   double scriptCommandsPerDecision,
                    double storeRoundTripsPerDecision, double retriesPerDecision, double newKeysPerDecision,
                    long rejected, long storeFailed, String firstError,
-                   Subject.StoreCounters store) {
+                   Subject.StoreCounters store, String accountingProblem) {
 }

@@ -5,12 +5,19 @@ import redis.clients.jedis.Jedis;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
- * Redis memory per bucket: {@code used_memory} before and after writing N fresh keys (each used once, by
- * {@code --threads} callers) divided by the keys created, and whether every key expires: the keyspace's
- * {@code expires} must grow by as much as its {@code keys}, and {@code PTTL} must be positive on a sample.
- * Also reports {@code MEMORY USAGE} of sampled keys and the stored value's size.
+ * Redis memory per bucket: {@code used_memory} before and after making {@code calls} calls to each of N fresh keys
+ * (by {@code --threads} callers, in passes that call every key once) divided by the keys created, and whether
+ * every key expires: the keyspace's {@code expires} must grow by as much as its {@code keys}, and {@code PTTL} must
+ * be positive on a sample. Also reports {@code MEMORY USAGE} of sampled keys and the stored value's type, size and
+ * encoding (a token bucket is a string, a sliding log a sorted set with one entry per admitted call in its longest
+ * window, a sliding counter a hash with a few fields per window).
+ *
+ * <p>A pass starts at least {@link #MIN_PASS_NANOS} after the one before, so calls to one key are about that far
+ * apart or more and the probe's {@code 5/1s} never rejects them; rejected calls are counted and reported anyway,
+ * since a rejected call adds no entry to a log.
  *
  * <p>The figure depends on more than the value: the key's length, jemalloc's size classes, and the growth of
  * Redis's key tables (8 bytes per slot for keys and again for expiries, doubling at powers of two). So the
@@ -24,10 +31,14 @@ final class MemoryProbe {
     private static final int SAMPLE = 200;
     private static final int WARMUP_KEYS = 1_000;
     private static final double TIME_BOUND_SECONDS = 600;
+    /** The shortest time from the start of one pass over the keys to the start of the next. */
+    static final long MIN_PASS_NANOS = 500_000_000L;
 
     /**
      * @param subject whose keys
-     * @param keysWritten calls made, one per fresh key
+     * @param callsPerKey calls made to each key
+     * @param keysWritten calls made, in all
+     * @param rejected calls the rule rejected
      * @param keysCreated growth of the database's key count
      * @param expiresCreated growth of its count of keys with a time to live
      * @param usedMemoryDelta growth of {@code used_memory}, in bytes
@@ -36,13 +47,18 @@ final class MemoryProbe {
      * @param minTtlMillis the smallest PTTL seen
      * @param maxTtlMillis the largest PTTL seen
      * @param medianMemoryUsage median {@code MEMORY USAGE} of the sampled keys, in bytes
-     * @param valueBytes {@code STRLEN} of a sampled key (the serialized bucket)
+     * @param valueType {@code TYPE} of the example key
+     * @param encoding {@code OBJECT ENCODING} of the example key
+     * @param medianValueSize median over the sample of the value's size: {@code STRLEN} of a string (bytes),
+     *        {@code ZCARD} of a sorted set (entries), {@code HLEN} of a hash (fields)
+     * @param seconds how long the calls took, all passes and the pauses between them included
      * @param exampleKey one of the keys
      * @param storeFailed calls decided without the store
      */
-    record Result(String subject, long keysWritten, long keysCreated, long expiresCreated, long usedMemoryDelta,
-                  int sampled, int sampledWithTtl, long minTtlMillis, long maxTtlMillis, long medianMemoryUsage,
-                  long valueBytes, String exampleKey, long storeFailed) {
+    record Result(String subject, int callsPerKey, long keysWritten, long rejected, long keysCreated,
+                  long expiresCreated, long usedMemoryDelta, int sampled, int sampledWithTtl, long minTtlMillis,
+                  long maxTtlMillis, long medianMemoryUsage, String valueType, String encoding, long medianValueSize,
+                  double seconds, String exampleKey, long storeFailed) {
 
         double bytesPerKey() {
             return keysCreated <= 0 ? Double.NaN : (double) usedMemoryDelta / keysCreated;
@@ -50,6 +66,17 @@ final class MemoryProbe {
 
         boolean everyKeyExpires() {
             return keysCreated > 0 && expiresCreated == keysCreated && sampledWithTtl == sampled;
+        }
+
+        /** @return e.g. {@code string, 195 B}, {@code zset (listpack), 50 entries}, {@code hash (listpack), 4 fields} */
+        String value() {
+            String unit = switch (valueType) {
+                case "string" -> " B";
+                case "zset" -> " entries";
+                case "hash" -> " fields";
+                default -> "";
+            };
+            return valueType + " (" + encoding + "), " + medianValueSize + unit;
         }
     }
 
@@ -61,7 +88,7 @@ final class MemoryProbe {
         this.options = options;
     }
 
-    Result measure(Subject subject) {
+    Result measure(Subject subject, int callsPerKey) {
         int n = options.memoryKeys();
         List<String> keys = Workloads.keys("user:", n);
         try (Subject.Session session = subject.open()) {
@@ -72,7 +99,23 @@ final class MemoryProbe {
 
             Decider decider = session.prepare(KEY_SPACE, keys, Workloads.MEMORY_LIMITS);
             ServerCounters before = target.counters();
-            LoadRun.Result run = LoadRun.run(decider, options.threads(), n, TIME_BOUND_SECONDS, true);
+            long decisions = 0;
+            long rejected = 0;
+            long storeFailed = 0;
+            long started = System.nanoTime();
+            long previousPassStart = started;
+            for (int pass = 0; pass < callsPerKey; pass++) {
+                long passStart = System.nanoTime();
+                if (pass > 0) {
+                    passStart = pause(MIN_PASS_NANOS - (passStart - previousPassStart), passStart);
+                }
+                previousPassStart = passStart;
+                LoadRun.Result run = LoadRun.run(decider, options.threads(), n, TIME_BOUND_SECONDS, true);
+                decisions += run.decisions();
+                rejected += run.rejected();
+                storeFailed += run.storeFailed();
+            }
+            double seconds = (System.nanoTime() - started) / 1e9;
             ServerCounters after = target.counters();
             ServerCounters.Delta delta = after.since(before);
             int db = target.database();
@@ -83,6 +126,7 @@ final class MemoryProbe {
             long minTtl = Long.MAX_VALUE;
             long maxTtl = Long.MIN_VALUE;
             List<Long> usage = new ArrayList<>();
+            List<Long> sizes = new ArrayList<>();
             int step = Math.max(1, n / SAMPLE);
             for (int i = 0; i < n && sampled < SAMPLE; i += step) {
                 byte[] key = session.redisKey(KEY_SPACE, keys.get(i));
@@ -97,13 +141,47 @@ final class MemoryProbe {
                 if (bytes != null) {
                     usage.add(bytes);
                 }
+                long size = size(admin, key);
+                if (size >= 0) {
+                    sizes.add(size);
+                }
             }
             byte[] example = session.redisKey(KEY_SPACE, keys.get(0));
-            long[] sorted = usage.stream().mapToLong(Long::longValue).sorted().toArray();
-            long medianUsage = sorted.length == 0 ? -1 : sorted[sorted.length / 2];
-            return new Result(subject.id(), run.decisions(), delta.keys(db), delta.expires(db), delta.usedMemory(),
-                    sampled, withTtl, minTtl, maxTtl, medianUsage, admin.strlen(example),
-                    new String(example, StandardCharsets.UTF_8), run.storeFailed());
+            String exampleText = new String(example, StandardCharsets.UTF_8);
+            String type = admin.type(exampleText);
+            String encoding = "none".equals(type) ? "–" : admin.objectEncoding(exampleText);
+            return new Result(subject.id(), callsPerKey, decisions, rejected, delta.keys(db), delta.expires(db),
+                    delta.usedMemory(), sampled, withTtl, minTtl, maxTtl, median(usage), type, encoding, median(sizes),
+                    seconds, exampleText, storeFailed);
         }
+    }
+
+    /** Sleeps {@code nanos} if positive; returns the time after. */
+    private static long pause(long nanos, long now) {
+        if (nanos > 0) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(nanos);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return System.nanoTime();
+        }
+        return now;
+    }
+
+    /** @return the value's size: bytes of a string, entries of a sorted set, fields of a hash; -1 if absent */
+    private static long size(Jedis admin, byte[] key) {
+        String k = new String(key, StandardCharsets.UTF_8);
+        return switch (admin.type(k)) {
+            case "string" -> admin.strlen(k);
+            case "zset" -> admin.zcard(k);
+            case "hash" -> admin.hlen(k);
+            default -> -1;
+        };
+    }
+
+    private static long median(List<Long> values) {
+        long[] sorted = values.stream().mapToLong(Long::longValue).sorted().toArray();
+        return sorted.length == 0 ? -1 : sorted[sorted.length / 2];
     }
 }

@@ -17,6 +17,7 @@ import java.util.Set;
  * @param threads threads of the concurrent scenarios (and clients of redis-benchmark)
  * @param keys distinct keys of the spread-key scenarios, per phase
  * @param memoryKeys fresh keys written by the memory probe (0 skips it)
+ * @param memoryCalls calls per key of the memory probe, one probe per entry (each on fresh keys)
  * @param redisUrl an existing Redis to use instead of starting one, or {@code null}
  * @param ourCommandTimeoutMillis our store's command timeout, or 0 for the store's default
  * @param subjects which subjects to run
@@ -24,12 +25,14 @@ import java.util.Set;
  * @param args the arguments as given, for the report
  */
 record Options(double measureSeconds, double warmupSeconds, int repetitions, int threads, int keys, int memoryKeys,
-               String redisUrl, int ourCommandTimeoutMillis, Set<String> subjects, Path output, List<String> args) {
+               List<Integer> memoryCalls, String redisUrl, int ourCommandTimeoutMillis, Set<String> subjects, Path output, List<String> args) {
 
     static final String OURS = "ours";
+    static final String OURS_LOG = "ours-log";
+    static final String OURS_COUNTER = "ours-counter";
     static final String STOCK = "stock";
     static final String STOCK_BATCHING = "stock-batching";
-    static final List<String> ALL_SUBJECTS = List.of(OURS, STOCK, STOCK_BATCHING);
+    static final List<String> ALL_SUBJECTS = List.of(OURS, OURS_LOG, OURS_COUNTER, STOCK, STOCK_BATCHING);
 
     static final String USAGE = """
             Usage: java -jar redis-store-benchmark.jar [options]
@@ -40,10 +43,14 @@ record Options(double measureSeconds, double warmupSeconds, int repetitions, int
               --threads N       threads of the concurrent scenarios and redis-benchmark clients (default 8)
               --keys N          distinct keys of the spread-key scenarios, fresh in every phase (default 10000)
               --memory-keys N   fresh keys written to measure Redis memory per key; 0 skips (default 100000)
+              --memory-calls L  comma-separated calls per key of the memory probe, one probe each, on fresh keys;
+                                calls to one key are at least 0.5 s apart (default 1)
               --redis URL       use this Redis (redis://host:port[/db]) instead of starting one; its other data is
                                 left alone, but it must be otherwise idle for the figures to mean anything
               --our-timeout MS  our store's command timeout in ms (default: the store's default, 50 ms)
-              --subjects LIST   comma-separated, of ours,stock,stock-batching (default all three)
+              --subjects LIST   comma-separated, of ours,ours-log,ours-counter,stock,stock-batching (default all);
+                                ours is our store with a token bucket rule, ours-log and ours-counter the same
+                                store with a SLIDING_WINDOW_LOG and a SLIDING_WINDOW_COUNTER rule
               --out FILE        also write the Markdown report to FILE
               --help            this text
             """;
@@ -55,6 +62,7 @@ record Options(double measureSeconds, double warmupSeconds, int repetitions, int
         int threads = 8;
         int keys = 10_000;
         int memoryKeys = 100_000;
+        List<Integer> memoryCalls = List.of(1);
         String redis = null;
         int ourTimeout = 0;
         Set<String> subjects = new LinkedHashSet<>(ALL_SUBJECTS);
@@ -86,6 +94,7 @@ record Options(double measureSeconds, double warmupSeconds, int repetitions, int
                 case "--threads" -> threads = atLeast(flag, value, 2);
                 case "--keys" -> keys = atLeast(flag, value, 1);
                 case "--memory-keys" -> memoryKeys = atLeast(flag, value, 0);
+                case "--memory-calls" -> memoryCalls = callCounts(flag, value);
                 case "--redis" -> redis = value;
                 case "--our-timeout" -> ourTimeout = atLeast(flag, value, 1);
                 case "--subjects" -> subjects = subjects(value);
@@ -98,7 +107,7 @@ record Options(double measureSeconds, double warmupSeconds, int repetitions, int
         }
         Set<String> ordered = new LinkedHashSet<>(ALL_SUBJECTS);
         ordered.retainAll(subjects);
-        return new Options(seconds, warmup, reps, threads, keys, memoryKeys, redis, ourTimeout, Collections.unmodifiableSet(ordered), output,
+        return new Options(seconds, warmup, reps, threads, keys, memoryKeys, memoryCalls, redis, ourTimeout, Collections.unmodifiableSet(ordered), output,
                 args);
     }
 
@@ -119,6 +128,14 @@ record Options(double measureSeconds, double warmupSeconds, int repetitions, int
             throw new UsageException("--subjects is empty");
         }
         return result;
+    }
+
+    private static List<Integer> callCounts(String flag, String value) {
+        Set<Integer> counts = new LinkedHashSet<>();
+        for (String part : value.split(",")) {
+            counts.add(atLeast(flag, part.trim(), 1));
+        }
+        return List.copyOf(counts);
     }
 
     private static double positiveDouble(String flag, String value) {

@@ -1,5 +1,6 @@
 package io.github.ratelimit.benchmarks.redis;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Basis;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
@@ -10,42 +11,81 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.store.BucketKey;
 import io.github.ratelimit.store.JedisBucketStore;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 
 /**
  * Our limiter with its Redis store, as an application uses it: {@code Guard.acquire} with a rule keyed by a
  * header, so each call resolves its key, finds the rule's bucket and decides (key, rule, decide). The store has its
  * default settings (batching on, 50 ms command timeout, circuit breaker, fail-open) except for the key prefix, a pool
  * at least as large as the number of threads and, if {@code --our-timeout} is given, the command timeout.
+ *
+ * <p>One subject per algorithm of the rule: {@link Algorithm#TOKEN_BUCKET} ({@code ours}, a compare-and-set script
+ * with batching), {@link Algorithm#SLIDING_WINDOW_LOG} ({@code ours-log}, a sorted set per key) and
+ * {@link Algorithm#SLIDING_WINDOW_COUNTER} ({@code ours-counter}, a hash per key), the sliding ones one script per
+ * decision that reads the server's {@code TIME} itself.
  */
 final class OurStoreSubject implements Subject {
 
     private static final String KEY_HEADER = "X-Bench-Key";
 
+    /**
+     * The commands the sliding scripts run (SlidingScripts in ratelimit-core): TIME (unless the store has a clock
+     * of its own, which this benchmark never gives it), the sorted-set or hash commands, and PEXPIRE. None of them
+     * is a GET or SET.
+     */
+    private static final Set<String> SLIDING_SCRIPT_COMMANDS = Set.of("time", "zremrangebyscore", "zcount",
+            "zrangebyscore", "zrevrange", "zadd", "zrem", "hgetall", "hdel", "hincrby", "pexpire");
+
+    private final Algorithm algorithm;
     private final String url;
     private final String keyPrefix;
     private final int poolSize;
     private final Duration commandTimeout;
 
     /**
+     * @param algorithm the algorithm of the rules this subject decides with
      * @param commandTimeout the store's command timeout, or {@code null} for its default
      */
-    OurStoreSubject(String url, String keyPrefix, int poolSize, Duration commandTimeout) {
+    OurStoreSubject(Algorithm algorithm, String url, String keyPrefix, int poolSize, Duration commandTimeout) {
+        this.algorithm = algorithm;
         this.url = url;
         this.keyPrefix = keyPrefix;
         this.poolSize = poolSize;
         this.commandTimeout = commandTimeout;
     }
 
+    /** @return the subject's id for an algorithm: {@code ours}, {@code ours-log}, {@code ours-counter} */
+    static String id(Algorithm algorithm) {
+        return switch (algorithm) {
+            case TOKEN_BUCKET -> Options.OURS;
+            case SLIDING_WINDOW_LOG -> Options.OURS_LOG;
+            case SLIDING_WINDOW_COUNTER -> Options.OURS_COUNTER;
+            default -> "ours-" + algorithm.name().toLowerCase(java.util.Locale.ROOT);
+        };
+    }
+
     @Override
     public String id() {
-        return Options.OURS;
+        return id(algorithm);
     }
 
     @Override
     public String label() {
-        return "Ours (JedisBucketStore)";
+        return switch (algorithm) {
+            case TOKEN_BUCKET -> "Ours (JedisBucketStore)";
+            case SLIDING_WINDOW_LOG -> "Ours, sliding window log";
+            case SLIDING_WINDOW_COUNTER -> "Ours, sliding window counter";
+            default -> "Ours, " + algorithm;
+        };
+    }
+
+    @Override
+    public List<Limit> throughputLimits() {
+        return algorithm == Algorithm.SLIDING_WINDOW_LOG ? Workloads.LOG_THROUGHPUT_LIMITS : Workloads.THROUGHPUT_LIMITS;
     }
 
     @Override
@@ -55,19 +95,65 @@ final class OurStoreSubject implements Subject {
             builder.commandTimeout(commandTimeout);
         }
         JedisBucketStore store = builder.build();
-        return new OurSession(store, RateLimiter.builder().store(store).build());
+        return new OurSession(algorithm, store, RateLimiter.builder().store(store).build());
     }
 
     /**
-     * The client sends only EVALSHA (and EVAL after a NOSCRIPT). Its compare-and-swap script runs one GET and at
-     * most one SET; its clock script runs one TIME. So GETs beyond one per compare-and-swap run were sent by the
-     * client itself (none are expected), and SETs are all the script's.
+     * The client sends only EVALSHA (and EVAL after a NOSCRIPT); commandstats also counts what the scripts run, so
+     * that is subtracted per algorithm.
+     *
+     * <p>Token bucket: the compare-and-swap script runs one GET and at most one SET; the clock script (every 10 s)
+     * runs one TIME, and nothing else runs TIME, so compare-and-swap runs are the scripts that succeeded less the
+     * TIMEs. GETs beyond one per compare-and-swap run were sent by the client itself (none are expected).
+     *
+     * <p>Sliding log and counter: every decision's script runs TIME too, so the token bucket's formula does not
+     * apply (its "compare-and-swap runs" would come out as zero, or below zero when a script fails after its TIME).
+     * Those scripts and the clock script run no GET or SET, so every GET and SET was sent by the client (none are
+     * expected), and the round trips are EVALSHA + EVAL + GET + SET. {@link #accountingProblem} checks that every
+     * script that succeeded ran exactly one TIME.
      */
     @Override
     public long roundTrips(ServerCounters.Delta d) {
+        if (algorithm.isSliding()) {
+            return d.calls("evalsha") + d.calls("eval") + d.calls("get") + d.calls("set");
+        }
         long casRuns = d.succeeded("evalsha") + d.succeeded("eval") - d.calls("time");
         long clientGets = Math.max(0, d.calls("get") - casRuns);
         return d.calls("evalsha") + d.calls("eval") + clientGets;
+    }
+
+    @Override
+    public String accountingProblem(ServerCounters.Delta d) {
+        long scripts = d.succeeded("evalsha") + d.succeeded("eval");
+        if (algorithm.isSliding()) {
+            long problems = 0;
+            StringBuilder why = new StringBuilder();
+            if (d.calls("time") != scripts) {
+                why.append(d.calls("time")).append(" TIME calls for ").append(scripts).append(" scripts that succeeded");
+                problems++;
+            }
+            if (d.calls("get") + d.calls("set") > 0) {
+                why.append(problems++ > 0 ? "; " : "").append(d.calls("get")).append(" GET and ").append(d.calls("set"))
+                        .append(" SET, which no sliding script runs");
+            }
+            long failed = d.failed("evalsha") + d.failed("eval");
+            if (failed > 0) {
+                why.append(problems++ > 0 ? "; " : "").append(failed).append(" EVALSHA/EVAL failed (NOSCRIPT, or a "
+                        + "script error)");
+            }
+            long other = d.calls(name -> !SLIDING_SCRIPT_COMMANDS.contains(name) && !name.equals("evalsha")
+                    && !name.equals("eval") && !PhaseRunner.isHousekeeping(name));
+            if (other > 0) {
+                why.append(problems++ > 0 ? "; " : "").append(other).append(" calls of commands the sliding scripts "
+                        + "do not run");
+            }
+            return problems == 0 ? null : why.toString();
+        }
+        long casRuns = scripts - d.calls("time");
+        if (d.calls("get") < casRuns) {
+            return d.calls("get") + " GET calls for " + casRuns + " compare-and-swap runs (each runs one GET)";
+        }
+        return null;
     }
 
     @Override
@@ -77,14 +163,18 @@ final class OurStoreSubject implements Subject {
 
     @Override
     public String retriesSource() {
-        return "the store's own conflict counter (`stats().conflicts`)";
+        return algorithm.isSliding()
+                ? "the store's own conflict counter (`stats().conflicts`); 0 by construction, each decision being one "
+                        + "atomic script with nothing to compare"
+                : "the store's own conflict counter (`stats().conflicts`)";
     }
 
-    private record OurSession(JedisBucketStore store, RateLimiter limiter) implements Session {
+    private record OurSession(Algorithm algorithm, JedisBucketStore store, RateLimiter limiter) implements Session {
 
         @Override
         public Decider prepare(String keySpace, List<String> keys, List<Limit> limits) {
-            Guard guard = limiter.guard(Rule.builder(keySpace).key("header:" + KEY_HEADER).limits(limits).build());
+            Guard guard = limiter.guard(Rule.builder(keySpace).key("header:" + KEY_HEADER).algorithm(algorithm)
+                    .limits(limits).build());
             RequestContext[] contexts = new RequestContext[keys.size()];
             for (int i = 0; i < contexts.length; i++) {
                 contexts[i] = RequestContext.builder().header(KEY_HEADER, keys.get(i)).build();
@@ -99,9 +189,22 @@ final class OurStoreSubject implements Subject {
             return decision.permitted() ? Decider.ALLOWED : Decider.REJECTED;
         }
 
+        /**
+         * The bucket key for a token bucket; for a sliding window, the bucket key with {@code :log} or
+         * {@code :counter} appended, as the store lays it out (RedisKeys.slidingKey in ratelimit-core, not public:
+         * the memory probe finds out if it changes, since the keys it samples would have no TTL and no type).
+         */
         @Override
         public byte[] redisKey(String keySpace, String key) {
-            return store.redisKey(new BucketKey(keySpace, key));
+            byte[] bucket = store.redisKey(new BucketKey(keySpace, key));
+            if (!algorithm.isSliding()) {
+                return bucket;
+            }
+            byte[] suffix = (algorithm == Algorithm.SLIDING_WINDOW_LOG ? ":log" : ":counter")
+                    .getBytes(StandardCharsets.US_ASCII);
+            byte[] result = Arrays.copyOf(bucket, bucket.length + suffix.length);
+            System.arraycopy(suffix, 0, result, bucket.length, suffix.length);
+            return result;
         }
 
         @Override

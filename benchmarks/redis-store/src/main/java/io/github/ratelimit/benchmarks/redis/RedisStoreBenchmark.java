@@ -1,5 +1,7 @@
 package io.github.ratelimit.benchmarks.redis;
 
+import io.github.ratelimit.Algorithm;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -11,9 +13,9 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * Measures our Redis store against stock Bucket4j over Jedis (with and without batching) and a redis-benchmark
- * Lua token bucket, in one run, and prints a Markdown report (docs/BENCHMARKS.md). Progress goes to stderr, the
- * report to stdout (and to {@code --out}).
+ * Measures our Redis store (with token bucket, sliding window log and sliding window counter rules) against stock
+ * Bucket4j over Jedis (with and without batching) and a redis-benchmark Lua token bucket, in one run, and prints a
+ * Markdown report (docs/BENCHMARKS.md). Progress goes to stderr, the report to stdout (and to {@code --out}).
  */
 public final class RedisStoreBenchmark {
 
@@ -136,15 +138,22 @@ public final class RedisStoreBenchmark {
         if (options.memoryKeys() == 0) {
             return results;
         }
-        for (Subject subject : subjects) {
-            progress("memory: " + subject.label() + ", " + options.memoryKeys() + " fresh keys");
-            if (target.ownServer()) {
-                try (RedisTarget fresh = RedisTarget.start()) {
-                    results.add(new MemoryProbe(fresh, options).measure(subject(subject.id(), fresh, "ratelimit")));
+        for (int calls : options.memoryCalls()) {
+            for (Subject subject : subjects) {
+                progress("memory: " + subject.label() + ", " + options.memoryKeys() + " fresh keys, " + calls
+                        + (calls == 1 ? " call" : " calls") + " each");
+                MemoryProbe.Result r;
+                if (target.ownServer()) {
+                    try (RedisTarget fresh = RedisTarget.start()) {
+                        r = new MemoryProbe(fresh, options).measure(subject(subject.id(), fresh, "ratelimit"), calls);
+                    }
+                } else {
+                    String prefix = "ratelimit-" + runId + "-" + subject.id() + "-c" + calls;
+                    r = new MemoryProbe(target, options).measure(subject(subject.id(), target, prefix), calls);
                 }
-            } else {
-                String prefix = "ratelimit-" + runId + "-" + subject.id();
-                results.add(new MemoryProbe(target, options).measure(subject(subject.id(), target, prefix)));
+                results.add(r);
+                progress(String.format(Locale.ROOT, "memory: %s, %d calls/key: %.0f B/key, %s, %d rejected",
+                        subject.label(), calls, r.bytesPerKey(), r.value(), r.rejected()));
             }
         }
         return results;
@@ -153,12 +162,18 @@ public final class RedisStoreBenchmark {
     private Subject subject(String id, RedisTarget target, String keyPrefix) {
         int pool = Math.max(16, options.threads());
         return switch (id) {
-            case Options.OURS -> new OurStoreSubject(target.url(), keyPrefix, pool,
-                    options.ourCommandTimeoutMillis() > 0 ? Duration.ofMillis(options.ourCommandTimeoutMillis()) : null);
+            case Options.OURS -> ours(Algorithm.TOKEN_BUCKET, target, keyPrefix, pool);
+            case Options.OURS_LOG -> ours(Algorithm.SLIDING_WINDOW_LOG, target, keyPrefix, pool);
+            case Options.OURS_COUNTER -> ours(Algorithm.SLIDING_WINDOW_COUNTER, target, keyPrefix, pool);
             case Options.STOCK -> new StockBucket4jSubject(target, keyPrefix, pool, false);
             case Options.STOCK_BATCHING -> new StockBucket4jSubject(target, keyPrefix, pool, true);
             default -> throw new IllegalArgumentException("unknown subject " + id);
         };
+    }
+
+    private OurStoreSubject ours(Algorithm algorithm, RedisTarget target, String keyPrefix, int pool) {
+        return new OurStoreSubject(algorithm, target.url(), keyPrefix, pool,
+                options.ourCommandTimeoutMillis() > 0 ? Duration.ofMillis(options.ourCommandTimeoutMillis()) : null);
     }
 
     private static <T> List<T> rotate(List<T> list, int by) {

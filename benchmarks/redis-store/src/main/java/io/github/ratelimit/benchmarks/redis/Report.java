@@ -80,18 +80,34 @@ final class Report {
                 + "order rotated every repetition |");
         line("| Keys | spread: " + options.keys() + " per phase, fresh each phase, each thread cycling through its own "
                 + "slice; hot: one key |");
-        line("| Limits | throughput: " + Workloads.describe(Workloads.THROUGHPUT_LIMITS) + " (nothing rejected); memory: "
-                + Workloads.describe(Workloads.MEMORY_LIMITS) + " |");
+        line("| Limits | throughput: " + throughputLimits() + " (set so that nothing is rejected); memory: "
+                + Workloads.describe(Workloads.MEMORY_LIMITS) + ", " + options.memoryCalls().stream().map(String::valueOf)
+                .collect(java.util.stream.Collectors.joining(" / ")) + " call(s) per key, calls to a key at least "
+                + MemoryProbe.MIN_PASS_NANOS / 1_000_000 + " ms apart |");
         line("");
+    }
+
+    /** @return the throughput limits, per subject where they differ */
+    private String throughputLimits() {
+        java.util.Map<String, List<String>> bySet = new java.util.LinkedHashMap<>();
+        for (Subject s : subjects) {
+            bySet.computeIfAbsent(Workloads.describe(s.throughputLimits()), k -> new ArrayList<>()).add(s.label());
+        }
+        if (bySet.size() == 1) {
+            return bySet.keySet().iterator().next();
+        }
+        List<String> parts = new ArrayList<>();
+        bySet.forEach((limits, labels) -> parts.add(String.join(", ", labels) + ": " + limits));
+        return String.join("; ", parts);
     }
 
     private void summary() {
         line("## Throughput, latency and round trips (medians)");
         line("");
         line("| Scenario | Subject | reps used | decisions/s | p50 µs | p99 µs | client CPU µs/decision "
-                + "| Redis CPU µs/decision | round trips/decision | replies/decision | store's round trips/decision "
-                + "| retries/decision | first uses/decision | rejected | store failures |");
-        line("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+                + "| Redis CPU µs/decision | round trips/decision | replies/decision | commands inside scripts/decision "
+                + "| store's round trips/decision | retries/decision | first uses/decision | rejected | store failures |");
+        line("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Scenario scenario : Scenario.values()) {
             for (Subject subject : subjects) {
                 List<Measurement> all = measurements.stream()
@@ -109,6 +125,7 @@ final class Report {
                         + " | " + fmt1(median(ms, Measurement::redisCpuMicros))
                         + " | " + fmt2(median(ms, Measurement::roundTripsPerDecision))
                         + " | " + fmt2(median(ms, Measurement::repliesPerDecision))
+                        + " | " + fmt2(median(ms, Measurement::scriptCommandsPerDecision))
                         + " | " + fmt2(median(ms, Measurement::storeRoundTripsPerDecision))
                         + " | " + fmt3(median(ms, Measurement::retriesPerDecision))
                         + " | " + fmt3(median(ms, Measurement::newKeysPerDecision))
@@ -123,9 +140,14 @@ final class Report {
                 + "bound decisions/s more than latency does.");
         line("- *round trips/decision*: commands the clients sent, from `INFO commandstats` deltas over the measured "
                 + "phase, ÷ decisions. Commandstats also counts the commands a Lua script runs inside an EVAL/EVALSHA, "
-                + "so each subject's script-internal GET/SET/PSETEX/TIME calls are subtracted (see the subject classes).");
+                + "so each subject's script-internal calls are left out: for the token bucket and stock Bucket4j its "
+                + "scripts' GET/SET/PSETEX and the clock script's TIME are subtracted; the sliding scripts run no GET or "
+                + "SET (but TIME in every decision), so for them it is EVALSHA + EVAL + GET + SET (see the subject classes).");
         line("- *replies/decision*: `total_writes_processed` delta ÷ decisions, an independent cross-check (no client "
                 + "pipelines, so one reply per command sent).");
+        line("- *commands inside scripts/decision*: every command commandstats counted, less the round trips and the "
+                + "snapshots' and connections' own (INFO, HELLO, CLIENT, PING, ...), ÷ decisions: what the scripts ran "
+                + "(GET, SET, TIME, the sorted-set or hash commands, PEXPIRE).");
         line("- *store's round trips/decision*: the store's own `stats().roundTrips`; only our store keeps one.");
         for (Subject subject : subjects) {
             line("- *retries/decision*, " + subject.label() + ": " + subject.retriesSource() + ".");
@@ -205,12 +227,14 @@ final class Report {
                 + "decision on the hot key | " + fmt2(hot) + "; " + fmt3(hotRetries) + " retries, " + fmt2(hotTrips)
                 + " round trips | ≥ 0.8 (retries shown, not judged) | " + met(hot, hot >= 0.8) + " |");
 
-        MemoryProbe.Result ours = memory.stream().filter(m -> m.subject().equals(Options.OURS)).findFirst().orElse(null);
+        MemoryProbe.Result ours = memory.stream().filter(m -> m.subject().equals(Options.OURS))
+                .min(java.util.Comparator.comparingInt(MemoryProbe.Result::callsPerKey)).orElse(null);
         if (ours == null) {
             line("| G11 | ours, Redis memory per key (2 limits), every key with a TTL | not measured | ≤ 330 B | not measured |");
         } else {
             double b = ours.bytesPerKey();
-            line("| G11 | ours, Redis memory per key (2 limits), every key with a TTL | " + fmt0(b) + " B; "
+            line("| G11 | ours, Redis memory per key (2 limits), every key with a TTL | " + fmt0(b) + " B"
+                    + (ours.callsPerKey() == 1 ? "" : " (" + ours.callsPerKey() + " calls per key)") + "; "
                     + ours.expiresCreated() + " of " + ours.keysCreated() + " new keys expire, PTTL > 0 on "
                     + ours.sampledWithTtl() + "/" + ours.sampled() + " sampled | ≤ 330 B, all | "
                     + met(b, b <= 330 && ours.everyKeyExpires()) + " |");
@@ -225,23 +249,38 @@ final class Report {
         line("## Redis memory per key");
         line("");
         line("`used_memory` delta over " + options.memoryKeys() + " fresh keys (limits " + Workloads.describe(Workloads.MEMORY_LIMITS)
-                + "), each written once, ÷ the keys created; each subject on a fresh Redis server of its own (unless --redis "
-                + "was given), keys laid out as the example shows. Includes Redis's per-key overhead: dict entries, key "
-                + "and value allocations (jemalloc size classes), the expiry entry, and the growth of the key and expiry "
-                + "tables (8 B per slot each, doubling at powers of two: about 21 B/key at 100,000 keys). MEMORY USAGE "
-                + "leaves out the tables.");
+                + "), each called the number of times shown (in passes over all keys, a pass starting at least "
+                + MemoryProbe.MIN_PASS_NANOS / 1_000_000 + " ms after the previous one), ÷ the keys created; each subject "
+                + "and call count on a fresh Redis server of its own (unless --redis was given), keys laid out as the "
+                + "example shows. Includes Redis's per-key overhead: dict entries, key and value allocations (jemalloc "
+                + "size classes), the expiry entry, and the growth of the key and expiry tables (8 B per slot each, "
+                + "doubling at powers of two: about 21 B/key at 100,000 keys, about 25 B/key at 10,000). MEMORY USAGE "
+                + "leaves out the tables. *value*: the example key's type and encoding, and the median over the sample "
+                + "of its size (a string's bytes, a sorted set's entries, a hash's fields).");
         line("");
-        line("| Subject | keys written | keys created | with TTL | used_memory Δ | bytes/key | MEMORY USAGE (median of sample) "
-                + "| value bytes | PTTL ms of sample (min – max) | example key |");
-        line("|---|---:|---:|---:|---:|---:|---:|---:|---|---|");
+        line("| Subject | calls per key | calls | rejected | keys created | with TTL | used_memory Δ | bytes/key "
+                + "| MEMORY USAGE (median of sample) | value | PTTL ms of sample (min – max) | seconds | example key |");
+        line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|");
         for (MemoryProbe.Result m : memory) {
-            line("| " + label(m.subject()) + " | " + m.keysWritten() + " | " + m.keysCreated() + " | " + m.expiresCreated()
+            line("| " + label(m.subject()) + " | " + m.callsPerKey() + " | " + m.keysWritten() + " | " + m.rejected()
+                    + " | " + m.keysCreated() + " | " + m.expiresCreated()
                     + " | " + fmt0(m.usedMemoryDelta()) + " | " + fmt0(m.bytesPerKey()) + " | " + m.medianMemoryUsage()
-                    + " | " + m.valueBytes() + " | " + m.minTtlMillis() + " – " + m.maxTtlMillis()
-                    + " | `" + m.exampleKey() + "` |");
+                    + " | " + m.value() + " | " + m.minTtlMillis() + " – " + m.maxTtlMillis()
+                    + " | " + fmt1(m.seconds()) + " | `" + m.exampleKey() + "` |");
             if (m.storeFailed() > 0) {
-                notes.add("Memory probe, " + label(m.subject()) + ": " + m.storeFailed() + " calls were decided without "
-                        + "Redis, so fewer keys were created than written.");
+                notes.add("Memory probe, " + label(m.subject()) + ", " + m.callsPerKey() + " calls per key: "
+                        + m.storeFailed() + " calls were decided without Redis, so fewer keys may have been created "
+                        + "than written.");
+            }
+            if (m.rejected() > 0) {
+                notes.add("Memory probe, " + label(m.subject()) + ", " + m.callsPerKey() + " calls per key: " + m.rejected()
+                        + " calls were rejected (a rejected call adds nothing to a sliding log).");
+            }
+            if (!m.everyKeyExpires()) {
+                notes.add("Memory probe, " + label(m.subject()) + ", " + m.callsPerKey() + " calls per key: "
+                        + m.expiresCreated() + " of " + m.keysCreated() + " new keys have a TTL, and " + m.sampledWithTtl()
+                        + " of " + m.sampled() + " sampled keys a positive PTTL (a key that expired before it was "
+                        + "sampled, or one the probe looked up under the wrong name, shows as -2).");
             }
         }
         line("");
@@ -251,20 +290,26 @@ final class Report {
         line("## Every repetition");
         line("");
         line("| Rep | Scenario | Subject | decisions | decisions/s | p50 µs | p99 µs | client CPU µs | Redis CPU µs "
-                + "| round trips/decision | replies/decision | retries/decision | rejected | store failures |");
-        line("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+                + "| round trips/decision | replies/decision | commands inside scripts/decision | retries/decision "
+                + "| rejected | store failures |");
+        line("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Measurement m : measurements) {
             line("| " + m.round() + " | " + m.scenario().label(options) + " | " + label(m.subject()) + " | "
                     + m.decisions() + " | " + fmt0(m.perSecond()) + " | " + fmt0(m.p50Micros()) + " | "
                     + fmt0(m.p99Micros()) + " | " + fmt1(m.clientCpuMicros()) + " | " + fmt1(m.redisCpuMicros())
                     + " | " + fmt2(m.roundTripsPerDecision()) + " | "
-                    + fmt2(m.repliesPerDecision()) + " | " + fmt3(m.retriesPerDecision()) + " | " + m.rejected()
+                    + fmt2(m.repliesPerDecision()) + " | " + fmt2(m.scriptCommandsPerDecision()) + " | "
+                    + fmt3(m.retriesPerDecision()) + " | " + m.rejected()
                     + " | " + m.storeFailed() + " |");
             if (m.store() != null && (m.store().failures() > 0 || m.store().shortCircuited() > 0)) {
                 notes.add("Rep " + m.round() + ", " + m.scenario().label(options) + ", " + label(m.subject())
                         + ": the store counted " + m.store().failures() + " failed Redis operations (errors or "
                         + "timeouts) and " + m.store().shortCircuited() + " refused by its open circuit breaker; "
                         + m.storeFailed() + " of " + m.decisions() + " decisions were made without Redis.");
+            }
+            if (m.accountingProblem() != null) {
+                notes.add("Rep " + m.round() + ", " + m.scenario().label(options) + ", " + label(m.subject())
+                        + ": the round-trip accounting did not add up: " + m.accountingProblem() + ".");
             }
             if (m.firstError() != null) {
                 notes.add("Rep " + m.round() + ", " + m.scenario().label(options) + ", " + label(m.subject())
@@ -275,7 +320,7 @@ final class Report {
             RedisBenchmarkBaseline.Result r = baseline.get(i);
             line("| " + (i + 1) + " | G4 baseline, " + options.threads() + " clients, spread keys | redis-benchmark EVALSHA "
                     + "token bucket | " + r.requests() + " | " + fmt0(r.perSecond()) + " | | | | "
-                    + fmt1(r.redisCpuMicros()) + " | 1 (EVALSHA) | | | | " + r.evalshaFailed() + " |");
+                    + fmt1(r.redisCpuMicros()) + " | 1 (EVALSHA) | | | | | " + r.evalshaFailed() + " |");
             if (r.evalshaFailed() > 0 || r.evalshaCalls() < r.requests()) {
                 notes.add("G4 baseline rep " + (i + 1) + ": the server counted " + r.evalshaCalls() + " EVALSHA calls ("
                         + r.evalshaFailed() + " failed) for " + r.requests() + " requests; its requests/s are suspect.");

@@ -73,6 +73,16 @@ final class ServerCounters {
         return new Delta(before, this);
     }
 
+    private long sumCalls(java.util.function.Predicate<String> which) {
+        long sum = 0;
+        for (Map.Entry<String, long[]> e : commands.entrySet()) {
+            if (which.test(e.getKey())) {
+                sum += e.getValue()[0];
+            }
+        }
+        return sum;
+    }
+
     private long calls(String command) {
         long[] c = commands.get(command);
         return c == null ? 0 : c[0];
@@ -124,6 +134,15 @@ final class ServerCounters {
         /** @return calls of a command that failed (e.g. EVALSHA answered NOSCRIPT) */
         long failed(String command) {
             return after.failed(command) - before.failed(command);
+        }
+
+        /**
+         * @param which the commands to count, by their commandstats name (lower case; a subcommand reads
+         *        {@code client|setname})
+         * @return calls of those commands, failed ones included
+         */
+        long calls(java.util.function.Predicate<String> which) {
+            return after.sumCalls(which) - before.sumCalls(which);
         }
 
         /** @return calls of a command that did not fail */

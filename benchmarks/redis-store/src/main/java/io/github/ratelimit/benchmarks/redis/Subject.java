@@ -16,6 +16,13 @@ interface Subject {
     String label();
 
     /**
+     * @return the windows of the throughput phases: so large that nothing is rejected, so the store is measured
+     */
+    default List<Limit> throughputLimits() {
+        return Workloads.THROUGHPUT_LIMITS;
+    }
+
+    /**
      * @return a fresh client: new connections and no state remembered from earlier sessions, so a measured phase
      *         never benefits from caches filled by another
      */
@@ -30,6 +37,17 @@ interface Subject {
      * @return round trips (one per command sent, since no subject pipelines)
      */
     long roundTrips(ServerCounters.Delta delta);
+
+    /**
+     * Checks the assumptions {@link #roundTrips} rests on against the counters of a window, where the subject's
+     * scripts allow it.
+     *
+     * @param delta the server's counters over the window
+     * @return what did not add up, or {@code null} when everything did (or nothing can be checked)
+     */
+    default String accountingProblem(ServerCounters.Delta delta) {
+        return null;
+    }
 
     /**
      * @param delta the server's counters over the window

@@ -1,4 +1,7 @@
-package io.github.ratelimit.key;
+package io.github.ratelimit.internal;
+
+import io.github.ratelimit.key.ClientIpResolver;
+import io.github.ratelimit.key.KeyResolver;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;

@@ -1,6 +1,10 @@
-package io.github.ratelimit;
+package io.github.ratelimit.internal;
 
-import io.github.ratelimit.internal.RateLimitedLog;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Outcome;
+import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.Verdict;
+
 
 import java.lang.System.Logger.Level;
 
