@@ -38,8 +38,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
- * Buckets in Redis, shared by every instance that uses the same Redis and key prefix: standalone, Sentinel or
- * Cluster, through Jedis.
+ * Rate-limit state in Redis, shared by every instance that uses the same Redis and key prefix: standalone,
+ * Sentinel or Cluster, through Jedis. Token-bucket and fixed-window keys are Bucket4j buckets (below); sliding
+ * window logs and counters are a sorted set or a hash per key, each decision one script that reads the server's
+ * time, trims, counts every window, adds and sets the key's expiry ({@code docs/redis.md}).
  *
  * <p>About one round trip per decision: the store remembers the last state it saw of each bucket, computes the
  * decision from it with Bucket4j, and one script compares and stores (see {@code docs/redis.md}). Concurrent

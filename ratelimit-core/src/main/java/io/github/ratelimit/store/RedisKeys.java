@@ -3,7 +3,8 @@ package io.github.ratelimit.store;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Redis key names: {@code <prefix>:{<rule>:<key>}}.
+ * Redis key names: {@code <prefix>:{<rule>:<key>}} for a bucket, with {@code :log} or {@code :counter} after the
+ * closing brace for a sliding window (so never equal to a bucket's key, and on the same slot).
  *
  * <p>The braces make the whole bucket id the Redis Cluster hash tag, so a bucket lives on one slot, and different
  * keys of one rule spread over the cluster.
