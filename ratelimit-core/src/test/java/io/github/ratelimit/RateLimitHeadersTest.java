@@ -76,6 +76,37 @@ class RateLimitHeadersTest {
     }
 
     @Test
+    void slidingWindowsReportWhatTheyCountAndWhenTheyEmpty() {
+        Guard log = limiter.guard(Rule.builder("log").limits("3/1m").algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+        for (int i = 0; i < 3; i++) {
+            log.acquire(RequestContext.empty());
+            clock.advance(Duration.ofSeconds(10));
+        }
+        // Calls at 0, 10 and 20 s; now 30 s: the next one fits when the call at 0 leaves, in 30 s; the window is
+        // empty when the call at 20 s leaves, in 50 s.
+        Decision rejected = log.acquire(RequestContext.empty());
+        assertThat(headers(rejected, HeaderStyle.X_RATELIMIT, HeaderStyle.IETF_DRAFT_09))
+                .containsEntry("Retry-After", "30")
+                .containsEntry("X-RateLimit-Remaining", "0")
+                .containsEntry("RateLimit-Policy", "\"log-1m\";q=3;w=60");
+        assertThat(current(rejected)).containsExactly(Map.entry("log-1m", Map.of("r", 0L, "t", 30L)));
+        clock.advance(Duration.ofSeconds(30));
+        Decision next = log.acquire(RequestContext.empty());
+        assertThat(next.outcome()).isEqualTo(Outcome.ALLOWED);
+        assertThat(current(next)).containsExactly(Map.entry("log-1m", Map.of("r", 0L, "t", 60L)));
+
+        Guard counter = limiter.guard(Rule.builder("counter").limits("10/1s")
+                .algorithm(Algorithm.SLIDING_WINDOW_COUNTER).build());
+        clock.advance(Duration.ofMillis(1_000 - clock.currentTimeNanos() / 1_000_000 % 1_000));   // a whole second
+        for (int i = 0; i < 4; i++) {
+            counter.acquire(RequestContext.empty());
+        }
+        clock.advance(Duration.ofMillis(1_500));   // the 4 weigh 2 half-way through the next second
+        assertThat(current(counter.acquire(RequestContext.empty())))
+                .containsExactly(Map.entry("counter-1s", Map.of("r", 7L, "t", 2L)));
+    }
+
+    @Test
     void writesOnlyRetryAfterWhenNoBucketWasConsulted() {
         Guard guard = limiter.guard(Rule.builder("me").key("user").limits("3/1m").build());
         assertThat(headers(guard.acquire(RequestContext.empty()), HeaderStyle.values()))

@@ -513,6 +513,17 @@ class RateLimiterTest {
             assertThat(heard.get(0).binding().basis()).isEqualTo(Basis.FALLBACK_BUCKET);
         }
 
+        @org.junit.jupiter.params.ParameterizedTest
+        @org.junit.jupiter.params.provider.EnumSource(value = Algorithm.class, names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
+        void fallsBackToALocalSlidingWindowWithTheConfiguredShare(Algorithm algorithm) {
+            limiter = builder().store(down).defaultStoreFailurePolicy(StoreFailurePolicy.LOCAL_FALLBACK)
+                    .localFallbackShare(0.5).build();
+            Guard guard = limiter.guard(Rule.builder("api").limits("10/1m").algorithm(algorithm).build());
+            assertThat(fire(guard, RequestContext.empty(), 6)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
+                    Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
+            assertThat(heard.get(0).binding().basis()).isEqualTo(Basis.FALLBACK_BUCKET);
+        }
+
         @Test
         void aShadowRuleNeverBlocksEvenWhenFailingClosed() {
             limiter = builder().store(down).build();

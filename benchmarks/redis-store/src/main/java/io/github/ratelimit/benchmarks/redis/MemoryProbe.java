@@ -47,18 +47,19 @@ final class MemoryProbe {
      * @param minTtlMillis the smallest PTTL seen
      * @param maxTtlMillis the largest PTTL seen
      * @param medianMemoryUsage median {@code MEMORY USAGE} of the sampled keys, in bytes
-     * @param valueType {@code TYPE} of the example key
-     * @param encoding {@code OBJECT ENCODING} of the example key
+     * @param valueType {@code TYPE} of the first sampled key still there ({@code none} if none was)
+     * @param encoding its {@code OBJECT ENCODING}
      * @param medianValueSize median over the sample of the value's size: {@code STRLEN} of a string (bytes),
      *        {@code ZCARD} of a sorted set (entries), {@code HLEN} of a hash (fields)
      * @param seconds how long the calls took, all passes and the pauses between them included
      * @param exampleKey one of the keys
      * @param storeFailed calls decided without the store
+     * @param expiredKeys keys Redis expired while the probe made its calls (any makes the figure suspect)
      */
     record Result(String subject, int callsPerKey, long keysWritten, long rejected, long keysCreated,
                   long expiresCreated, long usedMemoryDelta, int sampled, int sampledWithTtl, long minTtlMillis,
                   long maxTtlMillis, long medianMemoryUsage, String valueType, String encoding, long medianValueSize,
-                  double seconds, String exampleKey, long storeFailed) {
+                  double seconds, String exampleKey, long storeFailed, long expiredKeys) {
 
         double bytesPerKey() {
             return keysCreated <= 0 ? Double.NaN : (double) usedMemoryDelta / keysCreated;
@@ -76,7 +77,8 @@ final class MemoryProbe {
                 case "hash" -> " fields";
                 default -> "";
             };
-            return valueType + " (" + encoding + "), " + medianValueSize + unit;
+            return "none".equals(valueType) ? "none (no sampled key left)"
+                    : valueType + " (" + encoding + "), " + medianValueSize + unit;
         }
     }
 
@@ -96,6 +98,11 @@ final class MemoryProbe {
             List<String> warmKeys = Workloads.keys("user:", Math.min(WARMUP_KEYS, Math.max(n, options.threads())));
             Decider warmup = session.prepare(KEY_SPACE + "-warm", warmKeys, Workloads.MEMORY_LIMITS);
             LoadRun.run(warmup, options.threads(), warmKeys.size(), TIME_BOUND_SECONDS, true);
+            // Their keys go again, so none expires (a token bucket's lives about 1.6 s here) while the probe counts.
+            Jedis admin = target.admin();
+            for (String k : warmKeys) {
+                admin.del(session.redisKey(KEY_SPACE + "-warm", k));
+            }
 
             Decider decider = session.prepare(KEY_SPACE, keys, Workloads.MEMORY_LIMITS);
             ServerCounters before = target.counters();
@@ -120,13 +127,14 @@ final class MemoryProbe {
             ServerCounters.Delta delta = after.since(before);
             int db = target.database();
 
-            Jedis admin = target.admin();
             int sampled = 0;
             int withTtl = 0;
             long minTtl = Long.MAX_VALUE;
             long maxTtl = Long.MIN_VALUE;
             List<Long> usage = new ArrayList<>();
             List<Long> sizes = new ArrayList<>();
+            String type = "none";
+            String encoding = "–";
             int step = Math.max(1, n / SAMPLE);
             for (int i = 0; i < n && sampled < SAMPLE; i += step) {
                 byte[] key = session.redisKey(KEY_SPACE, keys.get(i));
@@ -141,18 +149,21 @@ final class MemoryProbe {
                 if (bytes != null) {
                     usage.add(bytes);
                 }
-                long size = size(admin, key);
+                String k = new String(key, StandardCharsets.UTF_8);
+                String t = admin.type(k);
+                long size = size(admin, k, t);
                 if (size >= 0) {
                     sizes.add(size);
+                    if ("none".equals(type)) { // the first sampled key that is still there
+                        type = t;
+                        encoding = admin.objectEncoding(k);
+                    }
                 }
             }
-            byte[] example = session.redisKey(KEY_SPACE, keys.get(0));
-            String exampleText = new String(example, StandardCharsets.UTF_8);
-            String type = admin.type(exampleText);
-            String encoding = "none".equals(type) ? "–" : admin.objectEncoding(exampleText);
+            String exampleText = new String(session.redisKey(KEY_SPACE, keys.get(0)), StandardCharsets.UTF_8);
             return new Result(subject.id(), callsPerKey, decisions, rejected, delta.keys(db), delta.expires(db),
                     delta.usedMemory(), sampled, withTtl, minTtl, maxTtl, median(usage), type, encoding, median(sizes),
-                    seconds, exampleText, storeFailed);
+                    seconds, exampleText, storeFailed, delta.expiredKeys());
         }
     }
 
@@ -170,9 +181,8 @@ final class MemoryProbe {
     }
 
     /** @return the value's size: bytes of a string, entries of a sorted set, fields of a hash; -1 if absent */
-    private static long size(Jedis admin, byte[] key) {
-        String k = new String(key, StandardCharsets.UTF_8);
-        return switch (admin.type(k)) {
+    private static long size(Jedis admin, String k, String type) {
+        return switch (type) {
             case "string" -> admin.strlen(k);
             case "zset" -> admin.zcard(k);
             case "hash" -> admin.hlen(k);

@@ -83,6 +83,11 @@ final class OurStoreSubject implements Subject {
         };
     }
 
+    /** @return whether the rule is a sliding window (one script per decision, no batching) */
+    boolean sliding() {
+        return algorithm.isSliding();
+    }
+
     @Override
     public List<Limit> throughputLimits() {
         return algorithm == Algorithm.SLIDING_WINDOW_LOG ? Workloads.LOG_THROUGHPUT_LIMITS : Workloads.THROUGHPUT_LIMITS;

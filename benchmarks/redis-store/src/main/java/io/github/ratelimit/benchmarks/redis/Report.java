@@ -71,10 +71,15 @@ final class Report {
         line("| G4 baseline | " + baselineDescription + " |");
         line("| Our store | default settings" + (options.ourCommandTimeoutMillis() > 0 ? " except a command timeout of "
                 + options.ourCommandTimeoutMillis() + " ms" : " (command timeout 50 ms, breaker after 250 ms of failures, "
-                + "fail-open, batching)") + "; pool of " + Math.max(16, options.threads()) + " |");
-        line("| Stock Bucket4j | bucket4j_jdk17-jedis 8.17.0 (8.18.0 and 8.19.0 of it are not on Maven Central; its "
-                + "sources are unchanged since) on bucket4j_jdk17-core 8.19.0; Jedis pool of "
-                + Math.max(16, options.threads()) + ", default 2 s socket timeout, unbounded retries |");
+                + "fail-open, batching)") + "; pool of " + Math.max(16, options.threads())
+                + (subjects.stream().anyMatch(s -> s instanceof OurStoreSubject o && o.sliding())
+                        ? "; batching applies to token-bucket rules only: a sliding rule's decision is one script" : "")
+                + " |");
+        if (subjects.stream().anyMatch(s -> s instanceof StockBucket4jSubject)) {
+            line("| Stock Bucket4j | bucket4j_jdk17-jedis 8.17.0 (8.18.0 and 8.19.0 of it are not on Maven Central; its "
+                    + "sources are unchanged since) on bucket4j_jdk17-core 8.19.0; Jedis pool of "
+                    + Math.max(16, options.threads()) + ", default 2 s socket timeout, unbounded retries |");
+        }
         line("| Phases | " + fmt(options.warmupSeconds()) + " s warm-up (other keys) + " + fmt(options.measureSeconds())
                 + " s measured, " + options.repetitions() + " repetitions, medians shown; subjects interleaved, their "
                 + "order rotated every repetition |");
@@ -255,7 +260,7 @@ final class Report {
                 + "example shows. Includes Redis's per-key overhead: dict entries, key and value allocations (jemalloc "
                 + "size classes), the expiry entry, and the growth of the key and expiry tables (8 B per slot each, "
                 + "doubling at powers of two: about 21 B/key at 100,000 keys, about 25 B/key at 10,000). MEMORY USAGE "
-                + "leaves out the tables. *value*: the example key's type and encoding, and the median over the sample "
+                + "leaves out the tables. *value*: the sampled keys' type and encoding, and the median over the sample "
                 + "of its size (a string's bytes, a sorted set's entries, a hash's fields).");
         line("");
         line("| Subject | calls per key | calls | rejected | keys created | with TTL | used_memory Δ | bytes/key "
@@ -271,6 +276,11 @@ final class Report {
                 notes.add("Memory probe, " + label(m.subject()) + ", " + m.callsPerKey() + " calls per key: "
                         + m.storeFailed() + " calls were decided without Redis, so fewer keys may have been created "
                         + "than written.");
+            }
+            if (m.expiredKeys() > 0) {
+                notes.add("Memory probe, " + label(m.subject()) + ", " + m.callsPerKey() + " calls per key: Redis "
+                        + "expired " + m.expiredKeys() + " keys while the probe made its calls, which makes the figure "
+                        + "suspect.");
             }
             if (m.rejected() > 0) {
                 notes.add("Memory probe, " + label(m.subject()) + ", " + m.callsPerKey() + " calls per key: " + m.rejected()

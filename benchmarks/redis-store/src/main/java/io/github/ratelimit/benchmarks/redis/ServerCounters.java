@@ -15,14 +15,16 @@ final class ServerCounters {
 
     private final Map<String, long[]> commands; // name -> {calls, failed_calls}
     private final long repliesWritten;
+    private final long expiredKeys;
     private final long usedMemory;
     private final double cpuSeconds;
     private final Map<Integer, long[]> keyspace; // db -> {keys, expires}
 
-    private ServerCounters(Map<String, long[]> commands, long repliesWritten, long usedMemory, double cpuSeconds,
-                           Map<Integer, long[]> keyspace) {
+    private ServerCounters(Map<String, long[]> commands, long repliesWritten, long expiredKeys, long usedMemory,
+                           double cpuSeconds, Map<Integer, long[]> keyspace) {
         this.commands = commands;
         this.repliesWritten = repliesWritten;
+        this.expiredKeys = expiredKeys;
         this.usedMemory = usedMemory;
         this.cpuSeconds = cpuSeconds;
         this.keyspace = keyspace;
@@ -36,6 +38,7 @@ final class ServerCounters {
         Map<String, long[]> commands = new HashMap<>();
         Map<Integer, long[]> keyspace = new HashMap<>();
         long writes = 0;
+        long expired = 0;
         long memory = 0;
         double cpu = 0;
         for (String raw : info.split("\r?\n")) {
@@ -52,6 +55,8 @@ final class ServerCounters {
                         new long[] {number(fields.get("calls")), number(fields.get("failed_calls"))});
             } else if (name.equals("total_writes_processed")) {
                 writes = number(value);
+            } else if (name.equals("expired_keys")) {
+                expired = number(value);
             } else if (name.equals("used_memory")) {
                 memory = number(value);
             } else if (name.equals("used_cpu_sys") || name.equals("used_cpu_user")) {
@@ -62,7 +67,7 @@ final class ServerCounters {
                         new long[] {number(fields.get("keys")), number(fields.get("expires"))});
             }
         }
-        return new ServerCounters(commands, writes, memory, cpu, keyspace);
+        return new ServerCounters(commands, writes, expired, memory, cpu, keyspace);
     }
 
     /**
@@ -157,6 +162,11 @@ final class ServerCounters {
          */
         long replies() {
             return after.repliesWritten - before.repliesWritten - 1;
+        }
+
+        /** @return keys Redis deleted because their time to live ran out */
+        long expiredKeys() {
+            return after.expiredKeys - before.expiredKeys;
         }
 
         /** @return CPU time the Redis server used (all its threads, user and system), in nanoseconds */
