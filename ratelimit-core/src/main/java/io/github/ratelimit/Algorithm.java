@@ -10,7 +10,7 @@ package io.github.ratelimit;
  *   <tr><td>{@link #TOKEN_BUCKET}</td><td>burst + rate × window</td><td>two numbers per window</td></tr>
  *   <tr><td>{@link #FIXED_WINDOW}</td><td>up to twice the limit across a boundary</td><td>one number per window</td></tr>
  *   <tr><td>{@link #SLIDING_WINDOW_LOG}</td><td>exactly the limit</td><td>one entry per admitted call</td></tr>
- *   <tr><td>{@link #SLIDING_WINDOW_COUNTER}</td><td>the limit, approximately</td><td>a few counters per window</td></tr>
+ *   <tr><td>{@link #SLIDING_WINDOW_COUNTER}</td><td>the limit on average; up to twice it in the worst window</td><td>a few counters per window</td></tr>
  * </table>
  */
 public enum Algorithm {

@@ -244,6 +244,16 @@ public final class JedisBucketStore implements BucketStore {
         return RedisKeys.bucketKey(prefix, key);
     }
 
+    /**
+     * @param key a key of a rule
+     * @param algorithm the rule's algorithm
+     * @return the Redis key its state lives under, as bytes (UTF-8): the bucket's for a token bucket or fixed
+     *         window, the bucket's with {@code :log} or {@code :counter} after it for a sliding window
+     */
+    public byte[] redisKey(BucketKey key, io.github.ratelimit.Algorithm algorithm) {
+        return algorithm.isSliding() ? RedisKeys.slidingKey(prefix, key, algorithm) : RedisKeys.bucketKey(prefix, key);
+    }
+
     private void calibrateClock() {
         try {
             long before = serverClock.ticks();

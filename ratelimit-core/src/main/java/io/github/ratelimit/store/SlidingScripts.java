@@ -87,10 +87,12 @@ final class SlidingScripts {
               end
               return {0}
             end
+            local U = {}
             local at = now
             for i = 1, n do
-              if cost > N[i] then at = -1 break end
-              if used(now - W[i]) + cost > N[i] then
+              U[i] = used(now - W[i])
+              if cost > N[i] then at = -1 end
+              if at >= 0 and U[i] + cost > N[i] then
                 local room = N[i] - cost
                 local t
                 if cost == 1 then
@@ -111,21 +113,23 @@ final class SlidingScripts {
                 if t > at then at = t end
               end
             end
+            local last = newest()
             local consumed = 0
             if at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then
               local m = member
               if cost > 1 then m = member .. ':' .. fmt(cost) end
               redis.call('ZADD', key, fmt(at), m)
               consumed = 1
-              local last = newest()
+              if last == nil or at > last then last = at end
               redis.call('PEXPIRE', key, fmt(math.ceil((last + longest - now) / 1000) + keep))
+              -- Every count is of the entries later than now - W, a call logged for later included.
+              for i = 1, n do U[i] = U[i] + cost end
             end
             local wait = -1
             if at >= 0 then wait = at - now end
             local out = {consumed, wait}
-            local last = newest()
             for i = 1, n do
-              local rem = N[i] - used(now - W[i])
+              local rem = N[i] - U[i]
               if rem < 0 then rem = 0 end
               local reset = 0
               if last and last > now - W[i] then reset = last + W[i] - now end

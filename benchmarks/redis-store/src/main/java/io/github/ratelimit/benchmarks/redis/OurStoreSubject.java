@@ -11,9 +11,7 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.store.BucketKey;
 import io.github.ratelimit.store.JedisBucketStore;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 
@@ -194,22 +192,10 @@ final class OurStoreSubject implements Subject {
             return decision.permitted() ? Decider.ALLOWED : Decider.REJECTED;
         }
 
-        /**
-         * The bucket key for a token bucket; for a sliding window, the bucket key with {@code :log} or
-         * {@code :counter} appended, as the store lays it out (RedisKeys.slidingKey in ratelimit-core, not public:
-         * the memory probe finds out if it changes, since the keys it samples would have no TTL and no type).
-         */
+        /** The Redis key of a rule's key, as the store lays it out for the subject's algorithm. */
         @Override
         public byte[] redisKey(String keySpace, String key) {
-            byte[] bucket = store.redisKey(new BucketKey(keySpace, key));
-            if (!algorithm.isSliding()) {
-                return bucket;
-            }
-            byte[] suffix = (algorithm == Algorithm.SLIDING_WINDOW_LOG ? ":log" : ":counter")
-                    .getBytes(StandardCharsets.US_ASCII);
-            byte[] result = Arrays.copyOf(bucket, bucket.length + suffix.length);
-            System.arraycopy(suffix, 0, result, bucket.length, suffix.length);
-            return result;
+            return store.redisKey(new BucketKey(keySpace, key), algorithm);
         }
 
         @Override
