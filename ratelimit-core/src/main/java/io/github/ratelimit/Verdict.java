@@ -14,9 +14,28 @@ import java.util.List;
  * @param windows the state of each window after the decision; empty when no bucket was consulted
  * @param waitNanos for {@link Outcome#DELAYED}, the delay; for {@link Outcome#REJECTED} and
  *        {@link Outcome#SHADOW_REJECTED}, how long until the call could pass (0 when unknown); otherwise 0
+ * @param receipt what identifies the permits this call took in the store, so {@link Guard#refund} gives back
+ *        exactly these (a sliding log forgets this call's entry, not another's); opaque, 0 when nothing was taken
+ *        or the algorithm needs none
  */
 public record Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<WindowState> windows,
-                      long waitNanos) {
+                      long waitNanos, long receipt) {
+
+    /**
+     * A verdict without a receipt.
+     *
+     * @param rule the rule's name
+     * @param key the key, or {@code null}
+     * @param mode the rule's mode
+     * @param outcome what the rule decided
+     * @param basis what the verdict rests on
+     * @param windows the state of each window
+     * @param waitNanos the delay or the wait
+     */
+    public Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<WindowState> windows,
+                   long waitNanos) {
+        this(rule, key, mode, outcome, basis, windows, waitNanos, 0);
+    }
 
     /**
      * @throws NullPointerException when a required component is null

@@ -172,6 +172,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         Decision decision;
         private KeyState[] charged;
         private long[] chargedCost;
+        private long[] chargedReceipt;
         private int chargedCount;
         boolean permitHeld;
         /** The rules whose own waiting permit this call holds (it is delayed by them). */
@@ -211,15 +212,18 @@ public final class DefaultRateLimiter implements RateLimiter {
             }
         }
 
-        void charge(KeyState state, long cost) {
+        void charge(KeyState state, long cost, long receipt) {
             if (charged == null) {
                 charged = new KeyState[2];
                 chargedCost = new long[2];
+                chargedReceipt = new long[2];
             } else if (chargedCount == charged.length) {
                 charged = Arrays.copyOf(charged, chargedCount * 2);
                 chargedCost = Arrays.copyOf(chargedCost, chargedCount * 2);
+                chargedReceipt = Arrays.copyOf(chargedReceipt, chargedCount * 2);
             }
             charged[chargedCount] = state;
+            chargedReceipt[chargedCount] = receipt;
             chargedCost[chargedCount++] = cost;
         }
 
@@ -227,7 +231,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         void refund() {
             for (int i = 0; i < chargedCount; i++) {
                 try {
-                    charged[i].refund(chargedCost[i]);
+                    charged[i].refund(chargedCost[i], chargedReceipt[i]);
                 } catch (RuntimeException e) {
                     STORE_LOG.log(Level.WARNING, "Could not give back " + chargedCost[i]
                             + " permit(s) to a key; the store failed", e);
@@ -350,8 +354,8 @@ public final class DefaultRateLimiter implements RateLimiter {
         KeyState state = from.state(bucketKey, limits, rule.localFirst);
         KeyState.Probe probe = state.tryConsume(rule.cost);
         if (probe.consumed()) {
-            ev.charge(state, rule.cost);
-            return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, probe.windows(), 0);
+            ev.charge(state, rule.cost, probe.receipt());
+            return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, probe.windows(), 0, probe.receipt());
         }
         long wait = probe.waitNanos();
         if (rule.mode == Mode.HARD || (rule.mode == Mode.SOFT && wait > rule.maxDelayNanos)) {
@@ -381,17 +385,20 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
         boolean reserved = false;
         try {
-            long nanos = state.reserve(rule.cost, rule.maxDelayNanos);
-            if (nanos < 0) {
+            KeyState.Probe reservation = state.reserve(rule.cost, rule.maxDelayNanos);
+            if (!reservation.consumed()) {
                 // The wait grew past maxDelay between the probe and the reservation.
                 return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, basis, windows, wait);
             }
-            ev.charge(state, rule.cost);
+            long nanos = reservation.waitNanos();
+            ev.charge(state, rule.cost, reservation.receipt());
             if (nanos == 0) {
-                return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, windows, 0);
+                return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, windows, 0,
+                        reservation.receipt());
             }
             reserved = true;
-            return new Verdict(rule.name, key, rule.mode, Outcome.DELAYED, basis, windows, nanos);
+            return new Verdict(rule.name, key, rule.mode, Outcome.DELAYED, basis, windows, nanos,
+                    reservation.receipt());
         } finally {
             if (!reserved) {
                 ev.releaseRulePermit(rule);
@@ -423,7 +430,7 @@ public final class DefaultRateLimiter implements RateLimiter {
             windows.add(new WindowState(w.name(), w.limit(), w.permits(), w.period(),
                     Math.min(w.limit(), w.remaining() + cost), w.resetNanos()));
         }
-        return new Verdict(v.rule(), v.key(), v.mode(), v.outcome(), v.basis(), windows, v.waitNanos());
+        return new Verdict(v.rule(), v.key(), v.mode(), v.outcome(), v.basis(), windows, v.waitNanos(), v.receipt());
     }
 
     /**
@@ -444,7 +451,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                         KeyState state = v.basis() == Basis.BUCKET
                                 ? store.state(bucketKey, configs.primary(), rule.localFirst)
                                 : fallbackStore.state(bucketKey, configs.fallback(), null);
-                        state.refund(rule.cost);
+                        state.refund(rule.cost, v.receipt());
                     } catch (RuntimeException e) {
                         STORE_LOG.log(Level.WARNING, "Could not return the token(s) of a call that "
                                 + (onlyFailureCounting ? "did not fail" : "another layer refused") + " to rule '"
@@ -460,7 +467,8 @@ public final class DefaultRateLimiter implements RateLimiter {
         List<Verdict> verdicts = new ArrayList<>(delayed.verdicts().size());
         for (Verdict v : delayed.verdicts()) {
             verdicts.add(v.outcome() == Outcome.DELAYED
-                    ? new Verdict(v.rule(), v.key(), v.mode(), Outcome.REJECTED, Basis.INTERRUPTED, v.windows(), 0)
+                    ? new Verdict(v.rule(), v.key(), v.mode(), Outcome.REJECTED, Basis.INTERRUPTED, v.windows(), 0,
+                            v.receipt())
                     : v);
         }
         return new Decision(Outcome.REJECTED, verdicts, 0, 0);

@@ -39,11 +39,11 @@ final class BucketKeyState implements KeyState {
         VerboseResult<ConsumptionProbe> result = bucket.asVerbose().tryConsumeAndReturnRemaining(cost);
         ConsumptionProbe probe = result.getValue();
         return new Probe(probe.isConsumed(), probe.isConsumed() ? 0 : Math.max(1, probe.getNanosToWaitForRefill()),
-                windows(result));
+                windows(result), 0);
     }
 
     @Override
-    public long reserve(long cost, long maxWaitNanos) {
+    public Probe reserve(long cost, long maxWaitNanos) {
         CapturingStrategy strategy = new CapturingStrategy();
         boolean reserved;
         try {
@@ -54,16 +54,17 @@ final class BucketKeyState implements KeyState {
             throw new IllegalStateException(e);
         }
         if (!reserved) {
-            return -1;
+            return new Probe(false, maxWaitNanos + 1, java.util.List.of(), 0);
         }
         if (strategy.nanos > 0 && afterReservation != null) {
             afterReservation.run();
         }
-        return Math.max(0, strategy.nanos);
+        return new Probe(true, Math.max(0, strategy.nanos), java.util.List.of(), 0);
     }
 
+    /** Tokens are interchangeable: the receipt is not needed. */
     @Override
-    public void refund(long cost) {
+    public void refund(long cost, long receipt) {
         bucket.addTokens(cost);
     }
 

@@ -17,7 +17,8 @@ public interface KeyState {
      * Takes {@code cost} now if every window has room for it.
      *
      * @param cost the permits the call takes, at least 1
-     * @return whether it was taken, how long until it could be when not, and each window's state after
+     * @return whether it was taken, how long until it could be when not, each window's state after, and the
+     *         receipt to give it back with
      */
     Probe tryConsume(long cost);
 
@@ -28,27 +29,33 @@ public interface KeyState {
      *
      * @param cost the permits the call takes, at least 1
      * @param maxWaitNanos the longest the call may wait
-     * @return nanoseconds until the reserved time (0 for now), or -1 when it is further away than
-     *         {@code maxWaitNanos} (and nothing was taken)
+     * @return whether it was reserved, the nanoseconds until the reserved time (0 for now; when not reserved, how
+     *         long it would have had to wait), and the receipt; no window states
      */
-    long reserve(long cost, long maxWaitNanos);
+    Probe reserve(long cost, long maxWaitNanos);
 
     /**
-     * Gives back {@code cost} permits that a call took and turned out not to need (another rule rejected it,
-     * or it did not fail on a rule that counts failures). An algorithm that remembers calls forgets the most
-     * recent ones.
+     * Gives back the {@code cost} permits of one call that turned out not to need them (another rule rejected it,
+     * it did not fail on a rule that counts failures, or it was cancelled while delayed). An algorithm that
+     * remembers calls forgets exactly that call (by its receipt); if it has already forgotten it (the call left
+     * every window), nothing changes.
      *
      * @param cost the permits to give back
+     * @param receipt the receipt {@link #tryConsume} or {@link #reserve} returned with the call
      */
-    void refund(long cost);
+    void refund(long cost, long receipt);
 
     /**
-     * The outcome of {@link #tryConsume}.
+     * The outcome of {@link #tryConsume} or {@link #reserve}.
      *
-     * @param consumed whether the permits were taken
-     * @param waitNanos when not, nanoseconds until they could be (at least 1); 0 when taken
-     * @param windows each window's state after the operation, in the order of the limits
+     * @param consumed whether the permits were taken (or reserved)
+     * @param waitNanos when not taken, nanoseconds until they could be (at least 1); when reserved, the delay
+     *        (0 for now); 0 when taken now
+     * @param windows each window's state after the operation, in the order of the limits (empty for
+     *        {@link #reserve})
+     * @param receipt what identifies this call's permits to {@link #refund}: for the sliding windows, the time on
+     *        the store's clock it was counted at; 0 for algorithms that give back by count alone
      */
-    record Probe(boolean consumed, long waitNanos, List<WindowState> windows) {
+    record Probe(boolean consumed, long waitNanos, List<WindowState> windows, long receipt) {
     }
 }

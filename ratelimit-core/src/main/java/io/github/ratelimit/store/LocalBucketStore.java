@@ -47,8 +47,9 @@ public final class LocalBucketStore implements BucketStore {
     private LocalBucketStore(Builder builder) {
         this.timeMeter = builder.timeMeter;
         // Weighed, so a sliding log (up to Rule.MAX_LOG_CALLS entries) counts for the memory it may take.
-        Caffeine<Object, Object> caffeine = Caffeine.newBuilder().maximumWeight(builder.maximumKeys)
-                .weigher((Object key, Object entry) -> weight(entry));
+        long maximumKeys = builder.maximumKeys;
+        Caffeine<Object, Object> caffeine = Caffeine.newBuilder().maximumWeight(maximumKeys)
+                .weigher((Object key, Object entry) -> weight(entry, maximumKeys));
         if (timeMeter != TimeMeter.SYSTEM_MILLISECONDS && timeMeter != TimeMeter.SYSTEM_NANOTIME) {
             TimeMeter meter = timeMeter;
             caffeine.ticker(meter::currentTimeNanos);
@@ -87,7 +88,14 @@ public final class LocalBucketStore implements BucketStore {
             buckets.put(key, fresh);
             return fresh;
         }
-        state.limits(limits);
+        if (state.limits() != limits && !state.limits().equals(limits)) {
+            // Changed limits (a key's own, or a redeployed rule): put it again, so the cache weighs it and sets
+            // its expiry from the new limits.
+            state.limits(limits);
+            buckets.put(key, state);
+        } else {
+            state.limits(limits);
+        }
         return state;
     }
 
@@ -123,6 +131,12 @@ public final class LocalBucketStore implements BucketStore {
      * hundred bytes each), and one more per {@value #LOG_ENTRIES_PER_KEY_WEIGHT} calls a sliding log's longest
      * window may hold (16 bytes per call), from the limits it was created with.
      */
+    static int weight(Object entry, long maximumKeys) {
+        // At most a tenth of the maximum, so ten logs always fit: a heavier one would be evicted as soon as it
+        // was made, and its key would never be limited.
+        return (int) Math.min(weight(entry), Math.max(1, maximumKeys / 10));
+    }
+
     static int weight(Object entry) {
         if (entry instanceof SlidingLogState log) {
             long permits = 0;
@@ -252,11 +266,12 @@ public final class LocalBucketStore implements BucketStore {
             if (entry instanceof StoreBucket bucket) {
                 return idle(bucket);
             }
-            // A read comes before an operation that may count a call now: the longest window from now at least,
-            // and until the last counted call (a reservation, seen again right after it) slides out.
+            // A read comes before an operation that may count a call now: as long as a call counted now matters
+            // (the longest window for a log, two intervals for counters), and until the last counted call (a
+            // reservation, seen again right after it) stops mattering.
             LocalSlidingState state = (LocalSlidingState) entry;
-            long longest = state.limits().longestPeriodNanos();
-            return Math.min(Math.max(longest, state.nanosUntilIrrelevant()), Long.MAX_VALUE / 2) + EXPIRY_SLACK_NANOS;
+            long horizon = state.horizonNanos(state.limits());
+            return Math.min(Math.max(horizon, state.nanosUntilIrrelevant()), Long.MAX_VALUE / 2) + EXPIRY_SLACK_NANOS;
         }
 
         /** Time to refill from empty, per configuration; configurations are few (one per rule and per-key limits). */

@@ -44,48 +44,67 @@ abstract class LocalSlidingState implements KeyState {
         }
     }
 
+    /**
+     * The clock, never going back: after a step back of the wall clock the state keeps deciding at the latest time
+     * it saw, rather than indexing into intervals it has already dropped or counting calls it has already trimmed.
+     */
+    private long now() {
+        long now = clock.currentTimeNanos();
+        if (now < lastNow) {
+            return lastNow;
+        }
+        lastNow = now;
+        return now;
+    }
+
+    private long lastNow = Long.MIN_VALUE;
+
     @Override
     public final synchronized Probe tryConsume(long cost) {
-        long now = clock.currentTimeNanos();
+        long now = now();
         StoreLimits l = limits;
         long at = earliest(l, cost, now);
         boolean consumed = at == now;
         if (consumed) {
             add(l, now, cost);
         }
-        return new Probe(consumed, consumed ? 0 : Math.max(1, at - now), windows(l, now));
+        return new Probe(consumed, consumed ? 0 : Math.max(1, at - now), windows(l, now, cost), consumed ? now : 0);
     }
 
     @Override
-    public final long reserve(long cost, long maxWaitNanos) {
+    public final Probe reserve(long cost, long maxWaitNanos) {
         long wait;
+        long at;
         synchronized (this) {
-            long now = clock.currentTimeNanos();
+            long now = now();
             StoreLimits l = limits;
-            long at = earliest(l, cost, now);
-            wait = at - now;
+            at = earliest(l, cost, now);
+            wait = at == Long.MAX_VALUE ? Long.MAX_VALUE : at - now;
             if (wait > maxWaitNanos) {
-                return -1;
+                return new Probe(false, wait, List.of(), 0);
             }
             add(l, at, cost);
         }
         if (wait > 0 && afterReservation != null) {
             afterReservation.run();
         }
-        return wait;
+        return new Probe(true, wait, List.of(), at);
     }
 
     @Override
-    public final synchronized void refund(long cost) {
-        removeNewest(limits, clock.currentTimeNanos(), cost);
+    public final synchronized void refund(long cost, long receipt) {
+        remove(limits, now(), cost, receipt);
     }
 
     /**
      * @return nanoseconds from now until the state can no longer matter (0 when it is empty already)
      */
     final synchronized long nanosUntilIrrelevant() {
-        return untilIrrelevant(limits, clock.currentTimeNanos());
+        return untilIrrelevant(limits, now());
     }
+
+    /** @return how long after a call is counted now it can still matter: the longest window, or two for counters */
+    abstract long horizonNanos(StoreLimits limits);
 
     /**
      * @return the earliest time at or after {@code now} at which {@code cost} fits into every window, counting
@@ -96,11 +115,11 @@ abstract class LocalSlidingState implements KeyState {
     /** Counts {@code cost} at time {@code at} (now or later). */
     abstract void add(StoreLimits limits, long at, long cost);
 
-    /** Forgets the most recent {@code cost} permits. */
-    abstract void removeNewest(StoreLimits limits, long now, long cost);
+    /** Forgets the call of {@code cost} counted at {@code at}, if still held. */
+    abstract void remove(StoreLimits limits, long now, long cost, long at);
 
-    /** @return each window's state at {@code now} */
-    abstract List<WindowState> windows(StoreLimits limits, long now);
+    /** @return each window's state at {@code now}, for calls of {@code cost} */
+    abstract List<WindowState> windows(StoreLimits limits, long now, long cost);
 
     /** @return nanoseconds from {@code now} until every window would be empty */
     abstract long untilIrrelevant(StoreLimits limits, long now);

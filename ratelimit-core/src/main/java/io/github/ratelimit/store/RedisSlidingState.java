@@ -67,20 +67,24 @@ final class RedisSlidingState implements KeyState {
         for (int i = 0; i < windows.length; i++) {
             Limit limit = list.get(i);
             windows[i] = new WindowState(limit.window(), limit.permits(), limit.permits(), limit.period(),
-                    number(reply.get(2 + 2 * i)), number(reply.get(3 + 2 * i)) * 1_000);
+                    number(reply.get(3 + 2 * i)), number(reply.get(4 + 2 * i)) * 1_000);
         }
-        return new Probe(consumed, consumed ? 0 : Math.max(1, wait), Arrays.asList(windows));
+        return new Probe(consumed, consumed ? 0 : Math.max(1, wait), Arrays.asList(windows),
+                number(reply.get(2)) * 1_000);
     }
 
     @Override
-    public long reserve(long cost, long maxWaitNanos) {
+    public Probe reserve(long cost, long maxWaitNanos) {
         List<?> reply = run(RESERVE, cost, ascii(maxWaitNanos / 1_000));
-        return number(reply.get(0)) == 1 ? waitNanos(number(reply.get(1))) : -1;
+        boolean reserved = number(reply.get(0)) == 1;
+        return new Probe(reserved, waitNanos(number(reply.get(1))), List.of(), number(reply.get(2)) * 1_000);
     }
 
     @Override
-    public void refund(long cost) {
-        run(REFUND, cost, ZERO);
+    public void refund(long cost, long receipt) {
+        if (receipt > 0) {
+            run(REFUND, cost, ascii(receipt / 1_000));
+        }
     }
 
     private List<?> run(byte[] op, long cost, byte[] maxWait) {

@@ -168,20 +168,19 @@ final class SlidingCounterState extends LocalSlidingState {
     }
 
     @Override
-    void removeNewest(StoreLimits limits, long now, long cost) {
+    void remove(StoreLimits limits, long now, long cost, long at) {
         trim(limits, now);
-        for (long[] c : counts) {
-            long left = cost;
-            for (int offset = c.length - 1; offset >= 0 && left > 0; offset--) {
-                long taken = Math.min(left, c[offset]);
-                c[offset] -= taken;
-                left -= taken;
+        for (int i = 0; i < counts.length; i++) {
+            long offset = Math.floorDiv(at, periods[i]) - bases[i];
+            long[] c = counts[i];
+            if (offset >= 0 && offset < c.length) {
+                c[(int) offset] -= Math.min(cost, c[(int) offset]);
             }
         }
     }
 
     @Override
-    List<WindowState> windows(StoreLimits limits, long now) {
+    List<WindowState> windows(StoreLimits limits, long now, long cost) {
         List<Limit> list = limits.limits();
         WindowState[] windows = new WindowState[periods.length];
         for (int i = 0; i < windows.length; i++) {
@@ -193,6 +192,12 @@ final class SlidingCounterState extends LocalSlidingState {
                     Math.max(0, remaining), reset);
         }
         return Arrays.asList(windows);
+    }
+
+    @Override
+    long horizonNanos(StoreLimits limits) {
+        // A count made now, in interval k, weighs until the end of interval k + 1: up to two periods away.
+        return 2 * limits.longestPeriodNanos();
     }
 
     @Override

@@ -8,25 +8,22 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The sliding window log of one key in this JVM: the time and cost of each counted call, sorted by time.
+ * The sliding window log of one key in this JVM: the time of each counted call, sorted. Every entry counts as the
+ * rule's cost (a rule whose cost changes counts its older entries at the new cost until they slide out).
  *
  * <p>A window of period {@code W} and limit {@code N} counts, at time {@code t}, every entry later than
  * {@code t - W}, including entries reserved for later than {@code t} (a delayed call is counted from the time it
  * may go, and must not let earlier calls take its place). A call of cost {@code c} fits at {@code t} when each
- * window's count plus {@code c} is at most its {@code N}; the count only falls as {@code t} grows, so the earliest
- * time it fits is found from the entry whose sliding out makes room: walking back from the newest entry, the
- * first one that would bring the count over {@code N - c}, plus {@code W}. Entries older than the longest window
- * are dropped on every operation, so the log holds at most the longest window's limit in calls.
+ * window's count times {@code c}, plus {@code c}, is at most its {@code N}, that is when at most
+ * {@code k = (N - c) / c} entries are later than {@code t - W}; the count only falls as {@code t} grows, so the
+ * earliest time it fits is the {@code (k+1)}-th newest entry's time plus {@code W}. Entries older than the longest
+ * window are dropped on every operation, so the log holds at most the longest window's limit in calls.
  */
 final class SlidingLogState extends LocalSlidingState {
 
     private long[] times = new long[4];
-    private long[] costs = new long[4];
     private int start;
     private int end;
-    /** Whether every entry has cost {@link #unit}: then counting needs no walk. */
-    private boolean uniform = true;
-    private long unit;
 
     SlidingLogState(StoreLimits limits, TimeMeter clock, Runnable afterReservation) {
         super(limits, clock, afterReservation);
@@ -40,7 +37,6 @@ final class SlidingLogState extends LocalSlidingState {
         if (start == end) {
             start = 0;
             end = 0;
-            uniform = true;
         }
     }
 
@@ -59,19 +55,6 @@ final class SlidingLogState extends LocalSlidingState {
         return lo;
     }
 
-    /** @return the cost of the entries later than {@code from} */
-    private long countAfter(long from) {
-        int first = firstAfter(from);
-        if (uniform) {
-            return (end - first) * unit;
-        }
-        long sum = 0;
-        for (int i = first; i < end; i++) {
-            sum += costs[i];
-        }
-        return sum;
-    }
-
     @Override
     long earliest(StoreLimits limits, long cost, long now) {
         trim(limits, now);
@@ -81,18 +64,12 @@ final class SlidingLogState extends LocalSlidingState {
                 return Long.MAX_VALUE; // a scaled-down fallback limit can be smaller than the cost
             }
             long period = limit.period().toNanos();
-            if (countAfter(now - period) + cost <= limit.permits()) {
+            long room = (limit.permits() - cost) / cost;   // entries that may stay in the window
+            if (end - firstAfter(now - period) <= room) {
                 continue;
             }
-            long room = limit.permits() - cost;
-            long sum = 0;
-            for (int i = end - 1; i >= start; i--) {
-                if (sum + costs[i] > room) {
-                    at = Math.max(at, times[i] + period);
-                    break;
-                }
-                sum += costs[i];
-            }
+            // The (room+1)-th newest entry must leave the window first.
+            at = Math.max(at, times[(int) (end - 1 - room)] + period);
         }
         return at;
     }
@@ -102,58 +79,41 @@ final class SlidingLogState extends LocalSlidingState {
         if (end == times.length) {
             if (start > times.length / 2) {
                 System.arraycopy(times, start, times, 0, end - start);
-                System.arraycopy(costs, start, costs, 0, end - start);
             } else {
                 times = Arrays.copyOfRange(times, start, start + times.length * 2);
-                costs = Arrays.copyOfRange(costs, start, start + costs.length * 2);
             }
             end -= start;
             start = 0;
-        }
-        if (start == end) {
-            unit = cost;
-            uniform = true;
-        } else if (cost != unit) {
-            uniform = false;
         }
         // Sorted by time: a call counted now lands before the calls reserved for later.
         int i = end;
         while (i > start && times[i - 1] > at) {
             times[i] = times[i - 1];
-            costs[i] = costs[i - 1];
             i--;
         }
         times[i] = at;
-        costs[i] = cost;
         end++;
     }
 
     @Override
-    void removeNewest(StoreLimits limits, long now, long cost) {
+    void remove(StoreLimits limits, long now, long cost, long at) {
         trim(limits, now);
-        long left = cost;
-        while (left > 0 && end > start) {
-            long last = costs[end - 1];
-            if (last <= left) {
-                end--;
-                left -= last;
-            } else {
-                costs[end - 1] = last - left;
-                uniform = false;
-                left = 0;
-            }
+        int i = firstAfter(at - 1);
+        if (i < end && times[i] == at) {
+            System.arraycopy(times, i + 1, times, i, end - i - 1);
+            end--;
         }
     }
 
     @Override
-    List<WindowState> windows(StoreLimits limits, long now) {
+    List<WindowState> windows(StoreLimits limits, long now, long cost) {
         List<Limit> list = limits.limits();
         WindowState[] windows = new WindowState[list.size()];
         long newest = end > start ? times[end - 1] : Long.MIN_VALUE;
         for (int i = 0; i < windows.length; i++) {
             Limit limit = list.get(i);
             long period = limit.period().toNanos();
-            long used = countAfter(now - period);
+            long used = (end - firstAfter(now - period)) * cost;
             long reset = newest > now - period ? newest + period - now : 0;
             windows[i] = new WindowState(limit.window(), limit.permits(), limit.permits(), limit.period(),
                     Math.max(0, limit.permits() - used), reset);
@@ -164,6 +124,11 @@ final class SlidingLogState extends LocalSlidingState {
     @Override
     long untilIrrelevant(StoreLimits limits, long now) {
         return end > start ? Math.max(0, times[end - 1] + limits.longestPeriodNanos() - now) : 0;
+    }
+
+    @Override
+    long horizonNanos(StoreLimits limits) {
+        return limits.longestPeriodNanos();
     }
 
     /** @return the number of entries held; for tests */

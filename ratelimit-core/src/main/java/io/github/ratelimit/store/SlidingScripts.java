@@ -16,11 +16,12 @@ import java.util.List;
  *
  * <p>Common arguments: ARGV[1] the time in microseconds since the epoch, or '' to read the server's
  * {@code TIME}; ARGV[2] the cost; ARGV[3] the operation: {@code p} takes the cost now if it fits, {@code r}
- * takes it at the earliest time within ARGV[4] microseconds, {@code f} forgets the newest {@code cost} permits;
- * ARGV[5] a member unique to this call (the log's); ARGV[6] milliseconds the key outlives its last call's
- * relevance; ARGV[7] the number of windows, then each window's period in microseconds and limit. The reply of
- * {@code p} and {@code r} is {consumed (0 or 1), wait in microseconds (-1: never), then per window the remaining
- * permits and microseconds until it is empty}.
+ * takes it at the earliest time within ARGV[4] microseconds, {@code f} forgets the call counted at ARGV[4]
+ * microseconds (its receipt); ARGV[5] a member unique to this call (the log's); ARGV[6] milliseconds the key
+ * outlives its last call's relevance; ARGV[7] the number of windows, then each window's period in microseconds
+ * and limit. The reply of {@code p} and {@code r} is {consumed (0 or 1), wait in microseconds (-1: never), the
+ * time the call was counted at (its receipt, 0 when not counted), then per window the remaining permits and
+ * microseconds until it is empty}. A key's expiry is only ever extended.
  */
 final class SlidingScripts {
 
@@ -48,86 +49,61 @@ final class SlidingScripts {
               if W[i] > longest then longest = W[i] end
             end
             local function fmt(x) return string.format('%d', x) end
+            -- Never shortens the key's life: another instance may count by a longer window.
+            local function expire(ms)
+              if ms > redis.call('PTTL', key) then redis.call('PEXPIRE', key, fmt(ms)) end
+            end
             """;
 
-    /** The log: a sorted set of calls scored by time; a member carries its cost after a ':' when above 1. */
+    /** The log: a sorted set of calls scored by time, members unique per call; each counts as the rule's cost. */
     static final String LOG = COMMON + """
-            redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - longest))
-            local function costOf(m)
-              local c = string.match(m, ':(%d+)$')
-              if c then return tonumber(c) end
-              return 1
-            end
-            local function used(from)
-              if cost == 1 then return redis.call('ZCOUNT', key, '(' .. fmt(from), '+inf') end
-              local sum = 0
-              for _, m in ipairs(redis.call('ZRANGEBYSCORE', key, '(' .. fmt(from), '+inf')) do
-                sum = sum + costOf(m)
-              end
-              return sum
-            end
-            local function newest()
+            -- Trim what no instance counts any more: the key's time to live says how long a window the instance
+            -- that set it counts by (it is set from the newest call and never shortened), which may be longer
+            -- than this caller's during a rolling deploy or while per-key limits differ between instances.
+            local pttl = redis.call('PTTL', key)
+            local horizon = longest
+            if pttl > 0 then
               local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
-              if top[2] then return tonumber(top[2]) end
-              return nil
-            end
-            if op == 'f' then
-              local left = cost
-              while left > 0 do
-                local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
-                if not top[1] then break end
-                local c = costOf(top[1])
-                redis.call('ZREM', key, top[1])
-                if c > left then
-                  redis.call('ZADD', key, top[2], member .. ':' .. fmt(c - left))
-                  left = 0
-                else
-                  left = left - c
-                end
+              if top[2] then
+                local other = pttl * 1000 + now - tonumber(top[2]) - keep * 1000
+                if other > horizon then horizon = other end
               end
+            end
+            redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - horizon))
+            if op == 'f' then
+              local m = redis.call('ZRANGEBYSCORE', key, fmt(maxWait), fmt(maxWait), 'LIMIT', 0, 1)
+              if m[1] then redis.call('ZREM', key, m[1]) end
               return {0}
             end
             local U = {}
             local at = now
             for i = 1, n do
-              U[i] = used(now - W[i])
+              U[i] = redis.call('ZCOUNT', key, '(' .. fmt(now - W[i]), '+inf') * cost
               if cost > N[i] then at = -1 end
               if at >= 0 and U[i] + cost > N[i] then
-                local room = N[i] - cost
-                local t
-                if cost == 1 then
-                  local e = redis.call('ZREVRANGE', key, room, room, 'WITHSCORES')
-                  t = tonumber(e[2]) + W[i]
-                else
-                  local sum = 0
-                  local all = redis.call('ZREVRANGE', key, 0, -1, 'WITHSCORES')
-                  for j = 1, #all, 2 do
-                    local c = costOf(all[j])
-                    if sum + c > room then
-                      t = tonumber(all[j + 1]) + W[i]
-                      break
-                    end
-                    sum = sum + c
-                  end
-                end
+                local room = math.floor((N[i] - cost) / cost)
+                local e = redis.call('ZREVRANGE', key, room, room, 'WITHSCORES')
+                local t = tonumber(e[2]) + W[i]
                 if t > at then at = t end
               end
             end
-            local last = newest()
+            local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+            local last = nil
+            if top[2] then last = tonumber(top[2]) end
             local consumed = 0
+            local receipt = 0
             if at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then
-              local m = member
-              if cost > 1 then m = member .. ':' .. fmt(cost) end
-              redis.call('ZADD', key, fmt(at), m)
+              redis.call('ZADD', key, fmt(at), member)
               consumed = 1
+              receipt = at
               if last == nil or at > last then last = at end
-              redis.call('PEXPIRE', key, fmt(math.ceil((last + longest - now) / 1000) + keep))
+              expire(math.ceil((last + longest - now) / 1000) + keep)
               -- Every count is of the entries later than now - W, a call logged for later included.
               for i = 1, n do U[i] = U[i] + cost end
             end
             local wait = -1
             if at >= 0 then wait = at - now end
-            local out = {consumed, wait}
+            local out = {consumed, wait, receipt}
             for i = 1, n do
               local rem = N[i] - U[i]
               if rem < 0 then rem = 0 end
@@ -139,7 +115,10 @@ final class SlidingScripts {
             return out
             """;
 
-    /** The counters: a hash with a field {@code <period>:<interval>} per window and interval. */
+    /**
+     * The counters: a hash with a field {@code <period>:<interval>} per window and interval. Fields of periods this
+     * caller's rule does not have are left to expire with the key (another instance may still use them).
+     */
     static final String COUNTER = COMMON + """
             local c = {}
             local byPeriod = {}
@@ -151,11 +130,13 @@ final class SlidingScripts {
             for j = 1, #fields, 2 do
               local p, k = string.match(fields[j], '^(%d+):(%-?%d+)$')
               local i = p and byPeriod[p]
-              local idx = k and tonumber(k)
-              if i and idx >= math.floor(now / W[i]) - 1 and tonumber(fields[j + 1]) > 0 then
-                c[i][idx] = tonumber(fields[j + 1])
-              else
-                redis.call('HDEL', key, fields[j])
+              if i then
+                local idx = tonumber(k)
+                if idx >= math.floor(now / W[i]) - 1 and tonumber(fields[j + 1]) > 0 then
+                  c[i][idx] = tonumber(fields[j + 1])
+                else
+                  redis.call('HDEL', key, fields[j])
+                end
               end
             end
             local function countFrom(i, k)
@@ -197,18 +178,14 @@ final class SlidingScripts {
             end
             if op == 'f' then
               for i = 1, n do
-                local left = cost
-                while left > 0 do
-                  local top = lastCounted(i)
-                  if top == nil then break end
-                  local taken = math.min(left, c[i][top])
-                  c[i][top] = c[i][top] - taken
-                  left = left - taken
-                  local field = P[i] .. ':' .. fmt(top)
-                  if c[i][top] == 0 then
+                local k = math.floor(maxWait / W[i])
+                local held = c[i][k]
+                if held and held > 0 then
+                  local field = P[i] .. ':' .. fmt(k)
+                  if held <= cost then
                     redis.call('HDEL', key, field)
                   else
-                    redis.call('HINCRBY', key, field, -taken)
+                    redis.call('HINCRBY', key, field, -cost)
                   end
                 end
               end
@@ -221,6 +198,7 @@ final class SlidingScripts {
               if e > at then at = e end
             end
             local consumed = 0
+            local receipt = 0
             if at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then
               local horizon = 0
               for i = 1, n do
@@ -230,12 +208,13 @@ final class SlidingScripts {
                 local u = (lastCounted(i) + 2) * W[i] - now
                 if u > horizon then horizon = u end
               end
-              redis.call('PEXPIRE', key, fmt(math.ceil(horizon / 1000) + keep))
+              expire(math.ceil(horizon / 1000) + keep)
               consumed = 1
+              receipt = at
             end
             local wait = -1
             if at >= 0 then wait = at - now end
-            local out = {consumed, wait}
+            local out = {consumed, wait, receipt}
             for i = 1, n do
               local rem = math.floor(N[i] - load(i, now) + 1e-9)
               if rem < 0 then rem = 0 end

@@ -447,4 +447,49 @@ abstract class BucketStoreContract {
         clock.advance(Duration.ofMillis(1_250));
         assertThat(delayed.join().delayNanos()).isEqualTo(1_250_000_000L);
     }
+
+    // ---- refunds give back the call's own permits --------------------------------------------------------------
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
+    void aCallThatDidNotFailGivesBackItsOwnPermitsNotALaterCallsOnes(Algorithm algorithm) {
+        Guard guard = limiter().guard(rule("attempts-" + algorithm, algorithm, "2/1s")
+                .count(io.github.ratelimit.Count.FAILURES).build());
+        Decision x = guard.acquire(RequestContext.empty());
+        clock.advance(Duration.ofMillis(900));
+        Decision y = guard.acquire(RequestContext.empty());
+        assertThat(x.permitted() && y.permitted()).isTrue();
+        clock.advance(Duration.ofMillis(50));
+        guard.completed(x, false);   // x succeeded: its attempt is not counted
+        clock.advance(Duration.ofMillis(50));
+        // At 1.0 s only y (at 0.9 s) counts, so one more fits in (0, 1.0], not two.
+        assertThat(fire(guard, RequestContext.empty(), 2)).containsExactly(Outcome.ALLOWED, Outcome.REJECTED);
+    }
+
+    @Test
+    void aCancelledDelayedCallGivesBackItsOwnPlaceInTheLog() {
+        Guard soft = limiter().guard(rule("queue", Algorithm.SLIDING_WINDOW_LOG, "1/1s").mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(5)).build());
+        soft.acquire(RequestContext.empty());                                          // a, now
+        java.util.concurrent.CompletableFuture<Decision> b = soft.acquireAsync(RequestContext.empty());   // at 1 s
+        java.util.concurrent.CompletableFuture<Decision> c = soft.acquireAsync(RequestContext.empty());   // at 2 s
+        b.cancel(false);
+        clock.advance(Duration.ofSeconds(2));
+        assertThat(c.join().delayNanos()).isEqualTo(2_000_000_000L);
+        // c runs at 2 s; b's place at 1 s was given back, c's was not: the next call waits until 3 s.
+        Decision d = soft.acquireAsync(RequestContext.empty()).getNow(null);
+        assertThat(d).as("d is delayed, not admitted beside c").isNull();
+    }
+
+    // ---- a counter remembers as long as a count weighs ----------------------------------------------------------
+
+    @Test
+    void theCounterKeepsACountForTheWholeNextInterval() {
+        Guard guard = limiter().guard(rule("hourly", Algorithm.SLIDING_WINDOW_COUNTER, "1/1h").build());
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(guard.acquire(RequestContext.empty()).permitted()).isTrue();
+        // An hour and two seconds later, the call of the previous hour still weighs 3598/3600.
+        clock.advance(Duration.ofHours(1).plusSeconds(2));
+        assertThat(guard.acquire(RequestContext.empty()).permitted()).isFalse();
+    }
 }

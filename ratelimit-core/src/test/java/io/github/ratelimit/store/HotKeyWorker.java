@@ -45,6 +45,7 @@ public final class HotKeyWorker {
             bases.put(b, new LongAdder());
         }
         LongAdder admitted = new LongAdder();
+        java.util.Queue<String> admissions = new java.util.concurrent.ConcurrentLinkedQueue<>();
         LongAdder admittedByPolicy = new LongAdder();
         AtomicLong first = new AtomicLong(Long.MAX_VALUE);
         AtomicLong last = new AtomicLong();
@@ -70,6 +71,7 @@ public final class HotKeyWorker {
                     int n = 0;
                     while (System.currentTimeMillis() < endAt) {
                         long t0 = System.nanoTime();
+                        long sentMicros = epochMicros();
                         Decision d = guard.acquire(RequestContext.empty());
                         long took = System.nanoTime() - t0;
                         if (n < samples.length) {
@@ -80,6 +82,8 @@ public final class HotKeyWorker {
                         }
                         if (d.outcome() == Outcome.ALLOWED) {
                             admitted.increment();
+                            // The store counted the call between these two instants.
+                            admissions.add(sentMicros + ":" + epochMicros());
                             if (d.verdicts().get(0).basis() != Basis.BUCKET) {
                                 admittedByPolicy.increment();
                             }
@@ -107,7 +111,13 @@ public final class HotKeyWorker {
                     .append(" p99us=").append(percentile(all, 0.99) / 1_000);
             bases.forEach((b, c) -> out.append(" basis.").append(b).append('=').append(c.sum()));
             System.out.println(out);
+            System.out.println("ADMISSIONS " + String.join(",", admissions));
         }
+    }
+
+    private static long epochMicros() {
+        java.time.Instant now = java.time.Instant.now();
+        return now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
     }
 
     private static long percentile(long[] sorted, double q) {

@@ -108,13 +108,44 @@ class MultiProcessAccuracyTest {
                     results.stream().mapToLong(r -> r.get("p50us")).max().orElseThrow(), p99);
             assertThat(decisions).as("every process decided calls").isGreaterThan(PROCESSES * 100L);
             assertThat((double) admitted).as("admitted vs the %s bound", algorithm).isLessThanOrEqualTo(bound);
+            assertThat((long) admissions.size()).as("admissions reported").isEqualTo(admitted);
+            if (algorithm == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG) {
+                // Exact: no rolling window held more than the limit (judged only from calls certainly inside one).
+                int most = mostCertainlyInOneWindow(io.github.ratelimit.Limit.parse(LIMIT).period().toNanos() / 1_000);
+                System.out.printf(Locale.ROOT, "G7 log: at most %d admitted calls certainly within one window%n", most);
+                assertThat(most).isLessThanOrEqualTo((int) permits).isGreaterThan((int) (permits / 2));
+            }
             assertThat(sum(results, "admittedByPolicy")).as("calls admitted by a failure policy").isZero();
             assertThat(sum(results, "failures")).as("Redis failures while Redis is up").isZero();
             assertThat(sum(results, "basis.FAIL_OPEN")).isZero();
         }
     }
 
-    private static Map<String, Long> result(Process process, long endAt) throws Exception {
+    /** Per process, the admitted calls as [sent, returned] in epoch microseconds: the store counted each in between. */
+    private final List<long[]> admissions = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /**
+     * The most admitted calls that certainly fell into one half-open window of {@code periodMicros}: calls whose
+     * whole [sent, returned] spans lie within less than the period of each other. Never more than the truth, so a
+     * count above the limit is a real over-admission, whatever the latency.
+     */
+    private int mostCertainlyInOneWindow(long periodMicros) {
+        long[][] calls = admissions.stream().toArray(long[][]::new);
+        java.util.Arrays.sort(calls, java.util.Comparator.comparingLong(c -> c[0]));
+        int most = 0;
+        for (int i = 0; i < calls.length; i++) {
+            int within = 0;
+            for (int j = i; j < calls.length && calls[j][0] < calls[i][0] + periodMicros; j++) {
+                if (calls[j][1] < calls[i][0] + periodMicros) {
+                    within++;
+                }
+            }
+            most = Math.max(most, within);
+        }
+        return most;
+    }
+
+    private Map<String, Long> result(Process process, long endAt) throws Exception {
         String line = null;
         StringBuilder output = new StringBuilder();
         try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(),
@@ -123,6 +154,11 @@ class MultiProcessAccuracyTest {
                 output.append(l).append('\n');
                 if (l.startsWith("RESULT ")) {
                     line = l;
+                } else if (l.startsWith("ADMISSIONS ") && l.length() > "ADMISSIONS ".length()) {
+                    for (String pair : l.substring("ADMISSIONS ".length()).split(",")) {
+                        String[] sr = pair.split(":");
+                        admissions.add(new long[] {Long.parseLong(sr[0]), Long.parseLong(sr[1])});
+                    }
                 }
             }
         }

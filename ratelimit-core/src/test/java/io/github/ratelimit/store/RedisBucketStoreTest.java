@@ -279,9 +279,11 @@ class RedisBucketStoreTest {
         try (JedisBucketStore store = store(prefix).batching(false).retries(1, Duration.ofMillis(100)).build();
              RateLimiter limiter = RateLimiter.builder().store(store).listener(d -> d.verdicts().forEach(v ->
                      bases.computeIfAbsent(v.basis(), b -> new AtomicLong()).incrementAndGet())).build()) {
-            Guard guard = limiter.guard(Rule.builder("hot").limits("20/1m").build()); // fail-open by default
+            // 2,000 writes before the bucket is empty (an empty bucket's rejections write nothing, so cannot
+            // conflict): eight writers certainly collide on some of them. Fail-open by default.
+            Guard guard = limiter.guard(Rule.builder("hot").limits("2000/1m").build());
             long[] result = hammer(List.of(guard), 8, 1000);
-            double bound = 20 + 20 * (result[1] / 60e9);
+            double bound = 2000 + 2000 * (result[1] / 60e9);
             assertThat((double) result[0]).as("admitted vs bound %.2f; bases %s", bound, bases)
                     .isLessThanOrEqualTo(bound);
             assertThat(bases).doesNotContainKey(Basis.FAIL_OPEN);
@@ -477,6 +479,50 @@ class RedisBucketStoreTest {
             assertThat(admin.zcard(prefix + ":{costly:*}:log")).isEqualTo(1);
             assertThat(a.guard(costly).acquire(RequestContext.empty()).verdicts().get(0).windows().get(0).remaining())
                     .isEqualTo(2);
+        }
+    }
+
+    @Test
+    void aLogWithACostCountsWithoutReadingItsEntries() {
+        ManualClock clock = new ManualClock();
+        try (JedisBucketStore store = store(prefix()).timeMeter(clock).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).build()) {
+            Guard guard = limiter.guard(Rule.builder("costly").limits("20000/1h").cost(2)
+                    .algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+            long rangesBefore = calls("cmdstat_zrangebyscore:", "cmdstat_zrange:");
+            for (int i = 0; i < 10_001; i++) {
+                guard.acquire(RequestContext.empty());
+            }
+            assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.REJECTED);
+            // Counted by ZCOUNT and found by rank: no command walks the 10,000 entries.
+            assertThat(calls("cmdstat_zrangebyscore:", "cmdstat_zrange:") - rangesBefore).isZero();
+        }
+    }
+
+    @Test
+    void instancesThatCountByDifferentWindowsDoNotEraseEachOthersHistory() {
+        String prefix = prefix();
+        for (Algorithm algorithm : List.of(Algorithm.SLIDING_WINDOW_LOG, Algorithm.SLIDING_WINDOW_COUNTER)) {
+            ManualClock clock = new ManualClock();   // a whole minute: the 40 s stay in one of the counter's intervals
+            try (JedisBucketStore one = store(prefix).timeMeter(clock).build();
+                 JedisBucketStore two = store(prefix).timeMeter(clock).build();
+                 RateLimiter longer = RateLimiter.builder().store(one).timeMeter(clock).build();
+                 RateLimiter shorter = RateLimiter.builder().store(two).timeMeter(clock).build()) {
+                // A rolling deploy: the new rule adds a minute window; the old one is still deciding too.
+                Guard withMinute = longer.guard(Rule.builder("deploy-" + algorithm).limits("10/1s", "20/1m")
+                        .algorithm(algorithm).build());
+                Guard secondOnly = shorter.guard(Rule.builder("deploy-" + algorithm).limits("10/1s")
+                        .algorithm(algorithm).build());
+                long admitted = 0;
+                for (int second = 0; second < 40; second++) {
+                    for (int i = 0; i < 5; i++) {
+                        admitted += withMinute.acquire(RequestContext.empty()).permitted() ? 1 : 0;
+                        secondOnly.acquire(RequestContext.empty());
+                    }
+                    clock.advance(Duration.ofSeconds(1));
+                }
+                assertThat(admitted).as("%s: the minute window's calls over 40 s", algorithm).isLessThanOrEqualTo(20);
+            }
         }
     }
 

@@ -13,6 +13,8 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.testing.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,11 +53,11 @@ class SlidingWindowsTest {
     /**
      * Bursts of random size at random gaps, the same trace for every algorithm: the log never admits more than
      * the limit within any rolling window, the counter never more than twice the limit (its worst case: the
-     * previous interval's calls all at its end, weighted as if spread), and on this trace much less.
+     * previous interval's calls all at its end, weighted as if spread). Fixed seeds, so a failure reproduces.
      */
-    @Test
-    void overARandomBurstyTraceTheLogIsExactAndTheCounterStaysWithinTwiceTheLimit() {
-        long seed = Long.getLong("ratelimit.test.seed", System.nanoTime());
+    @ParameterizedTest
+    @ValueSource(longs = {1, 2, 3, 20261123})
+    void overARandomBurstyTraceTheLogIsExactAndTheCounterStaysWithinTwiceTheLimit(long seed) {
         Random random = new Random(seed);
         long[] trace = new long[20_000];
         long t = 0;
@@ -66,14 +68,15 @@ class SlidingWindowsTest {
                 trace[i++] = t + b * 5_000_000L;
             }
         }
+        java.util.Arrays.sort(trace);   // a burst may run into the next one: time only moves forward
         long window = Duration.ofSeconds(10).toNanos();
         int limit = 20;
         int log = maxInAnyWindow(admitted(Algorithm.SLIDING_WINDOW_LOG, trace), window);
         int counter = maxInAnyWindow(admitted(Algorithm.SLIDING_WINDOW_COUNTER, trace), window);
         int fixed = maxInAnyWindow(admitted(Algorithm.FIXED_WINDOW, trace), window);
-        assertThat(log).as("log, seed %d", seed).isEqualTo(limit);
-        assertThat(counter).as("counter, seed %d", seed).isGreaterThanOrEqualTo(limit).isLessThanOrEqualTo(2 * limit);
-        assertThat(fixed).as("fixed window, seed %d", seed).isLessThanOrEqualTo(2 * limit);
+        assertThat(log).as("log").isEqualTo(limit);
+        assertThat(counter).as("counter").isGreaterThan(limit).isLessThanOrEqualTo(2 * limit);
+        assertThat(fixed).as("fixed window").isLessThanOrEqualTo(2 * limit);
     }
 
     private long[] admitted(Algorithm algorithm, long[] trace) {
@@ -108,6 +111,31 @@ class SlidingWindowsTest {
         return max;
     }
 
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(value = Algorithm.class, names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
+    void aWallClockThatStepsBackNeitherFailsNorForgets(Algorithm algorithm) {
+        Guard guard = limiter(store(1_000)).guard(Rule.builder("back").limits("5/1s").algorithm(algorithm).build());
+        clock.advance(Duration.ofMillis(10_500));
+        assertThat(allowedOf(guard, 10)).isEqualTo(5);
+        clock.advanceNanos(-2_500_000_000L);   // NTP steps the clock back
+        List<Decision> after = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            after.add(guard.acquire(RequestContext.empty()));
+        }
+        assertThat(after).allSatisfy(d -> {
+            assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
+            assertThat(d.binding().basis()).isEqualTo(Basis.BUCKET);
+        });
+    }
+
+    private static int allowedOf(Guard guard, int calls) {
+        int allowed = 0;
+        for (int i = 0; i < calls; i++) {
+            allowed += guard.acquire(RequestContext.empty()).permitted() ? 1 : 0;
+        }
+        return allowed;
+    }
+
     @Test
     void aLogKeyIsDroppedOnceItsNewestCallHasLeftTheLongestWindowAndNotBefore() {
         LocalBucketStore store = store(1_000);
@@ -126,17 +154,49 @@ class SlidingWindowsTest {
 
     @Test
     void aLogWeighsAsTheCallsItMayHoldSoManyLongLogsCannotExhaustTheHeap() {
-        LocalBucketStore store = store(1_000);
+        LocalBucketStore store = store(10_000);
         Guard guard = limiter(store).guard(Rule.builder("big").key("user").limits("10000/1h")
                 .algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
         for (int i = 0; i < 50; i++) {
             guard.acquire(RequestContext.builder().principal("u" + i).build());
         }
         store.cleanUp();
-        // Each key weighs 1 + 10000 / 16 = 626 of the 1,000: one fits at a time.
-        assertThat(store.size()).isEqualTo(1);
+        // Each key weighs 1 + 10000 / 16 = 626 of the 10,000: fifteen fit at a time.
+        assertThat(store.size()).isEqualTo(15);
         assertThat(LocalBucketStore.weight(new SlidingLogState(StoreLimits.of(List.of(Limit.parse("10000/1h")),
                 Algorithm.SLIDING_WINDOW_LOG), clock, null))).isEqualTo(626);
+    }
+
+    @Test
+    void aLogHeavierThanTheWholeStoreStillLimits() {
+        // 2000 calls weigh 126, more than the 100 the store holds: capped at a tenth, so the log is kept.
+        Guard guard = limiter(store(100)).guard(Rule.builder("big").limits("2000/1h")
+                .algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+        int admitted = 0;
+        for (int i = 0; i < 2_100; i++) {
+            admitted += guard.acquire(RequestContext.empty()).permitted() ? 1 : 0;
+        }
+        assertThat(admitted).isEqualTo(2_000);
+    }
+
+    @Test
+    void aKeyWhoseLimitsGrowIsWeighedAndKeptByItsNewLimits() {
+        LocalBucketStore store = store(1_000);
+        java.util.concurrent.atomic.AtomicReference<List<Limit>> plan =
+                new java.util.concurrent.atomic.AtomicReference<>(List.of(Limit.parse("2/1s")));
+        RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock)
+                .limitProvider((rule, key) -> plan.get(), Duration.ofMillis(1)).build();
+        open.add(limiter);
+        Guard guard = limiter.guard(Rule.builder("grow").key("user").limits("2/1s").algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+        RequestContext alice = RequestContext.builder().principal("alice").build();
+        assertThat(guard.acquire(alice).permitted()).isTrue();
+        plan.set(List.of(Limit.parse("2/1h")));
+        clock.advance(Duration.ofMillis(1_500));
+        assertThat(guard.acquire(alice).permitted()).as("the second of 2/1h").isTrue();
+        clock.advance(Duration.ofMillis(2_600));
+        store.cleanUp();
+        // Kept for the hour its calls now count, not for the second they counted under the old limits.
+        assertThat(guard.acquire(alice).permitted()).as("a third within the hour").isFalse();
     }
 
     /**
@@ -158,16 +218,14 @@ class SlidingWindowsTest {
             assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
             assertThat(d.binding().basis()).isEqualTo(Basis.WAITERS_FULL);
         }
-        List<Long> leftAt = new ArrayList<>();
+        // Each step of 200 ms releases exactly the next call in line, with the delay it was promised.
         for (int step = 1; step <= 4; step++) {
             clock.advance(Duration.ofMillis(200));
             for (int i = 1; i <= 4; i++) {
-                if (calls.get(i).isDone() && leftAt.size() < i) {
-                    leftAt.add(calls.get(i).join().delayNanos());
-                }
+                assertThat(calls.get(i).isDone()).as("call %d after %d ms", i, step * 200).isEqualTo(i <= step);
             }
+            assertThat(calls.get(step).join().delayNanos()).isEqualTo(step * 200_000_000L);
         }
-        assertThat(leftAt).containsExactly(200_000_000L, 400_000_000L, 600_000_000L, 800_000_000L);
         // Drained: the queue takes calls again, each one slot later than the last.
         clock.advance(Duration.ofMillis(200));
         assertThat(leaky.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
