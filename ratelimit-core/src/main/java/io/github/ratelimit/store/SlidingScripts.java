@@ -61,13 +61,13 @@ final class SlidingScripts {
             -- that set it counts by (it is set from the newest call and never shortened), which may be longer
             -- than this caller's during a rolling deploy or while per-key limits differ between instances.
             local pttl = redis.call('PTTL', key)
+            local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+            local last = nil
+            if top[2] then last = tonumber(top[2]) end
             local horizon = longest
-            if pttl > 0 then
-              local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
-              if top[2] then
-                local other = pttl * 1000 + now - tonumber(top[2]) - keep * 1000
-                if other > horizon then horizon = other end
-              end
+            if pttl > 0 and last then
+              local other = pttl * 1000 + now - last - keep * 1000
+              if other > horizon then horizon = other end
             end
             redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - horizon))
             if op == 'f' then
@@ -87,9 +87,7 @@ final class SlidingScripts {
                 if t > at then at = t end
               end
             end
-            local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
-            local last = nil
-            if top[2] then last = tonumber(top[2]) end
+            if last and last <= now - horizon then last = nil end
             local consumed = 0
             local receipt = 0
             if at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then
@@ -97,7 +95,9 @@ final class SlidingScripts {
               consumed = 1
               receipt = at
               if last == nil or at > last then last = at end
-              expire(math.ceil((last + longest - now) / 1000) + keep)
+              if pttl < 0 or math.ceil((last + longest - now) / 1000) + keep > pttl then
+                redis.call('PEXPIRE', key, fmt(math.ceil((last + longest - now) / 1000) + keep))
+              end
               -- Every count is of the entries later than now - W, a call logged for later included.
               for i = 1, n do U[i] = U[i] + cost end
             end
