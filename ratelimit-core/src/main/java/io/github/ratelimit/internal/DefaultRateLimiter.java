@@ -312,12 +312,12 @@ public final class DefaultRateLimiter implements RateLimiter {
         } catch (RuntimeException e) {
             RateLimitContentionException contention = contention(e);
             if (contention != null) {
-                CONTENTION_LOG.log(Level.WARNING, "Rule '" + rule.name + "': " + contention.getMessage()
+                CONTENTION_LOG.log(Level.WARNING, () -> "Rule '" + rule.name + "': " + contention.getMessage()
                         + "; rejecting the call rather than admitting it uncounted", null);
                 return new Verdict(rule.name, key, rule.mode, rejection(rule), Basis.CONTENTION, List.of(),
                         CONTENTION_RETRY_NANOS);
             }
-            STORE_LOG.log(Level.WARNING, "The rate-limit store failed for rule '" + rule.name + "'; applying "
+            STORE_LOG.log(Level.WARNING, () -> "The rate-limit store failed for rule '" + rule.name + "'; applying "
                     + rule.storeFailurePolicy + ": " + e, null);
             switch (rule.storeFailurePolicy) {
                 case FAIL_CLOSED:

@@ -29,12 +29,36 @@ public final class RateLimitedLog {
      * @param error the cause, or {@code null}
      */
     public void log(Level level, String message, Throwable error) {
+        if (due()) {
+            write(level, message, error);
+        }
+    }
+
+    /**
+     * As {@link #log(Level, String, Throwable)}, building the message only when the line is written: for hot
+     * paths such as a decision during a store outage.
+     *
+     * @param level the level
+     * @param message makes the message
+     * @param error the cause, or {@code null}
+     */
+    public void log(Level level, java.util.function.Supplier<String> message, Throwable error) {
+        if (due()) {
+            write(level, message.get(), error);
+        }
+    }
+
+    private boolean due() {
         long now = System.nanoTime();
         long next = nextAt.get();
         if ((next != Long.MIN_VALUE && now - next < 0) || !nextAt.compareAndSet(next, now + intervalNanos)) {
             suppressed.incrementAndGet();
-            return;
+            return false;
         }
+        return true;
+    }
+
+    private void write(Level level, String message, Throwable error) {
         long held = suppressed.getAndSet(0);
         String text = held > 0 ? message + " (" + held + " similar messages suppressed)" : message;
         if (error != null) {

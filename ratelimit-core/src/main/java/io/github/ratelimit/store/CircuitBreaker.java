@@ -62,6 +62,15 @@ final class CircuitBreaker {
         }
     }
 
+    /**
+     * @return whether a call now would be refused, without changing anything: a cheap check before any work (the
+     *         call that finds the breaker ready for a probe goes on to {@link #tryAcquire()})
+     */
+    boolean refusesNow() {
+        Status s = status.get();
+        return s.state() != JedisBucketStore.BreakerState.CLOSED && nanoTime.getAsLong() - s.since() < openNanos;
+    }
+
     void onSuccess(long epoch) {
         while (true) {
             Status s = status.get();

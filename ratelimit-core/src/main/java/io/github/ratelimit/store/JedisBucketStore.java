@@ -153,8 +153,19 @@ public final class JedisBucketStore implements BucketStore {
         return new Builder();
     }
 
+    /** Thrown at once while the breaker is open: no stack trace, no allocation per call. */
+    private static final RateLimitStoreException BREAKER_OPEN = new RateLimitStoreException(
+            "Redis circuit breaker is open; not waiting on Redis", null, false) {
+        private static final long serialVersionUID = 1L;
+    };
+
     @Override
     public KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst) {
+        if (breaker.refusesNow()) {
+            // Before any other work: during an outage the rule's failure policy decides as fast as it can.
+            proxies.shortCircuited.increment();
+            throw BREAKER_OPEN;
+        }
         if (!limits.algorithm().isSliding()) {
             return entry(key, limits.bucketConfiguration(), localFirst).state;
         }

@@ -17,4 +17,16 @@ public class RateLimitStoreException extends RuntimeException {
     public RateLimitStoreException(String message, Throwable cause) {
         super(message, cause);
     }
+
+    /**
+     * For a failure whose stack trace says nothing (an open circuit breaker refusing at once): thrown often under
+     * an outage, so it is made once, without a stack trace.
+     *
+     * @param message what failed
+     * @param cause the underlying failure, or {@code null}
+     * @param writableStackTrace whether the stack trace is filled in
+     */
+    protected RateLimitStoreException(String message, Throwable cause, boolean writableStackTrace) {
+        super(message, cause, false, writableStackTrace);
+    }
 }

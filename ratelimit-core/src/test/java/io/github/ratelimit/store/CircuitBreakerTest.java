@@ -106,4 +106,21 @@ class CircuitBreakerTest {
         breaker.onSuccess(next);
         assertThat(breaker.state()).isEqualTo(CLOSED);
     }
+
+    @Test
+    void saysWithoutChangingAnythingWhetherACallWouldBeRefused() {
+        assertThat(breaker.refusesNow()).isFalse();
+        fail(5);
+        now.addAndGet(250 * MS);
+        fail(1);
+        assertThat(breaker.state()).isEqualTo(OPEN);
+        assertThat(breaker.refusesNow()).isTrue();
+        now.addAndGet(1_000 * MS);
+        // Time for a probe: the check lets the call on, and only tryAcquire starts the probe.
+        assertThat(breaker.refusesNow()).isFalse();
+        assertThat(breaker.state()).isEqualTo(OPEN);
+        assertThat(breaker.tryAcquire()).isNotEqualTo(CircuitBreaker.REFUSED);
+        assertThat(breaker.state()).isEqualTo(HALF_OPEN);
+        assertThat(breaker.refusesNow()).as("other calls while the probe is out").isTrue();
+    }
 }
