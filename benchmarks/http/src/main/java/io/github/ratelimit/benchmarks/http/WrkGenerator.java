@@ -50,6 +50,15 @@ final class WrkGenerator implements Load.Generator {
             process.destroyForcibly();
             throw new IOException("wrk failed:\n" + out);
         }
+        return parse(out);
+    }
+
+    /**
+     * @param out wrk's output with {@code --latency}
+     * @return what it measured
+     * @throws IOException when the output has no throughput or latency line
+     */
+    static Load parse(String out) throws IOException {
         Matcher rps = RPS.matcher(out);
         Matcher latency = LATENCY.matcher(out);
         if (!rps.find() || !latency.find()) {
