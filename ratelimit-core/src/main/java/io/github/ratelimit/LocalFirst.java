@@ -12,7 +12,8 @@ import java.time.Duration;
  * <p><b>Bound:</b> with N instances, the tokens admitted in any interval of length t are at most
  * {@code capacity + rate × t + N × maxUnsyncedTokens}; the excess is charged back at the next synchronization
  * (the shared bucket goes below zero), so the long-run rate stays the limit's. Stores that keep buckets in this
- * JVM anyway ({@link io.github.ratelimit.store.LocalBucketStore}) ignore the setting.
+ * JVM anyway ({@link io.github.ratelimit.store.LocalBucketStore}) ignore the setting. For token-bucket and
+ * fixed-window rules only: a sliding-window rule decides every call in the store, and refuses it at start-up.
  *
  * @param maxUnsyncedTokens tokens an instance may take before it synchronizes, at least 1
  * @param maxUnsyncedTime the longest an instance goes without synchronizing, 1 ms to 1 min

@@ -32,6 +32,10 @@ class RateLimitAnnotationsTest {
                 onMissingKey = MissingKeyPolicy.SKIP, mode = Mode.SHADOW)
         public void everything() {
         }
+
+        @RateLimit(key = "user", perMinute = 100, algorithm = Algorithm.SLIDING_WINDOW_LOG)
+        public void exact() {
+        }
     }
 
     static class Broken {
@@ -101,6 +105,13 @@ class RateLimitAnnotationsTest {
         assertThat(rule.onMissingKey()).isEqualTo(MissingKeyPolicy.SKIP);
         assertThat(rule.mode()).isEqualTo(Mode.SHADOW);
         assertThat(rule.key()).isEqualTo("global");
+    }
+
+    @Test
+    void carriesTheSlidingAlgorithms() throws Exception {
+        Rule rule = RateLimitAnnotations.rulesFor(method(OrderController.class, "exact")).get(1);
+        assertThat(rule.algorithm()).isEqualTo(Algorithm.SLIDING_WINDOW_LOG);
+        assertThat(rule.limits()).containsExactly(Limit.parse("100/1m"));
     }
 
     @Test
