@@ -56,6 +56,10 @@ public final class HttpBenchmark {
             BenchApplication.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
+        if (args.length > 0 && args[0].equals("rejected-keys")) {
+            io.github.ratelimit.spring.boot.RejectedKeysBenchmark.main(Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
         Map<String, String> options = options(args);
         int seconds = Integer.parseInt(options.getOrDefault("seconds", "5"));
         int warmup = Integer.parseInt(options.getOrDefault("warmup", "2"));
