@@ -352,7 +352,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     private Verdict consume(CompiledRule rule, String key, BucketStore from, BucketKey bucketKey,
                             StoreLimits limits, Basis basis, Evaluation ev) {
         KeyState state = from.state(bucketKey, limits, rule.localFirst);
-        KeyState.Probe probe = state.tryConsume(rule.cost);
+        KeyState.Probe probe = state.consume(rule.cost);
         if (probe.consumed()) {
             ev.charge(state, rule.cost, probe.receipt());
             return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, probe.windows(), 0, probe.receipt());

@@ -35,15 +35,31 @@ final class BucketKeyState implements KeyState {
     }
 
     @Override
-    public Probe tryConsume(long cost) {
+    public Probe consume(long cost) {
+        return consume(bucket, cost);
+    }
+
+    @Override
+    public Probe reserve(long cost, long maxWaitNanos) {
+        return reserve(bucket, cost, maxWaitNanos, afterReservation);
+    }
+
+    /** Tokens are interchangeable: the receipt is not needed. */
+    @Override
+    public void refund(long cost, long receipt) {
+        bucket.addTokens(cost);
+    }
+
+    /** {@link KeyState#consume} on a bucket. */
+    static Probe consume(Bucket bucket, long cost) {
         VerboseResult<ConsumptionProbe> result = bucket.asVerbose().tryConsumeAndReturnRemaining(cost);
         ConsumptionProbe probe = result.getValue();
         return new Probe(probe.isConsumed(), probe.isConsumed() ? 0 : Math.max(1, probe.getNanosToWaitForRefill()),
                 windows(result), 0);
     }
 
-    @Override
-    public Probe reserve(long cost, long maxWaitNanos) {
+    /** {@link KeyState#reserve} on a bucket; {@code afterReservation} may be {@code null}. */
+    static Probe reserve(Bucket bucket, long cost, long maxWaitNanos, Runnable afterReservation) {
         CapturingStrategy strategy = new CapturingStrategy();
         boolean reserved;
         try {
@@ -60,12 +76,6 @@ final class BucketKeyState implements KeyState {
             afterReservation.run();
         }
         return new Probe(true, Math.max(0, strategy.nanos), java.util.List.of(), 0);
-    }
-
-    /** Tokens are interchangeable: the receipt is not needed. */
-    @Override
-    public void refund(long cost, long receipt) {
-        bucket.addTokens(cost);
     }
 
     static java.util.List<WindowState> windows(VerboseResult<?> result) {

@@ -7,7 +7,7 @@ import io.github.ratelimit.LocalFirst;
  * as Redis ({@link JedisBucketStore}), for every {@link io.github.ratelimit.Algorithm}.
  *
  * <p>The limiter calls {@link #state} once per rule per decision and then makes one call on the result
- * ({@link KeyState#tryConsume}, or for a delayed call {@link KeyState#reserve} after it); a remote store should
+ * ({@link KeyState#consume}, or for a delayed call {@link KeyState#reserve} after it); a remote store should
  * make that one call cost one network round trip, and {@link #state} itself none.
  *
  * <p>A store may drop a key's state only once it can no longer matter, judged from its actual state: a bucket

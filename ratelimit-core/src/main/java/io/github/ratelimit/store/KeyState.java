@@ -20,12 +20,12 @@ public interface KeyState {
      * @return whether it was taken, how long until it could be when not, each window's state after, and the
      *         receipt to give it back with
      */
-    Probe tryConsume(long cost);
+    Probe consume(long cost);
 
     /**
      * Takes {@code cost} at the earliest time, from now on, at which every window has room for it, if that time
      * is at most {@code maxWaitNanos} away: the call is counted from that time on, and other calls see those
-     * permits as taken at once. Used for a delayed call, right after {@link #tryConsume} said it must wait.
+     * permits as taken at once. Used for a delayed call, right after {@link #consume} said it must wait.
      *
      * @param cost the permits the call takes, at least 1
      * @param maxWaitNanos the longest the call may wait
@@ -41,12 +41,12 @@ public interface KeyState {
      * every window), nothing changes.
      *
      * @param cost the permits to give back
-     * @param receipt the receipt {@link #tryConsume} or {@link #reserve} returned with the call
+     * @param receipt the receipt {@link #consume} or {@link #reserve} returned with the call
      */
     void refund(long cost, long receipt);
 
     /**
-     * The outcome of {@link #tryConsume} or {@link #reserve}.
+     * The outcome of {@link #consume} or {@link #reserve}.
      *
      * @param consumed whether the permits were taken (or reserved)
      * @param waitNanos when not taken, nanoseconds until they could be (at least 1); when reserved, the delay

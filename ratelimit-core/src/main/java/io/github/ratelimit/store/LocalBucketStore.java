@@ -40,16 +40,24 @@ public final class LocalBucketStore implements BucketStore {
     /** The default maximum number of buckets. */
     public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
 
-    /** A {@link StoreBucket} or a {@link LocalSlidingState} per key. */
-    private final Cache<BucketKey, Object> buckets;
+    /** Token-bucket and fixed-window keys: a bucket per key, counted against the maximum one each. */
+    private final Cache<BucketKey, StoreBucket> buckets;
+    /** Sliding-window keys, weighed (a log by the calls it may hold), against a maximum weight of their own. */
+    private final Cache<BucketKey, LocalSlidingState> sliding;
     private final TimeMeter timeMeter;
 
     private LocalBucketStore(Builder builder) {
         this.timeMeter = builder.timeMeter;
-        // Weighed, so a sliding log (up to Rule.MAX_LOG_CALLS entries) counts for the memory it may take.
         long maximumKeys = builder.maximumKeys;
-        Caffeine<Object, Object> caffeine = Caffeine.newBuilder().maximumWeight(maximumKeys)
-                .weigher((Object key, Object entry) -> weight(entry, maximumKeys));
+        this.buckets = configure(Caffeine.newBuilder().maximumSize(maximumKeys), builder)
+                .expireAfter(new IdleExpiry()).build();
+        // Weighed, so a sliding log (up to Rule.MAX_LOG_CALLS entries) counts for the memory it may take.
+        this.sliding = configure(Caffeine.newBuilder().maximumWeight(maximumKeys)
+                .weigher((BucketKey key, LocalSlidingState state) -> weight(state, maximumKeys)), builder)
+                .expireAfter(new SlidingExpiry()).build();
+    }
+
+    private <K, V> Caffeine<K, V> configure(Caffeine<K, V> caffeine, Builder builder) {
         if (timeMeter != TimeMeter.SYSTEM_MILLISECONDS && timeMeter != TimeMeter.SYSTEM_NANOTIME) {
             TimeMeter meter = timeMeter;
             caffeine.ticker(meter::currentTimeNanos);
@@ -58,8 +66,7 @@ public final class LocalBucketStore implements BucketStore {
         }
         // Maintenance on the calling thread by default: handing it to a pool woke a thread on every decision,
         // the largest cost on this path in the benchmark (docs/BENCHMARKS-local.md).
-        caffeine.executor(builder.executor != null ? builder.executor : Runnable::run);
-        this.buckets = caffeine.expireAfter(new IdleExpiry()).build();
+        return caffeine.executor(builder.executor != null ? builder.executor : Runnable::run);
     }
 
     /**
@@ -79,22 +86,21 @@ public final class LocalBucketStore implements BucketStore {
     @Override
     public KeyState state(BucketKey key, StoreLimits limits, io.github.ratelimit.LocalFirst localFirst) {
         if (!limits.algorithm().isSliding()) {
-            return bucketFor(key, limits.bucketConfiguration()).state;
+            return bucketFor(key, limits.bucketConfiguration());
         }
-        Object entry = buckets.get(key, k -> LocalSlidingState.create(limits, timeMeter, () -> buckets.getIfPresent(k)));
-        if (!(entry instanceof LocalSlidingState state) || state.algorithm() != limits.algorithm()) {
+        LocalSlidingState state = sliding.get(key, k -> LocalSlidingState.create(limits, timeMeter,
+                () -> sliding.getIfPresent(k)));
+        if (state.algorithm() != limits.algorithm()) {
             // The rule changed its algorithm: the old state means nothing to the new one.
-            LocalSlidingState fresh = LocalSlidingState.create(limits, timeMeter, () -> buckets.getIfPresent(key));
-            buckets.put(key, fresh);
+            LocalSlidingState fresh = LocalSlidingState.create(limits, timeMeter, () -> sliding.getIfPresent(key));
+            sliding.put(key, fresh);
             return fresh;
         }
         if (state.limits() != limits && !state.limits().equals(limits)) {
             // Changed limits (a key's own, or a redeployed rule): put it again, so the cache weighs it and sets
             // its expiry from the new limits.
             state.limits(limits);
-            buckets.put(key, state);
-        } else {
-            state.limits(limits);
+            sliding.put(key, state);
         }
         return state;
     }
@@ -113,12 +119,7 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     private StoreBucket bucketFor(BucketKey key, BucketConfiguration configuration) {
-        Object entry = buckets.get(key, k -> newBucket(k, configuration));
-        if (!(entry instanceof StoreBucket bucket)) {
-            StoreBucket fresh = newBucket(key, configuration);
-            buckets.put(key, fresh);
-            return fresh;
-        }
+        StoreBucket bucket = buckets.get(key, k -> newBucket(k, configuration));
         BucketConfiguration current = bucket.getConfiguration();
         if (current != configuration && !current.equals(configuration)) {
             bucket.replaceConfiguration(configuration, TokensInheritanceStrategy.ADDITIVE);
@@ -157,7 +158,7 @@ public final class LocalBucketStore implements BucketStore {
      * @return the number of buckets held now (approximate, as Caffeine's estimate)
      */
     public long size() {
-        return buckets.estimatedSize();
+        return buckets.estimatedSize() + sliding.estimatedSize();
     }
 
     /**
@@ -165,11 +166,13 @@ public final class LocalBucketStore implements BucketStore {
      */
     public void cleanUp() {
         buckets.cleanUp();
+        sliding.cleanUp();
     }
 
     @Override
     public void close() {
         buckets.invalidateAll();
+        sliding.invalidateAll();
     }
 
     private StoreBucket newBucket(BucketKey key, BucketConfiguration configuration) {
@@ -183,21 +186,42 @@ public final class LocalBucketStore implements BucketStore {
                 }
             }
         }
-        return new StoreBucket(configuration, timeMeter, () -> buckets.getIfPresent(key));
+        return new StoreBucket(configuration, timeMeter, key);
     }
 
     /**
      * A lock-free bucket that remembers whether it ever reserved tokens ahead: only such a bucket can owe tokens
-     * beyond empty, so only its expiry needs its state.
+     * beyond empty, so only its expiry needs its state. It is its own {@link KeyState}, so a key costs no more
+     * objects than the bucket (the heap per key is measured: {@code docs/BENCHMARKS-local.md}).
      */
-    static final class StoreBucket extends LockFreeBucket {
+    final class StoreBucket extends LockFreeBucket implements KeyState {
 
         private volatile boolean reserved;
-        final BucketKeyState state;
+        private final BucketKey key;
 
-        StoreBucket(BucketConfiguration configuration, TimeMeter timeMeter, Runnable afterReservation) {
+        StoreBucket(BucketConfiguration configuration, TimeMeter timeMeter, BucketKey key) {
             super(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
-            this.state = new BucketKeyState(this, afterReservation);
+            this.key = key;
+        }
+
+        @Override
+        public Probe consume(long cost) {
+            return BucketKeyState.consume(this, cost);
+        }
+
+        @Override
+        public Probe reserve(long cost, long maxWaitNanos) {
+            Probe probe = BucketKeyState.reserve(this, cost, maxWaitNanos, null);
+            if (probe.consumed() && probe.waitNanos() > 0) {
+                buckets.getIfPresent(key);   // the bucket now owes tokens: let its expiry count the debt
+            }
+            return probe;
+        }
+
+        /** Tokens are interchangeable: the receipt is not needed. */
+        @Override
+        public void refund(long cost, long receipt) {
+            addTokens(cost);
         }
 
         @Override
@@ -245,33 +269,48 @@ public final class LocalBucketStore implements BucketStore {
      */
     static final long EXPIRY_SLACK_NANOS = 1_000_000_000L;
 
-    private static final class IdleExpiry implements Expiry<BucketKey, Object> {
+    /** A sliding key is kept while what it counted can matter. */
+    private static final class SlidingExpiry implements Expiry<BucketKey, LocalSlidingState> {
 
         @Override
-        public long expireAfterCreate(BucketKey key, Object entry, long currentTime) {
-            return idle(entry);
+        public long expireAfterCreate(BucketKey key, LocalSlidingState state, long currentTime) {
+            return idle(state);
         }
 
         @Override
-        public long expireAfterUpdate(BucketKey key, Object entry, long currentTime, long currentDuration) {
-            return idle(entry);
+        public long expireAfterUpdate(BucketKey key, LocalSlidingState state, long currentTime, long currentDuration) {
+            return idle(state);
         }
 
         @Override
-        public long expireAfterRead(BucketKey key, Object entry, long currentTime, long currentDuration) {
-            return idle(entry);
+        public long expireAfterRead(BucketKey key, LocalSlidingState state, long currentTime, long currentDuration) {
+            return idle(state);
         }
 
-        private long idle(Object entry) {
-            if (entry instanceof StoreBucket bucket) {
-                return idle(bucket);
-            }
+        private static long idle(LocalSlidingState state) {
             // A read comes before an operation that may count a call now: as long as a call counted now matters
             // (the longest window for a log, two intervals for counters), and until the last counted call (a
             // reservation, seen again right after it) stops mattering.
-            LocalSlidingState state = (LocalSlidingState) entry;
             long horizon = state.horizonNanos(state.limits());
             return Math.min(Math.max(horizon, state.nanosUntilIrrelevant()), Long.MAX_VALUE / 2) + EXPIRY_SLACK_NANOS;
+        }
+    }
+
+    private static final class IdleExpiry implements Expiry<BucketKey, StoreBucket> {
+
+        @Override
+        public long expireAfterCreate(BucketKey key, StoreBucket bucket, long currentTime) {
+            return idle(bucket);
+        }
+
+        @Override
+        public long expireAfterUpdate(BucketKey key, StoreBucket bucket, long currentTime, long currentDuration) {
+            return idle(bucket);
+        }
+
+        @Override
+        public long expireAfterRead(BucketKey key, StoreBucket bucket, long currentTime, long currentDuration) {
+            return idle(bucket);
         }
 
         /** Time to refill from empty, per configuration; configurations are few (one per rule and per-key limits). */

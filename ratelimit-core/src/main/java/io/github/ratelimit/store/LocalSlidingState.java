@@ -60,7 +60,7 @@ abstract class LocalSlidingState implements KeyState {
     private long lastNow = Long.MIN_VALUE;
 
     @Override
-    public final synchronized Probe tryConsume(long cost) {
+    public final synchronized Probe consume(long cost) {
         long now = now();
         StoreLimits l = limits;
         long at = earliest(l, cost, now);

@@ -58,7 +58,7 @@ final class RedisSlidingState implements KeyState {
     }
 
     @Override
-    public Probe tryConsume(long cost) {
+    public Probe consume(long cost) {
         List<?> reply = run(PROBE, cost, ZERO);
         boolean consumed = number(reply.get(0)) == 1;
         long wait = waitNanos(number(reply.get(1)));
