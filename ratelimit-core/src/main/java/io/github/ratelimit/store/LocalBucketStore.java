@@ -20,10 +20,11 @@ import java.util.concurrent.Executor;
  * Buckets in this JVM's memory, in a bounded map: a flood of distinct keys evicts the least recently used
  * buckets instead of exhausting the heap.
  *
- * <p>Token-bucket and fixed-window keys are Bucket4j buckets; sliding-window keys are a log or counters of this
- * library's own. A sliding log weighs against the maximum as one key per {@value #LOG_ENTRIES_PER_KEY_WEIGHT}
- * calls its longest window may hold (so 100,000 keys of logs of 10,000 calls cannot take 16 GB), and is dropped
- * once its newest call has slid out of the longest window; sliding counters once their last interval has.
+ * <p>Token-bucket and fixed-window keys are Bucket4j buckets, at most {@link Builder#maximumKeys} of them;
+ * sliding-window keys are a log or counters of this library's own, in a map of their own whose maximum is the same
+ * number as a weight: a sliding log weighs one key per {@value #LOG_ENTRIES_PER_KEY_WEIGHT} calls its longest
+ * window may hold (so 100,000 keys of logs of 10,000 calls cannot take 16 GB). A log is dropped once its newest
+ * call has slid out of the longest window; counters once their last interval no longer weighs.
  *
  * <p>A bucket is dropped once it has been idle until it is full again: then a new bucket is the same, so expiry
  * loses nothing. Each access sets the idle time to what the next operation could need: the time to refill from
