@@ -173,6 +173,12 @@ public final class DefaultRateLimiter implements RateLimiter {
         private KeyState[] charged;
         private long[] chargedCost;
         private long[] chargedReceipt;
+        /** Per charge: the rule, the wait it was counted at, and its verdict's index. */
+        private CompiledRule[] chargedRule;
+        private long[] chargedWait;
+        private int[] chargedVerdict;
+        /** The index of the verdict being decided, for the charges made while deciding it. */
+        int verdictIndex;
         private int chargedCount;
         boolean permitHeld;
         /** The rules whose own waiting permit this call holds (it is delayed by them). */
@@ -212,19 +218,29 @@ public final class DefaultRateLimiter implements RateLimiter {
             }
         }
 
-        void charge(KeyState state, long cost, long receipt) {
+        void charge(KeyState state, CompiledRule rule, long receipt, long wait) {
             if (charged == null) {
                 charged = new KeyState[2];
                 chargedCost = new long[2];
                 chargedReceipt = new long[2];
+                chargedRule = new CompiledRule[2];
+                chargedWait = new long[2];
+                chargedVerdict = new int[2];
             } else if (chargedCount == charged.length) {
-                charged = Arrays.copyOf(charged, chargedCount * 2);
-                chargedCost = Arrays.copyOf(chargedCost, chargedCount * 2);
-                chargedReceipt = Arrays.copyOf(chargedReceipt, chargedCount * 2);
+                int size = chargedCount * 2;
+                charged = Arrays.copyOf(charged, size);
+                chargedCost = Arrays.copyOf(chargedCost, size);
+                chargedReceipt = Arrays.copyOf(chargedReceipt, size);
+                chargedRule = Arrays.copyOf(chargedRule, size);
+                chargedWait = Arrays.copyOf(chargedWait, size);
+                chargedVerdict = Arrays.copyOf(chargedVerdict, size);
             }
             charged[chargedCount] = state;
             chargedReceipt[chargedCount] = receipt;
-            chargedCost[chargedCount++] = cost;
+            chargedRule[chargedCount] = rule;
+            chargedWait[chargedCount] = wait;
+            chargedVerdict[chargedCount] = verdictIndex;
+            chargedCost[chargedCount++] = rule.cost;
         }
 
         /** Returns every token this call took. */
@@ -238,6 +254,61 @@ public final class DefaultRateLimiter implements RateLimiter {
                 }
             }
             chargedCount = 0;
+        }
+
+        /**
+         * Counts the call again, at the time it will run, in every SOFT rule that remembers when calls run (a
+         * sliding window, which gave a receipt) and counted it earlier: several SOFT rules each reserve at their
+         * own earliest time, and the call waits for the latest. A rule whose count moves the time further moves
+         * it for the others (at most three rounds; then the call keeps the counts it has).
+         *
+         * @return the delay, possibly longer; or, as {@code -1 - index}, the verdict of a rule that cannot count
+         *         the call within its maxDelay (its charge is already given back)
+         */
+        long align(long delay, Verdict[] verdicts) {
+            for (int round = 0; round < 3; round++) {
+                boolean moved = false;
+                for (int i = 0; i < chargedCount; i++) {
+                    CompiledRule rule = chargedRule[i];
+                    if (rule.mode != Mode.SOFT || chargedReceipt[i] == 0 || chargedWait[i] >= delay) {
+                        continue;
+                    }
+                    charged[i].refund(chargedCost[i], chargedReceipt[i]);
+                    KeyState.Probe p = charged[i].reserve(chargedCost[i], delay, rule.maxDelayNanos);
+                    int index = chargedVerdict[i];
+                    Verdict v = verdicts[index];
+                    if (!p.consumed()) {
+                        removeCharge(i);
+                        verdicts[index] = new Verdict(v.rule(), v.key(), v.mode(), Outcome.REJECTED, v.basis(),
+                                v.windows(), p.waitNanos());
+                        return -1 - index;
+                    }
+                    chargedReceipt[i] = p.receipt();
+                    chargedWait[i] = p.waitNanos();
+                    verdicts[index] = new Verdict(v.rule(), v.key(), v.mode(), Outcome.DELAYED, v.basis(),
+                            v.windows(), p.waitNanos(), p.receipt());
+                    if (p.waitNanos() > delay) {
+                        delay = p.waitNanos();
+                        moved = true;
+                    }
+                }
+                if (!moved) {
+                    break;
+                }
+            }
+            return delay;
+        }
+
+        private void removeCharge(int i) {
+            int last = --chargedCount;
+            charged[i] = charged[last];
+            chargedCost[i] = chargedCost[last];
+            chargedReceipt[i] = chargedReceipt[last];
+            chargedRule[i] = chargedRule[last];
+            chargedWait[i] = chargedWait[last];
+            chargedVerdict[i] = chargedVerdict[last];
+            charged[last] = null;
+            chargedRule[last] = null;
         }
 
         /** @return whether this call was the first to finish the evaluation (and so releases its permits) */
@@ -258,6 +329,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         long delay = 0;
         long retryAfter = 0;
         for (CompiledRule rule : rules) {
+            ev.verdictIndex = n;
             Verdict v = decide(rule, context, ev);
             verdicts[n++] = v;
             if (v.outcome().compareTo(worst) > 0) {
@@ -276,6 +348,24 @@ public final class DefaultRateLimiter implements RateLimiter {
                     verdicts[i] = refunded(verdicts[i], rules[i].cost);
                 }
                 break;
+            }
+        }
+        if (worst == Outcome.DELAYED) {
+            long aligned = ev.align(delay, verdicts);
+            if (aligned >= 0) {
+                delay = aligned;
+            } else {
+                // A rule cannot count the call when it would run: rejected, everything given back.
+                retryAfter = verdicts[(int) (-1 - aligned)].waitNanos();
+                ev.refund();
+                ev.finish();
+                worst = Outcome.REJECTED;
+                delay = 0;
+                for (int i = 0; i < n; i++) {
+                    if (i != (int) (-1 - aligned)) {
+                        verdicts[i] = refunded(verdicts[i], rules[i].cost);
+                    }
+                }
             }
         }
         if (worst != Outcome.DELAYED && (ev.permitHeld || ev.rulePermitCount > 0)) {
@@ -354,7 +444,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         KeyState state = from.state(bucketKey, limits, rule.localFirst);
         KeyState.Probe probe = state.consume(rule.cost);
         if (probe.consumed()) {
-            ev.charge(state, rule.cost, probe.receipt());
+            ev.charge(state, rule, probe.receipt(), 0);
             return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, probe.windows(), 0, probe.receipt());
         }
         long wait = probe.waitNanos();
@@ -391,7 +481,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                 return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, basis, windows, wait);
             }
             long nanos = reservation.waitNanos();
-            ev.charge(state, rule.cost, reservation.receipt());
+            ev.charge(state, rule, reservation.receipt(), reservation.waitNanos());
             if (nanos == 0) {
                 return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, windows, 0,
                         reservation.receipt());

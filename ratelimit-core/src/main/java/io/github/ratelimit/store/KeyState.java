@@ -35,6 +35,21 @@ public interface KeyState {
     Probe reserve(long cost, long maxWaitNanos);
 
     /**
+     * As {@link #reserve(long, long)}, counting the call no earlier than {@code minWaitNanos} from now: for a call
+     * that another rule delays that long, so an algorithm that remembers when calls run counts it when it runs.
+     * The default ignores {@code minWaitNanos}, which is right where permits are interchangeable in time (a token
+     * bucket).
+     *
+     * @param cost the permits the call takes, at least 1
+     * @param minWaitNanos the earliest the call will run, from now
+     * @param maxWaitNanos the longest the call may wait
+     * @return as {@link #reserve(long, long)}
+     */
+    default Probe reserve(long cost, long minWaitNanos, long maxWaitNanos) {
+        return reserve(cost, maxWaitNanos);
+    }
+
+    /**
      * Gives back the {@code cost} permits of one call that turned out not to need them (another rule rejected it,
      * it did not fail on a rule that counts failures, or it was cancelled while delayed). An algorithm that
      * remembers calls forgets exactly that call (by its receipt); if it has already forgotten it (the call left

@@ -73,12 +73,20 @@ abstract class LocalSlidingState implements KeyState {
 
     @Override
     public final Probe reserve(long cost, long maxWaitNanos) {
+        return reserve(cost, 0, maxWaitNanos);
+    }
+
+    @Override
+    public final Probe reserve(long cost, long minWaitNanos, long maxWaitNanos) {
         long wait;
         long at;
         synchronized (this) {
             long now = now();
             StoreLimits l = limits;
             at = earliest(l, cost, now);
+            if (at != Long.MAX_VALUE && at - now < minWaitNanos) {
+                at = now + minWaitNanos;   // it fits at any later time too: counts only fall as time passes
+            }
             wait = at == Long.MAX_VALUE ? Long.MAX_VALUE : at - now;
             if (wait > maxWaitNanos) {
                 return new Probe(false, wait, List.of(), 0);

@@ -59,7 +59,7 @@ final class RedisSlidingState implements KeyState {
 
     @Override
     public Probe consume(long cost) {
-        List<?> reply = run(PROBE, cost, ZERO);
+        List<?> reply = run(PROBE, cost, ZERO, ZERO);
         boolean consumed = number(reply.get(0)) == 1;
         long wait = waitNanos(number(reply.get(1)));
         List<Limit> list = limits.limits();
@@ -75,7 +75,12 @@ final class RedisSlidingState implements KeyState {
 
     @Override
     public Probe reserve(long cost, long maxWaitNanos) {
-        List<?> reply = run(RESERVE, cost, ascii(maxWaitNanos / 1_000));
+        return reserve(cost, 0, maxWaitNanos);
+    }
+
+    @Override
+    public Probe reserve(long cost, long minWaitNanos, long maxWaitNanos) {
+        List<?> reply = run(RESERVE, cost, ascii(maxWaitNanos / 1_000), ascii((minWaitNanos + 999) / 1_000));
         boolean reserved = number(reply.get(0)) == 1;
         return new Probe(reserved, waitNanos(number(reply.get(1))), List.of(), number(reply.get(2)) * 1_000);
     }
@@ -83,12 +88,12 @@ final class RedisSlidingState implements KeyState {
     @Override
     public void refund(long cost, long receipt) {
         if (receipt > 0) {
-            run(REFUND, cost, ascii(receipt / 1_000));
+            run(REFUND, cost, ascii(receipt / 1_000), ZERO);
         }
     }
 
-    private List<?> run(byte[] op, long cost, byte[] maxWait) {
-        List<byte[]> args = new ArrayList<>(7 + windowArgs.length);
+    private List<?> run(byte[] op, long cost, byte[] maxWait, byte[] minWait) {
+        List<byte[]> args = new ArrayList<>(8 + windowArgs.length);
         TimeMeter clock = context.clock();
         args.add(clock == null ? EMPTY : ascii(clock.currentTimeNanos() / 1_000));
         args.add(ascii(cost));
@@ -98,6 +103,7 @@ final class RedisSlidingState implements KeyState {
                 .getBytes(StandardCharsets.US_ASCII));
         args.add(KEEP);
         args.addAll(Arrays.asList(windowArgs));
+        args.add(minWait);
         return (List<?>) context.calls().call(() -> script.run(context.jedis(), keys, args));
     }
 

@@ -19,7 +19,7 @@ import java.util.List;
  * takes it at the earliest time within ARGV[4] microseconds, {@code f} forgets the call counted at ARGV[4]
  * microseconds (its receipt); ARGV[5] a member unique to this call (the log's); ARGV[6] milliseconds the key
  * outlives its last call's relevance; ARGV[7] the number of windows, then each window's period in microseconds
- * and limit. The reply of {@code p} and {@code r} is {consumed (0 or 1), wait in microseconds (-1: never), the
+ * and limit, then the earliest a reserved call will run, in microseconds from now. The reply of {@code p} and {@code r} is {consumed (0 or 1), wait in microseconds (-1: never), the
  * time the call was counted at (its receipt, 0 when not counted), then per window the remaining permits and
  * microseconds until it is empty}. A key's expiry is only ever extended.
  */
@@ -48,6 +48,8 @@ final class SlidingScripts {
               N[i] = tonumber(ARGV[7 + 2 * i])
               if W[i] > longest then longest = W[i] end
             end
+            -- After the windows: the earliest a reserved call will run, in microseconds from now.
+            local minWait = tonumber(ARGV[8 + 2 * n]) or 0
             local function fmt(x) return string.format('%d', x) end
             -- Never shortens the key's life: another instance may count by a longer window.
             local function expire(ms)
@@ -87,6 +89,7 @@ final class SlidingScripts {
                 if t > at then at = t end
               end
             end
+            if op == 'r' and at >= 0 and at < now + minWait then at = now + minWait end
             if last and last <= now - horizon then last = nil end
             local consumed = 0
             local receipt = 0
@@ -197,6 +200,7 @@ final class SlidingScripts {
               if e < 0 then at = -1 break end
               if e > at then at = e end
             end
+            if op == 'r' and at >= 0 and at < now + minWait then at = now + minWait end
             local consumed = 0
             local receipt = 0
             if at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then

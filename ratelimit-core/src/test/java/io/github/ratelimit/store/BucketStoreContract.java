@@ -492,4 +492,30 @@ abstract class BucketStoreContract {
         clock.advance(Duration.ofHours(1).plusSeconds(2));
         assertThat(guard.acquire(RequestContext.empty()).permitted()).isFalse();
     }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
+    void aCallDelayedBySeveralSoftRulesIsCountedInEachWhenItRuns(Algorithm algorithm) {
+        RateLimiter limiter = limiter();
+        Rule perSecond = rule("second-" + algorithm, algorithm, "1/1s").mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(20)).build();
+        Rule perTenSeconds = rule("ten-" + algorithm, algorithm, "1/10s").mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(20)).build();
+        Guard both = limiter.guard(perSecond, perTenSeconds);
+        assertThat(both.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+        // The second call may pass the first rule within 2 s, the second only later (the log: when the first call
+        // leaves the 10 s window; the counter: when its interval no longer weighs, at 20 s): it runs then, and is
+        // counted then in both.
+        long runsAt = algorithm == Algorithm.SLIDING_WINDOW_LOG ? 10_000_000_000L : 20_000_000_000L;
+        java.util.concurrent.CompletableFuture<Decision> delayed = both.acquireAsync(RequestContext.empty());
+        clock.advanceNanos(runsAt);
+        assertThat(delayed).isDone();
+        Decision d = delayed.join();
+        assertThat(d.delayNanos()).isEqualTo(runsAt);
+        assertThat(d.verdicts()).allSatisfy(v -> assertThat(v.outcome()).isEqualTo(Outcome.DELAYED));
+        // So a call of the first rule alone, right when it runs, must wait for the next second.
+        Guard secondOnly = limiter.guard(perSecond);
+        assertThat(secondOnly.acquireAsync(RequestContext.empty()).getNow(null)).as("not beside the delayed call")
+                .isNull();
+    }
 }
