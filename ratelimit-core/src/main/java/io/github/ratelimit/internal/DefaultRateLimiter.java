@@ -171,7 +171,6 @@ public final class DefaultRateLimiter implements RateLimiter {
 
         Decision decision;
         private KeyState[] charged;
-        private long[] chargedCost;
         private long[] chargedReceipt;
         /** Per charge: the rule, the wait it was counted at, and its verdict's index. */
         private CompiledRule[] chargedRule;
@@ -221,7 +220,6 @@ public final class DefaultRateLimiter implements RateLimiter {
         void charge(KeyState state, CompiledRule rule, long receipt, long wait) {
             if (charged == null) {
                 charged = new KeyState[2];
-                chargedCost = new long[2];
                 chargedReceipt = new long[2];
                 chargedRule = new CompiledRule[2];
                 chargedWait = new long[2];
@@ -229,7 +227,6 @@ public final class DefaultRateLimiter implements RateLimiter {
             } else if (chargedCount == charged.length) {
                 int size = chargedCount * 2;
                 charged = Arrays.copyOf(charged, size);
-                chargedCost = Arrays.copyOf(chargedCost, size);
                 chargedReceipt = Arrays.copyOf(chargedReceipt, size);
                 chargedRule = Arrays.copyOf(chargedRule, size);
                 chargedWait = Arrays.copyOf(chargedWait, size);
@@ -240,16 +237,16 @@ public final class DefaultRateLimiter implements RateLimiter {
             chargedRule[chargedCount] = rule;
             chargedWait[chargedCount] = wait;
             chargedVerdict[chargedCount] = verdictIndex;
-            chargedCost[chargedCount++] = rule.cost;
+            chargedCount++;
         }
 
         /** Returns every token this call took. */
         void refund() {
             for (int i = 0; i < chargedCount; i++) {
                 try {
-                    charged[i].refund(chargedCost[i], chargedReceipt[i]);
+                    charged[i].refund(chargedRule[i].cost, chargedReceipt[i]);
                 } catch (RuntimeException e) {
-                    STORE_LOG.log(Level.WARNING, "Could not give back " + chargedCost[i]
+                    STORE_LOG.log(Level.WARNING, "Could not give back " + chargedRule[i].cost
                             + " permit(s) to a key; the store failed", e);
                 }
             }
@@ -273,8 +270,8 @@ public final class DefaultRateLimiter implements RateLimiter {
                     if (rule.mode != Mode.SOFT || chargedReceipt[i] == 0 || chargedWait[i] >= delay) {
                         continue;
                     }
-                    charged[i].refund(chargedCost[i], chargedReceipt[i]);
-                    KeyState.Probe p = charged[i].reserve(chargedCost[i], delay, rule.maxDelayNanos);
+                    charged[i].refund(chargedRule[i].cost, chargedReceipt[i]);
+                    KeyState.Probe p = charged[i].reserve(rule.cost, delay, rule.maxDelayNanos);
                     int index = chargedVerdict[i];
                     Verdict v = verdicts[index];
                     if (!p.consumed()) {
@@ -302,7 +299,6 @@ public final class DefaultRateLimiter implements RateLimiter {
         private void removeCharge(int i) {
             int last = --chargedCount;
             charged[i] = charged[last];
-            chargedCost[i] = chargedCost[last];
             chargedReceipt[i] = chargedReceipt[last];
             chargedRule[i] = chargedRule[last];
             chargedWait[i] = chargedWait[last];

@@ -13,25 +13,18 @@ import java.util.Arrays;
 /**
  * A key's state on a Bucket4j bucket: {@link io.github.ratelimit.Algorithm#TOKEN_BUCKET} and
  * {@link io.github.ratelimit.Algorithm#FIXED_WINDOW}. One verbose operation per probe, one reservation per
- * delayed call, {@code addTokens} per refund.
+ * delayed call, {@code addTokens} per refund. The static methods serve the local store's bucket, which is its own
+ * {@link KeyState}.
  */
 final class BucketKeyState implements KeyState {
 
     private final Bucket bucket;
-    private final Runnable afterReservation;
 
     /**
-     * @param bucket the bucket
-     * @param afterReservation run after a reservation took the bucket below zero, so a store that sets expiry
-     *        when a bucket is accessed sees the debt
+     * @param bucket the bucket (a Redis proxy: each write sets its key's expiry from the state it writes)
      */
-    BucketKeyState(Bucket bucket, Runnable afterReservation) {
+    BucketKeyState(Bucket bucket) {
         this.bucket = bucket;
-        this.afterReservation = afterReservation;
-    }
-
-    Bucket bucket() {
-        return bucket;
     }
 
     @Override
@@ -41,7 +34,7 @@ final class BucketKeyState implements KeyState {
 
     @Override
     public Probe reserve(long cost, long maxWaitNanos) {
-        return reserve(bucket, cost, maxWaitNanos, afterReservation);
+        return reserve(bucket, cost, maxWaitNanos);
     }
 
     /** Tokens are interchangeable: the receipt is not needed. */
@@ -58,8 +51,8 @@ final class BucketKeyState implements KeyState {
                 windows(result), 0);
     }
 
-    /** {@link KeyState#reserve} on a bucket; {@code afterReservation} may be {@code null}. */
-    static Probe reserve(Bucket bucket, long cost, long maxWaitNanos, Runnable afterReservation) {
+    /** {@link KeyState#reserve} on a bucket. */
+    static Probe reserve(Bucket bucket, long cost, long maxWaitNanos) {
         CapturingStrategy strategy = new CapturingStrategy();
         boolean reserved;
         try {
@@ -71,9 +64,6 @@ final class BucketKeyState implements KeyState {
         }
         if (!reserved) {
             return new Probe(false, maxWaitNanos + 1, java.util.List.of(), 0);
-        }
-        if (strategy.nanos > 0 && afterReservation != null) {
-            afterReservation.run();
         }
         return new Probe(true, Math.max(0, strategy.nanos), java.util.List.of(), 0);
     }

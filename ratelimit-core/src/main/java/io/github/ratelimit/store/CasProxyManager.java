@@ -87,14 +87,45 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         this.budgetNanos = budgetNanos;
     }
 
-    @Override
-    protected <T> CommandResult<T> execute(Ref ref, Request<T> request) {
+    /** Thrown at once while the breaker is open: made once, without a stack trace. */
+    private static final RateLimitStoreException BREAKER_OPEN = new RateLimitStoreException(
+            "Redis circuit breaker is open; not waiting on Redis", null, false) {
+        private static final long serialVersionUID = 1L;
+    };
+
+    /**
+     * Fails at once, before any other work, while the breaker is open (and it is not yet time for a probe).
+     *
+     * @throws RateLimitStoreException when it is open
+     */
+    void refuseIfOpen() {
+        if (breaker.refusesNow()) {
+            shortCircuited.increment();
+            throw BREAKER_OPEN;
+        }
+    }
+
+    /** @return the breaker's epoch for one operation on Redis, counted as a decision */
+    private long acquire() {
         long epoch = breaker.tryAcquire();
         if (epoch == CircuitBreaker.REFUSED) {
             shortCircuited.increment();
-            throw new RateLimitStoreException("Redis circuit breaker is open; not waiting on Redis", null);
+            throw BREAKER_OPEN;
         }
         decisions.increment();
+        return epoch;
+    }
+
+    /** @return the exception for a failed command, counted, and reported to the breaker */
+    private RateLimitStoreException failed(JedisException e, long epoch) {
+        failures.increment();
+        breaker.onFailure(epoch);
+        return new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
+    }
+
+    @Override
+    protected <T> CommandResult<T> execute(Ref ref, Request<T> request) {
+        long epoch = acquire();
         RemoteCommand<T> command = new CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand<>(
                 ref.configuration, request.getCommand(), ref.version, TokensInheritanceStrategy.ADDITIVE);
         byte[] expected = ref.lastSeen;
@@ -150,9 +181,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 backOff(attempt, budgetNanos - spent);
             }
         } catch (JedisException e) {
-            failures.increment();
-            breaker.onFailure(epoch);
-            throw new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
+            throw failed(e, epoch);
         }
     }
 
@@ -165,12 +194,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @throws RateLimitStoreException when the breaker is open or Redis fails
      */
     Object call(java.util.function.Supplier<Object> call) {
-        long epoch = breaker.tryAcquire();
-        if (epoch == CircuitBreaker.REFUSED) {
-            shortCircuited.increment();
-            throw new RateLimitStoreException("Redis circuit breaker is open; not waiting on Redis", null);
-        }
-        decisions.increment();
+        long epoch = acquire();
         roundTrips.increment();
         long started = System.nanoTime();
         try {
@@ -178,9 +202,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             breaker.onSuccess(epoch);
             return reply;
         } catch (JedisException e) {
-            failures.increment();
-            breaker.onFailure(epoch);
-            throw new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
+            throw failed(e, epoch);
         } finally {
             latencyNanos.add(System.nanoTime() - started);
         }

@@ -1,20 +1,14 @@
 package io.github.ratelimit.store;
 
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisNoScriptException;
 
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.List;
 
 /**
- * The one script a decision runs: compare the bucket's stored state with the state this JVM expects, and when
+ * The script of a token-bucket or fixed-window decision: compare the bucket's stored state with the state this JVM expects, and when
  * they match, store the new state (or, for a decision that changed nothing, only confirm). When they differ,
- * return the stored state so the caller can recompute from it without another read. Run by EVALSHA; after a
- * {@code SCRIPT FLUSH} or on a node that has not seen it, the first NOSCRIPT reply makes it run by EVAL,
- * which loads it again.
+ * return the stored state so the caller can recompute from it without another read. Run as a {@link LuaScript}.
  */
 final class CasScript {
 
@@ -40,25 +34,16 @@ final class CasScript {
 
     private static final byte[] EMPTY = new byte[0];
 
-    private final byte[] source = SOURCE.getBytes(StandardCharsets.UTF_8);
-    private final byte[] sha = sha1(SOURCE).getBytes(StandardCharsets.UTF_8);
-    private final byte[] timeSource = TIME_SOURCE.getBytes(StandardCharsets.UTF_8);
-    private final byte[] timeSha = sha1(TIME_SOURCE).getBytes(StandardCharsets.UTF_8);
+    private final LuaScript compareAndSet = new LuaScript(SOURCE);
+    private final LuaScript time = new LuaScript(TIME_SOURCE);
 
     /**
      * @return {@code null} when the stored state was as expected (and the new one, if any, is stored now);
      *         otherwise the stored state, empty when the bucket does not exist
      */
     byte[] compareAndSet(UnifiedJedis jedis, byte[] key, byte[] expected, byte[] update, long ttlMillis) {
-        List<byte[]> keys = List.of(key);
-        List<byte[]> args = List.of(expected == null ? EMPTY : expected, update == null ? EMPTY : update,
-                Long.toString(ttlMillis).getBytes(StandardCharsets.US_ASCII));
-        Object reply;
-        try {
-            reply = jedis.evalsha(sha, keys, args);
-        } catch (JedisNoScriptException e) {
-            reply = jedis.eval(source, keys, args);
-        }
+        Object reply = compareAndSet.run(jedis, List.of(key), List.of(expected == null ? EMPTY : expected,
+                update == null ? EMPTY : update, Long.toString(ttlMillis).getBytes(StandardCharsets.US_ASCII)));
         if (reply instanceof Long) {
             return null;
         }
@@ -69,13 +54,7 @@ final class CasScript {
      * @return the server's time in microseconds since the epoch
      */
     long serverTimeMicros(UnifiedJedis jedis, byte[] routingKey) {
-        Object reply;
-        try {
-            reply = jedis.evalsha(timeSha, List.of(routingKey), List.of());
-        } catch (JedisNoScriptException e) {
-            reply = jedis.eval(timeSource, List.of(routingKey), List.of());
-        }
-        List<?> parts = (List<?>) reply;
+        List<?> parts = (List<?>) time.run(jedis, List.of(routingKey), List.of());
         long seconds = Long.parseLong(text(parts.get(0)));
         long micros = Long.parseLong(text(parts.get(1)));
         return seconds * 1_000_000L + micros;
@@ -83,13 +62,5 @@ final class CasScript {
 
     private static String text(Object o) {
         return o instanceof byte[] b ? new String(b, StandardCharsets.US_ASCII) : String.valueOf(o);
-    }
-
-    private static String sha1(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-1 is required by every Java platform", e);
-        }
     }
 }

@@ -153,19 +153,10 @@ public final class JedisBucketStore implements BucketStore {
         return new Builder();
     }
 
-    /** Thrown at once while the breaker is open: no stack trace, no allocation per call. */
-    private static final RateLimitStoreException BREAKER_OPEN = new RateLimitStoreException(
-            "Redis circuit breaker is open; not waiting on Redis", null, false) {
-        private static final long serialVersionUID = 1L;
-    };
-
     @Override
     public KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst) {
-        if (breaker.refusesNow()) {
-            // Before any other work: during an outage the rule's failure policy decides as fast as it can.
-            proxies.shortCircuited.increment();
-            throw BREAKER_OPEN;
-        }
+        // Before any other work: during an outage the rule's failure policy decides as fast as it can.
+        proxies.refuseIfOpen();
         if (!limits.algorithm().isSliding()) {
             return entry(key, limits.bucketConfiguration(), localFirst).state;
         }
@@ -197,7 +188,7 @@ public final class JedisBucketStore implements BucketStore {
             CasProxyManager.Ref ref = newRef(key, configuration);
             Bucket proxy = newProxy(ref, localFirst);
             // Redis computes each write's expiry from the state it writes, so a reservation needs no second look.
-            entry = new Entry(ref, proxy, new BucketKeyState(proxy, null));
+            entry = new Entry(ref, proxy, new BucketKeyState(proxy));
             entries.put(key, entry);
         }
         return entry;

@@ -51,11 +51,11 @@ public final class LocalBucketStore implements BucketStore {
         this.timeMeter = builder.timeMeter;
         long maximumKeys = builder.maximumKeys;
         this.buckets = configure(Caffeine.newBuilder().maximumSize(maximumKeys), builder)
-                .expireAfter(new IdleExpiry()).build();
+                .expireAfter(new IdleExpiry<StoreBucket>(this::bucketIdle)).build();
         // Weighed, so a sliding log (up to Rule.MAX_LOG_CALLS entries) counts for the memory it may take.
         this.sliding = configure(Caffeine.newBuilder().maximumWeight(maximumKeys)
                 .weigher((BucketKey key, LocalSlidingState state) -> weight(state, maximumKeys)), builder)
-                .expireAfter(new SlidingExpiry()).build();
+                .expireAfter(new IdleExpiry<LocalSlidingState>(LocalBucketStore::slidingIdle)).build();
     }
 
     private <K, V> Caffeine<K, V> configure(Caffeine<K, V> caffeine, Builder builder) {
@@ -133,23 +133,16 @@ public final class LocalBucketStore implements BucketStore {
      * hundred bytes each), and one more per {@value #LOG_ENTRIES_PER_KEY_WEIGHT} calls a sliding log's longest
      * window may hold (16 bytes per call), from the limits it was created with.
      */
-    static int weight(Object entry, long maximumKeys) {
+    static int weight(LocalSlidingState state, long maximumKeys) {
         // At most a tenth of the maximum, so ten logs always fit: a heavier one would be evicted as soon as it
         // was made, and its key would never be limited.
-        return (int) Math.min(weight(entry), Math.max(1, maximumKeys / 10));
+        return (int) Math.min(weight(state), Math.max(1, maximumKeys / 10));
     }
 
-    static int weight(Object entry) {
-        if (entry instanceof SlidingLogState log) {
-            long permits = 0;
-            for (io.github.ratelimit.Limit limit : log.limits().limits()) {
-                if (limit.period().toNanos() == log.limits().longestPeriodNanos()) {
-                    permits = limit.permits();
-                }
-            }
-            return (int) Math.min(Integer.MAX_VALUE, 1 + permits / LOG_ENTRIES_PER_KEY_WEIGHT);
-        }
-        return 1;
+    static int weight(LocalSlidingState state) {
+        return state instanceof SlidingLogState
+                ? (int) Math.min(Integer.MAX_VALUE, 1 + state.limits().longestPermits() / LOG_ENTRIES_PER_KEY_WEIGHT)
+                : 1;
     }
 
     /** How many log entries weigh as much as one bucket. */
@@ -212,7 +205,7 @@ public final class LocalBucketStore implements BucketStore {
 
         @Override
         public Probe reserve(long cost, long maxWaitNanos) {
-            Probe probe = BucketKeyState.reserve(this, cost, maxWaitNanos, null);
+            Probe probe = BucketKeyState.reserve(this, cost, maxWaitNanos);
             if (probe.consumed() && probe.waitNanos() > 0) {
                 buckets.getIfPresent(key);   // the bucket now owes tokens: let its expiry count the debt
             }
@@ -270,70 +263,60 @@ public final class LocalBucketStore implements BucketStore {
      */
     static final long EXPIRY_SLACK_NANOS = 1_000_000_000L;
 
-    /** A sliding key is kept while what it counted can matter. */
-    private static final class SlidingExpiry implements Expiry<BucketKey, LocalSlidingState> {
+    /** An expiry that sets the same idle time on creation, update and read, from the entry's state. */
+    private static final class IdleExpiry<V> implements Expiry<BucketKey, V> {
 
-        @Override
-        public long expireAfterCreate(BucketKey key, LocalSlidingState state, long currentTime) {
-            return idle(state);
+        private final java.util.function.ToLongFunction<V> idle;
+
+        IdleExpiry(java.util.function.ToLongFunction<V> idle) {
+            this.idle = idle;
         }
 
         @Override
-        public long expireAfterUpdate(BucketKey key, LocalSlidingState state, long currentTime, long currentDuration) {
-            return idle(state);
+        public long expireAfterCreate(BucketKey key, V value, long currentTime) {
+            return idle.applyAsLong(value);
         }
 
         @Override
-        public long expireAfterRead(BucketKey key, LocalSlidingState state, long currentTime, long currentDuration) {
-            return idle(state);
+        public long expireAfterUpdate(BucketKey key, V value, long currentTime, long currentDuration) {
+            return idle.applyAsLong(value);
         }
 
-        private static long idle(LocalSlidingState state) {
-            // A read comes before an operation that may count a call now: as long as a call counted now matters
-            // (the longest window for a log, two intervals for counters), and until the last counted call (a
-            // reservation, seen again right after it) stops mattering.
-            long horizon = state.horizonNanos(state.limits());
-            return Math.min(Math.max(horizon, state.nanosUntilIrrelevant()), Long.MAX_VALUE / 2) + EXPIRY_SLACK_NANOS;
+        @Override
+        public long expireAfterRead(BucketKey key, V value, long currentTime, long currentDuration) {
+            return idle.applyAsLong(value);
         }
     }
 
-    private static final class IdleExpiry implements Expiry<BucketKey, StoreBucket> {
+    /** A sliding key is kept while what it counted can matter. */
+    private static long slidingIdle(LocalSlidingState state) {
+        // A read comes before an operation that may count a call now: as long as a call counted now matters
+        // (the longest window for a log, two intervals for counters), and until the last counted call (a
+        // reservation, seen again right after it) stops mattering.
+        long horizon = state.horizonNanos(state.limits());
+        return Math.min(Math.max(horizon, state.nanosUntilIrrelevant()), Long.MAX_VALUE / 2) + EXPIRY_SLACK_NANOS;
+    }
 
-        @Override
-        public long expireAfterCreate(BucketKey key, StoreBucket bucket, long currentTime) {
-            return idle(bucket);
-        }
+    /** Time to refill from empty, per configuration; configurations are few (one per rule and per-key limits). */
+    private final java.util.Map<BucketConfiguration, Long> refillByConfiguration = new java.util.concurrent.ConcurrentHashMap<>();
 
-        @Override
-        public long expireAfterUpdate(BucketKey key, StoreBucket bucket, long currentTime, long currentDuration) {
-            return idle(bucket);
-        }
-
-        @Override
-        public long expireAfterRead(BucketKey key, StoreBucket bucket, long currentTime, long currentDuration) {
-            return idle(bucket);
-        }
-
-        /** Time to refill from empty, per configuration; configurations are few (one per rule and per-key limits). */
-        private final java.util.Map<BucketConfiguration, Long> refillByConfiguration = new java.util.concurrent.ConcurrentHashMap<>();
-
-        private long idle(StoreBucket bucket) {
-            BucketConfiguration configuration = bucket.getConfiguration();
-            Long known = refillByConfiguration.get(configuration);
-            long fromEmpty;
-            if (known != null) {
-                fromEmpty = known;
-            } else {
-                fromEmpty = Math.min(refillFromEmptyNanos(configuration), Long.MAX_VALUE / 2);
-                if (refillByConfiguration.size() < 10_000) {
-                    refillByConfiguration.put(configuration, fromEmpty);
-                }
+    /** A bucket is kept until it would be full again. */
+    private long bucketIdle(StoreBucket bucket) {
+        BucketConfiguration configuration = bucket.getConfiguration();
+        Long known = refillByConfiguration.get(configuration);
+        long fromEmpty;
+        if (known != null) {
+            fromEmpty = known;
+        } else {
+            fromEmpty = Math.min(refillFromEmptyNanos(configuration), Long.MAX_VALUE / 2);
+            if (refillByConfiguration.size() < 10_000) {
+                refillByConfiguration.put(configuration, fromEmpty);
             }
-            // Any operation but a reservation leaves every window at zero or above: full within fromEmpty.
-            long untilFull = bucket.reserved ? Math.max(fromEmpty, Math.min(bucket.nanosUntilFull(), Long.MAX_VALUE / 2))
-                    : fromEmpty;
-            return untilFull + EXPIRY_SLACK_NANOS;
         }
+        // Any operation but a reservation leaves every window at zero or above: full within fromEmpty.
+        long untilFull = bucket.reserved ? Math.max(fromEmpty, Math.min(bucket.nanosUntilFull(), Long.MAX_VALUE / 2))
+                : fromEmpty;
+        return untilFull + EXPIRY_SLACK_NANOS;
     }
 
     /**

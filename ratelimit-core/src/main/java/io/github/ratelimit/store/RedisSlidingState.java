@@ -29,13 +29,13 @@ final class RedisSlidingState implements KeyState {
                    String memberPrefix, AtomicLong sequence) {
     }
 
-    private static final SlidingScripts.Script LOG = new SlidingScripts.Script(SlidingScripts.LOG);
-    private static final SlidingScripts.Script COUNTER = new SlidingScripts.Script(SlidingScripts.COUNTER);
+    private static final LuaScript LOG = new LuaScript(SlidingScripts.LOG);
+    private static final LuaScript COUNTER = new LuaScript(SlidingScripts.COUNTER);
 
     private final Context context;
     private final StoreLimits limits;
     private final List<byte[]> keys;
-    private final SlidingScripts.Script script;
+    private final LuaScript script;
     /** Per window: its period in microseconds and its limit. */
     private final byte[][] windowArgs;
 

@@ -1,14 +1,5 @@
 package io.github.ratelimit.store;
 
-import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisNoScriptException;
-
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
-import java.util.List;
-
 /**
  * The scripts of the sliding-window algorithms in Redis: one script per operation, so a decision is one round
  * trip and atomic across every window. The arithmetic is the same as in this JVM ({@link SlidingLogState},
@@ -231,33 +222,6 @@ final class SlidingScripts {
             return out
             """;
 
-    /** One script, run by EVALSHA, and by EVAL (which loads it) when the server answers NOSCRIPT. */
-    static final class Script {
-        private final byte[] source;
-        private final byte[] sha;
-
-        Script(String source) {
-            this.source = source.getBytes(StandardCharsets.UTF_8);
-            this.sha = sha1(this.source).getBytes(StandardCharsets.US_ASCII);
-        }
-
-        Object run(UnifiedJedis jedis, List<byte[]> keys, List<byte[]> args) {
-            try {
-                return jedis.evalsha(sha, keys, args);
-            } catch (JedisNoScriptException e) {
-                return jedis.eval(source, keys, args);
-            }
-        }
-    }
-
     private SlidingScripts() {
-    }
-
-    private static String sha1(byte[] text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(text));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("SHA-1 is required by every Java platform", e);
-        }
     }
 }

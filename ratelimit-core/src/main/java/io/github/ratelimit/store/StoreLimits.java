@@ -17,6 +17,7 @@ public final class StoreLimits {
     private final List<Limit> limits;
     private final Algorithm algorithm;
     private final long longestPeriodNanos;
+    private final long longestPermits;
     /** The Bucket4j configuration, for the algorithms Bucket4j runs; made once, so equal rules share it. */
     private final BucketConfiguration configuration;
 
@@ -26,11 +27,14 @@ public final class StoreLimits {
         if (this.limits.isEmpty()) {
             throw new IllegalArgumentException("no limits");
         }
-        long longest = 0;
+        Limit longest = this.limits.get(0);
         for (Limit limit : this.limits) {
-            longest = Math.max(longest, limit.period().toNanos());
+            if (limit.period().compareTo(longest.period()) > 0) {
+                longest = limit;
+            }
         }
-        this.longestPeriodNanos = longest;
+        this.longestPeriodNanos = longest.period().toNanos();
+        this.longestPermits = longest.permits();
         this.configuration = algorithm.isSliding() ? null : BucketConfigurations.of(this.limits, algorithm);
     }
 
@@ -78,6 +82,11 @@ public final class StoreLimits {
     /** @return the longest window's period in nanoseconds */
     long longestPeriodNanos() {
         return longestPeriodNanos;
+    }
+
+    /** @return the longest window's limit */
+    long longestPermits() {
+        return longestPermits;
     }
 
     /** @return the Bucket4j configuration of a token-bucket or fixed-window rule */

@@ -22,7 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Several JVM processes, each with several threads, decide calls of one hot key through one real Redis, the way
  * instances of an application behind a load balancer do. Whatever the contention, the admitted calls stay within
- * the token-bucket bound (capacity + rate × elapsed), and no call is admitted by a failure policy while Redis is up
+ * each algorithm's bound (token bucket: capacity + rate × elapsed; sliding log: the limit in every rolling window;
+ * sliding counter: the limit per clock interval), and no call is admitted by a failure policy while Redis is up
  * (contention is rejected, never failed open). The store's command timeout is raised for the test, so a
  * scheduling stall of the busy machine is not mistaken for an outage.
  *

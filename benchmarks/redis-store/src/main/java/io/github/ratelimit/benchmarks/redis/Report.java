@@ -8,7 +8,7 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * Renders the results as Markdown: the settings and environment, the medians per subject and scenario, the
- * ratios, the goals of {@code shared/PERF.md} this benchmark covers, memory per key, every repetition, and notes
+ * ratios, the goals of {@code docs/BENCHMARKS.md} this benchmark covers, memory per key, every repetition, and notes
  * on anything that makes a figure suspect.
  */
 final class Report {
@@ -197,7 +197,7 @@ final class Report {
     }
 
     private void goals() {
-        line("## Goals (shared/PERF.md)");
+        line("## Goals (docs/BENCHMARKS.md)");
         line("");
         line("| Goal | Measure | Measured | Target | Met |");
         line("|---|---|---|---|---|");
@@ -209,7 +209,7 @@ final class Report {
         line("| G4 | ours, " + options.threads() + " threads, spread keys ÷ redis-benchmark EVALSHA token bucket, "
                 + options.threads() + " clients | " + (Double.isNaN(g4) ? "not measured"
                 : fmt2(g4) + " (" + fmt0(oursSpread) + " ÷ " + fmt0(g4Base) + " /s)" + (g4Clean ? "" : ", baseline had failed EVALSHAs"))
-                + " | ≥ 1.0 | " + met(g4, g4 >= 1.0) + " |");
+                + " | ≥ 1.5 | " + met(g4, g4 >= 1.5) + " |");
         if (!baseline.isEmpty()) {
             double baseCpu = median(baseline.stream().mapToDouble(RedisBenchmarkBaseline.Result::redisCpuMicros).toArray());
             List<Measurement> ms = of(Options.OURS, Scenario.THREADS_SPREAD);
@@ -222,8 +222,8 @@ final class Report {
         double rtN = median(of(Options.OURS, Scenario.THREADS_SPREAD), Measurement::roundTripsPerDecision);
         double worst = Math.max(rt1, rtN);
         line("| G5 | ours, Redis round trips per decision (commandstats), spread keys, first uses included, 1 / "
-                + options.threads() + " threads | " + fmt2(rt1) + " / " + fmt2(rtN) + " | ≤ 1.05 | "
-                + met(worst, worst <= 1.05) + " |");
+                + options.threads() + " threads | " + fmt2(rt1) + " / " + fmt2(rtN) + " | ≤ 1.0 (at two decimals) | "
+                + met(worst, Math.round(worst * 100) <= 100) + " |");
 
         double hot = ratio(rate(Options.OURS, Scenario.THREADS_HOT), rate(Options.OURS, Scenario.THREADS_SPREAD));
         double hotRetries = median(of(Options.OURS, Scenario.THREADS_HOT), Measurement::retriesPerDecision);
