@@ -11,7 +11,8 @@ final class JedisStoreFactory {
 
     static BucketStore create(RedisSettings s, io.github.bucket4j.TimeMeter clock) {
         JedisBucketStore.Builder b = JedisBucketStore.builder().keyPrefix(s.keyPrefix())
-                .commandTimeout(s.commandTimeout()).connectTimeout(s.connectTimeout()).poolSize(s.poolSize());
+                .commandTimeout(s.commandTimeout()).connectTimeout(s.connectTimeout()).poolSize(s.poolSize())
+                .autoPipelining(s.autoPipelining());
         if (s.url() != null) {
             b.url(s.url());
         } else if (s.sentinelMaster() != null) {

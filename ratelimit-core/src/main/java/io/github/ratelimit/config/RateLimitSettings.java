@@ -101,6 +101,7 @@ public final class RateLimitSettings {
             p("ratelimit.redis.command-timeout", "50ms", "A Redis command fails after this, and the rule's failure policy applies."),
             p("ratelimit.redis.connect-timeout", "200ms", "Connecting, or waiting for a pooled connection, fails after this."),
             p("ratelimit.redis.pool-size", "16", "Connections per Redis node."),
+            p("ratelimit.redis.auto-pipelining", "true", "Whether decisions made at once by several threads share Redis round trips (standalone and Sentinel; not on a Cluster).", "true", "false"),
             p("ratelimit.default-store-failure-policy", "fail-open", "What rules that do not say decide when the store fails.", "fail-open", "fail-closed", "local-fallback"),
             p("ratelimit.local-fallback-share", "1", "Share of a limit a local-fallback bucket holds (1/N for N instances)."),
             p("ratelimit.max-waiting", String.valueOf(RateLimiter.Builder.DEFAULT_MAX_WAITING), "Most requests waiting out a SOFT delay at once, all rules together."),
@@ -459,7 +460,7 @@ public final class RateLimitSettings {
         RedisSettings settings = new RedisSettings(url, master, sentinels, cluster, get("ratelimit.redis.username"),
                 get("ratelimit.redis.password"), bool("ratelimit.redis.ssl"), orDefault("ratelimit.redis.key-prefix"),
                 duration("ratelimit.redis.command-timeout", true), duration("ratelimit.redis.connect-timeout", true),
-                intValue("ratelimit.redis.pool-size", 1, 10_000));
+                intValue("ratelimit.redis.pool-size", 1, 10_000), bool("ratelimit.redis.auto-pipelining"));
         return settings;
     }
 

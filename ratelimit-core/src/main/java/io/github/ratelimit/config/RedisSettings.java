@@ -22,10 +22,11 @@ import java.util.List;
  * @param commandTimeout how long a command may take
  * @param connectTimeout how long connecting, or waiting for a pooled connection, may take
  * @param poolSize connections per node
+ * @param autoPipelining whether concurrent threads' scripts share round trips (standalone and Sentinel)
  */
 public record RedisSettings(String url, String sentinelMaster, List<String> sentinelNodes, List<String> clusterNodes,
                             String username, String password, boolean ssl, String keyPrefix, Duration commandTimeout,
-                            Duration connectTimeout, int poolSize) {
+                            Duration connectTimeout, int poolSize, boolean autoPipelining) {
 
     /**
      * Copies the lists.

@@ -83,6 +83,8 @@ public final class MicrometerMetrics implements RateLimitListener {
         MeterRegistry registry = this.registry;
         counter(registry, redis, "ratelimit.store.operations", "Bucket operations sent to Redis", s -> s.stats().decisions());
         counter(registry, redis, "ratelimit.store.round.trips", "Scripts run on Redis", s -> s.stats().roundTrips());
+        counter(registry, redis, "ratelimit.store.pipelines", "Pipelines of several threads' scripts sent, one round trip each",
+                s -> s.stats().pipelines());
         counter(registry, redis, "ratelimit.store.conflicts", "Attempts that met a newer bucket state",
                 s -> s.stats().conflicts());
         counter(registry, redis, "ratelimit.store.failures", "Operations that failed in Redis or on the network",

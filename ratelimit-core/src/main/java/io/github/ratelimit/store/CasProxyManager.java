@@ -63,6 +63,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             new io.github.ratelimit.internal.RateLimitedLog(10_000_000_000L);
 
     private final UnifiedJedis jedis;
+    private final ScriptRunner scripts;
     private final CasScript script;
     private final CircuitBreaker breaker;
     private final TimeMeter clock;
@@ -76,10 +77,11 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     final LongAdder contended = new LongAdder();
     final LongAdder latencyNanos = new LongAdder();
 
-    CasProxyManager(UnifiedJedis jedis, CasScript script, CircuitBreaker breaker, TimeMeter clock, int maxAttempts,
+    CasProxyManager(UnifiedJedis jedis, ScriptRunner scripts, CasScript script, CircuitBreaker breaker, TimeMeter clock, int maxAttempts,
                     long budgetNanos) {
         super(ClientSideConfig.getDefault().withClientClock(clock));
         this.jedis = jedis;
+        this.scripts = scripts;
         this.script = script;
         this.breaker = breaker;
         this.clock = clock;
@@ -156,7 +158,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                     ttl = ttlMillis(entry.get(), now);
                 }
                 roundTrips.increment();
-                byte[] stored = script.compareAndSet(jedis, ref.key, expected, update, ttl);
+                byte[] stored = script.compareAndSet(scripts, ref.key, expected, update, ttl);
                 if (stored == null) {
                     if (update != null) {
                         ref.lastSeen = update;

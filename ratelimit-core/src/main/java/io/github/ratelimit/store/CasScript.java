@@ -41,8 +41,8 @@ final class CasScript {
      * @return {@code null} when the stored state was as expected (and the new one, if any, is stored now);
      *         otherwise the stored state, empty when the bucket does not exist
      */
-    byte[] compareAndSet(UnifiedJedis jedis, byte[] key, byte[] expected, byte[] update, long ttlMillis) {
-        Object reply = compareAndSet.run(jedis, List.of(key), List.of(expected == null ? EMPTY : expected,
+    byte[] compareAndSet(ScriptRunner scripts, byte[] key, byte[] expected, byte[] update, long ttlMillis) {
+        Object reply = scripts.run(compareAndSet, List.of(key), List.of(expected == null ? EMPTY : expected,
                 update == null ? EMPTY : update, Long.toString(ttlMillis).getBytes(StandardCharsets.US_ASCII)));
         if (reply instanceof Long) {
             return null;

@@ -85,14 +85,23 @@ public final class JedisBucketStore implements BucketStore {
      *        retry budget (each rejected its call; none was admitted uncounted)
      * @param breaker the breaker's state now
      * @param latencyNanos the total time operations took (all attempts), for a mean latency
+     * @param pipelines pipelines sent by {@link Builder#autoPipelining auto-pipelining}, each one network round
+     *        trip for the scripts in it (so {@code roundTrips / pipelines} scripts shared a round trip on average);
+     *        0 when scripts are sent one by one
      */
     public record Stats(long decisions, long roundTrips, long conflicts, long failures, long shortCircuited,
-                        long contended, BreakerState breaker, long latencyNanos) {
+                        long contended, BreakerState breaker, long latencyNanos, long pipelines) {
     }
 
     /** A bucket's reference (its key, configuration and last seen state) and the Bucket4j proxy over it. */
     private record Entry(CasProxyManager.Ref ref, Bucket proxy, BucketKeyState state) {
     }
+
+    /** Pipelined batches on the wire at once: one being written or read while the next one fills. */
+    static final int PIPELINE_LANES = 2;
+
+    /** The most calls in one pipelined batch. */
+    static final int PIPELINE_MAX_BATCH = 64;
 
     private static final RateLimitedLog CLOCK_LOG = new RateLimitedLog(60_000_000_000L);
 
@@ -104,6 +113,7 @@ public final class JedisBucketStore implements BucketStore {
     private final TimeMeter clock;
     private final CircuitBreaker breaker;
     private final CasProxyManager proxies;
+    private final AutoPipeline pipeline;
     private final boolean batching;
     private final Cache<BucketKey, Entry> entries;
     private final Cache<BucketKey, RedisSlidingState> sliding;
@@ -122,7 +132,12 @@ public final class JedisBucketStore implements BucketStore {
         this.clock = b.timeMeter == null ? serverClock : b.timeMeter;
         this.breaker = new CircuitBreaker(b.breakerFailureThreshold, b.breakerMinFailureStreak.toNanos(),
                 b.breakerOpenDuration.toNanos(), nanoTime);
-        this.proxies = new CasProxyManager(jedis, script, breaker, clock, b.maxAttempts, b.retryBudget.toNanos());
+        // Many threads' scripts share round trips, except on a Cluster (see AutoPipeline) or when switched off.
+        boolean cluster = jedis instanceof RedisClusterClient || jedis instanceof redis.clients.jedis.JedisCluster;
+        this.pipeline = b.autoPipelining && !cluster ? new AutoPipeline(jedis, PIPELINE_LANES, PIPELINE_MAX_BATCH,
+                b.commandTimeout.toNanos()) : null;
+        ScriptRunner scripts = pipeline != null ? pipeline : ScriptRunner.direct(jedis);
+        this.proxies = new CasProxyManager(jedis, scripts, script, breaker, clock, b.maxAttempts, b.retryBudget.toNanos());
         this.entries = Caffeine.newBuilder().maximumSize(b.maximumCachedBuckets)
                 .expireAfterAccess(Duration.ofMinutes(10)).build();
         this.sliding = Caffeine.newBuilder().maximumSize(b.maximumCachedBuckets)
@@ -131,7 +146,7 @@ public final class JedisBucketStore implements BucketStore {
         // are unique across instances: a random prefix per store, then a sequence number.
         String memberPrefix = Long.toString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36)
                 + ".";
-        this.slidingContext = new RedisSlidingState.Context(proxies, jedis, b.timeMeter, memberPrefix, new AtomicLong());
+        this.slidingContext = new RedisSlidingState.Context(proxies, scripts, b.timeMeter, memberPrefix, new AtomicLong());
         if (serverClock != null) {
             calibrateClock();
             this.clockThread = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -221,7 +236,7 @@ public final class JedisBucketStore implements BucketStore {
     public Stats stats() {
         return new Stats(proxies.decisions.sum(), proxies.roundTrips.sum(), proxies.conflicts.sum(),
                 proxies.failures.sum(), proxies.shortCircuited.sum(), proxies.contended.sum(), breaker.state(),
-                proxies.latencyNanos.sum());
+                proxies.latencyNanos.sum(), pipeline == null ? 0 : pipeline.batches.sum());
     }
 
     /**
@@ -310,6 +325,7 @@ public final class JedisBucketStore implements BucketStore {
         private Duration breakerOpenDuration = Duration.ofSeconds(1);
         private Duration breakerMinFailureStreak = Duration.ofMillis(250);
         private boolean batching = true;
+        private boolean autoPipelining = true;
         private long maximumCachedBuckets = 100_000;
         private Duration clockCalibrationInterval = Duration.ofSeconds(10);
         private LongSupplier localWallClock = () -> System.currentTimeMillis() * 1_000_000L;
@@ -484,6 +500,20 @@ public final class JedisBucketStore implements BucketStore {
          */
         public Builder batching(boolean batching) {
             this.batching = batching;
+            return this;
+        }
+
+        /**
+         * Whether decisions of different keys made by concurrent threads share round trips: calls made while
+         * others are on the wire are sent together as one pipeline by the next thread to find a connection free,
+         * at most two batches at once. A call alone is sent at once. Not used on a
+         * Cluster, where each call goes to its key's node on its own.
+         *
+         * @param autoPipelining whether to pipeline (default true)
+         * @return this builder
+         */
+        public Builder autoPipelining(boolean autoPipelining) {
+            this.autoPipelining = autoPipelining;
             return this;
         }
 

@@ -28,6 +28,11 @@ final class LuaScript {
         }
     }
 
+    /** @return the script's SHA-1, as hex ASCII, for EVALSHA */
+    byte[] sha() {
+        return sha;
+    }
+
     Object run(UnifiedJedis jedis, List<byte[]> keys, List<byte[]> args) {
         try {
             return jedis.evalsha(sha, keys, args);

@@ -25,7 +25,7 @@ final class RedisSlidingState implements KeyState {
     private static final byte[] KEEP = Long.toString(CasProxyManager.KEEP_AFTER_FULL_MILLIS).getBytes(StandardCharsets.US_ASCII);
 
     /** What every state of one store shares. */
-    record Context(CasProxyManager calls, redis.clients.jedis.UnifiedJedis jedis, TimeMeter clock,
+    record Context(CasProxyManager calls, ScriptRunner scripts, TimeMeter clock,
                    String memberPrefix, AtomicLong sequence) {
     }
 
@@ -104,7 +104,7 @@ final class RedisSlidingState implements KeyState {
         args.add(KEEP);
         args.addAll(Arrays.asList(windowArgs));
         args.add(minWait);
-        return (List<?>) context.calls().call(() -> script.run(context.jedis(), keys, args));
+        return (List<?>) context.calls().call(() -> context.scripts().run(script, keys, args));
     }
 
     private static long waitNanos(long micros) {

@@ -32,7 +32,8 @@ final class JedisStores {
                 .keyPrefix(client.keyPrefix())
                 .commandTimeout(client.commandTimeout())
                 .connectTimeout(client.connectTimeout())
-                .poolSize(client.poolSize());
+                .poolSize(client.poolSize())
+                .autoPipelining(client.autoPipelining());
         if (clock != null) {
             b.timeMeter(clock);
         }

@@ -295,6 +295,12 @@ public class RateLimitProperties {
         /** Connections per Redis node. */
         private Integer poolSize;
 
+        /**
+         * Whether decisions made at once by several threads share Redis round trips (standalone and Sentinel; not
+         * on a Cluster).
+         */
+        private Boolean autoPipelining;
+
         public String getUrl() {
             return url;
         }
@@ -365,6 +371,14 @@ public class RateLimitProperties {
 
         public void setPoolSize(Integer poolSize) {
             this.poolSize = poolSize;
+        }
+
+        public Boolean getAutoPipelining() {
+            return autoPipelining;
+        }
+
+        public void setAutoPipelining(Boolean autoPipelining) {
+            this.autoPipelining = autoPipelining;
         }
 
         /** Redis Sentinel. */

@@ -102,11 +102,29 @@ class ObservabilityTest {
             assertThat(health.health().getStatus()).isEqualTo(Status.UP);
             MeterRegistry registry = context.getBean(MeterRegistry.class);
             assertThat(registry.get("ratelimit.store.round.trips").functionCounter().count()).isEqualTo(2);
+            // One after the other, each script went in a pipeline of its own (auto-pipelining is on by default).
+            assertThat(registry.get("ratelimit.store.pipelines").functionCounter().count()).isEqualTo(2);
             assertThat(registry.get("ratelimit.store.breaker.open").gauge().value()).isZero();
             assertThat(registry.get("ratelimit.store.latency").functionTimer().count()).isEqualTo(2);
             assertThat(registry.get("ratelimit.store.latency").functionTimer().totalTime(java.util.concurrent.TimeUnit.NANOSECONDS))
                     .isPositive();
         });
+    }
+
+    @Test
+    void sendsEveryScriptOnItsOwnWhenAutoPipeliningIsOff() {
+        runner.withPropertyValues("ratelimit.redis.url=" + redis.uri(), "ratelimit.redis.auto-pipelining=false")
+                .run(context -> {
+                    // A rule of its own: a bucket another test wrote would cost this store a conflict's round trip.
+                    fire(context.getBean(RateLimiter.class), Rule.builder("direct").limits("5/1m").build(), "x", 2);
+                    MeterRegistry registry = context.getBean(MeterRegistry.class);
+                    assertThat(registry.get("ratelimit.store.round.trips").functionCounter().count()).isEqualTo(2);
+                    assertThat(registry.get("ratelimit.store.pipelines").functionCounter().count()).isZero();
+                });
+        runner.withPropertyValues("ratelimit.redis.url=" + redis.uri(), "ratelimit.redis.auto-pipelining=sometimes")
+                .run(context -> assertThat(context).getFailure()
+                        .hasStackTraceContaining("Failed to bind properties under 'ratelimit.redis.auto-pipelining'")
+                        .rootCause().hasMessageContaining("Invalid boolean value 'sometimes'"));
     }
 
     @Test

@@ -28,11 +28,12 @@ record Options(double measureSeconds, double warmupSeconds, int repetitions, int
                List<Integer> memoryCalls, String redisUrl, int ourCommandTimeoutMillis, Set<String> subjects, Path output, List<String> args) {
 
     static final String OURS = "ours";
+    static final String OURS_DIRECT = "ours-direct";
     static final String OURS_LOG = "ours-log";
     static final String OURS_COUNTER = "ours-counter";
     static final String STOCK = "stock";
     static final String STOCK_BATCHING = "stock-batching";
-    static final List<String> ALL_SUBJECTS = List.of(OURS, OURS_LOG, OURS_COUNTER, STOCK, STOCK_BATCHING);
+    static final List<String> ALL_SUBJECTS = List.of(OURS, OURS_DIRECT, OURS_LOG, OURS_COUNTER, STOCK, STOCK_BATCHING);
 
     static final String USAGE = """
             Usage: java -jar redis-store-benchmark.jar [options]
@@ -48,9 +49,10 @@ record Options(double measureSeconds, double warmupSeconds, int repetitions, int
               --redis URL       use this Redis (redis://host:port[/db]) instead of starting one; its other data is
                                 left alone, but it must be otherwise idle for the figures to mean anything
               --our-timeout MS  our store's command timeout in ms (default: the store's default, 50 ms)
-              --subjects LIST   comma-separated, of ours,ours-log,ours-counter,stock,stock-batching (default all);
-                                ours is our store with a token bucket rule, ours-log and ours-counter the same
-                                store with a SLIDING_WINDOW_LOG and a SLIDING_WINDOW_COUNTER rule
+              --subjects LIST   comma-separated, of ours,ours-direct,ours-log,ours-counter,stock,stock-batching
+                                (default all); ours is our store with a token bucket rule, ours-direct the same
+                                with auto-pipelining off, ours-log and ours-counter the same store with a
+                                SLIDING_WINDOW_LOG and a SLIDING_WINDOW_COUNTER rule
               --out FILE        also write the Markdown report to FILE
               --help            this text
             """;

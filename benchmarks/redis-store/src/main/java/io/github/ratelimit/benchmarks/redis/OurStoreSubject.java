@@ -18,7 +18,7 @@ import java.util.Set;
 /**
  * Our limiter with its Redis store, as an application uses it: {@code Guard.acquire} with a rule keyed by a
  * header, so each call resolves its key, finds the rule's bucket and decides (key, rule, decide). The store has its
- * default settings (batching on, 50 ms command timeout, circuit breaker, fail-open) except for the key prefix, a pool
+ * default settings (batching and auto-pipelining on, 50 ms command timeout, circuit breaker, fail-open) except for the key prefix, a pool
  * at least as large as the number of threads and, if {@code --our-timeout} is given, the command timeout.
  *
  * <p>One subject per algorithm of the rule: {@link Algorithm#TOKEN_BUCKET} ({@code ours}, a compare-and-set script
@@ -39,6 +39,7 @@ final class OurStoreSubject implements Subject {
             "zrangebyscore", "zrevrange", "zadd", "zrem", "hgetall", "hdel", "hincrby", "pexpire");
 
     private final Algorithm algorithm;
+    private final boolean autoPipelining;
     private final String url;
     private final String keyPrefix;
     private final int poolSize;
@@ -46,10 +47,12 @@ final class OurStoreSubject implements Subject {
 
     /**
      * @param algorithm the algorithm of the rules this subject decides with
+     * @param autoPipelining whether the store pipelines concurrent threads' scripts (its default)
      * @param commandTimeout the store's command timeout, or {@code null} for its default
      */
-    OurStoreSubject(Algorithm algorithm, String url, String keyPrefix, int poolSize, Duration commandTimeout) {
+    OurStoreSubject(Algorithm algorithm, boolean autoPipelining, String url, String keyPrefix, int poolSize, Duration commandTimeout) {
         this.algorithm = algorithm;
+        this.autoPipelining = autoPipelining;
         this.url = url;
         this.keyPrefix = keyPrefix;
         this.poolSize = poolSize;
@@ -68,17 +71,22 @@ final class OurStoreSubject implements Subject {
 
     @Override
     public String id() {
-        return id(algorithm);
+        return autoPipelining ? id(algorithm) : id(algorithm).replace(Options.OURS, Options.OURS_DIRECT);
     }
 
     @Override
     public String label() {
         return switch (algorithm) {
-            case TOKEN_BUCKET -> "Ours (JedisBucketStore)";
+            case TOKEN_BUCKET -> autoPipelining ? "Ours (JedisBucketStore)" : "Ours, auto-pipelining off";
             case SLIDING_WINDOW_LOG -> "Ours, sliding window log";
             case SLIDING_WINDOW_COUNTER -> "Ours, sliding window counter";
             default -> "Ours, " + algorithm;
         };
+    }
+
+    @Override
+    public boolean pipelines() {
+        return autoPipelining;
     }
 
     /** @return whether the rule is a sliding window (one script per decision, no batching) */
@@ -93,7 +101,8 @@ final class OurStoreSubject implements Subject {
 
     @Override
     public Session open() {
-        JedisBucketStore.Builder builder = JedisBucketStore.builder().url(url).keyPrefix(keyPrefix).poolSize(poolSize);
+        JedisBucketStore.Builder builder = JedisBucketStore.builder().url(url).keyPrefix(keyPrefix).poolSize(poolSize)
+                .autoPipelining(autoPipelining);
         if (commandTimeout != null) {
             builder.commandTimeout(commandTimeout);
         }

@@ -163,6 +163,8 @@ public final class RedisStoreBenchmark {
         int pool = Math.max(16, options.threads());
         return switch (id) {
             case Options.OURS -> ours(Algorithm.TOKEN_BUCKET, target, keyPrefix, pool);
+            case Options.OURS_DIRECT -> new OurStoreSubject(Algorithm.TOKEN_BUCKET, false, target.url(), keyPrefix, pool,
+                    timeout());
             case Options.OURS_LOG -> ours(Algorithm.SLIDING_WINDOW_LOG, target, keyPrefix, pool);
             case Options.OURS_COUNTER -> ours(Algorithm.SLIDING_WINDOW_COUNTER, target, keyPrefix, pool);
             case Options.STOCK -> new StockBucket4jSubject(target, keyPrefix, pool, false);
@@ -172,8 +174,11 @@ public final class RedisStoreBenchmark {
     }
 
     private OurStoreSubject ours(Algorithm algorithm, RedisTarget target, String keyPrefix, int pool) {
-        return new OurStoreSubject(algorithm, target.url(), keyPrefix, pool,
-                options.ourCommandTimeoutMillis() > 0 ? Duration.ofMillis(options.ourCommandTimeoutMillis()) : null);
+        return new OurStoreSubject(algorithm, true, target.url(), keyPrefix, pool, timeout());
+    }
+
+    private Duration timeout() {
+        return options.ourCommandTimeoutMillis() > 0 ? Duration.ofMillis(options.ourCommandTimeoutMillis()) : null;
     }
 
     private static <T> List<T> rotate(List<T> list, int by) {

@@ -16,6 +16,14 @@ interface Subject {
     String label();
 
     /**
+     * @return whether the subject sends several commands per write (so Redis writes fewer replies than it
+     *         answers commands)
+     */
+    default boolean pipelines() {
+        return false;
+    }
+
+    /**
      * @return the windows of the throughput phases: so large that nothing is rejected, so the store is measured
      */
     default List<Limit> throughputLimits() {
