@@ -154,7 +154,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 byte[] update = null;
                 long ttl = 0;
                 if (entry.isStateModified()) {
-                    update = entry.getStateBytes(request.getBackwardCompatibilityVersion());
+                    update = CompactState.encode(entry.get(), request.getBackwardCompatibilityVersion());
                     ttl = ttlMillis(entry.get(), now);
                 }
                 roundTrips.increment();
@@ -241,10 +241,13 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 Math.min(nanosLeft, java.util.concurrent.ThreadLocalRandom.current().nextLong(bound)));
     }
 
-    /** Reads stored state; state that cannot be read (written by something else) is replaced, not obeyed. */
+    /**
+     * Reads stored state ({@link CompactState}, or Bucket4j's format written before it); state that cannot be read
+     * (written by something else) is replaced, not obeyed.
+     */
     private static MutableBucketEntry entry(byte[] state) {
         try {
-            return new MutableBucketEntry(state);
+            return new MutableBucketEntry(state == null ? null : CompactState.decode(state));
         } catch (RuntimeException e) {
             CORRUPT_LOG.log(System.Logger.Level.WARNING, "Unreadable bucket state in Redis; replacing it with a "
                     + "new bucket: " + e, null);

@@ -572,6 +572,33 @@ class RedisBucketStoreTest {
     }
 
     @Test
+    void continuesABucketStoredInBucket4jsFormatAndRewritesItCompactly() {
+        String prefix = prefix();
+        Rule rule = Rule.builder("api").key("user").limits("5/1m").build();
+        try (JedisBucketStore store = store(prefix).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            assertThat(limiter.guard(rule).acquire(user("alice")).outcome()).isEqualTo(Outcome.ALLOWED);
+        }
+        byte[] key = admin.keys((prefix + "*").getBytes(StandardCharsets.UTF_8)).iterator().next();
+        byte[] compact = admin.get(key);
+        assertThat(compact[0]).isEqualTo(CompactState.FORMAT);
+        // What a version before the compact format wrote: Bucket4j's own bytes, here with 4 of 5 permits spent.
+        io.github.bucket4j.distributed.remote.RemoteBucketState state = CompactState.decode(compact);
+        state.consume(3);
+        byte[] old = io.github.bucket4j.distributed.serialization.InternalSerializationHelper.serializeState(state,
+                io.github.bucket4j.distributed.versioning.Versions.getLatest());
+        assertThat(old[0]).isNotEqualTo(CompactState.FORMAT);
+        admin.psetex(key, 60_000, old);
+        try (JedisBucketStore store = store(prefix).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            assertThat(limiter.guard(rule).acquire(user("alice")).outcome()).isEqualTo(Outcome.ALLOWED);
+            assertThat(limiter.guard(rule).acquire(user("alice")).outcome()).isEqualTo(Outcome.REJECTED);
+        }
+        assertThat(admin.get(key)[0]).isEqualTo(CompactState.FORMAT);
+        assertThat(admin.get(key).length).isLessThan(old.length);
+    }
+
+    @Test
     void reportsItsCounters() {
         try (JedisBucketStore store = store(prefix()).build();
              RateLimiter limiter = RateLimiter.builder().store(store).build()) {
