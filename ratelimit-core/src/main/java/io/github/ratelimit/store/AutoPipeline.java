@@ -6,6 +6,7 @@ import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.exceptions.JedisRedirectionException;
 
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -31,7 +32,9 @@ import java.util.concurrent.locks.LockSupport;
  * interruption, as a blocking socket read does, and keeps the thread's interrupt status.
  *
  * <p>Only for a client whose pipeline goes to one server (standalone, Sentinel); on a Cluster, Jedis's pipeline
- * spans nodes with a thread pool per sync, so the store sends calls directly there.
+ * spans nodes with a thread pool per sync, so the store sends calls directly there. A Cluster client the store
+ * did not recognise shows itself by a redirection (MOVED, ASK) in reply to a pipelined script: that call is run
+ * again on its own, which the client routes, and from then on every call is sent on its own.
  */
 final class AutoPipeline implements ScriptRunner {
 
@@ -78,6 +81,11 @@ final class AutoPipeline implements ScriptRunner {
     final LongAdder batches = new LongAdder();
     /** Calls sent in them. */
     final LongAdder calls = new LongAdder();
+    /** Whether Redis redirected a pipelined call: the client is a Cluster, and calls go one by one. */
+    volatile boolean redirected;
+
+    private static final io.github.ratelimit.internal.RateLimitedLog REDIRECT_LOG =
+            new io.github.ratelimit.internal.RateLimitedLog(3_600_000_000_000L);
 
     /**
      * @param jedis a client whose pipeline goes to one server
@@ -98,6 +106,9 @@ final class AutoPipeline implements ScriptRunner {
 
     @Override
     public Object run(LuaScript script, List<byte[]> keys, List<byte[]> args) {
+        if (redirected) {
+            return script.run(jedis, keys, args);
+        }
         Call call = new Call(script, keys, args);
         queue.add(call);
         long deadline = System.nanoTime() + queueTimeoutNanos;
@@ -200,6 +211,14 @@ final class AutoPipeline implements ScriptRunner {
                 try {
                     batch[i].finish(replies[i].get(), null, false);
                 } catch (JedisNoScriptException e) {
+                    batch[i].finish(null, null, true);
+                } catch (JedisRedirectionException e) {
+                    if (!redirected) {
+                        redirected = true;
+                        REDIRECT_LOG.log(System.Logger.Level.WARNING, () -> "Redis redirected a pipelined script ("
+                                + e.getMessage() + "): the client is a Cluster; sending each script on its own from now on",
+                                null);
+                    }
                     batch[i].finish(null, null, true);
                 } catch (JedisException e) {
                     batch[i].finish(null, e, false);

@@ -175,6 +175,25 @@ class AutoPipelineTest {
     }
 
     @Test
+    void sendsCallsOneByOneOnceAClusterTheStoreDidNotRecogniseRedirectsOne() throws Exception {
+        try (io.github.ratelimit.testing.redis.RedisCluster cluster =
+                     io.github.ratelimit.testing.redis.RedisCluster.start(3, 0);
+             redis.clients.jedis.UnifiedJedis unrecognised = new redis.clients.jedis.UnifiedJedis(
+                     new redis.clients.jedis.providers.ClusterConnectionProvider(
+                             new java.util.HashSet<>(cluster.nodes()), DefaultJedisClientConfig.builder().build()),
+                     3, Duration.ofSeconds(1))) {
+            // A UnifiedJedis made for a Cluster, but not a JedisCluster or RedisClusterClient: its commands are
+            // routed by key, its pipeline goes to one node whatever the key.
+            AutoPipeline pipeline = new AutoPipeline(unrecognised, 2, 64, Duration.ofSeconds(1).toNanos());
+            for (int i = 0; i < 50; i++) {
+                assertThat(pipeline.run(INCR, key("{k" + i + "}"), args("ok"))).isEqualTo(1L);
+            }
+            assertThat(pipeline.redirected).isTrue();
+            assertThat(pipeline.batches.sum()).as("pipelines sent before the first redirection").isLessThan(50);
+        }
+    }
+
+    @Test
     void failsEveryWaitingCallerWithinTheTimeoutsWhileRedisIsFrozenAndRecovers() throws Exception {
         try (RedisServer frozen = RedisServer.start();
              RedisClient c = RedisClient.builder().hostAndPort(frozen.hostAndPort())

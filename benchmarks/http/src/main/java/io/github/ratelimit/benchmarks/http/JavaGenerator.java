@@ -53,15 +53,18 @@ final class JavaGenerator implements Load.Generator {
                             long sent = System.nanoTime();
                             out.write(request);
                             out.flush();
-                            int status = readResponse(in);
+                            Response response = readResponse(in);
                             long took = System.nanoTime() - sent;
-                            if (status < 200 || status >= 300) {
+                            if (response.status() < 200 || response.status() >= 300) {
                                 failed.incrementAndGet();
                             }
                             if (n < mine.length) {
                                 mine[n] = took;
                             }
                             n++;
+                            if (response.close()) {
+                                break; // the server ends the connection (Tomcat after 100 requests): a new one
+                            }
                         }
                     } catch (IOException e) {
                         failed.incrementAndGet();
@@ -101,8 +104,12 @@ final class JavaGenerator implements Load.Generator {
         return sorted[(int) Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
     }
 
-    /** Reads one response; returns its status. */
-    private static int readResponse(InputStream in) throws IOException {
+    /** A response's status, and whether the server closes the connection after it ({@code Connection: close}). */
+    private record Response(int status, boolean close) {
+    }
+
+    /** Reads one response. */
+    private static Response readResponse(InputStream in) throws IOException {
         String status = line(in);
         if (status == null || !status.startsWith("HTTP/1.")) {
             throw new IOException("not an HTTP response: " + status);
@@ -110,12 +117,15 @@ final class JavaGenerator implements Load.Generator {
         int code = Integer.parseInt(status.substring(9, 12));
         long length = -1;
         boolean chunked = false;
+        boolean close = false;
         for (String header = line(in); header != null && !header.isEmpty(); header = line(in)) {
             String lower = header.toLowerCase(java.util.Locale.ROOT);
             if (lower.startsWith("content-length:")) {
                 length = Long.parseLong(lower.substring(15).trim());
             } else if (lower.startsWith("transfer-encoding:") && lower.contains("chunked")) {
                 chunked = true;
+            } else if (lower.startsWith("connection:") && lower.contains("close")) {
+                close = true;
             }
         }
         if (chunked) {
@@ -127,7 +137,7 @@ final class JavaGenerator implements Load.Generator {
         } else if (length > 0) {
             skip(in, length);
         }
-        return code;
+        return new Response(code, close);
     }
 
     private static void skip(InputStream in, long n) throws IOException {
