@@ -13,8 +13,8 @@ import java.util.Arrays;
 /**
  * A key's state on a Bucket4j bucket: {@link io.github.ratelimit.Algorithm#TOKEN_BUCKET} and
  * {@link io.github.ratelimit.Algorithm#FIXED_WINDOW}. One verbose operation per probe, one reservation per
- * delayed call, {@code addTokens} per refund. The static methods serve the local store's bucket, which is its own
- * {@link KeyState}.
+ * delayed call, {@code addTokens} per refund: the Redis store's buckets. The local store's bucket is a
+ * {@link KeyState} of its own ({@link LocalBucketStore.LocalBucket}), which shares {@link #windows}.
  */
 final class BucketKeyState implements KeyState {
 
@@ -69,9 +69,12 @@ final class BucketKeyState implements KeyState {
     }
 
     static java.util.List<WindowState> windows(VerboseResult<?> result) {
-        BucketState state = result.getState();
+        return windows(result.getState(), result.getOperationTimeNanos());
+    }
+
+    /** Each window's state, from a bucket's state at {@code now}. */
+    static java.util.List<WindowState> windows(BucketState state, long now) {
         Bandwidth[] bandwidths = state.getConfiguration().getBandwidths();
-        long now = result.getOperationTimeNanos();
         WindowState[] windows = new WindowState[bandwidths.length];
         for (int i = 0; i < bandwidths.length; i++) {
             Bandwidth b = bandwidths[i];

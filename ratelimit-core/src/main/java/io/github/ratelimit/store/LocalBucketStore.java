@@ -5,13 +5,11 @@ import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.bucket4j.Bandwidth;
-import io.github.bucket4j.Bucket;
+import io.github.bucket4j.BucketState;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.TokensInheritanceStrategy;
-import io.github.bucket4j.BucketListener;
 import io.github.bucket4j.MathType;
-import io.github.bucket4j.local.LockFreeBucket;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 
 import java.util.concurrent.Executor;
@@ -34,7 +32,7 @@ import java.util.concurrent.Executor;
  * {@link Builder#maximumKeys(long)} keys, eviction can drop a bucket that is not yet full, so size the maximum
  * above the number of keys active within the longest window.
  *
- * <p>Thread-safe. Each bucket is a Bucket4j lock-free local bucket.
+ * <p>Thread-safe. Each bucket is Bucket4j's state under a lock of its own ({@link LocalBucket}).
  */
 public final class LocalBucketStore implements BucketStore {
 
@@ -42,7 +40,7 @@ public final class LocalBucketStore implements BucketStore {
     public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
 
     /** Token-bucket and fixed-window keys: a bucket per key, counted against the maximum one each. */
-    private final Cache<BucketKey, StoreBucket> buckets;
+    private final Cache<BucketKey, LocalBucket> buckets;
     /** Sliding-window keys, weighed (a log by the calls it may hold), against a maximum weight of their own. */
     private final Cache<BucketKey, LocalSlidingState> sliding;
     private final TimeMeter timeMeter;
@@ -51,7 +49,7 @@ public final class LocalBucketStore implements BucketStore {
         this.timeMeter = builder.timeMeter;
         long maximumKeys = builder.maximumKeys;
         this.buckets = configure(Caffeine.newBuilder().maximumSize(maximumKeys), builder)
-                .expireAfter(new IdleExpiry<StoreBucket>(this::bucketIdle)).build();
+                .expireAfter(new IdleExpiry<LocalBucket>(this::bucketIdle)).build();
         // Weighed, so a sliding log (up to Rule.MAX_LOG_CALLS entries) counts for the memory it may take.
         this.sliding = configure(Caffeine.newBuilder().maximumWeight(maximumKeys)
                 .weigher((BucketKey key, LocalSlidingState state) -> weight(state, maximumKeys)), builder)
@@ -107,23 +105,15 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     /**
-     * The Bucket4j bucket behind a token-bucket or fixed-window key, created with {@code configuration} when
-     * absent; one whose configuration differs is replaced with {@code TokensInheritanceStrategy.ADDITIVE} (a
-     * window whose capacity grows gains the difference).
-     *
-     * @param key the key
-     * @param configuration its configuration
-     * @return the bucket
+     * The bucket behind a token-bucket or fixed-window key, created with {@code configuration} when absent; one
+     * whose configuration differs is replaced with {@code TokensInheritanceStrategy.ADDITIVE} (a window whose
+     * capacity grows gains the difference).
      */
-    public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
-        return bucketFor(key, configuration);
-    }
-
-    private StoreBucket bucketFor(BucketKey key, BucketConfiguration configuration) {
-        StoreBucket bucket = buckets.get(key, k -> newBucket(k, configuration));
-        BucketConfiguration current = bucket.getConfiguration();
+    LocalBucket bucketFor(BucketKey key, BucketConfiguration configuration) {
+        LocalBucket bucket = buckets.get(key, k -> newBucket(k, configuration));
+        BucketConfiguration current = bucket.configuration();
         if (current != configuration && !current.equals(configuration)) {
-            bucket.replaceConfiguration(configuration, TokensInheritanceStrategy.ADDITIVE);
+            bucket.replaceConfiguration(configuration);
         }
         return bucket;
     }
@@ -169,7 +159,7 @@ public final class LocalBucketStore implements BucketStore {
         sliding.invalidateAll();
     }
 
-    private StoreBucket newBucket(BucketKey key, BucketConfiguration configuration) {
+    private LocalBucket newBucket(BucketKey key, BucketConfiguration configuration) {
         // Built around the caller's configuration object itself (not a copy, as Bucket.builder() makes), so equal
         // rules share one configuration and the identity check in bucket() holds.
         if (!timeMeter.isWallClockBased()) {
@@ -180,61 +170,105 @@ public final class LocalBucketStore implements BucketStore {
                 }
             }
         }
-        return new StoreBucket(configuration, timeMeter, key);
+        return new LocalBucket(configuration, key);
     }
 
     /**
-     * A lock-free bucket that remembers whether it ever reserved tokens ahead: only such a bucket can owe tokens
-     * beyond empty, so only its expiry needs its state. It is its own {@link KeyState}, so a key costs no more
-     * objects than the bucket (the heap per key is measured: {@code docs/BENCHMARKS-local.md}).
+     * A token-bucket or fixed-window key: Bucket4j's {@link BucketState}, refilled and changed in place under the
+     * key's own lock, with the same state methods Bucket4j's local buckets call. Not a Bucket4j {@code Bucket}: that
+     * one builds five API views and an atomic reference per bucket (96 B that no limiter call uses), and copies its
+     * state on every operation; this one holds the state, its key, and whether it ever reserved tokens ahead (only
+     * such a bucket can owe tokens beyond empty, so only its expiry needs its state). It is its own
+     * {@link KeyState}, so a key costs no more objects than the bucket (the heap per key is measured:
+     * {@code docs/BENCHMARKS-local.md}).
      */
-    final class StoreBucket extends LockFreeBucket implements KeyState {
+    final class LocalBucket implements KeyState {
 
-        private volatile boolean reserved;
         private final BucketKey key;
+        /** Replaced on a configuration change; otherwise changed in place. Written under the lock only. */
+        private volatile BucketState state;
+        private boolean reserved;
 
-        StoreBucket(BucketConfiguration configuration, TimeMeter timeMeter, BucketKey key) {
-            super(configuration, MathType.INTEGER_64_BITS, timeMeter, BucketListener.NOPE);
+        LocalBucket(BucketConfiguration configuration, BucketKey key) {
             this.key = key;
+            this.state = BucketState.createInitialState(configuration, MathType.INTEGER_64_BITS,
+                    timeMeter.currentTimeNanos());
         }
 
         @Override
-        public Probe consume(long cost) {
-            return BucketKeyState.consume(this, cost);
+        public synchronized Probe consume(long cost) {
+            long now = timeMeter.currentTimeNanos();
+            BucketState s = state;
+            s.refillAllBandwidth(now);
+            if (cost > s.getAvailableTokens()) {
+                long wait = s.calculateDelayNanosAfterWillBePossibleToConsume(cost, now, true);
+                return new Probe(false, Math.max(1, wait), BucketKeyState.windows(s, now), 0);
+            }
+            s.consume(cost);
+            return new Probe(true, 0, BucketKeyState.windows(s, now), 0);
         }
 
         @Override
         public Probe reserve(long cost, long maxWaitNanos) {
-            Probe probe = BucketKeyState.reserve(this, cost, maxWaitNanos);
-            if (probe.consumed() && probe.waitNanos() > 0) {
+            long wait;
+            synchronized (this) {
+                long now = timeMeter.currentTimeNanos();
+                BucketState s = state;
+                s.refillAllBandwidth(now);
+                wait = s.calculateDelayNanosAfterWillBePossibleToConsume(cost, now, false);
+                if (wait == Long.MAX_VALUE || wait > maxWaitNanos) {
+                    return new Probe(false, maxWaitNanos + 1, java.util.List.of(), 0);
+                }
+                s.consume(cost);
+                if (wait > 0) {
+                    reserved = true;
+                }
+            }
+            if (wait > 0) {
                 buckets.getIfPresent(key);   // the bucket now owes tokens: let its expiry count the debt
             }
-            return probe;
+            return new Probe(true, wait, java.util.List.of(), 0);
         }
 
         /** Tokens are interchangeable: the receipt is not needed. */
         @Override
-        public void refund(long cost, long receipt) {
-            addTokens(cost);
+        public synchronized void refund(long cost, long receipt) {
+            BucketState s = state;
+            s.refillAllBandwidth(timeMeter.currentTimeNanos());
+            s.addTokens(cost);
         }
 
-        @Override
-        protected long reserveAndCalculateTimeToSleepImpl(long tokens, long waitIfBusyNanosLimit) {
-            reserved = true;
-            return super.reserveAndCalculateTimeToSleepImpl(tokens, waitIfBusyNanosLimit);
+        /** @return the configuration the bucket runs */
+        BucketConfiguration configuration() {
+            return state.getConfiguration();
         }
 
-        @Override
-        protected io.github.bucket4j.VerboseResult<Long> reserveAndCalculateTimeToSleepVerboseImpl(long tokens,
-                                                                                                  long maxWaitNanos) {
-            reserved = true;
-            return super.reserveAndCalculateTimeToSleepVerboseImpl(tokens, maxWaitNanos);
+        /** Replaces the configuration; a window whose capacity grows gains the difference. */
+        synchronized void replaceConfiguration(BucketConfiguration configuration) {
+            long now = timeMeter.currentTimeNanos();
+            BucketState s = state;
+            s.refillAllBandwidth(now);
+            state = s.replaceConfiguration(configuration, TokensInheritanceStrategy.ADDITIVE, now);
+        }
+
+        /** @return the tokens available now (the least over the windows); for tests */
+        synchronized long availableTokens() {
+            BucketState s = state;
+            s.refillAllBandwidth(timeMeter.currentTimeNanos());
+            return s.getAvailableTokens();
+        }
+
+        /** @return whether it ever reserved tokens ahead */
+        synchronized boolean reserved() {
+            return reserved;
         }
 
         /** @return nanoseconds until every window is full again, from the state now */
-        long nanosUntilFull() {
-            io.github.bucket4j.VerboseResult<Long> now = asVerbose().getAvailableTokens();
-            return now.getState().calculateFullRefillingTime(now.getOperationTimeNanos());
+        synchronized long nanosUntilFull() {
+            long now = timeMeter.currentTimeNanos();
+            BucketState s = state;
+            s.refillAllBandwidth(now);
+            return s.calculateFullRefillingTime(now);
         }
     }
 
@@ -301,8 +335,8 @@ public final class LocalBucketStore implements BucketStore {
     private final java.util.Map<BucketConfiguration, Long> refillByConfiguration = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** A bucket is kept until it would be full again. */
-    private long bucketIdle(StoreBucket bucket) {
-        BucketConfiguration configuration = bucket.getConfiguration();
+    private long bucketIdle(LocalBucket bucket) {
+        BucketConfiguration configuration = bucket.configuration();
         Long known = refillByConfiguration.get(configuration);
         long fromEmpty;
         if (known != null) {
@@ -314,7 +348,7 @@ public final class LocalBucketStore implements BucketStore {
             }
         }
         // Any operation but a reservation leaves every window at zero or above: full within fromEmpty.
-        long untilFull = bucket.reserved ? Math.max(fromEmpty, Math.min(bucket.nanosUntilFull(), Long.MAX_VALUE / 2))
+        long untilFull = bucket.reserved() ? Math.max(fromEmpty, Math.min(bucket.nanosUntilFull(), Long.MAX_VALUE / 2))
                 : fromEmpty;
         return untilFull + EXPIRY_SLACK_NANOS;
     }

@@ -1,6 +1,5 @@
 package io.github.ratelimit.store;
 
-import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
@@ -25,33 +24,33 @@ class LocalBucketStoreTest {
         LocalBucketStore store = LocalBucketStore.builder().maximumKeys(10_000).timeMeter(clock)
                 .executor(Runnable::run).build();
         for (int i = 0; i < 1_000_000; i++) {
-            store.bucket(new BucketKey("flood", "key-" + i), fivePerSecond).tryConsume(1);
+            store.bucketFor(new BucketKey("flood", "key-" + i), fivePerSecond).consume(1);
         }
         store.cleanUp();
         assertThat(store.size()).isLessThanOrEqualTo(10_000);
         // The most recent keys are still tracked.
-        assertThat(store.bucket(new BucketKey("flood", "key-999999"), fivePerSecond).getAvailableTokens()).isEqualTo(4);
+        assertThat(store.bucketFor(new BucketKey("flood", "key-999999"), fivePerSecond).availableTokens()).isEqualTo(4);
     }
 
     @Test
     void returnsTheSameBucketForTheSameKey() {
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).build();
-        Bucket a = store.bucket(new BucketKey("r", "k"), fivePerSecond);
-        a.tryConsume(5);
-        assertThat(store.bucket(new BucketKey("r", "k"), fivePerSecond).getAvailableTokens()).isZero();
-        assertThat(store.bucket(new BucketKey("r", "other"), fivePerSecond).getAvailableTokens()).isEqualTo(5);
-        assertThat(store.bucket(new BucketKey("other-rule", "k"), fivePerSecond).getAvailableTokens()).isEqualTo(5);
+        LocalBucketStore.LocalBucket a = store.bucketFor(new BucketKey("r", "k"), fivePerSecond);
+        a.consume(5);
+        assertThat(store.bucketFor(new BucketKey("r", "k"), fivePerSecond).availableTokens()).isZero();
+        assertThat(store.bucketFor(new BucketKey("r", "other"), fivePerSecond).availableTokens()).isEqualTo(5);
+        assertThat(store.bucketFor(new BucketKey("other-rule", "k"), fivePerSecond).availableTokens()).isEqualTo(5);
     }
 
     @Test
     void dropsAnIdleBucketOnlyOnceItWouldBeFullAgain() {
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).executor(Runnable::run).build();
         BucketConfiguration perMinute = BucketConfigurations.of(List.of(Limit.parse("60/1m")), Algorithm.TOKEN_BUCKET);
-        store.bucket(new BucketKey("r", "k"), perMinute).tryConsume(60);
+        store.bucketFor(new BucketKey("r", "k"), perMinute).consume(60);
         clock.advance(Duration.ofSeconds(30));
         store.cleanUp();
         assertThat(store.size()).isEqualTo(1);
-        assertThat(store.bucket(new BucketKey("r", "k"), perMinute).getAvailableTokens()).isEqualTo(30);
+        assertThat(store.bucketFor(new BucketKey("r", "k"), perMinute).availableTokens()).isEqualTo(30);
         clock.advance(Duration.ofSeconds(121));
         store.cleanUp();
         assertThat(store.size()).isZero();
@@ -85,13 +84,13 @@ class LocalBucketStoreTest {
     @Test
     void replacesTheConfigurationOfAnExistingBucket() {
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).build();
-        store.bucket(new BucketKey("r", "k"), fivePerSecond).tryConsume(2);
+        store.bucketFor(new BucketKey("r", "k"), fivePerSecond).consume(2);
         BucketConfiguration tenPerSecond = BucketConfigurations.of(List.of(Limit.parse("10/1s")), Algorithm.TOKEN_BUCKET);
-        Bucket bucket = store.bucket(new BucketKey("r", "k"), tenPerSecond);
-        assertThat(bucket.getAvailableTokens()).isEqualTo(8);
+        LocalBucketStore.LocalBucket bucket = store.bucketFor(new BucketKey("r", "k"), tenPerSecond);
+        assertThat(bucket.availableTokens()).isEqualTo(8);
         // An equal configuration built anew is not a change.
         BucketConfiguration again = BucketConfigurations.of(List.of(Limit.parse("10/1s")), Algorithm.TOKEN_BUCKET);
-        assertThat(store.bucket(new BucketKey("r", "k"), again).getAvailableTokens()).isEqualTo(8);
+        assertThat(store.bucketFor(new BucketKey("r", "k"), again).availableTokens()).isEqualTo(8);
     }
 
     @Test

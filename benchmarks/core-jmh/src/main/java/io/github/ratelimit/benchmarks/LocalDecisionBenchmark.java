@@ -169,8 +169,9 @@ public class LocalDecisionBenchmark {
     }
 
     /**
-     * A bucket with the same bandwidths as the rules' (greedy refill, one per window, identified by window), the
-     * same clock (milliseconds, Bucket4j's default and the local store's) and the same lock-free strategy.
+     * A bucket with the same bandwidths as the rules' (greedy refill, one per window, identified by window) and the
+     * same clock (milliseconds, Bucket4j's default and the local store's): what a Bucket4j user builds, lock-free,
+     * Bucket4j's default. The local store holds the same Bucket4j state, under a lock of its own per key.
      */
     static LocalBucket bareBucket() {
         return Bucket.builder()
