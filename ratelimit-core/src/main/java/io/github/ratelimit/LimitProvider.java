@@ -23,4 +23,30 @@ public interface LimitProvider {
      * @return the limits for this rule and key, or {@code null} or an empty list for the rule's own
      */
     List<Limit> limitsFor(Rule rule, String key);
+
+    /**
+     * Called once by each limiter built with this provider, with where to report changed answers: a provider whose
+     * answers change at run time (a shared configuration store) reports them, and the limiter asks again at its next
+     * call for that key instead of when its cached answer expires. A provider that never changes, or cannot tell,
+     * does nothing (the default), and the limiter's cache time-to-live bounds how stale an answer gets.
+     *
+     * @param changes where to report; thread-safe, and cheap to call
+     */
+    default void onChange(Changes changes) {
+    }
+
+    /** Where a {@link LimitProvider} reports changed answers to a limiter. */
+    interface Changes {
+
+        /**
+         * The answer for one key of one rule may have changed.
+         *
+         * @param rule the rule's name
+         * @param key the key, as {@link #limitsFor} receives it
+         */
+        void keyChanged(String rule, String key);
+
+        /** Any answer may have changed (after the provider lost track, for example during an outage). */
+        void allChanged();
+    }
 }

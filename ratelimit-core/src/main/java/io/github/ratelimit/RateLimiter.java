@@ -59,6 +59,16 @@ public interface RateLimiter extends AutoCloseable {
     List<Rule> rules();
 
     /**
+     * Forgets what one key of one rule has counted, at once and in the shared store (every instance then sees a
+     * full bucket): to unblock a customer after an incident. Calls already delayed by a SOFT rule keep their place.
+     *
+     * @param rule the rule's name
+     * @param key the key as the rule counts by it (as decisions and the Actuator endpoint show it)
+     * @throws io.github.ratelimit.store.RateLimitStoreException when the store cannot be reached
+     */
+    void reset(String rule, String key);
+
+    /**
      * Closes the store and stops the limiter's delay thread (delays still pending complete exceptionally).
      * Idempotent.
      */

@@ -78,6 +78,21 @@ final class CompiledRule {
     }
 
     /**
+     * Forgets the provider's answer for a key (or every key, for {@code null}), so the next call asks again.
+     *
+     * @param key the key, or {@code null} for all
+     */
+    void forget(String key) {
+        if (perKey != null) {
+            if (key == null) {
+                perKey.invalidateAll();
+            } else {
+                perKey.invalidate(key);
+            }
+        }
+    }
+
+    /**
      * @param key the resolved key
      * @return the configurations for the key: its own limits from the provider, or the rule's
      */

@@ -97,6 +97,34 @@ public final class DefaultRateLimiter implements RateLimiter {
         this.fallbackStore = settings.fallbackStore();
         this.listeners = settings.listeners().toArray(RateLimitListener[]::new);
         this.waiting = new Semaphore(settings.maxWaiting());
+        if (settings.limitProvider() != null) {
+            settings.limitProvider().onChange(new LimitProvider.Changes() {
+                @Override
+                public void keyChanged(String rule, String key) {
+                    CompiledRule c = compiled.get(rule);
+                    if (c != null && key != null) {
+                        c.forget(key);
+                        store.limitsChanged(new BucketKey(rule, key));
+                    }
+                }
+
+                @Override
+                public void allChanged() {
+                    compiled.values().forEach(c -> c.forget(null));
+                    store.limitsChanged(null);
+                }
+            });
+        }
+    }
+
+    @Override
+    public void reset(String rule, String key) {
+        java.util.Objects.requireNonNull(rule, "rule");
+        java.util.Objects.requireNonNull(key, "key");
+        store.reset(new BucketKey(rule, key));
+        if (fallbackStore != null && fallbackStore != store) {
+            fallbackStore.reset(new BucketKey(rule, key));
+        }
     }
 
     @Override

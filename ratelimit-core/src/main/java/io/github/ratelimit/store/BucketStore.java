@@ -37,6 +37,30 @@ public interface BucketStore extends AutoCloseable {
     KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst);
 
     /**
+     * Forgets a key's state, whatever its algorithm: its next call finds every window with all its permits. In a
+     * shared store, at once for every instance.
+     *
+     * @param key the key's identity
+     * @throws RateLimitStoreException when a shared store cannot be reached
+     * @throws UnsupportedOperationException when the store cannot (the default, for stores written before this
+     *         method)
+     */
+    default void reset(BucketKey key) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot reset a key");
+    }
+
+    /**
+     * Told by the limiter when a key's own limits changed (its {@link io.github.ratelimit.LimitProvider} said so),
+     * before the key's next call. A shared store whose instances settle on the newest configuration written makes
+     * this instance's next write the newest, so the change holds on every instance, a change back to the rule's
+     * own limits included. Stores with nothing to do ignore it (the default).
+     *
+     * @param key the key, or {@code null} for every key
+     */
+    default void limitsChanged(BucketKey key) {
+    }
+
+    /**
      * Releases connections and threads. Idempotent.
      */
     @Override

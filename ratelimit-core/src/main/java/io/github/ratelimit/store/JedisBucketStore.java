@@ -184,6 +184,37 @@ public final class JedisBucketStore implements BucketStore {
     }
 
     /**
+     * Deletes the key's state in Redis, in one command, under every algorithm's key (the bucket's, the sliding
+     * log's and counter's), and forgets what this instance remembered of it. Other instances' next decision finds
+     * the bucket gone and starts it full, at the cost of one more round trip.
+     */
+    @Override
+    public void reset(BucketKey key) {
+        entries.invalidate(key);
+        sliding.invalidate(key);
+        proxies.call(() -> jedis.del(RedisKeys.bucketKey(prefix, key),
+                RedisKeys.slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG),
+                RedisKeys.slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER)));
+        entries.invalidate(key);
+        sliding.invalidate(key);
+    }
+
+    /**
+     * Forgets what this instance remembers of the key (its configuration's version and last state), so its next
+     * write carries a new version and the configuration this instance has now wins over what another wrote before.
+     */
+    @Override
+    public void limitsChanged(BucketKey key) {
+        if (key == null) {
+            entries.invalidateAll();
+            sliding.invalidateAll();
+        } else {
+            entries.invalidate(key);
+            sliding.invalidate(key);
+        }
+    }
+
+    /**
      * The Bucket4j bucket behind a token-bucket or fixed-window key: its operations act on the state in Redis.
      *
      * @param key the key

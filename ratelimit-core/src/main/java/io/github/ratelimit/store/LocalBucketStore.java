@@ -118,6 +118,12 @@ public final class LocalBucketStore implements BucketStore {
         return bucket;
     }
 
+    @Override
+    public void reset(BucketKey key) {
+        buckets.invalidate(key);
+        sliding.invalidate(key);
+    }
+
     /**
      * A key's weight against {@link Builder#maximumKeys}: 1 for a bucket or a set of sliding counters (a few
      * hundred bytes each), and one more per {@value #LOG_ENTRIES_PER_KEY_WEIGHT} calls a sliding log's longest

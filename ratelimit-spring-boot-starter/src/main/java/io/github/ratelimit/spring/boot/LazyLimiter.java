@@ -41,6 +41,11 @@ final class LazyLimiter implements RateLimiter {
     }
 
     @Override
+    public void reset(String rule, String key) {
+        limiter().reset(rule, key);
+    }
+
+    @Override
     public void close() {
         // The limiter bean's own lifecycle closes it.
     }

@@ -1,0 +1,305 @@
+package io.github.ratelimit.store;
+
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.LimitProvider;
+import io.github.ratelimit.Outcome;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.testing.redis.RedisServer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.RedisClient;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Per-key limits in Redis, changed at run time, on real Redis servers, as two instances see them. */
+class RedisLimitStoreTest {
+
+    private static final Rule API = Rule.builder("api").key("user").limits("100/1m").build();
+
+    private static RedisServer redis;
+    private static RedisClient client;
+
+    @BeforeAll
+    static void start() {
+        redis = RedisServer.start();
+        client = RedisClient.builder().hostAndPort(redis.hostAndPort()).build();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (client != null) {
+            client.close();
+        }
+        if (redis != null) {
+            redis.close();
+        }
+    }
+
+    private static String prefix() {
+        return "t" + UUID.randomUUID().toString().substring(0, 8);
+    }
+
+    private static RedisLimitStore.Builder limitStore(String prefix) {
+        return RedisLimitStore.builder().client(client).keyPrefix(prefix).plan("gold", List.of(Limit.parse("1000/1m")));
+    }
+
+    private static RequestContext user(String name) {
+        return RequestContext.builder().principal(name).build();
+    }
+
+    /** One application instance: its own bucket store and limit store on the shared Redis. */
+    private record Instance(JedisBucketStore buckets, RedisLimitStore limits, RateLimiter limiter) implements AutoCloseable {
+        static Instance start(String prefix) {
+            JedisBucketStore buckets = JedisBucketStore.builder().url(redis.uri().toString()).keyPrefix(prefix).build();
+            RedisLimitStore limits = limitStore(prefix).build();
+            // The limiter's own cache would keep an answer a minute; the store's changes clear it sooner.
+            RateLimiter limiter = RateLimiter.builder().store(buckets).limitProvider(limits, Duration.ofMinutes(10)).build();
+            return new Instance(buckets, limits, limiter);
+        }
+
+        @Override
+        public void close() {
+            limiter.close();
+            limits.close();
+        }
+    }
+
+    @Test
+    void setsReadsListsAndRemovesEntriesWithWhoMadeThem() {
+        try (RedisLimitStore store = limitStore(prefix()).build()) {
+            store.setLimits("api", "alice", List.of(Limit.parse("5/1s"), Limit.parse("100/1m burst=150")), "ops-bob");
+            store.assignPlan("api", "carol", "gold", null);
+            RedisLimitStore.Entry alice = store.get("api", "alice").orElseThrow();
+            assertThat(alice.limits()).containsExactly(Limit.parse("5/1s"), Limit.parse("100/1m burst=150"));
+            assertThat(alice.plan()).isNull();
+            assertThat(alice.changedBy()).isEqualTo("ops-bob");
+            assertThat(alice.changedAt()).isNotNull();
+            RedisLimitStore.Entry carol = store.get("api", "carol").orElseThrow();
+            assertThat(carol.plan()).isEqualTo("gold");
+            assertThat(carol.limits()).containsExactly(Limit.parse("1000/1m"));
+            assertThat(carol.changedBy()).isEqualTo("unknown");
+            assertThat(store.get("api", "dave")).isEmpty();
+            assertThat(store.get("other-rule", "alice")).isEmpty();
+
+            assertThat(store.remove("api", "alice", "ops-bob")).isTrue();
+            assertThat(store.remove("api", "alice", "ops-bob")).isFalse();
+            assertThat(store.get("api", "alice")).isEmpty();
+        }
+    }
+
+    @Test
+    void pagesThroughEveryEntryOfARule() {
+        try (RedisLimitStore store = limitStore(prefix()).build()) {
+            for (int i = 0; i < 1_500; i++) {
+                store.setLimits("api", "user-" + i, List.of(Limit.parse((i + 1) + "/1m")), "seed");
+            }
+            Set<String> seen = new HashSet<>();
+            String cursor = null;
+            int pages = 0;
+            do {
+                RedisLimitStore.Page page = store.list("api", cursor, 100);
+                page.entries().forEach(e -> seen.add(e.key()));
+                cursor = page.next();
+                pages++;
+            } while (cursor != null && pages < 1_000);
+            assertThat(seen).hasSize(1_500);
+            assertThat(pages).isGreaterThan(1);
+        }
+    }
+
+    @Test
+    void refusesWhatItCannotStore() {
+        try (RedisLimitStore store = limitStore(prefix()).build()) {
+            assertThatThrownBy(() -> store.assignPlan("api", "alice", "platinum", "x"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("known plans: [gold]");
+            assertThatThrownBy(() -> store.setLimits("api", "alice", List.of(), "x"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty");
+            assertThatThrownBy(() -> store.setLimits(" ", "alice", List.of(Limit.parse("1/1s")), "x"))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rule name is missing");
+            assertThatThrownBy(() -> store.list("api", "not-a-cursor", 10))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cursor");
+            assertThatThrownBy(() -> store.list("api", null, 0)).isInstanceOf(IllegalArgumentException.class);
+        }
+        assertThatThrownBy(() -> RedisLimitStore.builder().build()).hasMessageContaining("no Redis client");
+        assertThatThrownBy(() -> RedisLimitStore.builder().keyPrefix("a{b")).hasMessageContaining("brace");
+    }
+
+    @Test
+    void aChangeMadeThroughOneInstanceIsEnforcedByAnotherWithinTheRefreshInterval() throws Exception {
+        String prefix = prefix();
+        try (Instance a = Instance.start(prefix); Instance b = Instance.start(prefix)) {
+            Guard onA = a.limiter().guard(API);
+            Guard onB = b.limiter().guard(API);
+            assertThat(onB.acquire(user("alice")).outcome()).isEqualTo(Outcome.ALLOWED); // B caches "the rule's own"
+            Thread.sleep(1_500); // both refresh threads have read the (empty) stream once
+
+            long changed = System.nanoTime();
+            a.limits().setLimits("api", "alice", List.of(Limit.parse("2/1m")), "ops");
+            // A decides nothing for alice: B learns of the change only from the store's stream of changes, within
+            // the refresh interval (1 s) and a round trip. The shared bucket had 99 of 100 left; a capacity that
+            // shrinks keeps at most the new capacity (Bucket4j's additive replacement): 2 left, then rejected.
+            while (onB.acquire(user("alice")).outcome() == Outcome.ALLOWED) {
+                assertThat(System.nanoTime() - changed).as("B still allows alice").isLessThan(Duration.ofSeconds(3).toNanos());
+                Thread.sleep(20);
+            }
+            long tookMillis = (System.nanoTime() - changed) / 1_000_000;
+            assertThat(tookMillis).isLessThan(3_000);
+            assertThat(onA.acquire(user("alice")).outcome()).as("A applies its own change at once").isEqualTo(Outcome.REJECTED);
+            // Back to the rule's limits, again seen by B.
+            a.limits().remove("api", "alice", "ops");
+            long removed = System.nanoTime();
+            while (onB.acquire(user("alice")).outcome() != Outcome.ALLOWED) {
+                assertThat(System.nanoTime() - removed).as("B still rejects alice").isLessThan(Duration.ofSeconds(3).toNanos());
+                Thread.sleep(20);
+            }
+        }
+    }
+
+    @Test
+    void concurrentChangesAndDecisionsLoseNothing() throws Exception {
+        String prefix = prefix();
+        try (Instance a = Instance.start(prefix); Instance b = Instance.start(prefix)) {
+            Guard onB = b.limiter().guard(API);
+            int keys = 50;
+            ExecutorService pool = Executors.newFixedThreadPool(6);
+            Map<String, Integer> last = new ConcurrentHashMap<>();
+            AtomicInteger decisions = new AtomicInteger();
+            try {
+                List<Future<?>> futures = new ArrayList<>();
+                for (int w = 0; w < 3; w++) {
+                    int writer = w;
+                    futures.add(pool.submit(() -> {
+                        // Each writer owns some keys and sets each many times; the last value must win everywhere.
+                        for (int round = 1; round <= 20; round++) {
+                            for (int k = writer; k < keys; k += 3) {
+                                int permits = round * 1_000 + k;
+                                a.limits().setLimits("api", "user-" + k, List.of(Limit.of(permits, Duration.ofMinutes(1))), "w" + writer);
+                                last.put("user-" + k, permits);
+                            }
+                        }
+                        return null;
+                    }));
+                }
+                for (int d = 0; d < 3; d++) {
+                    futures.add(pool.submit(() -> {
+                        for (int i = 0; i < 2_000; i++) {
+                            assertThat(onB.acquire(user("user-" + (i % keys))).outcome()).isEqualTo(Outcome.ALLOWED);
+                            decisions.incrementAndGet();
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : futures) {
+                    f.get(60, TimeUnit.SECONDS);
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+            assertThat(decisions.get()).isEqualTo(6_000);
+            Thread.sleep(1_500); // one refresh on B after the last change
+            for (int k = 0; k < keys; k++) {
+                String key = "user-" + k;
+                List<Limit> expected = List.of(Limit.of(last.get(key), Duration.ofMinutes(1)));
+                assertThat(a.limits().get("api", key).orElseThrow().limits()).as(key).isEqualTo(expected);
+                assertThat(b.limits().limitsFor(API, key)).as("B's answer for %s", key).isEqualTo(expected);
+                assertThat(a.limits().limitsFor(API, key)).as("A's answer for %s", key).isEqualTo(expected);
+            }
+        }
+    }
+
+    @Test
+    void aResetUnblocksAKeyOnEveryInstanceAtOnce() {
+        String prefix = prefix();
+        try (Instance a = Instance.start(prefix); Instance b = Instance.start(prefix)) {
+            Rule tight = Rule.builder("login").key("user").limits("2/1h").build();
+            Guard onA = a.limiter().guard(tight);
+            Guard onB = b.limiter().guard(tight);
+            assertThat(onA.acquire(user("mallory")).outcome()).isEqualTo(Outcome.ALLOWED);
+            assertThat(onB.acquire(user("mallory")).outcome()).isEqualTo(Outcome.ALLOWED);
+            assertThat(onA.acquire(user("mallory")).outcome()).isEqualTo(Outcome.REJECTED);
+            assertThat(onB.acquire(user("mallory")).outcome()).isEqualTo(Outcome.REJECTED);
+            a.limiter().reset("login", "mallory");
+            assertThat(onB.acquire(user("mallory")).outcome()).isEqualTo(Outcome.ALLOWED);
+            assertThat(onA.acquire(user("mallory")).outcome()).isEqualTo(Outcome.ALLOWED);
+            assertThat(onB.acquire(user("mallory")).outcome()).isEqualTo(Outcome.REJECTED);
+            assertThat(onB.acquire(user("trent")).outcome()).as("another key is untouched").isEqualTo(Outcome.ALLOWED);
+        }
+    }
+
+    @Test
+    void aResetOnTheLocalStoreForgetsTheKeyInEveryAlgorithm() {
+        try (RateLimiter limiter = RateLimiter.builder().build()) {
+            for (io.github.ratelimit.Algorithm algorithm : io.github.ratelimit.Algorithm.values()) {
+                Rule rule = Rule.builder("r-" + algorithm).key("user").limits("1/1h").algorithm(algorithm).build();
+                Guard guard = limiter.guard(rule);
+                assertThat(guard.acquire(user("u")).outcome()).as("%s", algorithm).isEqualTo(Outcome.ALLOWED);
+                assertThat(guard.acquire(user("u")).outcome()).as("%s", algorithm).isEqualTo(Outcome.REJECTED);
+                limiter.reset(rule.name(), "u");
+                assertThat(guard.acquire(user("u")).outcome()).as("%s after reset", algorithm).isEqualTo(Outcome.ALLOWED);
+            }
+        }
+    }
+
+    @Test
+    void keepsTheLastKnownLimitsWhileRedisIsDownAndAsksAgainWhenItReturns() throws Exception {
+        try (RedisServer own = RedisServer.start();
+             RedisClient c = RedisClient.builder().hostAndPort(new HostAndPort(own.host(), own.port())).build()) {
+            AtomicInteger allChanged = new AtomicInteger();
+            try (RedisLimitStore store = RedisLimitStore.builder().client(c).refreshInterval(Duration.ofMillis(100)).build();
+                 // Counters in this JVM, limits in Redis: decisions go on while Redis is down.
+                 RateLimiter limiter = RateLimiter.builder().limitProvider(store, Duration.ofMinutes(10)).build()) {
+                store.onChange(new LimitProvider.Changes() {
+                    @Override
+                    public void keyChanged(String rule, String key) {
+                    }
+
+                    @Override
+                    public void allChanged() {
+                        allChanged.incrementAndGet();
+                    }
+                });
+                store.setLimits("api", "alice", List.of(Limit.parse("1/1h")), "ops");
+                Guard guard = limiter.guard(API);
+                assertThat(guard.acquire(user("alice")).outcome()).isEqualTo(Outcome.ALLOWED);
+                assertThat(guard.acquire(user("alice")).outcome()).isEqualTo(Outcome.REJECTED);
+
+                own.pause();
+                try {
+                    Thread.sleep(300); // refreshes fail meanwhile
+                    assertThat(store.limitsFor(API, "alice")).as("the last known limits").containsExactly(Limit.parse("1/1h"));
+                    assertThat(guard.acquire(user("alice")).outcome()).isEqualTo(Outcome.REJECTED);
+                    // A key never read: the rule's own limits, never none.
+                    assertThat(guard.acquire(user("bob")).outcome()).isEqualTo(Outcome.ALLOWED);
+                } finally {
+                    own.resume();
+                }
+                long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+                while (allChanged.get() == 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(allChanged.get()).as("every answer asked again after the outage").isPositive();
+                assertThat(store.limitsFor(API, "alice")).containsExactly(Limit.parse("1/1h"));
+            }
+        }
+    }
+}
