@@ -50,8 +50,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * answer and asks again.
  *
  * <p><b>Failures</b>: while Redis cannot be read, cached answers stay (the last known limits); a key not cached
- * gets the rule's own limits, never no limit, and is asked again once Redis answers. Changes fail with
- * {@link RateLimitStoreException}.
+ * gets the rule's own limits, never no limit, without waiting on Redis once a read or refresh has failed, and is
+ * asked again once a refresh succeeds. Changes fail with {@link RateLimitStoreException}.
  *
  * <p>Every change is logged (logger {@code io.github.ratelimit.limits}, INFO) with who made it. Thread-safe;
  * {@link #close()} stops the refresh thread (the client is the caller's).
@@ -263,6 +263,11 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         Answer cached = answers.getIfPresent(cacheKey);
         if (cached != null) {
             return cached.limits();
+        }
+        if (lostTrack) {
+            // Redis failed since the last refresh that succeeded: do not make every call wait out a timeout. The
+            // refresh clears this once Redis answers, and then every answer is asked again.
+            return null;
         }
         long seen = generation.get();
         byte[] value;

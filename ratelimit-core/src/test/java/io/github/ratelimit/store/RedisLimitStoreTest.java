@@ -11,6 +11,7 @@ import io.github.ratelimit.testing.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.RedisClient;
 
@@ -263,7 +264,11 @@ class RedisLimitStoreTest {
     @Test
     void keepsTheLastKnownLimitsWhileRedisIsDownAndAsksAgainWhenItReturns() throws Exception {
         try (RedisServer own = RedisServer.start();
-             RedisClient c = RedisClient.builder().hostAndPort(new HostAndPort(own.host(), own.port())).build()) {
+             // Timeouts as the bucket store's client has them (50 ms commands); the limit store has no timeout of
+             // its own and uses its client's.
+             RedisClient c = RedisClient.builder().hostAndPort(new HostAndPort(own.host(), own.port()))
+                     .clientConfig(DefaultJedisClientConfig.builder().socketTimeoutMillis(50).build())
+                     .build()) {
             AtomicInteger allChanged = new AtomicInteger();
             try (RedisLimitStore store = RedisLimitStore.builder().client(c).refreshInterval(Duration.ofMillis(100)).build();
                  // Counters in this JVM, limits in Redis: decisions go on while Redis is down.
@@ -288,8 +293,12 @@ class RedisLimitStoreTest {
                     Thread.sleep(300); // refreshes fail meanwhile
                     assertThat(store.limitsFor(API, "alice")).as("the last known limits").containsExactly(Limit.parse("1/1h"));
                     assertThat(guard.acquire(user("alice")).outcome()).isEqualTo(Outcome.REJECTED);
-                    // A key never read: the rule's own limits, never none.
+                    // A key never read: the rule's own limits, never none, and without waiting on the frozen Redis
+                    // again once the refresh has failed.
+                    long t0 = System.nanoTime();
                     assertThat(guard.acquire(user("bob")).outcome()).isEqualTo(Outcome.ALLOWED);
+                    assertThat(System.nanoTime() - t0).isLessThan(Duration.ofMillis(500).toNanos());
+                    assertThat(store.limitsFor(API, "bob")).isNull();
                 } finally {
                     own.resume();
                 }
