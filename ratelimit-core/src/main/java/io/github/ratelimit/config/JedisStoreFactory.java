@@ -28,4 +28,23 @@ final class JedisStoreFactory {
         }
         return b.ssl(s.ssl()).build();
     }
+
+    static io.github.ratelimit.LimitProvider createLimitStore(BucketStore store,
+                                                             java.util.Map<String, java.util.List<io.github.ratelimit.Limit>> plans,
+                                                             io.github.ratelimit.LimitProvider defaults,
+                                                             java.time.Duration refreshInterval) {
+        if (!(store instanceof JedisBucketStore redis)) {
+            throw new io.github.ratelimit.InvalidRateLimitConfigurationException("ratelimit.limit-store.enabled=true "
+                    + "keeps per-key limits in the store's Redis, but the store is " + store.getClass().getSimpleName()
+                    + ". Name a Redis server (ratelimit.redis.url, or spring.data.redis.* with the Spring Boot starter), or set "
+                    + "ratelimit.limit-store.enabled=false.");
+        }
+        io.github.ratelimit.store.RedisLimitStore.Builder b = io.github.ratelimit.store.RedisLimitStore.builder()
+                .client(redis.client()).keyPrefix(redis.keyPrefix()).refreshInterval(refreshInterval);
+        plans.forEach(b::plan);
+        if (defaults != null) {
+            b.defaults(defaults);
+        }
+        return b.build();
+    }
 }

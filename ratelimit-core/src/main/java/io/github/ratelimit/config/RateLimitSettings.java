@@ -6,6 +6,8 @@ import io.github.ratelimit.Count;
 import io.github.ratelimit.internal.DecisionLog;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.LocalFirst;
 import io.github.ratelimit.MapLimitProvider;
 import io.github.ratelimit.MissingKeyPolicy;
@@ -114,6 +116,8 @@ public final class RateLimitSettings {
             p("ratelimit.log-shadow", "true", "Whether to log what SHADOW rules would have rejected.", "true", "false"),
             p("ratelimit.metrics", "true", "Whether to record metrics with Micrometer when it is present.", "true", "false"),
             p("ratelimit.limit-cache-ttl", "1m", "How long per-key limits (ratelimit.keys, or a LimitProvider) are cached."),
+            p("ratelimit.limit-store.enabled", "false", "Whether per-key limits and plan assignments are also kept in the Redis of the store, changed at run time (they win over ratelimit.keys).", "true", "false"),
+            p("ratelimit.limit-store.refresh-interval", "1s", "How often each instance reads the changes of per-key limits made elsewhere: how long another instance keeps a key's old limits."),
             p("ratelimit.plans.<plan>", null, "Limits of a named plan, e.g. 10/1m, 1000/1d."),
             p("ratelimit.keys[i].key", null, "<key expression>:<key>, e.g. user:241531, whose limits these are."),
             p("ratelimit.keys[i].limits", null, "The key's own limits; or give a plan."),
@@ -169,6 +173,9 @@ public final class RateLimitSettings {
     private boolean methodHeaders;
     private Duration limitCacheTtl;
     private MapLimitProvider limitProvider;
+    private Map<String, List<Limit>> plans;
+    private boolean limitStore;
+    private Duration limitStoreRefresh;
     private List<UrlRule> rules;
     private String rejectionHandler;
     private boolean annotations;
@@ -268,6 +275,13 @@ public final class RateLimitSettings {
         methodHeaders = bool("ratelimit.method-headers");
         limitCacheTtl = duration("ratelimit.limit-cache-ttl", true);
         limitProvider = readLimitProvider();
+        plans = readPlans();
+        limitStore = bool("ratelimit.limit-store.enabled");
+        limitStoreRefresh = duration("ratelimit.limit-store.refresh-interval", true);
+        if (limitStoreRefresh.compareTo(Duration.ofMillis(10)) < 0) {
+            throw badValue("ratelimit.limit-store.refresh-interval", limitStoreRefresh.toString(), "is below 10ms",
+                    "Use e.g. 1s.");
+        }
         rules = urlRules();
         rejectionHandler = get("ratelimit.rejection-handler");
         annotations = bool("ratelimit.annotations");
@@ -543,6 +557,14 @@ public final class RateLimitSettings {
             }
         }
         return b.build();
+    }
+
+    private Map<String, List<Limit>> readPlans() {
+        Map<String, List<Limit>> result = new java.util.LinkedHashMap<>();
+        for (String plan : namesUnder("ratelimit.plans.")) {
+            result.put(plan, list("ratelimit.plans." + plan).stream().map(Limit::parse).toList());
+        }
+        return Collections.unmodifiableMap(result);
     }
 
     private List<UrlRule> urlRules() {
@@ -863,6 +885,29 @@ public final class RateLimitSettings {
      * @return a new store, as {@link #createStore()}
      * @throws InvalidRateLimitConfigurationException when Redis is configured but Jedis is not on the class path
      */
+    /**
+     * The per-key limits kept in Redis when {@code ratelimit.limit-store.enabled} is set: a
+     * {@link io.github.ratelimit.store.RedisLimitStore} on the store's client and key prefix, with the plans of
+     * {@code ratelimit.plans}, answering from {@code ratelimit.keys} for keys without an entry of their own.
+     *
+     * @param store the store {@link #createStore} made (the limit store shares its Redis client)
+     * @return the limit store, or {@code null} when not enabled; close it with the store
+     * @throws InvalidRateLimitConfigurationException when enabled and the store is not on Redis
+     */
+    public LimitProvider createLimitStore(BucketStore store) {
+        if (!limitStore) {
+            return null;
+        }
+        return JedisStoreFactory.createLimitStore(store, plans, limitProvider, limitStoreRefresh);
+    }
+
+    /**
+     * @return whether {@code ratelimit.limit-store.enabled} is set
+     */
+    public boolean limitStoreEnabled() {
+        return limitStore;
+    }
+
     public BucketStore createStore(TimeMeter clock) {
         if (store == StoreKind.LOCAL || !redis.hasServer()) {
             LocalBucketStore.Builder local = LocalBucketStore.builder().maximumKeys(localMaximumKeys);

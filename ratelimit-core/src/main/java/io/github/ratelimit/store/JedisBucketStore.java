@@ -278,6 +278,14 @@ public final class JedisBucketStore implements BucketStore {
     }
 
     /**
+     * @return the client this store talks through, to share its connections (a {@link RedisLimitStore}, for
+     *         example); the store closes it if it made it, so do not close it
+     */
+    public UnifiedJedis client() {
+        return jedis;
+    }
+
+    /**
      * @return the Redis key prefix
      */
     public String keyPrefix() {

@@ -116,6 +116,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
     private final String prefix;
     private final byte[] streamKey;
     private final Map<String, List<Limit>> plans;
+    private final LimitProvider defaults;
     private final Clock clock;
     private final Cache<CacheKey, Answer> answers;
     private final List<Changes> listeners = new CopyOnWriteArrayList<>();
@@ -132,6 +133,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         this.prefix = b.keyPrefix;
         this.streamKey = (prefix + ":{limits}:changes").getBytes(StandardCharsets.UTF_8);
         this.plans = Map.copyOf(b.plans);
+        this.defaults = b.defaults;
         this.clock = b.clock;
         this.answers = Caffeine.newBuilder().maximumSize(b.maximumCachedKeys).build();
         long every = b.refreshInterval.toMillis();
@@ -259,6 +261,12 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
 
     @Override
     public List<Limit> limitsFor(Rule rule, String key) {
+        List<Limit> own = entryLimits(rule, key);
+        return own != null || defaults == null ? own : defaults.limitsFor(rule, key);
+    }
+
+    /** The limits of the key's entry in Redis (cached), or {@code null} for none (or none readable now). */
+    private List<Limit> entryLimits(Rule rule, String key) {
         CacheKey cacheKey = new CacheKey(rule.name(), key);
         Answer cached = answers.getIfPresent(cacheKey);
         if (cached != null) {
@@ -435,8 +443,19 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         private Duration refreshInterval = Duration.ofSeconds(1);
         private long maximumCachedKeys = 100_000;
         private Clock clock = Clock.systemUTC();
+        private LimitProvider defaults;
 
         private Builder() {
+        }
+
+        /**
+         * @param defaults answers for keys without an entry of their own in Redis (a {@code MapLimitProvider} from
+         *        configuration, for example); without it, such keys have their rule's limits
+         * @return this builder
+         */
+        public Builder defaults(LimitProvider defaults) {
+            this.defaults = Objects.requireNonNull(defaults, "defaults");
+            return this;
         }
 
         /**

@@ -109,6 +109,20 @@ class RedisLimitStoreTest {
     }
 
     @Test
+    void answersFromItsDefaultsForKeysWithoutAnEntryOfTheirOwn() {
+        io.github.ratelimit.MapLimitProvider configured = io.github.ratelimit.MapLimitProvider.builder()
+                .limits("user:alice", "7/1m").limits("user:bob", "8/1m").build();
+        try (RedisLimitStore store = limitStore(prefix()).defaults(configured).build()) {
+            store.setLimits("api", "alice", List.of(Limit.parse("70/1m")), "ops");
+            assertThat(store.limitsFor(API, "alice")).as("Redis wins").containsExactly(Limit.parse("70/1m"));
+            assertThat(store.limitsFor(API, "bob")).as("configured").containsExactly(Limit.parse("8/1m"));
+            assertThat(store.limitsFor(API, "carol")).as("the rule's own").isNull();
+            store.remove("api", "alice", "ops");
+            assertThat(store.limitsFor(API, "alice")).containsExactly(Limit.parse("7/1m"));
+        }
+    }
+
+    @Test
     void pagesThroughEveryEntryOfARule() {
         try (RedisLimitStore store = limitStore(prefix()).build()) {
             for (int i = 0; i < 1_500; i++) {

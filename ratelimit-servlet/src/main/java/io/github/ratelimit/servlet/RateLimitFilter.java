@@ -114,8 +114,23 @@ public class RateLimitFilter implements Filter {
     /** Every decision the rate-limit filters took on a request, for {@link #refund}. */
     private static final String DECISIONS_ATTRIBUTE = RateLimitFilter.class.getName() + ".decisions";
 
+    /**
+     * The servlet-context attribute, followed by {@code .} and the filter's name, under which a filter configured
+     * from its rules file publishes its {@link RateLimiter}: for an application's own operations servlet, to
+     * {@link RateLimiter#reset reset} a key without Spring.
+     */
+    public static final String LIMITER_ATTRIBUTE = RateLimitFilter.class.getName() + ".limiter";
+
+    /**
+     * The servlet-context attribute, followed by {@code .} and the filter's name, under which a filter with
+     * {@code ratelimit.limit-store.enabled=true} publishes its {@link io.github.ratelimit.store.RedisLimitStore}: to
+     * set, read, list and remove per-key limits without Spring.
+     */
+    public static final String LIMIT_STORE_ATTRIBUTE = RateLimitFilter.class.getName() + ".limitStore";
+
     private RateLimiter limiter;
     private boolean ownsLimiter;
+    private io.github.ratelimit.LimitProvider limitStore;
     private List<UrlRule> urlRules;
     private Set<HeaderStyle> headerStyles;
     private RejectionHandler rejectionHandler;
@@ -229,6 +244,11 @@ public class RateLimitFilter implements Filter {
         RulesFile.Settings settings = RulesFile.parse(properties, location, loader);
         this.limiter = settings.limiter();
         this.ownsLimiter = true;
+        this.limitStore = settings.limitStore();
+        config.getServletContext().setAttribute(LIMITER_ATTRIBUTE + "." + config.getFilterName(), limiter);
+        if (limitStore != null) {
+            config.getServletContext().setAttribute(LIMIT_STORE_ATTRIBUTE + "." + config.getFilterName(), limitStore);
+        }
         this.enabled = settings.enabled();
         this.urlRules = settings.rules();
         this.headerStyles = settings.headers();
@@ -597,6 +617,14 @@ public class RateLimitFilter implements Filter {
 
     @Override
     public void destroy() {
+        if (limitStore instanceof AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception e) {
+                System.getLogger(RateLimitFilter.class.getName()).log(System.Logger.Level.WARNING,
+                        "Could not close the limit store: " + e);
+            }
+        }
         if (ownsLimiter && limiter != null) {
             limiter.close();
         }

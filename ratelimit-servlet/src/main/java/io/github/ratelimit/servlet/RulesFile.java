@@ -32,7 +32,7 @@ final class RulesFile {
     /** What the file configures. */
     record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
                     RejectionHandler rejectionHandler, boolean annotations, boolean trustContainerForwarding,
-                    io.github.ratelimit.MapLimitProvider keyLimits) {
+                    io.github.ratelimit.MapLimitProvider keyLimits, io.github.ratelimit.LimitProvider limitStore) {
     }
 
     private RulesFile() {
@@ -67,9 +67,19 @@ final class RulesFile {
         if (settings.metrics() && micrometerPresent()) {
             builder.listener(MicrometerBinding.globalRegistry(store));
         }
+        io.github.ratelimit.LimitProvider limitStore;
+        try {
+            limitStore = settings.createLimitStore(store);
+        } catch (InvalidRateLimitConfigurationException e) {
+            store.close();
+            throw e.within(source);
+        }
+        if (limitStore != null) {
+            builder.limitProvider(limitStore, settings.limitCacheTtl());
+        }
         RateLimiter limiter = builder.store(store).build();
         return new Settings(settings.enabled(), limiter, settings.rules(), settings.headers(), handler,
-                settings.annotations(), settings.trustContainerForwarding(), settings.limitProvider());
+                settings.annotations(), settings.trustContainerForwarding(), settings.limitProvider(), limitStore);
     }
 
     private static boolean micrometerPresent() {

@@ -18,6 +18,7 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -58,7 +59,8 @@ import java.util.function.Supplier;
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({RateLimitAutoConfiguration.ServletWebConfiguration.class, RateLimitAutoConfiguration.MetricsConfiguration.class,
-        RateLimitAutoConfiguration.ActuatorConfiguration.class, RateLimitAutoConfiguration.HealthConfiguration.class})
+        RateLimitAutoConfiguration.ActuatorConfiguration.class, RateLimitAutoConfiguration.HealthConfiguration.class,
+        RateLimitAutoConfiguration.LimitStoreConfiguration.class})
 public final class RateLimitAutoConfiguration {
 
     private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
@@ -271,6 +273,31 @@ public final class RateLimitAutoConfiguration {
         RateLimitsEndpointWebExtension rateLimitsEndpointWebExtension(RateLimitsEndpoint endpoint,
                                                                       RateLimitsEndpointProperties properties) {
             return new RateLimitsEndpointWebExtension(endpoint, properties.getShowValues(), properties.getRoles());
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint(
+                exposure = org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure.WEB)
+        RateLimitKeysEndpoint rateLimitKeysEndpoint(RateLimiter limiter,
+                                                    @Qualifier("rateLimitLimitStore") ObjectProvider<LimitProvider> limitStore) {
+            return new RateLimitKeysEndpoint(limiter, limitStore.getIfAvailable());
+        }
+    }
+
+    /**
+     * Per-key limits kept in Redis and changed at run time ({@code ratelimit.limit-store.enabled=true}): a
+     * {@link LimitProvider} bean, so the limiter asks it (answering from {@code ratelimit.keys} for keys without an
+     * entry of their own), on the store's Redis client.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "redis.clients.jedis.UnifiedJedis")
+    static class LimitStoreConfiguration {
+
+        @Bean(destroyMethod = "close")
+        @ConditionalOnBooleanProperty(name = "ratelimit.limit-store.enabled")
+        LimitProvider rateLimitLimitStore(RateLimitSettings settings, BucketStore store) {
+            return settings.createLimitStore(store);
         }
     }
 

@@ -82,6 +82,9 @@ public class RateLimitProperties {
     /** How long per-key limits (ratelimit.keys, a LimitProvider bean) are cached. */
     private Duration limitCacheTtl;
 
+    /** Per-key limits kept in Redis and changed at run time. */
+    private final LimitStore limitStore = new LimitStore();
+
     /** Limits of named plans, e.g. free: 10/1m. */
     private Map<String, List<String>> plans = new LinkedHashMap<>();
 
@@ -211,6 +214,10 @@ public class RateLimitProperties {
 
     public void setMethodHeaders(Boolean methodHeaders) {
         this.methodHeaders = methodHeaders;
+    }
+
+    public LimitStore getLimitStore() {
+        return limitStore;
     }
 
     public Duration getLimitCacheTtl() {
@@ -674,6 +681,38 @@ public class RateLimitProperties {
 
         public void setBeforeAuthenticationOrder(Integer beforeAuthenticationOrder) {
             this.beforeAuthenticationOrder = beforeAuthenticationOrder;
+        }
+    }
+
+    /** Per-key limits kept in Redis and changed at run time. */
+    public static class LimitStore {
+
+        /**
+         * Whether per-key limits and plan assignments are also kept in the Redis of the store, changed at run time
+         * (they win over ratelimit.keys).
+         */
+        private Boolean enabled;
+
+        /**
+         * How often each instance reads the changes of per-key limits made elsewhere: how long another instance
+         * keeps a key's old limits.
+         */
+        private Duration refreshInterval;
+
+        public Boolean getEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(Boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getRefreshInterval() {
+            return refreshInterval;
+        }
+
+        public void setRefreshInterval(Duration refreshInterval) {
+            this.refreshInterval = refreshInterval;
         }
     }
 }
