@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.RedisClusterClient;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -119,6 +120,26 @@ class RedisLimitStoreTest {
             assertThat(store.limitsFor(API, "carol")).as("the rule's own").isNull();
             store.remove("api", "alice", "ops");
             assertThat(store.limitsFor(API, "alice")).containsExactly(Limit.parse("7/1m"));
+        }
+    }
+
+    @Test
+    void worksOnACluster() throws Exception {
+        try (io.github.ratelimit.testing.redis.RedisCluster cluster = io.github.ratelimit.testing.redis.RedisCluster.start(3, 0);
+             RedisClusterClient c = RedisClusterClient.builder()
+                     .nodes(new HashSet<>(cluster.nodes())).build();
+             RedisLimitStore a = RedisLimitStore.builder().client(c).refreshInterval(Duration.ofMillis(100)).build();
+             RedisLimitStore b = RedisLimitStore.builder().client(c).refreshInterval(Duration.ofMillis(100)).build()) {
+            assertThat(b.limitsFor(API, "alice")).isNull();
+            Thread.sleep(300); // b has read the (empty) stream
+            a.setLimits("api", "alice", List.of(Limit.parse("3/1m")), "ops");
+            assertThat(a.get("api", "alice").orElseThrow().limits()).containsExactly(Limit.parse("3/1m"));
+            assertThat(a.list("api", null, 10).entries()).extracting(RedisLimitStore.Entry::key).containsExactly("alice");
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            while (b.limitsFor(API, "alice") == null && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(b.limitsFor(API, "alice")).as("b learnt of the change").containsExactly(Limit.parse("3/1m"));
         }
     }
 
