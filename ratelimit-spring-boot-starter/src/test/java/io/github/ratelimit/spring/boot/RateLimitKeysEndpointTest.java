@@ -43,7 +43,7 @@ class RateLimitKeysEndpointTest {
     static class App {
         @RestController
         static class Api {
-            @GetMapping("/api/ping")
+            @GetMapping("/keys-endpoint-test/ping")
             String ping(@RequestHeader("X-User") String user) {
                 return "pong " + user;
             }
@@ -69,7 +69,7 @@ class RateLimitKeysEndpointTest {
 
     @Nested
     @SpringBootTest(classes = App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-            properties = {"ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**",
+            properties = {"ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/keys-endpoint-test/**",
                     "ratelimit.rules[0].key=header:X-User", "ratelimit.rules[0].limits=100/1m",
                     "ratelimit.plans.tiny=1/1h", "ratelimit.limit-store.enabled=true",
                     "management.endpoints.web.exposure.include=ratelimitkeys",
@@ -86,7 +86,7 @@ class RateLimitKeysEndpointTest {
 
         @Test
         void setsReadsResetsAndRemovesAKeysLimitsEachEnforcedByTheNextRequest() throws Exception {
-            assertThat(send(port, "GET", "/api/ping", null).statusCode()).isEqualTo(200);
+            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(200);
             assertThat(send(port, "GET", "/actuator/ratelimitkeys/api/alice", null).statusCode()).isEqualTo(404);
 
             HttpResponse<String> set = send(port, "POST", "/actuator/ratelimitkeys/api/alice", "{\"limits\":\"2/1h\"}");
@@ -95,13 +95,13 @@ class RateLimitKeysEndpointTest {
             assertThat(entry.at("/limits/0").asText()).isEqualTo("2/1h");
             assertThat(entry.at("/changedBy").asText()).isEqualTo("unknown");
             // The live bucket shrinks to 2: two more calls, then 429.
-            assertThat(send(port, "GET", "/api/ping", null).statusCode()).isEqualTo(200);
-            assertThat(send(port, "GET", "/api/ping", null).statusCode()).isEqualTo(200);
-            assertThat(send(port, "GET", "/api/ping", null).statusCode()).isEqualTo(429);
+            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(200);
+            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(200);
+            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(429);
 
             assertThat(send(port, "POST", "/actuator/ratelimitkeys/api/alice", "{\"reset\":true}").statusCode())
                     .isEqualTo(200);
-            assertThat(send(port, "GET", "/api/ping", null).statusCode()).as("reset: full again").isEqualTo(200);
+            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).as("reset: full again").isEqualTo(200);
 
             HttpResponse<String> page = send(port, "GET", "/actuator/ratelimitkeys/api?count=10", null);
             assertThat(JSON.readTree(page.body()).at("/entries/0/key").asText()).isEqualTo("alice");
@@ -127,7 +127,7 @@ class RateLimitKeysEndpointTest {
 
     @Nested
     @SpringBootTest(classes = App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-            properties = {"ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**",
+            properties = {"ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/keys-endpoint-test/**",
                     "ratelimit.rules[0].key=header:X-User", "ratelimit.rules[0].limits=100/1m",
                     "ratelimit.limit-store.enabled=true",
                     "management.endpoints.web.exposure.include=ratelimitkeys"})
@@ -150,7 +150,7 @@ class RateLimitKeysEndpointTest {
             assertThat(send(port, "GET", "/actuator/ratelimitkeys/api/alice", null).statusCode())
                     .as("read, and nothing was set").isEqualTo(404);
             for (int i = 0; i < 5; i++) {
-                assertThat(send(port, "GET", "/api/ping", null).statusCode()).isEqualTo(200);
+                assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(200);
             }
         }
     }
