@@ -306,6 +306,9 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
             if (from == null) {
                 List<StreamEntry> newest = jedis.xrevrange(new String(streamKey, StandardCharsets.UTF_8), "+", "-", 1);
                 lastChange = newest.isEmpty() ? "0-0" : newest.get(0).getID().toString();
+                lostTrack = false;
+                // Answers read before this first position (a change may have come in between) are not trusted.
+                forgetAll();
                 return;
             }
             String stream = new String(streamKey, StandardCharsets.UTF_8);
