@@ -79,6 +79,7 @@ final class RateLimitAnnotationValidator implements SmartInitializingSingleton {
             }
             for (Method method : annotated) {
                 checkInterceptable(userType, method);
+                checkNotReactive(userType, method);
                 interceptor.guardFor(userType, method);
                 for (Rule rule : RateLimitAnnotations.rulesFor(userType, method)) {
                     if (SpelKeyResolverFactory.isSpel(rule.key())) {
@@ -101,6 +102,32 @@ final class RateLimitAnnotationValidator implements SmartInitializingSingleton {
                         || (typeLevel && Modifier.isPublic(method.getModifiers())
                         && !Modifier.isStatic(method.getModifiers()))));
         return methods;
+    }
+
+    /** Reactive Streams' {@code Publisher}, or {@code null} when no reactive library is on the class path. */
+    private static final Class<?> PUBLISHER = publisher();
+
+    private static Class<?> publisher() {
+        try {
+            return ClassUtils.forName("org.reactivestreams.Publisher", RateLimitAnnotationValidator.class.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            return null;
+        }
+    }
+
+    /**
+     * A method returning a reactive type ({@code Mono}, {@code Flux}, any {@code Publisher}) does its work when
+     * subscribed to, later and possibly more than once; the interceptor would decide when the publisher is built and
+     * a SOFT rule would block the calling thread, an event loop's in WebFlux. Not supported yet: start-up says so.
+     */
+    private static void checkNotReactive(Class<?> userType, Method method) {
+        if (PUBLISHER != null && PUBLISHER.isAssignableFrom(method.getReturnType())) {
+            throw new InvalidRateLimitConfigurationException("@RateLimit on " + describe(userType, method)
+                    + ", which returns a " + method.getReturnType().getSimpleName() + ": rate limits on reactive methods "
+                    + "are not supported yet (the limit would be decided when the publisher is built, not when it is "
+                    + "subscribed to, and a SOFT rule would block the thread). Limit a method that does the work and "
+                    + "returns its result, or remove the annotation.");
+        }
     }
 
     private static void checkInterceptable(Class<?> userType, Method method) {

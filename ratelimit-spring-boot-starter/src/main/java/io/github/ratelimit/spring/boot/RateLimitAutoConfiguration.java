@@ -60,7 +60,7 @@ import java.util.function.Supplier;
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({RateLimitAutoConfiguration.ServletWebConfiguration.class, RateLimitAutoConfiguration.MetricsConfiguration.class,
         RateLimitAutoConfiguration.ActuatorConfiguration.class, RateLimitAutoConfiguration.HealthConfiguration.class,
-        RateLimitAutoConfiguration.LimitStoreConfiguration.class})
+        RateLimitAutoConfiguration.LimitStoreConfiguration.class, RateLimitAutoConfiguration.ReactiveWebConfiguration.class})
 public final class RateLimitAutoConfiguration {
 
     private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
@@ -282,6 +282,34 @@ public final class RateLimitAutoConfiguration {
         RateLimitKeysEndpoint rateLimitKeysEndpoint(RateLimiter limiter,
                                                     @Qualifier("rateLimitLimitStore") ObjectProvider<LimitProvider> limitStore) {
             return new RateLimitKeysEndpoint(limiter, limitStore.getIfAvailable());
+        }
+    }
+
+    /**
+     * Spring WebFlux is not supported yet: the filter that applies URL rules is a servlet filter, which a reactive
+     * server never runs. A reactive web application with URL rules stops at start-up saying so, rather than serving
+     * without its limits.
+     */
+    @Configuration(proxyBeanMethods = false)
+    static class ReactiveWebConfiguration {
+
+        // Not @ConditionalOnWebApplication(REACTIVE), which also needs WebFlux's classes: the context's own type
+        // says whether requests are served reactively.
+        @Bean
+        static org.springframework.beans.factory.SmartInitializingSingleton rateLimitReactiveWebCheck(
+                ObjectProvider<RateLimitSettings> settings, org.springframework.context.ApplicationContext context) {
+            return () -> {
+                if (!(context instanceof org.springframework.boot.web.context.reactive.ReactiveWebApplicationContext)) {
+                    return;
+                }
+                List<String> names = settings.getObject().rules().stream().map(u -> u.rule().name()).toList();
+                if (!names.isEmpty()) {
+                    throw new InvalidRateLimitConfigurationException("ratelimit.rules: this is a Spring WebFlux "
+                            + "application, where URL rules are not supported yet: rules " + names + " would not be "
+                            + "enforced on any request. Run the application on Spring MVC, or remove the URL rules "
+                            + "(or set ratelimit.enabled=false).");
+                }
+            };
         }
     }
 

@@ -50,6 +50,21 @@ class AnnotationsThatCannotApplyTest {
         }
     }
 
+    public static class ReactiveMethod {
+        @RateLimit(perSecond = 1)
+        public org.reactivestreams.Publisher<String> call() {
+            return subscriber -> { };
+        }
+    }
+
+    public static class AsyncMethod {
+        /** A CompletionStage is under way when returned: deciding at the call is deciding before the work. */
+        @RateLimit(name = "async", perSecond = 1)
+        public java.util.concurrent.CompletionStage<String> call() {
+            return java.util.concurrent.CompletableFuture.completedFuture("x");
+        }
+    }
+
     public static class PrivateMethod {
         public String entry() {
             return hidden();
@@ -149,6 +164,27 @@ class AnnotationsThatCannotApplyTest {
             assertThatThrownBy(() -> bean.call("alice", 1)).isInstanceOf(RateLimitExceededException.class);
             assertThat(bean.call("bob", 1)).isEqualTo("bob");
         });
+    }
+
+    @Test
+    void aMethodReturningAPublisherStopsStartUpSayingReactiveMethodsAreNotSupportedYet() {
+        runner.withBean(ReactiveMethod.class).run(context -> assertThat(configError(context))
+                .hasMessageStartingWith("@RateLimit on ReactiveMethod#call(), which returns a "
+                        + "Publisher: rate limits on reactive methods are not supported yet"));
+        runner.withBean(AsyncMethod.class).run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void aReactiveWebApplicationWithUrlRulesStopsStartUpSayingSo() {
+        new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+                .withPropertyValues("ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**",
+                        "ratelimit.rules[0].limits=5/1s")
+                .run(context -> assertThat(configError(context)).hasMessageContaining("Spring WebFlux application, "
+                        + "where URL rules are not supported yet: rules [api] would not be enforced"));
+        new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+                .run(context -> assertThat(context).as("no URL rules: nothing to refuse").hasNotFailed());
     }
 
     @Test
