@@ -43,11 +43,20 @@ public final class MapLimitProvider implements LimitProvider {
     }
 
     private final Map<String, List<Entry>> byKey;
+    private final Map<String, List<Limit>> plans;
 
-    private MapLimitProvider(Map<String, List<Entry>> byKey) {
+    private MapLimitProvider(Map<String, List<Entry>> byKey, Map<String, List<Limit>> plans) {
         Map<String, List<Entry>> copy = new HashMap<>();
         byKey.forEach((k, v) -> copy.put(k, List.copyOf(v)));
         this.byKey = Map.copyOf(copy);
+        this.plans = Map.copyOf(plans);
+    }
+
+    /**
+     * @return the named plans this provider was built with
+     */
+    public Map<String, List<Limit>> plans() {
+        return plans;
     }
 
     /**
@@ -285,7 +294,7 @@ public final class MapLimitProvider implements LimitProvider {
          * @return the provider
          */
         public MapLimitProvider build() {
-            return new MapLimitProvider(byKey);
+            return new MapLimitProvider(byKey, plans);
         }
 
         private void checkKey(String key) {

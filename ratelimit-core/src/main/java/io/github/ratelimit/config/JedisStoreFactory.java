@@ -29,9 +29,7 @@ final class JedisStoreFactory {
         return b.ssl(s.ssl()).build();
     }
 
-    static io.github.ratelimit.LimitProvider createLimitStore(BucketStore store,
-                                                             java.util.Map<String, java.util.List<io.github.ratelimit.Limit>> plans,
-                                                             io.github.ratelimit.LimitProvider defaults,
+    static io.github.ratelimit.LimitProvider createLimitStore(BucketStore store, io.github.ratelimit.MapLimitProvider defaults,
                                                              java.time.Duration refreshInterval) {
         if (!(store instanceof JedisBucketStore redis)) {
             throw new io.github.ratelimit.InvalidRateLimitConfigurationException("ratelimit.limit-store.enabled=true "
@@ -41,8 +39,9 @@ final class JedisStoreFactory {
         }
         io.github.ratelimit.store.RedisLimitStore.Builder b = io.github.ratelimit.store.RedisLimitStore.builder()
                 .client(redis.client()).keyPrefix(redis.keyPrefix()).refreshInterval(refreshInterval);
-        plans.forEach(b::plan);
         if (defaults != null) {
+            // The plans of ratelimit.plans, and ratelimit.keys for keys without an entry of their own.
+            defaults.plans().forEach(b::plan);
             b.defaults(defaults);
         }
         return b.build();

@@ -6,7 +6,6 @@ import io.github.ratelimit.Count;
 import io.github.ratelimit.internal.DecisionLog;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.LocalFirst;
 import io.github.ratelimit.MapLimitProvider;
@@ -173,7 +172,6 @@ public final class RateLimitSettings {
     private boolean methodHeaders;
     private Duration limitCacheTtl;
     private MapLimitProvider limitProvider;
-    private Map<String, List<Limit>> plans;
     private boolean limitStore;
     private Duration limitStoreRefresh;
     private List<UrlRule> rules;
@@ -275,7 +273,6 @@ public final class RateLimitSettings {
         methodHeaders = bool("ratelimit.method-headers");
         limitCacheTtl = duration("ratelimit.limit-cache-ttl", true);
         limitProvider = readLimitProvider();
-        plans = readPlans();
         limitStore = bool("ratelimit.limit-store.enabled");
         limitStoreRefresh = duration("ratelimit.limit-store.refresh-interval", true);
         if (limitStoreRefresh.compareTo(Duration.ofMillis(10)) < 0) {
@@ -557,14 +554,6 @@ public final class RateLimitSettings {
             }
         }
         return b.build();
-    }
-
-    private Map<String, List<Limit>> readPlans() {
-        Map<String, List<Limit>> result = new java.util.LinkedHashMap<>();
-        for (String plan : namesUnder("ratelimit.plans.")) {
-            result.put(plan, list("ratelimit.plans." + plan).stream().map(Limit::parse).toList());
-        }
-        return Collections.unmodifiableMap(result);
     }
 
     private List<UrlRule> urlRules() {
@@ -880,12 +869,6 @@ public final class RateLimitSettings {
     }
 
     /**
-     * @param clock the buckets' clock, for tests that control time; {@code null} for the defaults (this JVM's
-     *        wall clock for local buckets, the Redis server's clock for Redis)
-     * @return a new store, as {@link #createStore()}
-     * @throws InvalidRateLimitConfigurationException when Redis is configured but Jedis is not on the class path
-     */
-    /**
      * The per-key limits kept in Redis when {@code ratelimit.limit-store.enabled} is set: a
      * {@link io.github.ratelimit.store.RedisLimitStore} on the store's client and key prefix, with the plans of
      * {@code ratelimit.plans}, answering from {@code ratelimit.keys} for keys without an entry of their own.
@@ -898,16 +881,15 @@ public final class RateLimitSettings {
         if (!limitStore) {
             return null;
         }
-        return JedisStoreFactory.createLimitStore(store, plans, limitProvider, limitStoreRefresh);
+        return JedisStoreFactory.createLimitStore(store, limitProvider, limitStoreRefresh);
     }
 
     /**
-     * @return whether {@code ratelimit.limit-store.enabled} is set
+     * @param clock the buckets' clock, for tests that control time; {@code null} for the defaults (this JVM's
+     *        wall clock for local buckets, the Redis server's clock for Redis)
+     * @return a new store, as {@link #createStore()}
+     * @throws InvalidRateLimitConfigurationException when Redis is configured but Jedis is not on the class path
      */
-    public boolean limitStoreEnabled() {
-        return limitStore;
-    }
-
     public BucketStore createStore(TimeMeter clock) {
         if (store == StoreKind.LOCAL || !redis.hasServer()) {
             LocalBucketStore.Builder local = LocalBucketStore.builder().maximumKeys(localMaximumKeys);

@@ -79,8 +79,6 @@ final class AutoPipeline implements ScriptRunner {
     private final AtomicInteger freeLanes;
     /** Pipelines sent: the round trips actually made. */
     final LongAdder batches = new LongAdder();
-    /** Calls sent in them. */
-    final LongAdder calls = new LongAdder();
     /** Whether Redis redirected a pipelined call: the client is a Cluster, and calls go one by one. */
     volatile boolean redirected;
 
@@ -200,7 +198,6 @@ final class AutoPipeline implements ScriptRunner {
     private void send(Call[] batch, int n) {
         Response<Object>[] replies = new Response[n];
         batches.increment();
-        calls.add(n);
         RuntimeException failure = null;
         try (AbstractPipeline pipeline = jedis.pipelined()) {
             for (int i = 0; i < n; i++) {

@@ -27,32 +27,22 @@ final class BucketKeyState implements KeyState {
         this.bucket = bucket;
     }
 
-    @Override
-    public Probe consume(long cost) {
-        return consume(bucket, cost);
-    }
-
-    @Override
-    public Probe reserve(long cost, long maxWaitNanos) {
-        return reserve(bucket, cost, maxWaitNanos);
-    }
-
     /** Tokens are interchangeable: the receipt is not needed. */
     @Override
     public void refund(long cost, long receipt) {
         bucket.addTokens(cost);
     }
 
-    /** {@link KeyState#consume} on a bucket. */
-    static Probe consume(Bucket bucket, long cost) {
+    @Override
+    public Probe consume(long cost) {
         VerboseResult<ConsumptionProbe> result = bucket.asVerbose().tryConsumeAndReturnRemaining(cost);
         ConsumptionProbe probe = result.getValue();
         return new Probe(probe.isConsumed(), probe.isConsumed() ? 0 : Math.max(1, probe.getNanosToWaitForRefill()),
                 windows(result), 0);
     }
 
-    /** {@link KeyState#reserve} on a bucket. */
-    static Probe reserve(Bucket bucket, long cost, long maxWaitNanos) {
+    @Override
+    public Probe reserve(long cost, long maxWaitNanos) {
         CapturingStrategy strategy = new CapturingStrategy();
         boolean reserved;
         try {

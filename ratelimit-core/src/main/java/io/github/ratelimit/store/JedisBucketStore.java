@@ -190,13 +190,10 @@ public final class JedisBucketStore implements BucketStore {
      */
     @Override
     public void reset(BucketKey key) {
-        entries.invalidate(key);
-        sliding.invalidate(key);
         proxies.call(() -> jedis.del(RedisKeys.bucketKey(prefix, key),
                 RedisKeys.slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG),
                 RedisKeys.slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER)));
-        entries.invalidate(key);
-        sliding.invalidate(key);
+        limitsChanged(key);
     }
 
     /**

@@ -114,7 +114,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
 
     private final UnifiedJedis jedis;
     private final String prefix;
-    private final byte[] streamKey;
+    private final String stream;
     private final Map<String, List<Limit>> plans;
     private final LimitProvider defaults;
     private final Clock clock;
@@ -131,7 +131,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
     private RedisLimitStore(Builder b) {
         this.jedis = b.client;
         this.prefix = b.keyPrefix;
-        this.streamKey = (prefix + ":{limits}:changes").getBytes(StandardCharsets.UTF_8);
+        this.stream = prefix + ":{limits}:changes";
         this.plans = Map.copyOf(b.plans);
         this.defaults = b.defaults;
         this.clock = b.clock;
@@ -223,7 +223,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
             byte[] value = jedis.hget(ruleKey(rule), utf8(key));
             return value == null ? Optional.empty() : Optional.of(entry(rule, key, value));
         } catch (JedisException e) {
-            throw new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
+            throw failed(e);
         }
     }
 
@@ -255,7 +255,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
             }
             return new Page(entries, page.isCompleteIteration() ? null : page.getCursor());
         } catch (JedisException e) {
-            throw new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
+            throw failed(e);
         }
     }
 
@@ -299,22 +299,24 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         listeners.add(Objects.requireNonNull(changes, "changes"));
     }
 
-    /** Reads the changes made since the last refresh and forgets the answers they change. */
-    void refresh() {
+    /**
+     * Reads the changes made since the last refresh and forgets the answers they change. Run by the refresh
+     * thread; synchronized so a test may run it too.
+     */
+    synchronized void refresh() {
         try {
             String from = lastChange;
             if (from == null) {
-                List<StreamEntry> newest = jedis.xrevrange(new String(streamKey, StandardCharsets.UTF_8), "+", "-", 1);
+                List<StreamEntry> newest = jedis.xrevrange(stream, "+", "-", 1);
                 lastChange = newest.isEmpty() ? "0-0" : newest.get(0).getID().toString();
                 lostTrack = false;
                 // Answers read before this first position (a change may have come in between) are not trusted.
                 forgetAll();
                 return;
             }
-            String stream = new String(streamKey, StandardCharsets.UTF_8);
             List<StreamEntry> oldest = jedis.xrange(stream, "-", "+", 1);
             boolean trimmed = !oldest.isEmpty() && !from.equals("0-0")
-                    && compare(oldest.get(0).getID(), new StreamEntryID(from)) > 0;
+                    && oldest.get(0).getID().compareTo(new StreamEntryID(from)) > 0;
             boolean recovering = lostTrack;
             List<StreamEntry> changes = jedis.xrange(stream, "(" + from, "+", 1_000);
             for (StreamEntry change : changes) {
@@ -331,10 +333,6 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
             FAILURE_LOG.log(Level.WARNING, () -> "Could not read the changes of per-key limits from Redis; keeping the "
                     + "last known limits: " + e, null);
         }
-    }
-
-    private static int compare(StreamEntryID a, StreamEntryID b) {
-        return a.compareTo(b);
     }
 
     private void forget(String rule, String key) {
@@ -361,10 +359,10 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         String stored = op.equals("set") ? value + "\t" + by + "\t" + clock.millis() : "";
         Object reply;
         try {
-            reply = CHANGE.run(jedis, List.of(ruleKey(rule), streamKey), List.of(utf8(op), utf8(key), utf8(stored),
+            reply = CHANGE.run(jedis, List.of(ruleKey(rule), utf8(stream)), List.of(utf8(op), utf8(key), utf8(stored),
                     utf8(rule), utf8(by), utf8(Integer.toString(MAX_CHANGES))));
         } catch (JedisException e) {
-            throw new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
+            throw failed(e);
         }
         forget(rule, key); // this instance applies its own change at once
         return Long.valueOf(1).equals(reply);
@@ -400,6 +398,10 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         FAILURE_LOG.log(Level.WARNING, () -> "Unreadable per-key limits for rule '" + rule + "' key '" + key
                 + "' in Redis; the rule's own limits apply", null);
         return new Entry(rule, key, List.of(), null, by, at);
+    }
+
+    private static RateLimitStoreException failed(JedisException e) {
+        return new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
     }
 
     private static List<Limit> emptyToNull(List<Limit> limits) {

@@ -112,7 +112,6 @@ class AutoPipelineTest {
         assertThat(duplicates).isEmpty();
         assertThat(seen).hasSize((int) total);
         assertThat(seen).allMatch(v -> v >= 1 && v <= total);
-        assertThat(pipeline.calls.sum()).isEqualTo(2 * total);
         // Sixteen threads on two lanes: calls made while a batch is on the wire go together in the next one.
         assertThat(pipeline.batches.sum()).as("pipelines for %d calls", 2 * total).isLessThan(2 * total * 3 / 4);
     }
@@ -124,7 +123,6 @@ class AutoPipelineTest {
             assertThat(pipeline.run(INCR, key("alone"), args("ok"))).isEqualTo((long) i);
         }
         assertThat(pipeline.batches.sum()).isEqualTo(5);
-        assertThat(pipeline.calls.sum()).isEqualTo(5);
     }
 
     @Test
@@ -162,7 +160,7 @@ class AutoPipelineTest {
         assertThat(failed.get()).isEqualTo(4 * 300);
         assertThat(succeeded.get()).isEqualTo(4 * 300);
         assertThat(client.get("mixed")).isEqualTo("1200");
-        assertThat(pipeline.batches.sum()).isLessThan(pipeline.calls.sum());
+        assertThat(pipeline.batches.sum()).as("pipelines for 2,400 calls").isLessThan(2_400);
     }
 
     @Test

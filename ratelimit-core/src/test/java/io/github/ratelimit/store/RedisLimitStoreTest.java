@@ -131,7 +131,7 @@ class RedisLimitStoreTest {
              RedisLimitStore a = RedisLimitStore.builder().client(c).refreshInterval(Duration.ofMillis(100)).build();
              RedisLimitStore b = RedisLimitStore.builder().client(c).refreshInterval(Duration.ofMillis(100)).build()) {
             assertThat(b.limitsFor(API, "alice")).isNull();
-            Thread.sleep(300); // b has read the (empty) stream
+            b.refresh(); // b has read the (empty) stream: what follows is a change to it
             a.setLimits("api", "alice", List.of(Limit.parse("3/1m")), "ops");
             assertThat(a.get("api", "alice").orElseThrow().limits()).containsExactly(Limit.parse("3/1m"));
             assertThat(a.list("api", null, 10).entries()).extracting(RedisLimitStore.Entry::key).containsExactly("alice");
@@ -187,7 +187,8 @@ class RedisLimitStoreTest {
             Guard onA = a.limiter().guard(API);
             Guard onB = b.limiter().guard(API);
             assertThat(onB.acquire(user("alice")).outcome()).isEqualTo(Outcome.ALLOWED); // B caches "the rule's own"
-            Thread.sleep(1_500); // both refresh threads have read the (empty) stream once
+            a.limits().refresh(); // both have read the (empty) stream: what follows are changes to them
+            b.limits().refresh();
 
             long changed = System.nanoTime();
             a.limits().setLimits("api", "alice", List.of(Limit.parse("2/1m")), "ops");
@@ -254,7 +255,7 @@ class RedisLimitStoreTest {
                 pool.shutdownNow();
             }
             assertThat(decisions.get()).isEqualTo(6_000);
-            Thread.sleep(1_500); // one refresh on B after the last change
+            b.limits().refresh(); // what B's refresh thread does within a second, now
             for (int k = 0; k < keys; k++) {
                 String key = "user-" + k;
                 List<Limit> expected = List.of(Limit.of(last.get(key), Duration.ofMinutes(1)));
@@ -307,9 +308,11 @@ class RedisLimitStoreTest {
                      .clientConfig(DefaultJedisClientConfig.builder().socketTimeoutMillis(50).build())
                      .build()) {
             AtomicInteger allChanged = new AtomicInteger();
-            try (RedisLimitStore store = RedisLimitStore.builder().client(c).refreshInterval(Duration.ofMillis(100)).build();
+            // Refreshes run here by hand: the scheduled one runs once, at the start.
+            try (RedisLimitStore store = RedisLimitStore.builder().client(c).refreshInterval(Duration.ofHours(1)).build();
                  // Counters in this JVM, limits in Redis: decisions go on while Redis is down.
                  RateLimiter limiter = RateLimiter.builder().limitProvider(store, Duration.ofMinutes(10)).build()) {
+                store.refresh(); // the first position in the stream is read (if the scheduled run has not yet)
                 store.onChange(new LimitProvider.Changes() {
                     @Override
                     public void keyChanged(String rule, String key) {
@@ -327,7 +330,7 @@ class RedisLimitStoreTest {
 
                 own.pause();
                 try {
-                    Thread.sleep(300); // refreshes fail meanwhile
+                    store.refresh(); // fails (a frozen Redis, a 50 ms timeout): the store has lost track
                     assertThat(store.limitsFor(API, "alice")).as("the last known limits").containsExactly(Limit.parse("1/1h"));
                     assertThat(guard.acquire(user("alice")).outcome()).isEqualTo(Outcome.REJECTED);
                     // A key never read: the rule's own limits, never none, and without waiting on the frozen Redis
@@ -341,9 +344,9 @@ class RedisLimitStoreTest {
                 }
                 long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
                 while (allChanged.get() == 0 && System.nanoTime() < deadline) {
-                    Thread.sleep(20);
+                    store.refresh(); // the first may meet a connection broken by the outage
                 }
-                assertThat(allChanged.get()).as("every answer asked again after the outage").isPositive();
+                assertThat(allChanged.get()).as("every answer asked again after the outage").isEqualTo(1);
                 assertThat(store.limitsFor(API, "alice")).containsExactly(Limit.parse("1/1h"));
             }
         }
