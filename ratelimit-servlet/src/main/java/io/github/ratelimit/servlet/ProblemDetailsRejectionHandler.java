@@ -1,7 +1,6 @@
 package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.Decision;
-import io.github.ratelimit.RateLimitHeaders;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
@@ -25,7 +24,7 @@ import java.nio.charset.StandardCharsets;
 public final class ProblemDetailsRejectionHandler implements RejectionHandler {
 
     /** The media type of the body. */
-    public static final String MEDIA_TYPE = "application/problem+json";
+    public static final String MEDIA_TYPE = io.github.ratelimit.web.ProblemDetails.MEDIA_TYPE;
 
     private final int status;
 
@@ -40,9 +39,7 @@ public final class ProblemDetailsRejectionHandler implements RejectionHandler {
      * @param status the status to answer with, 400 to 599
      */
     public ProblemDetailsRejectionHandler(int status) {
-        if (status < 400 || status > 599) {
-            throw new IllegalArgumentException("rejection status must be 400 to 599, but was " + status);
-        }
+        io.github.ratelimit.web.ProblemDetails.checkStatus(status);
         this.status = status;
     }
 
@@ -63,44 +60,6 @@ public final class ProblemDetailsRejectionHandler implements RejectionHandler {
      * @return the problem details JSON
      */
     public static String body(Decision decision, int status, String instance) {
-        StringBuilder json = new StringBuilder(200).append("{\"type\":\"about:blank\",\"title\":");
-        string(json, title(status)).append(",\"status\":").append(status).append(",\"detail\":");
-        string(json, decision.describe());
-        if (instance != null) {
-            string(json.append(",\"instance\":"), instance);
-        }
-        json.append(",\"retryAfter\":").append(RateLimitHeaders.retryAfterSeconds(decision));
-        return json.append('}').toString();
-    }
-
-    private static String title(int status) {
-        return switch (status) {
-            case 429 -> "Too Many Requests";
-            case 503 -> "Service Unavailable";
-            case 403 -> "Forbidden";
-            default -> "Request Rejected";
-        };
-    }
-
-    private static StringBuilder string(StringBuilder json, String value) {
-        json.append('"');
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            switch (c) {
-                case '"' -> json.append("\\\"");
-                case '\\' -> json.append("\\\\");
-                case '\n' -> json.append("\\n");
-                case '\r' -> json.append("\\r");
-                case '\t' -> json.append("\\t");
-                default -> {
-                    if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x2028 || c == 0x2029) {
-                        json.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        json.append(c);
-                    }
-                }
-            }
-        }
-        return json.append('"');
+        return io.github.ratelimit.web.ProblemDetails.body(decision, status, instance);
     }
 }

@@ -8,6 +8,7 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.cloud.CloudPlatform;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 import java.util.List;
 import java.util.Locale;
@@ -27,22 +28,43 @@ import java.util.Locale;
  *   <li>{@code trust-container-forwarding} with {@code framework}: Spring's filter believes every peer, so that is
  *       refused too.</li>
  * </ul>
+ *
+ * <p>On Spring WebFlux over Reactor Netty the limiter reads the connection's own address beneath both strategies
+ * (Netty keeps it beside the forwarded one), so neither needs a check; but both Spring's
+ * {@code ForwardedHeaderTransformer} and Netty's forwarded handling believe every peer, so
+ * {@code trust-container-forwarding} with either is refused. Another reactive server is checked as a servlet one.
  */
 final class ForwardedHeadersCheck {
+
+    private static final String NETTY_FACTORY = "org.springframework.boot.reactor.netty.NettyReactiveWebServerFactory";
 
     private ForwardedHeadersCheck() {
     }
 
     static void check(Environment environment, RateLimitSettings settings, RateLimiter limiter,
                       ListableBeanFactory beanFactory) {
-        if (!beanFactory.containsBean("rateLimitFilter")) {
-            return; // not a servlet web application
+        boolean servlet = beanFactory.containsBean("rateLimitFilter");
+        boolean reactive = beanFactory.containsBean("rateLimitWebFilter");
+        if (!servlet && !reactive) {
+            return; // not a web application
         }
         String strategy = Binder.get(environment).bind("server.forward-headers-strategy", String.class)
                 .map(v -> v.trim().toUpperCase(Locale.ROOT).replace('-', '_')).orElse(null);
         CloudPlatform platform = CloudPlatform.getActive(environment);
         boolean implied = strategy == null && platform != null && platform.isUsingForwardHeaders();
         boolean rewritesBelowServletApi = "NATIVE".equals(strategy) || implied;
+        if (reactive && onNetty(beanFactory)) {
+            if (settings.trustContainerForwarding() && ("FRAMEWORK".equals(strategy) || rewritesBelowServletApi)) {
+                throw new InvalidRateLimitConfigurationException("ratelimit.trust-container-forwarding = true, but "
+                        + "server.forward-headers-strategy = " + (strategy != null ? strategy.toLowerCase(Locale.ROOT)
+                        : "native (implied by " + platform + ")") + ": on Spring WebFlux, Spring's "
+                        + "ForwardedHeaderTransformer and Reactor Netty's forwarded handling both believe the "
+                        + "X-Forwarded-For of every peer, so every client could choose its own 'ip' key. Remove "
+                        + "ratelimit.trust-container-forwarding and list your proxies in ratelimit.trusted-proxies: the "
+                        + "limiter reads the connection's own address beneath either strategy.");
+            }
+            return;
+        }
         if (settings.trustContainerForwarding()) {
             if ("FRAMEWORK".equals(strategy)) {
                 throw new InvalidRateLimitConfigurationException("ratelimit.trust-container-forwarding = true, but "
@@ -70,5 +92,11 @@ final class ForwardedHeadersCheck {
                 + "can choose. Either set server.forward-headers-strategy=framework and list your proxies in "
                 + "ratelimit.trusted-proxies (the limiter reads the connection beneath Spring's filter), or, if the "
                 + "server's internal proxies are exactly your own, set ratelimit.trust-container-forwarding=true.");
+    }
+
+    private static boolean onNetty(ListableBeanFactory beanFactory) {
+        ClassLoader loader = ForwardedHeadersCheck.class.getClassLoader();
+        return ClassUtils.isPresent(NETTY_FACTORY, loader)
+                && beanFactory.getBeanNamesForType(ClassUtils.resolveClassName(NETTY_FACTORY, loader), false, false).length > 0;
     }
 }

@@ -79,7 +79,7 @@ final class RateLimitAnnotationValidator implements SmartInitializingSingleton {
             }
             for (Method method : annotated) {
                 checkInterceptable(userType, method);
-                checkNotReactive(userType, method);
+                checkReactiveType(userType, method);
                 interceptor.guardFor(userType, method);
                 for (Rule rule : RateLimitAnnotations.rulesFor(userType, method)) {
                     if (SpelKeyResolverFactory.isSpel(rule.key())) {
@@ -105,28 +105,40 @@ final class RateLimitAnnotationValidator implements SmartInitializingSingleton {
     }
 
     /** Reactive Streams' {@code Publisher}, or {@code null} when no reactive library is on the class path. */
-    private static final Class<?> PUBLISHER = publisher();
+    private static final Class<?> PUBLISHER = load("org.reactivestreams.Publisher");
 
-    private static Class<?> publisher() {
+    /** Reactor's {@code Flux}, or {@code null} without Reactor. */
+    private static final Class<?> FLUX = load("reactor.core.publisher.Flux");
+
+    /** Reactor's {@code Mono}, or {@code null} without Reactor. */
+    private static final Class<?> MONO = load("reactor.core.publisher.Mono");
+
+    private static Class<?> load(String name) {
         try {
-            return ClassUtils.forName("org.reactivestreams.Publisher", RateLimitAnnotationValidator.class.getClassLoader());
+            return ClassUtils.forName(name, RateLimitAnnotationValidator.class.getClassLoader());
         } catch (ClassNotFoundException | LinkageError e) {
             return null;
         }
     }
 
     /**
-     * A method returning a reactive type ({@code Mono}, {@code Flux}, any {@code Publisher}) does its work when
-     * subscribed to, later and possibly more than once; the interceptor would decide when the publisher is built and
-     * a SOFT rule would block the calling thread, an event loop's in WebFlux. Not supported yet: start-up says so.
+     * A method returning a reactive type is decided when its publisher is subscribed to
+     * ({@link ReactiveMethodRateLimit}), which returns a {@code Mono} or a {@code Flux} in its place: the method
+     * must be declared to return one of those (or {@code Publisher}). Another library's type (RxJava's
+     * {@code Flowable}) could not be returned, so start-up says so.
      */
-    private static void checkNotReactive(Class<?> userType, Method method) {
-        if (PUBLISHER != null && PUBLISHER.isAssignableFrom(method.getReturnType())) {
+    private static void checkReactiveType(Class<?> userType, Method method) {
+        Class<?> returned = method.getReturnType();
+        if (PUBLISHER == null || !PUBLISHER.isAssignableFrom(returned)) {
+            return;
+        }
+        boolean supported = FLUX != null && (MONO.isAssignableFrom(returned) || returned.isAssignableFrom(FLUX));
+        if (!supported) {
             throw new InvalidRateLimitConfigurationException("@RateLimit on " + describe(userType, method)
-                    + ", which returns a " + method.getReturnType().getSimpleName() + ": rate limits on reactive methods "
-                    + "are not supported yet (the limit would be decided when the publisher is built, not when it is "
-                    + "subscribed to, and a SOFT rule would block the thread). Limit a method that does the work and "
-                    + "returns its result, or remove the annotation.");
+                    + ", which returns a " + returned.getName() + ": reactive methods are rate limited when subscribed "
+                    + "to, through Project Reactor, so they must be declared to return a Mono, a Flux or a Publisher"
+                    + (FLUX == null ? ", and Reactor (reactor-core) must be on the class path" : "")
+                    + ". Declare the method to return a Flux (convert with Flux.from), or remove the annotation.");
         }
     }
 

@@ -60,8 +60,12 @@ import java.util.function.Supplier;
 @EnableConfigurationProperties(RateLimitProperties.class)
 @Import({RateLimitAutoConfiguration.ServletWebConfiguration.class, RateLimitAutoConfiguration.MetricsConfiguration.class,
         RateLimitAutoConfiguration.ActuatorConfiguration.class, RateLimitAutoConfiguration.HealthConfiguration.class,
-        RateLimitAutoConfiguration.LimitStoreConfiguration.class, RateLimitAutoConfiguration.ReactiveWebConfiguration.class})
+        RateLimitAutoConfiguration.LimitStoreConfiguration.class, RateLimitAutoConfiguration.ReactorConfiguration.class,
+        RateLimitAutoConfiguration.ReactiveWebConfiguration.class})
 public final class RateLimitAutoConfiguration {
+
+    private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
+            RateLimitAutoConfiguration.class.getClassLoader());
 
     private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
             "org.springframework.security.core.context.SecurityContextHolder", RateLimitAutoConfiguration.class.getClassLoader());
@@ -160,10 +164,13 @@ public final class RateLimitAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static RateLimitMethodInterceptor rateLimitMethodInterceptor(ObjectProvider<RateLimiter> limiter,
-                                                                 ObjectProvider<RateLimitSettings> settings) {
+                                                                 ObjectProvider<RateLimitSettings> settings,
+                                                                 ConfigurableListableBeanFactory beanFactory) {
         Supplier<String> principal = principal(WebAccess.detect(RateLimitAutoConfiguration.class.getClassLoader()));
+        ReactiveMethodRateLimit reactive = REACTOR_PRESENT ? ReactiveMethodRateLimit.create(beanFactory, settings::getObject)
+                : null;
         return new RateLimitMethodInterceptor(new LazyLimiter(limiter), settings::getObject,
-                WebAccess.detect(RateLimitAutoConfiguration.class.getClassLoader()), principal);
+                WebAccess.detect(RateLimitAutoConfiguration.class.getClassLoader()), principal, reactive);
     }
 
     private static Supplier<String> principal(WebAccess web) {
@@ -286,31 +293,74 @@ public final class RateLimitAutoConfiguration {
     }
 
     /**
-     * Spring WebFlux is not supported yet: the filter that applies URL rules is a servlet filter, which a reactive
-     * server never runs. A reactive web application with URL rules stops at start-up saying so, rather than serving
-     * without its limits.
+     * Project Reactor: what decides reactive calls without blocking, for {@code @RateLimit} methods returning a
+     * {@code Mono} or a {@code Flux} in any application, and for the WebFlux filter.
      */
     @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "reactor.core.publisher.Mono")
+    static class ReactorConfiguration {
+
+        /**
+         * Decisions that may wait on I/O run on a scheduler of their own: those of a Redis store, or of a
+         * {@link LimitProvider} bean (the limit store's Redis, an application's database). In memory, none.
+         */
+        @Bean(name = ReactiveMethodRateLimit.DECIDER_BEAN, destroyMethod = "close")
+        ReactiveDecider rateLimitReactiveDecider(RateLimitSettings settings, BucketStore store,
+                                                 ObjectProvider<LimitProvider> providers) {
+            boolean inMemory = store instanceof io.github.ratelimit.store.LocalBucketStore
+                    && providers.stream().findAny().isEmpty();
+            return new ReactiveDecider(inMemory ? 0 : settings.redis().poolSize());
+        }
+    }
+
+    /**
+     * Spring WebFlux: URL rules and handler methods' rules in one decision per request, by a {@code WebFilter} right
+     * after Spring Security's, and the 429 response.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+    @ConditionalOnClass(name = {"org.springframework.web.server.WebFilter", "reactor.core.publisher.Mono"})
     static class ReactiveWebConfiguration {
 
-        // Not @ConditionalOnWebApplication(REACTIVE), which also needs WebFlux's classes: the context's own type
-        // says whether requests are served reactively.
         @Bean
-        static org.springframework.beans.factory.SmartInitializingSingleton rateLimitReactiveWebCheck(
-                ObjectProvider<RateLimitSettings> settings, org.springframework.context.ApplicationContext context) {
-            return () -> {
-                if (!(context instanceof org.springframework.boot.web.context.reactive.ReactiveWebApplicationContext)) {
-                    return;
-                }
-                List<String> names = settings.getObject().rules().stream().map(u -> u.rule().name()).toList();
-                if (!names.isEmpty()) {
-                    throw new InvalidRateLimitConfigurationException("ratelimit.rules: this is a Spring WebFlux "
-                            + "application, where URL rules are not supported yet: rules " + names + " would not be "
-                            + "enforced on any request. Run the application on Spring MVC, or remove the URL rules "
-                            + "(or set ratelimit.enabled=false).");
-                }
-            };
+        @ConditionalOnMissingBean(name = "rateLimitWebExceptionHandler")
+        RateLimitWebExceptionHandler rateLimitWebExceptionHandler(RateLimitSettings settings) {
+            return new RateLimitWebExceptionHandler(settings.rejectStatus(), settings.headers());
         }
+
+        /** URL rules after authentication, and the rules of the handler method that will serve the request. */
+        @Bean
+        @ConditionalOnMissingBean(name = "rateLimitWebFilter")
+        RateLimitWebFilter rateLimitWebFilter(RateLimitSettings settings, RateLimiter limiter, ReactiveDecider decider,
+                                              ConfigurableListableBeanFactory beanFactory) {
+            SpelKeyResolverFactory spel = checkedSpel(settings.rules(Phase.AFTER_AUTHENTICATION), beanFactory);
+            ReactiveHandlerRules handlerRules = new ReactiveHandlerRules(beanFactory,
+                    rule -> SpelKeyResolverFactory.isSpel(rule.key()) && spel.readsInvocation(rule.key()));
+            return new RateLimitWebFilter(limiter, settings.rules(Phase.AFTER_AUTHENTICATION), handlerRules, decider,
+                    settings.headers(), settings.trustContainerForwarding(), settings.filterOrder());
+        }
+
+        /** URL rules that decide before Spring Security: limits on authentication attempts. */
+        @Bean
+        @ConditionalOnMissingBean(name = "rateLimitBeforeAuthenticationWebFilter")
+        RateLimitWebFilter rateLimitBeforeAuthenticationWebFilter(RateLimitSettings settings, RateLimiter limiter,
+                                                                  ReactiveDecider decider,
+                                                                  ConfigurableListableBeanFactory beanFactory) {
+            checkedSpel(settings.rules(Phase.BEFORE_AUTHENTICATION), beanFactory);
+            return new RateLimitWebFilter(limiter, settings.rules(Phase.BEFORE_AUTHENTICATION), null, decider,
+                    settings.headers(), settings.trustContainerForwarding(), settings.beforeAuthenticationOrder());
+        }
+    }
+
+    /** Checks that URL rules' SpEL keys read only the request; returns the factory that checked them. */
+    private static SpelKeyResolverFactory checkedSpel(List<UrlRule> rules, ConfigurableListableBeanFactory beanFactory) {
+        SpelKeyResolverFactory spel = new SpelKeyResolverFactory(beanFactory);
+        for (UrlRule rule : rules) {
+            if (SpelKeyResolverFactory.isSpel(rule.rule().key())) {
+                spel.checkRequestReferences(rule.rule().key(), rule.rule().source());
+            }
+        }
+        return spel;
     }
 
     /**
@@ -402,12 +452,7 @@ public final class RateLimitAutoConfiguration {
                                                                            RateLimiter limiter,
                                                                            RejectionHandler rejectionHandler,
                                                                            ConfigurableListableBeanFactory beanFactory) {
-            SpelKeyResolverFactory spel = new SpelKeyResolverFactory(beanFactory);
-            for (UrlRule rule : rules) {
-                if (SpelKeyResolverFactory.isSpel(rule.rule().key())) {
-                    spel.checkRequestReferences(rule.rule().key(), rule.rule().source());
-                }
-            }
+            checkedSpel(rules, beanFactory);
             FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(
                     new RateLimitFilter(limiter, rules, settings.headers(), rejectionHandler, false,
                             settings.trustContainerForwarding()));

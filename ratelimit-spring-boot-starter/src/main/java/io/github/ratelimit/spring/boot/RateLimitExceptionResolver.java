@@ -33,10 +33,10 @@ final class RateLimitExceptionResolver implements HandlerExceptionResolver, Orde
             return null;
         }
         Decision decision = rejected.decision();
-        if (request.getAttribute(RateLimitMethodInterceptor.UNDISCLOSED_ATTRIBUTE) == decision) {
+        if (request.getAttribute(ServletMethodRateLimit.UNDISCLOSED_ATTRIBUTE) == decision) {
             // A limit inside the application (an outbound client's) turned the request away: say when to come
             // back, not which class and method it was.
-            decision = undisclosed(decision);
+            decision = Undisclosed.of(decision);
         }
         try {
             rejectionHandler.reject(request, response, decision);
@@ -45,16 +45,6 @@ final class RateLimitExceptionResolver implements HandlerExceptionResolver, Orde
         }
         return new ModelAndView();
     }
-
-    /** The decision with its rules' names replaced by {@value #UNDISCLOSED_RULE} and no windows. */
-    static Decision undisclosed(Decision decision) {
-        List<Verdict> verdicts = decision.verdicts().stream().map(v -> new Verdict(UNDISCLOSED_RULE, null, v.mode(),
-                v.outcome(), v.basis(), List.of(), v.waitNanos())).toList();
-        return new Decision(decision.outcome(), verdicts, decision.delayNanos(), decision.retryAfterNanos());
-    }
-
-    /** The rule name a response shows for a limit inside the application. */
-    static final String UNDISCLOSED_RULE = "internal";
 
     @Override
     public int getOrder() {

@@ -2,16 +2,12 @@ package io.github.ratelimit.spring.boot;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
+import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.RateLimitExceededException;
-import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.config.RateLimitSettings;
-import io.github.ratelimit.servlet.RateLimitFilter;
-import jakarta.servlet.DispatcherType;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;
@@ -29,7 +25,8 @@ import java.util.function.Supplier;
  * Decides calls of {@code @RateLimit} methods (and methods of {@code @RateLimit} types) through the core engine:
  * the same rules, keys and decisions as the servlet filter. A rejection throws {@link RateLimitExceededException}
  * (a web layer turns it into the filter's 429). A SOFT delay waits on the calling thread, within the limiter's cap
- * on waiting calls.
+ * on waiting calls. Methods returning a {@code Mono}, a {@code Flux} or another publisher are decided when subscribed
+ * to, without blocking ({@link ReactiveMethodRateLimit}).
  *
  * <h2>In a web request</h2>
  * The rules of the request's handler method are usually decided by the rate-limit filter already, with the URL
@@ -54,17 +51,14 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
 
     private static final Optional<Entry> NONE = Optional.empty();
 
-    /**
-     * The request attribute holding a rejection by a rule of a method other than the request's handler, which the
-     * response must not describe (its rule names a class and a method): the web layer answers it with a neutral
-     * body.
-     */
-    static final String UNDISCLOSED_ATTRIBUTE = RateLimitMethodInterceptor.class.getName() + ".undisclosed";
-
     private final RateLimiter limiter;
     private final Supplier<RateLimitSettings> settingsSource;
-    private final WebAccess web;
     private final Supplier<String> principal;
+    /** Decides methods returning a publisher (or, on an event loop, a future); {@code null} without Reactor. */
+    private final ReactiveMethodRateLimit reactive;
+    /** Decides calls within a servlet request; {@code null} without the servlet API. */
+    private final ServletMethodRateLimit servlet;
+    private final Set<HandlerId> warnedBlocking = ConcurrentHashMap.newKeySet();
     private final Map<Key, Optional<Entry>> guards = new ConcurrentHashMap<>();
     private volatile RateLimitSettings settings;
 
@@ -72,10 +66,11 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
      * @param settings looked up on first use, so the infrastructure bean does not create them early
      */
     RateLimitMethodInterceptor(RateLimiter limiter, Supplier<RateLimitSettings> settings, WebAccess web,
-                               Supplier<String> principal) {
+                               Supplier<String> principal, ReactiveMethodRateLimit reactive) {
         this.limiter = limiter;
+        this.reactive = reactive;
+        this.servlet = web == WebAccess.NONE ? null : new ServletMethodRateLimit(this::settings, web, principal);
         this.settingsSource = settings;
-        this.web = web;
         this.principal = principal;
     }
 
@@ -98,43 +93,33 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
         }
         Entry entry = found.get();
         Guard guard = entry.guard();
-        HttpServletRequest request = web.currentRequest();
-        if (request != null && entry.handler().equals(request.getAttribute(MvcHandlerRules.DECIDED_ATTRIBUTE))) {
-            return proceedDecidedByFilter(invocation, guard, request);
-        }
-        boolean handler = request != null && entry.handler().equals(web.currentHandler(request));
-        Decision decision = guard.acquire(new InvocationRequestContext(invocation, request, principal,
-                settings().trustContainerForwarding()));
-        HttpServletResponse response = web.currentResponse();
-        boolean disclosed = handler || settings().methodHeaders();
-        if (response != null && !response.isCommitted()) {
-            if (disclosed) {
-                // The filter decided this request under URL rules already: report both.
-                Object earlier = request.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE);
-                Decision shown = earlier instanceof Decision d ? d.combine(decision) : decision;
-                RateLimitHeaders.write(shown, settings().headers(), response::setHeader);
-            } else if (!decision.permitted()) {
-                // An internal limit turned the request away: when to come back, and nothing about the limit.
-                RateLimitHeaders.write(decision, Set.of(), response::setHeader);
+        Class<?> returned = invocation.getMethod().getReturnType();
+        if (reactive != null) {
+            if (ReactiveMethodRateLimit.decidesOnSubscription(returned) || ReactiveMethodRateLimit.decidesFuture(returned)) {
+                return reactive.invoke(invocation, guard, entry.handler());
+            }
+            if (ReactiveMethodRateLimit.onEventLoop()) {
+                warnBlocking(entry.handler(), guard);
             }
         }
+        if (servlet != null) {
+            return servlet.invoke(invocation, guard, entry.handler());
+        }
+        Decision decision = guard.acquire(new MethodCallContext(invocation, principal.get()));
         if (!decision.permitted()) {
-            if (handler && request.getDispatcherType() != DispatcherType.FORWARD
-                    && request.getDispatcherType() != DispatcherType.INCLUDE
-                    && request.getDispatcherType() != DispatcherType.ERROR) {
-                // The request is rejected: the URL rules that let it through get their tokens back. (Not after a
-                // forward: the handler that forwarded ran, and its request was worth its tokens.)
-                RateLimitFilter.refund(request);
-            }
-            if (!disclosed && request != null) {
-                request.setAttribute(UNDISCLOSED_ATTRIBUTE, decision);
-            }
             throw new RateLimitExceededException(decision);
         }
+        return proceed(invocation, guard, decision);
+    }
+
+    /**
+     * Runs a permitted call; for rules that count only failures, a call that returns gets its tokens back and one
+     * that throws keeps them.
+     */
+    static Object proceed(MethodInvocation invocation, Guard guard, Decision decision) throws Throwable {
         if (!guard.countsFailures()) {
             return invocation.proceed();
         }
-        // Rules that count only failures: a call that returns gets its tokens back; one that throws keeps them.
         boolean failed = true;
         try {
             Object result = invocation.proceed();
@@ -145,17 +130,19 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
         }
     }
 
-    /** A handler the filter decided: the call goes ahead; a call that throws is a failed attempt for the filter. */
-    private static Object proceedDecidedByFilter(MethodInvocation invocation, Guard guard, HttpServletRequest request)
-            throws Throwable {
-        if (!guard.countsFailures()) {
-            return invocation.proceed();
-        }
-        try {
-            return invocation.proceed();
-        } catch (Throwable t) {
-            request.setAttribute(RateLimitFilter.FAILED_ATTEMPT_ATTRIBUTE, Boolean.TRUE);
-            throw t;
+    /**
+     * A method that returns its result (not a publisher) called on an event loop is decided there: a SOFT wait or
+     * a store's round trip would hold the loop. Said once per method, when its rules could wait at all.
+     */
+    private void warnBlocking(HandlerId method, Guard guard) {
+        boolean mayWait = reactive.offloads() || guard.rules().stream().anyMatch(r -> r.mode() == Mode.SOFT);
+        if (mayWait && warnedBlocking.add(method)) {
+            System.getLogger(RateLimitMethodInterceptor.class.getName()).log(System.Logger.Level.WARNING,
+                    "@RateLimit method " + method.type().getSimpleName() + "#" + method.method().getName() + " was "
+                    + "called on the non-blocking thread " + Thread.currentThread().getName() + ", where its decision "
+                    + "can wait (a SOFT delay, or the store's round trip) and hold the event loop. Declare it to return "
+                    + "a Mono or a Flux (decided when subscribed, without blocking), or call it off the event loop "
+                    + "(publishOn(Schedulers.boundedElastic())).");
         }
     }
 

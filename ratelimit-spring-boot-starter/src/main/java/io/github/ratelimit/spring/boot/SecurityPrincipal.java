@@ -10,6 +10,14 @@ final class SecurityPrincipal {
     private SecurityPrincipal() {
     }
 
+    /**
+     * @param principal a principal
+     * @return whether it is a Spring Security authentication that names no one: anonymous, or not authenticated
+     */
+    static boolean isAnonymous(java.security.Principal principal) {
+        return principal instanceof Authentication a && (!a.isAuthenticated() || a instanceof AnonymousAuthenticationToken);
+    }
+
     static String currentName() {
         Authentication a = SecurityContextHolder.getContext().getAuthentication();
         if (a == null || !a.isAuthenticated() || a instanceof AnonymousAuthenticationToken) {

@@ -3,7 +3,6 @@ package io.github.ratelimit.spring.boot;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.key.KeyResolverFactory;
-import io.github.ratelimit.servlet.HttpRequestContext;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -36,11 +35,26 @@ import java.util.Set;
  * with a quote or {@code T(}; the built-in keys ({@code ip}, {@code user|ip}) contain none of these. Expressions
  * are parsed once, when the rule is registered, so a syntax error stops the application from starting.
  * Arguments are available by name (compile with {@code -parameters}, as Spring Boot's build plugins do) and as
- * {@code #p0}/{@code #a0}; {@code #args} is the array, {@code #request} the current HTTP request or null. A URL
- * rule's key ({@code ratelimit.rules[i].key}) is decided before any method runs: it may refer to {@code #request}
- * and beans only, which {@link #checkRequestReferences} checks at start-up.
+ * {@code #p0}/{@code #a0}; {@code #args} is the array, {@code #request} the current HTTP request or null (an
+ * {@code HttpServletRequest} on Spring MVC, a {@code ServerHttpRequest} on Spring WebFlux), {@code #exchange} the
+ * WebFlux {@code ServerWebExchange} or null. A URL rule's key ({@code ratelimit.rules[i].key}) is decided before any
+ * method runs: it may refer to {@code #request}, {@code #exchange} and beans only, which
+ * {@link #checkRequestReferences} checks at start-up.
  */
 final class SpelKeyResolverFactory implements KeyResolverFactory {
+
+    /**
+     * The context attribute holding the request, SpEL's {@code #request}: the servlet module's
+     * {@code HttpRequestContext.REQUEST_ATTRIBUTE}, spelled out so that a reactive application, which has no servlet
+     * API, never loads that class.
+     */
+    static final String REQUEST_ATTRIBUTE = "io.github.ratelimit.servlet.HttpRequestContext.request";
+
+    /** The context attribute holding the WebFlux exchange, SpEL's {@code #exchange}. */
+    static final String EXCHANGE_ATTRIBUTE = SpelKeyResolverFactory.class.getName() + ".exchange";
+
+    /** What a key can refer to before any method runs. */
+    private static final Set<String> OF_REQUEST = Set.of("#request", "#exchange");
 
     private final SpelExpressionParser parser = new SpelExpressionParser();
     private final ParameterNameDiscoverer parameterNames = new DefaultParameterNameDiscoverer();
@@ -76,7 +90,7 @@ final class SpelKeyResolverFactory implements KeyResolverFactory {
             available.add("#p" + i);
             available.add("#a" + i);
         }
-        available.addAll(List.of("#args", "#request", "#root", "#this"));
+        available.addAll(List.of("#args", "#request", "#exchange", "#root", "#this"));
         check(ast, expression, available, names == null && method.getParameterCount() > 0, source);
     }
 
@@ -93,10 +107,10 @@ final class SpelKeyResolverFactory implements KeyResolverFactory {
         java.util.function.Function<String, InvalidRateLimitConfigurationException> problem = reference ->
                 new InvalidRateLimitConfigurationException(source + ".key", expression, "key '" + expression
                         + "' refers to " + reference + ", but a URL rule is decided before any method runs: its key "
-                        + "can refer to #request and to beans (@name) only",
+                        + "can refer to #request, #exchange and to beans (@name) only",
                         "Use #request (e.g. \"#request.getHeader('X-Tenant')\"), or move the rule to a @RateLimit on "
                         + "the method whose arguments it needs.");
-        check(ast, expression, Set.of("#request"), false, source, problem);
+        check(ast, expression, OF_REQUEST, false, source, problem);
         String onRoot = rootReference(ast, true);
         if (onRoot != null) {
             throw problem.apply("'" + onRoot + "' of the root object, which a URL rule does not have");
@@ -136,7 +150,7 @@ final class SpelKeyResolverFactory implements KeyResolverFactory {
     }
 
     private static boolean readsInvocation(SpelNode node) {
-        if (node instanceof VariableReference && !"#request".equals(node.toStringAST())) {
+        if (node instanceof VariableReference && !OF_REQUEST.contains(node.toStringAST())) {
             return true;
         }
         for (int i = 0; i < node.getChildCount(); i++) {
@@ -203,7 +217,8 @@ final class SpelKeyResolverFactory implements KeyResolverFactory {
             } else {
                 evaluation = new StandardEvaluationContext();
             }
-            evaluation.setVariable("request", context.attribute(HttpRequestContext.REQUEST_ATTRIBUTE));
+            evaluation.setVariable("request", context.attribute(REQUEST_ATTRIBUTE));
+            evaluation.setVariable("exchange", context.attribute(EXCHANGE_ATTRIBUTE));
             evaluation.setBeanResolver(beans);
             Object value = parsed.getValue(evaluation);
             return value == null ? null : value.toString();

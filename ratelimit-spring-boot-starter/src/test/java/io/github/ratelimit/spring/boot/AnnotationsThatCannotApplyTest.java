@@ -51,8 +51,26 @@ class AnnotationsThatCannotApplyTest {
     }
 
     public static class ReactiveMethod {
-        @RateLimit(perSecond = 1)
+        final java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+
+        @RateLimit(name = "reactive", perMinute = 1)
         public org.reactivestreams.Publisher<String> call() {
+            runs.incrementAndGet();
+            return reactor.core.publisher.Flux.just("x");
+        }
+
+        public int runs() {
+            return runs.get();
+        }
+    }
+
+    /** Another library's publisher type, which the advisor could not return in place of the method's. */
+    public interface OtherPublisher<T> extends org.reactivestreams.Publisher<T> {
+    }
+
+    public static class ForeignReactiveMethod {
+        @RateLimit(perSecond = 1)
+        public OtherPublisher<String> call() {
             return subscriber -> { };
         }
     }
@@ -145,7 +163,7 @@ class AnnotationsThatCannotApplyTest {
         runner.withBean(UnknownArgument.class).run(context -> assertThat(configError(context)).hasMessage(
                 "@RateLimit on UnknownArgument#call(String): key '#nonexistentArg' refers to #nonexistentArg, which a "
                         + "call of this method does not provide, so no call would have a key. Available: [#userId, "
-                        + "#p0, #a0, #args, #request, #root, #this]. Refer to one of them."));
+                        + "#p0, #a0, #args, #request, #exchange, #root, #this]. Refer to one of them."));
     }
 
     @Test
@@ -167,24 +185,45 @@ class AnnotationsThatCannotApplyTest {
     }
 
     @Test
-    void aMethodReturningAPublisherStopsStartUpSayingReactiveMethodsAreNotSupportedYet() {
-        runner.withBean(ReactiveMethod.class).run(context -> assertThat(configError(context))
-                .hasMessageStartingWith("@RateLimit on ReactiveMethod#call(), which returns a "
-                        + "Publisher: rate limits on reactive methods are not supported yet"));
+    void aMethodReturningAPublisherIsDecidedWhenSubscribedNotWhenCalled() {
+        runner.withBean(ReactiveMethod.class).run(context -> {
+            assertThat(context).hasNotFailed();
+            ReactiveMethod bean = context.getBean(ReactiveMethod.class);
+            org.reactivestreams.Publisher<String> first = bean.call();
+            org.reactivestreams.Publisher<String> second = bean.call();
+            bean.call(); // assembled, never subscribed: costs nothing
+            assertThat(bean.runs()).as("the method runs only once a subscription is permitted").isZero();
+            assertThat(reactor.core.publisher.Flux.from(second).collectList().block()).containsExactly("x");
+            assertThat(bean.runs()).isEqualTo(1);
+            assertThatThrownBy(() -> reactor.core.publisher.Flux.from(first).blockLast())
+                    .isInstanceOf(RateLimitExceededException.class);
+            assertThat(bean.runs()).as("a rejected subscription does not run the method").isEqualTo(1);
+        });
         runner.withBean(AsyncMethod.class).run(context -> assertThat(context).hasNotFailed());
     }
 
     @Test
-    void aReactiveWebApplicationWithUrlRulesStopsStartUpSayingSo() {
+    void aMethodReturningAnotherLibrarysPublisherStopsStartUp() {
+        runner.withBean(ForeignReactiveMethod.class).run(context -> assertThat(configError(context))
+                .hasMessageStartingWith("@RateLimit on ForeignReactiveMethod#call(), which returns a "
+                        + OtherPublisher.class.getName() + ": reactive methods are rate limited when subscribed to, "
+                        + "through Project Reactor, so they must be declared to return a Mono, a Flux or a Publisher."));
+    }
+
+    @Test
+    void aReactiveWebApplicationGetsTheWebFilterAndTheExceptionHandler() {
         new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
                 .withPropertyValues("ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**",
                         "ratelimit.rules[0].limits=5/1s")
-                .run(context -> assertThat(configError(context)).hasMessageContaining("Spring WebFlux application, "
-                        + "where URL rules are not supported yet: rules [api] would not be enforced"));
-        new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
-                .run(context -> assertThat(context).as("no URL rules: nothing to refuse").hasNotFailed());
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context.getBean("rateLimitWebFilter", RateLimitWebFilter.class).getOrder()).isEqualTo(-99);
+                    assertThat(context.getBean("rateLimitBeforeAuthenticationWebFilter", RateLimitWebFilter.class)
+                            .getOrder()).isEqualTo(-101);
+                    assertThat(context).hasSingleBean(RateLimitWebExceptionHandler.class);
+                    assertThat(context).doesNotHaveBean("rateLimitFilter");
+                });
     }
 
     @Test

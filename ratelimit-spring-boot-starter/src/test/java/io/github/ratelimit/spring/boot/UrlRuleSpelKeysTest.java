@@ -23,7 +23,7 @@ class UrlRuleSpelKeysTest {
         runner.withPropertyValues("ratelimit.rules[0].key=#userId").run(context -> {
             Throwable error = configError(context);
             assertThat(error).hasMessage("ratelimit.rules[0].key: key '#userId' refers to #userId, but a URL rule is "
-                    + "decided before any method runs: its key can refer to #request and to beans (@name) only. Use "
+                    + "decided before any method runs: its key can refer to #request, #exchange and to beans (@name) only. Use "
                     + "#request (e.g. \"#request.getHeader('X-Tenant')\"), or move the rule to a @RateLimit on the "
                     + "method whose arguments it needs.");
         });

@@ -1,0 +1,81 @@
+package io.github.ratelimit.web;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimitHeaders;
+
+/**
+ * The RFC 9457 {@code application/problem+json} body every web entry point answers a rejection with (the servlet
+ * filter, Spring MVC, Spring WebFlux), so clients read one shape whichever way the application is built:
+ *
+ * <pre>{@code
+ * {"type":"about:blank","title":"Too Many Requests","status":429,
+ *  "detail":"Rate limit of rule 'api' exceeded; retry after 1 s.","instance":"/api/hello","retryAfter":1}
+ * }</pre>
+ */
+public final class ProblemDetails {
+
+    /** The media type of the body. */
+    public static final String MEDIA_TYPE = "application/problem+json";
+
+    private ProblemDetails() {
+    }
+
+    /**
+     * @param decision a rejection
+     * @param status the response status
+     * @param instance the request URI, or {@code null}
+     * @return the problem details JSON; every string escaped, including {@code <}, {@code >} and {@code &}, so a
+     *         request path cannot inject markup into a client that renders the body
+     */
+    public static String body(Decision decision, int status, String instance) {
+        StringBuilder json = new StringBuilder(200).append("{\"type\":\"about:blank\",\"title\":");
+        string(json, title(status)).append(",\"status\":").append(status).append(",\"detail\":");
+        string(json, decision.describe());
+        if (instance != null) {
+            string(json.append(",\"instance\":"), instance);
+        }
+        json.append(",\"retryAfter\":").append(RateLimitHeaders.retryAfterSeconds(decision));
+        return json.append('}').toString();
+    }
+
+    /**
+     * @param status a rejection status, 400 to 599
+     * @throws IllegalArgumentException when it is not
+     */
+    public static void checkStatus(int status) {
+        if (status < 400 || status > 599) {
+            throw new IllegalArgumentException("rejection status must be 400 to 599, but was " + status);
+        }
+    }
+
+    private static String title(int status) {
+        return switch (status) {
+            case 429 -> "Too Many Requests";
+            case 503 -> "Service Unavailable";
+            case 403 -> "Forbidden";
+            default -> "Request Rejected";
+        };
+    }
+
+    private static StringBuilder string(StringBuilder json, String value) {
+        json.append('"');
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            switch (c) {
+                case '"' -> json.append("\\\"");
+                case '\\' -> json.append("\\\\");
+                case '\n' -> json.append("\\n");
+                case '\r' -> json.append("\\r");
+                case '\t' -> json.append("\\t");
+                default -> {
+                    if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x2028 || c == 0x2029) {
+                        json.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        json.append(c);
+                    }
+                }
+            }
+        }
+        return json.append('"');
+    }
+}

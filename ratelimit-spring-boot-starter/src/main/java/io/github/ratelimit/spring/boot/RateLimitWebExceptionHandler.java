@@ -1,0 +1,73 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.HeaderStyle;
+import io.github.ratelimit.RateLimitExceededException;
+import io.github.ratelimit.RateLimitHeaders;
+import io.github.ratelimit.web.ProblemDetails;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebExceptionHandler;
+import reactor.core.publisher.Mono;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+
+/**
+ * Answers a {@link RateLimitExceededException} in a WebFlux application (from the filter, or from a
+ * {@code @RateLimit} method while a request is served) as the servlet path does: the configured status
+ * ({@code ratelimit.reject-status}, 429), {@code Retry-After}, the rate-limit headers and the problem+json body of
+ * {@link ProblemDetails}. A rejection by a method that is not the request's handler (a service's limit on an
+ * outbound call) says when to come back and nothing about the limit.
+ *
+ * <p>It runs before Spring Boot's error handler ({@code ErrorWebExceptionHandler}, order -1), so the body is the
+ * same as on Spring MVC. To answer differently, an application handles the exception itself: an
+ * {@code @ExceptionHandler(RateLimitExceededException.class)} in a {@code @ControllerAdvice} for rejections thrown
+ * by its handler methods, a {@code WebExceptionHandler} of higher precedence (an order below -2) for every
+ * rejection, or a bean named {@code rateLimitWebExceptionHandler} in place of this one.
+ */
+final class RateLimitWebExceptionHandler implements WebExceptionHandler, Ordered {
+
+    /** The exchange attribute holding a rejection whose rule the response must not name. */
+    static final String UNDISCLOSED_ATTRIBUTE = RateLimitWebExceptionHandler.class.getName() + ".undisclosed";
+
+    private final int status;
+    private final Set<HeaderStyle> headers;
+
+    RateLimitWebExceptionHandler(int status, Set<HeaderStyle> headers) {
+        ProblemDetails.checkStatus(status);
+        this.status = status;
+        this.headers = headers;
+    }
+
+    @Override
+    public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
+        ServerHttpResponse response = exchange.getResponse();
+        if (!(ex instanceof RateLimitExceededException rejected) || response.isCommitted()) {
+            return Mono.error(ex);
+        }
+        Decision decision = rejected.decision();
+        boolean undisclosed = exchange.getAttribute(UNDISCLOSED_ATTRIBUTE) == decision;
+        if (undisclosed) {
+            decision = Undisclosed.of(decision);
+        }
+        // The request's combined decision (the URL rules' items beside the handler's) when it is this rejection's.
+        Decision shown = !undisclosed && exchange.getAttribute(RateLimitWebFilter.DECISION_ATTRIBUTE) instanceof Decision d
+                && !d.permitted() ? d : decision;
+        RateLimitHeaders.write(shown, undisclosed ? Set.of() : headers, response.getHeaders()::set);
+        byte[] body = ProblemDetails.body(decision, status, exchange.getRequest().getURI().getRawPath())
+                .getBytes(StandardCharsets.UTF_8);
+        response.setStatusCode(HttpStatusCode.valueOf(status));
+        response.getHeaders().setContentType(MediaType.parseMediaType(ProblemDetails.MEDIA_TYPE));
+        response.getHeaders().setContentLength(body.length);
+        return response.writeWith(Mono.fromSupplier(() -> response.bufferFactory().wrap(body)));
+    }
+
+    @Override
+    public int getOrder() {
+        return -2;
+    }
+}

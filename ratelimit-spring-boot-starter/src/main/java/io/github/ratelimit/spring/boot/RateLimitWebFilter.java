@@ -1,0 +1,257 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.HeaderStyle;
+import io.github.ratelimit.Outcome;
+import io.github.ratelimit.RateLimitExceededException;
+import io.github.ratelimit.RateLimitHeaders;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.web.UrlRule;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
+
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Rate limits Spring WebFlux requests: the reactive twin of the servlet {@code RateLimitFilter}, with the same
+ * rules, keys, headers and responses.
+ *
+ * <h2>What applies to a request</h2>
+ * Every URL rule whose path pattern and method match, and the {@code @RateLimit} rules of the handler method that
+ * will serve it ({@link ReactiveHandlerRules}), in one decision: a rule that rejects costs the others nothing. The
+ * advisor then lets that handler's call through without deciding again.
+ *
+ * <h2>Without blocking</h2>
+ * Decisions go through {@link ReactiveDecider}: in memory on the calling thread, Redis on a bounded scheduler of
+ * their own, SOFT delays on the limiter's timer. The principal of {@code user} keys is read from the exchange
+ * ({@code exchange.getPrincipal()}, which Spring Security fills from its reactive security context) only when a
+ * rule's key may need it.
+ *
+ * <h2>Responses</h2>
+ * Allowed requests get the rate-limit headers. A rejection is the error {@link RateLimitExceededException}, which
+ * {@link RateLimitWebExceptionHandler} answers with {@code Retry-After}, the headers and the problem+json body of
+ * the servlet path, unless the application's own {@code WebExceptionHandler} of higher precedence answers it.
+ *
+ * <p>Every request the filter passes on carries the exchange in its Reactor context
+ * ({@link #EXCHANGE_CONTEXT_KEY}), so {@code @RateLimit} methods called while serving it resolve keys from it.
+ */
+final class RateLimitWebFilter implements WebFilter, Ordered {
+
+    /** The Reactor context key of the exchange a call serves. */
+    static final String EXCHANGE_CONTEXT_KEY = RateLimitWebFilter.class.getName() + ".exchange";
+
+    /** The exchange attribute holding the request's {@link Decision} (every rate-limit filter's, combined). */
+    static final String DECISION_ATTRIBUTE = RateLimitWebFilter.class.getName() + ".decision";
+
+    /** The exchange attribute naming the {@link HandlerId} whose rules the filter decided. */
+    static final String DECIDED_HANDLER_ATTRIBUTE = RateLimitWebFilter.class.getName() + ".decidedHandler";
+
+    /**
+     * The exchange attribute that marks a request as a failed attempt when {@link Boolean#TRUE}, for rules that
+     * count only failures; a 401 response is one anyway.
+     */
+    static final String FAILED_ATTEMPT_ATTRIBUTE = RateLimitWebFilter.class.getName() + ".failedAttempt";
+
+    /** The exchange attribute holding the filters' permitted decisions, for {@link #refund}. */
+    private static final String DECIDED_ATTRIBUTE = RateLimitWebFilter.class.getName() + ".decided";
+
+    private static final int MAX_CACHED_GUARDS = 4096;
+
+    private final RateLimiter limiter;
+    private final List<UrlRule> urlRules;
+    private final ReactiveHandlerRules handlerRules;
+    private final ReactiveDecider decider;
+    private final java.util.Set<HeaderStyle> headers;
+    private final boolean addressAsReported;
+    private final int order;
+    private final Map<String, Integer> handlerRuleBits = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicInteger nextHandlerRuleBit = new java.util.concurrent.atomic.AtomicInteger();
+    private final Map<BitSet, Matched> guards = new ConcurrentHashMap<>();
+
+    /** A guard, and whether any of its rules' keys may read the principal. */
+    private record Matched(Guard guard, boolean needsPrincipal, HandlerId handler) {
+    }
+
+    /**
+     * @param handlerRules the handler methods' rules, or {@code null} to decide URL rules only
+     */
+    RateLimitWebFilter(RateLimiter limiter, List<UrlRule> urlRules, ReactiveHandlerRules handlerRules,
+                       ReactiveDecider decider, java.util.Set<HeaderStyle> headers, boolean addressAsReported,
+                       int order) {
+        this.limiter = limiter;
+        this.urlRules = List.copyOf(urlRules);
+        this.handlerRules = handlerRules;
+        this.decider = decider;
+        this.headers = headers;
+        this.addressAsReported = addressAsReported;
+        this.order = order;
+        this.urlRules.forEach(u -> limiter.guard(u.rule()));
+    }
+
+    @Override
+    public int getOrder() {
+        return order;
+    }
+
+    @Override
+    public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+        if (urlRules.isEmpty() && handlerRules == null) {
+            return chain.filter(exchange);
+        }
+        Mono<Void> proceed = chain.filter(exchange).contextWrite(c -> c.put(EXCHANGE_CONTEXT_KEY, exchange));
+        BitSet urls = matchUrlRules(exchange);
+        if (handlerRules == null) {
+            return urls == null ? proceed : decide(exchange, matched(urls, null), proceed);
+        }
+        return handlerRules.rulesFor(exchange).flatMap(entry -> {
+            if (urls == null && entry.rules().isEmpty()) {
+                return proceed;
+            }
+            return decide(exchange, matched(urls == null ? new BitSet() : urls, entry), proceed);
+        });
+    }
+
+    private BitSet matchUrlRules(ServerWebExchange exchange) {
+        if (urlRules.isEmpty()) {
+            return null;
+        }
+        String method = exchange.getRequest().getMethod().name();
+        String path = exchange.getRequest().getPath().pathWithinApplication().value();
+        BitSet matched = null;
+        for (int i = 0; i < urlRules.size(); i++) {
+            if (urlRules.get(i).matches(method, path)) {
+                matched = matched == null ? new BitSet() : matched;
+                matched.set(i);
+            }
+        }
+        return matched;
+    }
+
+    private Matched matched(BitSet bits, ReactiveHandlerRules.Entry handler) {
+        List<Rule> ofHandler = handler == null ? List.of() : handler.rules();
+        for (Rule r : ofHandler) {
+            bits.set(handlerRuleBits.computeIfAbsent(r.name(), n -> urlRules.size() + nextHandlerRuleBit.getAndIncrement()));
+        }
+        Matched m = guards.get(bits);
+        if (m == null) {
+            List<Rule> rules = new ArrayList<>();
+            for (int i = bits.nextSetBit(0); i >= 0 && i < urlRules.size(); i = bits.nextSetBit(i + 1)) {
+                rules.add(urlRules.get(i).rule());
+            }
+            rules.addAll(ofHandler);
+            boolean principal = rules.stream().anyMatch(r -> r.keyUses("user") || SpelKeyResolverFactory.isSpel(r.key()));
+            m = new Matched(limiter.guard(rules), principal, ofHandler.isEmpty() ? null : handler.handler());
+            if (guards.size() < MAX_CACHED_GUARDS) {
+                guards.put(bits, m);
+            }
+        }
+        return m;
+    }
+
+    private Mono<Void> decide(ServerWebExchange exchange, Matched matched, Mono<Void> proceed) {
+        if (matched.handler() != null) {
+            exchange.getAttributes().put(DECIDED_HANDLER_ATTRIBUTE, matched.handler());
+        }
+        return principal(exchange, matched.needsPrincipal())
+                .flatMap(name -> decider.decide(matched.guard(),
+                        new ExchangeRequestContext(exchange, name.orElse(null), addressAsReported, null)))
+                .flatMap(decision -> proceedOrReject(exchange, matched.guard(), decision, proceed));
+    }
+
+    /** The authenticated principal's name, read only when a rule's key may need it. */
+    static Mono<Optional<String>> principal(ServerWebExchange exchange, boolean needed) {
+        if (!needed) {
+            return Mono.just(Optional.empty());
+        }
+        return exchange.getPrincipal().map(ReactivePrincipal::nameOf).defaultIfEmpty(Optional.empty());
+    }
+
+    private Mono<Void> proceedOrReject(ServerWebExchange exchange, Guard guard, Decision decision, Mono<Void> proceed) {
+        Decision shown = record(exchange, decision);
+        RateLimitHeaders.write(shown, headers, exchange.getResponse().getHeaders()::set);
+        if (decision.outcome() == Outcome.REJECTED) {
+            return Mono.error(new RateLimitExceededException(decision));
+        }
+        Decided decided = new Decided(guard, decision);
+        if (!decision.verdicts().isEmpty()) {
+            exchange.getAttributes().computeIfAbsent(DECIDED_ATTRIBUTE,
+                    k -> new java.util.concurrent.CopyOnWriteArrayList<Decided>());
+            decidedOf(exchange).add(decided);
+        }
+        if (!guard.countsFailures()) {
+            return proceed;
+        }
+        // Rules that count only failures: the tokens come back unless the request turns out a failed attempt.
+        return proceed.doFinally(signal -> decided.completed(signal != SignalType.ON_COMPLETE || failedAttempt(exchange)));
+    }
+
+    private static boolean failedAttempt(ServerWebExchange exchange) {
+        ServerHttpResponse response = exchange.getResponse();
+        return HttpStatus.UNAUTHORIZED.equals(response.getStatusCode())
+                || Boolean.TRUE.equals(exchange.getAttribute(FAILED_ATTEMPT_ATTRIBUTE));
+    }
+
+    /** Combines this decision with an earlier filter's (the other phase) for the headers, and records it. */
+    static Decision record(ServerWebExchange exchange, Decision decision) {
+        Decision shown = exchange.getAttribute(DECISION_ATTRIBUTE) instanceof Decision earlier
+                ? earlier.combine(decision) : decision;
+        exchange.getAttributes().put(DECISION_ATTRIBUTE, shown);
+        return shown;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static List<Decided> decidedOf(ServerWebExchange exchange) {
+        Object all = exchange.getAttribute(DECIDED_ATTRIBUTE);
+        return all instanceof List<?> list ? (List<Decided>) list : List.of();
+    }
+
+    /**
+     * Returns the tokens the filters took for a request they let through, when a later layer (the advisor, on a
+     * handler rule that reads the method's arguments) rejects it. At most once per request.
+     *
+     * @param exchange the request
+     */
+    static void refund(ServerWebExchange exchange) {
+        for (Decided d : decidedOf(exchange)) {
+            if (d.settle()) {
+                d.guard.refund(d.decision);
+            }
+        }
+    }
+
+    /** A filter's permitted decision, settled (refunded, or completed for failure-counting rules) at most once. */
+    private static final class Decided {
+        final Guard guard;
+        final Decision decision;
+        private final AtomicBoolean settled = new AtomicBoolean();
+
+        Decided(Guard guard, Decision decision) {
+            this.guard = guard;
+            this.decision = decision;
+        }
+
+        boolean settle() {
+            return settled.compareAndSet(false, true);
+        }
+
+        void completed(boolean failed) {
+            if (settle()) {
+                guard.completed(decision, failed);
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package io.github.ratelimit.spring.boot;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.RequestContext;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.server.ResponseStatusException;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * Decides reactive calls without blocking an event loop, for the WebFlux filter and the advisor alike.
+ *
+ * <ul>
+ *   <li>A decision the limiter makes in memory (local buckets, no {@code LimitProvider} bean) runs on the calling
+ *       thread: microseconds, no hand-off.</li>
+ *   <li>A decision that may wait on I/O (Redis, whose Jedis client blocks; a {@code LimitProvider} that reads a
+ *       database) runs on a bounded scheduler of its own: {@code threads} threads (the Redis pool's connections;
+ *       more would only wait for one) and at most {@value #QUEUE} decisions queued. The store's command timeout,
+ *       circuit breaker and failure policies apply there as on the servlet path. A decision that finds the queue
+ *       full is answered 503 with {@code Retry-After: 1}: Redis is not keeping up, and queueing without bound would
+ *       hold every request's memory.</li>
+ *   <li>A SOFT delay is the limiter's timer completing a future: nothing waits on a thread meanwhile. The call goes on
+ *       on Reactor's parallel scheduler, never on the timer's own thread. A cancelled call (the client went away)
+ *       cancels the future, which returns the reserved tokens.</li>
+ * </ul>
+ */
+final class ReactiveDecider implements AutoCloseable {
+
+    /** The most decisions waiting for a thread of the store scheduler. */
+    static final int QUEUE = 10_000;
+
+    private final Scheduler store;
+
+    /**
+     * @param threads the store scheduler's threads, or 0 when every decision is made in memory
+     */
+    ReactiveDecider(int threads) {
+        this.store = threads <= 0 ? null : Schedulers.newBoundedElastic(threads, QUEUE, "ratelimit-store", 60, true);
+    }
+
+    /**
+     * @return whether decisions run on the store scheduler
+     */
+    boolean offloads() {
+        return store != null;
+    }
+
+    /**
+     * @param guard the rules
+     * @param context the call, read on whichever thread decides
+     * @return the decision, once the call may go on or is rejected; on a thread that may run non-blocking code
+     */
+    Mono<Decision> decide(Guard guard, RequestContext context) {
+        if (store == null) {
+            return settle(guard.acquireAsync(context));
+        }
+        return Mono.defer(() -> settle(guard.acquireAsync(context)))
+                .subscribeOn(store)
+                .onErrorMap(RejectedExecutionException.class, e -> {
+                    ResponseStatusException busy = new ResponseStatusException(HttpStatus.SERVICE_UNAVAILABLE,
+                            "The rate limiter's store is not keeping up: " + QUEUE + " decisions are waiting.", e);
+                    busy.getHeaders().set("Retry-After", "1");
+                    return busy;
+                })
+                // Back from the store's threads: the call's own work must not take them.
+                .publishOn(Schedulers.parallel());
+    }
+
+    private static Mono<Decision> settle(CompletableFuture<Decision> future) {
+        if (future.isDone() && !future.isCompletedExceptionally()) {
+            return Mono.just(future.join());
+        }
+        // A delay: the timer completes the future. A failed timer (the limiter closing) lets the call through, as
+        // on the servlet path.
+        return Mono.fromFuture(future).onErrorReturn(Decision.unlimited()).publishOn(Schedulers.parallel());
+    }
+
+    @Override
+    public void close() {
+        if (store != null) {
+            store.dispose();
+        }
+    }
+}
