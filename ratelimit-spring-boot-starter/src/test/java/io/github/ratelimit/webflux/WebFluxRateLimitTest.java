@@ -166,6 +166,18 @@ class WebFluxRateLimitTest {
         Flux<String> stream() {
             return outbound.stream();
         }
+
+        /** Called on the event loop: the future's method is decided without blocking. */
+        @GetMapping("/wf/future")
+        Mono<String> future() {
+            return Mono.fromFuture(outbound.future());
+        }
+
+        /** Called on the event loop: a method that returns its result is decided there, which is logged. */
+        @GetMapping("/wf/sync")
+        Mono<String> sync() {
+            return Mono.just(outbound.sync());
+        }
     }
 
     static class Outbound {
@@ -181,6 +193,16 @@ class WebFluxRateLimitTest {
         @RateLimit(name = "wf-stream", perMinute = 1)
         public Flux<String> stream() {
             return Flux.just("a", "b");
+        }
+
+        @RateLimit(name = "wf-future", perMinute = 1)
+        public CompletableFuture<String> future() {
+            return CompletableFuture.completedFuture("future");
+        }
+
+        @RateLimit(name = "wf-sync", perMinute = 100, mode = Mode.SOFT, maxDelay = "1s")
+        public String sync() {
+            return "sync";
         }
     }
 
@@ -267,6 +289,26 @@ class WebFluxRateLimitTest {
 
         client.get().uri("/wf/stream").exchange().expectStatus().isOk();
         client.get().uri("/wf/stream").exchange().expectStatus().isEqualTo(429);
+    }
+
+    @Test
+    void aFutureMethodCalledOnTheEventLoopIsDecidedWithoutBlockingAndNamesNoRule() {
+        client.get().uri("/wf/future").exchange().expectStatus().isOk().expectBody(String.class).isEqualTo("future");
+        EntityExchangeResult<String> rejected = client.get().uri("/wf/future").exchange()
+                .expectStatus().isEqualTo(429).expectHeader().exists("Retry-After")
+                .expectBody(String.class).returnResult();
+        assertThat(rejected.getResponseBody()).contains("rule 'internal'").doesNotContain("wf-future");
+    }
+
+    @Test
+    @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
+    void aMethodReturningItsResultOnTheEventLoopIsDecidedThereAndSaysSoOnce(
+            org.springframework.boot.test.system.CapturedOutput output) {
+        client.get().uri("/wf/sync").exchange().expectStatus().isOk();
+        client.get().uri("/wf/sync").exchange().expectStatus().isOk();
+        String warning = "@RateLimit method Outbound#sync was called on the non-blocking thread reactor-http-";
+        assertThat(output.getAll()).contains(warning);
+        assertThat(output.getAll().split(java.util.regex.Pattern.quote(warning), -1)).hasSize(2);
     }
 
     @Test

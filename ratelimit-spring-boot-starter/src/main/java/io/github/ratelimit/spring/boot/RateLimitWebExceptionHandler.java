@@ -20,8 +20,8 @@ import java.util.Set;
  * Answers a {@link RateLimitExceededException} in a WebFlux application (from the filter, or from a
  * {@code @RateLimit} method while a request is served) as the servlet path does: the configured status
  * ({@code ratelimit.reject-status}, 429), {@code Retry-After}, the rate-limit headers and the problem+json body of
- * {@link ProblemDetails}. A rejection by a method that is not the request's handler (a service's limit on an
- * outbound call) says when to come back and nothing about the limit.
+ * {@link ProblemDetails}. Only a rejection by the request's own rules (its URL rules, its handler's) names its rule;
+ * any other (a service's limit on an outbound call, a future's) says when to come back and nothing about the limit.
  *
  * <p>It runs before Spring Boot's error handler ({@code ErrorWebExceptionHandler}, order -1), so the body is the
  * same as on Spring MVC. To answer differently, an application handles the exception itself: an
@@ -30,9 +30,6 @@ import java.util.Set;
  * rejection, or a bean named {@code rateLimitWebExceptionHandler} in place of this one.
  */
 final class RateLimitWebExceptionHandler implements WebExceptionHandler, Ordered {
-
-    /** The exchange attribute holding a rejection whose rule the response must not name. */
-    static final String UNDISCLOSED_ATTRIBUTE = RateLimitWebExceptionHandler.class.getName() + ".undisclosed";
 
     private final int status;
     private final Set<HeaderStyle> headers;
@@ -46,11 +43,17 @@ final class RateLimitWebExceptionHandler implements WebExceptionHandler, Ordered
     @Override
     public Mono<Void> handle(ServerWebExchange exchange, Throwable ex) {
         ServerHttpResponse response = exchange.getResponse();
-        if (!(ex instanceof RateLimitExceededException rejected) || response.isCommitted()) {
+        Throwable cause = ex;
+        // A future's failure may arrive wrapped (CompletableFuture.join, thenApply): the rejection is beneath.
+        for (int i = 0; i < 8 && cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null; i++) {
+            cause = cause.getCause();
+        }
+        if (!(cause instanceof RateLimitExceededException rejected) || response.isCommitted()) {
             return Mono.error(ex);
         }
         Decision decision = rejected.decision();
-        boolean undisclosed = exchange.getAttribute(UNDISCLOSED_ATTRIBUTE) == decision;
+        // Only the request's own rules are described; a rejection from anywhere else names no rule.
+        boolean undisclosed = exchange.getAttribute(RateLimitWebFilter.DISCLOSED_REJECTION_ATTRIBUTE) != decision;
         if (undisclosed) {
             decision = Undisclosed.of(decision);
         }

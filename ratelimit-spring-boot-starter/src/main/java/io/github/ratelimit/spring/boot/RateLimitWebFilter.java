@@ -57,6 +57,12 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     /** The exchange attribute holding the request's {@link Decision} (every rate-limit filter's, combined). */
     static final String DECISION_ATTRIBUTE = RateLimitWebFilter.class.getName() + ".decision";
 
+    /**
+     * The exchange attribute holding a rejection the response may describe: the request's own rules (URL rules, the
+     * handler's). A rejection by any other method is answered without naming its rule.
+     */
+    static final String DISCLOSED_REJECTION_ATTRIBUTE = RateLimitWebFilter.class.getName() + ".disclosedRejection";
+
     /** The exchange attribute naming the {@link HandlerId} whose rules the filter decided. */
     static final String DECIDED_HANDLER_ATTRIBUTE = RateLimitWebFilter.class.getName() + ".decidedHandler";
 
@@ -184,6 +190,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
         Decision shown = record(exchange, decision);
         RateLimitHeaders.write(shown, headers, exchange.getResponse().getHeaders()::set);
         if (decision.outcome() == Outcome.REJECTED) {
+            exchange.getAttributes().put(DISCLOSED_REJECTION_ATTRIBUTE, decision);
             return Mono.error(new RateLimitExceededException(decision));
         }
         Decided decided = new Decided(guard, decision);

@@ -151,8 +151,8 @@ final class ReactiveMethodRateLimit {
                         if (isHandler) {
                             RateLimitWebFilter.refund(exchange);
                         }
-                        if (!disclosed && exchange != null) {
-                            exchange.getAttributes().put(RateLimitWebExceptionHandler.UNDISCLOSED_ATTRIBUTE, decision);
+                        if (disclosed) {
+                            exchange.getAttributes().put(RateLimitWebFilter.DISCLOSED_REJECTION_ATTRIBUTE, decision);
                         }
                         return Mono.error(new RateLimitExceededException(decision));
                     }

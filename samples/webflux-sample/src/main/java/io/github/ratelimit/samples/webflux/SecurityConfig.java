@@ -8,14 +8,21 @@ import org.springframework.security.core.userdetails.MapReactiveUserDetailsServi
 import org.springframework.security.core.userdetails.User;
 import org.springframework.security.web.server.SecurityWebFilterChain;
 
-/** HTTP Basic: /api/me for any user (alice/alice, bob/bob), everything else open. */
+/**
+ * HTTP Basic: /api/me for any user (alice/alice, bob/bob), the Actuator endpoints but health for admin/admin,
+ * everything else open.
+ */
 @Configuration(proxyBeanMethods = false)
 class SecurityConfig {
 
     @Bean
     SecurityWebFilterChain security(ServerHttpSecurity http) {
         return http
-                .authorizeExchange(a -> a.pathMatchers("/api/me").authenticated().anyExchange().permitAll())
+                .authorizeExchange(a -> a
+                        .pathMatchers("/actuator/health", "/actuator/health/**").permitAll()
+                        .pathMatchers("/actuator/**").hasRole("ADMIN")
+                        .pathMatchers("/api/me").authenticated()
+                        .anyExchange().permitAll())
                 .httpBasic(Customizer.withDefaults())
                 .csrf(ServerHttpSecurity.CsrfSpec::disable)
                 .build();
@@ -25,6 +32,7 @@ class SecurityConfig {
     MapReactiveUserDetailsService users() {
         return new MapReactiveUserDetailsService(
                 User.withUsername("alice").password("{noop}alice").roles("USER").build(),
-                User.withUsername("bob").password("{noop}bob").roles("USER").build());
+                User.withUsername("bob").password("{noop}bob").roles("USER").build(),
+                User.withUsername("admin").password("{noop}admin").roles("ADMIN").build());
     }
 }

@@ -115,6 +115,21 @@ class WebFluxSampleTest {
         }
     }
 
+    @Test
+    void metricsAndTheRatelimitsEndpointAreThereForAdminsOnly() {
+        client.get().uri("/api/status").exchange().expectStatus().isOk();
+        client.get().uri("/actuator/metrics/ratelimit.requests").exchange().expectStatus().isUnauthorized();
+        client.get().uri("/actuator/metrics/ratelimit.requests").headers(h -> h.setBasicAuth("alice", "alice"))
+                .exchange().expectStatus().isForbidden();
+        String metrics = client.get().uri("/actuator/metrics/ratelimit.requests")
+                .headers(h -> h.setBasicAuth("admin", "admin")).exchange().expectStatus().isOk()
+                .expectBody(String.class).returnResult().getResponseBody();
+        assertThat(metrics).contains("\"name\":\"ratelimit.requests\"").contains("site");
+        String endpoint = client.get().uri("/actuator/ratelimits").headers(h -> h.setBasicAuth("admin", "admin"))
+                .exchange().expectStatus().isOk().expectBody(String.class).returnResult().getResponseBody();
+        assertThat(endpoint).contains("\"site\"").contains("\"hello\"").contains("\"quote-api\"");
+    }
+
     private static void awaitFreshSecond() {
         long ms = System.currentTimeMillis() % 1000;
         if (ms > 700) {
