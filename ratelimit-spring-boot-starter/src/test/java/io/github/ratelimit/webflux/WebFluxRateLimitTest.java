@@ -167,6 +167,13 @@ class WebFluxRateLimitTest {
             return outbound.stream();
         }
 
+        /** A handler that returns its result: decided by the filter, once. */
+        @RateLimit(name = "wf-plain-handler", perMinute = 2)
+        @GetMapping("/wf/plain")
+        String plain() {
+            return "plain";
+        }
+
         /** Called on the event loop: the future's method is decided without blocking. */
         @GetMapping("/wf/future")
         Mono<String> future() {
@@ -262,6 +269,15 @@ class WebFluxRateLimitTest {
         EntityExchangeResult<String> rejected = client.get().uri("/wf/both").exchange().expectStatus().isEqualTo(429)
                 .expectBody(String.class).returnResult();
         assertThat(rejected.getResponseBody()).contains("Rate limit of rule 'wf-handler' exceeded");
+    }
+
+    @Test
+    void aHandlerReturningItsResultIsDecidedOnceByTheFilter() {
+        client.get().uri("/wf/plain").exchange().expectStatus().isOk()
+                .expectHeader().valueEquals("X-RateLimit-Remaining", "1");
+        client.get().uri("/wf/plain").exchange().expectStatus().isOk()
+                .expectHeader().valueEquals("X-RateLimit-Remaining", "0");
+        client.get().uri("/wf/plain").exchange().expectStatus().isEqualTo(429);
     }
 
     @Test

@@ -88,6 +88,13 @@ class WebFluxRedisTest {
             return Mono.just("annotated");
         }
 
+        /** Returns its result: decided by the filter off the event loop, not a second time at the call. */
+        @RateLimit(name = "wfr-plain", perMinute = 2)
+        @GetMapping("/wfr/plain")
+        String plain() {
+            return "plain";
+        }
+
         @GetMapping("/wfr/free")
         Mono<String> free() {
             return Mono.just("free");
@@ -104,6 +111,9 @@ class WebFluxRedisTest {
         client.get().uri("/wfr/annotated").exchange().expectStatus().isOk();
         client.get().uri("/wfr/annotated").exchange().expectStatus().isOk();
         client.get().uri("/wfr/annotated").exchange().expectStatus().isEqualTo(429);
+        client.get().uri("/wfr/plain").exchange().expectStatus().isOk();
+        client.get().uri("/wfr/plain").exchange().expectStatus().isOk();
+        client.get().uri("/wfr/plain").exchange().expectStatus().isEqualTo(429);
         try (var jedis = new redis.clients.jedis.Jedis(redis.host(), redis.port())) {
             assertThat(jedis.keys("*wfr-global*")).as("the URL rule's bucket is in Redis").isNotEmpty();
             assertThat(jedis.keys("*wfr-handler*")).as("the handler's bucket is in Redis").isNotEmpty();

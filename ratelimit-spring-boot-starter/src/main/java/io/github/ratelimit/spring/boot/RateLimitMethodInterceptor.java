@@ -98,6 +98,9 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
             if (ReactiveMethodRateLimit.decidesOnSubscription(returned) || ReactiveMethodRateLimit.decidesFuture(returned)) {
                 return reactive.invoke(invocation, guard, entry.handler());
             }
+            if (reactive.decidedByFilter(entry.handler())) {
+                return invocation.proceed();
+            }
             if (ReactiveMethodRateLimit.onEventLoop()) {
                 warnBlocking(entry.handler(), guard);
             }

@@ -108,6 +108,14 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
         this.urlRules.forEach(u -> limiter.guard(u.rule()));
     }
 
+    /**
+     * @param handler a handler method
+     * @return whether this filter decides the handler's rules for every request it serves
+     */
+    boolean decidesHandler(HandlerId handler) {
+        return handlerRules != null && handlerRules.decides(handler);
+    }
+
     @Override
     public int getOrder() {
         return order;

@@ -72,6 +72,16 @@ final class ReactiveHandlerRules {
                 .switchIfEmpty(Mono.defer(() -> lookup(exchange, all, index + 1)));
     }
 
+    /**
+     * @param handler a handler method
+     * @return whether the filter decides its rules (it has some, and none reads the call's arguments), as learnt
+     *         from the lookups so far: the filter looks a request's handler up before the handler runs
+     */
+    boolean decides(HandlerId handler) {
+        Entry entry = entries.get(handler);
+        return entry != null && !entry.rules().isEmpty();
+    }
+
     private Entry entryOf(HandlerMethod method) {
         if (Proxy.isProxyClass(method.getBeanType())) {
             // A JDK interface proxy, whose target class is not known here: the advisor decides.

@@ -53,12 +53,19 @@ final class ReactiveMethodRateLimit {
     /** The name of the {@link ReactiveDecider} bean. */
     static final String DECIDER_BEAN = "rateLimitReactiveDecider";
 
+    /** The name of the WebFlux filter that decides handler methods' rules. */
+    static final String FILTER_BEAN = "rateLimitWebFilter";
+
     private final Supplier<ReactiveDecider> decider;
     private final Supplier<RateLimitSettings> settings;
+    private final Supplier<RateLimitWebFilter> filter;
+    private volatile Optional<RateLimitWebFilter> resolvedFilter;
 
-    ReactiveMethodRateLimit(Supplier<ReactiveDecider> decider, Supplier<RateLimitSettings> settings) {
+    ReactiveMethodRateLimit(Supplier<ReactiveDecider> decider, Supplier<RateLimitSettings> settings,
+                            Supplier<RateLimitWebFilter> filter) {
         this.decider = decider;
         this.settings = settings;
+        this.filter = filter;
     }
 
     /**
@@ -67,7 +74,19 @@ final class ReactiveMethodRateLimit {
      */
     static ReactiveMethodRateLimit create(org.springframework.beans.factory.BeanFactory beanFactory,
                                           Supplier<RateLimitSettings> settings) {
-        return new ReactiveMethodRateLimit(() -> beanFactory.getBean(DECIDER_BEAN, ReactiveDecider.class), settings);
+        return new ReactiveMethodRateLimit(() -> beanFactory.getBean(DECIDER_BEAN, ReactiveDecider.class), settings,
+                () -> beanFactory.containsBean(FILTER_BEAN)
+                        && beanFactory.getBean(FILTER_BEAN) instanceof RateLimitWebFilter f ? f : null);
+    }
+
+    /** The WebFlux filter, looked up on first use: none in any other application. */
+    private Optional<RateLimitWebFilter> filter() {
+        Optional<RateLimitWebFilter> f = resolvedFilter;
+        if (f == null) {
+            f = Optional.ofNullable(filter.get());
+            resolvedFilter = f;
+        }
+        return f;
     }
 
     /**
@@ -83,6 +102,21 @@ final class ReactiveMethodRateLimit {
      */
     static boolean onEventLoop() {
         return Schedulers.isInNonBlockingThread();
+    }
+
+    /**
+     * A WebFlux handler method that returns its result (not a publisher) is called by the dispatcher without the
+     * request's Reactor context, so whether the filter decided this request cannot be read from the exchange. In a
+     * WebFlux application the filter decides such a handler's rules for every request it serves (unless they read
+     * the method's arguments): the call goes ahead without a second decision, which would also have waited on the
+     * event loop. A direct call to that controller method from other code is then not limited.
+     *
+     * @param handler a method with rules
+     * @return whether the WebFlux filter decides its rules
+     */
+    boolean decidedByFilter(HandlerId handler) {
+        Optional<RateLimitWebFilter> f = filter();
+        return f.isPresent() && f.get().decidesHandler(handler);
     }
 
     /**

@@ -31,7 +31,8 @@ import java.util.concurrent.TimeUnit;
  *
  * Options: {@code --seconds N} (5), {@code --warmup N} (2), {@code --rounds N} (3), {@code --connections LIST}
  * (1,4,16), {@code --goal-connections N} (the largest), {@code --generator auto|wrk|java} (auto: wrk when on the
- * PATH), {@code --chart FILE} (http-benchmark.svg), {@code --out FILE}.
+ * PATH), {@code --chart FILE} (http-benchmark.svg), {@code --out FILE}, {@code --stack servlet|webflux} (servlet:
+ * Spring MVC on Tomcat; webflux: the same application as Spring WebFlux on Reactor Netty).
  */
 public final class HttpBenchmark {
 
@@ -70,6 +71,13 @@ public final class HttpBenchmark {
                 String.valueOf(Arrays.stream(connections).max().orElseThrow())));
         Load.Generator generator = generator(options.getOrDefault("generator", "auto"));
         Path chart = Path.of(options.getOrDefault("chart", "http-benchmark.svg"));
+        String stack = options.getOrDefault("stack", "servlet");
+        if (!stack.equals("servlet") && !stack.equals("webflux")) {
+            throw new IllegalArgumentException("--stack must be servlet or webflux, not " + stack);
+        }
+        // The same controllers serve either way: WebFlux runs them on Netty's event loops.
+        List<String> web = stack.equals("webflux") ? List.of("--spring.main.web-application-type=reactive") : List.of();
+        String on = stack.equals("webflux") ? ", WebFlux" : "";
         String jar = System.getProperty("java.class.path");
         if (!jar.endsWith(".jar") || jar.contains(java.io.File.pathSeparator)) {
             throw new IllegalStateException("run it as java -jar benchmarks/http/target/http-benchmark.jar");
@@ -79,10 +87,10 @@ public final class HttpBenchmark {
         Map<Key, List<Load>> results = new LinkedHashMap<>();
         try (RedisServer redis = RedisServer.start()) {
             int deadPort = freePort();   // nothing listens there: connections are refused at once
-            apps.add(start(jar, "local", "local store", List.of()));
-            apps.add(start(jar, "redis", "Redis (loopback)", List.of("--ratelimit.redis.url=" + redis.uri())));
-            apps.add(start(jar, "redis-down", "Redis down, breaker open",
-                    List.of("--ratelimit.redis.url=redis://127.0.0.1:" + deadPort)));
+            apps.add(start(jar, "local", "local store" + on, web));
+            apps.add(start(jar, "redis", "Redis (loopback)" + on, concat(web, "--ratelimit.redis.url=" + redis.uri())));
+            apps.add(start(jar, "redis-down", "Redis down, breaker open" + on,
+                    concat(web, "--ratelimit.redis.url=redis://127.0.0.1:" + deadPort)));
             for (App app : apps) {
                 for (String endpoint : ENDPOINTS) {   // JIT, connections, scripts; the breaker opens on redis-down
                     generator.run("127.0.0.1", app.port, "/" + endpoint, 4, Math.max(warmup, 3));
@@ -136,6 +144,12 @@ public final class HttpBenchmark {
             case "auto" -> wrk != null ? wrk : new JavaGenerator();
             default -> throw new IllegalArgumentException("--generator must be auto, wrk or java, not " + choice);
         };
+    }
+
+    private static List<String> concat(List<String> list, String element) {
+        List<String> all = new ArrayList<>(list);
+        all.add(element);
+        return all;
     }
 
     private static App start(String jar, String name, String label, List<String> extra) throws Exception {
