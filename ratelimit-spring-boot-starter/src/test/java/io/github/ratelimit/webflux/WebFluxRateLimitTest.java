@@ -73,6 +73,10 @@ class WebFluxRateLimitTest {
                 "ratelimit.rules[5].paths=/wf/proxied",
                 "ratelimit.rules[5].key=ip",
                 "ratelimit.rules[5].limits=1/1m",
+                "ratelimit.rules[6].name=wf-custom",
+                "ratelimit.rules[6].paths=/wf/custom",
+                "ratelimit.rules[6].key=account",
+                "ratelimit.rules[6].limits=1/1m",
                 "ratelimit.trusted-proxies=127.0.0.1,::1",
                 "ratelimit.headers=ietf-draft-09,x-ratelimit",
                 "server.forward-headers-strategy=framework");
@@ -88,6 +92,12 @@ class WebFluxRateLimitTest {
     @EnableAutoConfiguration
     @Import({Handlers.class, Outbound.class})
     static class App {
+
+        /** A custom key that reads the principal, which the filter must resolve first on WebFlux. */
+        @Bean
+        io.github.ratelimit.key.KeyResolver account() {
+            return context -> context.principal() == null ? null : "account-of-" + context.principal();
+        }
 
         /** A stand-in for an authentication filter: the principal named by a header, as Spring Security would set it. */
         @Bean
@@ -135,6 +145,11 @@ class WebFluxRateLimitTest {
         @GetMapping("/wf/free")
         Mono<String> free() {
             return Mono.just("free");
+        }
+
+        @GetMapping("/wf/custom")
+        Mono<String> custom() {
+            return Mono.just("custom");
         }
 
         @GetMapping("/wf/user")
@@ -257,6 +272,15 @@ class WebFluxRateLimitTest {
         client.get().uri("/wf/user").header("X-Test-User", "alice").exchange().expectStatus().isOk();
         client.get().uri("/wf/user").header("X-Test-User", "alice").exchange().expectStatus().isEqualTo(429);
         client.get().uri("/wf/user").header("X-Test-User", "bob").exchange().expectStatus().isOk();
+    }
+
+    @Test
+    void aCustomKeyReadsThePrincipalToo() {
+        client.get().uri("/wf/custom").header("X-Test-User", "carol").exchange().expectStatus().isOk();
+        client.get().uri("/wf/custom").header("X-Test-User", "carol").exchange().expectStatus().isEqualTo(429);
+        client.get().uri("/wf/custom").header("X-Test-User", "dave").exchange().expectStatus().isOk();
+        // No principal, no key: the rule's missing-key policy (reject) applies.
+        client.get().uri("/wf/custom").exchange().expectStatus().isEqualTo(429);
     }
 
     @Test

@@ -112,7 +112,31 @@ final class ExchangeRequestContext implements RequestContext {
 
     @Override
     public String path() {
-        return exchange.getRequest().getPath().pathWithinApplication().value();
+        return pathOf(exchange.getRequest());
+    }
+
+    /**
+     * The path as Spring WebFlux matches it to handlers, for URL rules to match the same way: each segment decoded
+     * and without its path parameters ({@code ;jsessionid=...}), as {@code PathPattern}s see them. Matching the raw
+     * path instead would let {@code /api/%68ello} or {@code /api/hello;x} reach the handler of {@code /api/hello}
+     * past a rule for it. A {@code /} that a segment holds once decoded ({@code %2F}) stays {@code %2F}: it is inside
+     * one segment for the handler's pattern, and must be for the rule's.
+     *
+     * @param request a request
+     * @return its path within the application, as matched
+     */
+    static String pathOf(ServerHttpRequest request) {
+        org.springframework.http.server.PathContainer path = request.getPath().pathWithinApplication();
+        StringBuilder matched = new StringBuilder(path.value().length());
+        for (org.springframework.http.server.PathContainer.Element element : path.elements()) {
+            if (element instanceof org.springframework.http.server.PathContainer.PathSegment segment) {
+                String value = segment.valueToMatch();
+                matched.append(value.indexOf('/') < 0 ? value : value.replace("/", "%2F"));
+            } else {
+                matched.append('/');
+            }
+        }
+        return matched.length() == 0 ? "/" : matched.toString();
     }
 
     @Override

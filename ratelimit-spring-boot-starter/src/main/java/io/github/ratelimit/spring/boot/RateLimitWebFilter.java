@@ -144,7 +144,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
             return null;
         }
         String method = exchange.getRequest().getMethod().name();
-        String path = exchange.getRequest().getPath().pathWithinApplication().value();
+        String path = ExchangeRequestContext.pathOf(exchange.getRequest());
         BitSet matched = null;
         for (int i = 0; i < urlRules.size(); i++) {
             if (urlRules.get(i).matches(method, path)) {
@@ -167,13 +167,36 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
                 rules.add(urlRules.get(i).rule());
             }
             rules.addAll(ofHandler);
-            boolean principal = rules.stream().anyMatch(r -> r.keyUses("user") || SpelKeyResolverFactory.isSpel(r.key()));
+            boolean principal = !rules.stream().allMatch(r -> readsNoPrincipal(r.key()));
             m = new Matched(limiter.guard(rules), principal, ofHandler.isEmpty() ? null : handler.handler());
             if (guards.size() < MAX_CACHED_GUARDS) {
                 guards.put(bits, m);
             }
         }
         return m;
+    }
+
+    /**
+     * @param key a rule's key expression
+     * @return whether every part of it is a built-in key that reads the request only; {@code user}, SpEL and custom
+     *         keys may read the principal, which on WebFlux must be resolved (a {@code Mono}) before deciding
+     */
+    static boolean readsNoPrincipal(String key) {
+        if (SpelKeyResolverFactory.isSpel(key)) {
+            return false;
+        }
+        for (String alternative : key.split("\\|", -1)) {
+            for (String part : alternative.split("\\+", -1)) {
+                String atom = part.trim().toLowerCase(java.util.Locale.ROOT);
+                boolean requestOnly = atom.equals("global") || atom.equals("ip") || atom.equals("basic-user")
+                        || atom.equals("form-user") || atom.startsWith("form-user:") || atom.startsWith("header:")
+                        || atom.startsWith("param:");
+                if (!requestOnly) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     private Mono<Void> decide(ServerWebExchange exchange, Matched matched, Mono<Void> proceed) {

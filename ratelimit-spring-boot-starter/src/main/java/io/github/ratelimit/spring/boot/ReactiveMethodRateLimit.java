@@ -164,7 +164,7 @@ final class ReactiveMethodRateLimit {
             return Mono.just(new Go(null, null, guard.countsFailures() ? exchange : null));
         }
         RateLimitSettings s = settings.get();
-        return principal(exchange, context)
+        return principal(exchange)
                 .flatMap(name -> decider.get().decide(guard,
                         exchange != null ? new ExchangeRequestContext(exchange, name.orElse(null),
                                 s.trustContainerForwarding(), invocation)
@@ -185,7 +185,7 @@ final class ReactiveMethodRateLimit {
                         if (isHandler) {
                             RateLimitWebFilter.refund(exchange);
                         }
-                        if (disclosed) {
+                        if (disclosed && exchange != null) {
                             exchange.getAttributes().put(RateLimitWebFilter.DISCLOSED_REJECTION_ATTRIBUTE, decision);
                         }
                         return Mono.error(new RateLimitExceededException(decision));
@@ -194,7 +194,7 @@ final class ReactiveMethodRateLimit {
                 });
     }
 
-    private static Mono<Optional<String>> principal(ServerWebExchange exchange, ContextView context) {
+    private static Mono<Optional<String>> principal(ServerWebExchange exchange) {
         if (exchange != null) {
             return RateLimitWebFilter.principal(exchange, true);
         }
