@@ -35,6 +35,7 @@ class WebFluxPathTricksAttackTest {
     private static final int LIMIT = 3;
     private static final AtomicInteger ADMIN = new AtomicInteger();
     private static final AtomicInteger LOGIN = new AtomicInteger();
+    private static final AtomicInteger REPORTS = new AtomicInteger();
     private static ConfigurableApplicationContext context;
 
     @BeforeAll
@@ -44,7 +45,9 @@ class WebFluxPathTricksAttackTest {
                 "ratelimit.rules[0].name=admin", "ratelimit.rules[0].paths=/admin/**",
                 "ratelimit.rules[0].limits=" + LIMIT + "/1h",
                 "ratelimit.rules[1].name=login", "ratelimit.rules[1].paths=/login",
-                "ratelimit.rules[1].limits=" + LIMIT + "/1h").run();
+                "ratelimit.rules[1].limits=" + LIMIT + "/1h",
+                "ratelimit.rules[2].name=reports", "ratelimit.rules[2].paths=/reports", "ratelimit.rules[2].methods=GET",
+                "ratelimit.rules[2].limits=" + LIMIT + "/1h").run();
     }
 
     @AfterAll
@@ -75,6 +78,15 @@ class WebFluxPathTricksAttackTest {
         Mono<String> login() {
             LOGIN.incrementAndGet();
             return Mono.just("login");
+        }
+
+        /** Answers every method: a rule on GET must count whatever spelling of GET (and HEAD) reaches it. */
+        @org.springframework.web.bind.annotation.RequestMapping("/reports")
+        Mono<String> reports(org.springframework.http.server.reactive.ServerHttpRequest request) {
+            if (request.getMethod().matches("GET") || request.getMethod().matches("HEAD")) {
+                REPORTS.incrementAndGet();
+            }
+            return Mono.just("reports");
         }
 
         @GetMapping("/other/{x}")
@@ -119,5 +131,17 @@ class WebFluxPathTricksAttackTest {
             }
         }
         assertThat(LOGIN.get() - before).as("requests the login handler served").isBetween(1, LIMIT);
+    }
+
+    @Test
+    void noSpellingOfGetReachesAGetRuleUncounted() throws Exception {
+        int port = Integer.parseInt(context.getEnvironment().getProperty("local.server.port"));
+        for (int round = 0; round < 3; round++) {
+            for (String method : List.of("GET", "HEAD", "get", "Get", "gEt", "head")) {
+                int status = RawHttp.send(port, method, "/reports").status();
+                assertThat(status).as("%s /reports", method).isBetween(200, 499);
+            }
+        }
+        assertThat(REPORTS.get()).as("GET and HEAD requests the handler served").isBetween(1, LIMIT);
     }
 }

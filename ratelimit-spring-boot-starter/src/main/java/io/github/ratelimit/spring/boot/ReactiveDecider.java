@@ -24,6 +24,10 @@ import java.util.concurrent.RejectedExecutionException;
  *       circuit breaker and failure policies apply there as on the servlet path. A decision that finds the queue
  *       full is answered 503 with {@code Retry-After: 1}: Redis is not keeping up, and queueing without bound would
  *       hold every request's memory.</li>
+ *   <li>A call decided on the store's scheduler goes on there until its next asynchronous step (the handler's
+ *       non-blocking work, then Netty's write): one thread hand-off fewer per request than hopping to another
+ *       scheduler, measured in docs/BENCHMARKS.md. Work that blocks in a handler would hold a store thread as it
+ *       would hold any other; WebFlux handlers must not block anyway.</li>
  *   <li>A SOFT delay is the limiter's timer completing a future: nothing waits on a thread meanwhile. The call goes on
  *       on Reactor's parallel scheduler, never on the timer's own thread. A cancelled call (the client went away)
  *       cancels the future, which returns the reserved tokens.</li>
@@ -66,9 +70,7 @@ final class ReactiveDecider implements AutoCloseable {
                             "The rate limiter's store is not keeping up: " + QUEUE + " decisions are waiting.", e);
                     busy.getHeaders().set("Retry-After", "1");
                     return busy;
-                })
-                // Back from the store's threads: the call's own work must not take them.
-                .publishOn(Schedulers.parallel());
+                });
     }
 
     private static Mono<Decision> settle(CompletableFuture<Decision> future) {

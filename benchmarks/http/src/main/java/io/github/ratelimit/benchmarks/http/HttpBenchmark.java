@@ -121,7 +121,8 @@ public final class HttpBenchmark {
             }
         }
 
-        String report = report(apps, results, connections, goalConnections, seconds, warmup, rounds, generator, chart);
+        String report = report(apps, results, connections, goalConnections, seconds, warmup, rounds, generator, chart,
+                stack);
         System.out.println(report);
         if (options.containsKey("out")) {
             Files.writeString(Path.of(options.get("out")), report);
@@ -194,15 +195,17 @@ public final class HttpBenchmark {
     }
 
     private static String report(List<App> apps, Map<Key, List<Load>> results, int[] connections, int goalConnections,
-                                 int seconds, int warmup, int rounds, Load.Generator generator, Path chart) {
+                                 int seconds, int warmup, int rounds, Load.Generator generator, Path chart,
+                                 String stack) {
         java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         out.printf(Locale.ROOT, "### HTTP benchmark run (%s)%n%n", LocalDate.now());
         out.printf(Locale.ROOT, "Load: %s; %d s measured after %d s of warm-up per phase, %d rounds interleaved "
                         + "(every connection count, store and endpoint once per round); medians over rounds. Machine: %d "
-                        + "cores, Java %s. Application: Spring Boot, Tomcat, Actuator (metrics on), limits never reached.%n%n",
+                        + "cores, Java %s. Application: Spring Boot, %s, Actuator (metrics on), limits never reached.%n%n",
                 generator.name(), seconds, warmup, rounds, Runtime.getRuntime().availableProcessors(),
-                System.getProperty("java.version"));
+                System.getProperty("java.version"),
+                stack.equals("webflux") ? "Spring WebFlux on Reactor Netty" : "Spring MVC on Tomcat");
         out.println("| store | endpoint | connections | requests/s | p50 | p99 | max | failed |");
         out.println("|---|---|---:|---:|---:|---:|---:|---:|");
         long failed = 0;
