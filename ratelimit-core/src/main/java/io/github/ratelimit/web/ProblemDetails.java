@@ -28,13 +28,24 @@ public final class ProblemDetails {
      *         request path cannot inject markup into a client that renders the body
      */
     public static String body(Decision decision, int status, String instance) {
+        return body(decision.describe(), status, instance, RateLimitHeaders.retryAfterSeconds(decision));
+    }
+
+    /**
+     * @param detail what happened, for people
+     * @param status the response status
+     * @param instance the request URI, or {@code null}
+     * @param retryAfterSeconds when to come back, as the {@code Retry-After} header says
+     * @return the problem details JSON, escaped as {@link #body(Decision, int, String)}'s
+     */
+    public static String body(String detail, int status, String instance, long retryAfterSeconds) {
         StringBuilder json = new StringBuilder(200).append("{\"type\":\"about:blank\",\"title\":");
         string(json, title(status)).append(",\"status\":").append(status).append(",\"detail\":");
-        string(json, decision.describe());
+        string(json, detail);
         if (instance != null) {
             string(json.append(",\"instance\":"), instance);
         }
-        json.append(",\"retryAfter\":").append(RateLimitHeaders.retryAfterSeconds(decision));
+        json.append(",\"retryAfter\":").append(retryAfterSeconds);
         return json.append('}').toString();
     }
 

@@ -48,6 +48,11 @@ final class RateLimitWebExceptionHandler implements WebExceptionHandler, Ordered
         for (int i = 0; i < 8 && cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null; i++) {
             cause = cause.getCause();
         }
+        if (cause instanceof StoreBusyException busy && !response.isCommitted()) {
+            response.getHeaders().set("Retry-After", "1");
+            return write(exchange, 503, ProblemDetails.body(busy.getReason(), 503,
+                    exchange.getRequest().getURI().getRawPath(), 1));
+        }
         if (!(cause instanceof RateLimitExceededException rejected) || response.isCommitted()) {
             return Mono.error(ex);
         }
@@ -61,8 +66,12 @@ final class RateLimitWebExceptionHandler implements WebExceptionHandler, Ordered
         Decision shown = !undisclosed && exchange.getAttribute(RateLimitWebFilter.DECISION_ATTRIBUTE) instanceof Decision d
                 && !d.permitted() ? d : decision;
         RateLimitHeaders.write(shown, undisclosed ? Set.of() : headers, response.getHeaders()::set);
-        byte[] body = ProblemDetails.body(decision, status, exchange.getRequest().getURI().getRawPath())
-                .getBytes(StandardCharsets.UTF_8);
+        return write(exchange, status, ProblemDetails.body(decision, status, exchange.getRequest().getURI().getRawPath()));
+    }
+
+    private static Mono<Void> write(ServerWebExchange exchange, int status, String json) {
+        ServerHttpResponse response = exchange.getResponse();
+        byte[] body = json.getBytes(StandardCharsets.UTF_8);
         response.setStatusCode(HttpStatusCode.valueOf(status));
         response.getHeaders().setContentType(MediaType.parseMediaType(ProblemDetails.MEDIA_TYPE));
         response.getHeaders().setContentLength(body.length);

@@ -3,8 +3,6 @@ package io.github.ratelimit.spring.boot;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RequestContext;
-import org.springframework.http.HttpStatus;
-import org.springframework.web.server.ResponseStatusException;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -39,12 +37,23 @@ final class ReactiveDecider implements AutoCloseable {
     static final int QUEUE = 10_000;
 
     private final Scheduler store;
+    private final int queue;
 
     /**
      * @param threads the store scheduler's threads, or 0 when every decision is made in memory
      */
     ReactiveDecider(int threads) {
-        this.store = threads <= 0 ? null : Schedulers.newBoundedElastic(threads, QUEUE, "ratelimit-store", 60, true);
+        this(threads, QUEUE);
+    }
+
+    /**
+     * @param threads the store scheduler's threads, or 0 when every decision is made in memory
+     * @param queue the most decisions waiting for a thread, all threads together (each thread queues its share)
+     */
+    ReactiveDecider(int threads, int queue) {
+        this.queue = queue;
+        this.store = threads <= 0 ? null : Schedulers.newBoundedElastic(threads, Math.max(1, queue / threads),
+                "ratelimit-store", 60, true);
     }
 
     /**
@@ -65,12 +74,7 @@ final class ReactiveDecider implements AutoCloseable {
         }
         return Mono.defer(() -> settle(guard.acquireAsync(context)))
                 .subscribeOn(store)
-                .onErrorMap(RejectedExecutionException.class, e -> {
-                    ResponseStatusException busy = new ResponseStatusException(HttpStatus.SERVICE_UNAVAILABLE,
-                            "The rate limiter's store is not keeping up: " + QUEUE + " decisions are waiting.", e);
-                    busy.getHeaders().set("Retry-After", "1");
-                    return busy;
-                });
+                .onErrorMap(RejectedExecutionException.class, e -> new StoreBusyException(queue, e));
     }
 
     private static Mono<Decision> settle(CompletableFuture<Decision> future) {
