@@ -77,6 +77,10 @@ class WebFluxRateLimitTest {
                 "ratelimit.rules[6].paths=/wf/custom",
                 "ratelimit.rules[6].key=account",
                 "ratelimit.rules[6].limits=1/1m",
+                "ratelimit.rules[7].name=wf-param",
+                "ratelimit.rules[7].paths=/wf/param",
+                "ratelimit.rules[7].key=param:apiKey",
+                "ratelimit.rules[7].limits=1/1m",
                 "ratelimit.trusted-proxies=127.0.0.1,::1",
                 "ratelimit.headers=ietf-draft-09,x-ratelimit",
                 "server.forward-headers-strategy=framework");
@@ -145,6 +149,11 @@ class WebFluxRateLimitTest {
         @GetMapping("/wf/free")
         Mono<String> free() {
             return Mono.just("free");
+        }
+
+        @org.springframework.web.bind.annotation.RequestMapping("/wf/param")
+        Mono<String> param() {
+            return Mono.just("param");
         }
 
         @GetMapping("/wf/custom")
@@ -272,6 +281,16 @@ class WebFluxRateLimitTest {
         client.get().uri("/wf/user").header("X-Test-User", "alice").exchange().expectStatus().isOk();
         client.get().uri("/wf/user").header("X-Test-User", "alice").exchange().expectStatus().isEqualTo(429);
         client.get().uri("/wf/user").header("X-Test-User", "bob").exchange().expectStatus().isOk();
+    }
+
+    @Test
+    void aParamKeyReadsTheQueryStringNotAFormBody() {
+        client.get().uri("/wf/param?apiKey=k1").exchange().expectStatus().isOk();
+        client.get().uri("/wf/param?apiKey=k1").exchange().expectStatus().isEqualTo(429);
+        client.get().uri("/wf/param?apiKey=k2").exchange().expectStatus().isOk();
+        // A form body is not read before the handler: no key, and the rule's missing-key policy (reject) applies.
+        client.post().uri("/wf/param").contentType(MediaType.APPLICATION_FORM_URLENCODED).bodyValue("apiKey=k3")
+                .exchange().expectStatus().isEqualTo(429);
     }
 
     @Test
