@@ -1,6 +1,7 @@
 package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.web.Phase;
+import io.github.ratelimit.web.UrlGuards;
 import io.github.ratelimit.web.UrlRule;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
@@ -31,7 +32,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashMap;
@@ -41,7 +41,6 @@ import java.util.Objects;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -110,7 +109,6 @@ public class RateLimitFilter implements Filter {
     private static final String TOMCAT_REMOTE_IP = "org.apache.tomcat.remoteAddr";
 
     private static final String DEFAULT_CONFIG = "/WEB-INF/ratelimit.properties";
-    private static final int MAX_CACHED_GUARDS = 4096;
     /** Every decision the rate-limit filters took on a request, for {@link #refund}. */
     private static final String DECISIONS_ATTRIBUTE = RateLimitFilter.class.getName() + ".decisions";
 
@@ -147,10 +145,8 @@ public class RateLimitFilter implements Filter {
 
     /** Where the rules of a request's handler come from: the servlets' annotations, a framework's handlers. */
     private final List<HandlerRules> handlerRules = new java.util.concurrent.CopyOnWriteArrayList<>();
-    /** A guard-key bit per distinct handler rule (by name, unique in a limiter), after the URL rules' bits. */
-    private final Map<String, Integer> handlerRuleBits = new ConcurrentHashMap<>();
-    private final java.util.concurrent.atomic.AtomicInteger nextHandlerRuleBit = new java.util.concurrent.atomic.AtomicInteger();
-    private final Map<BitSet, Guard> guards = new ConcurrentHashMap<>();
+    /** The guards of the URL rules and handlers' rules, per combination. */
+    private volatile UrlGuards<Guard> guards;
 
     /**
      * For {@code web.xml}: configured in {@link #init(FilterConfig)} from the rules file.
@@ -194,7 +190,7 @@ public class RateLimitFilter implements Filter {
         this.scanAnnotations = scanAnnotations;
         this.trustContainerForwarding = trustContainerForwarding;
         this.ownsLimiter = false;
-        this.urlRules.forEach(r -> limiter.guard(r.rule()));
+        this.guards = new UrlGuards<>(limiter, this.urlRules, guard -> guard);
     }
 
     @Override
@@ -205,7 +201,7 @@ public class RateLimitFilter implements Filter {
                 configureFrom(config);
             }
             // Compile every rule now, so an unknown key or a name clash fails deployment rather than a request.
-            urlRules.forEach(u -> limiter.guard(u.rule()));
+            guards = new UrlGuards<>(limiter, urlRules, guard -> guard);
             if (scanAnnotations) {
                 ServletAnnotationRules servlets = ServletAnnotationRules.scan(config.getServletContext());
                 servlets.all().forEach(limiter::guard);
@@ -512,15 +508,6 @@ public class RateLimitFilter implements Filter {
 
     /** The guard of the rules that apply to a request, or {@code null} when none does. */
     private Matched guardFor(HttpServletRequest request) {
-        String method = request.getMethod();
-        String path = HttpRequestContext.pathWithinApplication(request);
-        BitSet matched = null;
-        for (int i = 0; i < urlRules.size(); i++) {
-            if (urlRules.get(i).matches(method, path)) {
-                matched = matched == null ? new BitSet() : matched;
-                matched.set(i);
-            }
-        }
         List<Rule> ofHandler = List.of();
         HttpServletRequest view = request;
         for (HandlerRules source : handlerRules) {
@@ -530,29 +517,9 @@ public class RateLimitFilter implements Filter {
                 view = match.view() != null ? match.view() : view;
             }
         }
-        if (!ofHandler.isEmpty()) {
-            matched = matched == null ? new BitSet() : matched;
-            for (Rule r : ofHandler) {
-                matched.set(handlerRuleBits.computeIfAbsent(r.name(),
-                        n -> urlRules.size() + nextHandlerRuleBit.getAndIncrement()));
-            }
-        }
-        if (matched == null) {
-            return null;
-        }
-        Guard guard = guards.get(matched);
-        if (guard == null) {
-            List<Rule> rules = new ArrayList<>();
-            for (int i = matched.nextSetBit(0); i >= 0 && i < urlRules.size(); i = matched.nextSetBit(i + 1)) {
-                rules.add(urlRules.get(i).rule());
-            }
-            rules.addAll(ofHandler);
-            guard = limiter.guard(rules);
-            if (guards.size() < MAX_CACHED_GUARDS) {
-                guards.put(matched, guard);
-            }
-        }
-        return new Matched(guard, view);
+        Guard guard = guards.forRequest(request.getMethod(), HttpRequestContext.pathWithinApplication(request),
+                ofHandler);
+        return guard == null ? null : new Matched(guard, view);
     }
 
     private static List<Rule> concat(List<Rule> a, List<Rule> b) {

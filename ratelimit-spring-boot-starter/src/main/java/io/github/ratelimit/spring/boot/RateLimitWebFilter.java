@@ -7,7 +7,7 @@ import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.Rule;
+import io.github.ratelimit.web.UrlGuards;
 import io.github.ratelimit.web.UrlRule;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatus;
@@ -18,12 +18,8 @@ import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
 
-import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -75,21 +71,19 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     /** The exchange attribute holding the filters' permitted decisions, for {@link #refund}. */
     private static final String DECIDED_ATTRIBUTE = RateLimitWebFilter.class.getName() + ".decided";
 
-    private static final int MAX_CACHED_GUARDS = 4096;
-
-    private final RateLimiter limiter;
-    private final List<UrlRule> urlRules;
+    private final UrlGuards<Matched> guards;
     private final ReactiveHandlerRules handlerRules;
     private final ReactiveDecider decider;
     private final java.util.Set<HeaderStyle> headers;
     private final boolean addressAsReported;
     private final int order;
-    private final Map<String, Integer> handlerRuleBits = new ConcurrentHashMap<>();
-    private final java.util.concurrent.atomic.AtomicInteger nextHandlerRuleBit = new java.util.concurrent.atomic.AtomicInteger();
-    private final Map<BitSet, Matched> guards = new ConcurrentHashMap<>();
 
     /** A guard, and whether any of its rules' keys may read the principal. */
-    private record Matched(Guard guard, boolean needsPrincipal, HandlerId handler) {
+    private record Matched(Guard guard, boolean needsPrincipal) {
+
+        static Matched of(Guard guard) {
+            return new Matched(guard, !guard.rules().stream().allMatch(r -> readsNoPrincipal(r.key())));
+        }
     }
 
     /**
@@ -98,14 +92,12 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     RateLimitWebFilter(RateLimiter limiter, List<UrlRule> urlRules, ReactiveHandlerRules handlerRules,
                        ReactiveDecider decider, java.util.Set<HeaderStyle> headers, boolean addressAsReported,
                        int order) {
-        this.limiter = limiter;
-        this.urlRules = List.copyOf(urlRules);
+        this.guards = new UrlGuards<>(limiter, urlRules, Matched::of);
         this.handlerRules = handlerRules;
         this.decider = decider;
         this.headers = headers;
         this.addressAsReported = addressAsReported;
         this.order = order;
-        this.urlRules.forEach(u -> limiter.guard(u.rule()));
     }
 
     /**
@@ -123,57 +115,21 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-        if (urlRules.isEmpty() && handlerRules == null) {
+        if (guards.urlRules().isEmpty() && handlerRules == null) {
             return chain.filter(exchange);
         }
         Mono<Void> proceed = chain.filter(exchange).contextWrite(c -> c.put(EXCHANGE_CONTEXT_KEY, exchange));
-        BitSet urls = matchUrlRules(exchange);
-        if (handlerRules == null) {
-            return urls == null ? proceed : decide(exchange, matched(urls, null), proceed);
-        }
-        return handlerRules.rulesFor(exchange).flatMap(entry -> {
-            if (urls == null && entry.rules().isEmpty()) {
-                return proceed;
-            }
-            return decide(exchange, matched(urls == null ? new BitSet() : urls, entry), proceed);
-        });
-    }
-
-    private BitSet matchUrlRules(ServerWebExchange exchange) {
-        if (urlRules.isEmpty()) {
-            return null;
-        }
         String method = exchange.getRequest().getMethod().name();
         String path = ExchangeRequestContext.pathOf(exchange.getRequest());
-        BitSet matched = null;
-        for (int i = 0; i < urlRules.size(); i++) {
-            if (urlRules.get(i).matches(method, path)) {
-                matched = matched == null ? new BitSet() : matched;
-                matched.set(i);
-            }
+        if (handlerRules == null) {
+            Matched matched = guards.forRequest(method, path, List.of());
+            return matched == null ? proceed : decide(exchange, matched, null, proceed);
         }
-        return matched;
-    }
-
-    private Matched matched(BitSet bits, ReactiveHandlerRules.Entry handler) {
-        List<Rule> ofHandler = handler == null ? List.of() : handler.rules();
-        for (Rule r : ofHandler) {
-            bits.set(handlerRuleBits.computeIfAbsent(r.name(), n -> urlRules.size() + nextHandlerRuleBit.getAndIncrement()));
-        }
-        Matched m = guards.get(bits);
-        if (m == null) {
-            List<Rule> rules = new ArrayList<>();
-            for (int i = bits.nextSetBit(0); i >= 0 && i < urlRules.size(); i = bits.nextSetBit(i + 1)) {
-                rules.add(urlRules.get(i).rule());
-            }
-            rules.addAll(ofHandler);
-            boolean principal = !rules.stream().allMatch(r -> readsNoPrincipal(r.key()));
-            m = new Matched(limiter.guard(rules), principal, ofHandler.isEmpty() ? null : handler.handler());
-            if (guards.size() < MAX_CACHED_GUARDS) {
-                guards.put(bits, m);
-            }
-        }
-        return m;
+        return handlerRules.rulesFor(exchange).flatMap(entry -> {
+            Matched matched = guards.forRequest(method, path, entry.rules());
+            return matched == null ? proceed : decide(exchange, matched, entry.rules().isEmpty() ? null : entry.handler(),
+                    proceed);
+        });
     }
 
     /**
@@ -199,9 +155,9 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
         return true;
     }
 
-    private Mono<Void> decide(ServerWebExchange exchange, Matched matched, Mono<Void> proceed) {
-        if (matched.handler() != null) {
-            exchange.getAttributes().put(DECIDED_HANDLER_ATTRIBUTE, matched.handler());
+    private Mono<Void> decide(ServerWebExchange exchange, Matched matched, HandlerId handler, Mono<Void> proceed) {
+        if (handler != null) {
+            exchange.getAttributes().put(DECIDED_HANDLER_ATTRIBUTE, handler);
         }
         return principal(exchange, matched.needsPrincipal())
                 .flatMap(name -> decider.decide(matched.guard(),
