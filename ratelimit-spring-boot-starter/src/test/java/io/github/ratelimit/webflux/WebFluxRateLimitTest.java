@@ -242,9 +242,9 @@ class WebFluxRateLimitTest {
         client.get().uri("/wf/limited/1").exchange().expectStatus().isOk()
                 .expectHeader().valueEquals("X-RateLimit-Limit", "2")
                 .expectHeader().valueEquals("X-RateLimit-Remaining", "1")
-                .expectHeader().exists("RateLimit-Policy");
+                .expectHeader().exists("RateLimit-Policy").expectBody().returnResult();
         client.get().uri("/wf/limited/2").exchange().expectStatus().isOk()
-                .expectHeader().valueEquals("X-RateLimit-Remaining", "0");
+                .expectHeader().valueEquals("X-RateLimit-Remaining", "0").expectBody().returnResult();
         EntityExchangeResult<String> rejected = client.get().uri("/wf/limited/3?x=<y>").exchange()
                 .expectStatus().isEqualTo(429)
                 .expectHeader().contentType(MediaType.parseMediaType("application/problem+json"))
@@ -262,44 +262,52 @@ class WebFluxRateLimitTest {
         // The peer (127.0.0.1) is a trusted proxy: each client behind it has its own bucket, even though Spring's
         // ForwardedHeaderTransformer (forward-headers-strategy=framework) removed the header from the request.
         for (String client1 : List.of("203.0.113.1", "203.0.113.2")) {
-            client.get().uri("/wf/proxied").header("X-Forwarded-For", client1).exchange().expectStatus().isOk();
-            client.get().uri("/wf/proxied").header("X-Forwarded-For", client1).exchange().expectStatus().isEqualTo(429);
+            client.get().uri("/wf/proxied").header("X-Forwarded-For", client1).exchange().expectStatus().isOk()
+                .expectBody().returnResult();
+            client.get().uri("/wf/proxied").header("X-Forwarded-For", client1).exchange().expectStatus().isEqualTo(429)
+                .expectBody().returnResult();
         }
         // A client that writes a forged address before the real one gets the address the proxy appended.
         client.get().uri("/wf/proxied").header("X-Forwarded-For", "198.51.100.9, 203.0.113.3").exchange()
-                .expectStatus().isOk();
+                .expectStatus().isOk().expectBody().returnResult();
         client.get().uri("/wf/proxied").header("X-Forwarded-For", "198.51.100.10, 203.0.113.3").exchange()
-                .expectStatus().isEqualTo(429);
+                .expectStatus().isEqualTo(429).expectBody().returnResult();
         // Without a header, the trusted proxy itself is the client.
-        client.get().uri("/wf/ip").exchange().expectStatus().isOk();
-        client.get().uri("/wf/ip").exchange().expectStatus().isOk();
-        client.get().uri("/wf/ip").exchange().expectStatus().isEqualTo(429);
+        client.get().uri("/wf/ip").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get().uri("/wf/ip").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get().uri("/wf/ip").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
     }
 
     @Test
     void aUserKeyCountsByTheExchangesPrincipal() {
-        client.get().uri("/wf/user").header("X-Test-User", "alice").exchange().expectStatus().isOk();
-        client.get().uri("/wf/user").header("X-Test-User", "alice").exchange().expectStatus().isEqualTo(429);
-        client.get().uri("/wf/user").header("X-Test-User", "bob").exchange().expectStatus().isOk();
+        client.get().uri("/wf/user").header("X-Test-User", "alice").exchange().expectStatus().isOk()
+                .expectBody().returnResult();
+        client.get().uri("/wf/user").header("X-Test-User", "alice").exchange().expectStatus().isEqualTo(429)
+                .expectBody().returnResult();
+        client.get().uri("/wf/user").header("X-Test-User", "bob").exchange().expectStatus().isOk()
+                .expectBody().returnResult();
     }
 
     @Test
     void aParamKeyReadsTheQueryStringNotAFormBody() {
-        client.get().uri("/wf/param?apiKey=k1").exchange().expectStatus().isOk();
-        client.get().uri("/wf/param?apiKey=k1").exchange().expectStatus().isEqualTo(429);
-        client.get().uri("/wf/param?apiKey=k2").exchange().expectStatus().isOk();
+        client.get().uri("/wf/param?apiKey=k1").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get().uri("/wf/param?apiKey=k1").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+        client.get().uri("/wf/param?apiKey=k2").exchange().expectStatus().isOk().expectBody().returnResult();
         // A form body is not read before the handler: no key, and the rule's missing-key policy (reject) applies.
         client.post().uri("/wf/param").contentType(MediaType.APPLICATION_FORM_URLENCODED).bodyValue("apiKey=k3")
-                .exchange().expectStatus().isEqualTo(429);
+                .exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
     }
 
     @Test
     void aCustomKeyReadsThePrincipalToo() {
-        client.get().uri("/wf/custom").header("X-Test-User", "carol").exchange().expectStatus().isOk();
-        client.get().uri("/wf/custom").header("X-Test-User", "carol").exchange().expectStatus().isEqualTo(429);
-        client.get().uri("/wf/custom").header("X-Test-User", "dave").exchange().expectStatus().isOk();
+        client.get().uri("/wf/custom").header("X-Test-User", "carol").exchange().expectStatus().isOk()
+                .expectBody().returnResult();
+        client.get().uri("/wf/custom").header("X-Test-User", "carol").exchange().expectStatus().isEqualTo(429)
+                .expectBody().returnResult();
+        client.get().uri("/wf/custom").header("X-Test-User", "dave").exchange().expectStatus().isOk()
+                .expectBody().returnResult();
         // No principal, no key: the rule's missing-key policy (reject) applies.
-        client.get().uri("/wf/custom").exchange().expectStatus().isEqualTo(429);
+        client.get().uri("/wf/custom").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
     }
 
     @Test
@@ -307,7 +315,7 @@ class WebFluxRateLimitTest {
         for (int i = 0; i < 3; i++) {
             client.get().uri("/wf/both").exchange().expectStatus().isOk()
                     .expectHeader().value("RateLimit-Policy", policy -> assertThat(policy)
-                            .contains("wf-both").contains("wf-handler"));
+                            .contains("wf-both").contains("wf-handler")).expectBody().returnResult();
         }
         EntityExchangeResult<String> rejected = client.get().uri("/wf/both").exchange().expectStatus().isEqualTo(429)
                 .expectBody(String.class).returnResult();
@@ -317,27 +325,27 @@ class WebFluxRateLimitTest {
     @Test
     void aHandlerReturningItsResultIsDecidedOnceByTheFilter() {
         client.get().uri("/wf/plain").exchange().expectStatus().isOk()
-                .expectHeader().valueEquals("X-RateLimit-Remaining", "1");
+                .expectHeader().valueEquals("X-RateLimit-Remaining", "1").expectBody().returnResult();
         client.get().uri("/wf/plain").exchange().expectStatus().isOk()
-                .expectHeader().valueEquals("X-RateLimit-Remaining", "0");
-        client.get().uri("/wf/plain").exchange().expectStatus().isEqualTo(429);
+                .expectHeader().valueEquals("X-RateLimit-Remaining", "0").expectBody().returnResult();
+        client.get().uri("/wf/plain").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
     }
 
     @Test
     void aHandlerRuleOverItsArgumentsIsDecidedAtTheCallAndNamesTheRule() {
-        client.get().uri("/wf/by-id/7").exchange().expectStatus().isOk();
+        client.get().uri("/wf/by-id/7").exchange().expectStatus().isOk().expectBody().returnResult();
         EntityExchangeResult<String> rejected = client.get().uri("/wf/by-id/7").exchange().expectStatus().isEqualTo(429)
                 .expectHeader().exists("Retry-After")
                 .expectBody(String.class).returnResult();
         assertThat(rejected.getResponseBody()).contains("Rate limit of rule 'wf-by-id' exceeded");
-        client.get().uri("/wf/by-id/8").exchange().expectStatus().isOk();
+        client.get().uri("/wf/by-id/8").exchange().expectStatus().isOk().expectBody().returnResult();
     }
 
     @Test
     void aReactiveMethodIsDecidedWhenSubscribedAndItsRejectionDoesNotNameItsRule() {
         int before = Outbound.RUNS.get();
         client.get().uri("/wf/outbound").exchange().expectStatus().isOk().expectBody(String.class).isEqualTo("fetched");
-        client.get().uri("/wf/outbound").exchange().expectStatus().isOk();
+        client.get().uri("/wf/outbound").exchange().expectStatus().isOk().expectBody().returnResult();
         assertThat(Outbound.RUNS.get() - before).as("built three times per request, run once").isEqualTo(2);
         EntityExchangeResult<String> rejected = client.get().uri("/wf/outbound").exchange()
                 .expectStatus().isEqualTo(429).expectHeader().exists("Retry-After")
@@ -346,8 +354,8 @@ class WebFluxRateLimitTest {
         assertThat(rejected.getResponseBody()).contains("rule 'internal'").doesNotContain("wf-outbound");
         assertThat(Outbound.RUNS.get() - before).as("a rejected subscription does not run the method").isEqualTo(2);
 
-        client.get().uri("/wf/stream").exchange().expectStatus().isOk();
-        client.get().uri("/wf/stream").exchange().expectStatus().isEqualTo(429);
+        client.get().uri("/wf/stream").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get().uri("/wf/stream").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
     }
 
     @Test
@@ -363,8 +371,8 @@ class WebFluxRateLimitTest {
     @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
     void aMethodReturningItsResultOnTheEventLoopIsDecidedThereAndSaysSoOnce(
             org.springframework.boot.test.system.CapturedOutput output) {
-        client.get().uri("/wf/sync").exchange().expectStatus().isOk();
-        client.get().uri("/wf/sync").exchange().expectStatus().isOk();
+        client.get().uri("/wf/sync").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get().uri("/wf/sync").exchange().expectStatus().isOk().expectBody().returnResult();
         String warning = "@RateLimit method Outbound#sync was called on the non-blocking thread reactor-http-";
         assertThat(output.getAll()).contains(warning);
         assertThat(output.getAll().split(java.util.regex.Pattern.quote(warning), -1)).hasSize(2);
@@ -378,12 +386,12 @@ class WebFluxRateLimitTest {
         // delay that held one would stall every request on it.
         for (int i = 0; i < 12; i++) {
             soft.add(CompletableFuture.supplyAsync(() -> slow.get().uri("/wf/soft").exchange()
-                    .returnResult(String.class).getStatus().value()));
+                    .expectBody(String.class).returnResult().getStatus().value()));
         }
         waitUntilWaiting(soft);
         List<Integer> free = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
-            free.add(client.get().uri("/wf/free").exchange().returnResult(String.class).getStatus().value());
+            free.add(client.get().uri("/wf/free").exchange().expectBody(String.class).returnResult().getStatus().value());
         }
         long softStillWaiting = soft.stream().filter(f -> !f.isDone()).count();
         assertThat(free).containsOnly(200);

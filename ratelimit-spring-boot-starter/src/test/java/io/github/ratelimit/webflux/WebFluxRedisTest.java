@@ -105,15 +105,16 @@ class WebFluxRedisTest {
     @org.junit.jupiter.api.Order(1)
     void decisionsAreSharedInRedisAndMadeOffTheEventLoop() {
         for (int i = 0; i < 3; i++) {
-            client.get().uri("/wfr/limited").exchange().expectStatus().isOk();
+            client.get().uri("/wfr/limited").exchange().expectStatus().isOk().expectBody().returnResult();
         }
-        client.get().uri("/wfr/limited").exchange().expectStatus().isEqualTo(429).expectHeader().exists("Retry-After");
-        client.get().uri("/wfr/annotated").exchange().expectStatus().isOk();
-        client.get().uri("/wfr/annotated").exchange().expectStatus().isOk();
-        client.get().uri("/wfr/annotated").exchange().expectStatus().isEqualTo(429);
-        client.get().uri("/wfr/plain").exchange().expectStatus().isOk();
-        client.get().uri("/wfr/plain").exchange().expectStatus().isOk();
-        client.get().uri("/wfr/plain").exchange().expectStatus().isEqualTo(429);
+        client.get().uri("/wfr/limited").exchange().expectStatus().isEqualTo(429).expectHeader().exists("Retry-After")
+                .expectBody().returnResult();
+        client.get().uri("/wfr/annotated").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get().uri("/wfr/annotated").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get().uri("/wfr/annotated").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+        client.get().uri("/wfr/plain").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get().uri("/wfr/plain").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get().uri("/wfr/plain").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
         try (var jedis = new redis.clients.jedis.Jedis(redis.host(), redis.port())) {
             assertThat(jedis.keys("*wfr-global*")).as("the URL rule's bucket is in Redis").isNotEmpty();
             assertThat(jedis.keys("*wfr-handler*")).as("the handler's bucket is in Redis").isNotEmpty();
@@ -131,12 +132,12 @@ class WebFluxRedisTest {
         try {
             for (int i = 0; i < 8; i++) {
                 limited.add(CompletableFuture.supplyAsync(() -> slow.get().uri("/wfr/limited").header("X-I", "1")
-                        .exchange().returnResult(String.class).getStatus().value()));
+                        .exchange().expectBody(String.class).returnResult().getStatus().value()));
             }
             Thread.sleep(200); // the requests reach Redis, which does not answer for 2 s
             List<Integer> free = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
-                free.add(client.get().uri("/wfr/free").exchange().returnResult(String.class).getStatus().value());
+                free.add(client.get().uri("/wfr/free").exchange().expectBody(String.class).returnResult().getStatus().value());
             }
             long stillWaiting = limited.stream().filter(f -> !f.isDone()).count();
             assertThat(free).containsOnly(200);

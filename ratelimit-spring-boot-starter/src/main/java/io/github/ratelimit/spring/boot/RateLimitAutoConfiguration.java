@@ -47,8 +47,9 @@ import java.util.function.Supplier;
 
 /**
  * Auto-configuration of rate limiting: a {@link RateLimiter} over a local or Redis {@link BucketStore}, the
- * {@code @RateLimit} advisor for any bean, URL rules from {@code ratelimit.rules} enforced by the servlet filter,
- * and the 429 response. Every bean backs off when the application defines its own.
+ * {@code @RateLimit} advisor for any bean, URL rules from {@code ratelimit.rules} enforced by the servlet filter on
+ * Spring MVC or by the {@code WebFilter} on Spring WebFlux, and the 429 response. Every bean backs off when the
+ * application defines its own.
  */
 @AutoConfiguration(afterName = {
         // The meter registry its metrics bind to, whichever export creates it.

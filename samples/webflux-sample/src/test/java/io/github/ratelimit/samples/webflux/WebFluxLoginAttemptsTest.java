@@ -33,7 +33,7 @@ class WebFluxLoginAttemptsTest {
 
     private int me(String ip, String user, String password) {
         return client.get().uri("/api/me").header("X-Forwarded-For", ip)
-                .headers(h -> h.setBasicAuth(user, password)).exchange().returnResult(String.class).getStatus().value();
+                .headers(h -> h.setBasicAuth(user, password)).exchange().expectBody(String.class).returnResult().getStatus().value();
     }
 
     @Test

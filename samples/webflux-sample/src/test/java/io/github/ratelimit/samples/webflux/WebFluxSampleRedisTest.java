@@ -44,11 +44,16 @@ class WebFluxSampleRedisTest {
     void twoInstancesShareAUsersLimitThroughRedis() {
         WebTestClient a = WebFluxSampleTest.clientOf(first);
         WebTestClient b = WebFluxSampleTest.clientOf(second);
-        a.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isOk();
-        b.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isOk();
-        a.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isOk();
-        b.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isEqualTo(429);
-        a.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isEqualTo(429);
+        a.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isOk()
+                .expectBody().returnResult();
+        b.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isOk()
+                .expectBody().returnResult();
+        a.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isOk()
+                .expectBody().returnResult();
+        b.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isEqualTo(429)
+                .expectBody().returnResult();
+        a.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isEqualTo(429)
+                .expectBody().returnResult();
         try (var jedis = new redis.clients.jedis.Jedis(redis.host(), redis.port())) {
             assertThat(jedis.keys("*me*")).as("the 'me' rule's bucket is in Redis").isNotEmpty();
         }
@@ -59,7 +64,7 @@ class WebFluxSampleRedisTest {
         // The export rule allows 2 per second: the third and fourth pass only because they waited their turn.
         WebTestClient a = WebFluxSampleTest.clientOf(first);
         for (int i = 0; i < 4; i++) {
-            a.get().uri("/api/export").exchange().expectStatus().isOk();
+            a.get().uri("/api/export").exchange().expectStatus().isOk().expectBody().returnResult();
         }
     }
 }
