@@ -1,0 +1,101 @@
+package io.github.ratelimit.samples.webflux;
+
+import io.github.ratelimit.testing.redis.RedisServer;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringApplication;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import reactor.blockhound.BlockHound;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * BlockHound instruments the JVM's blocking methods (socket reads, sleeps, parking, file writes) and reports every
+ * call of one on a non-blocking thread (Netty's event loops, Reactor's parallel scheduler) while the sample serves
+ * every kind of request over HTTP: allowed and rejected, keyed by address and by user behind Spring Security, a
+ * handler decided at the call, a throttled reactive client, SOFT bursts that wait, on the local store and on a real
+ * Redis. None may be found: the limiter never blocks an event loop.
+ */
+class NoBlockingTest {
+
+    private static final List<String> BLOCKING = new CopyOnWriteArrayList<>();
+
+    @BeforeAll
+    static void installBlockHound() {
+        // Reported, not thrown: a throw inside Netty would turn into a failed request and hide where it came from.
+        BlockHound.install(builder -> builder.blockingMethodCallback(method -> BLOCKING.add(method + " on "
+                + Thread.currentThread().getName() + "\n" + stack())));
+    }
+
+    private static String stack() {
+        StringBuilder s = new StringBuilder();
+        StackTraceElement[] trace = new Throwable().getStackTrace();
+        for (int i = 0; i < Math.min(trace.length, 40); i++) {
+            s.append("    at ").append(trace[i]).append('\n');
+        }
+        return s.toString();
+    }
+
+    @org.junit.jupiter.api.BeforeEach
+    void forgetEarlierCalls() {
+        BLOCKING.clear();
+    }
+
+    @Test
+    void theLocalStoreNeverBlocksAnEventLoop() throws Exception {
+        try (ConfigurableApplicationContext app = SpringApplication.run(WebFluxSampleApplication.class,
+                "--server.port=0", "--spring.main.banner-mode=off")) {
+            exercise(WebFluxSampleTest.clientOf(app));
+        }
+        assertThat(BLOCKING).as("blocking calls on non-blocking threads").isEmpty();
+    }
+
+    @Test
+    void theRedisStoreNeverBlocksAnEventLoop() throws Exception {
+        try (RedisServer redis = RedisServer.start();
+             ConfigurableApplicationContext app = SpringApplication.run(WebFluxSampleApplication.class,
+                     "--server.port=0", "--spring.main.banner-mode=off", "--ratelimit.redis.url=" + redis.uri())) {
+            exercise(WebFluxSampleTest.clientOf(app));
+        }
+        assertThat(BLOCKING).as("blocking calls on non-blocking threads").isEmpty();
+    }
+
+    /** Every kind of request the sample serves, several times, with SOFT bursts in flight. */
+    private static void exercise(WebTestClient client) throws Exception {
+        List<CompletableFuture<Integer>> bursts = new ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            bursts.add(CompletableFuture.supplyAsync(() -> status(client, "/api/export", null)));
+            bursts.add(CompletableFuture.supplyAsync(() -> status(client, "/api/reports", null)));
+        }
+        List<Integer> statuses = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            statuses.add(status(client, "/api/hello", null));
+            statuses.add(status(client, "/api/me", "alice:alice"));
+            statuses.add(status(client, "/api/me", "alice:wrong"));
+            statuses.add(status(client, "/api/orders/" + (i % 3), null));
+            statuses.add(status(client, "/api/quotes", null));
+            statuses.add(status(client, "/api/status", null));
+        }
+        for (CompletableFuture<Integer> f : bursts) {
+            statuses.add(f.get(30, TimeUnit.SECONDS));
+        }
+        assertThat(statuses).as("allowed, rejected and refused requests all answered").contains(200, 401, 429)
+                .allMatch(s -> s == 200 || s == 401 || s == 429);
+    }
+
+    private static int status(WebTestClient client, String path, String credentials) {
+        return client.get().uri(path).headers(h -> {
+            if (credentials != null) {
+                String[] userAndPassword = credentials.split(":");
+                h.setBasicAuth(userAndPassword[0], userAndPassword[1]);
+            }
+        }).exchange().expectBody(String.class).returnResult().getStatus().value();
+    }
+}
