@@ -67,6 +67,47 @@ class NoBlockingTest {
         assertThat(BLOCKING).as("blocking calls on non-blocking threads").isEmpty();
     }
 
+    /**
+     * Operations on a live system: per-key limits in Redis by one property, the ratelimitkeys endpoint's writes
+     * switched on, only ADMIN past Spring Security. An admin's change is enforced at once and attributed; a reset
+     * unblocks; the endpoint's Redis calls run off the event loops too.
+     */
+    @Test
+    void theOperationsEndpointChangesLimitsWithoutBlockingAnEventLoop() throws Exception {
+        try (RedisServer redis = RedisServer.start();
+             ConfigurableApplicationContext app = SpringApplication.run(WebFluxSampleApplication.class,
+                     "--server.port=0", "--spring.main.banner-mode=off", "--ratelimit.redis.url=" + redis.uri(),
+                     "--ratelimit.limit-store.enabled=true",
+                     "--management.endpoints.web.exposure.include=health,ratelimits,ratelimitkeys",
+                     "--management.endpoint.ratelimitkeys.access=unrestricted")) {
+            WebTestClient client = WebFluxSampleTest.clientOf(app);
+            String path = "/actuator/ratelimitkeys/me/alice";
+            assertThat(change(client, path, null, "{\"limits\":\"1/1m\"}").getStatus().value()).isEqualTo(401);
+            assertThat(change(client, path, "alice:alice", "{\"limits\":\"1/1m\"}").getStatus().value())
+                    .isEqualTo(403);
+            var set = change(client, path, "admin:admin", "{\"limits\":\"1/1m\"}");
+            assertThat(set.getStatus().value()).as(set.getResponseBody()).isEqualTo(200);
+            assertThat(set.getResponseBody()).contains("\"changedBy\":\"admin\"").contains("1/1m");
+            assertThat(status(client, "/api/me", "alice:alice")).isEqualTo(200);
+            assertThat(status(client, "/api/me", "alice:alice")).isEqualTo(429);
+            assertThat(status(client, "/api/me", "bob:bob")).as("bob keeps the rule's limits").isEqualTo(200);
+            assertThat(change(client, path, "admin:admin", "{\"reset\":true}").getStatus().value()).isEqualTo(200);
+            assertThat(status(client, "/api/me", "alice:alice")).as("unblocked").isEqualTo(200);
+        }
+        assertThat(BLOCKING).as("blocking calls on non-blocking threads").isEmpty();
+    }
+
+    private static org.springframework.test.web.reactive.server.EntityExchangeResult<String> change(
+            WebTestClient client, String path, String credentials, String json) {
+        return client.post().uri(path).headers(h -> {
+            if (credentials != null) {
+                String[] userAndPassword = credentials.split(":");
+                h.setBasicAuth(userAndPassword[0], userAndPassword[1]);
+            }
+        }).contentType(org.springframework.http.MediaType.APPLICATION_JSON).bodyValue(json)
+                .exchange().expectBody(String.class).returnResult();
+    }
+
     /** Every kind of request the sample serves, several times, with SOFT bursts in flight. */
     private static void exercise(WebTestClient client) throws Exception {
         List<CompletableFuture<Integer>> bursts = new ArrayList<>();
