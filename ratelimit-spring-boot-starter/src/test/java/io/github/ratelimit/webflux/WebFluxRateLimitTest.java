@@ -81,6 +81,10 @@ class WebFluxRateLimitTest {
                 "ratelimit.rules[7].paths=/wf/param",
                 "ratelimit.rules[7].key=param:apiKey",
                 "ratelimit.rules[7].limits=1/1m",
+                "ratelimit.rules[8].name=wf-shadow",
+                "ratelimit.rules[8].paths=/wf/shadow",
+                "ratelimit.rules[8].limits=1/1m",
+                "ratelimit.rules[8].mode=shadow",
                 "ratelimit.trusted-proxies=127.0.0.1,::1",
                 "ratelimit.headers=ietf-draft-09,x-ratelimit",
                 "server.forward-headers-strategy=framework");
@@ -154,6 +158,11 @@ class WebFluxRateLimitTest {
         @org.springframework.web.bind.annotation.RequestMapping("/wf/param")
         Mono<String> param() {
             return Mono.just("param");
+        }
+
+        @GetMapping("/wf/shadow")
+        Mono<String> shadow() {
+            return Mono.just("shadow");
         }
 
         @GetMapping("/wf/custom")
@@ -296,6 +305,13 @@ class WebFluxRateLimitTest {
         // A form body is not read before the handler: no key, and the rule's missing-key policy (reject) applies.
         client.post().uri("/wf/param").contentType(MediaType.APPLICATION_FORM_URLENCODED).bodyValue("apiKey=k3")
                 .exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+    }
+
+    @Test
+    void aShadowRuleOnlyRecords() {
+        for (int i = 0; i < 3; i++) {
+            client.get().uri("/wf/shadow").exchange().expectStatus().isOk().expectBody(String.class).isEqualTo("shadow");
+        }
     }
 
     @Test
