@@ -199,6 +199,15 @@ class AnnotationsThatCannotApplyTest {
                     .isInstanceOf(RateLimitExceededException.class);
             assertThat(bean.runs()).as("a rejected subscription does not run the method").isEqualTo(1);
         });
+        runner.withBean(ReactiveMethod.class).run(context -> {
+            ReactiveMethod bean = context.getBean(ReactiveMethod.class);
+            org.reactivestreams.Publisher<String> once = bean.call();
+            assertThat(reactor.core.publisher.Flux.from(once).collectList().block()).containsExactly("x");
+            // Subscribed again (a retry): decided again, and over the limit of one a minute.
+            assertThatThrownBy(() -> reactor.core.publisher.Flux.from(once).blockLast())
+                    .isInstanceOf(RateLimitExceededException.class);
+            assertThat(bean.runs()).isEqualTo(1);
+        });
         runner.withBean(AsyncMethod.class).run(context -> assertThat(context).hasNotFailed());
     }
 
