@@ -18,7 +18,8 @@ import java.util.concurrent.Executor;
  * Buckets in this JVM's memory, in a bounded map: a flood of distinct keys evicts the least recently used
  * buckets instead of exhausting the heap.
  *
- * <p>Token-bucket and fixed-window keys are Bucket4j buckets, at most {@link Builder#maximumKeys} of them;
+ * <p>Token-bucket and fixed-window keys are buckets of Bucket4j's state (a {@code BucketState} changed in place under a
+ * lock of the key's own), at most {@link Builder#maximumKeys} of them;
  * sliding-window keys are a log or counters of this library's own, in a map of their own whose maximum is the same
  * number as a weight: a sliding log weighs one key per {@value #LOG_ENTRIES_PER_KEY_WEIGHT} calls its longest
  * window may hold (so 100,000 keys of logs of 10,000 calls cannot take 16 GB). A log is dropped once its newest
@@ -166,8 +167,8 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     private LocalBucket newBucket(BucketKey key, BucketConfiguration configuration) {
-        // Built around the caller's configuration object itself (not a copy, as Bucket.builder() makes), so equal
-        // rules share one configuration and the identity check in bucket() holds.
+        // Built around the caller's configuration object itself, so equal rules share one configuration and the
+        // identity check before equals() on each lookup usually settles it.
         if (!timeMeter.isWallClockBased()) {
             for (Bandwidth bandwidth : configuration.getBandwidths()) {
                 if (bandwidth.isIntervallyAligned()) {
@@ -193,7 +194,8 @@ public final class LocalBucketStore implements BucketStore {
         private final BucketKey key;
         /** Replaced on a configuration change; otherwise changed in place. Written under the lock only. */
         private volatile BucketState state;
-        private boolean reserved;
+        /** Written under the lock only; read without it on every lookup (the map's expiry). */
+        private volatile boolean reserved;
 
         LocalBucket(BucketConfiguration configuration, BucketKey key) {
             this.key = key;
@@ -265,7 +267,7 @@ public final class LocalBucketStore implements BucketStore {
         }
 
         /** @return whether it ever reserved tokens ahead */
-        synchronized boolean reserved() {
+        boolean reserved() {
             return reserved;
         }
 

@@ -125,8 +125,11 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
     private final ScheduledExecutorService refresher;
     /** The last change read from the stream; {@code null} until the first refresh. */
     private volatile String lastChange;
-    /** Whether a read or refresh failed since the last successful refresh. */
-    private volatile boolean lostTrack;
+    /**
+     * Reads and refreshes that failed and that no successful refresh has settled yet; above 0, Redis is taken as
+     * away. A counter, not a flag: a read failing while a refresh succeeds stays for the next refresh to settle.
+     */
+    private final java.util.concurrent.atomic.AtomicInteger failures = new java.util.concurrent.atomic.AtomicInteger();
 
     private RedisLimitStore(Builder b) {
         this.jedis = b.client;
@@ -272,7 +275,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         if (cached != null) {
             return cached.limits();
         }
-        if (lostTrack) {
+        if (failures.get() > 0) {
             // Redis failed since the last refresh that succeeded: do not make every call wait out a timeout. The
             // refresh clears this once Redis answers, and then every answer is asked again.
             return null;
@@ -282,7 +285,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         try {
             value = jedis.hget(ruleKey(rule.name()), utf8(key));
         } catch (JedisException e) {
-            lostTrack = true;
+            failures.incrementAndGet();
             FAILURE_LOG.log(Level.WARNING, () -> "Could not read the limits of rule '" + rule.name()
                     + "' from Redis; the rule's own limits apply to keys not read before: " + e, null);
             return null;
@@ -290,6 +293,10 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         Answer answer = value == null ? Answer.NONE : new Answer(emptyToNull(entry(rule.name(), key, value).limits()));
         if (generation.get() == seen) {
             answers.put(cacheKey, answer);
+            if (generation.get() != seen) {
+                // A refresh forgot answers between the check and the put: this one may be among them.
+                answers.invalidate(cacheKey);
+            }
         }
         return answer.limits();
     }
@@ -304,12 +311,14 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
      * thread; synchronized so a test may run it too.
      */
     synchronized void refresh() {
+        // Failures seen now are the ones a successful refresh settles; a read failing meanwhile counts for the next.
+        int failed = failures.get();
         try {
             String from = lastChange;
             if (from == null) {
                 List<StreamEntry> newest = jedis.xrevrange(stream, "+", "-", 1);
                 lastChange = newest.isEmpty() ? "0-0" : newest.get(0).getID().toString();
-                lostTrack = false;
+                failures.addAndGet(-failed);
                 // Answers read before this first position (a change may have come in between) are not trusted.
                 forgetAll();
                 return;
@@ -317,19 +326,18 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
             List<StreamEntry> oldest = jedis.xrange(stream, "-", "+", 1);
             boolean trimmed = !oldest.isEmpty() && !from.equals("0-0")
                     && oldest.get(0).getID().compareTo(new StreamEntryID(from)) > 0;
-            boolean recovering = lostTrack;
             List<StreamEntry> changes = jedis.xrange(stream, "(" + from, "+", 1_000);
             for (StreamEntry change : changes) {
                 forget(change.getFields().get("rule"), change.getFields().get("key"));
                 from = change.getID().toString();
             }
             lastChange = from;
-            lostTrack = false;
-            if (trimmed || recovering) {
+            failures.addAndGet(-failed);
+            if (trimmed || failed > 0) {
                 forgetAll();
             }
         } catch (JedisException | IllegalArgumentException e) {
-            lostTrack = true;
+            failures.incrementAndGet();
             FAILURE_LOG.log(Level.WARNING, () -> "Could not read the changes of per-key limits from Redis; keeping the "
                     + "last known limits: " + e, null);
         }

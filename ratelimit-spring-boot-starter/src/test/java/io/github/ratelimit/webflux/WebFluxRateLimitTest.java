@@ -207,6 +207,21 @@ class WebFluxRateLimitTest {
             return "plain";
         }
 
+        /** Allows CORS from one origin: a preflight is answered by the CORS processing, not this handler. */
+        @org.springframework.web.bind.annotation.CrossOrigin("https://app.example")
+        @RateLimit(name = "wf-cors", perMinute = 1)
+        @GetMapping("/wf/cors")
+        Mono<String> cors() {
+            return Mono.just("cors");
+        }
+
+        /** A controller method returning a future, called on the event loop: decided once, by the filter. */
+        @RateLimit(name = "wf-future-handler", perMinute = 1)
+        @GetMapping("/wf/future-handler")
+        CompletableFuture<String> futureHandler() {
+            return CompletableFuture.completedFuture("future handler");
+        }
+
         /** Called on the event loop: the future's method is decided without blocking. */
         @GetMapping("/wf/future")
         Mono<String> future() {
@@ -305,6 +320,28 @@ class WebFluxRateLimitTest {
         // A form body is not read before the handler: no key, and the rule's missing-key policy (reject) applies.
         client.post().uri("/wf/param").contentType(MediaType.APPLICATION_FORM_URLENCODED).bodyValue("apiKey=k3")
                 .exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+    }
+
+    @Test
+    void corsPreflightsCostTheHandlersRuleNothing() {
+        for (int i = 0; i < 3; i++) {
+            client.options().uri("/wf/cors").header("Origin", "https://app.example")
+                    .header("Access-Control-Request-Method", "GET").exchange().expectStatus().isOk()
+                    .expectBody().returnResult();
+        }
+        client.get().uri("/wf/cors").header("Origin", "https://app.example").exchange().expectStatus().isOk()
+                .expectBody(String.class).isEqualTo("cors");
+        client.get().uri("/wf/cors").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+    }
+
+    @Test
+    void aHandlerReturningAFutureIsDecidedOnceByTheFilter() {
+        client.get().uri("/wf/future-handler").exchange().expectStatus().isOk()
+                .expectHeader().valueEquals("X-RateLimit-Remaining", "0")
+                .expectBody(String.class).isEqualTo("future handler");
+        EntityExchangeResult<String> rejected = client.get().uri("/wf/future-handler").exchange()
+                .expectStatus().isEqualTo(429).expectBody(String.class).returnResult();
+        assertThat(rejected.getResponseBody()).as("the handler's own rule is named").contains("wf-future-handler");
     }
 
     @Test

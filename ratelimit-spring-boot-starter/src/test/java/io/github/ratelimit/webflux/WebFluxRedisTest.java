@@ -123,6 +123,21 @@ class WebFluxRedisTest {
         assertThat(DECIDING_THREADS).isNotEmpty().allSatisfy(name -> assertThat(name).startsWith("ratelimit-store"));
     }
 
+    /** Until a store thread of this JVM is inside Jedis, waiting for the frozen Redis to answer. */
+    private static void awaitDecisionWaitingOnRedis() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            for (var thread : Thread.getAllStackTraces().entrySet()) {
+                if (thread.getKey().getName().startsWith("ratelimit-store") && java.util.Arrays.stream(thread.getValue())
+                        .anyMatch(frame -> frame.getClassName().startsWith("redis.clients.jedis"))) {
+                    return;
+                }
+            }
+            Thread.sleep(5);
+        }
+        throw new AssertionError("no decision reached Redis within 10 s");
+    }
+
     @Test
     @org.junit.jupiter.api.Order(2)
     void aRedisThatStopsAnsweringHoldsNoEventLoop() throws Exception {
@@ -134,7 +149,7 @@ class WebFluxRedisTest {
                 limited.add(CompletableFuture.supplyAsync(() -> slow.get().uri("/wfr/limited").header("X-I", "1")
                         .exchange().expectBody(String.class).returnResult().getStatus().value()));
             }
-            Thread.sleep(200); // the requests reach Redis, which does not answer for 2 s
+            awaitDecisionWaitingOnRedis();
             List<Integer> free = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
                 free.add(client.get().uri("/wfr/free").exchange().expectBody(String.class).returnResult().getStatus().value());

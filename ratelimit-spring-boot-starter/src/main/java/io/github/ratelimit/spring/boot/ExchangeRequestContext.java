@@ -38,7 +38,7 @@ final class ExchangeRequestContext implements RequestContext {
     static final String EXCHANGE = SpelKeyResolverFactory.EXCHANGE_ATTRIBUTE;
 
     /** The most values of one repeated header {@link #headers(String)} returns: the last ones, as on the servlet path. */
-    static final int MAX_HEADER_VALUES = 64;
+    static final int MAX_HEADER_VALUES = io.github.ratelimit.servlet.HttpRequestContext.MAX_HEADER_VALUES;
 
     private static final boolean REACTOR_NETTY = ClassUtils.isPresent(
             "reactor.netty.http.server.ConnectionInformation", ExchangeRequestContext.class.getClassLoader());

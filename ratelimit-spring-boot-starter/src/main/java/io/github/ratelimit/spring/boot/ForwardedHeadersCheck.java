@@ -32,7 +32,9 @@ import java.util.Locale;
  * <p>On Spring WebFlux over Reactor Netty the limiter reads the connection's own address beneath both strategies
  * (Netty keeps it beside the forwarded one), so neither needs a check; but both Spring's
  * {@code ForwardedHeaderTransformer} and Netty's forwarded handling believe every peer, so
- * {@code trust-container-forwarding} with either is refused. Another reactive server is checked as a servlet one.
+ * {@code trust-container-forwarding} with either is refused. On another reactive server the limiter sees what the
+ * transformer left, so {@code framework} with an {@code ip} rule is refused too; the rest is checked as on a servlet
+ * server.
  */
 final class ForwardedHeadersCheck {
 
@@ -64,6 +66,19 @@ final class ForwardedHeadersCheck {
                         + "limiter reads the connection's own address beneath either strategy.");
             }
             return;
+        }
+        if (reactive && "FRAMEWORK".equals(strategy) && !settings.trustContainerForwarding()) {
+            // Off Netty the limiter sees the request as Spring's ForwardedHeaderTransformer left it: the address taken
+            // from any peer's X-Forwarded-For, and the header removed.
+            List<String> ipRules = limiter.rules().stream().filter(r -> r.keyUses("ip")).map(Rule::source).toList();
+            if (!ipRules.isEmpty()) {
+                throw new InvalidRateLimitConfigurationException("server.forward-headers-strategy = framework on a "
+                        + "reactive server other than Reactor Netty: Spring's ForwardedHeaderTransformer replaces each "
+                        + "request's client address with any peer's X-Forwarded-For and removes the header before the "
+                        + "rate limiter sees the request, so the 'ip' key of " + ipRules + " would count by an address "
+                        + "clients choose. Run on Reactor Netty (the limiter then reads the connection's own address), "
+                        + "or remove the strategy and list your proxies in ratelimit.trusted-proxies.");
+            }
         }
         if (settings.trustContainerForwarding()) {
             if ("FRAMEWORK".equals(strategy)) {

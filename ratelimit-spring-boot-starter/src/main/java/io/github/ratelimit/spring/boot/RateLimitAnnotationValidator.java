@@ -132,7 +132,8 @@ final class RateLimitAnnotationValidator implements SmartInitializingSingleton {
         if (PUBLISHER == null || !PUBLISHER.isAssignableFrom(returned)) {
             return;
         }
-        boolean supported = FLUX != null && (MONO.isAssignableFrom(returned) || returned.isAssignableFrom(FLUX));
+        // The advisor returns a plain Mono or Flux in the method's place: the declared type must accept one.
+        boolean supported = FLUX != null && (returned.isAssignableFrom(MONO) || returned.isAssignableFrom(FLUX));
         if (!supported) {
             throw new InvalidRateLimitConfigurationException("@RateLimit on " + describe(userType, method)
                     + ", which returns a " + returned.getName() + ": reactive methods are rate limited when subscribed "

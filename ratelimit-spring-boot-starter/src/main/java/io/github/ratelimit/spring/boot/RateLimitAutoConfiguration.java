@@ -218,7 +218,10 @@ public final class RateLimitAutoConfiguration {
             RateLimitSettings s = settings.getObject();
             ForwardedHeadersCheck.check(environment, s, limiter.getObject(), beanFactory);
             // Every rule is known now (URL rules, and the annotations just compiled): keys must name real ones.
-            if (s.limitProvider() != null && beanFactory.getBeanNamesForType(LimitProvider.class).length == 0) {
+            // The limit store answers from ratelimit.keys for keys without an entry: those are checked all the same.
+            boolean ownProvider = java.util.Arrays.stream(beanFactory.getBeanNamesForType(LimitProvider.class))
+                    .anyMatch(name -> !name.equals("rateLimitLimitStore"));
+            if (s.limitProvider() != null && !ownProvider) {
                 List<io.github.ratelimit.Rule> declared = limiter.getObject().rules();
                 s.limitProvider().checkRules(declared);
                 warnAboutKeysNoRuleCounts(s.limitProvider().keysNoRuleCounts(declared));

@@ -2,7 +2,6 @@ package io.github.ratelimit.spring.boot;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitExceededException;
-import io.github.ratelimit.Verdict;
 import io.github.ratelimit.servlet.RejectionHandler;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -11,7 +10,6 @@ import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
 
 import java.io.IOException;
-import java.util.List;
 
 /**
  * Turns a {@link RateLimitExceededException} from a web request into the same response the filter writes

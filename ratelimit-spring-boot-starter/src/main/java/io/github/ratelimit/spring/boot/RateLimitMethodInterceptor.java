@@ -94,12 +94,18 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
         Entry entry = found.get();
         Guard guard = entry.guard();
         Class<?> returned = invocation.getMethod().getReturnType();
-        if (reactive != null) {
-            if (ReactiveMethodRateLimit.decidesOnSubscription(returned) || ReactiveMethodRateLimit.decidesFuture(returned)) {
+        // Within a servlet request (Spring MVC subscribes at once) every method is decided at the call, as a
+        // handler the servlet filter may have decided already; elsewhere a publisher is decided on subscription.
+        boolean inServletRequest = servlet != null && servlet.inRequest();
+        if (reactive != null && !inServletRequest) {
+            if (ReactiveMethodRateLimit.decidesOnSubscription(returned)) {
                 return reactive.invoke(invocation, guard, entry.handler());
             }
             if (reactive.decidedByFilter(entry.handler())) {
                 return invocation.proceed();
+            }
+            if (ReactiveMethodRateLimit.decidesFuture(returned)) {
+                return reactive.invoke(invocation, guard, entry.handler());
             }
             if (ReactiveMethodRateLimit.onEventLoop()) {
                 warnBlocking(entry.handler(), guard);
@@ -138,6 +144,9 @@ final class RateLimitMethodInterceptor implements MethodInterceptor {
      * a store's round trip would hold the loop. Said once per method, when its rules could wait at all.
      */
     private void warnBlocking(HandlerId method, Guard guard) {
+        if (warnedBlocking.contains(method)) {
+            return;
+        }
         boolean mayWait = reactive.offloads() || guard.rules().stream().anyMatch(r -> r.mode() == Mode.SOFT);
         if (mayWait && warnedBlocking.add(method)) {
             System.getLogger(RateLimitMethodInterceptor.class.getName()).log(System.Logger.Level.WARNING,

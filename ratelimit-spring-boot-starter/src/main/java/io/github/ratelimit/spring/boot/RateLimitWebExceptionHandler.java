@@ -20,8 +20,9 @@ import java.util.Set;
  * Answers a {@link RateLimitExceededException} in a WebFlux application (from the filter, or from a
  * {@code @RateLimit} method while a request is served) as the servlet path does: the configured status
  * ({@code ratelimit.reject-status}, 429), {@code Retry-After}, the rate-limit headers and the problem+json body of
- * {@link ProblemDetails}. Only a rejection by the request's own rules (its URL rules, its handler's) names its rule;
- * any other (a service's limit on an outbound call, a future's) says when to come back and nothing about the limit.
+ * {@link ProblemDetails}. Only a rejection by the request's own rules (its URL rules, its handler's) names its rule,
+ * and any other with {@code ratelimit.method-headers=true}; any other (a service's limit on an outbound call, a
+ * future's) says when to come back and nothing about the limit.
  *
  * <p>It runs before Spring Boot's error handler ({@code ErrorWebExceptionHandler}, order -1), so the body is the
  * same as on Spring MVC. To answer differently, an application handles the exception itself: an

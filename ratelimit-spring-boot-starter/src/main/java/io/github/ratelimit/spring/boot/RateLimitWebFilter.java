@@ -143,7 +143,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
         }
         for (String alternative : key.split("\\|", -1)) {
             for (String part : alternative.split("\\+", -1)) {
-                String atom = part.trim().toLowerCase(java.util.Locale.ROOT);
+                String atom = part.trim();
                 boolean requestOnly = atom.equals("global") || atom.equals("ip") || atom.equals("basic-user")
                         || atom.equals("form-user") || atom.startsWith("form-user:") || atom.startsWith("header:")
                         || atom.startsWith("param:");

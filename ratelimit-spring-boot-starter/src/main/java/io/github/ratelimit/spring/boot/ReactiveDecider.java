@@ -70,7 +70,7 @@ final class ReactiveDecider implements AutoCloseable {
      */
     Mono<Decision> decide(Guard guard, RequestContext context) {
         if (store == null) {
-            return settle(guard.acquireAsync(context));
+            return Mono.defer(() -> settle(guard.acquireAsync(context)));
         }
         return Mono.defer(() -> settle(guard.acquireAsync(context)))
                 .subscribeOn(store)

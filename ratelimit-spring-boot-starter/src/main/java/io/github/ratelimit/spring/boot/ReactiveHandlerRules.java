@@ -58,6 +58,10 @@ final class ReactiveHandlerRules {
         if (all.isEmpty()) {
             return Mono.just(NONE);
         }
+        if (org.springframework.web.cors.reactive.CorsUtils.isPreFlightRequest(exchange.getRequest())) {
+            // A CORS preflight is answered by the CORS processing; the handler does not run.
+            return Mono.just(NONE);
+        }
         return lookup(exchange, all, 0).map(this::entryOf).defaultIfEmpty(NONE);
     }
 

@@ -63,9 +63,26 @@ final class ReactiveMethodRateLimit {
 
     ReactiveMethodRateLimit(Supplier<ReactiveDecider> decider, Supplier<RateLimitSettings> settings,
                             Supplier<RateLimitWebFilter> filter) {
-        this.decider = decider;
-        this.settings = settings;
+        this.decider = once(decider);
+        this.settings = once(settings);
         this.filter = filter;
+    }
+
+    /** A bean looked up on first use, then kept: not a bean-factory lookup per call. */
+    private static <T> Supplier<T> once(Supplier<T> lookup) {
+        return new Supplier<>() {
+            private volatile T value;
+
+            @Override
+            public T get() {
+                T v = value;
+                if (v == null) {
+                    v = lookup.get();
+                    value = v;
+                }
+                return v;
+            }
+        };
     }
 
     /**

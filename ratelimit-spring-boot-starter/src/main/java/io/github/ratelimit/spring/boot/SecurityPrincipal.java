@@ -20,9 +20,6 @@ final class SecurityPrincipal {
 
     static String currentName() {
         Authentication a = SecurityContextHolder.getContext().getAuthentication();
-        if (a == null || !a.isAuthenticated() || a instanceof AnonymousAuthenticationToken) {
-            return null;
-        }
-        return a.getName();
+        return a == null || isAnonymous(a) ? null : a.getName();
     }
 }

@@ -46,6 +46,13 @@ final class ServletMethodRateLimit {
         this.principal = principal;
     }
 
+    /**
+     * @return whether the calling thread serves a servlet request
+     */
+    boolean inRequest() {
+        return web.currentRequest() != null;
+    }
+
     Object invoke(MethodInvocation invocation, Guard guard, HandlerId handlerId) throws Throwable {
         HttpServletRequest request = web.currentRequest();
         if (request != null && handlerId.equals(request.getAttribute(MvcHandlerRules.DECIDED_ATTRIBUTE))) {

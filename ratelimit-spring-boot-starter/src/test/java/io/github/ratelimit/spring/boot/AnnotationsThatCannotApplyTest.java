@@ -233,6 +233,16 @@ class AnnotationsThatCannotApplyTest {
                     assertThat(context).hasSingleBean(RateLimitWebExceptionHandler.class);
                     assertThat(context).doesNotHaveBean("rateLimitFilter");
                 });
+        org.springframework.web.server.WebExceptionHandler own = (exchange, ex) -> reactor.core.publisher.Mono.error(ex);
+        new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+                .withBean("rateLimitWebExceptionHandler", org.springframework.web.server.WebExceptionHandler.class,
+                        () -> own)
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThat(context).doesNotHaveBean(RateLimitWebExceptionHandler.class);
+                    assertThat(context.getBean("rateLimitWebExceptionHandler")).as("the application's").isSameAs(own);
+                });
     }
 
     @Test

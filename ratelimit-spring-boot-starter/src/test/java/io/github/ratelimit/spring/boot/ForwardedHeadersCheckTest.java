@@ -82,4 +82,20 @@ class ForwardedHeadersCheckTest {
                 .run(context -> assertThat(configError(context)).hasMessageStartingWith("ratelimit.trust-container-"
                         + "forwarding: 'true' while ratelimit.trusted-proxies is set too"));
     }
+
+    /** A reactive server that is not Reactor Netty (no Netty server factory here) sees what Spring's transformer left. */
+    @Test
+    void theFrameworkStrategyOnAReactiveServerOtherThanNettyWithAnIpRuleStopsStartUp() {
+        org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner reactive =
+                new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
+                        .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
+                                AopAutoConfiguration.class))
+                        .withPropertyValues("ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**",
+                                "ratelimit.rules[0].key=user|ip", "ratelimit.rules[0].limits=5/1s");
+        reactive.withPropertyValues("server.forward-headers-strategy=framework")
+                .run(context -> assertThat(configError(context)).hasMessageStartingWith(
+                        "server.forward-headers-strategy = framework on a reactive server other than Reactor Netty")
+                        .hasMessageContaining("[ratelimit.rules[0]]"));
+        reactive.run(context -> assertThat(context).as("no strategy").hasNotFailed());
+    }
 }

@@ -88,6 +88,13 @@ class OneDecisionPerRequestTest {
                 return "limited";
             }
 
+            /** Spring MVC subscribes to the Mono at once: decided once, by the filter, like any handler. */
+            @GetMapping("/api/limited-mono")
+            @RateLimit(name = "limited-mono", key = "ip", perMinute = 3)
+            reactor.core.publisher.Mono<String> limitedMono() {
+                return reactor.core.publisher.Mono.just("limited");
+            }
+
             @GetMapping("/api/open")
             String open() {
                 return "open";
@@ -208,6 +215,17 @@ class OneDecisionPerRequestTest {
         assertThat(response.statusCode()).isEqualTo(200);
         assertThat(response.headers().firstValue("RateLimit-Policy")).hasValue(
                 "\"api-1m\";q=10;w=60, \"limited-1m\";q=5;w=60");
+    }
+
+    @Test
+    void aHandlerReturningAMonoIsDecidedOnceWithTheUrlRules() throws Exception {
+        String client = "198.51.100.31";
+        for (int i = 0; i < 3; i++) {
+            HttpResponse<String> response = get("/api/limited-mono", client);
+            assertThat(response.statusCode()).as("request %d", i).isEqualTo(200);
+            assertThat(response.headers().firstValue("X-RateLimit-Remaining")).hasValue(String.valueOf(2 - i));
+        }
+        assertThat(get("/api/limited-mono", client).statusCode()).isEqualTo(429);
     }
 
     @Test

@@ -48,6 +48,17 @@ class NoBlockingTest {
         BLOCKING.clear();
     }
 
+    /** The control: BlockHound is installed in this JVM and reports a blocking call on a non-blocking thread. */
+    @Test
+    void blockHoundReportsABlockingCallOnANonBlockingThread() {
+        reactor.core.publisher.Mono.fromCallable(() -> {
+            Thread.sleep(1);
+            return 1;
+        }).subscribeOn(reactor.core.scheduler.Schedulers.parallel()).block();
+        assertThat(BLOCKING).hasSize(1).allSatisfy(call -> assertThat(call).startsWith("java.lang.Thread.sleep")
+                .contains(" on parallel-"));
+    }
+
     @Test
     void theLocalStoreNeverBlocksAnEventLoop() throws Exception {
         try (ConfigurableApplicationContext app = SpringApplication.run(WebFluxSampleApplication.class,
