@@ -298,8 +298,23 @@ public final class DefaultRateLimiter implements RateLimiter {
                     if (rule.mode != Mode.SOFT || chargedReceipt[i] == 0 || chargedWait[i] >= delay) {
                         continue;
                     }
-                    charged[i].refund(chargedRule[i].cost, chargedReceipt[i]);
-                    KeyState.Probe p = charged[i].reserve(rule.cost, delay, rule.maxDelayNanos);
+                    KeyState.Probe p;
+                    try {
+                        charged[i].refund(chargedRule[i].cost, chargedReceipt[i]);
+                    } catch (RuntimeException e) {
+                        // The store failed: the call keeps the counts it has, at their earlier times.
+                        return delay;
+                    }
+                    try {
+                        // The rule never makes the call wait longer than its own maxDelay, but accepts the wait
+                        // another rule already imposes.
+                        p = charged[i].reserve(rule.cost, delay, Math.max(rule.maxDelayNanos, delay));
+                    } catch (RuntimeException e) {
+                        // Its early place is given back and the store cannot take a later one: the call goes on
+                        // uncounted by this rule, as a store failure under fail-open would let it.
+                        removeCharge(i);
+                        return delay;
+                    }
                     int index = chargedVerdict[i];
                     Verdict v = verdicts[index];
                     if (!p.consumed()) {

@@ -28,7 +28,8 @@ import java.util.concurrent.locks.LockSupport;
  * {@link redis.clients.jedis.exceptions.JedisDataException}; a broken connection or a timeout fails every call of
  * its batch; a script Redis does not have (NOSCRIPT) is run again on its own by its caller, which loads it. A call
  * that cannot be sent within {@code queueTimeoutNanos} (every lane stuck on a slow Redis) gives up with a
- * {@link JedisConnectionException}, so no caller waits much longer than twice the command timeout. Waiting ignores
+ * {@link JedisConnectionException}. A call taken into a batch waits for that batch's reply, which the socket timeout
+ * bounds; a caller that sends finds its own call done after the batches ahead of it, each so bounded. Waiting ignores
  * interruption, as a blocking socket read does, and keeps the thread's interrupt status.
  *
  * <p>Only for a client whose pipeline goes to one server (standalone, Sentinel); on a Cluster, Jedis's pipeline

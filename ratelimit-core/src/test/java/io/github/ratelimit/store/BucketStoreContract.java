@@ -518,4 +518,24 @@ abstract class BucketStoreContract {
         assertThat(secondOnly.acquireAsync(RequestContext.empty()).getNow(null)).as("not beside the delayed call")
                 .isNull();
     }
+
+    @ParameterizedTest
+    @EnumSource(value = Algorithm.class, names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
+    void aSoftRuleWithRoomAndAShortMaxDelayKeepsACallAnotherRuleDelays(Algorithm algorithm) {
+        RateLimiter limiter = limiter();
+        // Room for ten a second, and never a wait of its own beyond 100 ms; beside a rule that delays the call.
+        Rule roomy = rule("roomy-" + algorithm, algorithm, "10/1s").mode(Mode.SOFT)
+                .maxDelay(Duration.ofMillis(100)).build();
+        Rule perTenSeconds = rule("slow-" + algorithm, algorithm, "1/10s").mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(20)).build();
+        Guard both = limiter.guard(roomy, perTenSeconds);
+        assertThat(both.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+        long runsAt = algorithm == Algorithm.SLIDING_WINDOW_LOG ? 10_000_000_000L : 20_000_000_000L;
+        java.util.concurrent.CompletableFuture<Decision> delayed = both.acquireAsync(RequestContext.empty());
+        assertThat(delayed).as("delayed by the slow rule, not rejected by the roomy one").isNotDone();
+        clock.advanceNanos(runsAt);
+        Decision d = delayed.join();
+        assertThat(d.outcome()).isEqualTo(Outcome.DELAYED);
+        assertThat(d.delayNanos()).isEqualTo(runsAt);
+    }
 }

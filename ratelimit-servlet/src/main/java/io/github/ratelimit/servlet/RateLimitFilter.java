@@ -146,7 +146,7 @@ public class RateLimitFilter implements Filter {
     /** Where the rules of a request's handler come from: the servlets' annotations, a framework's handlers. */
     private final List<HandlerRules> handlerRules = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The guards of the URL rules and handlers' rules, per combination. */
-    private volatile UrlGuards<Guard> guards;
+    private UrlGuards<Guard> guards;
 
     /**
      * For {@code web.xml}: configured in {@link #init(FilterConfig)} from the rules file.
@@ -200,8 +200,11 @@ public class RateLimitFilter implements Filter {
             if (limiter == null) {
                 configureFrom(config);
             }
-            // Compile every rule now, so an unknown key or a name clash fails deployment rather than a request.
-            guards = new UrlGuards<>(limiter, urlRules, guard -> guard);
+            // Compile every rule now, so an unknown key or a name clash fails deployment rather than a request (the
+            // programmatic constructor compiled its rules already).
+            if (guards == null) {
+                guards = new UrlGuards<>(limiter, urlRules, guard -> guard);
+            }
             if (scanAnnotations) {
                 ServletAnnotationRules servlets = ServletAnnotationRules.scan(config.getServletContext());
                 servlets.all().forEach(limiter::guard);

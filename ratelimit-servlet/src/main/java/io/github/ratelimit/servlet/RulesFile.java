@@ -77,7 +77,21 @@ final class RulesFile {
         if (limitStore != null) {
             builder.limitProvider(limitStore, settings.limitCacheTtl());
         }
-        RateLimiter limiter = builder.store(store).build();
+        RateLimiter limiter;
+        try {
+            limiter = builder.store(store).build();
+        } catch (RuntimeException e) {
+            // Nothing owns them yet: the limit store's refresh thread and the store's connections go with the error.
+            if (limitStore instanceof AutoCloseable closeable) {
+                try {
+                    closeable.close();
+                } catch (Exception suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+            }
+            store.close();
+            throw e;
+        }
         return new Settings(settings.enabled(), limiter, settings.rules(), settings.headers(), handler,
                 settings.annotations(), settings.trustContainerForwarding(), settings.limitProvider(), limitStore);
     }
