@@ -37,6 +37,15 @@ public final class Rule {
      */
     public static final long MAX_LOG_CALLS = 10_000;
 
+    /**
+     * The most intervals, summed over its windows, that a {@link Algorithm#SLIDING_WINDOW_COUNTER} key holds
+     * delayed calls in: a counter keeps one count per window and interval, so a {@link Mode#SOFT} rule of this
+     * algorithm may delay a call by at most this many of its intervals ({@code maxDelay / period}, rounded up, summed
+     * over the windows). It bounds a decision's work in Redis, whatever the number of waiting calls; a call that
+     * another rule delays further than that is rejected ({@code docs/RELIABILITY.md}).
+     */
+    public static final int MAX_COUNTER_DELAY_INTERVALS = 64;
+
     /** The longest {@code maxDelay} of a {@link Mode#SOFT} rule. */
     public static final Duration MAX_DELAY_LIMIT = Duration.ofHours(1);
 
@@ -476,6 +485,9 @@ public final class Rule {
                             + " is longer than the allowed " + Durations.format(MAX_DELAY_LIMIT),
                             "Use a shorter maxDelay or HARD mode.");
                 }
+                if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+                    checkCounterDelay(where);
+                }
                 if (maxWaiting != null && maxWaiting < 0) {
                     throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is negative",
                             "Use the most calls that may wait at once, e.g. 100, or 0 to reject instead of waiting "
@@ -489,6 +501,39 @@ public final class Rule {
                         + mode + " and only SOFT mode waits", "Remove maxWaiting or use mode SOFT.");
             }
             return new Rule(this);
+        }
+
+        private void checkCounterDelay(String where) {
+            long intervals = counterIntervals(maxDelay.toNanos());
+            if (intervals > MAX_COUNTER_DELAY_INTERVALS) {
+                // The longest whole-millisecond delay that fits (the count only grows with the delay).
+                long low = 0;
+                long high = maxDelay.toMillis();
+                while (low < high) {
+                    long mid = (low + high + 1) / 2;
+                    if (counterIntervals(mid * 1_000_000L) <= MAX_COUNTER_DELAY_INTERVALS) {
+                        low = mid;
+                    } else {
+                        high = mid - 1;
+                    }
+                }
+                throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay) + " spans "
+                        + intervals + " intervals of its windows (" + limits + "), more than the "
+                        + MAX_COUNTER_DELAY_INTERVALS + " a SLIDING_WINDOW_COUNTER key holds delayed calls in (one "
+                        + "count per window and interval)", (low > 0 ? "Use a maxDelay of at most "
+                        + Durations.format(Duration.ofMillis(low)) + ", longer windows, or " : "Use longer windows, or ")
+                        + "the TOKEN_BUCKET or SLIDING_WINDOW_LOG algorithm, whose delays cost nothing per interval.");
+            }
+        }
+
+        /** @return the intervals a delay of {@code nanos} spans, rounded up per window and summed */
+        private long counterIntervals(long nanos) {
+            long intervals = 0;
+            for (Limit limit : limits) {
+                long period = limit.period().toNanos();
+                intervals += (nanos + period - 1) / period;
+            }
+            return intervals;
         }
 
         private void validateName(String where) {

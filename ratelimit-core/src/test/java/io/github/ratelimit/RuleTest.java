@@ -85,6 +85,28 @@ class RuleTest {
     }
 
     @Test
+    void boundsTheIntervalsACounterKeyHoldsDelayedCallsIn() {
+        // The configuration: 1/10ms SOFT with a long delay would keep thousands of counters per key.
+        assertThatThrownBy(() -> Rule.builder("api").limits("1/10ms").algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                .mode(Mode.SOFT).maxDelay(Duration.ofSeconds(30)).build())
+                .hasMessage("rule 'api': maxDelay 30s spans 3000 intervals of its windows ([1/10ms]), more than the 64 "
+                        + "a SLIDING_WINDOW_COUNTER key holds delayed calls in (one count per window and interval). Use "
+                        + "a maxDelay of at most 640ms, longer windows, or the TOKEN_BUCKET or SLIDING_WINDOW_LOG "
+                        + "algorithm, whose delays cost nothing per interval.");
+        // Summed over the windows, rounded up per window.
+        assertThatThrownBy(() -> Rule.builder("api").limits("1/1s", "10/1m").algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                .mode(Mode.SOFT).maxDelay(Duration.ofSeconds(64)).build())
+                .hasMessageContaining("maxDelay 64s spans 66 intervals").hasMessageContaining("at most 62s,");
+        assertThat(Rule.builder("api").limits("1/1s", "10/1m").algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                .mode(Mode.SOFT).maxDelay(Duration.ofSeconds(62)).build().maxDelay()).hasSeconds(62);
+        assertThat(Rule.builder("api").limits("1/10ms").algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                .mode(Mode.SOFT).maxDelay(Duration.ofMillis(640)).build().maxDelay()).hasMillis(640);
+        // Other algorithms keep no count per interval.
+        assertThat(Rule.builder("api").limits("1/10ms").mode(Mode.SOFT).maxDelay(Duration.ofSeconds(30)).build()
+                .maxDelay()).hasSeconds(30);
+    }
+
+    @Test
     void boundsTheCallsOneLogKeyHoldsAndSuggestsTheCounter() {
         assertThatThrownBy(() -> Rule.builder("api").limits("10/1s", "10001/1h").algorithm(Algorithm.SLIDING_WINDOW_LOG)
                 .build())

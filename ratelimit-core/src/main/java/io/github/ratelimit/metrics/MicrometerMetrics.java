@@ -91,6 +91,10 @@ public final class MicrometerMetrics implements RateLimitListener {
                 s -> s.stats().failures());
         counter(registry, redis, "ratelimit.store.short.circuited", "Operations refused by the open circuit breaker",
                 s -> s.stats().shortCircuited());
+        io.micrometer.core.instrument.FunctionCounter.builder("ratelimit.store.repairs", redis, s -> s.stats().repairs())
+                .tag("state", "buckets")
+                .description("Keys whose stored state was garbage (wrong type, unreadable, out of range, no expiry) "
+                        + "and was replaced instead of obeyed").register(registry);
         counter(registry, redis, "ratelimit.store.contended", "Operations given up because the bucket kept changing "
                 + "under concurrent writers (each rejected its call)", s -> s.stats().contended());
         io.micrometer.core.instrument.FunctionTimer.builder("ratelimit.store.latency", redis,

@@ -76,6 +76,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     final LongAdder shortCircuited = new LongAdder();
     final LongAdder contended = new LongAdder();
     final LongAdder latencyNanos = new LongAdder();
+    final LongAdder repairs = new LongAdder();
 
     CasProxyManager(UnifiedJedis jedis, ScriptRunner scripts, CasScript script, CircuitBreaker breaker, TimeMeter clock, int maxAttempts,
                     long budgetNanos) {
@@ -146,20 +147,30 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     private <T> CommandResult<T> attempt(Ref ref, Request<T> request, RemoteCommand<T> command, byte[] expected,
                                          long started, long epoch) {
         try {
+            // The retry budget starts when Redis first answers: a slow first round trip (a failover, a cold
+            // connection, a distant Redis) must never turn an ordinary conflict into a rejection.
+            long answered = 0;
+            boolean fromRedis = false;
             for (int attempt = 1; ; attempt++) {
-                MutableBucketEntry entry = entry(expected);
                 long now = attempt == 1 && request.getClientSideTime() != null
                         ? request.getClientSideTime() : clock.currentTimeNanos();
+                MutableBucketEntry entry = entry(ref, expected, fromRedis, now);
                 CommandResult<T> result = command.execute(entry, now);
                 byte[] update = null;
                 long ttl = 0;
-                if (entry.isStateModified()) {
-                    update = CompactState.encode(entry.get(), request.getBackwardCompatibilityVersion());
+                if (entry.exists()) {
                     ttl = ttlMillis(entry.get(), now);
+                    if (entry.isStateModified()) {
+                        update = CompactState.encode(entry.get(), request.getBackwardCompatibilityVersion());
+                    }
                 }
                 roundTrips.increment();
-                byte[] stored = script.compareAndSet(scripts, ref.key, expected, update, ttl);
-                if (stored == null) {
+                CasScript.Reply reply = script.compareAndSet(scripts, ref.key, expected, update, ttl);
+                if (reply.repaired()) {
+                    repaired(ref.key, "a key of another type, an oversized value or a state without an expiry; "
+                            + "replaced");
+                }
+                if (reply.stored() == null) {
                     if (update != null) {
                         ref.lastSeen = update;
                         ref.lastSeenExpiresAt = now + ttl * 1_000_000L;
@@ -169,16 +180,24 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                     breaker.onSuccess(epoch);
                     return result;
                 }
+                byte[] stored = reply.stored();
                 conflicts.increment();
                 expected = stored.length == 0 ? null : stored;
+                fromRedis = true;
                 ref.lastSeen = expected;
                 ref.lastSeenExpiresAt = Long.MAX_VALUE;
-                long spent = System.nanoTime() - started;
-                if (attempt >= maxAttempts || spent > budgetNanos) {
+                if (answered == 0) {
+                    answered = System.nanoTime();
+                }
+                long spent = System.nanoTime() - answered;
+                // The first retry runs at once whatever the first round trip took: it carries the state the
+                // conflict brought back. The budget bounds only the retries.
+                if (attempt >= maxAttempts || (attempt > 1 && spent > budgetNanos)) {
                     breaker.onSuccess(epoch); // Redis answered; the key is just too contended.
                     contended.increment();
                     throw new RateLimitContentionException("the Redis bucket kept changing under concurrent writers "
-                            + "for " + attempt + " attempts (" + spent / 1_000_000 + " ms)");
+                            + "for " + attempt + " attempts (" + (System.nanoTime() - started) / 1_000_000
+                            + " ms, of which retries " + spent / 1_000_000 + " ms)");
                 }
                 backOff(attempt, budgetNanos - spent);
             }
@@ -242,17 +261,39 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     }
 
     /**
-     * Reads stored state ({@link CompactState}, or Bucket4j's format written before it); state that cannot be read
-     * (written by something else) is replaced, not obeyed.
+     * Reads stored state ({@link CompactState}, or Bucket4j's format written before it). State read from Redis that
+     * cannot be read, or that no rule could have written ({@link StoredBucketCheck}), is replaced, not obeyed: the
+     * decision starts a new bucket, and the compare-and-set, which expects the garbage, overwrites it.
      */
-    private static MutableBucketEntry entry(byte[] state) {
-        try {
-            return new MutableBucketEntry(state == null ? null : CompactState.decode(state));
-        } catch (RuntimeException e) {
-            CORRUPT_LOG.log(System.Logger.Level.WARNING, "Unreadable bucket state in Redis; replacing it with a "
-                    + "new bucket: " + e, null);
+    private MutableBucketEntry entry(Ref ref, byte[] state, boolean fromRedis, long nowNanos) {
+        if (state == null) {
             return new MutableBucketEntry((byte[]) null);
         }
+        String problem;
+        try {
+            io.github.bucket4j.distributed.remote.RemoteBucketState decoded = CompactState.decode(state);
+            problem = fromRedis ? StoredBucketCheck.problem(decoded, nowNanos) : null;
+            if (problem == null) {
+                return new MutableBucketEntry(decoded);
+            }
+        } catch (RuntimeException e) {
+            problem = e.toString();
+        }
+        repaired(ref.key, "unreadable bucket state (" + problem + "); replacing it with a new bucket");
+        return new MutableBucketEntry((byte[]) null);
+    }
+
+    /**
+     * Counts and logs (at most one line per ten seconds) one repair of garbage found under a key, by a script or
+     * by this JVM when it could not read what a script returned.
+     *
+     * @param key the Redis key
+     * @param what what was found and done
+     */
+    void repaired(byte[] key, String what) {
+        repairs.increment();
+        CORRUPT_LOG.log(System.Logger.Level.WARNING, () -> "Garbage in Redis at " + RedisKeys.printable(key) + ": "
+                + what, null);
     }
 
     @Override

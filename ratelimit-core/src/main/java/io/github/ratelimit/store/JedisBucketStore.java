@@ -88,9 +88,11 @@ public final class JedisBucketStore implements BucketStore {
      * @param pipelines pipelines sent by {@link Builder#autoPipelining auto-pipelining}, each one network round
      *        trip for the scripts in it (so {@code roundTrips / pipelines} scripts shared a round trip on average);
      *        0 when scripts are sent one by one
+     * @param repairs keys whose state was garbage (of another type, unreadable, out of range, without an expiry)
+     *        and was replaced with fresh state instead of obeyed ({@code docs/RELIABILITY.md})
      */
     public record Stats(long decisions, long roundTrips, long conflicts, long failures, long shortCircuited,
-                        long contended, BreakerState breaker, long latencyNanos, long pipelines) {
+                        long contended, BreakerState breaker, long latencyNanos, long pipelines, long repairs) {
     }
 
     /** A bucket's reference (its key, configuration and last seen state) and the Bucket4j proxy over it. */
@@ -264,7 +266,7 @@ public final class JedisBucketStore implements BucketStore {
     public Stats stats() {
         return new Stats(proxies.decisions.sum(), proxies.roundTrips.sum(), proxies.conflicts.sum(),
                 proxies.failures.sum(), proxies.shortCircuited.sum(), proxies.contended.sum(), breaker.state(),
-                proxies.latencyNanos.sum(), pipeline == null ? 0 : pipeline.batches.sum());
+                proxies.latencyNanos.sum(), pipeline == null ? 0 : pipeline.batches.sum(), proxies.repairs.sum());
     }
 
     /**

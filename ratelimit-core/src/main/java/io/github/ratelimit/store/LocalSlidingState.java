@@ -88,7 +88,7 @@ abstract class LocalSlidingState implements KeyState {
                 at = now + minWaitNanos;   // it fits at any later time too: counts only fall as time passes
             }
             wait = at == Long.MAX_VALUE ? Long.MAX_VALUE : at - now;
-            if (wait > maxWaitNanos) {
+            if (wait > maxWaitNanos || !canHold(l, at)) {
                 return new Probe(false, wait, List.of(), 0);
             }
             add(l, at, cost);
@@ -119,6 +119,14 @@ abstract class LocalSlidingState implements KeyState {
      *         the calls reserved for later too
      */
     abstract long earliest(StoreLimits limits, long cost, long now);
+
+    /**
+     * @return whether a call counted at {@code at} (later than now) stays within what a key may hold; true unless
+     *         the algorithm bounds it
+     */
+    boolean canHold(StoreLimits limits, long at) {
+        return true;
+    }
 
     /** Counts {@code cost} at time {@code at} (now or later). */
     abstract void add(StoreLimits limits, long at, long cost);

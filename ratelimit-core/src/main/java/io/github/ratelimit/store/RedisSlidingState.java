@@ -67,7 +67,7 @@ final class RedisSlidingState implements KeyState {
         for (int i = 0; i < windows.length; i++) {
             Limit limit = list.get(i);
             windows[i] = new WindowState(limit.window(), limit.permits(), limit.permits(), limit.period(),
-                    number(reply.get(3 + 2 * i)), number(reply.get(4 + 2 * i)) * 1_000);
+                    number(reply.get(4 + 2 * i)), number(reply.get(5 + 2 * i)) * 1_000);
         }
         return new Probe(consumed, consumed ? 0 : Math.max(1, wait), Arrays.asList(windows),
                 number(reply.get(2)) * 1_000);
@@ -92,6 +92,7 @@ final class RedisSlidingState implements KeyState {
         }
     }
 
+    /** Runs one operation; counts a repair when the script found garbage in the key and replaced it. */
     private List<?> run(byte[] op, long cost, byte[] maxWait, byte[] minWait) {
         List<byte[]> args = new ArrayList<>(8 + windowArgs.length);
         TimeMeter clock = context.clock();
@@ -104,7 +105,13 @@ final class RedisSlidingState implements KeyState {
         args.add(KEEP);
         args.addAll(Arrays.asList(windowArgs));
         args.add(minWait);
-        return (List<?>) context.calls().call(() -> context.scripts().run(script, keys, args));
+        List<?> reply = (List<?>) context.calls().call(() -> context.scripts().run(script, keys, args));
+        int repairedAt = op == REFUND ? 1 : 3;
+        if (reply.size() > repairedAt && number(reply.get(repairedAt)) == 1) {
+            context.calls().repaired(keys.get(0), "a key of another type or size, or entries no rule writes (not "
+                    + "numbers, out of range, dated beyond the longest delay), or no expiry; replaced");
+        }
+        return reply;
     }
 
     private static long waitNanos(long micros) {

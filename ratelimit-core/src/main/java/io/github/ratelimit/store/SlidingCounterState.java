@@ -154,6 +154,20 @@ final class SlidingCounterState extends LocalSlidingState {
         }
     }
 
+    /**
+     * As the script in Redis: the intervals held, summed over the windows, stay within
+     * {@link io.github.ratelimit.Rule#MAX_COUNTER_DELAY_INTERVALS} and three per window, whatever the number of
+     * waiting calls, so a call delayed further (by another rule) is refused.
+     */
+    @Override
+    boolean canHold(StoreLimits limits, long at) {
+        long held = 0;
+        for (int i = 0; i < periods.length; i++) {
+            held += Math.max(counts[i].length, Math.floorDiv(at, periods[i]) - bases[i] + 1);
+        }
+        return held <= io.github.ratelimit.Rule.MAX_COUNTER_DELAY_INTERVALS + 3L * periods.length;
+    }
+
     @Override
     void add(StoreLimits limits, long at, long cost) {
         for (int i = 0; i < periods.length; i++) {

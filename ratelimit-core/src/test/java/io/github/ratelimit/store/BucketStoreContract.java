@@ -448,6 +448,25 @@ abstract class BucketStoreContract {
         assertThat(delayed.join().delayNanos()).isEqualTo(1_250_000_000L);
     }
 
+    @Test
+    void aCounterKeyHoldsDelayedCallsInABoundedNumberOfIntervals() {
+        // A rule validates its maxDelay against what a counter key holds; the store holds the line by itself too,
+        // whatever a caller asks: 200 calls of 1/10ms, each allowed to wait 30 s, would need hundreds of intervals.
+        KeyState state = store.state(new BucketKey("bounded", "k"),
+                StoreLimits.of(List.of(io.github.ratelimit.Limit.parse("1/10ms")), Algorithm.SLIDING_WINDOW_COUNTER),
+                null);
+        int reserved = 0;
+        for (int i = 0; i < 200; i++) {
+            KeyState.Probe probe = state.reserve(1, Duration.ofSeconds(30).toNanos());
+            if (probe.consumed()) {
+                reserved++;
+            } else {
+                assertThat(probe.waitNanos()).as("a refused call is told how long it would have waited").isPositive();
+            }
+        }
+        assertThat(reserved).isPositive().isLessThanOrEqualTo(Rule.MAX_COUNTER_DELAY_INTERVALS + 3);
+    }
+
     // ---- refunds give back the call's own permits --------------------------------------------------------------
 
     @ParameterizedTest

@@ -97,6 +97,13 @@ class ObservabilityTest {
     void reportsRedisStoreHealthAndCountersFromItsBreaker() {
         runner.withPropertyValues("ratelimit.redis.url=" + redis.uri()).run(context -> {
             RateLimiter limiter = context.getBean(RateLimiter.class);
+            // A list where the bucket belongs (a typo in redis-cli): replaced, not obeyed, and counted.
+            var store = (io.github.ratelimit.store.JedisBucketStore) context.getBean(io.github.ratelimit.store.BucketStore.class);
+            byte[] key = store.redisKey(new io.github.ratelimit.store.BucketKey("api", "*"));
+            try (var jedis = new redis.clients.jedis.Jedis(redis.server().host(), redis.server().port())) {
+                jedis.del(key);
+                jedis.rpush(key, "garbage".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            }
             fire(limiter, Rule.builder("api").limits("5/1m").build(), "x", 2);
             HealthIndicator health = context.getBean("rateLimitStoreHealthIndicator", HealthIndicator.class);
             assertThat(health.health().getStatus()).isEqualTo(Status.UP);
@@ -105,6 +112,8 @@ class ObservabilityTest {
             // One after the other, each script went in a pipeline of its own (auto-pipelining is on by default).
             assertThat(registry.get("ratelimit.store.pipelines").functionCounter().count()).isEqualTo(2);
             assertThat(registry.get("ratelimit.store.breaker.open").gauge().value()).isZero();
+            assertThat(registry.get("ratelimit.store.repairs").tag("state", "buckets").functionCounter().count())
+                    .isEqualTo(1);
             assertThat(registry.get("ratelimit.store.latency").functionTimer().count()).isEqualTo(2);
             assertThat(registry.get("ratelimit.store.latency").functionTimer().totalTime(java.util.concurrent.TimeUnit.NANOSECONDS))
                     .isPositive();
