@@ -50,12 +50,14 @@ final class Target implements AutoCloseable {
     private final JedisBucketStore redisStore;
     private final RedisServerExtension redis;
     private final String prefix;
+    private final ManualClock clock;
     /** Requests that reached the servlet, by method. */
     final Map<String, AtomicInteger> reached;
 
     private Target(TomcatServer server, RateLimiter limiter, JedisBucketStore redisStore, RedisServerExtension redis,
-                   String prefix, Map<String, AtomicInteger> reached) {
+                   String prefix, ManualClock clock, Map<String, AtomicInteger> reached) {
         this.server = server;
+        this.clock = clock;
         this.limiter = limiter;
         this.redisStore = redisStore;
         this.redis = redis;
@@ -82,6 +84,11 @@ final class Target implements AutoCloseable {
 
     RawHttp.Response get(String target, String... headerLines) throws IOException {
         return RawHttp.send(port(), "GET", target, headerLines);
+    }
+
+    /** @return the limiter's clock and waiter: SOFT delays end when it is advanced */
+    ManualClock clock() {
+        return clock;
     }
 
     /** @return the Redis store, or {@code null} for the local one */
@@ -265,7 +272,7 @@ final class Target implements AutoCloseable {
                 b.servlet("counting", new CountingServlet(reached), "/*");
                 servlets.forEach((name, s) -> b.servlet(name, s, mappings.get(name)));
                 tomcat.forEach(b::server);
-                return new Target(b.start(), limiter, redisStore, redis, prefix, reached);
+                return new Target(b.start(), limiter, redisStore, redis, prefix, clock, reached);
             } catch (Exception | Error e) {
                 limiter.close();
                 throw e;
