@@ -40,6 +40,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         final BucketConfiguration configuration;
         final long version;
         volatile byte[] lastSeen;
+        /** The last state this JVM wrote itself: the only one read without checking it ({@link StoredBucketCheck}). */
+        volatile byte[] lastWritten;
         /** When the key written last by this JVM expires (store clock), if it was this JVM's write; else MAX. */
         volatile long lastSeenExpiresAt = Long.MAX_VALUE;
 
@@ -150,7 +152,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             // The retry budget starts when Redis first answers: a slow first round trip (a failover, a cold
             // connection, a distant Redis) must never turn an ordinary conflict into a rejection.
             long answered = 0;
-            boolean fromRedis = false;
+            boolean fromRedis = expected != null && expected != ref.lastWritten;
             for (int attempt = 1; ; attempt++) {
                 long now = attempt == 1 && request.getClientSideTime() != null
                         ? request.getClientSideTime() : clock.currentTimeNanos();
@@ -172,6 +174,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 }
                 if (reply.stored() == null) {
                     if (update != null) {
+                        ref.lastWritten = update;
                         ref.lastSeen = update;
                         ref.lastSeenExpiresAt = now + ttl * 1_000_000L;
                     } else {
