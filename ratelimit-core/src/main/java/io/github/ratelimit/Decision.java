@@ -98,21 +98,24 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
     }
 
     /**
-     * @return a sentence saying why a call was rejected (or that it was not), for logs, exceptions and response
-     *         bodies; names the rule, never the key
+     * @return a sentence saying why a call was rejected (or that it was not), for response bodies, exceptions and
+     *         logs: it names the rule as clients see it ({@link Verdict#publicName()}, which for an unnamed
+     *         {@code @RateLimit} rule is a digest, not its class and method), and never the key. The
+     *         {@link #binding()} verdict's {@link Verdict#rule()} is the name operators know it by.
      */
     public String describe() {
         Verdict v = binding();
         if (v == null || outcome != Outcome.REJECTED) {
             return "Request permitted";
         }
+        String rule = v.publicName();
         String reason = switch (v.basis()) {
-            case KEY_MISSING -> "No key could be resolved for rate limit rule '" + v.rule() + "'";
-            case FAIL_CLOSED -> "The rate limit store is unavailable and rule '" + v.rule() + "' fails closed";
-            case CONTENTION -> "Rate limit rule '" + v.rule() + "' could not be decided under contention";
-            case WAITERS_FULL -> "Too many requests are already waiting under rate limit rule '" + v.rule() + "'";
-            case INTERRUPTED -> "Interrupted while waiting under rate limit rule '" + v.rule() + "'";
-            default -> "Rate limit of rule '" + v.rule() + "' exceeded";
+            case KEY_MISSING -> "No key could be resolved for rate limit rule '" + rule + "'";
+            case FAIL_CLOSED -> "The rate limit store is unavailable and rule '" + rule + "' fails closed";
+            case CONTENTION -> "Rate limit rule '" + rule + "' could not be decided under contention";
+            case WAITERS_FULL -> "Too many requests are already waiting under rate limit rule '" + rule + "'";
+            case INTERRUPTED -> "Interrupted while waiting under rate limit rule '" + rule + "'";
+            default -> "Rate limit of rule '" + rule + "' exceeded";
         };
         return retryAfterNanos > 0
                 ? reason + "; retry after " + RateLimitHeaders.retryAfterSeconds(this) + " s." : reason + ".";

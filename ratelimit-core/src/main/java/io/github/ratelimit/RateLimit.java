@@ -36,7 +36,10 @@ public @interface RateLimit {
     /**
      * The rule's name: names its buckets, metrics and headers, and must be unique. Defaults to
      * {@code SimpleClassName#method} on a method (with the parameter types when the method is overloaded),
-     * and {@code SimpleClassName} on a type; with several annotations on one element, {@code [i]} is added.
+     * and {@code SimpleClassName} on a type; with several annotations on one element, {@code [i]} is added. A
+     * default name is for operators only: clients see a digest of it instead ({@code rule-063364d4fab4} for
+     * {@code OrderController#list}; see {@link RateLimitAnnotations}), while a name given here is also what
+     * clients see.
      *
      * @return the rule name, or empty for the default
      */

@@ -4,15 +4,33 @@ import io.github.ratelimit.internal.Durations;
 
 import java.lang.reflect.AnnotatedElement;
 import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.Collectors;
 
 /**
  * Turns {@link RateLimit} annotations into {@link Rule}s. The servlet filter and the Spring aspect both use
  * it, once per method at start-up, so an annotation means the same in both.
+ *
+ * <h2>Names of unnamed rules</h2>
+ * An annotation without {@link RateLimit#name()} names its rule after where it is declared: {@code
+ * OrderController#list} on a method ({@code OrderController#list(String,int)} when the method is overloaded,
+ * {@code OrderController#export[0]} for the first of repeated annotations), {@code OrderController} on a type.
+ * That name is for operators: it names the rule's buckets (so it stays the same from one release to the next),
+ * its metrics, its entry in the Actuator endpoint and its log lines. Clients never see it, since it names a class
+ * and a method: the rate-limit headers and the response body show the rule's {@link Rule#publicName()}, here
+ * {@code rule-} and the first 12 hexadecimal digits of the SHA-256 of the name ({@code rule-063364d4fab4} for
+ * {@code OrderController#list}). A digest is the same on every instance and after every restart, so a client can
+ * tell one rule's items from another's, and two names give two digests (a limiter refuses two rules that would
+ * show one). It hides the name, but someone who guesses a class and method name can check the guess against it:
+ * to show clients a name of your choice, give the annotation a {@code name}, which is then both the rule's name
+ * and what clients see.
  */
 public final class RateLimitAnnotations {
 
@@ -79,14 +97,16 @@ public final class RateLimitAnnotations {
      * Converts one annotation.
      *
      * @param annotation the annotation
-     * @param defaultName the name when the annotation gives none
+     * @param defaultName the name when the annotation gives none; the rule then shows clients a digest of it
      * @param where the source for messages, e.g. {@code @RateLimit on OrderController#list()}
      * @return the rule
      * @throws InvalidRateLimitConfigurationException naming {@code where} and the bad attribute
      */
     public static Rule toRule(RateLimit annotation, String defaultName, String where) {
-        String name = annotation.name().isBlank() ? defaultName : annotation.name().trim();
+        boolean unnamed = annotation.name().isBlank();
+        String name = unnamed ? defaultName : annotation.name().trim();
         Rule.Builder builder = Rule.builder(name)
+                .publicName(unnamed && name != null ? publicNameOf(name) : null)
                 .source(where)
                 .key(annotation.key())
                 .mode(annotation.mode())
@@ -146,6 +166,19 @@ public final class RateLimitAnnotations {
             rules.add(toRule(annotations[i], name, source));
         }
         return rules;
+    }
+
+    /**
+     * @param name the name of an unnamed annotation's rule
+     * @return what clients see in its place: {@code rule-} and the first 12 hexadecimal digits of its SHA-256
+     */
+    static String publicNameOf(String name) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8));
+            return "rule-" + HexFormat.of().formatHex(digest, 0, 6);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
     }
 
     private static boolean isOverloaded(Method method) {

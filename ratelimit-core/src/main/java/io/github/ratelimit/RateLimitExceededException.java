@@ -13,7 +13,8 @@ public class RateLimitExceededException extends RuntimeException {
     private final transient Decision decision;
 
     /**
-     * @param decision the rejection
+     * @param decision the rejection; the message is its {@link Decision#describe()}, which names the rule as clients
+     *         see it ({@link Verdict#publicName()}), so an application may show it to them
      */
     public RateLimitExceededException(Decision decision) {
         super(decision.describe(), null, false, false);

@@ -41,6 +41,8 @@ public final class RateLimitHeaders {
      *
      * <ul>
      *   <li>{@link Mode#SHADOW} rules are left out: a rule that only records must not make clients back off.</li>
+     *   <li>Each item is named {@code <rule>-<window>} after the rule's {@link Verdict#publicName()}, never an
+     *       unnamed {@code @RateLimit} rule's class and method ({@link RateLimitAnnotations}).</li>
      *   <li>{@code RateLimit-Policy} advertises each window's sustained rate, what a client may send without ever
      *       being refused: {@code w} is the period in whole seconds (at least 1) and {@code q} the tokens that
      *       period refills, rounded down ({@code 2/500ms} is {@code q=4;w=1}; {@code 5/1s burst=20} is
@@ -78,7 +80,7 @@ public final class RateLimitHeaders {
                         policy.append(", ");
                         current.append(", ");
                     }
-                    String item = '"' + v.rule() + '-' + w.name() + '"';
+                    String item = '"' + v.publicName() + '-' + w.name() + '"';
                     long windowSeconds = Math.max(1, ceilSeconds(w.period().toNanos()));
                     policy.append(item).append(";q=").append(quota(w, windowSeconds)).append(";w=").append(windowSeconds);
                     long reset = rejected && w == binding ? retryAfter : ceilSeconds(w.resetNanos());

@@ -53,6 +53,7 @@ public final class Rule {
     public static final int DEFAULT_MAX_WAITING = 100;
 
     private final String name;
+    private final String publicName;
     private final String source;
     private final String key;
     private final List<Limit> limits;
@@ -68,6 +69,7 @@ public final class Rule {
 
     private Rule(Builder b) {
         this.name = b.name;
+        this.publicName = b.publicName != null ? b.publicName : b.name;
         this.source = b.source != null ? b.source : "rule '" + b.name + "'";
         this.key = b.key.trim();
         this.limits = List.copyOf(b.limits);
@@ -91,9 +93,19 @@ public final class Rule {
         return new Builder(name);
     }
 
-    /** @return the rule's id */
+    /** @return the rule's id: names its buckets, its metrics and its entry in the Actuator endpoint */
     public String name() {
         return name;
+    }
+
+    /**
+     * @return the name clients see for the rule, in the rate-limit headers and response bodies: {@link #name()}
+     *         unless {@link Builder#publicName} gave another (an unnamed {@code @RateLimit} rule shows a digest of
+     *         its name, which names a class and a method: {@link RateLimitAnnotations}). A limiter refuses two rules
+     *         that show clients one name.
+     */
+    public String publicName() {
+        return publicName;
     }
 
     /** @return where the rule was declared, for messages: {@code @RateLimit on OrderController#list()} */
@@ -187,6 +199,7 @@ public final class Rule {
      */
     public Builder toBuilder() {
         Builder b = new Builder(name);
+        b.publicName = publicName.equals(name) ? null : publicName;
         b.source = source;
         b.key = key;
         b.limits.addAll(limits);
@@ -210,7 +223,8 @@ public final class Rule {
         if (!(o instanceof Rule other)) {
             return false;
         }
-        return cost == other.cost && maxWaiting == other.maxWaiting && name.equals(other.name) && source.equals(other.source) && key.equals(other.key)
+        return cost == other.cost && maxWaiting == other.maxWaiting && name.equals(other.name)
+                && publicName.equals(other.publicName) && source.equals(other.source) && key.equals(other.key)
                 && limits.equals(other.limits) && mode == other.mode && Objects.equals(maxDelay, other.maxDelay)
                 && onStoreFailure == other.onStoreFailure && onMissingKey == other.onMissingKey
                 && algorithm == other.algorithm && Objects.equals(localFirst, other.localFirst) && count == other.count;
@@ -218,13 +232,17 @@ public final class Rule {
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, source, key, limits, mode, maxDelay, maxWaiting, cost, onStoreFailure, onMissingKey,
-                algorithm, localFirst, count);
+        return Objects.hash(name, publicName, source, key, limits, mode, maxDelay, maxWaiting, cost, onStoreFailure,
+                onMissingKey, algorithm, localFirst, count);
     }
 
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder("Rule[").append(name).append(", key=").append(key)
+        StringBuilder sb = new StringBuilder("Rule[").append(name);
+        if (!publicName.equals(name)) {
+            sb.append(", publicName=").append(publicName);
+        }
+        sb.append(", key=").append(key)
                 .append(", limits=").append(limits).append(", mode=").append(mode);
         if (maxDelay != null) {
             sb.append(", maxDelay=").append(Durations.format(maxDelay)).append(", maxWaiting=").append(maxWaiting);
@@ -251,6 +269,7 @@ public final class Rule {
     public static final class Builder {
 
         private final String name;
+        private String publicName;
         private String source;
         private String key = "global";
         private final List<Limit> limits = new ArrayList<>();
@@ -275,6 +294,16 @@ public final class Rule {
          */
         public Builder source(String source) {
             this.source = source;
+            return this;
+        }
+
+        /**
+         * @param publicName the name clients see for the rule, in the rate-limit headers and response bodies, under
+         *        the constraints of a rule name; {@code null} (the default) for the rule's name
+         * @return this builder
+         */
+        public Builder publicName(String publicName) {
+            this.publicName = publicName;
             return this;
         }
 
@@ -417,7 +446,10 @@ public final class Rule {
          */
         public Rule build() {
             String where = where();
-            validateName(where);
+            validateName(where, name, "rule name");
+            if (publicName != null) {
+                validateName(where, publicName, "public name");
+            }
             if (key == null || key.isBlank()) {
                 throw fail(where, key, "key is empty", "Use a key such as 'global', 'ip', 'user' or 'header:X-Api-Key'.");
             }
@@ -536,18 +568,18 @@ public final class Rule {
             return intervals;
         }
 
-        private void validateName(String where) {
+        private static void validateName(String where, String name, String what) {
             if (name == null || name.isBlank()) {
-                throw fail(where, name, "rule name is empty", "Give the rule a name.");
+                throw fail(where, name, what + " is empty", "Give the rule a name.");
             }
             if (name.length() > MAX_NAME_LENGTH) {
-                throw fail(where, name, String.format(Locale.ROOT, "rule name is %d characters long, over the limit "
-                        + "of %d", name.length(), MAX_NAME_LENGTH), "Use a shorter name.");
+                throw fail(where, name, String.format(Locale.ROOT, "%s is %d characters long, over the limit "
+                        + "of %d", what, name.length(), MAX_NAME_LENGTH), "Use a shorter name.");
             }
             for (int i = 0; i < name.length(); i++) {
                 char c = name.charAt(i);
                 if (c <= ' ' || c >= 0x7f || c == '{' || c == '}' || c == '"' || c == '\\') {
-                    throw fail(where, name, "rule name '" + name + "' contains '" + (c <= ' '
+                    throw fail(where, name, what + " '" + name + "' contains '" + (c <= ' '
                             ? "\\u" + String.format(Locale.ROOT, "%04x", (int) c) : String.valueOf(c)) + "' at index " + i,
                             "Use printable ASCII without spaces, braces, quotes or backslashes.");
                 }

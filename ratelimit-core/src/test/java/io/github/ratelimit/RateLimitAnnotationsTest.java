@@ -85,6 +85,48 @@ class RateLimitAnnotationsTest {
         assertThat(own.limits()).containsExactly(Limit.parse("5/1s"), Limit.parse("100/1m"));
     }
 
+    @RateLimit(perMinute = 10)
+    static class UnnamedType {
+        @RateLimit(perSecond = 1)
+        public void call() {
+        }
+    }
+
+    @Test
+    void anUnnamedRuleShowsClientsADigestOfItsNameNotItsClassAndMethod() throws Exception {
+        List<Rule> rules = RateLimitAnnotations.rulesFor(method(OrderController.class, "export"));
+        Rule named = rules.get(0);
+        assertThat(named.publicName()).as("a name given is shown").isEqualTo("orders");
+        // SHA-256("OrderController#export[0]"), first 6 bytes: the same on every instance, after every restart.
+        assertThat(rules.get(1).publicName()).isEqualTo(RateLimitAnnotations.publicNameOf("OrderController#export[0]"))
+                .matches("rule-[0-9a-f]{12}");
+        assertThat(RateLimitAnnotations.publicNameOf("OrderController#list")).as("the docs' example")
+                .isEqualTo("rule-063364d4fab4");
+        assertThat(rules).extracting(Rule::publicName).doesNotHaveDuplicates()
+                .allSatisfy(shown -> assertThat(shown).doesNotContain("Order").doesNotContain("export"));
+        List<Rule> ofType = RateLimitAnnotations.rulesFor(method(UnnamedType.class, "call"));
+        assertThat(ofType).extracting(Rule::name).containsExactly("UnnamedType", "UnnamedType#call");
+        assertThat(ofType).extracting(Rule::publicName).allSatisfy(shown -> assertThat(shown)
+                .matches("rule-[0-9a-f]{12}").doesNotContain("Unnamed").doesNotContain("call"))
+                .doesNotHaveDuplicates();
+        assertThat(RateLimitAnnotations.rulesFor(method(UnnamedType.class, "call")))
+                .as("stable").extracting(Rule::publicName).isEqualTo(ofType.stream().map(Rule::publicName).toList());
+    }
+
+    @Test
+    void aLimiterRefusesTwoRulesThatShowClientsOneName() {
+        try (RateLimiter limiter = RateLimiter.builder().build()) {
+            limiter.guard(Rule.builder("search").limits("5/1s").build());
+            assertThatThrownBy(() -> limiter.guard(Rule.builder("Finder#find").publicName("search")
+                    .source("@RateLimit on Finder#find()").limits("1/1s").build()))
+                    .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                    .hasMessage("@RateLimit on Finder#find(): rule 'Finder#find' would show clients the name 'search', "
+                            + "which rule 'search' (rule 'search') shows already, so clients could not tell their "
+                            + "headers apart. Give one of them another name.");
+            assertThat(limiter.rules()).extracting(Rule::name).containsExactly("search");
+        }
+    }
+
     @Test
     void readsRepeatedAnnotationsAsSeveralRules() throws Exception {
         List<Rule> rules = RateLimitAnnotations.rulesFor(method(OrderController.class, "export"));

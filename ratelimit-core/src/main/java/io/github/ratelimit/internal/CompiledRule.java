@@ -34,6 +34,8 @@ final class CompiledRule {
 
     final Rule rule;
     final String name;
+    /** What clients see in the rule's place: {@link Rule#publicName()}. */
+    final String publicName;
     final KeyResolver resolver;
     final Mode mode;
     final long cost;
@@ -53,6 +55,7 @@ final class CompiledRule {
                  LimitProvider provider, Duration providerTtl, TimeMeter timeMeter) {
         this.rule = rule;
         this.name = rule.name();
+        this.publicName = rule.publicName();
         this.resolver = resolver;
         this.mode = rule.mode();
         this.cost = rule.cost();

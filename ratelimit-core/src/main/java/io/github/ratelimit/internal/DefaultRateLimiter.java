@@ -86,6 +86,8 @@ public final class DefaultRateLimiter implements RateLimiter {
     private final RateLimitListener[] listeners;
     private final Semaphore waiting;
     private final Map<String, CompiledRule> compiled = new ConcurrentHashMap<>();
+    /** The compiled rules by the name clients see for them ({@link Rule#publicName()}), which must differ too. */
+    private final Map<String, CompiledRule> byPublicName = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     /**
@@ -153,7 +155,18 @@ public final class DefaultRateLimiter implements RateLimiter {
                 settings.localFallbackShare(), settings.limitProvider(), settings.limitProviderTtl(),
                 settings.timeMeter());
         existing = compiled.putIfAbsent(rule.name(), fresh);
-        return existing == null ? fresh : checkSame(existing, rule);
+        if (existing != null) {
+            return checkSame(existing, rule);
+        }
+        CompiledRule showing = byPublicName.putIfAbsent(rule.publicName(), fresh);
+        if (showing != null) {
+            compiled.remove(rule.name(), fresh);
+            throw new InvalidRateLimitConfigurationException(rule.source(), rule.publicName(), "rule '" + rule.name()
+                    + "' would show clients the name '" + rule.publicName() + "', which rule '" + showing.name
+                    + "' (" + showing.rule.source() + ") shows already, so clients could not tell their headers apart",
+                    "Give one of them another name.");
+        }
+        return fresh;
     }
 
     private static CompiledRule checkSame(CompiledRule existing, Rule rule) {
@@ -319,13 +332,13 @@ public final class DefaultRateLimiter implements RateLimiter {
                     Verdict v = verdicts[index];
                     if (!p.consumed()) {
                         removeCharge(i);
-                        verdicts[index] = new Verdict(v.rule(), v.key(), v.mode(), Outcome.REJECTED, v.basis(),
-                                v.windows(), p.waitNanos());
+                        verdicts[index] = copy(v, Outcome.REJECTED, v.basis(),
+                                v.windows(), p.waitNanos(), 0);
                         return -1 - index;
                     }
                     chargedReceipt[i] = p.receipt();
                     chargedWait[i] = p.waitNanos();
-                    verdicts[index] = new Verdict(v.rule(), v.key(), v.mode(), Outcome.DELAYED, v.basis(),
+                    verdicts[index] = copy(v, Outcome.DELAYED, v.basis(),
                             v.windows(), p.waitNanos(), p.receipt());
                     if (p.waitNanos() > delay) {
                         delay = p.waitNanos();
@@ -427,9 +440,9 @@ public final class DefaultRateLimiter implements RateLimiter {
         if (key == null || key.isEmpty()) {
             switch (rule.missingKeyPolicy) {
                 case SKIP:
-                    return new Verdict(rule.name, null, rule.mode, Outcome.ALLOWED, Basis.KEY_MISSING, List.of(), 0);
+                    return verdict(rule, null, Outcome.ALLOWED, Basis.KEY_MISSING, List.of(), 0, 0);
                 case REJECT:
-                    return new Verdict(rule.name, null, rule.mode, rejection(rule), Basis.KEY_MISSING, List.of(), 0);
+                    return verdict(rule, null, rejection(rule), Basis.KEY_MISSING, List.of(), 0, 0);
                 default:
                     key = KeyExpressions.SHARED_MISSING_KEY;
             }
@@ -443,19 +456,19 @@ public final class DefaultRateLimiter implements RateLimiter {
             if (contention != null) {
                 CONTENTION_LOG.log(Level.WARNING, () -> "Rule '" + rule.name + "': " + contention.getMessage()
                         + "; rejecting the call rather than admitting it uncounted", null);
-                return new Verdict(rule.name, key, rule.mode, rejection(rule), Basis.CONTENTION, List.of(),
-                        CONTENTION_RETRY_NANOS);
+                return verdict(rule, key, rejection(rule), Basis.CONTENTION, List.of(),
+                        CONTENTION_RETRY_NANOS, 0);
             }
             STORE_LOG.log(Level.WARNING, () -> "The rate-limit store failed for rule '" + rule.name + "'; applying "
                     + rule.storeFailurePolicy + ": " + e, null);
             switch (rule.storeFailurePolicy) {
                 case FAIL_CLOSED:
-                    return new Verdict(rule.name, key, rule.mode, rejection(rule), Basis.FAIL_CLOSED, List.of(),
-                            FAIL_CLOSED_RETRY_NANOS);
+                    return verdict(rule, key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
+                            FAIL_CLOSED_RETRY_NANOS, 0);
                 case LOCAL_FALLBACK:
                     return consume(rule, key, fallbackStore, bucketKey, configs.fallback(), Basis.FALLBACK_BUCKET, ev);
                 default:
-                    return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0);
+                    return verdict(rule, key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0);
             }
         }
     }
@@ -484,14 +497,14 @@ public final class DefaultRateLimiter implements RateLimiter {
         KeyState.Probe probe = state.consume(rule.cost);
         if (probe.consumed()) {
             ev.charge(state, rule, probe.receipt(), 0);
-            return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, probe.windows(), 0, probe.receipt());
+            return verdict(rule, key, Outcome.ALLOWED, basis, probe.windows(), 0, probe.receipt());
         }
         long wait = probe.waitNanos();
         if (rule.mode == Mode.HARD || (rule.mode == Mode.SOFT && wait > rule.maxDelayNanos)) {
-            return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, basis, probe.windows(), wait);
+            return verdict(rule, key, Outcome.REJECTED, basis, probe.windows(), wait, 0);
         }
         if (rule.mode == Mode.SHADOW) {
-            return new Verdict(rule.name, key, rule.mode, Outcome.SHADOW_REJECTED, basis, probe.windows(), wait);
+            return verdict(rule, key, Outcome.SHADOW_REJECTED, basis, probe.windows(), wait, 0);
         }
         return reserve(rule, key, state, basis, ev, probe.windows(), wait);
     }
@@ -500,14 +513,14 @@ public final class DefaultRateLimiter implements RateLimiter {
                             List<WindowState> windows, long wait) {
         // A place among this rule's waiting calls, and one among all the limiter's.
         if (!rule.waiting.tryAcquire()) {
-            return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait);
+            return verdict(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
         }
         ev.holdRulePermit(rule);
         boolean tookPermit = false;
         if (!ev.permitHeld) {
             if (!waiting.tryAcquire()) {
                 ev.releaseRulePermit(rule);
-                return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait);
+                return verdict(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
             }
             tookPermit = true;
             ev.permitHeld = true;
@@ -517,16 +530,16 @@ public final class DefaultRateLimiter implements RateLimiter {
             KeyState.Probe reservation = state.reserve(rule.cost, rule.maxDelayNanos);
             if (!reservation.consumed()) {
                 // The wait grew past maxDelay between the probe and the reservation.
-                return new Verdict(rule.name, key, rule.mode, Outcome.REJECTED, basis, windows, wait);
+                return verdict(rule, key, Outcome.REJECTED, basis, windows, wait, 0);
             }
             long nanos = reservation.waitNanos();
             ev.charge(state, rule, reservation.receipt(), reservation.waitNanos());
             if (nanos == 0) {
-                return new Verdict(rule.name, key, rule.mode, Outcome.ALLOWED, basis, windows, 0,
+                return verdict(rule, key, Outcome.ALLOWED, basis, windows, 0,
                         reservation.receipt());
             }
             reserved = true;
-            return new Verdict(rule.name, key, rule.mode, Outcome.DELAYED, basis, windows, nanos,
+            return verdict(rule, key, Outcome.DELAYED, basis, windows, nanos,
                     reservation.receipt());
         } finally {
             if (!reserved) {
@@ -537,6 +550,17 @@ public final class DefaultRateLimiter implements RateLimiter {
                 }
             }
         }
+    }
+
+    private static Verdict verdict(CompiledRule rule, String key, Outcome outcome, Basis basis,
+                                   List<WindowState> windows, long wait, long receipt) {
+        return new Verdict(rule.name, key, rule.mode, outcome, basis, windows, wait, receipt, rule.publicName);
+    }
+
+    /** @return a verdict for the rule and key of {@code v}, with these values */
+    private static Verdict copy(Verdict v, Outcome outcome, Basis basis, List<WindowState> windows, long wait,
+                                long receipt) {
+        return new Verdict(v.rule(), v.key(), v.mode(), outcome, basis, windows, wait, receipt, v.publicName());
     }
 
     private void notifyListeners(Decision decision) {
@@ -559,7 +583,7 @@ public final class DefaultRateLimiter implements RateLimiter {
             windows.add(new WindowState(w.name(), w.limit(), w.permits(), w.period(),
                     Math.min(w.limit(), w.remaining() + cost), w.resetNanos()));
         }
-        return new Verdict(v.rule(), v.key(), v.mode(), v.outcome(), v.basis(), windows, v.waitNanos(), v.receipt());
+        return copy(v, v.outcome(), v.basis(), windows, v.waitNanos(), v.receipt());
     }
 
     /**
@@ -596,7 +620,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         List<Verdict> verdicts = new ArrayList<>(delayed.verdicts().size());
         for (Verdict v : delayed.verdicts()) {
             verdicts.add(v.outcome() == Outcome.DELAYED
-                    ? new Verdict(v.rule(), v.key(), v.mode(), Outcome.REJECTED, Basis.INTERRUPTED, v.windows(), 0,
+                    ? copy(v, Outcome.REJECTED, Basis.INTERRUPTED, v.windows(), 0,
                             v.receipt())
                     : v);
         }

@@ -14,8 +14,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The {@code ratelimits} Actuator endpoint: every rule with its source, key, limits, mode and policies; the
- * store and, for Redis, its breaker and counters; the most-rejected keys.
+ * The {@code ratelimits} Actuator endpoint: every rule with its name, the name clients see for it in headers and
+ * bodies ({@code publicName}: for an unnamed {@code @RateLimit} rule, a digest of its class and method, which this
+ * endpoint ties back to them), its source, key, limits, mode and policies; the store and, for Redis, its breaker and
+ * counters; the most-rejected keys.
  *
  * <p>Keys identify people (user names, client addresses, API keys), so they are shown as Spring Boot shows
  * sensitive values: {@code management.endpoint.ratelimits.show-values} is {@code never} by default (each key reads
@@ -63,6 +65,7 @@ public class RateLimitsEndpoint {
     private static Map<String, Object> describe(Rule rule) {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("name", rule.name());
+        r.put("publicName", rule.publicName());
         r.put("source", rule.source());
         r.put("key", rule.key());
         r.put("limits", rule.limits().stream().map(Limit::toString).toList());
