@@ -59,8 +59,11 @@ public interface Guard {
      * nothing; call it at most once per decision, and not together with {@link #completed}.
      *
      * @param decision what {@link #acquire} or {@link #acquireAsync} decided for the call
+     * @return the decision as it stands after the refund, for the rate-limit headers of the response that refuses
+     *         the call: each rule that gave its tokens back reports its windows with them (a window the refund fills
+     *         again says it is full); {@code decision} itself when nothing was given back
      */
-    void refund(Decision decision);
+    Decision refund(Decision decision);
 
     /**
      * @return whether any of this guard's rules counts only failed calls, so {@link #completed} has work to do

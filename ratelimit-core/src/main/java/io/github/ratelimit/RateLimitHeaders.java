@@ -1,5 +1,6 @@
 package io.github.ratelimit;
 
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -43,16 +44,29 @@ public final class RateLimitHeaders {
      *   <li>{@link Mode#SHADOW} rules are left out: a rule that only records must not make clients back off.</li>
      *   <li>Each item is named {@code <rule>-<window>} after the rule's {@link Verdict#publicName()}, never an
      *       unnamed {@code @RateLimit} rule's class and method ({@link RateLimitAnnotations}).</li>
-     *   <li>{@code RateLimit-Policy} advertises each window's sustained rate, what a client may send without ever
-     *       being refused: {@code w} is the period in whole seconds (at least 1) and {@code q} the tokens that
-     *       period refills, rounded down ({@code 2/500ms} is {@code q=4;w=1}; {@code 5/1s burst=20} is
-     *       {@code q=5;w=1}, and its burst shows as {@code r} up to 20).</li>
-     *   <li>{@code RateLimit}'s {@code r} is the tokens left, {@code t} the seconds until the window is full again;
-     *       on a rejection, the binding window's {@code t} is the {@code Retry-After} value, when the call could
-     *       pass.</li>
-     *   <li>{@code X-RateLimit-Limit} is the binding window's capacity (its burst), {@code Remaining} the tokens
-     *       left and {@code Reset} the seconds until it is full again, or on a rejection {@code Retry-After}.</li>
+     *   <li>{@code RateLimit-Policy} advertises each window's rate as a quota {@code q} per {@code w} seconds, over a
+     *       time long enough to hold everything the window can hold at once: {@code w} is the window's period in
+     *       whole seconds, at least 1, or longer when the window's capacity (its burst) takes longer to refill, and
+     *       {@code q} the tokens the window refills in {@code w} seconds, rounded down, so never less than the
+     *       capacity. {@code 5/1s} is {@code q=5;w=1}; {@code 5/1s burst=20}, whose 20 tokens refill in 4 s, is
+     *       {@code q=20;w=4}; {@code 2/500ms} is {@code q=4;w=1}. A client spreading its calls at {@code q} per
+     *       {@code w} is never refused by the window; one sending {@code q} at once is when {@code q} is above the
+     *       capacity ({@code 2/500ms} holds 2 at once).</li>
+     *   <li>{@code RateLimit}'s {@code r} is the tokens left, never more than its policy's {@code q}; {@code t} the
+     *       seconds until the window is full again, 0 when it is full (nothing of it is used); on a rejection, the
+     *       binding window's {@code t} is the {@code Retry-After} value, when the call could pass.</li>
+     *   <li>{@code X-RateLimit-Limit} is the binding window's {@code q}, the number the {@code RateLimit-Policy} item
+     *       of that window says, {@code Remaining} its {@code r}, and {@code Reset} its {@code t}, or on a
+     *       rejection {@code Retry-After}.</li>
      * </ul>
+     *
+     * <p>Why {@code q} holds the burst (draft-ietf-httpapi-ratelimit-headers-09, sections 3.1 and 4.1): {@code q} is
+     * "the quota allocated by this policy", {@code w} its time window, and {@code r} "the remaining quota units for
+     * the identified policy"; a remaining quota above the quota, as {@code q=5} with {@code r=19} for a rested
+     * {@code 5/1s burst=20} client, contradicts the policy it reports on. Clamping {@code r} to 5 would hide tokens
+     * the client has; advertising the burst with the window that refills it keeps both numbers true, and the
+     * rate ({@code q/w}, 5 per second) unchanged. Where {@code q} is the capacity, as for every whole-second period
+     * without a burst and for {@code 5/1s burst=20}, a client may also send all of {@code q} at once.
      *
      * @param decision the decision
      * @param styles the header families to write
@@ -67,9 +81,10 @@ public final class RateLimitHeaders {
         Decision shown = withoutShadowRules(decision);
         WindowState binding = shown.bindingWindow();
         if (styles.contains(HeaderStyle.X_RATELIMIT) && binding != null) {
-            sink.accept(X_RATELIMIT_LIMIT, Long.toString(binding.limit()));
-            sink.accept(X_RATELIMIT_REMAINING, Long.toString(binding.remaining()));
-            sink.accept(X_RATELIMIT_RESET, Long.toString(rejected ? retryAfter : ceilSeconds(binding.resetNanos())));
+            long quota = quota(binding, windowSeconds(binding));
+            sink.accept(X_RATELIMIT_LIMIT, Long.toString(quota));
+            sink.accept(X_RATELIMIT_REMAINING, Long.toString(Math.min(binding.remaining(), quota)));
+            sink.accept(X_RATELIMIT_RESET, Long.toString(rejected ? retryAfter : resetSeconds(binding)));
         }
         if (styles.contains(HeaderStyle.IETF_DRAFT_09)) {
             StringBuilder policy = new StringBuilder();
@@ -81,10 +96,12 @@ public final class RateLimitHeaders {
                         current.append(", ");
                     }
                     String item = '"' + v.publicName() + '-' + w.name() + '"';
-                    long windowSeconds = Math.max(1, ceilSeconds(w.period().toNanos()));
-                    policy.append(item).append(";q=").append(quota(w, windowSeconds)).append(";w=").append(windowSeconds);
-                    long reset = rejected && w == binding ? retryAfter : ceilSeconds(w.resetNanos());
-                    current.append(item).append(";r=").append(w.remaining()).append(";t=").append(reset);
+                    long windowSeconds = windowSeconds(w);
+                    long quota = quota(w, windowSeconds);
+                    policy.append(item).append(";q=").append(quota).append(";w=").append(windowSeconds);
+                    long reset = rejected && w == binding ? retryAfter : resetSeconds(w);
+                    current.append(item).append(";r=").append(Math.min(w.remaining(), quota)).append(";t=")
+                            .append(reset);
                 }
             }
             if (policy.length() > 0) {
@@ -94,15 +111,49 @@ public final class RateLimitHeaders {
         }
     }
 
-    /** The tokens a window refills in {@code seconds} (at least its period), rounded down: its sustained quota. */
-    private static long quota(WindowState w, long seconds) {
-        long periodNanos = w.period().toNanos();
-        if (periodNanos == seconds * 1_000_000_000L) {
-            return w.permits();
+    /** Whole seconds until a window is full again: 0 when it is full, whatever its state says. */
+    private static long resetSeconds(WindowState w) {
+        return w.remaining() >= w.limit() ? 0 : ceilSeconds(w.resetNanos());
+    }
+
+    /**
+     * The window a policy item advertises: the period, or the time the capacity takes to refill from empty when that
+     * is longer (a burst), in whole seconds rounded up, at least 1.
+     */
+    static long windowSeconds(WindowState w) {
+        long period = w.period().toNanos();
+        long fill = period;
+        if (w.limit() > w.permits()) {
+            // capacity * period / permits, rounded up
+            long high = Math.multiplyHigh(w.limit(), period);
+            long low = w.limit() * period;
+            fill = high == 0 && low >= 0 ? low / w.permits() + (low % w.permits() == 0 ? 0 : 1)
+                    : BigInteger.valueOf(w.limit()).multiply(BigInteger.valueOf(period))
+                            .add(BigInteger.valueOf(w.permits() - 1)).divide(BigInteger.valueOf(w.permits()))
+                            .min(BigInteger.valueOf(Long.MAX_VALUE)).longValue();
         }
-        return java.math.BigInteger.valueOf(w.permits()).multiply(java.math.BigInteger.valueOf(seconds))
-                .multiply(java.math.BigInteger.valueOf(1_000_000_000L))
-                .divide(java.math.BigInteger.valueOf(periodNanos)).min(java.math.BigInteger.valueOf(Long.MAX_VALUE))
+        return Math.max(1, ceilSeconds(Math.max(period, fill)));
+    }
+
+    /**
+     * The tokens a window refills in {@code seconds} (at least its period and its capacity's refill time), rounded
+     * down: never less than its capacity.
+     */
+    static long quota(WindowState w, long seconds) {
+        long periodNanos = w.period().toNanos();
+        if (seconds <= Long.MAX_VALUE / 1_000_000_000L) {
+            long windowNanos = seconds * 1_000_000_000L;
+            if (periodNanos == windowNanos) {
+                return w.permits();
+            }
+            long low = w.permits() * windowNanos;
+            if (Math.multiplyHigh(w.permits(), windowNanos) == 0 && low >= 0) {
+                return low / periodNanos;
+            }
+        }
+        return BigInteger.valueOf(w.permits()).multiply(BigInteger.valueOf(seconds))
+                .multiply(BigInteger.valueOf(1_000_000_000L))
+                .divide(BigInteger.valueOf(periodNanos)).min(BigInteger.valueOf(Long.MAX_VALUE))
                 .longValue();
     }
 

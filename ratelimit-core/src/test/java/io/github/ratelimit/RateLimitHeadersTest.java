@@ -152,18 +152,33 @@ class RateLimitHeadersTest {
     }
 
     @Test
-    void advertisesTheSustainedRateOfALimitWithABurst() {
+    void advertisesABurstWithTheWindowThatRefillsIt() {
         Guard guard = limiter.guard(Rule.builder("bursty").limits("5/1s burst=20").build());
         Decision d = guard.acquire(RequestContext.empty());
-        assertThat(policy(d)).containsExactly(Map.entry("bursty-1s", Map.of("q", 5L, "w", 1L)));
+        // 20 at once, refilled at 5 per second in 4 s: the quota holds the 19 left, at the rule's rate.
+        assertThat(policy(d)).containsExactly(Map.entry("bursty-1s", Map.of("q", 20L, "w", 4L)));
         assertThat(current(d)).containsExactly(Map.entry("bursty-1s", Map.of("r", 19L, "t", 1L)));
-        assertThat(headers(d, HeaderStyle.X_RATELIMIT)).containsEntry("X-RateLimit-Limit", "20");
+        assertThat(headers(d, HeaderStyle.X_RATELIMIT)).containsEntry("X-RateLimit-Limit", "20")
+                .containsEntry("X-RateLimit-Remaining", "19");
+        // 7 refill in 1.4 s: 2 s hold 10 at 5 per second.
+        Decision odd = limiter.guard(Rule.builder("odd-burst").limits("5/1s burst=7").build())
+                .acquire(RequestContext.empty());
+        assertThat(policy(odd)).containsExactly(Map.entry("odd-burst-1s", Map.of("q", 10L, "w", 2L)));
+        assertThat(headers(odd, HeaderStyle.X_RATELIMIT)).containsEntry("X-RateLimit-Limit", "10");
+        // A leaky bucket (one at a time, 200 ms apart) still advertises its rate.
+        Decision leaky = limiter.guard(Rule.builder("leaky").limits("5/1s burst=1").build())
+                .acquire(RequestContext.empty());
+        assertThat(policy(leaky)).containsExactly(Map.entry("leaky-1s", Map.of("q", 5L, "w", 1L)));
+        assertThat(current(leaky)).containsExactly(Map.entry("leaky-1s", Map.of("r", 0L, "t", 1L)));
+        assertThat(headers(leaky, HeaderStyle.X_RATELIMIT)).containsEntry("X-RateLimit-Limit", "5");
     }
 
     @Test
     void advertisesPeriodsThatAreNotWholeSecondsAtTheirRealRate() {
         Decision halfSecond = limiter.guard(Rule.builder("fast").limits("2/500ms").build()).acquire(RequestContext.empty());
         assertThat(policy(halfSecond)).containsExactly(Map.entry("fast-500ms", Map.of("q", 4L, "w", 1L)));
+        assertThat(headers(halfSecond, HeaderStyle.X_RATELIMIT)).as("the quota the policy states")
+                .containsEntry("X-RateLimit-Limit", "4").containsEntry("X-RateLimit-Remaining", "1");
         Decision odd = limiter.guard(Rule.builder("odd").limits("10/1500ms").build()).acquire(RequestContext.empty());
         // 10 per 1.5 s is 13.3 per 2 s: a client sending 13 every 2 s is never refused.
         assertThat(policy(odd)).containsExactly(Map.entry("odd-1500ms", Map.of("q", 13L, "w", 2L)));

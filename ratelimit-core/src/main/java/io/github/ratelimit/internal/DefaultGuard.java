@@ -41,10 +41,11 @@ final class DefaultGuard implements Guard {
     }
 
     @Override
-    public void refund(Decision decision) {
+    public Decision refund(Decision decision) {
         if (decision != null && decision.permitted()) {
-            limiter.returnTokens(rules, decision, false);
+            return limiter.returnTokens(rules, decision, false);
         }
+        return decision;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.github.ratelimit.internal;
 
 import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Basis;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
@@ -27,6 +28,7 @@ import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.store.RateLimitContentionException;
 
 import java.lang.System.Logger.Level;
+import java.math.BigInteger;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -397,7 +399,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                 delay = 0;
                 // The rules before this one got their tokens back: report their windows as they are now.
                 for (int i = 0; i < n - 1; i++) {
-                    verdicts[i] = refunded(verdicts[i], rules[i].cost);
+                    verdicts[i] = refunded(verdicts[i], rules[i]);
                 }
                 break;
             }
@@ -415,7 +417,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                 delay = 0;
                 for (int i = 0; i < n; i++) {
                     if (i != (int) (-1 - aligned)) {
-                        verdicts[i] = refunded(verdicts[i], rules[i].cost);
+                        verdicts[i] = refunded(verdicts[i], rules[i]);
                     }
                 }
             }
@@ -573,24 +575,47 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
     }
 
-    private static Verdict refunded(Verdict v, long cost) {
+    /**
+     * A permitted verdict as it stands once its rule's tokens are given back (another rule rejected the call): each
+     * window has the cost back, and says when it is full again from that state, not the one before the refund. A
+     * window the refund fills is full now: its reset is 0. Otherwise the store is not read again (on Redis, a round
+     * trip more), so the reset is computed from the state before: a {@link Algorithm#TOKEN_BUCKET} window refills
+     * continuously, so the cost comes off its reset at the window's rate; a {@link Algorithm#FIXED_WINDOW} window,
+     * whose capacity is its limit, still refills at the next boundary; a sliding window keeps its reset, an upper
+     * bound (the call given back may have been the one the window waited for).
+     */
+    private static Verdict refunded(Verdict v, CompiledRule rule) {
         // A delayed verdict's windows were read before its reservation, which the refund undid: still true.
         if (v.outcome() != Outcome.ALLOWED || v.windows().isEmpty()) {
             return v;
         }
+        long cost = rule.cost;
+        boolean refills = rule.rule.algorithm() == Algorithm.TOKEN_BUCKET;
         List<WindowState> windows = new ArrayList<>(v.windows().size());
         for (WindowState w : v.windows()) {
-            windows.add(new WindowState(w.name(), w.limit(), w.permits(), w.period(),
-                    Math.min(w.limit(), w.remaining() + cost), w.resetNanos()));
+            long remaining = Math.min(w.limit(), w.remaining() + cost);
+            long reset = remaining >= w.limit() ? 0 : w.resetNanos();
+            if (reset > 0 && refills) {
+                long refill = BigInteger.valueOf(cost).multiply(BigInteger.valueOf(w.period().toNanos()))
+                        .divide(BigInteger.valueOf(w.permits())).min(BigInteger.valueOf(Long.MAX_VALUE)).longValue();
+                reset = Math.max(0, reset - refill);
+            }
+            windows.add(new WindowState(w.name(), w.limit(), w.permits(), w.period(), remaining, reset));
         }
         return copy(v, v.outcome(), v.basis(), windows, v.waitNanos(), v.receipt());
     }
 
     /**
      * Returns the tokens that the rules (all, or those counting only failures) took for a permitted call.
+     *
+     * @return the decision as it stands afterwards: the verdicts whose tokens came back report their windows with
+     *         them ({@link #refunded}); the others, and any whose store failed, as they were
      */
-    void returnTokens(CompiledRule[] rules, Decision decision, boolean onlyFailureCounting) {
-        for (Verdict v : decision.verdicts()) {
+    Decision returnTokens(CompiledRule[] rules, Decision decision, boolean onlyFailureCounting) {
+        List<Verdict> after = null;
+        List<Verdict> verdicts = decision.verdicts();
+        for (int i = 0; i < verdicts.size(); i++) {
+            Verdict v = verdicts.get(i);
             if ((v.outcome() != Outcome.ALLOWED && v.outcome() != Outcome.DELAYED) || v.key() == null
                     || (v.basis() != Basis.BUCKET && v.basis() != Basis.FALLBACK_BUCKET)) {
                 continue;
@@ -605,6 +630,10 @@ public final class DefaultRateLimiter implements RateLimiter {
                                 ? store.state(bucketKey, configs.primary(), rule.localFirst)
                                 : fallbackStore.state(bucketKey, configs.fallback(), null);
                         state.refund(rule.cost, v.receipt());
+                        if (after == null) {
+                            after = new ArrayList<>(verdicts);
+                        }
+                        after.set(i, refunded(v, rule));
                     } catch (RuntimeException e) {
                         STORE_LOG.log(Level.WARNING, "Could not return the token(s) of a call that "
                                 + (onlyFailureCounting ? "did not fail" : "another layer refused") + " to rule '"
@@ -614,6 +643,8 @@ public final class DefaultRateLimiter implements RateLimiter {
                 }
             }
         }
+        return after == null ? decision
+                : new Decision(decision.outcome(), after, decision.delayNanos(), decision.retryAfterNanos());
     }
 
     static Decision interrupted(Decision delayed) {

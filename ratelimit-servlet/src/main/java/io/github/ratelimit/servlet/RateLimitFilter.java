@@ -547,14 +547,18 @@ public class RateLimitFilter implements Filter {
     /**
      * Returns the tokens that the rate-limit filters took for a request they let through, for a layer that refuses
      * the request after them (the Spring Boot starter's advisor, when a handler's rule that reads the method's
-     * arguments rejects the call): a rejected call costs the filters' rules nothing. At most once per request; no
-     * effect on a request no filter decided.
+     * arguments rejects the call): a rejected call costs the filters' rules nothing. Afterwards the request's
+     * {@link #DECISION_ATTRIBUTE} reports the filters' windows with their tokens back, so the headers of the response
+     * that refuses the request tell what is left. At most once per request; no effect on a request no filter decided.
      *
      * @param request the request
      */
     public static void refund(ServletRequest request) {
         if (request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decisions decisions) {
-            decisions.refund();
+            Decision shown = decisions.refund();
+            if (shown != null) {
+                request.setAttribute(DECISION_ATTRIBUTE, shown);
+            }
         }
     }
 
@@ -562,12 +566,14 @@ public class RateLimitFilter implements Filter {
     private static final class Decisions {
         private final List<Decided> all = new java.util.concurrent.CopyOnWriteArrayList<>();
 
-        void refund() {
+        /** @return the filters' decisions combined as they stand after the refund, or {@code null} for none */
+        Decision refund() {
+            Decision shown = null;
             for (Decided d : all) {
-                if (d.settle()) {
-                    d.guard.refund(d.decision);
-                }
+                Decision now = d.settle() ? d.guard.refund(d.decision) : d.decision;
+                shown = shown == null ? now : shown.combine(now);
             }
+            return shown;
         }
     }
 

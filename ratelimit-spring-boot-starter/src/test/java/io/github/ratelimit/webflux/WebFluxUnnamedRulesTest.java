@@ -26,7 +26,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * Spring WebFlux on a real Reactor Netty port: no response header or body a client reads names the class or method
  * of an unnamed {@code @RateLimit} rule, whether the filter decided the handler's rules or the advisor did on
  * subscription (a key that reads the method's arguments) and the exception handler answered. What clients read is
- * the same on every response, and differs between the rules of one response.
+ * the same on every response, and differs between the rules of one response. And the headers of a call the advisor
+ * refuses report the URL rules with the token they gave back.
  */
 class WebFluxUnnamedRulesTest {
 
@@ -35,7 +36,9 @@ class WebFluxUnnamedRulesTest {
 
     @BeforeAll
     static void start() {
-        context = WebFluxApps.start(App.class, "ratelimit.headers=ietf-draft-09,x-ratelimit");
+        context = WebFluxApps.start(App.class, "ratelimit.headers=ietf-draft-09,x-ratelimit",
+                "ratelimit.rules[0].name=regions", "ratelimit.rules[0].paths=/regions/*",
+                "ratelimit.rules[0].limits=10/1h");
         client = WebFluxApps.client(context);
     }
 
@@ -46,7 +49,7 @@ class WebFluxUnnamedRulesTest {
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
-    @Import(QuarterlyFigures.class)
+    @Import({QuarterlyFigures.class, Regions.class})
     static class App {
     }
 
@@ -65,6 +68,17 @@ class WebFluxUnnamedRulesTest {
         @GetMapping("/figures/{region}")
         @RateLimit(key = "#region", perHour = 1)
         Mono<String> compileRegion(@PathVariable String region) {
+            return Mono.just(region);
+        }
+    }
+
+    /** A URL rule, and a rule decided on subscription. */
+    @RestController
+    static class Regions {
+
+        @GetMapping("/regions/{region}")
+        @RateLimit(name = "region", key = "#region", perHour = 1)
+        Mono<String> region(@PathVariable String region) {
             return Mono.just(region);
         }
     }
@@ -98,6 +112,17 @@ class WebFluxUnnamedRulesTest {
         assertThat(items(rejected)).isEqualTo(items);
         String methodRule = items.get(1).substring(0, items.get(1).lastIndexOf("-1h"));
         assertThat(rejected.getResponseBody()).contains("Rate limit of rule '" + methodRule + "' exceeded");
+    }
+
+    @Test
+    void aRejectionOnSubscriptionReportsTheUrlRuleWithItsTokenBack() {
+        assertThat(RateLimitFields.parse(get("/regions/south", 200).getResponseHeaders().getFirst("RateLimit"), "r", "t"))
+                .containsKey("regions-1h").extractingByKey("regions-1h").extracting(m -> m.get("r")).isEqualTo(9L);
+        // The URL rule took a token for the call the handler's rule refused, and got it back.
+        assertThat(RateLimitFields.parse(get("/regions/south", 429).getResponseHeaders().getFirst("RateLimit"), "r", "t"))
+                .extractingByKey("regions-1h").extracting(m -> m.get("r")).isEqualTo(9L);
+        assertThat(RateLimitFields.parse(get("/regions/west", 200).getResponseHeaders().getFirst("RateLimit"), "r", "t"))
+                .extractingByKey("regions-1h").extracting(m -> m.get("r")).isEqualTo(8L);
     }
 
     @Test

@@ -215,15 +215,19 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
 
     /**
      * Returns the tokens the filters took for a request they let through, when a later layer (the advisor, on a
-     * handler rule that reads the method's arguments) rejects it. At most once per request.
+     * handler rule that reads the method's arguments) rejects it; afterwards {@link #DECISION_ATTRIBUTE} reports the
+     * filters' windows with their tokens back. At most once per request.
      *
      * @param exchange the request
      */
     static void refund(ServerWebExchange exchange) {
+        Decision shown = null;
         for (Decided d : decidedOf(exchange)) {
-            if (d.settle()) {
-                d.guard.refund(d.decision);
-            }
+            Decision now = d.settle() ? d.guard.refund(d.decision) : d.decision;
+            shown = shown == null ? now : shown.combine(now);
+        }
+        if (shown != null) {
+            exchange.getAttributes().put(DECISION_ATTRIBUTE, shown);
         }
     }
 

@@ -190,6 +190,11 @@ final class ReactiveMethodRateLimit {
                     boolean isHandler = exchange != null && exchange.getAttribute(BEST_MATCHING_HANDLER) instanceof HandlerMethod h
                             && handler.equals(HandlerId.of(h.getBeanType(), h.getMethod()));
                     boolean disclosed = isHandler || s.methodHeaders();
+                    if (!decision.permitted() && isHandler) {
+                        // The URL rules that let the request through get their tokens back, before the headers
+                        // report them.
+                        RateLimitWebFilter.refund(exchange);
+                    }
                     if (exchange != null && !exchange.getResponse().isCommitted()) {
                         if (disclosed) {
                             Decision shown = RateLimitWebFilter.record(exchange, decision);
@@ -199,9 +204,6 @@ final class ReactiveMethodRateLimit {
                         }
                     }
                     if (!decision.permitted()) {
-                        if (isHandler) {
-                            RateLimitWebFilter.refund(exchange);
-                        }
                         if (disclosed && exchange != null) {
                             exchange.getAttributes().put(RateLimitWebFilter.DISCLOSED_REJECTION_ATTRIBUTE, decision);
                         }

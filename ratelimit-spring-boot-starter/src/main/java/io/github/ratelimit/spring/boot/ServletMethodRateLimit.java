@@ -64,6 +64,14 @@ final class ServletMethodRateLimit {
                 s.trustContainerForwarding()));
         HttpServletResponse response = web.currentResponse();
         boolean disclosed = handler || s.methodHeaders();
+        if (!decision.permitted() && handler && request.getDispatcherType() != DispatcherType.FORWARD
+                && request.getDispatcherType() != DispatcherType.INCLUDE
+                && request.getDispatcherType() != DispatcherType.ERROR) {
+            // The request is rejected: the URL rules that let it through get their tokens back, before the headers
+            // report them. (Not after a forward: the handler that forwarded ran, and its request was worth its
+            // tokens.)
+            RateLimitFilter.refund(request);
+        }
         if (response != null && !response.isCommitted()) {
             if (disclosed) {
                 // The filter decided this request under URL rules already: report both.
@@ -76,13 +84,6 @@ final class ServletMethodRateLimit {
             }
         }
         if (!decision.permitted()) {
-            if (handler && request.getDispatcherType() != DispatcherType.FORWARD
-                    && request.getDispatcherType() != DispatcherType.INCLUDE
-                    && request.getDispatcherType() != DispatcherType.ERROR) {
-                // The request is rejected: the URL rules that let it through get their tokens back. (Not after a
-                // forward: the handler that forwarded ran, and its request was worth its tokens.)
-                RateLimitFilter.refund(request);
-            }
             if (!disclosed && request != null) {
                 request.setAttribute(UNDISCLOSED_ATTRIBUTE, decision);
             }

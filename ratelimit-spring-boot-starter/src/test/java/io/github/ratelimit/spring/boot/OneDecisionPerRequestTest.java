@@ -259,6 +259,18 @@ class OneDecisionPerRequestTest {
     }
 
     @Test
+    void aRejectionAtTheCallReportsTheUrlRuleWithItsTokenBack() throws Exception {
+        assertThat(get("/api/items/41", "198.51.100.40").statusCode()).isEqualTo(200);
+        assertThat(get("/api/items/41", "198.51.100.40").statusCode()).isEqualTo(200);
+        // Another client's first call: the URL rule took its token, the handler's rule refused the call, and the
+        // token came back, so its window is full again.
+        HttpResponse<String> rejected = get("/api/items/41", "198.51.100.41");
+        assertThat(rejected.statusCode()).isEqualTo(429);
+        assertThat(RateLimitFields.parse(rejected.headers().firstValue("RateLimit").orElseThrow(), "r", "t"))
+                .containsEntry("api-1m", Map.of("r", 10L, "t", 0L));
+    }
+
+    @Test
     void aHandlerCountingFailuresDecidedInTheFilterKeepsTheTokensOfCallsThatThrow() throws Exception {
         String client = "198.51.100.5";
         for (int i = 0; i < 5; i++) {

@@ -56,7 +56,8 @@ class ReactiveDeciderTest {
                 }
 
                 @Override
-                public void refund(Decision decision) {
+                public Decision refund(Decision decision) {
+                    return decision;
                 }
 
                 @Override
