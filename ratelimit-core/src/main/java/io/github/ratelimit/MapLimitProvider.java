@@ -39,7 +39,34 @@ public final class MapLimitProvider implements LimitProvider {
      * @param limits the limits
      * @param source where the entry comes from, for messages
      */
-    private record Entry(Set<String> rules, List<Limit> limits, String source) {
+    private record Entry(Set<String> rules, List<Limit> limits, Source source) {
+    }
+
+    /**
+     * Where values come from, for messages: one place for all of them ({@link Builder#source}), or an entry of
+     * properties whose parts each have a property of their own ({@link Builder#entry}).
+     *
+     * @param where the place, or the entry's prefix
+     * @param entry whether {@code where} is an entry's prefix
+     */
+    private record Source(String where, boolean entry) {
+
+        /** @return where a part comes from: {@code key}, {@code plan}, {@code limits} or {@code rules} */
+        String of(String part) {
+            return entry ? where + "." + part : where;
+        }
+
+        /** @return where {@code other} is, without the part it shares with this one (the file both come from) */
+        String relative(Source other) {
+            int colon = where.lastIndexOf(": ");
+            return colon >= 0 && other.where.startsWith(where.substring(0, colon + 2))
+                    ? other.where.substring(colon + 2) : other.where;
+        }
+
+        @Override
+        public String toString() {
+            return where;
+        }
     }
 
     private final Map<String, List<Entry>> byKey;
@@ -131,12 +158,12 @@ public final class MapLimitProvider implements LimitProvider {
                 for (String name : new TreeSet<>(e.rules())) {
                     Rule rule = byName.get(name);
                     if (rule == null) {
-                        throw new InvalidRateLimitConfigurationException(e.source(), name, "key '" + key
+                        throw new InvalidRateLimitConfigurationException(e.source().of("rules"), name, "key '" + key
                                 + "' names rule '" + name + "', which does not exist, so the limits would never apply",
                                 "Name one of the rules " + new TreeSet<>(byName.keySet()) + ".");
                     }
                     if (!key.startsWith(rule.key() + ":") && !alternativeOf(rule, key)) {
-                        throw new InvalidRateLimitConfigurationException(e.source(), name, "key '" + key
+                        throw new InvalidRateLimitConfigurationException(e.source().of("rules"), name, "key '" + key
                                 + "' names rule '" + name + "', which counts by '" + rule.key() + "', so the limits "
                                 + "would never apply", "Write the key as '" + rule.key() + ":<value>', or name a rule "
                                 + "that counts by the key's expression.");
@@ -151,13 +178,13 @@ public final class MapLimitProvider implements LimitProvider {
      * {@code usr:bob}), for a warning: a rule compiled later, in code, may still count by them.
      *
      * @param rules the rules declared so far
-     * @return each such key with where its entry comes from, e.g. {@code ratelimit.keys[0].limits: usr:bob}
+     * @return each such key with where it is written, e.g. {@code ratelimit.keys[0].key: usr:bob}
      */
     public List<String> keysNoRuleCounts(Collection<Rule> rules) {
         List<String> unused = new ArrayList<>();
         byKey.forEach((key, entries) -> {
             if (rules.stream().noneMatch(r -> key.startsWith(r.key() + ":") || alternativeOf(r, key))) {
-                unused.add(entries.get(0).source() + ": " + key);
+                unused.add(entries.get(0).source().of("key") + ": " + key);
             }
         });
         unused.sort(null);
@@ -180,7 +207,7 @@ public final class MapLimitProvider implements LimitProvider {
 
         private final Map<String, List<Limit>> plans = new HashMap<>();
         private final Map<String, List<Entry>> byKey = new HashMap<>();
-        private String source = "MapLimitProvider";
+        private Source source = new Source("MapLimitProvider", false);
 
         private Builder() {
         }
@@ -190,7 +217,20 @@ public final class MapLimitProvider implements LimitProvider {
          * @return this builder
          */
         public Builder source(String source) {
-            this.source = Objects.requireNonNull(source, "source");
+            this.source = new Source(Objects.requireNonNull(source, "source"), false);
+            return this;
+        }
+
+        /**
+         * Says that the values added next are one entry of properties, each part under a property of its own, so
+         * a message names the property at fault: {@code <prefix>.key} for the key, {@code <prefix>.plan} or
+         * {@code <prefix>.limits} for its limits, {@code <prefix>.rules} for the rules it names.
+         *
+         * @param prefix the entry's prefix, e.g. {@code ratelimit.keys[0]}
+         * @return this builder
+         */
+        public Builder entry(String prefix) {
+            this.source = new Source(Objects.requireNonNull(prefix, "prefix"), true);
             return this;
         }
 
@@ -231,9 +271,9 @@ public final class MapLimitProvider implements LimitProvider {
             checkKey(key);
             List<Limit> limits = plans.get(plan);
             if (limits == null) {
-                throw new InvalidRateLimitConfigurationException(source + ": key '" + key + "' is assigned plan '"
-                        + plan + "', which is not defined. Defined plans: " + new TreeSet<>(plans.keySet())
-                        + ". Define the plan first.");
+                throw new InvalidRateLimitConfigurationException(source.of("plan") + ": key '" + key
+                        + "' is assigned plan '" + plan + "', which is not defined. Defined plans: "
+                        + new TreeSet<>(plans.keySet()) + ". Define the plan first.");
             }
             return add(key, rules, limits);
         }
@@ -263,7 +303,7 @@ public final class MapLimitProvider implements LimitProvider {
          */
         public Builder limits(String key, Collection<String> rules, String... limits) {
             checkKey(key);
-            return add(key, rules, parse(source + ": key '" + key + "'", limits));
+            return add(key, rules, parse(source.of("limits") + ": key '" + key + "'", limits));
         }
 
         private Builder add(String key, Collection<String> rules, List<Limit> limits) {
@@ -271,8 +311,8 @@ public final class MapLimitProvider implements LimitProvider {
             for (String r : Objects.requireNonNull(rules, "rules")) {
                 String name = r == null ? "" : r.trim();
                 if (name.isEmpty()) {
-                    throw new InvalidRateLimitConfigurationException(source, String.valueOf(r), "key '" + key
-                            + "' names a blank rule", "Name each rule, e.g. 'api'.");
+                    throw new InvalidRateLimitConfigurationException(source.of("rules"), String.valueOf(r),
+                            "key '" + key + "' names a blank rule", "Name each rule, e.g. 'api'.");
                 }
                 names.add(name);
             }
@@ -281,9 +321,9 @@ public final class MapLimitProvider implements LimitProvider {
                 Set<String> overlap = new TreeSet<>(e.rules());
                 overlap.retainAll(names);
                 if (e.rules().isEmpty() && names.isEmpty() || !overlap.isEmpty()) {
-                    throw new InvalidRateLimitConfigurationException(source, key, "key '" + key + "' has limits "
-                            + (overlap.isEmpty() ? "for every rule" : "for rule(s) " + overlap) + " already, from "
-                            + e.source(), "Give each key one entry per rule.");
+                    throw new InvalidRateLimitConfigurationException(source.toString(), key, "key '" + key
+                            + "' has limits " + (overlap.isEmpty() ? "for every rule" : "for rule(s) " + overlap)
+                            + " already, from " + source.relative(e.source()), "Give each key one entry per rule.");
                 }
             }
             entries.add(new Entry(Set.copyOf(names), limits, source));
@@ -299,8 +339,9 @@ public final class MapLimitProvider implements LimitProvider {
 
         private void checkKey(String key) {
             if (key == null || key.indexOf(':') <= 0 || key.endsWith(":")) {
-                throw new InvalidRateLimitConfigurationException(source + ": key '" + key + "' is not of the form "
-                        + "'<key expression>:<key>'. Write it like 'user:241531' or 'header:X-Api-Key:k-42'.");
+                throw new InvalidRateLimitConfigurationException(source.of("key") + ": key '" + key
+                        + "' is not of the form '<key expression>:<key>'. Write it like 'user:241531' or "
+                        + "'header:X-Api-Key:k-42'.");
             }
         }
 

@@ -104,6 +104,28 @@ class MapLimitProviderTest {
     }
 
     @Test
+    void anEntryOfPropertiesNamesThePropertyAtFault() {
+        MapLimitProvider typo = MapLimitProvider.builder().plan("pro", "1/1s").entry("ratelimit.keys[0]")
+                .assign("user:alice", "pro", java.util.List.of("apj")).build();
+        assertThatThrownBy(() -> typo.checkRules(java.util.List.of(byUser)))
+                .hasMessageStartingWith("ratelimit.keys[0].rules: key 'user:alice' names rule 'apj', which does not");
+        assertThat(typo.keysNoRuleCounts(java.util.List.of(byApiKey))).containsExactly("ratelimit.keys[0].key: user:alice");
+        assertThatThrownBy(() -> MapLimitProvider.builder().entry("ratelimit.keys[0]").limits("alice", "1/1s"))
+                .hasMessageStartingWith("ratelimit.keys[0].key: key 'alice' is not of the form");
+        assertThatThrownBy(() -> MapLimitProvider.builder().entry("ratelimit.keys[0]").assign("user:alice", "gold"))
+                .hasMessageStartingWith("ratelimit.keys[0].plan: key 'user:alice' is assigned plan 'gold'");
+        assertThatThrownBy(() -> MapLimitProvider.builder().entry("ratelimit.keys[0]").limits("user:alice", "1/x"))
+                .hasMessageStartingWith("ratelimit.keys[0].limits: key 'user:alice': limits[0]: invalid limit '1/x'");
+        assertThatThrownBy(() -> MapLimitProvider.builder().entry("ratelimit.keys[0]")
+                .limits("user:alice", java.util.List.of(" "), "1/1s"))
+                .hasMessage("ratelimit.keys[0].rules: key 'user:alice' names a blank rule. Name each rule, e.g. 'api'.");
+        assertThatThrownBy(() -> MapLimitProvider.builder().entry("rules.properties: ratelimit.keys[0]")
+                .limits("user:alice", "1/1s").entry("rules.properties: ratelimit.keys[1]").limits("user:alice", "2/1s"))
+                .hasMessage("rules.properties: ratelimit.keys[1]: key 'user:alice' has limits for every rule already, "
+                        + "from ratelimit.keys[0]. Give each key one entry per rule.");
+    }
+
+    @Test
     void aRuleKeyedByAlternativesTakesTheEntriesOfTheAlternativeThatResolved() {
         Rule userOrIp = Rule.builder("api").key("user|ip").limits("2/1s").build();
         MapLimitProvider provider = MapLimitProvider.builder().limits("user:alice", "20/1s")

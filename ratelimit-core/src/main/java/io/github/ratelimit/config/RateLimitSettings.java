@@ -547,10 +547,12 @@ public final class RateLimitSettings {
                         "Give exactly one of " + prefix + "plan and " + prefix + "limits.");
             }
             List<String> rules = list(prefix + "rules");
+            // Messages name the part at fault: .key, .plan, .limits or .rules of this entry.
+            b.entry(at("ratelimit.keys[" + i + "]"));
             if (plan != null) {
-                b.source(at(prefix + "plan")).assign(key, plan, rules);
+                b.assign(key, plan, rules);
             } else {
-                b.source(at(prefix + "limits")).limits(key, rules, limits.toArray(String[]::new));
+                b.limits(key, rules, limits.toArray(String[]::new));
             }
         }
         return b.build();

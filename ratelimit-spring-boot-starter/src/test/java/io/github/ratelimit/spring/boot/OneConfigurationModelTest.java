@@ -11,6 +11,8 @@ import io.github.ratelimit.web.UrlRule;
 import jakarta.servlet.http.HttpServlet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -183,22 +185,61 @@ class OneConfigurationModelTest {
     }
 
     /**
-     * Keys' entries name rules; a name no rule has (or a rule counting by another key) stops both entry points (the
-     * filter's message, in a real container's log, is checked by the web.xml sample's BadRulesFileTest).
+     * A mistake in {@code ratelimit.keys} stops both entry points with one message, which names the property at
+     * fault: {@code .rules} for a rule name no rule has, {@code .key} for a key that is not {@code <expression>:<key>},
+     * {@code .plan} for a plan not defined, the entry for a key given twice. ({@code <none>} removes the property.)
      */
-    @Test
-    void aKeysEntryNamingNoSuchRuleStopsBothEntryPoints(@TempDir Path dir) throws Exception {
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "ratelimit.keys[1].rules | apj | ratelimit.keys[1].rules: key 'user:eve' names rule 'apj', which does not "
+                    + "exist, so the limits would never apply. Name one of the rules [api, export, logins].",
+            "ratelimit.keys[1].rules | logins | ratelimit.keys[1].rules: key 'user:eve' names rule 'logins', which "
+                    + "counts by 'form-user', so the limits would never apply. Write the key as 'form-user:<value>', "
+                    + "or name a rule that counts by the key's expression.",
+            "ratelimit.keys[1].key | eve | ratelimit.keys[1].key: key 'eve' is not of the form '<key expression>:<key>'. "
+                    + "Write it like 'user:241531' or 'header:X-Api-Key:k-42'.",
+            "ratelimit.keys[0].plan | gold | ratelimit.keys[0].plan: key 'user:bob' is assigned plan 'gold', which is "
+                    + "not defined. Defined plans: [pro]. Define the plan first.",
+            "ratelimit.keys[1].limits | 1/1x | ratelimit.keys[1].limits: key 'user:eve': limits[0]: invalid limit "
+                    + "'1/1x': period '1x' is not a duration. Expected '<permits>/<period>' with an optional ' "
+                    + "burst=<capacity>', e.g. '5/1s', '100/1m' or '5/1s burst=20'.",
+            "ratelimit.keys[1].rules | <none> | ratelimit.keys[2]: key 'user:eve' has limits for every rule already, "
+                    + "from ratelimit.keys[1]. Give each key one entry per rule."})
+    void aMistakeInKeysStopsBothEntryPointsNamingItsProperty(String property, String value, String expected,
+                                                            @TempDir Path dir) throws Exception {
         Map<String, String> typo = new LinkedHashMap<>(PROPERTIES);
-        typo.put("ratelimit.keys[1].rules", "apj");
-        String expected = "ratelimit.keys[1].limits: key 'user:eve' names rule 'apj', which does not exist, so the "
-                + "limits would never apply. Name one of the rules [api, export, logins].";
+        // A second entry for user:eve, for every rule: harmless beside one for rule 'api' only.
+        typo.put("ratelimit.keys[2].key", "user:eve");
+        typo.put("ratelimit.keys[2].limits", "2/1h");
+        if (value.equals("<none>")) {
+            typo.remove(property);
+        } else {
+            typo.put(property, value);
+        }
         Path rulesFile = dir.resolve("ratelimit.properties");
         Files.writeString(rulesFile, typo.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
                 .collect(Collectors.joining("\n")));
-        RateLimitFilter filter = new RateLimitFilter();
+        RecordingFilter filter = new RecordingFilter();
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> TomcatServer.builder().filter(filter)
                         .filterParam("config", "file:" + rulesFile).servlet("ok", new Ok(), "/*").start().close())
                 .hasMessageContaining("failed to start");
+        assertThat(filter.failure).hasMessage("RateLimitFilter 'rateLimit' cannot start: file:" + rulesFile + ": "
+                + expected);
         boot.withPropertyValues(pairs(typo)).run(context -> assertThat(configError(context)).hasMessage(expected));
+    }
+
+    /** A rate-limit filter that keeps why it could not start. */
+    static final class RecordingFilter extends RateLimitFilter {
+        volatile jakarta.servlet.ServletException failure;
+
+        @Override
+        public void init(jakarta.servlet.FilterConfig config) throws jakarta.servlet.ServletException {
+            try {
+                super.init(config);
+            } catch (jakarta.servlet.ServletException e) {
+                failure = e;
+                throw e;
+            }
+        }
     }
 }

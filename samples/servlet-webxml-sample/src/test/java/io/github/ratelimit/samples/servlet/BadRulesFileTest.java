@@ -60,7 +60,7 @@ class BadRulesFileTest {
             "ratelimit.store | memcached | RateLimitFilter 'rateLimit' cannot start: /WEB-INF/ratelimit.properties: "
                     + "ratelimit.store: 'memcached' is not one of [auto, local, redis]. Use one of them.",
             "ratelimit.keys[0].rules | mee | RateLimitFilter 'rateLimit' cannot start: /WEB-INF/ratelimit.properties: "
-                    + "ratelimit.keys[0].plan: key 'user:bob' names rule 'mee', which does not exist, so the limits "
+                    + "ratelimit.keys[0].rules: key 'user:bob' names rule 'mee', which does not exist, so the limits "
                     + "would never apply. Name one of the rules [",
             "ratelimit.redis.url | ${NO_SUCH_VARIABLE_FOR_TEST} | RateLimitFilter 'rateLimit' cannot start: "
                     + "/WEB-INF/ratelimit.properties: ratelimit.redis.url refers to ${NO_SUCH_VARIABLE_FOR_TEST}"})
