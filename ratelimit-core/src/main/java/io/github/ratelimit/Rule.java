@@ -46,6 +46,16 @@ public final class Rule {
      */
     public static final int MAX_COUNTER_DELAY_INTERVALS = 64;
 
+    /**
+     * The most limits (windows) one rule may have, whether it is declared (annotation, properties, rules file, code)
+     * or given per key at run time. Each window is a bandwidth of the key's bucket (or a count of its sliding state),
+     * work on every decision, and an item of the {@code RateLimit-Policy} and {@code RateLimit} headers of every
+     * response the rule decides; eight cover every natural period (second, minute, hour, day and a few in between)
+     * and keep a response's headers bounded (without a cap, a per-key entry of 250 windows made every response too
+     * large to send).
+     */
+    public static final int MAX_LIMITS = 8;
+
     /** The longest {@code maxDelay} of a {@link Mode#SOFT} rule. */
     public static final Duration MAX_DELAY_LIMIT = Duration.ofHours(1);
 
@@ -127,7 +137,7 @@ public final class Rule {
         return io.github.ratelimit.internal.KeyExpressions.atoms(key).contains(atom);
     }
 
-    /** @return the windows, at least one, each with a distinct period */
+    /** @return the windows, 1 to {@value #MAX_LIMITS}, each with a distinct period */
     public List<Limit> limits() {
         return limits;
     }
@@ -456,6 +466,11 @@ public final class Rule {
             if (limits.isEmpty()) {
                 throw fail(where, null, "no limit is set", "Give at least one window, e.g. '5/1s': perSecond, "
                         + "perMinute, perHour, perDay or limits on @RateLimit; limits in properties.");
+            }
+            if (limits.size() > MAX_LIMITS) {
+                throw fail(where, limits.toString(), limits.size() + " limits, more than the " + MAX_LIMITS + " a rule "
+                        + "may have (each is a window counted on every decision and an item of the rate-limit headers)",
+                        "Keep the windows that matter, e.g. one per second, minute, hour and day.");
             }
             Set<Duration> periods = new HashSet<>();
             long smallestCapacity = Long.MAX_VALUE;

@@ -46,6 +46,28 @@ class RuleTest {
     }
 
     @Test
+    void capsTheLimitsOfARuleWhereverItIsDeclared() {
+        String[] nine = java.util.stream.IntStream.rangeClosed(1, 9).mapToObj(i -> i + "/" + i + "s")
+                .toArray(String[]::new);
+        assertThat(Rule.builder("api").limits(java.util.Arrays.copyOf(nine, Rule.MAX_LIMITS)).build().limits())
+                .hasSize(8);
+        assertThatThrownBy(() -> Rule.builder("api").limits(nine).build())
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessage("rule 'api': 9 limits, more than the 8 a rule may have (each is a window counted on every "
+                        + "decision and an item of the rate-limit headers). Keep the windows that matter, e.g. one per "
+                        + "second, minute, hour and day.");
+        Rule rule = Rule.builder("api").limits("5/1s").build();
+        assertThatThrownBy(() -> rule.withLimits(java.util.Arrays.stream(nine).map(Limit::parse).toList()))
+                .hasMessageContaining("9 limits, more than the 8 a rule may have");
+        // Configuration builds the same rule, so it obeys the same cap, named by its property.
+        assertThatThrownBy(() -> io.github.ratelimit.config.RateLimitSettings.parse(java.util.Map.of(
+                        "ratelimit.rules[0].name", "api", "ratelimit.rules[0].paths", "/api/**",
+                        "ratelimit.rules[0].limits", String.join(", ", nine)), "rules.properties",
+                io.github.ratelimit.config.RateLimitSettings.Face.SERVLET_FILTER))
+                .hasMessageContaining("ratelimit.rules[0]").hasMessageContaining("9 limits, more than the 8");
+    }
+
+    @Test
     void rejectsACostNoRequestCouldPay() {
         assertThatThrownBy(() -> Rule.builder("api").limits("5/1s", "100/1m").cost(6).build())
                 .hasMessage("rule 'api': cost 6 exceeds the capacity 5 of limit '5/1s', so no request could ever "

@@ -1,18 +1,15 @@
 package io.github.ratelimit.store;
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.internal.RateLimitedLog;
-import redis.clients.jedis.StreamEntryID;
+import io.github.ratelimit.internal.KeyExpressions;
+import io.github.ratelimit.internal.LogText;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
-import redis.clients.jedis.resps.StreamEntry;
 
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
@@ -20,13 +17,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -35,26 +31,32 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * Per-key limits kept in Redis, changed at run time, and served to every instance's limiter (the design's
  * configuration store: {@code user:241531} → {@code 5/1s}). A key of a rule gets limits of its own or a plan; keys
- * without an entry keep the rule's limits.
+ * without an entry keep the rule's limits. Operators change entries through {@link LimitAdmin}, which finds rules by
+ * name and keys by what decisions and listings show; the methods here take the {@link Rule} itself, and refuse
+ * limits it cannot use.
  *
- * <p><b>Layout</b> (all on one Cluster slot, hash tag {@code {limits}}; configuration, so nothing expires):
- * a hash per rule, {@code <prefix>:{limits}:rule:<rule>}, field = the key as the rule counts by it, value = the
- * entry (limits or plan, who set it, when); and a stream of changes, {@code <prefix>:{limits}:changes} (rule, key,
- * operation, who), capped at about {@value #MAX_CHANGES} entries. A change writes both in one script.
+ * <p><b>Layout</b> (one Cluster slot, hash tag {@code {limits}}; nothing expires): a hash per rule,
+ * {@code <prefix>:{limits}:rule:<rule>} (field: the key as the rule counts by it, canonical and at most 128
+ * characters, a longer one hashed as the limiter hashes it; value: limits or plan, who, when), and a stream of
+ * changes, {@code <prefix>:{limits}:changes}, capped at about {@value #MAX_CHANGES} entries. A change writes both in
+ * one script that checks both keys' types first: both writes happen, or neither.
  *
- * <p><b>Consistency</b>: each instance caches answers (a bounded map, no expiry) and reads the stream of changes
- * every {@link Builder#refreshInterval} (default 1 s): a change made anywhere applies on every instance within that
- * interval plus one round trip, on its next call for the key (the limiter's bucket then takes the new limits the
- * way configuration changes do: tokens spent stay spent). The instance that makes a change applies it at once. An
- * instance that finds the stream trimmed past what it had read, or that recovers from an outage, forgets every
- * answer and asks again.
+ * <p><b>Consistency</b>: each instance caches answers (bounded, no expiry) and reads the stream every
+ * {@link Builder#refreshInterval} (default 1 s): a change applies on every instance within that interval plus a
+ * round trip, at the key's next call (the bucket takes the new limits as configuration changes do), on the instance
+ * that made it at once. An instance that finds the stream trimmed or started again, or that recovers from an
+ * outage, forgets every answer. <b>Failures</b>: while Redis cannot be read, cached answers stay; a key not cached
+ * gets the rule's own limits, without waiting on Redis once a read or refresh has failed. Changes fail with
+ * {@link RateLimitStoreException}.
  *
- * <p><b>Failures</b>: while Redis cannot be read, cached answers stay (the last known limits); a key not cached
- * gets the rule's own limits, never no limit, without waiting on Redis once a read or refresh has failed, and is
- * asked again once a refresh succeeds. Changes fail with {@link RateLimitStoreException}.
+ * <p><b>Garbage</b> (state this store did not write) is never obeyed and never reaches another rule: an entry that
+ * does not parse, or whose limits its rule cannot use, gives the rule's own limits and a warning (at most every
+ * 10 s); a rule's hash of another type is read as empty and replaced ({@code UNLINK}) by the rule's next change; a
+ * stream of another type is replaced by the next change or refresh, and every instance then forgets its answers.
+ * {@link #repairs()} counts the keys this instance replaced.
  *
- * <p>Every change is logged (logger {@code io.github.ratelimit.limits}, INFO) with who made it. Thread-safe;
- * {@link #close()} stops the refresh thread (the client is the caller's).
+ * <p>Every change is logged (logger {@code io.github.ratelimit.limits}, INFO) with who made it, control characters
+ * of keys and names escaped. Thread-safe; {@link #close()} stops the refresh thread (the client is the caller's).
  */
 public final class RedisLimitStore implements LimitProvider, AutoCloseable {
 
@@ -62,37 +64,21 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
     public static final int MAX_CHANGES = 10_000;
 
     private static final System.Logger AUDIT = System.getLogger("io.github.ratelimit.limits");
-    private static final RateLimitedLog FAILURE_LOG = new RateLimitedLog(10_000_000_000L);
-
-    /** KEYS[1] the rule's hash, KEYS[2] the stream; ARGV: op (set|del), key, value, rule, actor, max changes. */
-    static final String CHANGE_SOURCE = """
-            local changed
-            if ARGV[1] == 'set' then
-              redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-              changed = 1
-            else
-              changed = redis.call('HDEL', KEYS[1], ARGV[2])
-            end
-            if changed == 1 then
-              redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'rule', ARGV[4], 'key', ARGV[2],
-                'op', ARGV[1], 'by', ARGV[5])
-            end
-            return changed
-            """;
-
-    private static final LuaScript CHANGE = new LuaScript(CHANGE_SOURCE);
 
     /**
      * One key's entry.
      *
      * @param rule the rule's name
      * @param key the key, as the rule counts by it
-     * @param limits the limits that apply (a plan's, for a plan), or empty when the plan is not known here
+     * @param limits the limits that apply (a plan's, for a plan); empty when there is a problem
      * @param plan the plan's name, or {@code null} for limits of the key's own
      * @param changedBy who made the change, as given
-     * @param changedAt when
+     * @param changedAt when, or {@code null} when the entry does not say
+     * @param problem why the entry gives the key no limits of its own (unreadable, a plan not known here), or
+     *        {@code null} when it does
      */
-    public record Entry(String rule, String key, List<Limit> limits, String plan, String changedBy, Instant changedAt) {
+    public record Entry(String rule, String key, List<Limit> limits, String plan, String changedBy, Instant changedAt,
+                        String problem) {
     }
 
     /**
@@ -104,48 +90,29 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
     public record Page(List<Entry> entries, String next) {
     }
 
-    private record CacheKey(String rule, String key) {
-    }
-
-    /** A cached answer: the limits, or none for the rule's own. */
-    private record Answer(List<Limit> limits) {
-        static final Answer NONE = new Answer(null);
-    }
-
     private final UnifiedJedis jedis;
     private final String prefix;
-    private final String stream;
     private final Map<String, List<Limit>> plans;
     private final LimitProvider defaults;
     private final Clock clock;
-    private final Cache<CacheKey, Answer> answers;
-    private final List<Changes> listeners = new CopyOnWriteArrayList<>();
-    /** Bumped on every invalidation, so a read that raced a change does not cache the old answer. */
-    private final AtomicLong generation = new AtomicLong();
+    private final AtomicLong repairs = new AtomicLong();
+    private final LimitAnswers answers;
     private final ScheduledExecutorService refresher;
-    /** The last change read from the stream; {@code null} until the first refresh. */
-    private volatile String lastChange;
-    /**
-     * Reads and refreshes that failed and that no successful refresh has settled yet; above 0, Redis is taken as
-     * away. A counter, not a flag: a read failing while a refresh succeeds stays for the next refresh to settle.
-     */
-    private final java.util.concurrent.atomic.AtomicInteger failures = new java.util.concurrent.atomic.AtomicInteger();
 
     private RedisLimitStore(Builder b) {
         this.jedis = b.client;
         this.prefix = b.keyPrefix;
-        this.stream = prefix + ":{limits}:changes";
         this.plans = Map.copyOf(b.plans);
         this.defaults = b.defaults;
         this.clock = b.clock;
-        this.answers = Caffeine.newBuilder().maximumSize(b.maximumCachedKeys).build();
+        this.answers = new LimitAnswers(jedis, prefix, plans, b.maximumCachedKeys, repairs);
         long every = b.refreshInterval.toMillis();
         this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "ratelimit-limits-refresh");
             t.setDaemon(true);
             return t;
         });
-        refresher.scheduleWithFixedDelay(this::refresh, 0, every, TimeUnit.MILLISECONDS);
+        refresher.scheduleWithFixedDelay(answers::refresh, 0, every, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -158,42 +125,52 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
     /**
      * Gives a key of a rule limits of its own.
      *
-     * @param rule the rule's name
-     * @param key the key, as the rule counts by it
-     * @param limits the limits, at least one
+     * @param rule the rule
+     * @param key the key, as the rule counts by it (a longer one than 128 characters is hashed, as the limiter does)
+     * @param limits the limits, 1 to {@value Rule#MAX_LIMITS}, that the rule can use
      * @param actor who makes the change (for the log and the entry), or {@code null} when not known
+     * @throws InvalidRateLimitConfigurationException when the rule cannot use the limits (a burst on a sliding
+     *         window, two limits on one window, more than a log keeps, more than a rule may have), naming them
      * @throws IllegalArgumentException when an argument is missing or empty
      * @throws RateLimitStoreException when Redis fails
      */
-    public void setLimits(String rule, String key, List<Limit> limits, String actor) {
-        check(rule, key);
+    public void setLimits(Rule rule, String key, List<Limit> limits, String actor) {
+        String k = key(rule, key);
         if (limits == null || limits.isEmpty()) {
-            throw new IllegalArgumentException("limits for rule '" + rule + "' key '" + key + "' are empty; give at "
-                    + "least one, e.g. 100/1m, or remove the entry to go back to the rule's limits");
+            throw new IllegalArgumentException("limits for rule '" + rule.name() + "' key " + LogText.quote(k) + " are "
+                    + "empty; give at least one, e.g. 100/1m, or remove the entry to go back to the rule's limits");
         }
-        String text = String.join(",", limits.stream().map(Limit::toString).toList());
-        change("set", rule, key, "limits\t" + text, actor);
-        AUDIT.log(Level.INFO, () -> "Limits of rule '" + rule + "' key '" + key + "' set to " + text + " by " + who(actor));
+        LimitEntries.usable(rule, limits, "limits " + limits + " for key " + LogText.quote(k) + " of rule '"
+                + rule.name() + "'");
+        String by = by(actor);
+        change("set", rule.name(), k, LimitEntries.limits(limits, by, clock.millis()), by);
+        AUDIT.log(Level.INFO, () -> "Limits of rule '" + rule.name() + "' key " + LogText.quote(k) + " set to "
+                + String.join(",", limits.stream().map(Limit::toString).toList()) + " by " + who(actor));
     }
 
     /**
      * Puts a key of a rule on a plan.
      *
-     * @param rule the rule's name
+     * @param rule the rule
      * @param key the key, as the rule counts by it
-     * @param plan a plan this store was built with
+     * @param plan a plan this store was built with, whose limits the rule can use
      * @param actor who makes the change, or {@code null} when not known
+     * @throws InvalidRateLimitConfigurationException when the rule cannot use the plan's limits
      * @throws IllegalArgumentException when the plan is not known, or an argument is missing
      * @throws RateLimitStoreException when Redis fails
      */
-    public void assignPlan(String rule, String key, String plan, String actor) {
-        check(rule, key);
+    public void assignPlan(Rule rule, String key, String plan, String actor) {
+        String k = key(rule, key);
         if (plan == null || !plans.containsKey(plan)) {
-            throw new IllegalArgumentException("plan '" + plan + "' is not known; known plans: "
-                    + new java.util.TreeSet<>(plans.keySet()));
+            throw new IllegalArgumentException("plan " + LogText.quote(plan) + " is not known; known plans: "
+                    + new TreeSet<>(plans.keySet()));
         }
-        change("set", rule, key, "plan\t" + plan, actor);
-        AUDIT.log(Level.INFO, () -> "Rule '" + rule + "' key '" + key + "' put on plan '" + plan + "' by " + who(actor));
+        LimitEntries.usable(rule, plans.get(plan), "plan '" + plan + "' " + plans.get(plan) + " for key "
+                + LogText.quote(k) + " of rule '" + rule.name() + "'");
+        String by = by(actor);
+        change("set", rule.name(), k, LimitEntries.plan(plan, by, clock.millis()), by);
+        AUDIT.log(Level.INFO, () -> "Rule '" + rule.name() + "' key " + LogText.quote(k) + " put on plan '" + plan
+                + "' by " + who(actor));
     }
 
     /**
@@ -206,10 +183,11 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
      * @throws RateLimitStoreException when Redis fails
      */
     public boolean remove(String rule, String key, String actor) {
-        check(rule, key);
-        boolean removed = change("del", rule, key, "", actor);
+        String k = key(rule, key);
+        boolean removed = change("del", rule, k, "", by(actor));
         if (removed) {
-            AUDIT.log(Level.INFO, () -> "Rule '" + rule + "' key '" + key + "' back to the rule's limits by " + who(actor));
+            AUDIT.log(Level.INFO, () -> "Rule " + LogText.quote(rule) + " key " + LogText.quote(k)
+                    + " back to the rule's limits by " + who(actor));
         }
         return removed;
     }
@@ -217,15 +195,20 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
     /**
      * @param rule the rule's name
      * @param key the key
-     * @return the key's entry, read from Redis now
+     * @return the key's entry, read from Redis now; an entry that cannot give the key limits has a
+     *         {@linkplain Entry#problem() problem}
      * @throws RateLimitStoreException when Redis fails
      */
     public Optional<Entry> get(String rule, String key) {
-        check(rule, key);
+        String k = key(rule, key);
         try {
-            byte[] value = jedis.hget(ruleKey(rule), utf8(key));
-            return value == null ? Optional.empty() : Optional.of(entry(rule, key, value));
+            byte[] value = jedis.hget(answers.ruleKey(rule), utf8(k));
+            return value == null ? Optional.empty() : Optional.of(LimitEntries.read(rule, k, value, plans));
         } catch (JedisException e) {
+            if (LimitAnswers.wrongType(e)) {
+                answers.garbage(rule);
+                return Optional.empty();
+            }
             throw failed(e);
         }
     }
@@ -236,201 +219,96 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
      * @param rule the rule's name
      * @param cursor {@code null} for the first page, else the previous page's {@link Page#next}
      * @param count about how many entries per page, 1 to 1,000
-     * @return the page
-     * @throws IllegalArgumentException when the count is out of range or the cursor is not one
+     * @return the page; entries that cannot give their key limits have a {@linkplain Entry#problem() problem}
+     * @throws IllegalArgumentException when the count is out of range or the cursor is not one (an unsigned 64-bit
+     *         number, as Redis gives them)
      * @throws RateLimitStoreException when Redis fails
      */
     public Page list(String rule, String cursor, int count) {
-        check(rule, "");
+        key(rule, "");
         if (count < 1 || count > 1_000) {
             throw new IllegalArgumentException("count " + count + " is out of range; use 1 to 1000");
         }
         String from = cursor == null ? ScanParams.SCAN_POINTER_START : cursor;
-        if (!from.chars().allMatch(Character::isDigit) || from.isEmpty()) {
-            throw new IllegalArgumentException("cursor '" + cursor + "' is not one a page returned");
+        if (!from.matches("[0-9]{1,20}") || new java.math.BigInteger(from).bitLength() > 64) {
+            throw new IllegalArgumentException("cursor " + LogText.quote(cursor) + " is not one a page returned (an "
+                    + "unsigned 64-bit number); start again without a cursor");
         }
         try {
-            ScanResult<Map.Entry<byte[], byte[]>> page = jedis.hscan(ruleKey(rule), utf8(from),
+            ScanResult<Map.Entry<byte[], byte[]>> page = jedis.hscan(answers.ruleKey(rule), utf8(from),
                     new ScanParams().count(count));
             List<Entry> entries = new ArrayList<>();
             for (Map.Entry<byte[], byte[]> e : page.getResult()) {
-                entries.add(entry(rule, new String(e.getKey(), StandardCharsets.UTF_8), e.getValue()));
+                entries.add(LimitEntries.read(rule, new String(e.getKey(), StandardCharsets.UTF_8), e.getValue(), plans));
             }
             return new Page(entries, page.isCompleteIteration() ? null : page.getCursor());
         } catch (JedisException e) {
+            if (LimitAnswers.wrongType(e)) {
+                answers.garbage(rule);
+                return new Page(List.of(), null);
+            }
             throw failed(e);
         }
+    }
+
+    /**
+     * @return how many keys of another type this instance replaced (a rule's hash or the stream of changes), since
+     *         it was built; the metric {@code ratelimit.store.repairs}
+     */
+    public long repairs() {
+        return repairs.get();
     }
 
     @Override
     public List<Limit> limitsFor(Rule rule, String key) {
-        List<Limit> own = entryLimits(rule, key);
+        List<Limit> own = answers.limitsFor(rule, key);
         return own != null || defaults == null ? own : defaults.limitsFor(rule, key);
-    }
-
-    /** The limits of the key's entry in Redis (cached), or {@code null} for none (or none readable now). */
-    private List<Limit> entryLimits(Rule rule, String key) {
-        CacheKey cacheKey = new CacheKey(rule.name(), key);
-        Answer cached = answers.getIfPresent(cacheKey);
-        if (cached != null) {
-            return cached.limits();
-        }
-        if (failures.get() > 0) {
-            // Redis failed since the last refresh that succeeded: do not make every call wait out a timeout. The
-            // refresh clears this once Redis answers, and then every answer is asked again.
-            return null;
-        }
-        long seen = generation.get();
-        byte[] value;
-        try {
-            value = jedis.hget(ruleKey(rule.name()), utf8(key));
-        } catch (JedisException e) {
-            failures.incrementAndGet();
-            FAILURE_LOG.log(Level.WARNING, () -> "Could not read the limits of rule '" + rule.name()
-                    + "' from Redis; the rule's own limits apply to keys not read before: " + e, null);
-            return null;
-        }
-        Answer answer = value == null ? Answer.NONE : new Answer(emptyToNull(entry(rule.name(), key, value).limits()));
-        if (generation.get() == seen) {
-            answers.put(cacheKey, answer);
-            if (generation.get() != seen) {
-                // A refresh forgot answers between the check and the put: this one may be among them.
-                answers.invalidate(cacheKey);
-            }
-        }
-        return answer.limits();
     }
 
     @Override
     public void onChange(Changes changes) {
-        listeners.add(Objects.requireNonNull(changes, "changes"));
+        answers.onChange(changes);
     }
 
-    /**
-     * Reads the changes made since the last refresh and forgets the answers they change. Run by the refresh
-     * thread; synchronized so a test may run it too.
-     */
-    synchronized void refresh() {
-        // Failures seen now are the ones a successful refresh settles; a read failing meanwhile counts for the next.
-        int failed = failures.get();
+    /** Reads the changes made elsewhere now, as the refresh thread does every interval (for tests). */
+    void refresh() {
+        answers.refresh();
+    }
+
+    private boolean change(String op, String rule, String key, String value, String by) {
         try {
-            String from = lastChange;
-            if (from == null) {
-                List<StreamEntry> newest = jedis.xrevrange(stream, "+", "-", 1);
-                lastChange = newest.isEmpty() ? "0-0" : newest.get(0).getID().toString();
-                failures.addAndGet(-failed);
-                // Answers read before this first position (a change may have come in between) are not trusted.
-                forgetAll();
-                return;
-            }
-            List<StreamEntry> oldest = jedis.xrange(stream, "-", "+", 1);
-            boolean trimmed = !oldest.isEmpty() && !from.equals("0-0")
-                    && oldest.get(0).getID().compareTo(new StreamEntryID(from)) > 0;
-            List<StreamEntry> changes = jedis.xrange(stream, "(" + from, "+", 1_000);
-            for (StreamEntry change : changes) {
-                forget(change.getFields().get("rule"), change.getFields().get("key"));
-                from = change.getID().toString();
-            }
-            lastChange = from;
-            failures.addAndGet(-failed);
-            if (trimmed || failed > 0) {
-                forgetAll();
-            }
-        } catch (JedisException | IllegalArgumentException e) {
-            failures.incrementAndGet();
-            FAILURE_LOG.log(Level.WARNING, () -> "Could not read the changes of per-key limits from Redis; keeping the "
-                    + "last known limits: " + e, null);
-        }
-    }
-
-    private void forget(String rule, String key) {
-        if (rule == null || key == null) {
-            return;
-        }
-        generation.incrementAndGet();
-        answers.invalidate(new CacheKey(rule, key));
-        for (Changes l : listeners) {
-            l.keyChanged(rule, key);
-        }
-    }
-
-    private void forgetAll() {
-        generation.incrementAndGet();
-        answers.invalidateAll();
-        for (Changes l : listeners) {
-            l.allChanged();
-        }
-    }
-
-    private boolean change(String op, String rule, String key, String value, String actor) {
-        String by = actor == null || actor.isBlank() ? "unknown" : actor.replaceAll("\\p{Cntrl}", " ");
-        String stored = op.equals("set") ? value + "\t" + by + "\t" + clock.millis() : "";
-        Object reply;
-        try {
-            reply = CHANGE.run(jedis, List.of(ruleKey(rule), utf8(stream)), List.of(utf8(op), utf8(key), utf8(stored),
-                    utf8(rule), utf8(by), utf8(Integer.toString(MAX_CHANGES))));
+            return answers.change(op, rule, key, value, by);
         } catch (JedisException e) {
             throw failed(e);
         }
-        forget(rule, key); // this instance applies its own change at once
-        return Long.valueOf(1).equals(reply);
-    }
-
-    private Entry entry(String rule, String key, byte[] value) {
-        String[] parts = new String(value, StandardCharsets.UTF_8).split("\t", -1);
-        String by = parts.length > 2 ? parts[2] : "unknown";
-        Instant at = null;
-        if (parts.length > 3) {
-            try {
-                at = Instant.ofEpochMilli(Long.parseLong(parts[3]));
-            } catch (NumberFormatException e) {
-                at = null;
-            }
-        }
-        try {
-            if (parts.length >= 2 && parts[0].equals("limits")) {
-                List<Limit> limits = Arrays.stream(parts[1].split(",")).map(String::trim).map(Limit::parse).toList();
-                return new Entry(rule, key, limits, null, by, at);
-            }
-            if (parts.length >= 2 && parts[0].equals("plan")) {
-                List<Limit> limits = plans.get(parts[1]);
-                if (limits == null) {
-                    FAILURE_LOG.log(Level.WARNING, () -> "Rule '" + rule + "' key '" + key + "' is on plan '" + parts[1]
-                            + "', which this instance does not know; the rule's own limits apply", null);
-                }
-                return new Entry(rule, key, limits == null ? List.of() : limits, parts[1], by, at);
-            }
-        } catch (InvalidRateLimitConfigurationException e) {
-            // fall through: unreadable
-        }
-        FAILURE_LOG.log(Level.WARNING, () -> "Unreadable per-key limits for rule '" + rule + "' key '" + key
-                + "' in Redis; the rule's own limits apply", null);
-        return new Entry(rule, key, List.of(), null, by, at);
     }
 
     private static RateLimitStoreException failed(JedisException e) {
         return new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
     }
 
-    private static List<Limit> emptyToNull(List<Limit> limits) {
-        return limits.isEmpty() ? null : limits;
+    private static String key(Rule rule, String key) {
+        return key(Objects.requireNonNull(rule, "rule").name(), key);
     }
 
-    private byte[] ruleKey(String rule) {
-        return utf8(prefix + ":{limits}:rule:" + rule);
-    }
-
-    private static void check(String rule, String key) {
+    /** Checks the rule's name and the key; @return the key as the limiter stores it (hashed beyond 128 characters) */
+    private static String key(String rule, String key) {
         if (rule == null || rule.isBlank()) {
             throw new IllegalArgumentException("rule name is missing");
         }
         if (key == null) {
-            throw new IllegalArgumentException("key is missing for rule '" + rule + "'");
+            throw new IllegalArgumentException("key is missing for rule " + LogText.quote(rule));
         }
+        return KeyExpressions.bounded(key);
+    }
+
+    private static String by(String actor) {
+        // The entry's fields are separated by tabs: no control character goes in.
+        return actor == null || actor.isBlank() ? "unknown" : actor.replaceAll("\\p{Cntrl}", " ");
     }
 
     private static String who(String actor) {
-        return actor == null || actor.isBlank() ? "an unknown caller" : "'" + actor + "'";
+        return actor == null || actor.isBlank() ? "an unknown caller" : LogText.quote(actor);
     }
 
     private static byte[] utf8(String s) {
@@ -495,13 +373,22 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
 
         /**
          * @param name a plan keys can be put on
-         * @param limits its limits
+         * @param limits its limits, 1 to {@value Rule#MAX_LIMITS}
          * @return this builder
+         * @throws InvalidRateLimitConfigurationException when the name or the limits are missing, or there are more
+         *         limits than a rule may have
          */
         public Builder plan(String name, List<Limit> limits) {
-            if (name == null || name.isBlank() || limits == null || limits.isEmpty()) {
-                throw new InvalidRateLimitConfigurationException("limit store plan '" + name + "' needs a name and "
-                        + "at least one limit, e.g. plan(\"gold\", List.of(Limit.parse(\"1000/1m\"))).");
+            if (name == null || name.isBlank() || name.chars().anyMatch(Character::isISOControl) || limits == null
+                    || limits.isEmpty()) {
+                throw new InvalidRateLimitConfigurationException("limit store plan " + LogText.quote(name) + " needs a "
+                        + "name without control characters and at least one limit, e.g. plan(\"gold\", "
+                        + "List.of(Limit.parse(\"1000/1m\"))).");
+            }
+            if (limits.size() > Rule.MAX_LIMITS) {
+                throw new InvalidRateLimitConfigurationException("limit store plan '" + name + "'", limits.toString(),
+                        limits.size() + " limits, more than the " + Rule.MAX_LIMITS + " a rule may have, so no rule "
+                        + "could use the plan", "Keep the windows that matter, e.g. one per second, minute, hour and day.");
             }
             plans.put(name, List.copyOf(limits));
             return this;

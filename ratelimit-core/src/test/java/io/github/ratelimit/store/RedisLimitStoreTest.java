@@ -89,8 +89,8 @@ class RedisLimitStoreTest {
     @Test
     void setsReadsListsAndRemovesEntriesWithWhoMadeThem() {
         try (RedisLimitStore store = limitStore(prefix()).build()) {
-            store.setLimits("api", "alice", List.of(Limit.parse("5/1s"), Limit.parse("100/1m burst=150")), "ops-bob");
-            store.assignPlan("api", "carol", "gold", null);
+            store.setLimits(API, "alice", List.of(Limit.parse("5/1s"), Limit.parse("100/1m burst=150")), "ops-bob");
+            store.assignPlan(API, "carol", "gold", null);
             RedisLimitStore.Entry alice = store.get("api", "alice").orElseThrow();
             assertThat(alice.limits()).containsExactly(Limit.parse("5/1s"), Limit.parse("100/1m burst=150"));
             assertThat(alice.plan()).isNull();
@@ -114,7 +114,7 @@ class RedisLimitStoreTest {
         io.github.ratelimit.MapLimitProvider configured = io.github.ratelimit.MapLimitProvider.builder()
                 .limits("user:alice", "7/1m").limits("user:bob", "8/1m").build();
         try (RedisLimitStore store = limitStore(prefix()).defaults(configured).build()) {
-            store.setLimits("api", "alice", List.of(Limit.parse("70/1m")), "ops");
+            store.setLimits(API, "alice", List.of(Limit.parse("70/1m")), "ops");
             assertThat(store.limitsFor(API, "alice")).as("Redis wins").containsExactly(Limit.parse("70/1m"));
             assertThat(store.limitsFor(API, "bob")).as("configured").containsExactly(Limit.parse("8/1m"));
             assertThat(store.limitsFor(API, "carol")).as("the rule's own").isNull();
@@ -132,7 +132,7 @@ class RedisLimitStoreTest {
              RedisLimitStore b = RedisLimitStore.builder().client(c).refreshInterval(Duration.ofMillis(100)).build()) {
             assertThat(b.limitsFor(API, "alice")).isNull();
             b.refresh(); // b has read the (empty) stream: what follows is a change to it
-            a.setLimits("api", "alice", List.of(Limit.parse("3/1m")), "ops");
+            a.setLimits(API, "alice", List.of(Limit.parse("3/1m")), "ops");
             assertThat(a.get("api", "alice").orElseThrow().limits()).containsExactly(Limit.parse("3/1m"));
             assertThat(a.list("api", null, 10).entries()).extracting(RedisLimitStore.Entry::key).containsExactly("alice");
             long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
@@ -147,7 +147,7 @@ class RedisLimitStoreTest {
     void pagesThroughEveryEntryOfARule() {
         try (RedisLimitStore store = limitStore(prefix()).build()) {
             for (int i = 0; i < 1_500; i++) {
-                store.setLimits("api", "user-" + i, List.of(Limit.parse((i + 1) + "/1m")), "seed");
+                store.setLimits(API, "user-" + i, List.of(Limit.parse((i + 1) + "/1m")), "seed");
             }
             Set<String> seen = new HashSet<>();
             String cursor = null;
@@ -166,11 +166,11 @@ class RedisLimitStoreTest {
     @Test
     void refusesWhatItCannotStore() {
         try (RedisLimitStore store = limitStore(prefix()).build()) {
-            assertThatThrownBy(() -> store.assignPlan("api", "alice", "platinum", "x"))
+            assertThatThrownBy(() -> store.assignPlan(API, "alice", "platinum", "x"))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("known plans: [gold]");
-            assertThatThrownBy(() -> store.setLimits("api", "alice", List.of(), "x"))
+            assertThatThrownBy(() -> store.setLimits(API, "alice", List.of(), "x"))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty");
-            assertThatThrownBy(() -> store.setLimits(" ", "alice", List.of(Limit.parse("1/1s")), "x"))
+            assertThatThrownBy(() -> store.remove(" ", "alice", "x"))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rule name is missing");
             assertThatThrownBy(() -> store.list("api", "not-a-cursor", 10))
                     .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cursor");
@@ -191,7 +191,7 @@ class RedisLimitStoreTest {
             b.limits().refresh();
 
             long changed = System.nanoTime();
-            a.limits().setLimits("api", "alice", List.of(Limit.parse("2/1m")), "ops");
+            a.limits().setLimits(API, "alice", List.of(Limit.parse("2/1m")), "ops");
             // A decides nothing for alice: B learns of the change only from the store's stream of changes, within
             // the refresh interval (1 s) and a round trip. The shared bucket had 99 of 100 left; a capacity that
             // shrinks keeps at most the new capacity (Bucket4j's additive replacement): 2 left, then rejected.
@@ -232,7 +232,7 @@ class RedisLimitStoreTest {
                         for (int round = 1; round <= 20; round++) {
                             for (int k = writer; k < keys; k += 3) {
                                 int permits = round * 1_000 + k;
-                                a.limits().setLimits("api", "user-" + k, List.of(Limit.of(permits, Duration.ofMinutes(1))), "w" + writer);
+                                a.limits().setLimits(API, "user-" + k, List.of(Limit.of(permits, Duration.ofMinutes(1))), "w" + writer);
                                 last.put("user-" + k, permits);
                             }
                         }
@@ -323,7 +323,7 @@ class RedisLimitStoreTest {
                         allChanged.incrementAndGet();
                     }
                 });
-                store.setLimits("api", "alice", List.of(Limit.parse("1/1h")), "ops");
+                store.setLimits(API, "alice", List.of(Limit.parse("1/1h")), "ops");
                 Guard guard = limiter.guard(API);
                 assertThat(guard.acquire(user("alice")).outcome()).isEqualTo(Outcome.ALLOWED);
                 assertThat(guard.acquire(user("alice")).outcome()).isEqualTo(Outcome.REJECTED);

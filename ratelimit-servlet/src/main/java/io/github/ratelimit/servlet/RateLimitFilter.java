@@ -126,6 +126,14 @@ public class RateLimitFilter implements Filter {
      */
     public static final String LIMIT_STORE_ATTRIBUTE = RateLimitFilter.class.getName() + ".limitStore";
 
+    /**
+     * The servlet-context attribute, followed by {@code .} and the filter's name, under which a filter configured from
+     * its rules file publishes its {@link io.github.ratelimit.store.LimitAdmin}: the operations on live keys (per-key
+     * limits with {@code ratelimit.limit-store.enabled=true}, resets with any store), with the checks and the
+     * addressing the Spring Boot endpoint has, knowing every rule of the rules file.
+     */
+    public static final String ADMIN_ATTRIBUTE = RateLimitFilter.class.getName() + ".admin";
+
     private RateLimiter limiter;
     private boolean ownsLimiter;
     private io.github.ratelimit.LimitProvider limitStore;
@@ -248,6 +256,10 @@ public class RateLimitFilter implements Filter {
         if (limitStore != null) {
             config.getServletContext().setAttribute(LIMIT_STORE_ATTRIBUTE + "." + config.getFilterName(), limitStore);
         }
+        config.getServletContext().setAttribute(ADMIN_ATTRIBUTE + "." + config.getFilterName(),
+                io.github.ratelimit.store.LimitAdmin.of(limiter, limitStore != null
+                        && limitStore instanceof io.github.ratelimit.store.RedisLimitStore redis ? redis : null,
+                        settings.rules().stream().map(UrlRule::rule).toList()));
         this.enabled = settings.enabled();
         this.urlRules = settings.rules();
         this.headerStyles = settings.headers();

@@ -62,7 +62,7 @@ import java.util.function.Supplier;
 @Import({RateLimitAutoConfiguration.ServletWebConfiguration.class, RateLimitAutoConfiguration.MetricsConfiguration.class,
         RateLimitAutoConfiguration.ActuatorConfiguration.class, RateLimitAutoConfiguration.HealthConfiguration.class,
         RateLimitAutoConfiguration.LimitStoreConfiguration.class, RateLimitAutoConfiguration.ReactorConfiguration.class,
-        RateLimitAutoConfiguration.ReactiveWebConfiguration.class})
+        RateLimitAutoConfiguration.ReactiveWebConfiguration.class, RateLimitAdminConfiguration.class})
 public final class RateLimitAutoConfiguration {
 
     private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
@@ -290,9 +290,8 @@ public final class RateLimitAutoConfiguration {
         @ConditionalOnMissingBean
         @org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint(
                 exposure = org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure.WEB)
-        RateLimitKeysEndpoint rateLimitKeysEndpoint(RateLimiter limiter,
-                                                    @Qualifier("rateLimitLimitStore") ObjectProvider<LimitProvider> limitStore) {
-            return new RateLimitKeysEndpoint(limiter, limitStore.getIfAvailable());
+        RateLimitKeysEndpoint rateLimitKeysEndpoint(io.github.ratelimit.store.LimitAdmin admin) {
+            return new RateLimitKeysEndpoint(admin);
         }
     }
 

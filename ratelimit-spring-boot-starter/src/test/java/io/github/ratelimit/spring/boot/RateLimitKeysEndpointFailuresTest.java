@@ -1,6 +1,8 @@
 package io.github.ratelimit.spring.boot;
 
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.store.LimitAdmin;
 import io.github.ratelimit.store.RedisLimitStore;
 import io.github.ratelimit.testing.redis.RedisServer;
 import org.junit.jupiter.api.Test;
@@ -24,10 +26,11 @@ class RateLimitKeysEndpointFailuresTest {
                 .build();
              RedisLimitStore store = RedisLimitStore.builder().client(client).build();
              RateLimiter limiter = RateLimiter.builder().build()) {
-            RateLimitKeysEndpoint endpoint = new RateLimitKeysEndpoint(limiter, store);
+            limiter.guard(Rule.builder("api").limits("5/1s").build());
+            RateLimitKeysEndpoint endpoint = new RateLimitKeysEndpoint(LimitAdmin.of(limiter, store));
             redis.close(); // gone
             assertThat(endpoint.entry("api", "alice").getStatus()).isEqualTo(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
-            assertThat(endpoint.entries("api", null, 10).getStatus()).isEqualTo(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+            assertThat(endpoint.entries("api", null, null, "10").getStatus()).isEqualTo(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
             WebEndpointResponse<Object> set = endpoint.change("api", "alice", "5/1s", null, null, SecurityContext.NONE);
             assertThat(set.getStatus()).isEqualTo(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
             assertThat(String.valueOf(((Map<?, ?>) set.getBody()).get("message"))).contains("cannot be reached");
@@ -41,7 +44,8 @@ class RateLimitKeysEndpointFailuresTest {
     @Test
     void answers404WithTheFixWhenLimitsAreNotKeptAtRunTime() {
         try (RateLimiter limiter = RateLimiter.builder().build()) {
-            RateLimitKeysEndpoint endpoint = new RateLimitKeysEndpoint(limiter, null);
+            limiter.guard(Rule.builder("api").limits("5/1s").build());
+            RateLimitKeysEndpoint endpoint = new RateLimitKeysEndpoint(LimitAdmin.of(limiter, null));
             WebEndpointResponse<Object> set = endpoint.change("api", "alice", "5/1s", null, null, SecurityContext.NONE);
             assertThat(set.getStatus()).isEqualTo(404);
             assertThat(String.valueOf(((Map<?, ?>) set.getBody()).get("message")))

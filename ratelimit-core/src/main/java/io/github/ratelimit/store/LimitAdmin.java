@@ -1,0 +1,300 @@
+package io.github.ratelimit.store;
+
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.KeyExpressions;
+import io.github.ratelimit.internal.LogText;
+
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * The operations operators run on live keys (per-key limits, plans, resets), with one set of checks whichever way
+ * they come: the Spring Boot starter's {@code ratelimitkeys} Actuator endpoint, the object a {@code web.xml}
+ * application's filter publishes in the servlet context, or plain Java. Every operation names a rule the limiter
+ * knows ({@link UnknownRuleException} otherwise) and a key by its address; changes are refused, with the validation
+ * message, when the rule cannot use the limits; resets and changes are logged with who made them.
+ *
+ * <p><b>Addressing.</b> A key is the text the rule counts by, as decisions, listings and the {@code ratelimits}
+ * endpoint show it: canonical (the limiter escapes {@code \ + ~} in values, so {@code a+b} is {@code a\+b}), and a
+ * key over 128 characters stored as {@code ~sha256:<hex>}. Any of these is accepted as an address:
+ * <ul>
+ *   <li>the key as shown;</li>
+ *   <li>for a key over 128 characters, the key in full: it is hashed as the limiter hashes it;</li>
+ *   <li>its {@link #address(String) address}: the key itself when it has only characters that need no escaping in
+ *       a URL path segment or query ({@code A-Z a-z 0-9 - . _ ~ : @ ! $ ' ( ) * , =}, and is not {@code .} or
+ *       {@code ..}), otherwise {@value #ADDRESS_PREFIX} and the key's UTF-8 bytes in unpadded base64url. No key
+ *       starts with {@value #ADDRESS_PREFIX} (keys escape a leading {@code ~}), so the two never meet. Listings give
+ *       every entry's address: it works in a URL path, in a query, in JSON and in Java alike, for any key (an IPv6
+ *       client's {@code 2001:db8::/64}, a key holding a {@code /}, a {@code %} or a control character).</li>
+ * </ul>
+ *
+ * <p>The rules known are those the limiter has registered ({@link RateLimiter#rules()}: every URL rule and annotation
+ * once an application has started) and those given when this was made (URL rules of another phase's filter).
+ * Thread-safe, if the limiter and the store are.
+ */
+public final class LimitAdmin {
+
+    /** The start of an encoded address. */
+    public static final String ADDRESS_PREFIX = "~b64:";
+
+    private static final System.Logger AUDIT = System.getLogger("io.github.ratelimit.limits");
+
+    /** Thrown when an operation names a rule the limiter does not know: its message names those it knows. */
+    public static final class UnknownRuleException extends IllegalArgumentException {
+
+        private static final long serialVersionUID = 1L;
+
+        private final String rule;
+        private final List<String> knownRules;
+
+        UnknownRuleException(String rule, List<String> knownRules) {
+            super("rule " + LogText.quote(rule) + " is not known here; known rules: " + knownRules
+                    + ". Name one of them, as the limiter lists them.");
+            this.rule = rule;
+            this.knownRules = List.copyOf(knownRules);
+        }
+
+        /** @return the name given */
+        public String rule() {
+            return rule;
+        }
+
+        /** @return the names of the rules known, in order */
+        public List<String> knownRules() {
+            return knownRules;
+        }
+    }
+
+    private final RateLimiter limiter;
+    private final RedisLimitStore limitStore;
+    private final List<Rule> declared;
+
+    private LimitAdmin(RateLimiter limiter, RedisLimitStore limitStore, Collection<Rule> declared) {
+        this.limiter = Objects.requireNonNull(limiter, "limiter");
+        this.limitStore = limitStore;
+        this.declared = List.copyOf(declared);
+    }
+
+    /**
+     * @param limiter the limiter whose rules are named and whose keys are reset
+     * @param limitStore where per-key limits are kept, or {@code null} when they are not (resets still work)
+     * @return the operations
+     */
+    public static LimitAdmin of(RateLimiter limiter, RedisLimitStore limitStore) {
+        return new LimitAdmin(limiter, limitStore, List.of());
+    }
+
+    /**
+     * @param limiter the limiter whose rules are named and whose keys are reset
+     * @param limitStore where per-key limits are kept, or {@code null} when they are not (resets still work)
+     * @param declared rules known before the limiter registers them (a rules file's URL rules of every phase)
+     * @return the operations
+     */
+    public static LimitAdmin of(RateLimiter limiter, RedisLimitStore limitStore, Collection<Rule> declared) {
+        return new LimitAdmin(limiter, limitStore, declared);
+    }
+
+    /** @return whether per-key limits are kept at run time (a {@link RedisLimitStore}); resets need none */
+    public boolean keepsLimits() {
+        return limitStore != null;
+    }
+
+    /** @return the names of every rule known, in order */
+    public List<String> ruleNames() {
+        return List.copyOf(rules().keySet());
+    }
+
+    /**
+     * @param name a rule's name
+     * @return the rule
+     * @throws UnknownRuleException naming the known rules
+     */
+    public Rule rule(String name) {
+        Map<String, Rule> rules = rules();
+        Rule rule = name == null ? null : rules.get(name);
+        if (rule == null) {
+            throw new UnknownRuleException(name, List.copyOf(rules.keySet()));
+        }
+        return rule;
+    }
+
+    private Map<String, Rule> rules() {
+        Map<String, Rule> rules = new TreeMap<>();
+        declared.forEach(r -> rules.put(r.name(), r));
+        limiter.rules().forEach(r -> rules.put(r.name(), r));
+        return rules;
+    }
+
+    /**
+     * @param key a key as the limiter counts by it
+     * @return its address: the key when it is safe in a URL path segment and query as it is, else
+     *         {@value #ADDRESS_PREFIX} and its UTF-8 bytes in unpadded base64url
+     */
+    public static String address(String key) {
+        boolean plain = !key.isEmpty() && !key.equals(".") && !key.equals("..") && key.chars().allMatch(c ->
+                (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~:@!$'()*,=".indexOf(c) >= 0);
+        return plain ? key : ADDRESS_PREFIX + Base64.getUrlEncoder().withoutPadding()
+                .encodeToString(key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * @param address a key as shown, a key over 128 characters in full, or an {@link #address(String) address}
+     * @return the key as the limiter stores it
+     * @throws IllegalArgumentException when the address is empty, or an encoded one that does not decode
+     */
+    public static String key(String address) {
+        if (address == null || address.isEmpty()) {
+            throw new IllegalArgumentException("key is missing: give the key as decisions and listings show it, or "
+                    + "the address a listing gives");
+        }
+        if (!address.startsWith(ADDRESS_PREFIX)) {
+            return KeyExpressions.bounded(address);
+        }
+        try {
+            byte[] bytes = Base64.getUrlDecoder().decode(address.substring(ADDRESS_PREFIX.length()));
+            String key = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+            if (key.isEmpty()) {
+                throw new IllegalArgumentException("empty");
+            }
+            return KeyExpressions.bounded(key);
+        } catch (IllegalArgumentException | CharacterCodingException e) {
+            throw new IllegalArgumentException("address " + LogText.quote(address) + " is not " + ADDRESS_PREFIX
+                    + " followed by a key's UTF-8 bytes in base64url; use the address a listing gives");
+        }
+    }
+
+    /**
+     * @param rule a rule's name
+     * @param address the key's address
+     * @return the key's entry; one the rule cannot use has a {@linkplain RedisLimitStore.Entry#problem() problem}
+     * @throws UnknownRuleException when the rule is not known
+     * @throws IllegalStateException when per-key limits are not kept here
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public Optional<RedisLimitStore.Entry> get(String rule, String address) {
+        Rule r = rule(rule);
+        return store().get(r.name(), key(address)).map(e -> checked(r, e));
+    }
+
+    /**
+     * @param rule a rule's name
+     * @param cursor {@code null} for the first page, else the previous page's {@code next}
+     * @param count about how many entries per page, 1 to 1,000
+     * @return a page of the rule's entries, each with a problem when the rule cannot use it
+     * @throws UnknownRuleException when the rule is not known
+     * @throws IllegalArgumentException when the count is out of range or the cursor is not one a page gave
+     * @throws IllegalStateException when per-key limits are not kept here
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public RedisLimitStore.Page list(String rule, String cursor, int count) {
+        Rule r = rule(rule);
+        RedisLimitStore.Page page = store().list(r.name(), cursor, count);
+        return new RedisLimitStore.Page(page.entries().stream().map(e -> checked(r, e)).toList(), page.next());
+    }
+
+    /**
+     * @param rule a rule's name
+     * @param address the key's address
+     * @param limits the limits, comma-separated ({@code 5/1s,100/1m}), 1 to {@value Rule#MAX_LIMITS}, that the rule
+     *        can use
+     * @param actor who makes the change, or {@code null} when not known
+     * @throws UnknownRuleException when the rule is not known
+     * @throws InvalidRateLimitConfigurationException when the limits do not parse or the rule cannot use them
+     * @throws IllegalStateException when per-key limits are not kept here
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public void setLimits(String rule, String address, String limits, String actor) {
+        Rule r = rule(rule);
+        String key = key(address);
+        List<Limit> parsed;
+        try {
+            parsed = LimitEntries.parse(limits);
+        } catch (InvalidRateLimitConfigurationException e) {
+            throw e.within("limits for key " + LogText.quote(key) + " of rule '" + r.name() + "'");
+        }
+        store().setLimits(r, key, parsed, actor);
+    }
+
+    /**
+     * @param rule a rule's name
+     * @param address the key's address
+     * @param plan a plan the limit store knows, whose limits the rule can use
+     * @param actor who makes the change, or {@code null} when not known
+     * @throws UnknownRuleException when the rule is not known
+     * @throws IllegalArgumentException when the plan is not known, or the rule cannot use its limits
+     * @throws IllegalStateException when per-key limits are not kept here
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public void assignPlan(String rule, String address, String plan, String actor) {
+        Rule r = rule(rule);
+        store().assignPlan(r, key(address), plan, actor);
+    }
+
+    /**
+     * @param rule a rule's name
+     * @param address the key's address
+     * @param actor who makes the change, or {@code null} when not known
+     * @return whether the key had an entry
+     * @throws UnknownRuleException when the rule is not known
+     * @throws IllegalStateException when per-key limits are not kept here
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public boolean remove(String rule, String address, String actor) {
+        Rule r = rule(rule);
+        return store().remove(r.name(), key(address), actor);
+    }
+
+    /**
+     * Forgets what the key has counted, on every instance ({@link RateLimiter#reset}), and logs who did.
+     *
+     * @param rule a rule's name
+     * @param address the key's address
+     * @param actor who makes the change, or {@code null} when not known
+     * @throws UnknownRuleException when the rule is not known
+     * @throws UnsupportedOperationException when the store cannot reset a key
+     * @throws RateLimitStoreException when the store cannot be reached
+     */
+    public void reset(String rule, String address, String actor) {
+        Rule r = rule(rule);
+        String key = key(address);
+        limiter.reset(r.name(), key);
+        AUDIT.log(Level.INFO, () -> "Rule '" + r.name() + "' key " + LogText.quote(key) + " reset by "
+                + (actor == null || actor.isBlank() ? "an unknown caller" : LogText.quote(actor)));
+    }
+
+    private RedisLimitStore store() {
+        if (limitStore == null) {
+            throw new IllegalStateException("per-key limits are not kept at run time here: switch them on with "
+                    + "ratelimit.limit-store.enabled=true (with a Redis store); resets work without");
+        }
+        return limitStore;
+    }
+
+    /** The entry, with a problem when the rule cannot use its limits (it then gives the rule's own). */
+    private static RedisLimitStore.Entry checked(Rule rule, RedisLimitStore.Entry e) {
+        if (e.problem() != null) {
+            return e;
+        }
+        try {
+            rule.withLimits(e.limits());
+            return e;
+        } catch (InvalidRateLimitConfigurationException x) {
+            return new RedisLimitStore.Entry(e.rule(), e.key(), List.of(), e.plan(), e.changedBy(), e.changedAt(),
+                    "the rule cannot use the limits " + e.limits() + ": " + x.constraint() + "; the rule's own apply");
+        }
+    }
+}
