@@ -71,6 +71,25 @@ public final class MicrometerMetrics implements RateLimitListener {
         }
     }
 
+    private static final String REPAIRS = "ratelimit.store.repairs";
+    private static final String REPAIRS_DESCRIPTION = "Keys whose stored state was garbage (another type, unreadable, "
+            + "out of range, no expiry) and was replaced instead of obeyed";
+
+    /**
+     * Registers the meters of per-key limits kept in Redis ({@code ratelimit.store.repairs{state=limits}}); does
+     * nothing for another provider, or {@code null}.
+     *
+     * @param provider the limiter's limit provider, or {@code null}
+     */
+    public void bindLimitStore(io.github.ratelimit.LimitProvider provider) {
+        if (provider instanceof io.github.ratelimit.store.RedisLimitStore limits) {
+            io.micrometer.core.instrument.FunctionCounter.builder(REPAIRS, limits,
+                            io.github.ratelimit.store.RedisLimitStore::repairs)
+                    .tag("state", "limits")
+                    .description(REPAIRS_DESCRIPTION).register(registry);
+        }
+    }
+
     /**
      * Registers the store's own meters; does nothing for a store that has none (the local store).
      *
@@ -91,10 +110,8 @@ public final class MicrometerMetrics implements RateLimitListener {
                 s -> s.stats().failures());
         counter(registry, redis, "ratelimit.store.short.circuited", "Operations refused by the open circuit breaker",
                 s -> s.stats().shortCircuited());
-        io.micrometer.core.instrument.FunctionCounter.builder("ratelimit.store.repairs", redis, s -> s.stats().repairs())
-                .tag("state", "buckets")
-                .description("Keys whose stored state was garbage (wrong type, unreadable, out of range, no expiry) "
-                        + "and was replaced instead of obeyed").register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder(REPAIRS, redis, s -> s.stats().repairs())
+                .tag("state", "buckets").description(REPAIRS_DESCRIPTION).register(registry);
         counter(registry, redis, "ratelimit.store.contended", "Operations given up because the bucket kept changing "
                 + "under concurrent writers (each rejected its call)", s -> s.stats().contended());
         io.micrometer.core.instrument.FunctionTimer.builder("ratelimit.store.latency", redis,

@@ -68,23 +68,10 @@ final class RedisKeys {
 
     /**
      * @param key a Redis key
-     * @return it as text for a log line: UTF-8, with control and line-separating characters escaped as
-     *         Java-style unicode escapes and at most 200 characters, so no key can forge or flood a log line
+     * @return it quoted for a log line ({@link io.github.ratelimit.internal.LogText#quote}), so no key can forge
+     *         or flood a log line
      */
     static String printable(byte[] key) {
-        String text = new String(key, StandardCharsets.UTF_8);
-        StringBuilder sb = new StringBuilder(Math.min(text.length(), 200) + 8);
-        for (int i = 0; i < text.length() && sb.length() < 200; i++) {
-            char c = text.charAt(i);
-            if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029' || c == '\\') {
-                sb.append(String.format("\\u%04x", (int) c));
-            } else {
-                sb.append(c);
-            }
-        }
-        if (sb.length() >= 200) {
-            sb.append("...");
-        }
-        return sb.toString();
+        return io.github.ratelimit.internal.LogText.quote(new String(key, StandardCharsets.UTF_8));
     }
 }

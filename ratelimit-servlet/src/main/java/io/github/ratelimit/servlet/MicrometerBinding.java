@@ -15,9 +15,10 @@ final class MicrometerBinding {
     private MicrometerBinding() {
     }
 
-    static RateLimitListener globalRegistry(BucketStore store) {
+    static RateLimitListener globalRegistry(BucketStore store, io.github.ratelimit.LimitProvider limitStore) {
         MicrometerMetrics metrics = new MicrometerMetrics(Metrics.globalRegistry);
         metrics.bindStore(store);
+        metrics.bindLimitStore(limitStore);
         return metrics;
     }
 }

@@ -64,15 +64,15 @@ final class RulesFile {
         settings.keyResolvers().forEach((name, className) -> builder.keyResolver(name,
                 instantiate("ratelimit.key-resolvers." + name, className, KeyResolver.class, classLoader, source)));
         BucketStore store = settings.createStore();
-        if (settings.metrics() && micrometerPresent()) {
-            builder.listener(MicrometerBinding.globalRegistry(store));
-        }
         io.github.ratelimit.LimitProvider limitStore;
         try {
             limitStore = settings.createLimitStore(store);
         } catch (InvalidRateLimitConfigurationException e) {
             store.close();
             throw e.within(source);
+        }
+        if (settings.metrics() && micrometerPresent()) {
+            builder.listener(MicrometerBinding.globalRegistry(store, limitStore));
         }
         if (limitStore != null) {
             builder.limitProvider(limitStore, settings.limitCacheTtl());

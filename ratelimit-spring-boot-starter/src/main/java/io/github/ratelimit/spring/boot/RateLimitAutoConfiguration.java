@@ -246,12 +246,13 @@ public final class RateLimitAutoConfiguration {
         @Bean
         @org.springframework.boot.autoconfigure.condition.ConditionalOnBean(io.micrometer.core.instrument.MeterRegistry.class)
         RateLimitListener rateLimitMetrics(io.micrometer.core.instrument.MeterRegistry registry, BucketStore store,
-                                           RateLimitSettings settings) {
+                                           RateLimitSettings settings, ObjectProvider<LimitProvider> limitProviders) {
             if (!settings.metrics()) {
                 return decision -> { };
             }
             io.github.ratelimit.metrics.MicrometerMetrics metrics = new io.github.ratelimit.metrics.MicrometerMetrics(registry);
             metrics.bindStore(store);
+            limitProviders.orderedStream().forEach(metrics::bindLimitStore);
             return metrics;
         }
     }

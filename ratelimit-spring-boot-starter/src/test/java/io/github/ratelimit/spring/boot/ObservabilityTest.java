@@ -94,6 +94,24 @@ class ObservabilityTest {
     }
 
     @Test
+    void countsThePerKeyLimitsItRepairs() {
+        runner.withPropertyValues("ratelimit.redis.url=" + redis.uri(), "ratelimit.limit-store.enabled=true",
+                "ratelimit.redis.key-prefix=repairs-metric").run(context -> {
+            RateLimiter limiter = context.getBean(RateLimiter.class);
+            limiter.guard(Rule.builder("api").key("user").limits("5/1m").build());
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.get("ratelimit.store.repairs").tag("state", "limits").functionCounter().count()).isZero();
+            // A string where the rule's hash of per-key limits belongs: the next change replaces it, and counts it.
+            try (var jedis = new redis.clients.jedis.Jedis(redis.server().host(), redis.server().port())) {
+                jedis.set("repairs-metric:{limits}:rule:api", "garbage");
+            }
+            context.getBean(io.github.ratelimit.store.LimitAdmin.class).setLimits("api", "user:alice", "9/1m", "ops");
+            assertThat(registry.get("ratelimit.store.repairs").tag("state", "limits").functionCounter().count())
+                    .isEqualTo(1);
+        });
+    }
+
+    @Test
     void reportsRedisStoreHealthAndCountersFromItsBreaker() {
         runner.withPropertyValues("ratelimit.redis.url=" + redis.uri()).run(context -> {
             RateLimiter limiter = context.getBean(RateLimiter.class);
