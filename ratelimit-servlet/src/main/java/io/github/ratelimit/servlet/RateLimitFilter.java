@@ -12,12 +12,10 @@ import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
-import jakarta.servlet.AsyncContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
-import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
@@ -25,24 +23,13 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.Reader;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Rate limits requests with the core engine, as a plain Jakarta Servlet filter: no Spring needed.
@@ -83,7 +70,14 @@ import java.util.concurrent.TimeUnit;
  * {@link RejectionHandler}'s answer (default: 429 with an RFC 9457 problem+json body). A {@code SOFT} delay is
  * waited out with async processing when the filter and servlet support it ({@code startAsync}, then a timed
  * {@code dispatch()}), holding no container thread; otherwise the thread waits, and the limiter's cap on waiting
- * requests bounds how many do. A {@code SHADOW} rule's would-be rejection is logged and the request served.
+ * requests bounds how many do. A request whose client goes away meanwhile stops waiting and returns its tokens
+ * when the filter can tell: through {@link #clientConnections} (the Spring Boot starter's, on Tomcat), or the
+ * container's {@code AsyncListener} events. A {@code SHADOW} rule's would-be rejection is logged and the request
+ * served.
+ *
+ * <p>Rules that count failures ({@code count=failures}) keep the tokens of failed attempts only: a 401 response,
+ * a request marked with {@link #FAILED_ATTEMPT_ATTRIBUTE}, or a handler whose own rules count failures that
+ * throws. A 404, a 403 or a server error elsewhere costs them nothing.
  *
  * <p>For programmatic registration (the Spring Boot starter uses it), see {@link #RateLimitFilter(RateLimiter,
  * List, Set, RejectionHandler, boolean)}. Thread-safe after {@code init}. {@link #destroy()} closes the limiter if
@@ -150,6 +144,17 @@ public class RateLimitFilter implements Filter {
     private volatile boolean warnedAboutRemoteIp;
     /** Marks the requests this filter instance decided, so another instance (the other phase) still decides. */
     private final String decidedAttribute = RateLimitFilter.class.getName() + ".decided." + INSTANCES.incrementAndGet();
+
+    /**
+     * How long a request waits out a {@code SOFT} delay before the filter first asks {@link ClientConnections}
+     * whether its client is still there, and how often it asks after that: a quarter of a second, so a client that
+     * goes away gives its tokens back within about that long, for at most one non-blocking check per waiting request
+     * and interval (the {@code max-waiting} caps bound the waiting requests).
+     */
+    public static final java.time.Duration CONNECTION_CHECK_INTERVAL = java.time.Duration.ofMillis(250);
+
+    /** Waits out SOFT delays, ending the wait of a request whose client has gone. */
+    private final SoftDelays delays = new SoftDelays(CONNECTION_CHECK_INTERVAL);
 
     /** Where the rules of a request's handler come from: the servlets' annotations, a framework's handlers. */
     private final List<HandlerRules> handlerRules = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -243,10 +248,7 @@ public class RateLimitFilter implements Filter {
         if (location == null || location.isBlank()) {
             location = DEFAULT_CONFIG;
         }
-        Map<String, String> properties = new HashMap<>(readRulesFile(config.getServletContext(), location.trim()));
-        overlay(properties, Collections.list(config.getServletContext().getInitParameterNames()),
-                config.getServletContext()::getInitParameter);
-        overlay(properties, Collections.list(config.getInitParameterNames()), config::getInitParameter);
+        Map<String, String> properties = RulesFile.read(config, location.trim());
         ClassLoader loader = config.getServletContext().getClassLoader();
         RulesFile.Settings settings = RulesFile.parse(properties, location, loader);
         this.limiter = settings.limiter();
@@ -290,51 +292,6 @@ public class RateLimitFilter implements Filter {
                 + "filter with phase before-authentication, and once after it with phase after-authentication.");
     }
 
-    private static void overlay(Map<String, String> properties, List<String> names,
-                                java.util.function.Function<String, String> value) {
-        for (String n : names) {
-            if (n.startsWith("ratelimit.")) {
-                properties.put(n, value.apply(n));
-            }
-        }
-    }
-
-    private static Map<String, String> readRulesFile(ServletContext context, String location) {
-        Properties properties = new Properties();
-        try (InputStream in = open(context, location)) {
-            if (in == null) {
-                throw new InvalidRateLimitConfigurationException("rules file '" + location + "' does not exist. Give "
-                        + "the 'config' init-param a path in the web application (/WEB-INF/ratelimit.properties), "
-                        + "classpath:... or file:....");
-            }
-            try (Reader reader = new InputStreamReader(in, StandardCharsets.UTF_8)) {
-                properties.load(reader);
-            }
-        } catch (IOException | IllegalArgumentException e) {
-            if (e instanceof InvalidRateLimitConfigurationException i) {
-                throw i;
-            }
-            throw new InvalidRateLimitConfigurationException("rules file '" + location + "' cannot be read: " + e
-                    + ". It must be a Java .properties file.", e);
-        }
-        Map<String, String> map = new HashMap<>();
-        properties.stringPropertyNames().forEach(k -> map.put(k, properties.getProperty(k)));
-        return map;
-    }
-
-    private static InputStream open(ServletContext context, String location) throws IOException {
-        if (location.startsWith("classpath:")) {
-            String resource = location.substring("classpath:".length());
-            resource = resource.startsWith("/") ? resource.substring(1) : resource;
-            return context.getClassLoader().getResourceAsStream(resource);
-        }
-        if (location.startsWith("file:")) {
-            Path path = Path.of(location.substring("file:".length()));
-            return Files.exists(path) ? Files.newInputStream(path) : null;
-        }
-        return context.getResourceAsStream(location.startsWith("/") ? location : "/" + location);
-    }
-
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
         if (!enabled || !(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
@@ -362,35 +319,21 @@ public class RateLimitFilter implements Filter {
         CompletableFuture<Decision> future = guard.acquireAsync(new HttpRequestContext(matched.view(),
                 trustContainerForwarding));
         if (future.isDone()) {
-            Decided decided = record(request, response, guard, future.join());
+            Decided decided = record(request, response, matched, future.join());
             decided.claimChain();
             proceedOrReject(request, response, chain, decided);
             return;
         }
         if (request.isAsyncSupported() && request.getDispatcherType() == DispatcherType.REQUEST) {
-            AsyncContext async = request.startAsync();
-            async.setTimeout(0);
-            // No container timeout: the limiter's timer always completes the future, after at most maxDelay.
-            future.whenComplete((decision, error) -> {
-                // A failed timer (the limiter closing) lets the request through rather than failing it.
-                record(request, response, guard, decision != null ? decision : Decision.unlimited());
-                async.dispatch();
-            });
+            delays.awaitAsync(request, response, future, decision -> record(request, response, matched, decision));
             return;
         }
-        // No async support: this thread waits (at most the rule's maxDelay; the limiter caps how many wait).
-        Decision decision;
-        try {
-            decision = future.get(1, TimeUnit.HOURS);
-        } catch (InterruptedException e) {
-            future.cancel(false);
-            Thread.currentThread().interrupt();
-            throw new ServletException("interrupted while a rate-limited request waited", e);
-        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
-            future.cancel(false);
-            throw new ServletException("rate-limit delay failed", e);
+        // No async support: this thread waits.
+        Decision decision = delays.awaitBlocking(request, response, future);
+        if (decision == null) {
+            return; // the client went away while it waited: its tokens are back, and nobody reads an answer
         }
-        Decided decided = record(request, response, guard, decision);
+        Decided decided = record(request, response, matched, decision);
         decided.claimChain();
         proceedOrReject(request, response, chain, decided);
     }
@@ -405,41 +348,15 @@ public class RateLimitFilter implements Filter {
                 + "ratelimit.trust-container-forwarding=true. See docs/servlet.md, Client addresses.");
     }
 
-    /** This filter's decision on a request, and whether the chain has run for it yet. */
-    private static final class Decided {
-        final Guard guard;
-        final Decision decision;
-        private final java.util.concurrent.atomic.AtomicBoolean chained = new java.util.concurrent.atomic.AtomicBoolean();
-        private final java.util.concurrent.atomic.AtomicBoolean settled = new java.util.concurrent.atomic.AtomicBoolean();
-
-        Decided(Guard guard, Decision decision) {
-            this.guard = guard;
-            this.decision = decision;
-        }
-
-        boolean claimChain() {
-            return chained.compareAndSet(false, true);
-        }
-
-        /** @return whether this is the first settlement: the tokens are returned (refund) or kept at most once */
-        boolean settle() {
-            return settled.compareAndSet(false, true);
-        }
-
-        void completed(boolean failed) {
-            if (settle()) {
-                guard.completed(decision, failed);
-            }
-        }
-    }
-
     /** Records this filter's decision on the request (and in the combined decision attribute), and the headers. */
-    private Decided record(HttpServletRequest request, HttpServletResponse response, Guard guard, Decision decision) {
-        Decided decided = new Decided(guard, decision);
+    private Decided record(HttpServletRequest request, HttpServletResponse response, Matched matched,
+                           Decision decision) {
+        Decided decided = new Decided(matched.guard(), decision, matched.handlerCountsFailures());
         request.setAttribute(decidedAttribute, decided);
         if (decision.permitted() && !decision.verdicts().isEmpty()) {
-            Decisions all = request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decisions d ? d : new Decisions();
-            all.all.add(decided);
+            Decided.Decisions all = request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decided.Decisions d ? d
+                    : new Decided.Decisions();
+            all.add(decided);
             request.setAttribute(DECISIONS_ATTRIBUTE, all);
         }
         Decision shown = request.getAttribute(DECISION_ATTRIBUTE) instanceof Decision earlier
@@ -467,49 +384,10 @@ public class RateLimitFilter implements Filter {
             threw = false;
         } finally {
             if (request.isAsyncStarted()) {
-                request.getAsyncContext().addListener(new SettleWhenComplete(decided, threw));
+                request.getAsyncContext().addListener(decided.settleWhenComplete(threw));
             } else {
-                decided.completed(threw || failedAttempt(request, response));
+                decided.completed(decided.failed(request, response, threw));
             }
-        }
-    }
-
-    /**
-     * @return whether the request was a failed attempt: a 401 response, or {@link #FAILED_ATTEMPT_ATTRIBUTE} set
-     */
-    private static boolean failedAttempt(ServletRequest request, ServletResponse response) {
-        return (response instanceof HttpServletResponse http && http.getStatus() == HttpServletResponse.SC_UNAUTHORIZED)
-                || Boolean.TRUE.equals(request.getAttribute(FAILED_ATTEMPT_ATTRIBUTE));
-    }
-
-    /** Settles a failure-counting decision when an asynchronous request completes. */
-    private static final class SettleWhenComplete implements jakarta.servlet.AsyncListener {
-        private final Decided decided;
-        private volatile boolean failed;
-
-        SettleWhenComplete(Decided decided, boolean failed) {
-            this.decided = decided;
-            this.failed = failed;
-        }
-
-        @Override
-        public void onComplete(jakarta.servlet.AsyncEvent event) {
-            decided.completed(failed || failedAttempt(event.getSuppliedRequest(), event.getSuppliedResponse()));
-        }
-
-        @Override
-        public void onTimeout(jakarta.servlet.AsyncEvent event) {
-            failed = true;
-        }
-
-        @Override
-        public void onError(jakarta.servlet.AsyncEvent event) {
-            failed = true;
-        }
-
-        @Override
-        public void onStartAsync(jakarta.servlet.AsyncEvent event) {
-            event.getAsyncContext().addListener(this);
         }
     }
 
@@ -518,7 +396,11 @@ public class RateLimitFilter implements Filter {
     }
 
     /** The guard of the rules that apply to a request, and the request to resolve their keys against. */
-    private record Matched(Guard guard, HttpServletRequest view) {
+    /**
+     * The guard of the rules that apply to a request, the request to resolve their keys against, and whether the
+     * handler's own rules count failures (so a handler that throws is a failed attempt).
+     */
+    private record Matched(Guard guard, HttpServletRequest view, boolean handlerCountsFailures) {
     }
 
     /** The guard of the rules that apply to a request, or {@code null} when none does. */
@@ -534,7 +416,16 @@ public class RateLimitFilter implements Filter {
         }
         Guard guard = guards.forRequest(request.getMethod(), HttpRequestContext.pathWithinApplication(request),
                 ofHandler);
-        return guard == null ? null : new Matched(guard, view);
+        return guard == null ? null : new Matched(guard, view, countsFailures(ofHandler));
+    }
+
+    private static boolean countsFailures(List<Rule> rules) {
+        for (Rule r : rules) {
+            if (r.count() == io.github.ratelimit.Count.FAILURES) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static List<Rule> concat(List<Rule> a, List<Rule> b) {
@@ -557,6 +448,20 @@ public class RateLimitFilter implements Filter {
     }
 
     /**
+     * Sets how the filter tells that the client of a request waiting out a {@code SOFT} delay has closed its
+     * connection, to end the wait and return the request's tokens (the Spring Boot starter sets Tomcat's). Without
+     * it, only the container's {@code AsyncListener} events end a wait early. Call before the filter serves
+     * requests.
+     *
+     * @param connections checks waiting requests' connections, or {@code null} for none
+     * @return this filter
+     */
+    public RateLimitFilter clientConnections(ClientConnections connections) {
+        delays.connections(connections);
+        return this;
+    }
+
+    /**
      * Returns the tokens that the rate-limit filters took for a request they let through, for a layer that refuses
      * the request after them (the Spring Boot starter's advisor, when a handler's rule that reads the method's
      * arguments rejects the call): a rejected call costs the filters' rules nothing. Afterwards the request's
@@ -566,26 +471,11 @@ public class RateLimitFilter implements Filter {
      * @param request the request
      */
     public static void refund(ServletRequest request) {
-        if (request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decisions decisions) {
+        if (request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decided.Decisions decisions) {
             Decision shown = decisions.refund();
             if (shown != null) {
                 request.setAttribute(DECISION_ATTRIBUTE, shown);
             }
-        }
-    }
-
-    /** The decisions the filters took on one request. */
-    private static final class Decisions {
-        private final List<Decided> all = new java.util.concurrent.CopyOnWriteArrayList<>();
-
-        /** @return the filters' decisions combined as they stand after the refund, or {@code null} for none */
-        Decision refund() {
-            Decision shown = null;
-            for (Decided d : all) {
-                Decision now = d.settle() ? d.guard.refund(d.decision) : d.decision;
-                shown = shown == null ? now : shown.combine(now);
-            }
-            return shown;
         }
     }
 
@@ -605,6 +495,7 @@ public class RateLimitFilter implements Filter {
 
     @Override
     public void destroy() {
+        delays.close();
         if (limitStore instanceof AutoCloseable closeable) {
             try {
                 closeable.close();

@@ -9,8 +9,21 @@ import io.github.ratelimit.key.NamedKeyResolver;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.web.UrlRule;
 
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletContext;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.TreeMap;
@@ -36,6 +49,68 @@ final class RulesFile {
     }
 
     private RulesFile() {
+    }
+
+    /**
+     * Reads the rules file at {@code location} and overlays the {@code ratelimit.*} context-params, then the
+     * filter's own {@code ratelimit.*} init-params.
+     *
+     * @param config the filter's configuration
+     * @param location a path in the web application ({@code /WEB-INF/...}), {@code classpath:...} or {@code file:...}
+     * @return the merged properties
+     * @throws InvalidRateLimitConfigurationException when the file does not exist or cannot be read
+     */
+    static Map<String, String> read(FilterConfig config, String location) {
+        Map<String, String> properties = new HashMap<>(readRulesFile(config.getServletContext(), location));
+        overlay(properties, Collections.list(config.getServletContext().getInitParameterNames()),
+                config.getServletContext()::getInitParameter);
+        overlay(properties, Collections.list(config.getInitParameterNames()), config::getInitParameter);
+        return properties;
+    }
+
+    private static void overlay(Map<String, String> properties, List<String> names,
+                                java.util.function.Function<String, String> value) {
+        for (String n : names) {
+            if (n.startsWith("ratelimit.")) {
+                properties.put(n, value.apply(n));
+            }
+        }
+    }
+
+    private static Map<String, String> readRulesFile(ServletContext context, String location) {
+        Properties properties = new Properties();
+        try (InputStream in = open(context, location)) {
+            if (in == null) {
+                throw new InvalidRateLimitConfigurationException("rules file '" + location + "' does not exist. Give "
+                        + "the 'config' init-param a path in the web application (/WEB-INF/ratelimit.properties), "
+                        + "classpath:... or file:....");
+            }
+            try (Reader reader = new InputStreamReader(in, StandardCharsets.UTF_8)) {
+                properties.load(reader);
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            if (e instanceof InvalidRateLimitConfigurationException i) {
+                throw i;
+            }
+            throw new InvalidRateLimitConfigurationException("rules file '" + location + "' cannot be read: " + e
+                    + ". It must be a Java .properties file.", e);
+        }
+        Map<String, String> map = new HashMap<>();
+        properties.stringPropertyNames().forEach(k -> map.put(k, properties.getProperty(k)));
+        return map;
+    }
+
+    private static InputStream open(ServletContext context, String location) throws IOException {
+        if (location.startsWith("classpath:")) {
+            String resource = location.substring("classpath:".length());
+            resource = resource.startsWith("/") ? resource.substring(1) : resource;
+            return context.getClassLoader().getResourceAsStream(resource);
+        }
+        if (location.startsWith("file:")) {
+            Path path = Path.of(location.substring("file:".length()));
+            return Files.exists(path) ? Files.newInputStream(path) : null;
+        }
+        return context.getResourceAsStream(location.startsWith("/") ? location : "/" + location);
     }
 
     /**

@@ -88,6 +88,26 @@ class AuthenticationAttemptsInContainerTest {
         }
     }
 
+    /** A page with a bug: every request fails with a server error. */
+    private static final class Broken extends HttpServlet {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws ServletException {
+            throw new ServletException("a bug");
+        }
+    }
+
+    /** A code check whose own rule counts the calls that throw. */
+    public static final class Verify extends HttpServlet {
+        @Override
+        @io.github.ratelimit.RateLimit(name = "verify", key = "ip", perHour = 2, count = Count.FAILURES)
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws ServletException, IOException {
+            if (!"right".equals(req.getParameter("code"))) {
+                throw new ServletException("wrong code");
+            }
+            resp.getWriter().write("verified");
+        }
+    }
+
     private void start() throws Exception {
         RateLimiter limiter = RateLimiter.builder().timeMeter(clock).waiter(clock).build();
         UrlRule perAddress = UrlRule.of(Rule.builder("attempts-by-address").key("ip").limits("20/1h")
@@ -102,14 +122,40 @@ class AuthenticationAttemptsInContainerTest {
                         Set.of(HeaderStyle.X_RATELIMIT), new ProblemDetailsRejectionHandler(429), false))
                 .filterBefore("authentication", new BasicAuthentication())
                 .filter(new RateLimitFilter(limiter, List.of(calls), Set.of(HeaderStyle.X_RATELIMIT),
-                        new ProblemDetailsRejectionHandler(429), false))
+                        new ProblemDetailsRejectionHandler(429), true))
                 .servlet("me", new Me(), "/*")
+                .servlet("broken", new Broken(), "/broken")
+                .servlet("verify", new Verify(), "/verify")
                 .start();
     }
 
     private int get(String user, String password) throws IOException {
+        return get("/me", user, password);
+    }
+
+    private int get(String path, String user, String password) throws IOException {
         String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
-        return RawHttp.send(server.port(), "GET", "/me", "Authorization: Basic " + token).status();
+        return RawHttp.send(server.port(), "GET", path, "Authorization: Basic " + token).status();
+    }
+
+    @Test
+    void serverErrorsAfterTheRightPasswordAreNoFailedAttempts() throws Exception {
+        start();
+        // The rules on attempts count every path; a bug that fails a user's requests must not lock the user out.
+        for (int i = 0; i < 10; i++) {
+            assertThat(get("/broken", "carol", "carol")).as("request %d", i).isEqualTo(500);
+        }
+        assertThat(get("/me", "carol", "carol")).isEqualTo(200);
+        assertThat(checked.get()).isEqualTo(11);
+    }
+
+    @Test
+    void aHandlerWhoseOwnRuleCountsFailuresStillCountsTheCallsThatThrow() throws Exception {
+        start();
+        assertThat(get("/verify?code=right", "dave", "dave")).isEqualTo(200);
+        assertThat(get("/verify?code=wrong", "dave", "dave")).isEqualTo(500);
+        assertThat(get("/verify?code=wrong", "dave", "dave")).isEqualTo(500);
+        assertThat(get("/verify?code=right", "dave", "dave")).isEqualTo(429);
     }
 
     @Test

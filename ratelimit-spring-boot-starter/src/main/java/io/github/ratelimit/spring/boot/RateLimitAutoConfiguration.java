@@ -8,6 +8,7 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Waiter;
 import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.key.KeyResolver;
+import io.github.ratelimit.servlet.ClientConnections;
 import io.github.ratelimit.servlet.ProblemDetailsRejectionHandler;
 import io.github.ratelimit.servlet.RateLimitFilter;
 import io.github.ratelimit.servlet.RejectionHandler;
@@ -406,6 +407,7 @@ public final class RateLimitAutoConfiguration {
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
     @ConditionalOnClass(name = "jakarta.servlet.Filter")
+    @Import(TomcatConnectionsConfiguration.class)
     static class ServletWebConfiguration {
 
         @Bean
@@ -429,10 +431,11 @@ public final class RateLimitAutoConfiguration {
         FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimitSettings settings, RateLimiter limiter,
                                                                 RejectionHandler rejectionHandler,
                                                                 ConfigurableListableBeanFactory beanFactory,
-                                                                ObjectProvider<MvcHandlerRulesFactory> handlerRules) {
+                                                                ObjectProvider<MvcHandlerRulesFactory> handlerRules,
+                                                                ObjectProvider<ClientConnections> connections) {
             FilterRegistrationBean<RateLimitFilter> registration = registration("rateLimitFilter",
                     settings.rules(Phase.AFTER_AUTHENTICATION), settings.filterOrder(), settings, limiter,
-                    rejectionHandler, beanFactory);
+                    rejectionHandler, beanFactory, connections);
             handlerRules.ifAvailable(factory -> {
                 registration.getFilter().handlerRules(factory.create());
                 registration.setEnabled(true);
@@ -446,20 +449,24 @@ public final class RateLimitAutoConfiguration {
         FilterRegistrationBean<RateLimitFilter> rateLimitBeforeAuthenticationFilter(RateLimitSettings settings,
                                                                                     RateLimiter limiter,
                                                                                     RejectionHandler rejectionHandler,
-                                                                                    ConfigurableListableBeanFactory beanFactory) {
+                                                                                    ConfigurableListableBeanFactory beanFactory,
+                                                                                    ObjectProvider<ClientConnections> connections) {
             return registration("rateLimitBeforeAuthenticationFilter", settings.rules(Phase.BEFORE_AUTHENTICATION),
-                    settings.beforeAuthenticationOrder(), settings, limiter, rejectionHandler, beanFactory);
+                    settings.beforeAuthenticationOrder(), settings, limiter, rejectionHandler, beanFactory, connections);
         }
 
         private static FilterRegistrationBean<RateLimitFilter> registration(String name, List<UrlRule> rules, int order,
                                                                            RateLimitSettings settings,
                                                                            RateLimiter limiter,
                                                                            RejectionHandler rejectionHandler,
-                                                                           ConfigurableListableBeanFactory beanFactory) {
+                                                                           ConfigurableListableBeanFactory beanFactory,
+                                                                           ObjectProvider<ClientConnections> connections) {
             checkedSpel(rules, beanFactory);
-            FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(
-                    new RateLimitFilter(limiter, rules, settings.headers(), rejectionHandler, false,
-                            settings.trustContainerForwarding()));
+            RateLimitFilter filter = new RateLimitFilter(limiter, rules, settings.headers(), rejectionHandler, false,
+                    settings.trustContainerForwarding());
+            // A SOFT wait whose client goes away ends, and returns its tokens, where the server can tell (Tomcat).
+            connections.ifUnique(filter::clientConnections);
+            FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);
             registration.setOrder(order);
             registration.setAsyncSupported(true);
             // ASYNC too: a SOFT delay resumes the request with an async dispatch, on which the filter lets it on

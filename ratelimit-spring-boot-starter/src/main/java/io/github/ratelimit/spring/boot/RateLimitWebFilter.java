@@ -10,8 +10,10 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.web.UrlGuards;
 import io.github.ratelimit.web.UrlRule;
 import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.web.ErrorResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
@@ -162,7 +164,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
         return principal(exchange, matched.needsPrincipal())
                 .flatMap(name -> decider.decide(matched.guard(),
                         new ExchangeRequestContext(exchange, name.orElse(null), addressAsReported, null)))
-                .flatMap(decision -> proceedOrReject(exchange, matched.guard(), decision, proceed));
+                .flatMap(decision -> proceedOrReject(exchange, matched.guard(), decision, proceed, handler != null));
     }
 
     /** The authenticated principal's name, read only when a rule's key may need it. */
@@ -173,14 +175,24 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
         return exchange.getPrincipal().map(ReactivePrincipal::nameOf).defaultIfEmpty(Optional.empty());
     }
 
-    private Mono<Void> proceedOrReject(ServerWebExchange exchange, Guard guard, Decision decision, Mono<Void> proceed) {
+    /**
+     * @param handlerDecided whether the handler's own rules were decided too: a handler that fails (or whose client
+     *        goes away) is then a failed attempt for rules that count failures
+     */
+    private Mono<Void> proceedOrReject(ServerWebExchange exchange, Guard guard, Decision decision, Mono<Void> proceed,
+                                       boolean handlerDecided) {
         Decision shown = record(exchange, decision);
         RateLimitHeaders.write(shown, headers, exchange.getResponse().getHeaders()::set);
         if (decision.outcome() == Outcome.REJECTED) {
             exchange.getAttributes().put(DISCLOSED_REJECTION_ATTRIBUTE, decision);
-            return Mono.error(new RateLimitExceededException(decision));
+            // The rejection is answered once the request has been read to its end (a body is read and released; a
+            // GET's end is there at once). Answered before Reactor Netty had seen the end, the next request on that
+            // keep-alive connection now and then got no answer at all (the samples' login tests, which send hundreds
+            // of rejected requests on one connection, saw it; never once the end is read first).
+            return exchange.getRequest().getBody().doOnNext(DataBufferUtils::release)
+                    .then(Mono.error(new RateLimitExceededException(decision)));
         }
-        Decided decided = new Decided(guard, decision);
+        Decided decided = new Decided(guard, decision, decider);
         if (!decision.verdicts().isEmpty()) {
             exchange.getAttributes().computeIfAbsent(DECIDED_ATTRIBUTE,
                     k -> new java.util.concurrent.CopyOnWriteArrayList<Decided>());
@@ -189,8 +201,14 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
         if (!guard.countsFailures()) {
             return proceed;
         }
-        // Rules that count only failures: the tokens come back unless the request turns out a failed attempt.
-        return proceed.doFinally(signal -> decided.completed(signal != SignalType.ON_COMPLETE || failedAttempt(exchange)));
+        // Rules that count only failures: the tokens come back unless the request turns out a failed attempt. An error
+        // is one when it answers 401, or when the handler's own rules were decided here; any other error (a 500, a
+        // 404) or a client that goes away costs URL rules that count failures (limits on logins) nothing.
+        AtomicBoolean unauthorized = new AtomicBoolean();
+        return proceed
+                .doOnError(e -> unauthorized.set(e instanceof ErrorResponse r && r.getStatusCode().value() == 401))
+                .doFinally(signal -> decided.completed(unauthorized.get() || failedAttempt(exchange)
+                        || (handlerDecided && signal != SignalType.ON_COMPLETE)));
     }
 
     private static boolean failedAttempt(ServerWebExchange exchange) {
@@ -216,7 +234,9 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     /**
      * Returns the tokens the filters took for a request they let through, when a later layer (the advisor, on a
      * handler rule that reads the method's arguments) rejects it; afterwards {@link #DECISION_ATTRIBUTE} reports the
-     * filters' windows with their tokens back. At most once per request.
+     * filters' windows with their tokens back. At most once per request. Runs where the advisor's decision
+     * completed: a thread of the store's scheduler (or the limiter's timer) whenever decisions are offloaded, so the
+     * store work never runs on an event loop; in memory otherwise.
      *
      * @param exchange the request
      */
@@ -231,15 +251,20 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
         }
     }
 
-    /** A filter's permitted decision, settled (refunded, or completed for failure-counting rules) at most once. */
+    /**
+     * A filter's permitted decision, settled (refunded, or completed for failure-counting rules) at most once, off the
+     * event loop when the store blocks.
+     */
     private static final class Decided {
         final Guard guard;
         final Decision decision;
+        final ReactiveDecider decider;
         private final AtomicBoolean settled = new AtomicBoolean();
 
-        Decided(Guard guard, Decision decision) {
+        Decided(Guard guard, Decision decision, ReactiveDecider decider) {
             this.guard = guard;
             this.decision = decision;
+            this.decider = decider;
         }
 
         boolean settle() {
@@ -248,7 +273,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
 
         void completed(boolean failed) {
             if (settle()) {
-                guard.completed(decision, failed);
+                decider.offload(() -> guard.completed(decision, failed));
             }
         }
     }

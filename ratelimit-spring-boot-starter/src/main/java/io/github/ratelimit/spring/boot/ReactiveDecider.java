@@ -29,6 +29,9 @@ import java.util.concurrent.RejectedExecutionException;
  *   <li>A SOFT delay is the limiter's timer completing a future: nothing waits on a thread meanwhile. The call goes on
  *       on Reactor's parallel scheduler, never on the timer's own thread. A cancelled call (the client went away)
  *       cancels the future, which returns the reserved tokens.</li>
+ *   <li>Returning tokens when a call has ended (a cancelled delay, a call that did not fail on a rule that counts
+ *       failures, a refund) writes to the store as a decision does: with a store that blocks, it runs on the store
+ *       scheduler too, and nothing waits for it ({@link #offload}).</li>
  * </ul>
  */
 final class ReactiveDecider implements AutoCloseable {
@@ -77,13 +80,33 @@ final class ReactiveDecider implements AutoCloseable {
                 .onErrorMap(RejectedExecutionException.class, e -> new StoreBusyException(queue, e));
     }
 
-    private static Mono<Decision> settle(CompletableFuture<Decision> future) {
+    private Mono<Decision> settle(CompletableFuture<Decision> future) {
         if (future.isDone() && !future.isCompletedExceptionally()) {
             return Mono.just(future.join());
         }
         // A delay: the timer completes the future. A failed timer (the limiter closing) lets the call through, as
-        // on the servlet path.
-        return Mono.fromFuture(future).onErrorReturn(Decision.unlimited()).publishOn(Schedulers.parallel());
+        // on the servlet path. Cancelling it returns the tokens: store work, offloaded.
+        return Mono.fromFuture(future, true).doOnCancel(() -> offload(() -> future.cancel(false)))
+                .onErrorReturn(Decision.unlimited()).publishOn(Schedulers.parallel());
+    }
+
+    /**
+     * Runs store work that no call waits for (returning a finished call's tokens): on the calling thread when
+     * decisions are made in memory, else on the store scheduler, so an event loop never blocks on the store. When
+     * that scheduler's queue is full, on Reactor's bounded elastic scheduler.
+     *
+     * @param work the store work
+     */
+    void offload(Runnable work) {
+        if (store == null) {
+            work.run();
+            return;
+        }
+        try {
+            store.schedule(work);
+        } catch (RejectedExecutionException e) {
+            Schedulers.boundedElastic().schedule(work);
+        }
     }
 
     @Override

@@ -223,17 +223,22 @@ final class ReactiveMethodRateLimit {
         return Mono.just(Optional.empty());
     }
 
-    /** The call, settled with its rules that count failures when it ends: a call that does not complete failed. */
-    private static Mono<Object> settled(Mono<Object> call, Go go) {
+    /**
+     * The call, settled with its rules that count failures when it ends (off the event loop when the store blocks): a
+     * call that does not complete failed.
+     */
+    private Mono<Object> settled(Mono<Object> call, Go go) {
         if (go.guard() != null) {
-            return call.doFinally(signal -> go.guard().completed(go.decision(), signal != SignalType.ON_COMPLETE));
+            return call.doFinally(signal -> decider.get().offload(
+                    () -> go.guard().completed(go.decision(), signal != SignalType.ON_COMPLETE)));
         }
         return go.markFailedOn() == null ? call : call.doOnError(e -> markFailed(go.markFailedOn()));
     }
 
-    private static Flux<Object> settled(Flux<Object> call, Go go) {
+    private Flux<Object> settled(Flux<Object> call, Go go) {
         if (go.guard() != null) {
-            return call.doFinally(signal -> go.guard().completed(go.decision(), signal != SignalType.ON_COMPLETE));
+            return call.doFinally(signal -> decider.get().offload(
+                    () -> go.guard().completed(go.decision(), signal != SignalType.ON_COMPLETE)));
         }
         return go.markFailedOn() == null ? call : call.doOnError(e -> markFailed(go.markFailedOn()));
     }

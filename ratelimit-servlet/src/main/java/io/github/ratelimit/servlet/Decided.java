@@ -1,0 +1,122 @@
+package io.github.ratelimit.servlet;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One {@link RateLimitFilter}'s decision on a request, whether the chain has run for it yet, and whether its tokens
+ * have been settled (kept or returned, at most once). Thread-safe.
+ */
+final class Decided {
+
+    final Guard guard;
+    final Decision decision;
+    /** Whether the handler's own rules count failures: a handler that throws is then a failed attempt. */
+    private final boolean handlerCountsFailures;
+    private final AtomicBoolean chained = new AtomicBoolean();
+    private final AtomicBoolean settled = new AtomicBoolean();
+
+    Decided(Guard guard, Decision decision, boolean handlerCountsFailures) {
+        this.guard = guard;
+        this.decision = decision;
+        this.handlerCountsFailures = handlerCountsFailures;
+    }
+
+    boolean claimChain() {
+        return chained.compareAndSet(false, true);
+    }
+
+    /** @return whether this is the first settlement: the tokens are returned (refund) or kept at most once */
+    boolean settle() {
+        return settled.compareAndSet(false, true);
+    }
+
+    /** Settles rules that count only failures: their tokens come back unless the request failed. */
+    void completed(boolean failed) {
+        if (settle()) {
+            guard.completed(decision, failed);
+        }
+    }
+
+    /**
+     * @param threw whether the chain threw (or, asynchronously, the container reported an error)
+     * @return a listener that settles this decision when the request's async processing completes
+     */
+    AsyncListener settleWhenComplete(boolean threw) {
+        return new SettleWhenComplete(this, threw);
+    }
+
+    /**
+     * A failed attempt is a 401 response, a request marked with {@link RateLimitFilter#FAILED_ATTEMPT_ATTRIBUTE}
+     * (Spring Security's failure events; the Spring Boot starter's advisor for a handler method that throws), or a
+     * handler whose own rules count failures that throws. Nothing else: a 404 from a scanner, a 403, a server error
+     * elsewhere is no wrong password, so it costs URL rules that count failures (limits on logins) nothing.
+     *
+     * @param threw whether the request's processing threw
+     * @return whether the request was a failed attempt
+     */
+    boolean failed(ServletRequest request, ServletResponse response, boolean threw) {
+        return (threw && handlerCountsFailures)
+                || (response instanceof HttpServletResponse http && http.getStatus() == HttpServletResponse.SC_UNAUTHORIZED)
+                || Boolean.TRUE.equals(request.getAttribute(RateLimitFilter.FAILED_ATTEMPT_ATTRIBUTE));
+    }
+
+    /** The decisions the filters took on one request, for {@link RateLimitFilter#refund}. */
+    static final class Decisions {
+        private final List<Decided> all = new CopyOnWriteArrayList<>();
+
+        void add(Decided decided) {
+            all.add(decided);
+        }
+
+        /** @return the filters' decisions combined as they stand after the refund, or {@code null} for none */
+        Decision refund() {
+            Decision shown = null;
+            for (Decided d : all) {
+                Decision now = d.settle() ? d.guard.refund(d.decision) : d.decision;
+                shown = shown == null ? now : shown.combine(now);
+            }
+            return shown;
+        }
+    }
+
+    /** Settles a failure-counting decision when an asynchronous request completes. */
+    private static final class SettleWhenComplete implements AsyncListener {
+        private final Decided decided;
+        private volatile boolean threw;
+
+        SettleWhenComplete(Decided decided, boolean threw) {
+            this.decided = decided;
+            this.threw = threw;
+        }
+
+        @Override
+        public void onComplete(AsyncEvent event) {
+            decided.completed(decided.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw));
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event) {
+            threw = true;
+        }
+
+        @Override
+        public void onError(AsyncEvent event) {
+            threw = true;
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event) {
+            event.getAsyncContext().addListener(this);
+        }
+    }
+}

@@ -1,0 +1,173 @@
+package io.github.ratelimit.servlet;
+
+import io.github.ratelimit.Decision;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+
+/**
+ * How {@link RateLimitFilter} waits out a {@code SOFT} delay: with async processing when the request allows it
+ * (no container thread waits), else on the request's thread; either way a client that goes away meanwhile ends the
+ * wait, when something tells: a {@link ClientConnections} probe checked by the {@link ConnectionWatcher}, or the
+ * container's own {@code AsyncListener} events. Ending the wait cancels the guard's future, which returns the
+ * tokens the request reserved and frees its place among the rule's waiters; the request then goes no further.
+ * Thread-safe.
+ */
+final class SoftDelays {
+
+    private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
+
+    private final ConnectionWatcher watcher;
+    private volatile ClientConnections connections;
+
+    SoftDelays(Duration checkInterval) {
+        this.watcher = new ConnectionWatcher(checkInterval);
+    }
+
+    void connections(ClientConnections connections) {
+        this.connections = connections;
+    }
+
+    /** @return the watcher, for tests */
+    ConnectionWatcher watcher() {
+        return watcher;
+    }
+
+    void close() {
+        watcher.close();
+    }
+
+    /**
+     * Waits asynchronously: starts async processing and returns at once; when the delay has passed, calls
+     * {@code decided} on the limiter's timer thread and dispatches the request again.
+     *
+     * @param decided records the decision (a failed timer, the limiter closing, lets the request through)
+     */
+    void awaitAsync(HttpServletRequest request, HttpServletResponse response, CompletableFuture<Decision> wait,
+                    Consumer<Decision> decided) {
+        ConnectionWatcher.Watch watch = watcher.watch(probe(request), wait);
+        AsyncContext async = request.startAsync();
+        // No container timeout: the limiter's timer always completes the future, after at most maxDelay.
+        async.setTimeout(0);
+        EndOnContainerEvents events = new EndOnContainerEvents(wait);
+        async.addListener(events);
+        wait.whenComplete((decision, error) -> {
+            watch.end();
+            if (wait.isCancelled()) {
+                if (!events.containerEnded) {
+                    answerGone(response);
+                    completeQuietly(async);
+                }
+                return;
+            }
+            decided.accept(decision != null ? decision : Decision.unlimited());
+            async.dispatch();
+        });
+    }
+
+    /**
+     * Waits on the request's thread (at most the rule's maxDelay; the limiter caps how many wait).
+     *
+     * @return the decision, or {@code null} when the client went away meanwhile (the request is over)
+     */
+    Decision awaitBlocking(HttpServletRequest request, HttpServletResponse response, CompletableFuture<Decision> wait)
+            throws ServletException {
+        ConnectionWatcher.Watch watch = watcher.watch(probe(request), wait);
+        try {
+            return wait.get(1, TimeUnit.HOURS);
+        } catch (CancellationException e) {
+            answerGone(response);
+            return null;
+        } catch (InterruptedException e) {
+            wait.cancel(false);
+            Thread.currentThread().interrupt();
+            throw new ServletException("interrupted while a rate-limited request waited", e);
+        } catch (ExecutionException | TimeoutException e) {
+            wait.cancel(false);
+            throw new ServletException("rate-limit delay failed", e);
+        } finally {
+            watch.end();
+        }
+    }
+
+    private ClientConnections.Probe probe(HttpServletRequest request) {
+        ClientConnections c = connections;
+        if (c == null) {
+            return null;
+        }
+        try {
+            return c.watch(request);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "Cannot watch a waiting request's connection", e);
+            return null;
+        }
+    }
+
+    /**
+     * The answer to a client that has gone, should it still read: 503 without a body (it never reaches the
+     * application).
+     */
+    private static void answerGone(HttpServletResponse response) {
+        try {
+            if (!response.isCommitted()) {
+                response.setStatus(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+            }
+        } catch (RuntimeException ignored) {
+            // The response may already be recycled by a container that ended the request itself.
+        }
+    }
+
+    private static void completeQuietly(AsyncContext async) {
+        try {
+            async.complete();
+        } catch (IllegalStateException ignored) {
+            // Completed already (the container ended the request).
+        }
+    }
+
+    /**
+     * Ends the wait when the container reports the request's end or an error (a container that notices the client
+     * going). Tomcat 11 reports neither while a request waits; on the container's own thread, before it reuses the
+     * request.
+     */
+    private static final class EndOnContainerEvents implements AsyncListener {
+        private final CompletableFuture<Decision> wait;
+        volatile boolean containerEnded;
+
+        EndOnContainerEvents(CompletableFuture<Decision> wait) {
+            this.wait = wait;
+        }
+
+        @Override
+        public void onComplete(AsyncEvent event) {
+            containerEnded = true;
+            wait.cancel(false);
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event) {
+            wait.cancel(false);
+        }
+
+        @Override
+        public void onError(AsyncEvent event) {
+            wait.cancel(false);
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event) {
+            // A later startAsync (the application's own, after the delay) does not concern the wait.
+        }
+    }
+}
