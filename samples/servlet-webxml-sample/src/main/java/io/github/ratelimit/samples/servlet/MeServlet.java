@@ -7,8 +7,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 
 /**
- * Behind HTTP basic authentication; limited per user by the rules file ({@code ratelimit.rules[1]}), with a
- * per-user override for {@code bob}.
+ * Behind HTTP basic authentication ({@link ContainerAuthenticationFilter}: users with role {@code user}); limited per
+ * user by the rules file ({@code ratelimit.rules[1]}), with a per-user override for {@code bob}.
  */
 public class MeServlet extends HttpServlet {
 

@@ -52,7 +52,7 @@ class BadRulesFileTest {
             "ratelimit.rules[0].limits | 100/x | RateLimitFilter 'rateLimit' cannot start: /WEB-INF/ratelimit.properties: "
                     + "ratelimit.rules[0]: limits[0]: invalid limit '100/x': period 'x' is not a duration.",
             "ratelimit.rules[1].key | usr | RateLimitFilter 'rateLimit' cannot start: /WEB-INF/ratelimit.properties: "
-                    + "ratelimit.rules[1]: unknown key 'usr'. Available: [basic-user, form-user[:<parameter>], global, header:<name>, ip, param:<name>, user].",
+                    + "ratelimit.rules[1]: unknown key 'usr'. Available: [basic-credentials, basic-user, form-user[:<parameter>], global, header:<name>, ip, param:<name>, user].",
             "ratelimit.rules[0].mode | hardest | RateLimitFilter 'rateLimit' cannot start: /WEB-INF/ratelimit.properties: "
                     + "ratelimit.rules[0].mode: 'hardest' is not one of [hard, soft, shadow]. Use one of them.",
             "ratelimit.rules[0].limts | 5/1s | RateLimitFilter 'rateLimit' cannot start: /WEB-INF/ratelimit.properties: "

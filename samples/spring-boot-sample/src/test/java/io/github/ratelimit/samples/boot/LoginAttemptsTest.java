@@ -1,6 +1,8 @@
 package io.github.ratelimit.samples.boot;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.annotation.DirtiesContext;
@@ -31,11 +33,61 @@ class LoginAttemptsTest {
     private final HttpClient http = HttpClient.newHttpClient();
 
     private int me(String ip, String user, String password) throws Exception {
-        String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/api/me"))
-                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip)
-                .header("Authorization", "Basic " + token).build();
-        return http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode();
+        return send("/api/me", ip, user, password);
+    }
+
+    /** GET with Basic credentials ({@code user} null: none). */
+    private int send(String path, String ip, String user, String password) throws Exception {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip);
+        if (user != null) {
+            String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
+            request.header("Authorization", "Basic " + token);
+        }
+        return http.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+
+    /**
+     * Spring Security's HTTP Basic checks a password sent to any path, open ones and missing ones included: the
+     * limits hold on each. The last column is what the right password gets there.
+     */
+    @ParameterizedTest
+    @CsvSource({"/api/me, 200", "/api/hello, 200", "/actuator/health, 200", "/, 404", "/no-such-page, 404"})
+    void wrongPasswordsOnAnyPathStopAtTheLimits(String path, int rightPasswordStatus) throws Exception {
+        int checked = 0;
+        int limited = 0;
+        for (int i = 0; i < 300; i++) {
+            int status = send(path, "198.51.100.40", "user-" + i, "guess");
+            assertThat(status).as("guess %d", i).isIn(401, 429);
+            checked += status == 401 ? 1 : 0;
+            limited += status == 429 ? 1 : 0;
+        }
+        assertThat(checked).as("passwords checked, rotating user names from one address").isEqualTo(10);
+        assertThat(limited).isEqualTo(290);
+        checked = 0;
+        for (int i = 0; i < 300; i++) {
+            checked += send(path, "198.18." + (i / 200) + "." + (i % 200 + 1), "alice", "guess-" + i) == 401 ? 1 : 0;
+        }
+        assertThat(checked).as("passwords checked for one user name, from many addresses").isEqualTo(5);
+        assertThat(send(path, "198.51.100.41", "bob", "bob")).as("the right password from another address")
+                .isEqualTo(rightPasswordStatus);
+    }
+
+    @Test
+    void requestsWithoutAPasswordMissingPagesAndRightPasswordsCostTheLimitsNothing() throws Exception {
+        // A scanner's 404s, challenges (401 without a password), and a user's own requests, from one address.
+        for (int i = 0; i < 30; i++) {
+            assertThat(send("/no-such-page-" + i, "198.51.100.50", null, null)).isEqualTo(404);
+            assertThat(send("/api/me", "198.51.100.50", null, null)).isEqualTo(401);
+            assertThat(send("/no-such-page-" + i, "198.51.100.50", "bob", "bob")).isEqualTo(404);
+        }
+        assertThat(me("198.51.100.50", "bob", "bob")).isEqualTo(200);
+        // The address still has all ten of its failed logins.
+        int checked = 0;
+        for (int i = 0; i < 11; i++) {
+            checked += me("198.51.100.50", "user-" + i, "guess") == 401 ? 1 : 0;
+        }
+        assertThat(checked).isEqualTo(10);
     }
 
     @Test

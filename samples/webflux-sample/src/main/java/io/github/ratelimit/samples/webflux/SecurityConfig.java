@@ -1,5 +1,6 @@
 package io.github.ratelimit.samples.webflux;
 
+import io.github.ratelimit.key.KeyResolver;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.security.config.Customizer;
@@ -10,7 +11,8 @@ import org.springframework.security.web.server.SecurityWebFilterChain;
 
 /**
  * HTTP Basic: /api/me for any user (alice/alice, bob/bob), the Actuator endpoints but health for admin/admin,
- * everything else open.
+ * everything else open. Spring Security checks a password sent to any path, open or not: the limits on password
+ * guessing (application.properties) cover every path, and count the requests that send one.
  */
 @Configuration(proxyBeanMethods = false)
 class SecurityConfig {
@@ -26,6 +28,20 @@ class SecurityConfig {
                 .httpBasic(Customizer.withDefaults())
                 .csrf(ServerHttpSecurity.CsrfSpec::disable)
                 .build();
+    }
+
+    /**
+     * The key {@code basic-credentials}: {@code basic} for a request that sends HTTP Basic credentials (which Spring
+     * Security then checks, on any path), none for others. Rule {@code login-failures-by-address} counts by
+     * {@code ip+basic-credentials} and skips requests without a key, so requests that send no password cost it
+     * nothing and are never held up by it.
+     */
+    @Bean("basic-credentials")
+    KeyResolver basicCredentials() {
+        return request -> {
+            String authorization = request.header("Authorization");
+            return authorization != null && authorization.regionMatches(true, 0, "Basic ", 0, 6) ? "basic" : null;
+        };
     }
 
     @Bean

@@ -1,0 +1,19 @@
+package io.github.ratelimit.samples.servlet;
+
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.key.KeyResolver;
+
+/**
+ * The key {@code basic-credentials} (registered in the rules file): {@code basic} for a request that sends HTTP
+ * Basic credentials, which {@link ContainerAuthenticationFilter} has the container check on any path; none for
+ * others. Rule {@code login-failures-by-address} counts by {@code ip+basic-credentials} and skips requests without a
+ * key, so requests that send no password cost it nothing and are never held up by it.
+ */
+public class BasicCredentials implements KeyResolver {
+
+    @Override
+    public String resolve(RequestContext request) {
+        String authorization = request.header("Authorization");
+        return authorization != null && authorization.regionMatches(true, 0, "Basic ", 0, 6) ? "basic" : null;
+    }
+}
