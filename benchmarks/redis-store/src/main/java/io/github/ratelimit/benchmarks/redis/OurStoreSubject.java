@@ -32,11 +32,12 @@ final class OurStoreSubject implements Subject {
 
     /**
      * The commands the sliding scripts run (SlidingScripts in ratelimit-core): TIME (unless the store has a clock
-     * of its own, which this benchmark never gives it), the sorted-set or hash commands, and PEXPIRE. None of them
-     * is a GET or SET.
+     * of its own, which this benchmark never gives it), TYPE and the size of the key (ZCARD or HLEN) that check it,
+     * UNLINK for garbage, the sorted-set or hash commands, and PEXPIRE. None of them is a GET or SET.
      */
-    private static final Set<String> SLIDING_SCRIPT_COMMANDS = Set.of("time", "zremrangebyscore", "zcount",
-            "zrangebyscore", "zrevrange", "zadd", "zrem", "hgetall", "hdel", "hincrby", "pexpire");
+    private static final Set<String> SLIDING_SCRIPT_COMMANDS = Set.of("time", "type", "zcard", "hlen", "unlink",
+            "zremrangebyscore", "zremrangebyrank", "zcount", "zrangebyscore", "zrevrangebyscore", "zrevrange", "zadd",
+            "zrem", "hgetall", "hdel", "hincrby", "pexpire");
 
     private final Algorithm algorithm;
     private final boolean autoPipelining;
