@@ -38,7 +38,10 @@ public interface RequestContext {
 
     /**
      * @param name a header name, matched case-insensitively
-     * @return the first value of the header, or {@code null}
+     * @return the first value of the header as the application reads it, or {@code null}. The default takes the
+     *         first of {@link #headers}; an implementation that bounds {@link #headers} overrides this to return the
+     *         request's real first value, so that many lines cannot make a key read another value than the one the
+     *         application (its authentication) reads.
      */
     default String header(String name) {
         List<String> values = headers(name);

@@ -11,7 +11,8 @@ import java.util.List;
  * @param mode the rule's mode
  * @param outcome what the rule decided
  * @param basis what the verdict rests on
- * @param windows the state of each window after the decision; empty when no bucket was consulted
+ * @param windows the state of each window after the decision; empty when no bucket was consulted, and for a
+ *        permitted call of a rule that counts only failures (its windows say nothing of the request rate)
  * @param waitNanos for {@link Outcome#DELAYED}, the delay; for {@link Outcome#REJECTED} and
  *        {@link Outcome#SHADOW_REJECTED}, how long until the call could pass (0 when unknown); otherwise 0
  * @param receipt what identifies the permits this call took in the store, so {@link Guard#refund} gives back

@@ -499,7 +499,13 @@ public final class DefaultRateLimiter implements RateLimiter {
         KeyState.Probe probe = state.consume(rule.cost);
         if (probe.consumed()) {
             ev.charge(state, rule, probe.receipt(), 0);
-            return verdict(rule, key, Outcome.ALLOWED, basis, probe.windows(), 0, probe.receipt());
+            // A rule that counts only failures holds a token while a permitted call runs and gives it back unless
+            // the call fails: its windows say nothing of the caller's request rate, so a permitted call does not
+            // report them (they would take over the headers: a login rule's 5/1m on every response). A rejection
+            // reports them.
+            List<WindowState> windows = rule.rule.count() == io.github.ratelimit.Count.FAILURES
+                    ? List.of() : probe.windows();
+            return verdict(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt());
         }
         long wait = probe.waitNanos();
         if (rule.mode == Mode.HARD || (rule.mode == Mode.SOFT && wait > rule.maxDelayNanos)) {

@@ -26,7 +26,10 @@ public final class KeyResolvers {
     /** The form parameter Spring Security's form login reads the user name from. */
     public static final String DEFAULT_USERNAME_PARAMETER = "username";
 
-    /** Longest {@code Authorization} header value {@link #basicUser()} decodes; longer ones have no key. */
+    /**
+     * Most base64 characters of an {@code Authorization} header {@link #basicUser()} decodes (a multiple of 4): a
+     * longer one is read that far, which holds the user name unless the name alone is longer.
+     */
     static final int MAX_BASIC_CREDENTIALS_LENGTH = 4096;
 
     private KeyResolvers() {
@@ -109,16 +112,23 @@ public final class KeyResolvers {
     }
 
     static String basicUserName(String authorization) {
-        if (authorization == null || authorization.length() > MAX_BASIC_CREDENTIALS_LENGTH) {
+        if (authorization == null) {
             return null;
         }
         String value = authorization.trim();
-        if (value.length() < 6 || !value.regionMatches(true, 0, "Basic ", 0, 6)) {
+        // As lenient as the most lenient server: Spring Security's servlet converter takes any header that starts
+        // with "Basic" and decodes from the seventh character on ("BasicX<credentials>" is checked too).
+        if (value.length() < 6 || !value.regionMatches(true, 0, "Basic", 0, 5)) {
             return null;
+        }
+        String token = value.substring(6).trim();
+        if (token.length() > MAX_BASIC_CREDENTIALS_LENGTH) {
+            // A long password still names its user first: decode a bounded prefix, whole base64 quanta only.
+            token = token.substring(0, MAX_BASIC_CREDENTIALS_LENGTH);
         }
         byte[] decoded;
         try {
-            decoded = Base64.getDecoder().decode(value.substring(6).trim());
+            decoded = Base64.getDecoder().decode(token);
         } catch (IllegalArgumentException e) {
             return null;
         }

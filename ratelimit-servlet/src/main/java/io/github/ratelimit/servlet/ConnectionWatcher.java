@@ -1,9 +1,8 @@
 package io.github.ratelimit.servlet;
 
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -12,11 +11,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * Checks the connections of the requests that wait out a {@code SOFT} delay, and cancels the wait of a request whose
  * client has gone (cancelling returns the tokens it reserved).
  *
- * <p>Its cost is bounded: no thread of its own and none per request. While requests wait, one task runs every
- * interval (on the JDK's delayed executor, then the common pool) and asks each waiting request's {@link
- * ClientConnections.Probe} once; with none waiting, nothing runs. The waiters are as many as the limiter's {@code
- * max-waiting} caps allow, so a check is at most that many non-blocking reads. A request whose wait ends within one
- * interval is never checked.
+ * <p>Its cost is bounded: one thread of its own at most, none per request. While requests wait, one task runs
+ * every interval on that thread and asks each waiting request's {@link ClientConnections.Probe} once; with none
+ * waiting, nothing runs, and the thread ends after a few idle seconds. The waiters are as many as the limiter's
+ * {@code max-waiting} caps allow, so a check is at most that many non-blocking reads (and, for the clients found
+ * gone, the refunds their cancelled waits make). A request whose wait ends within one interval is never checked.
+ * The thread is this watcher's, never the JDK's shared scheduler or common pool: {@link #close()} (the filter's
+ * {@code destroy}) stops it, so an undeployed application leaves no thread holding its class loader.
  *
  * <p>A probe is never asked after its wait has ended: the check and the end of a wait hold the same lock, so the
  * request goes on (and the container may reuse its objects) only once a check under way has finished.
@@ -27,14 +28,21 @@ final class ConnectionWatcher {
     private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
 
     private final long intervalNanos;
-    private final Executor nextCheck;
+    private final ScheduledThreadPoolExecutor timer;
     private final Set<Watch> waiting = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean scheduled = new AtomicBoolean();
     private volatile boolean closed;
 
     ConnectionWatcher(java.time.Duration interval) {
         this.intervalNanos = interval.toNanos();
-        this.nextCheck = CompletableFuture.delayedExecutor(intervalNanos, TimeUnit.NANOSECONDS);
+        this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "ratelimit-connection-check");
+            t.setDaemon(true);
+            return t;
+        });
+        timer.setKeepAliveTime(5, TimeUnit.SECONDS);
+        timer.allowCoreThreadTimeOut(true);
+        timer.setRemoveOnCancelPolicy(true);
     }
 
     /**
@@ -59,6 +67,7 @@ final class ConnectionWatcher {
     void close() {
         closed = true;
         waiting.clear();
+        timer.shutdownNow();
     }
 
     /** @return the number of requests being watched (for tests) */
@@ -68,7 +77,11 @@ final class ConnectionWatcher {
 
     private void schedule() {
         if (!closed && !waiting.isEmpty() && scheduled.compareAndSet(false, true)) {
-            nextCheck.execute(this::check);
+            try {
+                timer.schedule(this::check, intervalNanos, TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                scheduled.set(false); // closed meanwhile: waits that are still on run to their end
+            }
         }
     }
 
@@ -76,12 +89,17 @@ final class ConnectionWatcher {
         // Cleared before the scan: a request that starts to wait meanwhile schedules the next check itself.
         scheduled.set(false);
         long now = System.nanoTime();
-        for (Watch watch : waiting) {
-            if (watch.clientGone(now, intervalNanos)) {
-                watch.wait.cancel(false);
+        try {
+            for (Watch watch : waiting) {
+                if (watch.clientGone(now, intervalNanos)) {
+                    watch.wait.cancel(false);
+                }
             }
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "Checking waiting requests' connections failed", e);
+        } finally {
+            schedule();
         }
-        schedule();
     }
 
     /** One waiting request. */

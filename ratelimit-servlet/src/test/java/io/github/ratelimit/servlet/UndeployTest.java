@@ -37,8 +37,24 @@ class UndeployTest {
                 .filter(t -> t.isAlive() && t.getName().startsWith("ratelimit-delays-")).collect(Collectors.toSet());
     }
 
+    /** The filter, with its waiting requests' connections checked (as the Spring Boot starter does on Tomcat). */
+    public static final class WatchingFilter extends RateLimitFilter {
+        public WatchingFilter() {
+            clientConnections(request -> () -> false);
+        }
+    }
+
     @Test
     void stoppingTheApplicationStopsItsDelayThreadAndReleasesItsClassLoader(@TempDir Path dir) throws Exception {
+        stopsEveryThreadOfTheFilter(dir, RateLimitFilter.class);
+    }
+
+    @Test
+    void aFilterThatChecksWaitingConnectionsLeavesNoThreadEither(@TempDir Path dir) throws Exception {
+        stopsEveryThreadOfTheFilter(dir, WatchingFilter.class);
+    }
+
+    private void stopsEveryThreadOfTheFilter(Path dir, Class<? extends RateLimitFilter> filter) throws Exception {
         Path rules = Files.writeString(dir.resolve("ratelimit.properties"), String.join("\n",
                 "ratelimit.rules[0].name=soft",
                 "ratelimit.rules[0].paths=/**",
@@ -47,7 +63,7 @@ class UndeployTest {
                 "ratelimit.rules[0].max-delay=2s"));
         Set<Thread> before = delayThreads();
         try (TomcatServer server = TomcatServer.builder()
-                .filterClass(RateLimitFilter.class.getName()).filterParam("config", "file:" + rules)
+                .filterClass(filter.getName()).filterParam("config", "file:" + rules)
                 .servletClass("ok", Ok.class.getName(), true, "/*").start()) {
             List<CompletableFuture<Integer>> requests = java.util.stream.IntStream.range(0, 4)
                     .mapToObj(i -> CompletableFuture.supplyAsync(() -> {
@@ -71,9 +87,11 @@ class UndeployTest {
                 t.join(5_000);
                 assertThat(t.isAlive()).as(t.getName()).isFalse();
             }
-            assertThat(Thread.getAllStackTraces().keySet().stream()
-                    .filter(t -> t.isAlive() && t.getContextClassLoader() == webapp).map(Thread::getName).toList())
-                    .as("live threads holding the stopped application's class loader").isEmpty();
+            // Stopped threads end by themselves, shortly: wait for that, not for a time.
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).untilAsserted(() ->
+                    assertThat(Thread.getAllStackTraces().keySet().stream()
+                            .filter(t -> t.isAlive() && t.getContextClassLoader() == webapp).map(Thread::getName)
+                            .toList()).as("live threads holding the stopped application's class loader").isEmpty());
         }
     }
 }

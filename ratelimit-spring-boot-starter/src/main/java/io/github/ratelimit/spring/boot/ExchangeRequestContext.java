@@ -95,6 +95,20 @@ final class ExchangeRequestContext implements RequestContext {
                 : values.subList(values.size() - MAX_HEADER_VALUES, values.size()));
     }
 
+    /**
+     * The header's first value as the application reads it ({@code getFirst}, as Spring Security's converters do),
+     * not the first of the last values {@link #headers} keeps: a client sending more lines than that must not make
+     * a key read another value than the one the application checks.
+     */
+    @Override
+    public String header(String name) {
+        String value = null;
+        if (REACTOR_NETTY) {
+            value = NettyConnection.header(ServerHttpRequestDecorator.getNativeRequest(exchange.getRequest()), name);
+        }
+        return value != null ? value : exchange.getRequest().getHeaders().getFirst(name);
+    }
+
     @Override
     public String parameter(String name) {
         return exchange.getRequest().getQueryParams().getFirst(name);
@@ -164,6 +178,11 @@ final class ExchangeRequestContext implements RequestContext {
         static List<String> headers(Object nativeRequest, String name) {
             return nativeRequest instanceof reactor.netty.http.server.HttpServerRequest netty
                     ? netty.requestHeaders().getAll(name) : null;
+        }
+
+        static String header(Object nativeRequest, String name) {
+            return nativeRequest instanceof reactor.netty.http.server.HttpServerRequest netty
+                    ? netty.requestHeaders().get(name) : null;
         }
     }
 }

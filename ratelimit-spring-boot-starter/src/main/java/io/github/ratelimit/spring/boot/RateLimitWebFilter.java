@@ -49,6 +49,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class RateLimitWebFilter implements WebFilter, Ordered {
 
+    /** The most of a rejected request's body read before answering it. */
+    static final long DRAIN_BYTES = 64 * 1024;
+
+    /** The longest a rejected request's body is read before answering it. */
+    static final java.time.Duration DRAIN_TIME = java.time.Duration.ofSeconds(1);
+
+
     /** The Reactor context key of the exchange a call serves. */
     static final String EXCHANGE_CONTEXT_KEY = RateLimitWebFilter.class.getName() + ".exchange";
 
@@ -188,8 +195,17 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
             // The rejection is answered once the request has been read to its end (a body is read and released; a
             // GET's end is there at once). Answered before Reactor Netty had seen the end, the next request on that
             // keep-alive connection now and then got no answer at all (the samples' login tests, which send hundreds
-            // of rejected requests on one connection, saw it; never once the end is read first).
-            return exchange.getRequest().getBody().doOnNext(DataBufferUtils::release)
+            // of rejected requests on one connection, saw it; never once the end is read first). Bounded: at most
+            // DRAIN_BYTES or DRAIN_TIME of a body is read before answering, so a rejected upload costs no more (the
+            // connection is then closed rather than reused).
+            java.util.concurrent.atomic.AtomicLong read = new java.util.concurrent.atomic.AtomicLong();
+            return exchange.getRequest().getBody()
+                    .doOnNext(buffer -> {
+                        read.addAndGet(buffer.readableByteCount());
+                        DataBufferUtils.release(buffer);
+                    })
+                    .takeUntil(buffer -> read.get() >= DRAIN_BYTES)
+                    .take(DRAIN_TIME)
                     .then(Mono.error(new RateLimitExceededException(decision)));
         }
         Decided decided = new Decided(guard, decision, decider);

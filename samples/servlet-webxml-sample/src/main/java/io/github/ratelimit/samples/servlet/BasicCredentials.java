@@ -14,6 +14,7 @@ public class BasicCredentials implements KeyResolver {
     @Override
     public String resolve(RequestContext request) {
         String authorization = request.header("Authorization");
-        return authorization != null && authorization.regionMatches(true, 0, "Basic ", 0, 6) ? "basic" : null;
+        // Any header that starts with "Basic": Spring Security's servlet converter reads "BasicX<credentials>" too.
+        return authorization != null && authorization.strip().regionMatches(true, 0, "Basic", 0, 5) ? "basic" : null;
     }
 }

@@ -38,13 +38,49 @@ class LoginAttemptsTest {
 
     /** GET with Basic credentials ({@code user} null: none). */
     private int send(String path, String ip, String user, String password) throws Exception {
+        return send(path, ip, "Basic ", user, password);
+    }
+
+    /** GET with credentials after the scheme as spelt ({@code user} null: none). */
+    private int send(String path, String ip, String scheme, String user, String password) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
                 .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip);
         if (user != null) {
             String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
-            request.header("Authorization", "Basic " + token);
+            request.header("Authorization", scheme + token);
         }
         return http.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+    }
+
+    @Test
+    void aSignedInRequestsHeadersReportItsRequestLimitsNotTheLoginRules() throws Exception {
+        String token = Base64.getEncoder().encodeToString("bob:bob".getBytes(StandardCharsets.UTF_8));
+        HttpResponse<Void> response = http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port
+                        + "/api/hello")).header("X-Forwarded-For", "198.51.100.43").header("Authorization", "Basic " + token)
+                .build(), HttpResponse.BodyHandlers.discarding());
+        assertThat(response.statusCode()).isEqualTo(200);
+        // The login rules hold a token while the request runs, and give it back: not a rate the client is held to.
+        assertThat(response.headers().allValues("RateLimit-Policy")).isNotEmpty()
+                .noneMatch(policy -> policy.contains("login-failures"));
+        assertThat(response.headers().firstValue("X-RateLimit-Reset")).hasValueSatisfying(reset ->
+                assertThat(Long.parseLong(reset)).as("seconds until hello's 5/1s is full again").isLessThanOrEqualTo(1));
+    }
+
+    /**
+     * Spring Security's servlet HTTP Basic takes any header that starts with {@code Basic} and decodes from its
+     * seventh character on, so {@code BasicX<credentials>} is checked as well: every spelling it accepts is a guess
+     * at the user it names (it once passed both limits: 100 wrong passwords, 100 checked).
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"Basic ", "BasicX", "basic\t", "BASIC:"})
+    void everySpellingOfTheSchemeSpringSecurityAcceptsIsAGuess(String scheme) throws Exception {
+        int checked = 0;
+        for (int i = 0; i < 30; i++) {
+            int status = send("/api/me", "198.51.100.42", scheme, "alice", "guess-" + i);
+            assertThat(status).as("guess %d", i).isIn(401, 429);
+            checked += status == 401 ? 1 : 0;
+        }
+        assertThat(checked).as("passwords checked for alice with the scheme spelt '%s'", scheme).isEqualTo(5);
     }
 
     /**

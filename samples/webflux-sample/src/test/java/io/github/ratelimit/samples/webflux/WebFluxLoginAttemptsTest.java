@@ -54,11 +54,19 @@ class WebFluxLoginAttemptsTest {
      * machine, cause not found; the JDK's client got every answer.)
      */
     private int send(String path, String ip, String user, String password) {
+        return send(path, ip, user, password, 0);
+    }
+
+    /** As {@link #send(String, String, String, String)}, with {@code extra} more {@code Authorization} lines after. */
+    private int send(String path, String ip, String user, String password, int extra) {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10))
                 .header("X-Forwarded-For", ip);
         if (user != null) {
             String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
             request.header("Authorization", "Basic " + token);
+        }
+        for (int i = 0; i < extra; i++) {
+            request.header("Authorization", "x");
         }
         try {
             return http.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
@@ -68,6 +76,22 @@ class WebFluxLoginAttemptsTest {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * Spring Security reads the first {@code Authorization} line; the keys read the same one however many lines
+     * follow (with 64 more, the keys once read another line, found no Basic credentials, and both login rules were
+     * skipped: 100 wrong passwords, 100 checked).
+     */
+    @Test
+    void linesAfterTheCredentialsDoNotHideThemFromTheLimits() {
+        int checked = 0;
+        for (int i = 0; i < 30; i++) {
+            int status = send("/api/me", "198.51.100.44", "alice", "guess-" + i, 64);
+            assertThat(status).as("guess %d", i).isIn(401, 429);
+            checked += status == 401 ? 1 : 0;
+        }
+        assertThat(checked).as("passwords checked for alice").isEqualTo(5);
     }
 
     /**
