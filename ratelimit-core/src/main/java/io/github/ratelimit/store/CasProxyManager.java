@@ -149,9 +149,11 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     private <T> CommandResult<T> attempt(Ref ref, Request<T> request, RemoteCommand<T> command, byte[] expected,
                                          long started, long epoch) {
         try {
-            // The retry budget starts when Redis first answers: a slow first round trip (a failover, a cold
-            // connection, a distant Redis) must never turn an ordinary conflict into a rejection.
+            // The retry budget bounds the time retries spend besides their round trips (backoffs, computing): a
+            // slow store (a failover, a cold connection, a distant Redis) must never turn ordinary conflicts into a
+            // rejection, so the round trips count only against maxAttempts.
             long answered = 0;
+            long retryRoundTrips = 0;
             boolean fromRedis = expected != null && expected != ref.lastWritten;
             for (int attempt = 1; ; attempt++) {
                 long now = attempt == 1 && request.getClientSideTime() != null
@@ -167,7 +169,11 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                     }
                 }
                 roundTrips.increment();
+                long sent = System.nanoTime();
                 CasScript.Reply reply = script.compareAndSet(scripts, ref.key, expected, update, ttl);
+                if (answered != 0) {
+                    retryRoundTrips += System.nanoTime() - sent;
+                }
                 if (reply.repaired()) {
                     repaired(ref.key, "a key of another type, an oversized value or a state without an expiry; "
                             + "replaced");
@@ -192,15 +198,15 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 if (answered == 0) {
                     answered = System.nanoTime();
                 }
-                long spent = System.nanoTime() - answered;
+                long spent = System.nanoTime() - answered - retryRoundTrips;
                 // The first retry runs at once whatever the first round trip took: it carries the state the
-                // conflict brought back. The budget bounds only the retries.
+                // conflict brought back.
                 if (attempt >= maxAttempts || (attempt > 1 && spent > budgetNanos)) {
                     breaker.onSuccess(epoch); // Redis answered; the key is just too contended.
                     contended.increment();
                     throw new RateLimitContentionException("the Redis bucket kept changing under concurrent writers "
                             + "for " + attempt + " attempts (" + (System.nanoTime() - started) / 1_000_000
-                            + " ms, of which retries " + spent / 1_000_000 + " ms)");
+                            + " ms, of which " + spent / 1_000_000 + " ms besides round trips)");
                 }
                 backOff(attempt, budgetNanos - spent);
             }

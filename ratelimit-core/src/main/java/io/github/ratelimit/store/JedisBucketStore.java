@@ -120,7 +120,6 @@ public final class JedisBucketStore implements BucketStore {
     private final Cache<BucketKey, Entry> entries;
     private final Cache<BucketKey, RedisSlidingState> sliding;
     private final RedisSlidingState.Context slidingContext;
-    private final AtomicLong lastVersion = new AtomicLong();
     private final ScheduledExecutorService clockThread;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -230,7 +229,7 @@ public final class JedisBucketStore implements BucketStore {
         if (entry == null || (entry.ref.configuration != configuration
                 && !entry.ref.configuration.equals(configuration))) {
             // Two threads may both get here; each entry is valid, and the later version merely wins.
-            CasProxyManager.Ref ref = newRef(key, configuration);
+            CasProxyManager.Ref ref = newRef(key, configuration, entry == null ? Long.MIN_VALUE : entry.ref.version);
             Bucket proxy = newProxy(ref, localFirst);
             // Redis computes each write's expiry from the state it writes, so a reservation needs no second look.
             entry = new Entry(ref, proxy, new BucketKeyState(proxy));
@@ -239,11 +238,13 @@ public final class JedisBucketStore implements BucketStore {
         return entry;
     }
 
-    private CasProxyManager.Ref newRef(BucketKey key, BucketConfiguration configuration) {
-        // Versions grow with (server) time, so the newest configuration seen anywhere wins, and an instance
-        // still running the old one does not switch the bucket back.
+    private CasProxyManager.Ref newRef(BucketKey key, BucketConfiguration configuration, long previous) {
+        // Versions are the (server) clock's milliseconds, so the newest configuration seen anywhere wins, and an
+        // instance still running the old one does not switch the bucket back. A changed configuration of a key
+        // this JVM already knew goes at least one past the version it replaces, even within one millisecond. No
+        // counter shared by keys: versions never run ahead of the clock however many keys an instance creates.
         long now = clock.currentTimeNanos() / 1_000_000L;
-        long version = lastVersion.updateAndGet(last -> Math.max(last + 1, now));
+        long version = previous == Long.MIN_VALUE ? now : Math.max(previous + 1, now);
         return new CasProxyManager.Ref(RedisKeys.bucketKey(prefix, key), configuration, version);
     }
 
@@ -478,7 +479,9 @@ public final class JedisBucketStore implements BucketStore {
          * that runs out of attempts or time is rejected (basis {@code CONTENTION}), never admitted uncounted.
          *
          * @param maxAttempts the most compare-and-swap attempts for one decision (default 32)
-         * @param budget the longest all attempts of one decision may take (default 100 ms)
+         * @param budget the longest the retries of one decision may spend besides their round trips: backoffs and
+         *        computing (default 100 ms); round trips count only against {@code maxAttempts}, so a slow store
+         *        does not turn ordinary conflicts into rejections
          * @return this builder
          */
         public Builder retries(int maxAttempts, Duration budget) {

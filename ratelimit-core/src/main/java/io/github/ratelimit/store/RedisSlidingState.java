@@ -80,7 +80,8 @@ final class RedisSlidingState implements KeyState {
 
     @Override
     public Probe reserve(long cost, long minWaitNanos, long maxWaitNanos) {
-        List<?> reply = run(RESERVE, cost, ascii(maxWaitNanos / 1_000), ascii((minWaitNanos + 999) / 1_000));
+        // Both rounded up to whole microseconds: a call another rule delays by exactly its maxDelay stays within it.
+        List<?> reply = run(RESERVE, cost, ascii(ceilMicros(maxWaitNanos)), ascii(ceilMicros(minWaitNanos)));
         boolean reserved = number(reply.get(0)) == 1;
         return new Probe(reserved, waitNanos(number(reply.get(1))), List.of(), number(reply.get(2)) * 1_000);
     }
@@ -112,6 +113,10 @@ final class RedisSlidingState implements KeyState {
                     + "numbers, out of range, dated beyond the longest delay), or no expiry; replaced");
         }
         return reply;
+    }
+
+    private static long ceilMicros(long nanos) {
+        return nanos >= Long.MAX_VALUE - 999 ? Long.MAX_VALUE / 1_000 : (nanos + 999) / 1_000;
     }
 
     private static long waitNanos(long micros) {

@@ -27,8 +27,7 @@ import io.github.ratelimit.Rule;
  * <p><b>Work per call is bounded by the rule, never by what is stored or by how many callers wait</b>: the
  * log's commands are logarithmic in its size (at most {@value #LOG_HARD_CALLS} calls; a larger log is garbage
  * and replaced), and it removes at most {@value #LOG_TRIM_PER_CALL} entries per call; the counter reads its hash
- * once, at most {@code 2 * (}{@link Rule#MAX_COUNTER_DELAY_INTERVALS}{@code  + 3n)} entries for {@code n} windows
- * (a larger hash is garbage and replaced), and finds the earliest time a call fits in one pass over them; a
+ * once, at most {@value #COUNTER_HARD_FIELDS} entries (a larger hash is garbage and replaced), and finds the earliest time a call fits in one pass over them; a
  * reservation that would take its windows past {@link Rule#MAX_COUNTER_DELAY_INTERVALS} intervals, plus three
  * per window, is refused (rejected, as if beyond its maximum delay), so the entries, and the work, stay bounded
  * whatever the number of waiters. {@code docs/RELIABILITY.md} gives the measured worst cases.
@@ -37,6 +36,13 @@ final class SlidingScripts {
 
     /** How far ahead of now a call may legitimately be counted, in microseconds: the longest delay, and a minute. */
     static final long AHEAD_MICROS = Rule.MAX_DELAY_LIMIT.toNanos() / 1_000 + 60_000_000L;
+
+    /**
+     * Beyond this many entries a counter hash is garbage, replaced whole: twice what one rule's windows hold at the
+     * most ({@link Rule#MAX_COUNTER_DELAY_INTERVALS} and three per window, for {@link Rule#MAX_LIMITS} windows), so
+     * two instances that count one key by different windows never reach it.
+     */
+    static final int COUNTER_HARD_FIELDS = 2 * (Rule.MAX_COUNTER_DELAY_INTERVALS + 3 * Rule.MAX_LIMITS);
 
     /** The most entries one call of the log removes; more wait for later calls, uncounted meanwhile. */
     static final int LOG_TRIM_PER_CALL = 100;
@@ -90,9 +96,10 @@ final class SlidingScripts {
      * The log: a sorted set of calls scored by time, members unique per call; each counts as the rule's cost.
      *
      * <p>Worst case per call: a constant number of commands, each logarithmic in the log's size, and removals of at
-     * most {@value #LOG_TRIM_PER_CALL} entries (calls no window counts any more, or dated beyond any delay):
-     * more of either is left to later calls, and is not counted meanwhile (windows count only calls between
-     * {@code now - W} and the furthest a delay reaches).
+     * most {@value #LOG_TRIM_PER_CALL} entries of each kind (calls no window counts any more, calls dated beyond
+     * any delay, the oldest calls past {@link Rule#MAX_LOG_CALLS}, more than any window holds): more is left to later
+     * calls, and is not counted meanwhile (windows count only calls between {@code now - W} and the furthest a
+     * delay reaches).
      */
     static final String LOG = COMMON + """
             replaceUnless('zset', 'ZCARD', %d)
@@ -119,6 +126,10 @@ final class SlidingScripts {
             end
             local old = redis.call('ZCOUNT', key, '-inf', fmt(now - horizon))
             if old > 0 then redis.call('ZREMRANGEBYRANK', key, 0, math.min(old, TRIM) - 1) end
+            -- No rule's window holds more calls than KEEP: past that, the oldest go (a busy instance's calls kept
+            -- for another's longer window, after a change of limits), so the log never grows into garbage.
+            local excess = redis.call('ZCARD', key) - %d
+            if excess > 0 then redis.call('ZREMRANGEBYRANK', key, 0, math.min(excess, TRIM) - 1) end
             local function life()
               return math.ceil((last + longest - now) / 1000) + keep
             end
@@ -176,30 +187,32 @@ final class SlidingScripts {
               out[#out + 1] = reset
             end
             return out
-            """.formatted(LOG_HARD_CALLS, LOG_TRIM_PER_CALL, Limit.MAX_PERIOD_DAYS * 86_400_000_000L);
+            """.formatted(LOG_HARD_CALLS, LOG_TRIM_PER_CALL, Limit.MAX_PERIOD_DAYS * 86_400_000_000L,
+            Rule.MAX_LOG_CALLS);
 
     /**
-     * The counters: a hash with a field {@code <period>:<interval>} per window and interval. Fields of periods this
-     * caller's rule does not have are left to expire with the key (another instance may still use them).
+     * The counters: a hash with a field {@code <period>:<interval>} per window and interval. Every field is checked
+     * against its own period, whichever instance's window it is: one whose interval no longer counts (before the
+     * previous one) is dropped, one dated beyond the longest delay, with a count that is not a positive integer, or
+     * a name that is not canonical is garbage, replaced. Fields of periods this caller's rule does not have are
+     * otherwise left (another instance may use them: a rolling deploy, other per-key limits).
      *
-     * <p>Worst case per call: one {@code HGETALL} of at most {@code 2 * (}{@link Rule#MAX_COUNTER_DELAY_INTERVALS}
-     * {@code + 3n)} entries for {@code n} windows (half of them this rule's), a sort of this rule's entries per window, and one pass over
-     * them to find the earliest time a call fits (each step either passes an entry or moves one interval past
-     * it), so O(F log F) for F entries, whatever the number of waiters or their intervals' spread; measured in
+     * <p>Worst case per call: one {@code HGETALL} of at most {@value #COUNTER_HARD_FIELDS} entries (two instances'
+     * windows at their most: {@link Rule#MAX_COUNTER_DELAY_INTERVALS} plus three per window, for
+     * {@link Rule#MAX_LIMITS} windows, each), a sort of this rule's entries per window, and one pass over them to
+     * find the earliest time a call fits (each step either passes an entry or moves one interval past it), so
+     * O(F log F) for F entries, whatever the number of waiters or their intervals' spread; measured in
      * {@code docs/RELIABILITY.md}.
      */
     static final String COUNTER = COMMON + """
-            -- Twice what a rule's own counts and delayed calls need: room for another instance's windows.
-            replaceUnless('hash', 'HLEN', 2 * (%d + 3 * n))
+            replaceUnless('hash', 'HLEN', %d)
             local MAXV = %d
             local MAXF = %d + 3 * n
-            local c, K, lo, hi = {}, {}, {}, {}
+            local c, K = {}, {}
             local byPeriod = {}
             for i = 1, n do
               c[i] = {}
               K[i] = {}
-              lo[i] = math.floor(now / W[i]) - 1
-              hi[i] = math.floor((now + AHEAD) / W[i])
               byPeriod[P[i]] = i
             end
             local fields = redis.call('HGETALL', key)
@@ -211,30 +224,26 @@ final class SlidingScripts {
             end
             for j = 1, #fields, 2 do
               local f = fields[j]
-              local p, k = string.match(f, '^(%%d+):(%%-?%%d+)$')
-              if not p then
+              local p, k = string.match(f, '^([1-9]%%d*):(%%-?%%d+)$')
+              local period = p and #p <= 16 and tonumber(p)
+              local idx = period and tonumber(k)
+              local raw = fields[j + 1]
+              -- A count HINCRBY can add to: digits only, no sign, no exponent, at most any limit.
+              local v = string.match(raw, '^[1-9]%%d*$') and #raw <= 13 and tonumber(raw)
+              if not idx or fmt(idx) ~= k then
+                drop(f)
+                repaired = 1
+              elseif idx < math.floor(now / period) - 1 then
+                drop(f)
+              elseif idx > math.floor((now + AHEAD) / period) or not v or v > MAXV then
                 drop(f)
                 repaired = 1
               else
                 local i = byPeriod[p]
                 if i then
-                  local idx = tonumber(k)
-                  local raw = fields[j + 1]
-                  -- A count HINCRBY can add to: digits only, no sign, no exponent, at most any limit.
-                  local v = string.match(raw, '^[1-9]%%d*$') and #raw <= 13 and tonumber(raw)
-                  if fmt(idx) ~= k then
-                    drop(f)
-                    repaired = 1
-                  elseif idx < lo[i] then
-                    drop(f)
-                  elseif idx > hi[i] or not v or v > MAXV then
-                    drop(f)
-                    repaired = 1
-                  else
-                    c[i][idx] = v
-                    K[i][#K[i] + 1] = idx
-                    own = own + 1
-                  end
+                  c[i][idx] = v
+                  K[i][#K[i] + 1] = idx
+                  own = own + 1
                 end
               end
             end
@@ -359,7 +368,7 @@ final class SlidingScripts {
               out[#out + 1] = reset
             end
             return out
-            """.formatted(Rule.MAX_COUNTER_DELAY_INTERVALS, Limit.MAX_PERMITS, Rule.MAX_COUNTER_DELAY_INTERVALS);
+            """.formatted(COUNTER_HARD_FIELDS, Limit.MAX_PERMITS, Rule.MAX_COUNTER_DELAY_INTERVALS);
 
     private SlidingScripts() {
     }

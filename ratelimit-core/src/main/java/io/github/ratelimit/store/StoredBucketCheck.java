@@ -4,7 +4,6 @@ import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.remote.RemoteBucketState;
 import io.github.ratelimit.Limit;
-import io.github.ratelimit.Rule;
 
 import java.time.Duration;
 
@@ -19,10 +18,12 @@ import java.time.Duration;
  *   <li>its configuration version is more than a day ahead of the store's clock (versions are the clock's
  *       milliseconds), so it would win over every configuration for that long;
  *   <li>a window holds more tokens than its capacity;
- *   <li>it would not be full again after the longest a rule's bucket can take to refill (the capacity's worth of
- *       refills, a debt of the longest delay, {@link Rule#MAX_DELAY_LIMIT}, and a minute): a refill time far in
- *       the future, which freezes the bucket until then.
+ *   <li>a window's last refill is dated more than a minute ahead of the store's clock: Bucket4j does not refill a
+ *       window until then, so the bucket would stay frozen (empty, or full without refilling as it drains).
  * </ul>
+ *
+ * A debt is never garbage, however deep: instances deciding locally first ({@code LocalFirst}) may each spend up to
+ * the capacity before they synchronise, and a SOFT rule reserves ahead; so is a refill period of years.
  *
  * Only state read back from Redis is checked (on a conflict, or a key's first use), never state this JVM wrote
  * itself, so the check costs nothing on the usual path.
@@ -34,9 +35,8 @@ final class StoredBucketCheck {
 
     private static final long MAX_PERIOD_NANOS = Duration.ofDays(Limit.MAX_PERIOD_DAYS).toNanos();
     private static final long DAY_MILLIS = Duration.ofDays(1).toMillis();
-    private static final long SLACK_NANOS = Rule.MAX_DELAY_LIMIT.toNanos() + Duration.ofMinutes(1).toNanos();
-    /** The longest refill horizon checked: beyond it every legitimate bucket is full (see {@link CasProxyManager}). */
-    private static final long MAX_HORIZON_NANOS = CasProxyManager.MAX_TTL_MILLIS * 1_000_000L;
+    /** How far ahead of the store's clock a window's last refill may be: clocks of instances differ a little. */
+    private static final long AHEAD_NANOS = Duration.ofMinutes(1).toNanos();
 
     private StoredBucketCheck() {
     }
@@ -56,7 +56,6 @@ final class StoredBucketCheck {
         if (version != null && version > nowNanos / 1_000_000L + DAY_MILLIS) {
             return "a configuration version " + version + " more than a day ahead of the clock";
         }
-        long horizon = 0;
         for (int i = 0; i < windows.length; i++) {
             Bandwidth w = windows[i];
             if (!within(w.getCapacity(), 1, Limit.MAX_PERMITS) || !within(w.getRefillTokens(), 1, Limit.MAX_PERMITS)
@@ -67,20 +66,32 @@ final class StoredBucketCheck {
                 return "window " + i + " holds " + state.getState().getCurrentSize(i) + " tokens, above its capacity "
                         + w.getCapacity();
             }
-            // The capacity's worth of refills, and two periods more for an interval's alignment.
-            double refills = Math.ceil((double) w.getCapacity() / w.getRefillTokens()) + 2;
-            horizon = (long) Math.min(MAX_HORIZON_NANOS, Math.max(horizon, refills * w.getRefillPeriodNanos()));
         }
-        long at = nowNanos + Math.min(MAX_HORIZON_NANOS, horizon + SLACK_NANOS);
-        RemoteBucketState later = state.copy();
-        later.refillAllBandwidth(at);
-        for (int i = 0; i < windows.length; i++) {
-            if (later.getState().getCurrentSize(i) < windows[i].getCapacity()) {
-                return "window " + i + " would still not be full in " + Duration.ofNanos(at - nowNanos)
-                        + " (a refill time in the future)";
+        long[] data = stateData(state);
+        for (int i = 0; data != null && i < windows.length && 3 * i < data.length; i++) {
+            long lastRefill = data[3 * i];
+            if (lastRefill > nowNanos + AHEAD_NANOS) {
+                return "window " + i + " was last refilled " + Duration.ofNanos(lastRefill - nowNanos)
+                        + " from now (it would not refill until then)";
             }
         }
         return null;
+    }
+
+    /**
+     * @return Bucket4j's state data, per window its last refill time, tokens and rounding error; {@code null} when
+     *         the state does not show it (another math type)
+     */
+    private static long[] stateData(RemoteBucketState state) {
+        try {
+            Object snapshot = io.github.bucket4j.BucketState.toJsonCompatibleSnapshot(state.getState(),
+                    io.github.bucket4j.distributed.versioning.Versions.getLatest(),
+                    io.github.bucket4j.distributed.serialization.Scope.PERSISTED_STATE);
+            return snapshot instanceof java.util.Map<?, ?> map && map.get("stateData") instanceof long[] data
+                    ? data : null;
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     private static boolean within(long value, long min, long max) {

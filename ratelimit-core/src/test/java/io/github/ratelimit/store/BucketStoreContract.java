@@ -449,6 +449,25 @@ abstract class BucketStoreContract {
     }
 
     @Test
+    void aCallDelayedByAFractionOfAMicrosecondMoreThanASlidingRulesMaxDelayIsStillDelayed() {
+        // 3/1s delays the fourth call by a third of a second (333,333,333 ns, not whole microseconds); the log,
+        // which has room, counts it when it runs. Redis rounded one bound up and the other down, and rejected it.
+        Guard guard = limiter().guard(rule("bucket", Algorithm.TOKEN_BUCKET, "3/1s").mode(Mode.SOFT)
+                        .maxDelay(Duration.ofSeconds(1)).build(),
+                rule("log", Algorithm.SLIDING_WINDOW_LOG, "5/1s").mode(Mode.SOFT).maxDelay(Duration.ofMillis(100))
+                        .build());
+        List<Decision> decisions = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            guard.acquireAsync(RequestContext.empty()).thenAccept(decisions::add);
+        }
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(decisions).extracting(Decision::outcome)
+                .containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED, Outcome.DELAYED);
+        // Redis counts in whole microseconds: the log counts the call at most a microsecond later.
+        assertThat(decisions.get(3).delayNanos()).isBetween(333_333_333L, 333_334_000L);
+    }
+
+    @Test
     void aCounterKeyHoldsDelayedCallsInABoundedNumberOfIntervals() {
         // A rule validates its maxDelay against what a counter key holds; the store holds the line by itself too,
         // whatever a caller asks: 200 calls of 1/10ms, each allowed to wait 30 s, would need hundreds of intervals.

@@ -130,6 +130,47 @@ class RedisBoundedWorkTest {
     }
 
     @Test
+    void roundTripsSlowerThanTheRetryBudgetThatMeetConflictsAreRetriedNotRejected() {
+        String prefix = prefix();
+        java.util.concurrent.atomic.AtomicInteger interleave = new java.util.concurrent.atomic.AtomicInteger();
+        try (JedisBucketStore b = store(prefix).build();
+             RateLimiter lb = RateLimiter.builder().store(b).build()) {
+            Rule rule = Rule.builder("shared").limits("10/1h").build();
+            Guard gb = lb.guard(rule);
+            // Before each of A's next scripts that is armed, instance B writes the bucket: every such attempt of A
+            // meets an ordinary conflict.
+            redis.clients.jedis.UnifiedJedis intercepting = new redis.clients.jedis.UnifiedJedis(redis.hostAndPort()) {
+                @Override
+                public Object evalsha(byte[] sha, List<byte[]> keys, List<byte[]> args) {
+                    if (interleave.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                        assertThat(gb.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+                        // A distant or failing-over Redis: this round trip takes longer than the retry budget.
+                        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(30).toNanos());
+                    }
+                    return super.evalsha(sha, keys, args);
+                }
+            };
+            // Round trips of 30 ms against a retry budget of 10 ms.
+            try (JedisBucketStore a = JedisBucketStore.builder().keyPrefix(prefix).client(intercepting)
+                    .autoPipelining(false).batching(false)
+                    .retries(32, Duration.ofMillis(10)).build();
+                 RateLimiter la = RateLimiter.builder().store(a).build()) {
+                Guard ga = la.guard(rule);
+                assertThat(ga.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+                interleave.set(3);
+                Decision d = ga.acquire(RequestContext.empty());
+                assertThat(d.verdicts()).extracting(Verdict::basis).containsExactly(Basis.BUCKET);
+                assertThat(d.outcome()).isEqualTo(Outcome.ALLOWED);
+                assertThat(a.stats().conflicts()).isEqualTo(3);
+                assertThat(a.stats().contended()).isZero();
+                assertThat(d.bindingWindow().remaining()).isEqualTo(10 - 1 - 3 - 1);
+            } finally {
+                intercepting.close();
+            }
+        }
+    }
+
+    @Test
     void aSlowFirstRoundTripThatMeetsAConflictIsRetriedNotRejected() {
         String prefix = prefix();
         // A retry budget far below any round trip: every first round trip is "slow".

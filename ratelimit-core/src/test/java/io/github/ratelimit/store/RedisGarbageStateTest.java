@@ -195,6 +195,42 @@ class RedisGarbageStateTest {
     }
 
     @Test
+    void aFullBucketWhoseRefillIsDatedAheadIsReplaced() {
+        // Full, but Bucket4j would not refill it until 2086: it would serve its capacity, then stay empty.
+        long now = clock.currentTimeNanos();
+        plantBucket(perHour(2), now / 1_000_000, s -> { }, now + Duration.ofDays(365L * 60).toNanos());
+        decidesAsOnAnEmptyKeyAndHeals(Algorithm.TOKEN_BUCKET, "string");
+    }
+
+    @Test
+    void aDeepDebtIsHonouredNotTakenForGarbage() {
+        // Four instances deciding locally first may each spend the whole 10/1d before they synchronise: -30 tokens,
+        // three days until full. It is owed, not garbage.
+        long now = clock.currentTimeNanos();
+        BucketConfiguration tenPerDay = BucketConfiguration.builder().addLimit(BandwidthBuilder.builder().capacity(10)
+                .refillGreedy(10, Duration.ofDays(1)).build()).build();
+        plantBucket(tenPerDay, now / 1_000_000, s -> s.consume(40), now);
+        admin.pexpire(key(Algorithm.TOKEN_BUCKET), Duration.ofDays(4).toMillis()); // as the instances would set it
+        Guard guard = limiter.guard(Rule.builder("api").limits("10/1d").build());
+        Decision d = guard.acquire(RequestContext.empty());
+        assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(d.verdicts()).extracting(io.github.ratelimit.Verdict::basis).containsExactly(Basis.BUCKET);
+        assertThat(store.stats().repairs()).isZero();
+    }
+
+    @Test
+    void versionsDoNotRunAheadOfTheClockHoweverManyKeysAreMade() {
+        // Time stands still while 3,000 keys are made: every bucket's version is the clock's millisecond, so no
+        // other instance ever takes a busy instance's buckets for garbage from the future.
+        Guard guard = limiter.guard(Rule.builder("api").key("user").limits("2/1h").build());
+        for (int i = 0; i < 3_000; i++) {
+            guard.acquire(RequestContext.builder().principal("u" + i).build());
+        }
+        byte[] last = admin.get(store.redisKey(new BucketKey("api", "u2999")));
+        assertThat(CompactState.decode(last).getConfigurationVersion()).isEqualTo(clock.currentTimeNanos() / 1_000_000);
+    }
+
+    @Test
     void aBucketWithoutExpiryGetsOneEvenFromADecisionThatChangesNothing() {
         Guard guard = limiter.guard(Rule.builder("api").limits("1/1h").build());
         assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
@@ -241,13 +277,33 @@ class RedisGarbageStateTest {
         String key = key(Algorithm.SLIDING_WINDOW_COUNTER);
         long interval = nowMicros() / 3_600_000_000L;
         java.util.Map<String, String> fields = new java.util.HashMap<>();
-        for (int i = 0; i <= 2 * (io.github.ratelimit.Rule.MAX_COUNTER_DELAY_INTERVALS + 3); i++) {
-            fields.put("1000:" + i, "1"); // another window's counts: kept while plausible, but not this many
+        long ms = nowMicros() / 1_000;
+        for (int i = 0; i <= SlidingScripts.COUNTER_HARD_FIELDS; i++) {
+            fields.put("1000:" + (ms + i), "1"); // another window's counts: kept while plausible, but not this many
         }
         fields.put("3600000000:" + interval, "2"); // would reject every call if obeyed
         admin.hset(key, fields);
         decidesAsOnAnEmptyKeyAndHeals(Algorithm.SLIDING_WINDOW_COUNTER, "hash");
         assertThat(admin.hlen(key)).isEqualTo(1);
+    }
+
+    @Test
+    void anotherInstancesCountsAreKeptWhileTheyCountAndDroppedOnceTheyNoLonger() {
+        String key = key(Algorithm.SLIDING_WINDOW_COUNTER);
+        long ms = nowMicros() / 1_000;
+        java.util.Map<String, String> fields = new java.util.HashMap<>();
+        // Another instance's eight windows with delayed calls (a rolling deploy): as many entries as they may hold.
+        for (int w = 1; w <= io.github.ratelimit.Rule.MAX_LIMITS; w++) {
+            for (int i = 0; i < io.github.ratelimit.Rule.MAX_COUNTER_DELAY_INTERVALS / io.github.ratelimit.Rule.MAX_LIMITS + 3; i++) {
+                fields.put((1000 * w) + ":" + (ms / w + i), "1");
+            }
+        }
+        fields.put("7000000:" + (nowMicros() / 7_000_000 - 5), "3"); // a window's count that no longer counts
+        admin.hset(key, fields);
+        Guard guard = limiter.guard(twoPerHour(Algorithm.SLIDING_WINDOW_COUNTER));
+        assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+        assertThat(admin.hkeys(key)).hasSize(fields.size() - 1 + 1).doesNotContain("7000000:" + (nowMicros() / 7_000_000 - 5));
+        assertThat(store.stats().repairs()).isZero();
     }
 
     @ParameterizedTest
@@ -277,6 +333,21 @@ class RedisGarbageStateTest {
         // Each call removes at most LOG_TRIM_PER_CALL of them; the rest do not count against the client.
         decidesAsOnAnEmptyKeyAndHeals(Algorithm.SLIDING_WINDOW_LOG, "zset");
         assertThat(admin.zcard(key)).isEqualTo(2);
+    }
+
+    @Test
+    void aLogHoldingMoreCallsThanAnyWindowCountsLosesTheOldestNotEverything() {
+        // 10,150 calls in the last minutes (kept, say, for another instance's longer window before its limits
+        // changed): more than any rule's window holds, so the oldest go, at most 100 a call; the rest stay.
+        long now = nowMicros();
+        String key = plantLog((int) io.github.ratelimit.Rule.MAX_LOG_CALLS + 150, i -> now - 100L * (i + 1));
+        admin.pexpire(key, Duration.ofHours(1).toMillis()); // as the instances would have set it
+        Guard guard = limiter.guard(Rule.builder("api").limits("10000/1h").algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                .build());
+        assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(admin.zcard(key)).isEqualTo(io.github.ratelimit.Rule.MAX_LOG_CALLS + 50);
+        assertThat(admin.zrange(key, 0, 0)).containsExactly("m10049"); // the oldest 100 went
+        assertThat(store.stats().repairs()).isZero();
     }
 
     @Test

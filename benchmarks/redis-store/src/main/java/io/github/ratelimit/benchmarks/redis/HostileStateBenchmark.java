@@ -97,17 +97,18 @@ public final class HostileStateBenchmark {
         rows.add(thousandWaiters("counter: 1000 waiters on one key, 1/10ms SOFT, max-delay 640ms",
                 Rule.builder("w").limits("1/10ms").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).mode(Mode.SOFT)
                         .maxDelay(Duration.ofMillis(640)).maxWaiting(1000).build()));
-        rows.add(thousandWaiters("counter: 1000 waiters delayed up to 30 s by a SOFT token bucket on the same call",
-                Rule.builder("queue").limits("100/1s").mode(Mode.SOFT).maxDelay(Duration.ofSeconds(30))
-                        .maxWaiting(1000).build(),
-                Rule.builder("w").limits("1/10ms").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).build()));
+        rows.add(thousandWaiters("counter: 1000 waiters, SOFT max-delay 640ms, beside a SOFT token bucket delaying up"
+                        + " to 30 s", Rule.builder("queue").limits("100/1s").mode(Mode.SOFT)
+                        .maxDelay(Duration.ofSeconds(30)).maxWaiting(1000).build(),
+                Rule.builder("w").limits("1/10ms").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).mode(Mode.SOFT)
+                        .maxDelay(Duration.ofMillis(640)).maxWaiting(1000).build()));
         Rule counterMinute = Rule.builder("api").limits("2/1m").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).build();
         rows.add(repeated("counter: the far-future entry 60000000:99999999999999 (replanted before each call)",
                 counterMinute, 200, key -> admin.hset(key, "60000000:99999999999999", "1")));
         rows.add(repeated("counter: 'abc' as the current interval's count (replanted before each call)",
                 counterMinute, 200, key -> admin.hset(key, "60000000:" + NOW_MICROS / 60_000_000L, "abc")));
-        int tolerated = 2 * (Rule.MAX_COUNTER_DELAY_INTERVALS + 3);
-        rows.add(scenario("counter: " + tolerated + " entries of another window (the most kept), 200 calls",
+        int tolerated = 2 * (Rule.MAX_COUNTER_DELAY_INTERVALS + 3 * Rule.MAX_LIMITS);
+        rows.add(scenario("counter: " + tolerated + " entries of other windows (the most kept), 200 calls",
                 counterMinute, 200, key -> admin.hset(key, otherWindow(tolerated))));
         rows.add(repeated("counter: 10000 entries (replaced whole; replanted before each call)", counterMinute, 20,
                 key -> admin.hset(key, otherWindow(10_000))));
@@ -116,6 +117,8 @@ public final class HostileStateBenchmark {
         Rule log = Rule.builder("api").limits("10000/1h").algorithm(Algorithm.SLIDING_WINDOW_LOG).build();
         rows.add(scenario("log: 10000 calls in the window (the most a rule keeps), 200 more calls", log, 200,
                 key -> admin.zadd(key, members(10_000, NOW_MICROS - 1_000_000))));
+        rows.add(repeated("log: 20000 calls in the last second (the most kept; the oldest 100 go per call)", log, 20,
+                key -> admin.zadd(key, members(20_000, NOW_MICROS - 1_000))));
         rows.add(repeated("log: members at 1e18 and +inf (replanted before each call)",
                 Rule.builder("api").limits("2/1h").algorithm(Algorithm.SLIDING_WINDOW_LOG).build(), 200,
                 key -> admin.zadd(key, Map.of("a", 1e18, "b", Double.POSITIVE_INFINITY))));
