@@ -110,6 +110,8 @@ final class LimitAnswers {
      * must not make every other rule's keys go without their limits.
      */
     private final AtomicInteger failures = new AtomicInteger();
+    /** Refreshes run to their end, whatever they found; for tests that must not race the scheduled one. */
+    private final AtomicLong refreshes = new AtomicLong();
 
     LimitAnswers(UnifiedJedis jedis, String prefix, Map<String, List<Limit>> plans, long maximumCachedKeys,
                  AtomicLong repairs) {
@@ -194,6 +196,19 @@ final class LimitAnswers {
      * type. Run by the refresh thread; synchronized so a test may run it too.
      */
     synchronized void refresh() {
+        try {
+            refreshOnce();
+        } finally {
+            refreshes.incrementAndGet();
+        }
+    }
+
+    /** @return refreshes run to their end since this was built */
+    long refreshes() {
+        return refreshes.get();
+    }
+
+    private void refreshOnce() {
         // Failures seen now are the ones a successful refresh settles; a read failing meanwhile counts for the next.
         int failed = failures.get();
         try {

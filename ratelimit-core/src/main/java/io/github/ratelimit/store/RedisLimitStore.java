@@ -275,6 +275,11 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         answers.refresh();
     }
 
+    /** @return refreshes run to their end, by the refresh thread or by {@link #refresh()} (for tests) */
+    long refreshes() {
+        return answers.refreshes();
+    }
+
     private boolean change(String op, String rule, String key, String value, String by) {
         try {
             return answers.change(op, rule, key, value, by);

@@ -2,6 +2,7 @@ package io.github.ratelimit.store;
 
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.testing.redis.RedisServer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -14,7 +15,7 @@ import java.util.UUID;
 /**
  * A real Redis server for a test class of the limit store, a client on it, and limit stores on their own key
  * prefixes, with the plans {@code wide} ({@code 100/1m burst=500}), {@code tiny} ({@code 1/1h}) and {@code gold}
- * ({@code 1000/1m}), whose refreshes run by hand (the scheduled one runs once, at the start).
+ * ({@code 1000/1m}), whose refreshes run by hand (the scheduled one runs once, at the start, and is awaited).
  */
 final class LimitStoreRedis implements BeforeAllCallback, AfterAllCallback {
 
@@ -50,12 +51,16 @@ final class LimitStoreRedis implements BeforeAllCallback, AfterAllCallback {
         return "l" + UUID.randomUUID().toString().substring(0, 8);
     }
 
-    /** @return a store on the prefix that has read the stream once */
+    /**
+     * @return a store on the prefix whose scheduled first refresh has run, so that it cannot race what a test writes
+     *         behind the store's back (it would repair a stream the test has just broken)
+     */
     RedisLimitStore store(String prefix) {
         RedisLimitStore store = RedisLimitStore.builder().client(client).keyPrefix(prefix)
                 .plan("wide", List.of(Limit.parse("100/1m burst=500"))).plan("tiny", List.of(Limit.parse("1/1h")))
                 .plan("gold", List.of(Limit.parse("1000/1m"))).refreshInterval(Duration.ofHours(1)).build();
-        store.refresh();
+        Awaitility.await("the scheduled first refresh").atMost(Duration.ofSeconds(10))
+                .until(() -> store.refreshes() >= 1);
         return store;
     }
 
