@@ -220,15 +220,9 @@ class AutoPipelineTest {
                 pool.shutdownNow();
                 frozen.resume();
             }
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            Object reply = null;
-            while (reply == null && System.nanoTime() < deadline) {
-                try {
-                    reply = pipeline.run(INCR, key("recovered"), args("ok"));
-                } catch (JedisConnectionException e) {
-                    Thread.sleep(20);
-                }
-            }
+            Object reply = org.awaitility.Awaitility.await("a call through again").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(20)).ignoreExceptionsInstanceOf(JedisConnectionException.class)
+                    .until(() -> pipeline.run(INCR, key("recovered"), args("ok")), java.util.Objects::nonNull);
             assertThat(reply).isEqualTo(1L);
         }
     }

@@ -49,16 +49,16 @@ class RedisFaultTest {
 
     /** Decides until one decision satisfies the condition, for at most {@code seconds}. */
     private static Decision await(Guard guard, Predicate<Decision> condition, int seconds) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
-        Decision last = null;
-        while (System.nanoTime() < deadline) {
-            last = guard.acquire(user(0));
-            if (condition.test(last)) {
-                return last;
-            }
-            Thread.sleep(20);
+        java.util.concurrent.atomic.AtomicReference<Decision> last = new java.util.concurrent.atomic.AtomicReference<>();
+        try {
+            return org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(seconds)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> {
+                        last.set(guard.acquire(user(0)));
+                        return last.get();
+                    }, condition);
+        } catch (org.awaitility.core.ConditionTimeoutException e) {
+            throw new AssertionError("condition not met within " + seconds + " s; last decision " + last.get(), e);
         }
-        throw new AssertionError("condition not met within " + seconds + " s; last decision " + last);
     }
 
     private static Predicate<Decision> basis(Basis basis) {
@@ -167,12 +167,9 @@ class RedisFaultTest {
             assertThat(during).allMatch(Decision::permitted);
             cluster.awaitFailover();
 
-            long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
-            List<Decision> after;
-            do {
-                Thread.sleep(100);
-                after = decide(guard, 100);
-            } while (!after.stream().allMatch(basis(Basis.BUCKET)) && System.nanoTime() < deadline);
+            List<Decision> after = org.awaitility.Awaitility.await("every key decided by its bucket again")
+                    .atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> decide(guard, 100), decisions -> decisions.stream().allMatch(basis(Basis.BUCKET)));
             assertThat(after).allMatch(basis(Basis.BUCKET));
             assertThat(store.breakerState()).isEqualTo(JedisBucketStore.BreakerState.CLOSED);
         }

@@ -459,9 +459,7 @@ class WebFluxRateLimitTest {
 
     /** Waits until the SOFT rule has delayed requests: the first two go at once, the rest wait. */
     private static void waitUntilWaiting(List<CompletableFuture<Integer>> soft) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (soft.stream().filter(CompletableFuture::isDone).count() < 2 && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        org.awaitility.Awaitility.await("the two SOFT requests that need no delay").atMost(java.time.Duration.ofSeconds(10))
+                .until(() -> soft.stream().filter(CompletableFuture::isDone).count() >= 2);
     }
 }

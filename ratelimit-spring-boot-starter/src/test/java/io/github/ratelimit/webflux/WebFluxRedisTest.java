@@ -125,17 +125,11 @@ class WebFluxRedisTest {
 
     /** Until a store thread of this JVM is inside Jedis, waiting for the frozen Redis to answer. */
     private static void awaitDecisionWaitingOnRedis() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() < deadline) {
-            for (var thread : Thread.getAllStackTraces().entrySet()) {
-                if (thread.getKey().getName().startsWith("ratelimit-store") && java.util.Arrays.stream(thread.getValue())
-                        .anyMatch(frame -> frame.getClassName().startsWith("redis.clients.jedis"))) {
-                    return;
-                }
-            }
-            Thread.sleep(5);
-        }
-        throw new AssertionError("no decision reached Redis within 10 s");
+        org.awaitility.Awaitility.await("a decision in Redis on a store thread").atMost(java.time.Duration.ofSeconds(10))
+                .pollInterval(java.time.Duration.ofMillis(5))
+                .until(() -> Thread.getAllStackTraces().entrySet().stream().anyMatch(thread ->
+                        thread.getKey().getName().startsWith("ratelimit-store") && java.util.Arrays.stream(thread.getValue())
+                                .anyMatch(frame -> frame.getClassName().startsWith("redis.clients.jedis"))));
     }
 
     @Test

@@ -18,6 +18,7 @@ import org.springframework.web.reactive.function.client.WebClientResponseExcepti
 import reactor.core.publisher.Mono;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -92,27 +93,28 @@ class WebFluxSoftCancelTest {
      * Sends requests until one is delayed (its timer registered on the manual clock), retrying while the rule's one
      * place for a waiting request is taken (429).
      */
-    private static CompletableFuture<String> delayedRequest() throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() < deadline) {
-            int timers = CLOCK.pendingTimers();
-            CompletableFuture<String> request = get().toFuture();
-            while (!request.isDone() && CLOCK.pendingTimers() == timers && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
-            if (!request.isDone()) {
-                return request;
-            }
-            try {
-                request.join();
-                throw new AssertionError("a request went through without waiting");
-            } catch (java.util.concurrent.CompletionException e) {
-                assertThat(e.getCause()).isInstanceOf(WebClientResponseException.class);
-                assertThat(((WebClientResponseException) e.getCause()).getStatusCode().value())
-                        .as("rejected only because the place for a waiting request is taken").isEqualTo(429);
-                Thread.sleep(20);
-            }
+    private static CompletableFuture<String> delayedRequest() {
+        return org.awaitility.Awaitility.await("a request the SOFT rule delays").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20)).until(WebFluxSoftCancelTest::requestDelayedOrNull, Objects::nonNull);
+    }
+
+    /** @return a request that waits for its delay, or {@code null} when it was rejected for want of a waiting place */
+    private static CompletableFuture<String> requestDelayedOrNull() {
+        int timers = CLOCK.pendingTimers();
+        CompletableFuture<String> request = get().toFuture();
+        org.awaitility.Awaitility.await("the request ends or waits").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(5)).until(() -> request.isDone() || CLOCK.pendingTimers() != timers);
+        if (!request.isDone()) {
+            return request;
         }
-        throw new AssertionError("no request was delayed within 10 s");
+        try {
+            request.join();
+            throw new AssertionError("a request went through without waiting");
+        } catch (java.util.concurrent.CompletionException e) {
+            assertThat(e.getCause()).isInstanceOf(WebClientResponseException.class);
+            assertThat(((WebClientResponseException) e.getCause()).getStatusCode().value())
+                    .as("rejected only because the place for a waiting request is taken").isEqualTo(429);
+            return null;
+        }
     }
 }

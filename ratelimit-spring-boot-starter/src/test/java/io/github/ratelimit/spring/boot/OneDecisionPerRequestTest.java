@@ -333,13 +333,13 @@ class OneDecisionPerRequestTest {
             var pending = http.sendAsync(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/soft/verify"))
                     .timeout(Duration.ofSeconds(20)).header("X-Forwarded-For", client)
                     .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            while (!pending.isDone() && System.nanoTime() < deadline) {
-                if (clock.pendingTimers() > 0) {
-                    clock.advance(Duration.ofSeconds(1)); // the SOFT rule's delay passes
-                }
-                Thread.sleep(5);
-            }
+            org.awaitility.Awaitility.await("success %d, after its delay".formatted(i)).atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(5)).until(() -> {
+                        if (clock.pendingTimers() > 0) {
+                            clock.advance(Duration.ofSeconds(1)); // the SOFT rule's delay passes
+                        }
+                        return pending.isDone();
+                    });
             assertThat(pending.get().statusCode()).as("success %d, after its delay", i).isEqualTo(200);
         }
     }

@@ -88,13 +88,11 @@ class StoreHealthAndEndpointTest {
         REDIS.kill();
         try {
             // Requests fail open while the breaker counts failures; it opens after a streak of them.
-            long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-            String store;
-            do {
-                assertThat(get("/busy/ping").statusCode()).as("fail-open serves").isEqualTo(200);
-                store = json(get("/actuator/health")).at("/components/rateLimitStore/status").asText();
-            } while (!store.equals("DEGRADED") && System.nanoTime() < deadline);
-            assertThat(store).isEqualTo("DEGRADED");
+            org.awaitility.Awaitility.await("the store reported degraded").atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(10)).until(() -> {
+                        assertThat(get("/busy/ping").statusCode()).as("fail-open serves").isEqualTo(200);
+                        return json(get("/actuator/health")).at("/components/rateLimitStore/status").asText();
+                    }, "DEGRADED"::equals);
 
             HttpResponse<String> application = get("/actuator/health");
             assertThat(application.statusCode()).as("the application stays in its load balancer").isEqualTo(200);
@@ -108,13 +106,11 @@ class StoreHealthAndEndpointTest {
         } finally {
             REDIS.restart();
         }
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        String store;
-        do {
-            get("/busy/ping");
-            store = json(get("/actuator/health")).at("/components/rateLimitStore/status").asText();
-        } while (!store.equals("UP") && System.nanoTime() < deadline);
-        assertThat(store).as("recovers with Redis").isEqualTo("UP");
+        org.awaitility.Awaitility.await("the store recovers with Redis").atMost(Duration.ofSeconds(20))
+                .pollInterval(Duration.ofMillis(10)).until(() -> {
+                    get("/busy/ping");
+                    return json(get("/actuator/health")).at("/components/rateLimitStore/status").asText();
+                }, "UP"::equals);
     }
 
     @Test

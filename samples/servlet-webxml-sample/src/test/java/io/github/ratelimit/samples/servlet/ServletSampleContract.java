@@ -97,6 +97,7 @@ abstract class ServletSampleContract {
                 + "\"retryAfter\":1}");
         long retryAfter = Long.parseLong(rejected.headers().firstValue("Retry-After").orElseThrow());
         assertThat(retryAfter).isEqualTo(1);
+        // Waiting out the Retry-After the server gave is what this checks: polling would pass at any later time.
         Thread.sleep(Duration.ofSeconds(retryAfter).toMillis());
         assertThat(get("/hello").statusCode()).isEqualTo(200);
     }

@@ -24,11 +24,8 @@ class ServletSampleRedisStoreTest extends ServletSampleContract {
         assertThat(get("/hello").statusCode()).isEqualTo(200);
         assertThat(clockThreads()).isPositive();
         stopServer();
-        long deadline = System.nanoTime() + java.time.Duration.ofSeconds(5).toNanos();
-        while (clockThreads() > 0 && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(clockThreads()).isZero();
+        org.awaitility.Awaitility.await("the store's threads end").atMost(java.time.Duration.ofSeconds(5))
+                .until(() -> clockThreads() == 0);
     }
 
     /** Jedis logs through SLF4J; the WAR's provider hands its records to java.util.logging, Tomcat's log. */

@@ -50,14 +50,14 @@ class ExecutableJarIT {
         Process process = new ProcessBuilder(javaBinary, "-jar", jar.toString(), "--server.port=" + port)
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
-            long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-            boolean up = false;
-            while (!up && process.isAlive() && System.nanoTime() < deadline) {
-                try {
-                    up = status(port, "/actuator/health") == 200;
-                } catch (IOException notYet) {
-                    Thread.sleep(200);
-                }
+            boolean up;
+            try {
+                org.awaitility.Awaitility.await("the application in the jar").atMost(Duration.ofSeconds(90))
+                        .pollInterval(Duration.ofMillis(200)).ignoreExceptionsInstanceOf(IOException.class)
+                        .until(() -> !process.isAlive() || status(port, "/actuator/health") == 200);
+                up = process.isAlive();
+            } catch (org.awaitility.core.ConditionTimeoutException notUp) {
+                up = false;
             }
             assertThat(up).as("started; its log:%n%s", Files.readString(log)).isTrue();
             assertThat(status(port, "/api/hello")).isEqualTo(200);

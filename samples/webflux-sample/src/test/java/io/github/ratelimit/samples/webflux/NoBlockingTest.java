@@ -52,7 +52,7 @@ class NoBlockingTest {
     @Test
     void blockHoundReportsABlockingCallOnANonBlockingThread() {
         reactor.core.publisher.Mono.fromCallable(() -> {
-            Thread.sleep(1);
+            Thread.sleep(1); // the blocking call BlockHound must report
             return 1;
         }).subscribeOn(reactor.core.scheduler.Schedulers.parallel()).block();
         assertThat(BLOCKING).hasSize(1).allSatisfy(call -> assertThat(call).startsWith("java.lang.Thread.sleep")

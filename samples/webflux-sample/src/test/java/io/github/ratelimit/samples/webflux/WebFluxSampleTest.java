@@ -100,10 +100,8 @@ class WebFluxSampleTest {
             waiting.add(CompletableFuture.supplyAsync(() -> client.get().uri("/api/reports").exchange()
                     .expectBody(String.class).returnResult().getStatus().value()));
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (waiting.stream().filter(CompletableFuture::isDone).count() < 4 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        org.awaitility.Awaitility.await("the four requests that need no wait").atMost(Duration.ofSeconds(10))
+                .until(() -> waiting.stream().filter(CompletableFuture::isDone).count() >= 4);
         for (int i = 0; i < 10; i++) {
             client.get().uri("/api/status").exchange().expectStatus().isOk().expectBody().returnResult();
         }
