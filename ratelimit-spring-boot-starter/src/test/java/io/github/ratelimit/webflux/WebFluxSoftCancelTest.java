@@ -1,6 +1,6 @@
 package io.github.ratelimit.webflux;
 
-import io.github.ratelimit.spring.boot.RateLimitAutoConfiguration;
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.testing.ManualClock;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;

@@ -1,5 +1,8 @@
 package io.github.ratelimit.spring.boot;
 
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
+import io.github.ratelimit.spring.boot.web.reactive.RateLimitWebExceptionHandler;
+import io.github.ratelimit.spring.boot.web.reactive.RateLimitWebFilter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitExceededException;

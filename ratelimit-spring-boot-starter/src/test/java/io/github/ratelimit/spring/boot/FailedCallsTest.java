@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot;
 
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.Count;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitExceededException;

@@ -1,5 +1,8 @@
 package io.github.ratelimit.spring.boot;
 
+import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpoint;
+import io.github.ratelimit.spring.boot.actuate.RejectedKeys;
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;

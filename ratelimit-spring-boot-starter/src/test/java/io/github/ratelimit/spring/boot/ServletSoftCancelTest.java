@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot;
 
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.LocalFirst;
 import io.github.ratelimit.Outcome;

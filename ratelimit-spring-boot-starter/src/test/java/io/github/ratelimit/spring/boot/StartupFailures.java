@@ -6,7 +6,7 @@ import org.springframework.boot.test.context.assertj.ApplicationContextAssertPro
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Finds why a context failed to start. */
-final class StartupFailures {
+public final class StartupFailures {
 
     private StartupFailures() {
     }
@@ -15,7 +15,7 @@ final class StartupFailures {
      * @param context a context that must have failed to start
      * @return the rate-limit configuration error in its failure's cause chain
      */
-    static Throwable configError(ApplicationContextAssertProvider<?> context) {
+    public static Throwable configError(ApplicationContextAssertProvider<?> context) {
         assertThat(context).hasFailed();
         for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
             if (t instanceof InvalidRateLimitConfigurationException) {

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot;
 
+import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.testing.RateLimitFields;
 import io.github.ratelimit.Decision;
@@ -115,7 +116,7 @@ class UnnamedRulesOverHttpTest {
         // endpoint, beside what clients see.
         assertThat(DECISIONS).anySatisfy(d -> assertThat(d.binding().rule()).isEqualTo("QuarterlyFigures#compileFigures"));
         @SuppressWarnings("unchecked")
-        List<Map<String, Object>> rules = (List<Map<String, Object>>) endpoint.rateLimits(false).get("rules");
+        List<Map<String, Object>> rules = (List<Map<String, Object>>) endpoint.rateLimits().get("rules");
         assertThat(rules).anySatisfy(rule -> assertThat(rule).containsEntry("name", "QuarterlyFigures#compileFigures")
                 .containsEntry("publicName", methodRule));
     }

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot;
 
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot;
 
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.RateLimit;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot;
 
+import io.github.ratelimit.spring.boot.actuate.RejectedKeys;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;

@@ -1,0 +1,99 @@
+package io.github.ratelimit.spring.boot.actuate;
+
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.JedisBucketStore;
+import org.springframework.boot.actuate.endpoint.Show;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@code ratelimits} Actuator endpoint: every rule with its name, the name clients see for it in headers and
+ * bodies ({@code publicName}: for an unnamed {@code @RateLimit} rule, a digest of its class and method, which this
+ * endpoint ties back to them), its source, key, limits, mode and policies; the store and, for Redis, its breaker and
+ * counters; the most-rejected keys.
+ *
+ * <p>Keys identify people (user names, client addresses, API keys), so they are shown as Spring Boot shows
+ * sensitive values: {@code management.endpoint.ratelimits.show-values} is {@code never} by default (each key reads
+ * {@value #MASK}), {@code when-authorized} (to an authenticated caller in one of
+ * {@code management.endpoint.ratelimits.roles}, or any authenticated caller when no roles are set) or
+ * {@code always}. Over JMX, which has no caller to ask, {@code when-authorized} shows them, as Boot's own
+ * endpoints do. Expose and secure the endpoint like any other sensitive one.
+ */
+@Endpoint(id = "ratelimits")
+public class RateLimitsEndpoint {
+
+    /** What a key reads when values are not shown. */
+    static final String MASK = "******";
+
+    private final RateLimiter limiter;
+    private final BucketStore store;
+    private final RejectedKeys rejected;
+    private final Show showValues;
+
+    public RateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected, Show showValues) {
+        this.limiter = limiter;
+        this.store = store;
+        this.rejected = rejected;
+        this.showValues = showValues;
+    }
+
+    /**
+     * @return rules, store and the most-rejected keys (masked unless values are shown)
+     */
+    @ReadOperation
+    public Map<String, Object> rateLimits() {
+        return rateLimits(showValues.isShown(true));
+    }
+
+    Map<String, Object> rateLimits(boolean showKeys) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("rules", limiter.rules().stream().map(RateLimitsEndpoint::describe).toList());
+        result.put("store", store());
+        List<RejectedKeys.Entry> top = rejected.top(20);
+        result.put("topRejectedKeys", showKeys ? top : top.stream()
+                .map(e -> new RejectedKeys.Entry(e.rule(), MASK, e.count(), e.error())).toList());
+        return result;
+    }
+
+    private static Map<String, Object> describe(Rule rule) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("name", rule.name());
+        r.put("publicName", rule.publicName());
+        r.put("source", rule.source());
+        r.put("key", rule.key());
+        r.put("limits", rule.limits().stream().map(Limit::toString).toList());
+        r.put("mode", rule.mode());
+        if (rule.maxDelay() != null) {
+            r.put("maxDelay", rule.maxDelay().toString());
+        }
+        r.put("cost", rule.cost());
+        r.put("count", rule.count());
+        r.put("algorithm", rule.algorithm());
+        r.put("onStoreFailure", rule.onStoreFailure());
+        r.put("onMissingKey", rule.onMissingKey());
+        return r;
+    }
+
+    private Map<String, Object> store() {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("type", store.getClass().getSimpleName());
+        if (store instanceof JedisBucketStore redis) {
+            JedisBucketStore.Stats stats = redis.stats();
+            s.put("breaker", stats.breaker());
+            s.put("operations", stats.decisions());
+            s.put("roundTrips", stats.roundTrips());
+            s.put("conflicts", stats.conflicts());
+            s.put("failures", stats.failures());
+            s.put("shortCircuited", stats.shortCircuited());
+            s.put("contended", stats.contended());
+        }
+        return s;
+    }
+}

@@ -1,0 +1,24 @@
+package io.github.ratelimit.spring.boot.autoconfigure;
+
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+
+/**
+ * Explains a start-up failure caused by rate-limit configuration, from the exception's fields: the description says
+ * where the bad value is (an annotated method, a {@code ratelimit.*} property) and what is wrong with it, the action
+ * what to do. Nothing is parsed out of prose.
+ */
+final class InvalidRateLimitConfigurationFailureAnalyzer
+        extends AbstractFailureAnalyzer<InvalidRateLimitConfigurationException> {
+
+    @Override
+    protected FailureAnalysis analyze(Throwable rootFailure, InvalidRateLimitConfigurationException cause) {
+        String where = cause.where() == null || cause.where().isEmpty() ? "" : cause.where() + ": ";
+        String description = "Rate limiting is misconfigured: " + where + cause.constraint();
+        String action = cause.action() != null ? cause.action()
+                : "Correct the value named above; @RateLimit attributes and ratelimit.* properties are described in "
+                + "docs/spring-boot.md.";
+        return new FailureAnalysis(description, action, cause);
+    }
+}

@@ -1,0 +1,718 @@
+package io.github.ratelimit.spring.boot.autoconfigure;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Count;
+import io.github.ratelimit.MissingKeyPolicy;
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.key.ClientIpResolver;
+import io.github.ratelimit.web.Phase;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Rate limiting, under {@code ratelimit.*}: the names a servlet filter's rules file uses. Spring binds these
+ * properties (relaxed names, profiles, YAML lists) and the starter hands them to {@link RateLimitSettings}, the
+ * model the filter uses too: that is where the defaults are, where every value is checked, and where an unknown
+ * property is refused. So nothing here has a default of its own; an unset property is {@code null}.
+ */
+@ConfigurationProperties("ratelimit")
+public class RateLimitProperties {
+
+    /** Whether rate limiting is enabled. */
+    private Boolean enabled;
+
+    /** Where buckets live: auto (Redis when one is configured here or in spring.data.redis, else this JVM), local or redis. */
+    private RateLimitSettings.StoreKind store;
+
+    private final Local local = new Local();
+
+    private final Redis redis = new Redis();
+
+    /** What rules that do not say decide when the store fails. */
+    private StoreFailurePolicy defaultStoreFailurePolicy;
+
+    /** Share of a limit a local fallback bucket holds (1/N for N instances). */
+    private Double localFallbackShare;
+
+    /** Most calls waiting out a SOFT delay at once, all rules together; each SOFT rule also has its own bound. */
+    private Integer maxWaiting;
+
+    /** Addresses or CIDRs of reverse proxies whose forwarding header is believed. */
+    private List<String> trustedProxies;
+
+    /**
+     * Whether the ip key takes the client address the web server reports (rewritten by its own forwarding
+     * configuration, server.forward-headers-strategy=native with server.tomcat.remoteip.*) instead of the
+     * connection's, walked through ratelimit.trusted-proxies. Only with an internal-proxies setting that lists your
+     * own proxies alone; not with trusted-proxies.
+     */
+    private Boolean trustContainerForwarding;
+
+    /** The one forwarding header the trusted proxies write. */
+    private ClientIpResolver.ForwardedHeader forwardedHeader;
+
+    /** IPv6 clients are keyed by this prefix length. */
+    private Integer ipv6PrefixLength;
+
+    /** Rate-limit header styles written on responses: x-ratelimit, ietf-draft-09, or none. */
+    private List<String> headers;
+
+    /** Status of a rejected web request. */
+    private Integer rejectStatus;
+
+    /** Whether to log what SHADOW rules would have rejected. */
+    private Boolean logShadow;
+
+    /** Whether to record metrics in the application's Micrometer registry. */
+    private Boolean metrics;
+
+    /**
+     * Whether @RateLimit rules of methods other than the request's handler (a service method throttling an
+     * outbound call) add their items to the response's rate-limit headers.
+     */
+    private Boolean methodHeaders;
+
+    /** How long per-key limits (ratelimit.keys, a LimitProvider bean) are cached. */
+    private Duration limitCacheTtl;
+
+    /** Per-key limits kept in Redis and changed at run time. */
+    private final LimitStore limitStore = new LimitStore();
+
+    /** Limits of named plans, e.g. free: 10/1m. */
+    private Map<String, List<String>> plans = new LinkedHashMap<>();
+
+    /** Keys with limits or a plan of their own. */
+    private List<KeyLimit> keys = new ArrayList<>();
+
+    /** URL rules, enforced by a servlet filter. */
+    private List<UrlRuleProperties> rules = new ArrayList<>();
+
+    private final Filter filter = new Filter();
+
+    public Boolean getEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(Boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public RateLimitSettings.StoreKind getStore() {
+        return store;
+    }
+
+    public void setStore(RateLimitSettings.StoreKind store) {
+        this.store = store;
+    }
+
+    public Local getLocal() {
+        return local;
+    }
+
+    public Redis getRedis() {
+        return redis;
+    }
+
+    public StoreFailurePolicy getDefaultStoreFailurePolicy() {
+        return defaultStoreFailurePolicy;
+    }
+
+    public void setDefaultStoreFailurePolicy(StoreFailurePolicy defaultStoreFailurePolicy) {
+        this.defaultStoreFailurePolicy = defaultStoreFailurePolicy;
+    }
+
+    public Double getLocalFallbackShare() {
+        return localFallbackShare;
+    }
+
+    public void setLocalFallbackShare(Double localFallbackShare) {
+        this.localFallbackShare = localFallbackShare;
+    }
+
+    public Integer getMaxWaiting() {
+        return maxWaiting;
+    }
+
+    public void setMaxWaiting(Integer maxWaiting) {
+        this.maxWaiting = maxWaiting;
+    }
+
+    public List<String> getTrustedProxies() {
+        return trustedProxies;
+    }
+
+    public void setTrustedProxies(List<String> trustedProxies) {
+        this.trustedProxies = trustedProxies;
+    }
+
+    public Boolean getTrustContainerForwarding() {
+        return trustContainerForwarding;
+    }
+
+    public void setTrustContainerForwarding(Boolean trustContainerForwarding) {
+        this.trustContainerForwarding = trustContainerForwarding;
+    }
+
+    public ClientIpResolver.ForwardedHeader getForwardedHeader() {
+        return forwardedHeader;
+    }
+
+    public void setForwardedHeader(ClientIpResolver.ForwardedHeader forwardedHeader) {
+        this.forwardedHeader = forwardedHeader;
+    }
+
+    public Integer getIpv6PrefixLength() {
+        return ipv6PrefixLength;
+    }
+
+    public void setIpv6PrefixLength(Integer ipv6PrefixLength) {
+        this.ipv6PrefixLength = ipv6PrefixLength;
+    }
+
+    public List<String> getHeaders() {
+        return headers;
+    }
+
+    public void setHeaders(List<String> headers) {
+        this.headers = headers;
+    }
+
+    public Integer getRejectStatus() {
+        return rejectStatus;
+    }
+
+    public void setRejectStatus(Integer rejectStatus) {
+        this.rejectStatus = rejectStatus;
+    }
+
+    public Boolean getLogShadow() {
+        return logShadow;
+    }
+
+    public void setLogShadow(Boolean logShadow) {
+        this.logShadow = logShadow;
+    }
+
+    public Boolean getMetrics() {
+        return metrics;
+    }
+
+    public void setMetrics(Boolean metrics) {
+        this.metrics = metrics;
+    }
+
+    public Boolean getMethodHeaders() {
+        return methodHeaders;
+    }
+
+    public void setMethodHeaders(Boolean methodHeaders) {
+        this.methodHeaders = methodHeaders;
+    }
+
+    public LimitStore getLimitStore() {
+        return limitStore;
+    }
+
+    public Duration getLimitCacheTtl() {
+        return limitCacheTtl;
+    }
+
+    public void setLimitCacheTtl(Duration limitCacheTtl) {
+        this.limitCacheTtl = limitCacheTtl;
+    }
+
+    public Map<String, List<String>> getPlans() {
+        return plans;
+    }
+
+    public void setPlans(Map<String, List<String>> plans) {
+        this.plans = plans;
+    }
+
+    public List<KeyLimit> getKeys() {
+        return keys;
+    }
+
+    public void setKeys(List<KeyLimit> keys) {
+        this.keys = keys;
+    }
+
+    public List<UrlRuleProperties> getRules() {
+        return rules;
+    }
+
+    public void setRules(List<UrlRuleProperties> rules) {
+        this.rules = rules;
+    }
+
+    public Filter getFilter() {
+        return filter;
+    }
+
+    /** The local store. */
+    public static class Local {
+
+        /** Most buckets kept in memory. */
+        private Long maximumKeys;
+
+        public Long getMaximumKeys() {
+            return maximumKeys;
+        }
+
+        public void setMaximumKeys(Long maximumKeys) {
+            this.maximumKeys = maximumKeys;
+        }
+    }
+
+    /** The Redis store; without url, sentinel or cluster, spring.data.redis.* is used. */
+    public static class Redis {
+
+        /** redis://[user:password@]host:port[/database], rediss:// for TLS. */
+        private String url;
+
+        private final Sentinel sentinel = new Sentinel();
+
+        private final Cluster cluster = new Cluster();
+
+        /** ACL user for Sentinel and Cluster (a URL carries its own). */
+        private String username;
+
+        /** Password for Sentinel and Cluster (a URL carries its own). */
+        private String password;
+
+        /** Whether Sentinel and Cluster connections use TLS. */
+        private Boolean ssl;
+
+        /** First part of every Redis key; instances that share limits share it. */
+        private String keyPrefix;
+
+        /** A Redis command fails after this, and the rule's failure policy applies. */
+        private Duration commandTimeout;
+
+        /** Connecting, or waiting for a pooled connection, fails after this. */
+        private Duration connectTimeout;
+
+        /** Connections per Redis node. */
+        private Integer poolSize;
+
+        /**
+         * Whether decisions made at once by several threads share Redis round trips (standalone and Sentinel; not
+         * on a Cluster).
+         */
+        private Boolean autoPipelining;
+
+        public String getUrl() {
+            return url;
+        }
+
+        public void setUrl(String url) {
+            this.url = url;
+        }
+
+        public Sentinel getSentinel() {
+            return sentinel;
+        }
+
+        public Cluster getCluster() {
+            return cluster;
+        }
+
+        public String getUsername() {
+            return username;
+        }
+
+        public void setUsername(String username) {
+            this.username = username;
+        }
+
+        public String getPassword() {
+            return password;
+        }
+
+        public void setPassword(String password) {
+            this.password = password;
+        }
+
+        public Boolean getSsl() {
+            return ssl;
+        }
+
+        public void setSsl(Boolean ssl) {
+            this.ssl = ssl;
+        }
+
+        public String getKeyPrefix() {
+            return keyPrefix;
+        }
+
+        public void setKeyPrefix(String keyPrefix) {
+            this.keyPrefix = keyPrefix;
+        }
+
+        public Duration getCommandTimeout() {
+            return commandTimeout;
+        }
+
+        public void setCommandTimeout(Duration commandTimeout) {
+            this.commandTimeout = commandTimeout;
+        }
+
+        public Duration getConnectTimeout() {
+            return connectTimeout;
+        }
+
+        public void setConnectTimeout(Duration connectTimeout) {
+            this.connectTimeout = connectTimeout;
+        }
+
+        public Integer getPoolSize() {
+            return poolSize;
+        }
+
+        public void setPoolSize(Integer poolSize) {
+            this.poolSize = poolSize;
+        }
+
+        public Boolean getAutoPipelining() {
+            return autoPipelining;
+        }
+
+        public void setAutoPipelining(Boolean autoPipelining) {
+            this.autoPipelining = autoPipelining;
+        }
+
+        /** Redis Sentinel. */
+        public static class Sentinel {
+
+            /** Name of the master the sentinels monitor. */
+            private String master;
+
+            /** Sentinels, as host:port. */
+            private List<String> nodes;
+
+            public String getMaster() {
+                return master;
+            }
+
+            public void setMaster(String master) {
+                this.master = master;
+            }
+
+            public List<String> getNodes() {
+                return nodes;
+            }
+
+            public void setNodes(List<String> nodes) {
+                this.nodes = nodes;
+            }
+        }
+
+        /** Redis Cluster. */
+        public static class Cluster {
+
+            /** Some of the cluster's nodes, as host:port. */
+            private List<String> nodes;
+
+            public List<String> getNodes() {
+                return nodes;
+            }
+
+            public void setNodes(List<String> nodes) {
+                this.nodes = nodes;
+            }
+        }
+    }
+
+    /** A key with limits of its own, or a plan. */
+    public static class KeyLimit {
+
+        /** <key expression>:<key>, e.g. user:241531. */
+        private String key;
+
+        /** The key's own limits; or give a plan. */
+        private List<String> limits;
+
+        /** A plan from ratelimit.plans; or give limits. */
+        private String plan;
+
+        /** Names of the rules the key's limits are for; by default every rule counting by the key's expression. */
+        private List<String> rules;
+
+        public String getKey() {
+            return key;
+        }
+
+        public void setKey(String key) {
+            this.key = key;
+        }
+
+        public List<String> getLimits() {
+            return limits;
+        }
+
+        public void setLimits(List<String> limits) {
+            this.limits = limits;
+        }
+
+        public String getPlan() {
+            return plan;
+        }
+
+        public void setPlan(String plan) {
+            this.plan = plan;
+        }
+
+        public List<String> getRules() {
+            return rules;
+        }
+
+        public void setRules(List<String> rules) {
+            this.rules = rules;
+        }
+    }
+
+    /** A URL rule. */
+    public static class UrlRuleProperties {
+
+        /** The rule's name (buckets, headers, metrics); default rules[i]. */
+        private String name;
+
+        /** Ant-style path patterns, e.g. /api/**. */
+        private List<String> paths;
+
+        /** HTTP methods (any case; GET covers HEAD); all when empty. */
+        private List<String> methods;
+
+        /** What to count by: global, ip, user, basic-user, form-user, header:Name, param:name, a KeyResolver bean's name; + and | combine. */
+        private String key;
+
+        /** Windows, e.g. 5/1s, 100/1m, 5/1s burst=20. */
+        private List<String> limits;
+
+        /** What happens to a request over the limit. */
+        private Mode mode;
+
+        /** Longest a SOFT request waits. */
+        private Duration maxDelay;
+
+        /** Most requests of this SOFT rule waiting at once; beyond it they are rejected. */
+        private Integer maxWaiting;
+
+        /** Which requests the tokens pay for: all admitted ones, or only failed attempts (status 401, a failed login). */
+        private Count count;
+
+        /** Whether the rule decides before Spring Security authenticates (for limiting login attempts) or after. */
+        private Phase phase;
+
+        /** Tokens one request takes. */
+        private Long cost;
+
+        /** What the rule decides when the store fails. */
+        private StoreFailurePolicy onStoreFailure;
+
+        /** What the rule does when its key cannot be resolved. */
+        private MissingKeyPolicy onMissingKey;
+
+        /** How buckets refill. */
+        private Algorithm algorithm;
+
+        /** Tokens an instance may take before synchronizing with a shared store; unset decides with a round trip each. */
+        private Long localFirstTokens;
+
+        /** Longest an instance goes without synchronizing, with local-first-tokens. */
+        private Duration localFirstTime;
+
+        public String getName() {
+            return name;
+        }
+
+        public void setName(String name) {
+            this.name = name;
+        }
+
+        public List<String> getPaths() {
+            return paths;
+        }
+
+        public void setPaths(List<String> paths) {
+            this.paths = paths;
+        }
+
+        public List<String> getMethods() {
+            return methods;
+        }
+
+        public void setMethods(List<String> methods) {
+            this.methods = methods;
+        }
+
+        public String getKey() {
+            return key;
+        }
+
+        public void setKey(String key) {
+            this.key = key;
+        }
+
+        public List<String> getLimits() {
+            return limits;
+        }
+
+        public void setLimits(List<String> limits) {
+            this.limits = limits;
+        }
+
+        public Mode getMode() {
+            return mode;
+        }
+
+        public void setMode(Mode mode) {
+            this.mode = mode;
+        }
+
+        public Duration getMaxDelay() {
+            return maxDelay;
+        }
+
+        public void setMaxDelay(Duration maxDelay) {
+            this.maxDelay = maxDelay;
+        }
+
+        public Integer getMaxWaiting() {
+            return maxWaiting;
+        }
+
+        public void setMaxWaiting(Integer maxWaiting) {
+            this.maxWaiting = maxWaiting;
+        }
+
+        public Count getCount() {
+            return count;
+        }
+
+        public void setCount(Count count) {
+            this.count = count;
+        }
+
+        public Phase getPhase() {
+            return phase;
+        }
+
+        public void setPhase(Phase phase) {
+            this.phase = phase;
+        }
+
+        public Long getCost() {
+            return cost;
+        }
+
+        public void setCost(Long cost) {
+            this.cost = cost;
+        }
+
+        public StoreFailurePolicy getOnStoreFailure() {
+            return onStoreFailure;
+        }
+
+        public void setOnStoreFailure(StoreFailurePolicy onStoreFailure) {
+            this.onStoreFailure = onStoreFailure;
+        }
+
+        public MissingKeyPolicy getOnMissingKey() {
+            return onMissingKey;
+        }
+
+        public void setOnMissingKey(MissingKeyPolicy onMissingKey) {
+            this.onMissingKey = onMissingKey;
+        }
+
+        public Algorithm getAlgorithm() {
+            return algorithm;
+        }
+
+        public void setAlgorithm(Algorithm algorithm) {
+            this.algorithm = algorithm;
+        }
+
+        public Long getLocalFirstTokens() {
+            return localFirstTokens;
+        }
+
+        public void setLocalFirstTokens(Long localFirstTokens) {
+            this.localFirstTokens = localFirstTokens;
+        }
+
+        public Duration getLocalFirstTime() {
+            return localFirstTime;
+        }
+
+        public void setLocalFirstTime(Duration localFirstTime) {
+            this.localFirstTime = localFirstTime;
+        }
+    }
+
+    /** The servlet filters' positions. */
+    public static class Filter {
+
+        /** Order of the rate-limit filter; by default right after Spring Security's chain. */
+        private Integer order;
+
+        /** Order of the filter for rules with phase before-authentication; by default right before Spring Security's chain. */
+        private Integer beforeAuthenticationOrder;
+
+        public Integer getOrder() {
+            return order;
+        }
+
+        public void setOrder(Integer order) {
+            this.order = order;
+        }
+
+        public Integer getBeforeAuthenticationOrder() {
+            return beforeAuthenticationOrder;
+        }
+
+        public void setBeforeAuthenticationOrder(Integer beforeAuthenticationOrder) {
+            this.beforeAuthenticationOrder = beforeAuthenticationOrder;
+        }
+    }
+
+    /** Per-key limits kept in Redis and changed at run time. */
+    public static class LimitStore {
+
+        /**
+         * Whether per-key limits and plan assignments are also kept in the Redis of the store, changed at run time
+         * (they win over ratelimit.keys).
+         */
+        private Boolean enabled;
+
+        /**
+         * How often each instance reads the changes of per-key limits made elsewhere: how long another instance
+         * keeps a key's old limits.
+         */
+        private Duration refreshInterval;
+
+        public Boolean getEnabled() {
+            return enabled;
+        }
+
+        public void setEnabled(Boolean enabled) {
+            this.enabled = enabled;
+        }
+
+        public Duration getRefreshInterval() {
+            return refreshInterval;
+        }
+
+        public void setRefreshInterval(Duration refreshInterval) {
+            this.refreshInterval = refreshInterval;
+        }
+    }
+}

@@ -1,0 +1,19 @@
+package io.github.ratelimit.spring.boot.method;
+
+import io.github.ratelimit.RequestContext;
+import org.aopalliance.intercept.MethodInvocation;
+
+/**
+ * A {@link RequestContext} for a method call outside any web request: the principal, and the invocation for SpEL
+ * keys over the arguments. Keys that read a request ({@code ip}, headers) find nothing.
+ *
+ * @param invocation the call
+ * @param principal the authenticated principal's name, or {@code null}
+ */
+public record MethodCallContext(MethodInvocation invocation, String principal) implements RequestContext {
+
+    @Override
+    public Object attribute(String name) {
+        return InvocationRequestContext.INVOCATION.equals(name) ? invocation : null;
+    }
+}

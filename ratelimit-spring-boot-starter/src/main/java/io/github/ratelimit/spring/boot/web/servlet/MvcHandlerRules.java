@@ -1,0 +1,232 @@
+package io.github.ratelimit.spring.boot.web.servlet;
+
+import io.github.ratelimit.spring.boot.method.HandlerId;
+import io.github.ratelimit.RateLimitAnnotations;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.servlet.HandlerRules;
+import jakarta.servlet.http.HttpServletMapping;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.HandlerExecutionChain;
+import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.handler.AbstractHandlerMethodMapping;
+import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
+import org.springframework.web.util.ServletRequestPathUtils;
+
+import java.lang.reflect.Proxy;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.Enumeration;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+
+/**
+ * The {@code @RateLimit} rules of the Spring MVC handler method that will serve a request, for the rate-limit
+ * filter to decide together with the URL rules: one decision per request.
+ *
+ * <p>The handler is found as the {@code DispatcherServlet} will find it, through the same handler mappings (those
+ * of Spring MVC's {@link HandlerMappingIntrospector}, as Spring Security's request matchers use), on a view of the
+ * request whose attributes are its own: the lookup adds no attribute to the request (a mapping's {@code params}
+ * condition reads the request's parameters, as Spring MVC's own lookup does), and the keys of the decision are
+ * resolved against that view, which has the attributes the lookup added (path variables). Only requests mapped to
+ * one of this context's {@link DispatcherServlet}s are looked up, and only when some handler method has rules at all. A handler whose rules read
+ * the method's arguments ({@code #id}, {@code #p0}, {@code #root}) cannot be decided before the arguments exist:
+ * the advisor decides those at the call, and returns the filter's tokens when it rejects.
+ *
+ * <p>When the filter decides a handler's rules, {@link #DECIDED_ATTRIBUTE} tells the advisor, which then lets the
+ * call through without deciding again.
+ */
+public final class MvcHandlerRules implements HandlerRules {
+
+    /** The request attribute naming the {@link HandlerId} whose rules the filter decided for the request. */
+    static final String DECIDED_ATTRIBUTE = MvcHandlerRules.class.getName() + ".decided";
+
+    /** A handler's rules the filter can decide: empty when it has none, or when some read the call's arguments. */
+    private record Entry(HandlerId handler, List<Rule> rules) {
+    }
+
+    private final ObjectProvider<HandlerMappingIntrospector> introspector;
+    private final ListableBeanFactory beanFactory;
+    private final Predicate<Rule> readsInvocation;
+    private final Map<HandlerId, Entry> entries = new ConcurrentHashMap<>();
+    private volatile List<HandlerMapping> mappings;
+    /** The servlet names of this application context's dispatcher servlets, whose handlers the mappings find. */
+    private volatile Set<String> dispatcherServlets;
+
+    /**
+     * @param introspector Spring MVC's handler mappings
+     * @param beanFactory where the dispatcher servlets and their registrations are
+     * @param readsInvocation whether a rule's key needs the method call (its arguments) to be resolved
+     */
+    MvcHandlerRules(ObjectProvider<HandlerMappingIntrospector> introspector, ListableBeanFactory beanFactory,
+                    Predicate<Rule> readsInvocation) {
+        this.introspector = introspector;
+        this.beanFactory = beanFactory;
+        this.readsInvocation = readsInvocation;
+    }
+
+    @Override
+    public Match rulesFor(HttpServletRequest request) {
+        List<HandlerMapping> all = mappings();
+        if (all.isEmpty()) {
+            return Match.none();
+        }
+        HttpServletMapping mapping = request.getHttpServletMapping();
+        if (mapping == null || !isDispatcherServlet(request, mapping.getServletName())) {
+            return Match.none();
+        }
+        Found found = handler(request, all);
+        if (found == null || !(found.handler() instanceof HandlerMethod method)
+                || Proxy.isProxyClass(method.getBeanType())) {
+            // No handler method, or a JDK interface proxy, whose target class is not known here: the advisor decides.
+            return Match.none();
+        }
+        Entry entry = entries.computeIfAbsent(HandlerId.of(method.getBeanType(), method.getMethod()), this::entry);
+        if (entry.rules().isEmpty()) {
+            return Match.none();
+        }
+        request.setAttribute(DECIDED_ATTRIBUTE, entry.handler());
+        return new Match(entry.rules(), found.view());
+    }
+
+    private boolean isDispatcherServlet(HttpServletRequest request, String servletName) {
+        if (servletName == null) {
+            return false;
+        }
+        if (dispatcherServlets().contains(servletName)) {
+            return true;
+        }
+        // A request no registered servlet serves by that name comes from a mock environment (MockMvc), where the
+        // dispatcher servlet is the only one: a container maps every request to a registered servlet.
+        return request.getServletContext() != null
+                && request.getServletContext().getServletRegistration(servletName) == null;
+    }
+
+    /**
+     * The names under which Spring Boot registered this context's dispatcher servlets. A dispatcher servlet of
+     * another (child) context serves handlers these mappings do not know: its requests are not looked up.
+     */
+    private Set<String> dispatcherServlets() {
+        Set<String> names = dispatcherServlets;
+        if (names == null) {
+            Set<Object> ours = Collections.newSetFromMap(new IdentityHashMap<>());
+            ours.addAll(beanFactory.getBeansOfType(DispatcherServlet.class, false, false).values());
+            Set<String> found = new HashSet<>();
+            for (ServletRegistrationBean<?> registration
+                    : beanFactory.getBeansOfType(ServletRegistrationBean.class, false, false).values()) {
+                if (ours.contains(registration.getServlet())) {
+                    found.add(registration.getServletName());
+                }
+            }
+            names = Set.copyOf(found);
+            dispatcherServlets = names;
+        }
+        return names;
+    }
+
+    private Entry entry(HandlerId handler) {
+        List<Rule> rules = RateLimitAnnotations.rulesFor(handler.type(), handler.method());
+        boolean decidable = rules.stream().noneMatch(readsInvocation);
+        return new Entry(handler, decidable ? List.copyOf(rules) : List.of());
+    }
+
+    /** Spring MVC's handler mappings, or none when no handler method has rules (nothing to look up then). */
+    private List<HandlerMapping> mappings() {
+        List<HandlerMapping> m = mappings;
+        if (m == null) {
+            HandlerMappingIntrospector source = introspector.getIfAvailable();
+            List<HandlerMapping> found = source == null || source.getHandlerMappings() == null ? List.of()
+                    : List.copyOf(source.getHandlerMappings());
+            m = anyHandlerMethodHasRules(found) ? found : List.of();
+            mappings = m;
+        }
+        return m;
+    }
+
+    private static boolean anyHandlerMethodHasRules(List<HandlerMapping> mappings) {
+        for (HandlerMapping mapping : mappings) {
+            if (mapping instanceof AbstractHandlerMethodMapping<?> methods) {
+                for (HandlerMethod h : methods.getHandlerMethods().values()) {
+                    if (!RateLimitAnnotations.rulesFor(h.getBeanType(), h.getMethod()).isEmpty()) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    /** A handler, and the view of the request with the attributes its lookup added (path variables). */
+    private record Found(Object handler, HttpServletRequest view) {
+    }
+
+    /** The handler the dispatcher servlet will choose, found on a view of the request with attributes of its own. */
+    private static Found handler(HttpServletRequest request, List<HandlerMapping> mappings) {
+        OwnAttributes view = new OwnAttributes(request);
+        try {
+            ServletRequestPathUtils.parseAndCache(view);
+            for (HandlerMapping mapping : mappings) {
+                HandlerExecutionChain chain = mapping.getHandler(view);
+                if (chain != null) {
+                    return new Found(chain.getHandler(), view);
+                }
+            }
+        } catch (Exception e) {
+            // Spring MVC answers this request itself (405, 406, 400): no handler method runs.
+        }
+        return null;
+    }
+
+    /** A request whose attribute changes stay in the wrapper. */
+    private static final class OwnAttributes extends HttpServletRequestWrapper {
+        private static final Object REMOVED = new Object();
+        private final Map<String, Object> own = new HashMap<>();
+
+        OwnAttributes(HttpServletRequest request) {
+            super(request);
+        }
+
+        @Override
+        public Object getAttribute(String name) {
+            Object value = own.get(name);
+            if (value == null) {
+                return super.getAttribute(name);
+            }
+            return value == REMOVED ? null : value;
+        }
+
+        @Override
+        public Enumeration<String> getAttributeNames() {
+            Set<String> names = new LinkedHashSet<>(Collections.list(super.getAttributeNames()));
+            own.forEach((name, value) -> {
+                if (value == REMOVED) {
+                    names.remove(name);
+                } else {
+                    names.add(name);
+                }
+            });
+            return Collections.enumeration(names);
+        }
+
+        @Override
+        public void setAttribute(String name, Object value) {
+            own.put(name, value == null ? REMOVED : value);
+        }
+
+        @Override
+        public void removeAttribute(String name) {
+            own.put(name, REMOVED);
+        }
+    }
+}

@@ -1,0 +1,25 @@
+package io.github.ratelimit.spring.boot.web.servlet;
+
+import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
+import io.github.ratelimit.servlet.HandlerRules;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
+
+/**
+ * Creates {@link MvcHandlerRules}; a bean only where Spring MVC is on the class path, so the filter's
+ * configuration names no Spring MVC type.
+ */
+public final class MvcHandlerRulesFactory {
+
+    private final ConfigurableListableBeanFactory beanFactory;
+
+    public MvcHandlerRulesFactory(ConfigurableListableBeanFactory beanFactory) {
+        this.beanFactory = beanFactory;
+    }
+
+    public HandlerRules create() {
+        SpelKeyResolverFactory spel = new SpelKeyResolverFactory(beanFactory);
+        return new MvcHandlerRules(beanFactory.getBeanProvider(HandlerMappingIntrospector.class), beanFactory,
+                rule -> SpelKeyResolverFactory.isSpel(rule.key()) && spel.readsInvocation(rule.key()));
+    }
+}
