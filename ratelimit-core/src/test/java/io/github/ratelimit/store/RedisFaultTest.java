@@ -3,7 +3,6 @@ package io.github.ratelimit.store;
 import io.github.ratelimit.Basis;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;

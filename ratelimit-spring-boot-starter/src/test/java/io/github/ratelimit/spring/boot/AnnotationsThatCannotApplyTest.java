@@ -1,20 +1,17 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
-import io.github.ratelimit.spring.boot.web.reactive.RateLimitWebExceptionHandler;
-import io.github.ratelimit.spring.boot.web.reactive.RateLimitWebFilter;
-import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.spring.boot.web.reactive.RateLimitWebExceptionHandler;
+import io.github.ratelimit.spring.boot.web.reactive.RateLimitWebFilter;
 import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.config.BeanPostProcessor;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.aop.framework.autoproxy.InfrastructureAdvisorAutoProxyCreator;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.core.PriorityOrdered;
 
 import static io.github.ratelimit.spring.boot.StartupFailures.configError;
@@ -28,7 +25,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class AnnotationsThatCannotApplyTest {
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class));
+            .withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class));
 
 
     public static class UnknownArgument {
@@ -225,7 +222,7 @@ class AnnotationsThatCannotApplyTest {
     @Test
     void aReactiveWebApplicationGetsTheWebFilterAndTheExceptionHandler() {
         new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+                .withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class))
                 .withPropertyValues("ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**",
                         "ratelimit.rules[0].limits=5/1s")
                 .run(context -> {
@@ -238,7 +235,7 @@ class AnnotationsThatCannotApplyTest {
                 });
         org.springframework.web.server.WebExceptionHandler own = (exchange, ex) -> reactor.core.publisher.Mono.error(ex);
         new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+                .withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class))
                 .withBean("rateLimitWebExceptionHandler", org.springframework.web.server.WebExceptionHandler.class,
                         () -> own)
                 .run(context -> {

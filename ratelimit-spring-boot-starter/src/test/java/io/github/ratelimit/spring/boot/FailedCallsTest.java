@@ -1,11 +1,9 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.Count;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitExceededException;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -28,7 +26,7 @@ class FailedCallsTest {
     @Test
     void onlyCallsThatThrowCountAgainstTheLimit() {
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class))
+                .withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class))
                 .withBean(Login.class).run(context -> {
                     Login login = context.getBean(Login.class);
                     for (int i = 0; i < 20; i++) {

@@ -1,17 +1,16 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpoint;
-import io.github.ratelimit.spring.boot.actuate.RejectedKeys;
-import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpoint;
+import io.github.ratelimit.spring.boot.actuate.RejectedKeys;
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
@@ -35,7 +34,7 @@ class ObservabilityTest {
     private final ManualClock clock = new ManualClock();
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, MetricsAutoConfiguration.class,
+            .withConfiguration(StarterAutoConfigurations.of(MetricsAutoConfiguration.class,
                     CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class))
             .withBean(RateLimitAutoConfiguration.TIME_METER_BEAN, ManualClock.class, () -> clock);
 
@@ -74,7 +73,7 @@ class ObservabilityTest {
     @Test
     void describesRulesStoreAndTopRejectedKeysInTheEndpoint() {
         new org.springframework.boot.test.context.runner.WebApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+                .withConfiguration(StarterAutoConfigurations.of())
                 .withPropertyValues("management.endpoints.web.exposure.include=ratelimits",
                         "management.endpoint.ratelimits.show-values=always").run(context -> {
             RateLimiter limiter = context.getBean(RateLimiter.class);

@@ -1,6 +1,5 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
@@ -14,7 +13,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
@@ -84,7 +82,7 @@ class OneConfigurationModelTest {
     }
 
     private final WebApplicationContextRunner boot = new WebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class));
+            .withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class));
 
     private static String[] pairs(Map<String, String> properties) {
         return properties.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toArray(String[]::new);
@@ -154,7 +152,7 @@ class OneConfigurationModelTest {
     @Test
     void typosStopStartUpNamingTheNearestKnownProperty() {
         ApplicationContextRunner runner = new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class));
+                .withConfiguration(StarterAutoConfigurations.of());
         runner.withPropertyValues("ratelimit.redis.ulr=redis://localhost:6379").run(context ->
                 assertThat(configError(context)).hasMessage("unknown property 'ratelimit.redis.ulr'. Did you mean "
                         + "'ratelimit.redis.url'? Every property: docs/spring-boot.md."));
@@ -175,7 +173,7 @@ class OneConfigurationModelTest {
 
     @Test
     void relaxedNamesOfKnownPropertiesAreFine() {
-        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+        new ApplicationContextRunner().withConfiguration(StarterAutoConfigurations.of())
                 .withPropertyValues("ratelimit.maxWaiting=20", "ratelimit.rules[0].paths=/x",
                         "ratelimit.rules[0].limits=1/1s", "ratelimit.rules[0].maxDelay=1s", "ratelimit.rules[0].mode=SOFT")
                 .run(context -> {

@@ -1,11 +1,11 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.Count;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.testing.RateLimitFields;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;

@@ -1,10 +1,10 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.LocalFirst;
 import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.store.BucketKey;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.KeyState;

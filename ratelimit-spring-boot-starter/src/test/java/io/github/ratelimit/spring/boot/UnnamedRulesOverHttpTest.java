@@ -1,10 +1,10 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpoint;
-import io.github.ratelimit.RateLimit;
-import io.github.ratelimit.testing.RateLimitFields;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpoint;
+import io.github.ratelimit.testing.RateLimitFields;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;

@@ -1,8 +1,6 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 
 import static io.github.ratelimit.spring.boot.StartupFailures.configError;
@@ -16,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class UrlRuleSpelKeysTest {
 
     private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+            .withConfiguration(StarterAutoConfigurations.of())
             .withPropertyValues("ratelimit.rules[0].paths=/api/**", "ratelimit.rules[0].limits=5/1s");
 
     @Test

@@ -1,7 +1,7 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.RateLimit;
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;

@@ -1,10 +1,10 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.spring.boot.actuate.RejectedKeys;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.spring.boot.actuate.RejectedKeys;
 import io.github.ratelimit.store.LocalBucketStore;
 
 import java.util.ArrayList;

@@ -1,11 +1,11 @@
 package io.github.ratelimit.spring.boot.method;
 
-import io.github.ratelimit.spring.boot.web.reactive.ReactiveMethodRateLimit;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.RateLimits;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.spring.boot.web.reactive.ReactiveMethodRateLimit;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.AopProxyUtils;

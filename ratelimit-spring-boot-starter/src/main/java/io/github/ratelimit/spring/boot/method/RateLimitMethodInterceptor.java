@@ -1,9 +1,5 @@
 package io.github.ratelimit.spring.boot.method;
 
-import io.github.ratelimit.spring.boot.web.reactive.ReactiveMethodRateLimit;
-import io.github.ratelimit.spring.boot.web.servlet.MvcHandlerRules;
-import io.github.ratelimit.spring.boot.web.servlet.ServletMethodRateLimit;
-import io.github.ratelimit.spring.boot.web.servlet.WebAccess;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
@@ -12,6 +8,10 @@ import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.spring.boot.web.reactive.ReactiveMethodRateLimit;
+import io.github.ratelimit.spring.boot.web.servlet.MvcHandlerRules;
+import io.github.ratelimit.spring.boot.web.servlet.ServletMethodRateLimit;
+import io.github.ratelimit.spring.boot.web.servlet.WebAccess;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;

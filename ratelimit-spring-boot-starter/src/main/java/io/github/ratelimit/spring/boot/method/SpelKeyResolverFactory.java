@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.boot.method;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.key.KeyResolverFactory;
+import io.github.ratelimit.web.UrlRule;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
@@ -138,6 +139,24 @@ public final class SpelKeyResolverFactory implements KeyResolverFactory {
             }
         }
         return null;
+    }
+
+    /**
+     * Checks that the SpEL keys of URL rules read only the request (a URL rule decides before any method is called).
+     *
+     * @param rules URL rules
+     * @param beanFactory the bean factory their keys may name beans of
+     * @return the factory that checked them
+     * @throws io.github.ratelimit.InvalidRateLimitConfigurationException naming the rule whose key reads more
+     */
+    public static SpelKeyResolverFactory checkedForUrlRules(List<UrlRule> rules, BeanFactory beanFactory) {
+        SpelKeyResolverFactory spel = new SpelKeyResolverFactory(beanFactory);
+        for (UrlRule rule : rules) {
+            if (isSpel(rule.rule().key())) {
+                spel.checkRequestReferences(rule.rule().key(), rule.rule().source());
+            }
+        }
+        return spel;
     }
 
     /**

@@ -1,12 +1,12 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
+import io.github.ratelimit.config.RateLimitSettings;
+import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
-import io.github.ratelimit.config.RateLimitSettings;
-import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;
 import java.util.List;

@@ -1,9 +1,8 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
-import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimit;
+import io.github.ratelimit.spring.boot.StarterAutoConfigurations;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 
@@ -18,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ForwardedHeadersCheckTest {
 
     private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class, AopAutoConfiguration.class));
+            .withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class));
 
     private final WebApplicationContextRunner ipRule = runner.withPropertyValues("ratelimit.rules[0].name=api",
             "ratelimit.rules[0].paths=/api/**", "ratelimit.rules[0].key=user|ip", "ratelimit.rules[0].limits=5/1s");
@@ -88,8 +87,7 @@ class ForwardedHeadersCheckTest {
     void theFrameworkStrategyOnAReactiveServerOtherThanNettyWithAnIpRuleStopsStartUp() {
         org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner reactive =
                 new org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner()
-                        .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
-                                AopAutoConfiguration.class))
+                        .withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class))
                         .withPropertyValues("ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**",
                                 "ratelimit.rules[0].key=user|ip", "ratelimit.rules[0].limits=5/1s");
         reactive.withPropertyValues("server.forward-headers-strategy=framework")

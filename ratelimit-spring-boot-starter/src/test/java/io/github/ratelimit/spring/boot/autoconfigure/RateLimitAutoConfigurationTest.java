@@ -10,6 +10,7 @@ import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.servlet.RateLimitFilter;
+import io.github.ratelimit.spring.boot.StarterAutoConfigurations;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.JedisBucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
@@ -18,7 +19,6 @@ import io.github.ratelimit.testing.redis.RedisServerExtension;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.aop.support.AopUtils;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -43,8 +43,7 @@ class RateLimitAutoConfigurationTest {
     private final ManualClock clock = new ManualClock();
 
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class,
-                    org.springframework.boot.autoconfigure.aop.AopAutoConfiguration.class))
+            .withConfiguration(StarterAutoConfigurations.of(org.springframework.boot.autoconfigure.aop.AopAutoConfiguration.class))
             .withBean(RateLimitAutoConfiguration.TIME_METER_BEAN, ManualClock.class, () -> clock);
 
     /** A plain service, throttled like a client of a paid third-party API. */
@@ -367,7 +366,7 @@ class RateLimitAutoConfigurationTest {
     }
 
     private final WebApplicationContextRunner web = new WebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(RateLimitAutoConfiguration.class))
+            .withConfiguration(StarterAutoConfigurations.of())
             .withBean(RateLimitAutoConfiguration.TIME_METER_BEAN, ManualClock.class, () -> clock);
 
     @Test

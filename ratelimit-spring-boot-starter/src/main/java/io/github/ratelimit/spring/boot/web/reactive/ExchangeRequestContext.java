@@ -1,8 +1,8 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
+import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.spring.boot.method.InvocationRequestContext;
 import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
-import io.github.ratelimit.RequestContext;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;

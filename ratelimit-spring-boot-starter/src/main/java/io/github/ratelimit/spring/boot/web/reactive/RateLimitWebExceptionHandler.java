@@ -1,10 +1,10 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
-import io.github.ratelimit.spring.boot.method.MaskedRejection;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
+import io.github.ratelimit.spring.boot.method.MaskedRejection;
 import io.github.ratelimit.web.ProblemDetails;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatusCode;

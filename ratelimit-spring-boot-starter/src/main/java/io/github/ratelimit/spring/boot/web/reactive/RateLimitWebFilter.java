@@ -1,7 +1,5 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
-import io.github.ratelimit.spring.boot.method.HandlerId;
-import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.HeaderStyle;
@@ -9,6 +7,8 @@ import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.spring.boot.method.HandlerId;
+import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
 import io.github.ratelimit.web.UrlGuards;
 import io.github.ratelimit.web.UrlRule;
 import org.springframework.core.Ordered;

@@ -1,9 +1,9 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
-import io.github.ratelimit.spring.boot.method.HandlerId;
-import io.github.ratelimit.spring.boot.web.servlet.MvcHandlerRules;
 import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.spring.boot.method.HandlerId;
+import io.github.ratelimit.spring.boot.web.servlet.MvcHandlerRules;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.result.method.AbstractHandlerMethodMapping;

@@ -1,12 +1,12 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
-import io.github.ratelimit.spring.boot.method.HandlerId;
-import io.github.ratelimit.spring.boot.method.MethodCallContext;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.spring.boot.method.HandlerId;
+import io.github.ratelimit.spring.boot.method.MethodCallContext;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;

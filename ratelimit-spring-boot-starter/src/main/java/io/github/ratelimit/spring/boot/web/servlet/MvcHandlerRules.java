@@ -1,9 +1,9 @@
 package io.github.ratelimit.spring.boot.web.servlet;
 
-import io.github.ratelimit.spring.boot.method.HandlerId;
 import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.servlet.HandlerRules;
+import io.github.ratelimit.spring.boot.method.HandlerId;
 import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
@@ -20,10 +20,10 @@ import org.springframework.web.util.ServletRequestPathUtils;
 
 import java.lang.reflect.Proxy;
 import java.util.Collections;
-import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.Enumeration;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;

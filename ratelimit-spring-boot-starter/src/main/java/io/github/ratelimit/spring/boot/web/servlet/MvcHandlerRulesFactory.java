@@ -1,7 +1,7 @@
 package io.github.ratelimit.spring.boot.web.servlet;
 
-import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
 import io.github.ratelimit.servlet.HandlerRules;
+import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
 

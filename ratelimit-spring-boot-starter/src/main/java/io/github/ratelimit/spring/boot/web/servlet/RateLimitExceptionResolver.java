@@ -1,9 +1,9 @@
 package io.github.ratelimit.spring.boot.web.servlet;
 
-import io.github.ratelimit.spring.boot.method.MaskedRejection;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.servlet.RejectionHandler;
+import io.github.ratelimit.spring.boot.method.MaskedRejection;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.core.Ordered;

@@ -1,14 +1,14 @@
 package io.github.ratelimit.spring.boot.web.servlet;
 
-import io.github.ratelimit.spring.boot.method.HandlerId;
-import io.github.ratelimit.spring.boot.method.InvocationRequestContext;
-import io.github.ratelimit.spring.boot.method.RateLimitMethodInterceptor;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.servlet.RateLimitFilter;
+import io.github.ratelimit.spring.boot.method.HandlerId;
+import io.github.ratelimit.spring.boot.method.InvocationRequestContext;
+import io.github.ratelimit.spring.boot.method.RateLimitMethodInterceptor;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;

@@ -4,10 +4,10 @@ import io.github.ratelimit.spring.boot.method.HandlerId;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.util.ClassUtils;
-import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.method.HandlerMethod;
 
 /**
  * The current HTTP request and response of a method call, when the call happens inside one and Spring Web is

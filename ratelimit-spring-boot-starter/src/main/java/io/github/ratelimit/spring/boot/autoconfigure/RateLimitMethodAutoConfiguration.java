@@ -1,0 +1,118 @@
+package io.github.ratelimit.spring.boot.autoconfigure;
+
+import io.github.ratelimit.LimitProvider;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.spring.boot.method.LazyLimiter;
+import io.github.ratelimit.spring.boot.method.RateLimitAdvisor;
+import io.github.ratelimit.spring.boot.method.RateLimitAnnotationValidator;
+import io.github.ratelimit.spring.boot.method.RateLimitMethodInterceptor;
+import io.github.ratelimit.spring.boot.method.SecurityPrincipal;
+import io.github.ratelimit.spring.boot.web.reactive.ReactiveMethodRateLimit;
+import io.github.ratelimit.spring.boot.web.servlet.WebAccess;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
+
+import java.lang.reflect.Method;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.Supplier;
+
+/**
+ * Applies {@code @RateLimit} to any bean: a Spring AOP advisor (as for {@code @Transactional}), so no AspectJ weaver
+ * is needed; infrastructure role, so Boot's auto-proxy creator applies it with or without AspectJ. At start-up, every
+ * annotation is compiled and checked ({@link RateLimitAnnotationValidator}), and so are the keys of
+ * {@code ratelimit.keys} against the rules that now exist.
+ */
+@AutoConfiguration(after = RateLimitAutoConfiguration.class)
+@ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
+public final class RateLimitMethodAutoConfiguration {
+
+    private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
+            RateLimitMethodAutoConfiguration.class.getClassLoader());
+
+    private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
+            "org.springframework.security.core.context.SecurityContextHolder",
+            RateLimitMethodAutoConfiguration.class.getClassLoader());
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static RateLimitMethodInterceptor rateLimitMethodInterceptor(ObjectProvider<RateLimiter> limiter,
+                                                                 ObjectProvider<RateLimitSettings> settings,
+                                                                 ConfigurableListableBeanFactory beanFactory) {
+        WebAccess web = WebAccess.detect(RateLimitMethodAutoConfiguration.class.getClassLoader());
+        ReactiveMethodRateLimit reactive = REACTOR_PRESENT ? ReactiveMethodRateLimit.create(beanFactory, settings::getObject)
+                : null;
+        return new RateLimitMethodInterceptor(new LazyLimiter(limiter), settings::getObject, web, principal(web), reactive);
+    }
+
+    private static Supplier<String> principal(WebAccess web) {
+        Supplier<String> fromRequest = () -> {
+            var request = web.currentRequest();
+            if (request == null) {
+                return null;
+            }
+            return request.getUserPrincipal() != null ? request.getUserPrincipal().getName() : request.getRemoteUser();
+        };
+        if (!SECURITY_PRESENT) {
+            return fromRequest;
+        }
+        return () -> {
+            String name = SecurityPrincipal.currentName();
+            return name != null ? name : fromRequest.get();
+        };
+    }
+
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static Advisor rateLimitAdvisor(ObjectProvider<RateLimitMethodInterceptor> interceptor) {
+        StaticMethodMatcherPointcut pointcut = new StaticMethodMatcherPointcut() {
+            @Override
+            public boolean matches(Method method, Class<?> targetClass) {
+                return RateLimitAnnotationValidator.appliesTo(method, targetClass);
+            }
+        };
+        MethodInterceptor lazy = invocation -> interceptor.getObject().invoke(invocation);
+        return new RateLimitAdvisor(pointcut, lazy);
+    }
+
+    @Bean
+    static RateLimitAnnotationValidator rateLimitAnnotationValidator(ConfigurableListableBeanFactory beanFactory,
+                                                                     ObjectProvider<RateLimitMethodInterceptor> interceptor,
+                                                                     ObjectProvider<RateLimiter> limiter,
+                                                                     ObjectProvider<RateLimitSettings> settings,
+                                                                     Environment environment) {
+        return new RateLimitAnnotationValidator(beanFactory, interceptor, () -> {
+            RateLimitSettings s = settings.getObject();
+            ForwardedHeadersCheck.check(environment, s, limiter.getObject(), beanFactory);
+            // Every rule is known now (URL rules, and the annotations just compiled): keys must name real ones.
+            // The limit store answers from ratelimit.keys for keys without an entry: those are checked all the same.
+            boolean ownProvider = Arrays.stream(beanFactory.getBeanNamesForType(LimitProvider.class))
+                    .anyMatch(name -> !name.equals(RateLimitLimitStoreAutoConfiguration.LIMIT_STORE_BEAN));
+            if (s.limitProvider() != null && !ownProvider) {
+                List<Rule> declared = limiter.getObject().rules();
+                s.limitProvider().checkRules(declared);
+                warnAboutKeysNoRuleCounts(s.limitProvider().keysNoRuleCounts(declared));
+            }
+        });
+    }
+
+    static void warnAboutKeysNoRuleCounts(List<String> keys) {
+        if (!keys.isEmpty()) {
+            System.getLogger(RateLimitAutoConfiguration.class.getName()).log(System.Logger.Level.WARNING,
+                    "No rate-limit rule counts by these keys' expressions, so their limits apply to none (yet): " + keys
+                    + ". A key is '<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
+        }
+    }
+}
