@@ -181,6 +181,6 @@ class LimitAdminTest {
             lines = audit.messages();
         }
         assertThat(lines).containsExactly(
-                "Rule 'api' key 'k\\r\\nINFO Rule 'api' key 'x' reset by 'root'' reset by 'ops\\u2029\\u202e'");
+                "Rule 'api' key 'k\\r\\nINFO Rule \\'api\\' key \\'x\\' reset by \\'root\\'' reset by 'ops\\u2029\\u202e'");
     }
 }

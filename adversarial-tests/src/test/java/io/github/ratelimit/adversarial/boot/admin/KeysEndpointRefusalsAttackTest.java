@@ -162,7 +162,7 @@ class KeysEndpointRefusalsAttackTest {
     private static void assertNoForgedLine(List<String> lines) {
         for (String line : lines) {
             assertThat(line).doesNotContain("\r", "\n", "\u2028", "\u0085", "\t");
-            assertThat(line).contains("'ops\\nINFO Rule 'by-client' key 'root' reset by 'admin'\\u2028x'");
+            assertThat(line).contains("'ops\\nINFO Rule \\'by-client\\' key \\'root\\' reset by \\'admin\\'\\u2028x'");
         }
     }
 }
