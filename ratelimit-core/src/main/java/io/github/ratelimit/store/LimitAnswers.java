@@ -34,54 +34,11 @@ final class LimitAnswers {
     private static final RateLimitedLog FAILURE_LOG = new RateLimitedLog(10_000_000_000L);
     private static final RateLimitedLog GARBAGE_LOG = new RateLimitedLog(10_000_000_000L);
 
-    /** KEYS[1] the stream; ARGV[1] max changes. Replaces a stream of another type by one holding a repair entry. */
-    static final String REPAIR_STREAM_SOURCE = """
-            local t = redis.call('TYPE', KEYS[1]).ok
-            if t == 'stream' or t == 'none' then
-              return 0
-            end
-            redis.call('UNLINK', KEYS[1])
-            redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'op', 'repair')
-            return 1
-            """;
+    private static final LuaScript REPAIR_STREAM = new LuaScript(LimitScripts.REPAIR_STREAM_SOURCE);
+    private static final LuaScript CHANGE = new LuaScript(LimitScripts.CHANGE_SOURCE);
 
-    private static final LuaScript REPAIR_STREAM = new LuaScript(REPAIR_STREAM_SOURCE);
-
-    /**
-     * KEYS[1] the rule's hash, KEYS[2] the stream; ARGV: op (set|del), key, value, rule, actor, max changes. Checks
-     * both keys' types before writing: a key of another type is garbage, replaced (a {@code repair} entry in the
-     * stream tells every instance to forget its answers), so no write can fail after another has happened.
-     */
-    static final String CHANGE_SOURCE = """
-            local repaired = 0
-            local t = redis.call('TYPE', KEYS[1]).ok
-            if t ~= 'hash' and t ~= 'none' then
-              redis.call('UNLINK', KEYS[1])
-              repaired = repaired + 1
-            end
-            t = redis.call('TYPE', KEYS[2]).ok
-            if t ~= 'stream' and t ~= 'none' then
-              redis.call('UNLINK', KEYS[2])
-              repaired = repaired + 1
-            end
-            if repaired > 0 then
-              redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'op', 'repair', 'rule', ARGV[4], 'by', ARGV[5])
-            end
-            local changed
-            if ARGV[1] == 'set' then
-              redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
-              changed = 1
-            else
-              changed = redis.call('HDEL', KEYS[1], ARGV[2])
-            end
-            if changed == 1 then
-              redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'rule', ARGV[4], 'key', ARGV[2],
-                'op', ARGV[1], 'by', ARGV[5])
-            end
-            return {changed, repaired}
-            """;
-
-    private static final LuaScript CHANGE = new LuaScript(CHANGE_SOURCE);
+    /** Changes read from the stream per refresh; when there are more, every answer is forgotten instead. */
+    static final int CHANGES_PER_REFRESH = 1_000;
 
 
     private record CacheKey(String rule, String key) {
@@ -218,7 +175,9 @@ final class LimitAnswers {
                 forgetAll();
             }
         } catch (JedisException | IllegalArgumentException e) {
-            if (e instanceof JedisException j && wrongType(j)) {
+            // WRONGTYPE, or an ID the client cannot read (a part of 2^63 or more: NumberFormatException): the stream
+            // cannot serve, and is replaced. Anything else is Redis being away.
+            if (!(e instanceof JedisException j) || wrongType(j)) {
                 repairStream(failed);
                 return;
             }
@@ -228,19 +187,29 @@ final class LimitAnswers {
         }
     }
 
-    /** @return whether every answer must be forgotten: the first read, a stream trimmed or started again */
+    /**
+     * @return whether every answer must be forgotten: the first read, a stream trimmed or started again, or more
+     *         changes than one refresh reads ({@value #CHANGES_PER_REFRESH}; the position then moves to the newest)
+     */
     private boolean readChanges() {
         String from = lastChange;
         if (from == null) {
-            List<StreamEntry> newest = jedis.xrevrange(stream, "+", "-", 1);
-            lastChange = newest.isEmpty() ? "0-0" : newest.get(0).getID().toString();
+            lastChange = newest();
             // Answers read before this first position (a change may have come in between) are not trusted.
             return true;
         }
         List<StreamEntry> oldest = jedis.xrange(stream, "-", "+", 1);
         boolean forgetAll = !oldest.isEmpty() && !from.equals("0-0")
                 && oldest.get(0).getID().compareTo(new StreamEntryID(from)) > 0;
-        for (StreamEntry change : jedis.xrange(stream, "(" + from, "+", 1_000)) {
+        List<StreamEntry> changes = jedis.xrange(stream, "(" + from, "+", CHANGES_PER_REFRESH);
+        if (changes.size() == CHANGES_PER_REFRESH) {
+            // Perhaps more than one refresh reads: rather than answer from stale limits until later refreshes catch
+            // up (or never, once the stream is trimmed past them), forget every answer and go on from the newest.
+            // Taken before the answers are forgotten, so a change after it is read by the next refresh.
+            lastChange = newest();
+            return true;
+        }
+        for (StreamEntry change : changes) {
             Map<String, String> fields = change.getFields();
             if ("repair".equals(fields.get("op"))) {
                 forgetAll = true; // the stream, or a rule's hash, was replaced: changes may have been lost with it
@@ -253,15 +222,25 @@ final class LimitAnswers {
         return forgetAll;
     }
 
-    /** The stream holds another type: replace it (unless another instance has), read it from its start, forget all. */
+    /** @return the ID of the newest change, or {@code 0-0} for none */
+    private String newest() {
+        List<StreamEntry> newest = jedis.xrevrange(stream, "+", "-", 1);
+        return newest.isEmpty() ? "0-0" : newest.get(0).getID().toString();
+    }
+
+    /**
+     * The stream cannot serve (another type, or IDs clients cannot read): replace it (unless another instance has:
+     * then it serves already, from its start), read it from its start, forget all.
+     */
     private void repairStream(int failed) {
         try {
             Object replaced = REPAIR_STREAM.run(jedis, List.of(stream()),
                     List.of(utf8(Integer.toString(RedisLimitStore.MAX_CHANGES))));
             if (Long.valueOf(1).equals(replaced)) {
                 repairs.incrementAndGet();
-                GARBAGE_LOG.log(Level.WARNING, () -> "The stream of changes of per-key limits, " + LogText.escape(stream)
-                        + ", held another type; it was replaced, and every instance reads per-key limits again", null);
+                GARBAGE_LOG.log(Level.WARNING, () -> "The stream of changes of per-key limits, " + LogText.quote(stream)
+                        + ", held another type or IDs of 2^63 or more; it was replaced, and every instance reads "
+                        + "per-key limits again", null);
             }
             lastChange = "0-0";
             failures.addAndGet(-failed);

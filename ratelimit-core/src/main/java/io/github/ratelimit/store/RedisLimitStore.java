@@ -52,7 +52,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p><b>Garbage</b> (state this store did not write) is never obeyed and never reaches another rule: an entry that
  * does not parse, or whose limits its rule cannot use, gives the rule's own limits and a warning (at most every
  * 10 s); a rule's hash of another type is read as empty and replaced ({@code UNLINK}) by the rule's next change; a
- * stream of another type is replaced by the next change or refresh, and every instance then forgets its answers.
+ * stream of another type, or with IDs clients cannot read, is replaced by the next change or refresh, and every
+ * instance then forgets its answers.
  * {@link #repairs()} counts the keys this instance replaced.
  *
  * <p>Every change is logged (logger {@code io.github.ratelimit.limits}, INFO) with who made it, control characters

@@ -172,6 +172,85 @@ class RedisLimitStoreRepairTest {
     }
 
     @Test
+    void aStreamEntryIdBeyondWhatClientsReadIsReplacedByTheNextRefreshAndChangesFlowAgain() {
+        String[][] typos = {{"18446744073709551615-0", "18446744073709551615-1"},
+                {"9223372036854775808-0", "9223372036854775808-1"},
+                {"9223372036854775807-9223372036854775808", "9223372036854775807-9223372036854775809"}};
+        for (String[] typo : typos) {
+            String id = typo[0];
+            String prefix = prefix();
+            try (RedisLimitStore a = store(prefix); RedisLimitStore b = store(prefix)) {
+                set(a, API, "carol", "5/1h");
+                b.refresh();
+                assertThat(b.limitsFor(API, "carol")).containsExactly(Limit.parse("5/1h"));
+                // Behind the stores' backs, with redis-cli; every ID after it is beyond a signed 64-bit number too.
+                REDIS.client().sendCommand(redis.clients.jedis.Protocol.Command.XADD, stream(prefix), id, "op", "typo");
+                b.refresh(); // before, every refresh failed parsing the ID: b never learnt of a change again
+                assertThat(b.repairs()).as(id).isEqualTo(1);
+                assertThat(firstOp(prefix)).as(id).isEqualTo("repair");
+                set(a, API, "carol", "6/1h");
+                b.refresh();
+                assertThat(b.limitsFor(API, "carol")).as("%s: changes flow again", id).containsExactly(Limit.parse("6/1h"));
+
+                REDIS.client().sendCommand(redis.clients.jedis.Protocol.Command.XADD, stream(prefix), typo[1], "op", "typo");
+                set(a, API, "carol", "7/1h"); // before, this change's ID was beyond 2^63 too
+                assertThat(a.repairs()).as("%s: the change replaced the stream first", id).isEqualTo(1);
+                assertThat(firstOp(prefix)).as(id).isEqualTo("repair");
+                b.refresh();
+                assertThat(b.limitsFor(API, "carol")).as(id).containsExactly(Limit.parse("7/1h"));
+                assertThat(a.repairs() + b.repairs()).as("nothing more to repair").isEqualTo(2);
+            }
+        }
+    }
+
+    @Test
+    void anExhaustedStreamIdIsReplacedByTheNextChangeWhichIsWrittenWhole() {
+        String prefix = prefix();
+        try (RedisLimitStore a = store(prefix); RedisLimitStore b = store(prefix)) {
+            set(a, API, "dave", "5/1h");
+            b.refresh();
+            assertThat(b.limitsFor(API, "dave")).containsExactly(Limit.parse("5/1h"));
+            String max = "18446744073709551615-18446744073709551615";
+            REDIS.client().sendCommand(redis.clients.jedis.Protocol.Command.XADD, stream(prefix), max, "op", "typo");
+            REDIS.client().xdel(stream(prefix), new redis.clients.jedis.StreamEntryID(1, 0));
+            // Before, XADD * failed ("exhausted the last possible ID") after the entry was written: a half change.
+            set(a, API, "dave", "8/1h");
+            assertThat(a.repairs()).isEqualTo(1);
+            assertThat(REDIS.client().xlen(stream(prefix))).as("a repair entry, then the change").isEqualTo(2);
+            assertThat(firstOp(prefix)).isEqualTo("repair");
+            b.refresh();
+            assertThat(b.limitsFor(API, "dave")).containsExactly(Limit.parse("8/1h"));
+        }
+    }
+
+    @Test
+    void moreChangesThanOneRefreshReadsAreAllAppliedByTheNextRefresh() {
+        String prefix = prefix();
+        try (RedisLimitStore a = store(prefix); RedisLimitStore b = store(prefix)) {
+            set(a, API, "first", "1/1h");
+            set(a, API, "last", "1/1h");
+            b.refresh();
+            assertThat(b.limitsFor(API, "first")).containsExactly(Limit.parse("1/1h"));
+            assertThat(b.limitsFor(API, "last")).containsExactly(Limit.parse("1/1h"));
+            set(a, API, "first", "2/1h");
+            for (int i = 0; i < LimitAnswers.CHANGES_PER_REFRESH; i++) {
+                set(a, API, "k" + i, "3/1h");
+            }
+            set(a, API, "last", "4/1h");
+            b.refresh(); // before, this read the first 1,000 changes: "last" kept 1/1h until another refresh
+            assertThat(b.limitsFor(API, "first")).containsExactly(Limit.parse("2/1h"));
+            assertThat(b.limitsFor(API, "last")).containsExactly(Limit.parse("4/1h"));
+            set(a, API, "last", "5/1h");
+            b.refresh();
+            assertThat(b.limitsFor(API, "last")).as("reads on from the newest").containsExactly(Limit.parse("5/1h"));
+        }
+    }
+
+    private static String firstOp(String prefix) {
+        return REDIS.client().xrange(stream(prefix), "-", "+", 1).get(0).getFields().get("op");
+    }
+
+    @Test
     void aTamperedCursorIsRefusedNotSentToRedis() {
         try (RedisLimitStore store = store(prefix())) {
             for (String cursor : new String[] {"18446744073709551616", "99999999999999999999999999", "-1", "1e3", " 7",
