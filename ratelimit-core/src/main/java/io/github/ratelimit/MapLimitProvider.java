@@ -238,10 +238,12 @@ public final class MapLimitProvider implements LimitProvider {
          * @param name the plan's name
          * @param limits its limits in text form
          * @return this builder
-         * @throws InvalidRateLimitConfigurationException when a limit is invalid or none is given
+         * @throws InvalidRateLimitConfigurationException when the name is not a plan's name (1 to 64 printable ASCII
+         *         characters without spaces, quotes, commas, braces or backslashes), a limit is invalid or none is given
          */
         public Builder plan(String name, String... limits) {
-            plans.put(Objects.requireNonNull(name, "name"), parse(source + ": plan '" + name + "'", limits));
+            io.github.ratelimit.internal.PlanNames.check(source.toString(), name);
+            plans.put(name, parse(source + ": plan '" + name + "'", limits));
             return this;
         }
 
@@ -271,9 +273,9 @@ public final class MapLimitProvider implements LimitProvider {
             checkKey(key);
             List<Limit> limits = plans.get(plan);
             if (limits == null) {
-                throw new InvalidRateLimitConfigurationException(source.of("plan") + ": key '" + key
-                        + "' is assigned plan '" + plan + "', which is not defined. Defined plans: "
-                        + new TreeSet<>(plans.keySet()) + ". Define the plan first.");
+                throw new InvalidRateLimitConfigurationException(source.of("plan"), plan, "key '" + key + "' is "
+                        + "assigned a plan that is not defined: " + io.github.ratelimit.internal.PlanNames.unknown(plan,
+                        plans.keySet()), "Define the plan first.");
             }
             return add(key, rules, limits);
         }

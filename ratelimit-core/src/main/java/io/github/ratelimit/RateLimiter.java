@@ -64,6 +64,8 @@ public interface RateLimiter extends AutoCloseable {
      *
      * @param rule the rule's name
      * @param key the key as the rule counts by it (as decisions and the Actuator endpoint show it)
+     * @throws IllegalArgumentException when the key has a lone UTF-16 surrogate, which no key the limiter counts by
+     *         has (it would reach another key in Redis)
      * @throws io.github.ratelimit.store.RateLimitStoreException when the store cannot be reached
      */
     void reset(String rule, String key);

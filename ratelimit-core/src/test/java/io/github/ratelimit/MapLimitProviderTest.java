@@ -32,8 +32,8 @@ class MapLimitProviderTest {
         assertThatThrownBy(() -> MapLimitProvider.builder().source("ratelimit.keys").plan("free", "1/1s")
                 .assign("user:alice", "gold"))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
-                .hasMessage("ratelimit.keys: key 'user:alice' is assigned plan 'gold', which is not defined. "
-                        + "Defined plans: [free]. Define the plan first.");
+                .hasMessage("ratelimit.keys: key 'user:alice' is assigned a plan that is not defined: plan 'gold' is "
+                        + "not known; known plans: [free]. Define the plan first.");
         assertThatThrownBy(() -> MapLimitProvider.builder().limits("alice", "1/1s"))
                 .hasMessage("MapLimitProvider: key 'alice' is not of the form '<key expression>:<key>'. Write it like "
                         + "'user:241531' or 'header:X-Api-Key:k-42'.");
@@ -113,7 +113,8 @@ class MapLimitProviderTest {
         assertThatThrownBy(() -> MapLimitProvider.builder().entry("ratelimit.keys[0]").limits("alice", "1/1s"))
                 .hasMessageStartingWith("ratelimit.keys[0].key: key 'alice' is not of the form");
         assertThatThrownBy(() -> MapLimitProvider.builder().entry("ratelimit.keys[0]").assign("user:alice", "gold"))
-                .hasMessageStartingWith("ratelimit.keys[0].plan: key 'user:alice' is assigned plan 'gold'");
+                .hasMessageStartingWith("ratelimit.keys[0].plan: key 'user:alice' is assigned a plan that is not "
+                        + "defined: plan 'gold' is not known");
         assertThatThrownBy(() -> MapLimitProvider.builder().entry("ratelimit.keys[0]").limits("user:alice", "1/x"))
                 .hasMessageStartingWith("ratelimit.keys[0].limits: key 'user:alice': limits[0]: invalid limit '1/x'");
         assertThatThrownBy(() -> MapLimitProvider.builder().entry("ratelimit.keys[0]")

@@ -125,6 +125,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     public void reset(String rule, String key) {
         java.util.Objects.requireNonNull(rule, "rule");
         java.util.Objects.requireNonNull(key, "key");
+        KeyExpressions.checkNoLoneSurrogate(key, "rule " + LogText.quote(rule));
         store.reset(new BucketKey(rule, key));
         if (fallbackStore != null && fallbackStore != store) {
             fallbackStore.reset(new BucketKey(rule, key));

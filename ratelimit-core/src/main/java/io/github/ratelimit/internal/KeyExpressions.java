@@ -134,6 +134,30 @@ public final class KeyExpressions {
     }
 
     /**
+     * Refuses a key with a lone UTF-16 surrogate: it has no UTF-8 form (encoding writes {@code ?}), so it would meet
+     * another key in Redis and not in the local store. The limiter never produces one (it escapes a lone surrogate
+     * in a value as {@code \}{@code uXXXX}); a key given from outside (an operator's, a caller's of
+     * {@code RateLimiter.reset}) must be given as the limiter shows it.
+     *
+     * @param key a key
+     * @param where what the key is for, for the message ({@code rule 'api'})
+     * @throws IllegalArgumentException naming the index and the surrogate
+     */
+    public static void checkNoLoneSurrogate(String key, String where) {
+        for (int i = 0; i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < key.length() && Character.isLowSurrogate(key.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw new IllegalArgumentException("key for " + where + " contains a lone UTF-16 surrogate, "
+                        + LogText.escape(String.valueOf(c)) + ", at index " + i + ", which has no UTF-8 form; give "
+                        + "the key as decisions show it (the limiter writes a lone surrogate as \\u" + String.format(
+                        java.util.Locale.ROOT, "%04x", (int) c) + "), or the address a listing gives");
+            }
+        }
+    }
+
+    /**
      * Escapes one part's value: {@code \}, {@code +} and {@code ~} get a {@code \} in front, and a lone UTF-16
      * surrogate (which has no UTF-8 form, so two such values could meet as one stored key) becomes
      * {@code \}{@code uXXXX}.

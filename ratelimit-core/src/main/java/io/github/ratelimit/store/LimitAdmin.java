@@ -35,11 +35,18 @@ import java.util.TreeMap;
  *   <li>for a key over 128 characters, the key in full: it is hashed as the limiter hashes it;</li>
  *   <li>its {@link #address(String) address}: the key itself when it has only characters that need no escaping in
  *       a URL path segment or query ({@code A-Z a-z 0-9 - . _ ~ : @ ! $ ' ( ) * , =}, and is not {@code .} or
- *       {@code ..}), otherwise {@value #ADDRESS_PREFIX} and the key's UTF-8 bytes in unpadded base64url. No key
- *       starts with {@value #ADDRESS_PREFIX} (keys escape a leading {@code ~}), so the two never meet. Listings give
- *       every entry's address: it works in a URL path, in a query, in JSON and in Java alike, for any key (an IPv6
- *       client's {@code 2001:db8::/64}, a key holding a {@code /}, a {@code %} or a control character).</li>
+ *       {@code ..}, and does not start like an encoded address), otherwise {@value #ADDRESS_PREFIX} and the key's
+ *       UTF-8 bytes in unpadded base64url. No key the limiter counts by starts with {@value #ADDRESS_PREFIX} (keys
+ *       escape a leading {@code ~}), so the two never meet; an entry stored by other means under such a key gets an
+ *       encoded address too. Listings give every entry's address: it works in a URL path, in a query, in JSON and in
+ *       Java alike, for any key (an IPv6 client's {@code 2001:db8::/64}, a key holding a {@code /}, a {@code %} or a
+ *       control character);</li>
+ *   <li>for an entry stored under a key over 128 characters in full (an older version's, or another tool's), which
+ *       the limiter never reads, the listing's address is {@value #STORED_PREFIX} and the key's UTF-8 bytes in
+ *       unpadded base64url: show and delete reach that very entry, so every entry a listing shows can be removed
+ *       (set and reset take it as the key in full, hashed).</li>
  * </ul>
+ * A key with a lone UTF-16 surrogate is refused: it has no UTF-8 form, so it would reach another key.
  *
  * <p>The rules known are those the limiter has registered ({@link RateLimiter#rules()}: every URL rule and annotation
  * once an application has started) and those given when this was made (URL rules of another phase's filter).
@@ -49,6 +56,12 @@ public final class LimitAdmin {
 
     /** The start of an encoded address. */
     public static final String ADDRESS_PREFIX = "~b64:";
+
+    /**
+     * The start of the address of an entry stored under a key over 128 characters in full (by an older version, or
+     * another tool), which the limiter never reads: show and delete reach that entry as stored.
+     */
+    public static final String STORED_PREFIX = "~stored:";
 
     private static final System.Logger AUDIT = System.getLogger("io.github.ratelimit.limits");
 
@@ -144,10 +157,18 @@ public final class LimitAdmin {
      *         {@value #ADDRESS_PREFIX} and its UTF-8 bytes in unpadded base64url
      */
     public static String address(String key) {
-        boolean plain = !key.isEmpty() && !key.equals(".") && !key.equals("..") && key.chars().allMatch(c ->
-                (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~:@!$'()*,=".indexOf(c) >= 0);
-        return plain ? key : ADDRESS_PREFIX + Base64.getUrlEncoder().withoutPadding()
-                .encodeToString(key.getBytes(StandardCharsets.UTF_8));
+        if (key.length() > KeyExpressions.MAX_KEY_LENGTH) {
+            // Not a key the limiter counts by (it hashes those): an entry stored under the key in full.
+            return STORED_PREFIX + base64(key);
+        }
+        boolean plain = !key.isEmpty() && !key.equals(".") && !key.equals("..") && !key.startsWith(ADDRESS_PREFIX)
+                && !key.startsWith(STORED_PREFIX) && key.chars().allMatch(c -> (c >= 'a' && c <= 'z')
+                || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~:@!$'()*,=".indexOf(c) >= 0);
+        return plain ? key : ADDRESS_PREFIX + base64(key);
+    }
+
+    private static String base64(String key) {
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(key.getBytes(StandardCharsets.UTF_8));
     }
 
     /**
@@ -156,23 +177,37 @@ public final class LimitAdmin {
      * @throws IllegalArgumentException when the address is empty, or an encoded one that does not decode
      */
     public static String key(String address) {
+        return KeyExpressions.bounded(stored(address));
+    }
+
+    /**
+     * @param address a key as shown, a key over 128 characters in full, or an {@link #address(String) address}
+     * @return the key as stored: the limiter's key, or for a {@value #STORED_PREFIX} address, the key in full an
+     *         older entry is stored under
+     * @throws IllegalArgumentException when the address is empty, has a lone UTF-16 surrogate (no UTF-8 form, so it
+     *         would reach another key), or is an encoded one that does not decode
+     */
+    static String stored(String address) {
         if (address == null || address.isEmpty()) {
             throw new IllegalArgumentException("key is missing: give the key as decisions and listings show it, or "
                     + "the address a listing gives");
         }
-        if (!address.startsWith(ADDRESS_PREFIX)) {
-            return KeyExpressions.bounded(address);
+        String prefix = address.startsWith(ADDRESS_PREFIX) ? ADDRESS_PREFIX
+                : address.startsWith(STORED_PREFIX) ? STORED_PREFIX : null;
+        if (prefix == null) {
+            KeyExpressions.checkNoLoneSurrogate(address, "an admin operation");
+            return address;
         }
         try {
-            byte[] bytes = Base64.getUrlDecoder().decode(address.substring(ADDRESS_PREFIX.length()));
+            byte[] bytes = Base64.getUrlDecoder().decode(address.substring(prefix.length()));
             String key = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
             if (key.isEmpty()) {
                 throw new IllegalArgumentException("empty");
             }
-            return KeyExpressions.bounded(key);
+            return key;
         } catch (IllegalArgumentException | CharacterCodingException e) {
-            throw new IllegalArgumentException("address " + LogText.quote(address) + " is not " + ADDRESS_PREFIX
+            throw new IllegalArgumentException("address " + LogText.quote(address) + " is not " + prefix
                     + " followed by a key's UTF-8 bytes in base64url; use the address a listing gives");
         }
     }
@@ -187,7 +222,7 @@ public final class LimitAdmin {
      */
     public Optional<RedisLimitStore.Entry> get(String rule, String address) {
         Rule r = rule(rule);
-        return store().get(r.name(), key(address)).map(e -> checked(r, e));
+        return store().getStored(r.name(), storedKey(address)).map(e -> checked(r, e));
     }
 
     /**
@@ -255,7 +290,7 @@ public final class LimitAdmin {
      */
     public boolean remove(String rule, String address, String actor) {
         Rule r = rule(rule);
-        return store().remove(r.name(), key(address), actor);
+        return store().removeStored(r.name(), storedKey(address), actor);
     }
 
     /**
@@ -274,6 +309,11 @@ public final class LimitAdmin {
         limiter.reset(r.name(), key);
         AUDIT.log(Level.INFO, () -> "Rule '" + r.name() + "' key " + LogText.quote(key) + " reset by "
                 + (actor == null || actor.isBlank() ? "an unknown caller" : LogText.quote(actor)));
+    }
+
+    /** @return the key an entry is stored under: exact for a {@value #STORED_PREFIX} address, else the limiter's */
+    private static String storedKey(String address) {
+        return address.startsWith(STORED_PREFIX) ? stored(address) : key(address);
     }
 
     private RedisLimitStore store() {

@@ -4,6 +4,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.LogText;
+import io.github.ratelimit.internal.PlanNames;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -14,7 +15,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
 
 /**
  * The value of one per-key entry in Redis, {@code <kind>\t<limits or plan>\t<who>\t<epoch millis>} with kind
@@ -72,6 +72,18 @@ final class LimitEntries {
         }
     }
 
+    /**
+     * The one form of who made a change, written and read back alike: what could end a line or hide text (control
+     * and format characters, line separators, lone surrogates) becomes a space, so the entry's fields, separated by
+     * tabs, stay apart, and no stored name reaches a log or an HTTP answer with them.
+     *
+     * @param actor who made a change, as given or stored
+     * @return it without those characters
+     */
+    static String actor(String actor) {
+        return actor.replaceAll("[\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}]", " ");
+    }
+
     /** @return the stored value of limits of a key's own */
     static String limits(List<Limit> limits, String by, long millis) {
         return "limits\t" + String.join(",", limits.stream().map(Limit::toString).toList()) + "\t" + by + "\t" + millis;
@@ -98,23 +110,28 @@ final class LimitEntries {
             return unreadable(rule, key, null, null, "the stored value is not UTF-8 text");
         }
         String[] parts = text.split("\t", -1);
-        String by = parts.length > 2 ? parts[2] : "unknown";
+        String by = parts.length > 2 ? actor(parts[2]) : "unknown";
         Instant at = parts.length > 3 ? instant(parts[3]) : null;
         if (parts.length >= 2 && parts[0].equals("limits")) {
             try {
                 return new RedisLimitStore.Entry(rule, key, parse(parts[1]), null, by, at, null);
             } catch (RuntimeException e) {
                 // InvalidRateLimitConfigurationException above all; anything else a parser might throw the same way.
+                // The parser's message holds the stored text: escaped, as all stored text that reaches a log or an
+                // HTTP answer.
                 return unreadable(rule, key, by, at, "the stored limits " + snippet(parts[1]) + " cannot be used: "
-                        + e.getMessage());
+                        + LogText.escape(e.getMessage()));
             }
         }
         if (parts.length >= 2 && parts[0].equals("plan")) {
+            String invalid = PlanNames.problem(parts[1]);
+            if (invalid != null) {
+                return unreadable(rule, key, by, at, invalid);
+            }
             List<Limit> limits = plans.get(parts[1]);
             if (limits == null) {
-                return new RedisLimitStore.Entry(rule, key, List.of(), parts[1], by, at, "plan " + LogText.quote(parts[1])
-                        + " is not known here (known: " + new TreeSet<>(plans.keySet()) + "), so the rule's own limits "
-                        + "apply");
+                return new RedisLimitStore.Entry(rule, key, List.of(), parts[1], by, at,
+                        PlanNames.unknown(parts[1], plans.keySet()) + ", so the rule's own limits apply");
             }
             return new RedisLimitStore.Entry(rule, key, limits, parts[1], by, at, null);
         }

@@ -6,23 +6,20 @@ import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
 import io.github.ratelimit.internal.LogText;
+import io.github.ratelimit.internal.PlanNames;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
 
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -98,6 +95,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
     private final Clock clock;
     private final AtomicLong repairs = new AtomicLong();
     private final LimitAnswers answers;
+    private final LimitReads reads;
     private final ScheduledExecutorService refresher;
 
     private RedisLimitStore(Builder b) {
@@ -107,6 +105,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         this.defaults = b.defaults;
         this.clock = b.clock;
         this.answers = new LimitAnswers(jedis, prefix, plans, b.maximumCachedKeys, repairs);
+        this.reads = new LimitReads(jedis, answers, plans);
         long every = b.refreshInterval.toMillis();
         this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "ratelimit-limits-refresh");
@@ -157,14 +156,16 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
      * @param plan a plan this store was built with, whose limits the rule can use
      * @param actor who makes the change, or {@code null} when not known
      * @throws InvalidRateLimitConfigurationException when the rule cannot use the plan's limits
+     * @throws InvalidRateLimitConfigurationException when the name is not a plan's name ({@code PlanNames}: the
+     *         same rule as {@link Builder#plan} and configuration)
      * @throws IllegalArgumentException when the plan is not known, or an argument is missing
      * @throws RateLimitStoreException when Redis fails
      */
     public void assignPlan(Rule rule, String key, String plan, String actor) {
         String k = key(rule, key);
-        if (plan == null || !plans.containsKey(plan)) {
-            throw new IllegalArgumentException("plan " + LogText.quote(plan) + " is not known; known plans: "
-                    + new TreeSet<>(plans.keySet()));
+        PlanNames.check(null, plan);
+        if (!plans.containsKey(plan)) {
+            throw new IllegalArgumentException(PlanNames.unknown(plan, plans.keySet()));
         }
         LimitEntries.usable(rule, plans.get(plan), "plan '" + plan + "' " + plans.get(plan) + " for key "
                 + LogText.quote(k) + " of rule '" + rule.name() + "'");
@@ -184,7 +185,10 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
      * @throws RateLimitStoreException when Redis fails
      */
     public boolean remove(String rule, String key, String actor) {
-        String k = key(rule, key);
+        return removeKey(rule, key(rule, key), actor);
+    }
+
+    private boolean removeKey(String rule, String k, String actor) {
         boolean removed = change("del", rule, k, "", by(actor));
         if (removed) {
             AUDIT.log(Level.INFO, () -> "Rule " + LogText.quote(rule) + " key " + LogText.quote(k)
@@ -201,17 +205,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
      * @throws RateLimitStoreException when Redis fails
      */
     public Optional<Entry> get(String rule, String key) {
-        String k = key(rule, key);
-        try {
-            byte[] value = jedis.hget(answers.ruleKey(rule), utf8(k));
-            return value == null ? Optional.empty() : Optional.of(LimitEntries.read(rule, k, value, plans));
-        } catch (JedisException e) {
-            if (LimitAnswers.wrongType(e)) {
-                answers.garbage(rule);
-                return Optional.empty();
-            }
-            throw failed(e);
-        }
+        return reads.get(rule, key(rule, key));
     }
 
     /**
@@ -227,29 +221,28 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
      */
     public Page list(String rule, String cursor, int count) {
         key(rule, "");
-        if (count < 1 || count > 1_000) {
-            throw new IllegalArgumentException("count " + count + " is out of range; use 1 to 1000");
-        }
-        String from = cursor == null ? ScanParams.SCAN_POINTER_START : cursor;
-        if (!from.matches("[0-9]{1,20}") || new java.math.BigInteger(from).bitLength() > 64) {
-            throw new IllegalArgumentException("cursor " + LogText.quote(cursor) + " is not one a page returned (an "
-                    + "unsigned 64-bit number); start again without a cursor");
-        }
-        try {
-            ScanResult<Map.Entry<byte[], byte[]>> page = jedis.hscan(answers.ruleKey(rule), utf8(from),
-                    new ScanParams().count(count));
-            List<Entry> entries = new ArrayList<>();
-            for (Map.Entry<byte[], byte[]> e : page.getResult()) {
-                entries.add(LimitEntries.read(rule, new String(e.getKey(), StandardCharsets.UTF_8), e.getValue(), plans));
-            }
-            return new Page(entries, page.isCompleteIteration() ? null : page.getCursor());
-        } catch (JedisException e) {
-            if (LimitAnswers.wrongType(e)) {
-                answers.garbage(rule);
-                return new Page(List.of(), null);
-            }
-            throw failed(e);
-        }
+        return reads.list(rule, cursor, count);
+    }
+
+    /**
+     * @param rule the rule's name
+     * @param stored a key exactly as stored, not hashed here even when long (an older version's entry)
+     * @return its entry
+     */
+    Optional<Entry> getStored(String rule, String stored) {
+        key(rule, stored);
+        return reads.get(rule, stored);
+    }
+
+    /**
+     * @param rule the rule's name
+     * @param stored a key exactly as stored, not hashed here even when long (an older version's entry)
+     * @param actor who makes the change, or {@code null}
+     * @return whether the key had an entry
+     */
+    boolean removeStored(String rule, String stored, String actor) {
+        key(rule, stored);
+        return removeKey(rule, stored, actor);
     }
 
     /**
@@ -289,7 +282,7 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         }
     }
 
-    private static RateLimitStoreException failed(JedisException e) {
+    static RateLimitStoreException failed(JedisException e) {
         return new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
     }
 
@@ -305,12 +298,12 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
         if (key == null) {
             throw new IllegalArgumentException("key is missing for rule " + LogText.quote(rule));
         }
+        KeyExpressions.checkNoLoneSurrogate(key, "rule " + LogText.quote(rule));
         return KeyExpressions.bounded(key);
     }
 
     private static String by(String actor) {
-        // The entry's fields are separated by tabs: no control character goes in.
-        return actor == null || actor.isBlank() ? "unknown" : actor.replaceAll("\\p{Cntrl}", " ");
+        return actor == null || actor.isBlank() ? "unknown" : LimitEntries.actor(actor);
     }
 
     private static String who(String actor) {
@@ -381,15 +374,15 @@ public final class RedisLimitStore implements LimitProvider, AutoCloseable {
          * @param name a plan keys can be put on
          * @param limits its limits, 1 to {@value Rule#MAX_LIMITS}
          * @return this builder
-         * @throws InvalidRateLimitConfigurationException when the name or the limits are missing, or there are more
-         *         limits than a rule may have
+         * @throws InvalidRateLimitConfigurationException when the name is not a plan's name (the one rule of
+         *         configuration and {@link #assignPlan}), the limits are missing, or there are more limits than a rule
+         *         may have
          */
         public Builder plan(String name, List<Limit> limits) {
-            if (name == null || name.isBlank() || name.chars().anyMatch(Character::isISOControl) || limits == null
-                    || limits.isEmpty()) {
-                throw new InvalidRateLimitConfigurationException("limit store plan " + LogText.quote(name) + " needs a "
-                        + "name without control characters and at least one limit, e.g. plan(\"gold\", "
-                        + "List.of(Limit.parse(\"1000/1m\"))).");
+            PlanNames.check("limit store plan", name);
+            if (limits == null || limits.isEmpty()) {
+                throw new InvalidRateLimitConfigurationException("limit store plan '" + name + "' needs at least one "
+                        + "limit, e.g. plan(\"gold\", List.of(Limit.parse(\"1000/1m\"))).");
             }
             if (limits.size() > Rule.MAX_LIMITS) {
                 throw new InvalidRateLimitConfigurationException("limit store plan '" + name + "'", limits.toString(),

@@ -41,6 +41,10 @@ class LimitAdminTest {
                 .clientIpResolver(ClientIpResolver.builder().trustedProxies("127.0.0.1").build()).build();
     }
 
+    private static byte[] utf8(String s) {
+        return s.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    }
+
     private static String windows(int n) {
         return String.join(",", java.util.stream.IntStream.range(0, n).mapToObj(i -> (1000 + i) + "/" + (i + 1) + "s")
                 .toList());
@@ -144,6 +148,102 @@ class LimitAdminTest {
             assertThat(LimitAdmin.key(longValue)).as("a long key in full is hashed as the limiter hashes it")
                     .startsWith("~sha256:").isEqualTo(byClient.acquire(RequestContext.builder()
                             .header("X-Client", longValue).build()).verdicts().get(0).key());
+        }
+    }
+
+    @Test
+    void everyEntryAListingShowsIsShownAndRemovedByItsAddressEvenOneStoredUnderALongKey() {
+        String prefix = LimitStoreRedis.prefix();
+        try (RedisLimitStore store = REDIS.store(prefix); RateLimiter limiter = limiter(store)) {
+            limiter.guard(API);
+            LimitAdmin admin = LimitAdmin.of(limiter, store);
+            byte[] hash = utf8(prefix + ":{limits}:rule:api");
+            // Stored by an older version (a long key in full) or another tool, behind the limiter's back.
+            String[] stored = {"x".repeat(200), "u".repeat(129), "~b64:YWxpY2U", "~stored:YWxpY2U", "~sha256:0"};
+            for (String key : stored) {
+                REDIS.client().hset(hash, utf8(key), utf8("limits\t3/1h\tops\t1"));
+            }
+            admin.setLimits("api", "alice", "4/1h", "ops");
+            List<RedisLimitStore.Entry> listed = admin.list("api", null, 100).entries();
+            assertThat(listed).extracting(RedisLimitStore.Entry::key).containsExactlyInAnyOrder(
+                    "x".repeat(200), "u".repeat(129), "~b64:YWxpY2U", "~stored:YWxpY2U", "~sha256:0", "alice");
+            for (RedisLimitStore.Entry entry : listed) {
+                String address = LimitAdmin.address(entry.key());
+                assertThat(admin.get("api", address)).as(address).map(RedisLimitStore.Entry::key).contains(entry.key());
+                assertThat(admin.remove("api", address, "ops")).as(address).isTrue();
+                assertThat(REDIS.client().hexists(hash, utf8(entry.key()))).as(address).isFalse();
+            }
+            assertThat(REDIS.client().exists(hash)).as("every entry listed was removed").isFalse();
+            // The key in full still means the limiter's (hashed) key, for set and reset alike.
+            admin.setLimits("api", "x".repeat(200), "5/1h", "ops");
+            assertThat(admin.list("api", null, 100).entries()).extracting(RedisLimitStore.Entry::key)
+                    .containsExactly(LimitAdmin.key("x".repeat(200)));
+        }
+    }
+
+    @Test
+    void aKeyWithALoneSurrogateIsRefusedByEveryOperationAndReachesNoOtherKey() {
+        try (RedisLimitStore store = store(); RateLimiter limiter = limiter(store)) {
+            limiter.guard(API);
+            LimitAdmin admin = LimitAdmin.of(limiter, store);
+            admin.setLimits("api", "?", "7/1h", "ops");
+            for (String key : new String[] {"\uD800", "a\uDC00b", "x\uDBFF"}) {
+                List<Runnable> operations = List.of(() -> admin.get("api", key), () -> admin.remove("api", key, "ops"),
+                        () -> admin.setLimits("api", key, "1/1h", "ops"), () -> admin.assignPlan("api", key, "tiny", "ops"),
+                        () -> admin.reset("api", key, "ops"), () -> limiter.reset("api", key),
+                        () -> store.setLimits(API, key, List.of(Limit.parse("1/1h")), "ops"), () -> store.get("api", key),
+                        () -> store.remove("api", key, "ops"));
+                for (Runnable operation : operations) {
+                    assertThatThrownBy(operation::run).as(io.github.ratelimit.internal.LogText.escape(key))
+                            .isInstanceOf(IllegalArgumentException.class)
+                            .hasMessageContaining("contains a lone UTF-16 surrogate")
+                            .hasMessageContaining("which has no UTF-8 form");
+                }
+            }
+            assertThat(admin.get("api", "?").orElseThrow().limits()).as("the key '?' is untouched")
+                    .containsExactly(Limit.parse("7/1h"));
+            assertThat(admin.list("api", null, 100).entries()).hasSize(1);
+        }
+    }
+
+    @Test
+    void aPlanNameIsCheckedByOneRuleWithOneMessageEverywhere() {
+        String prefix = LimitStoreRedis.prefix();
+        try (RedisLimitStore store = REDIS.store(prefix); RateLimiter limiter = limiter(store)) {
+            limiter.guard(API);
+            LimitAdmin admin = LimitAdmin.of(limiter, store);
+            String[][] cases = {{"gold plan", "plan name 'gold plan' contains ' ' at index 4"},
+                    {"gold\t", "plan name 'gold\\t' contains '\\t' at index 4"},
+                    {"x'y", "plan name 'x\\'y' contains '\\'' at index 1"},
+                    {"p".repeat(65), "is 65 characters long, over the limit of 64"},
+                    {"", "plan name is empty"}};
+            for (String[] c : cases) {
+                String name = c[0];
+                List<Runnable> entries = List.of(
+                        () -> io.github.ratelimit.MapLimitProvider.builder().plan(name, "1/1s"),
+                        () -> RedisLimitStore.builder().plan(name, List.of(Limit.parse("1/1s"))),
+                        () -> admin.assignPlan("api", "k", name, "ops"),
+                        () -> store.assignPlan(API, "k", name, "ops"));
+                for (Runnable entry : entries) {
+                    assertThatThrownBy(entry::run).as(c[1]).isInstanceOf(InvalidRateLimitConfigurationException.class)
+                            .hasMessageContaining(c[1]).hasMessageEndingWith(io.github.ratelimit.internal.PlanNames.ACTION);
+                }
+                if (name.contains("\t")) {
+                    continue; // the stored value's fields are separated by tabs: it cannot hold this name
+                }
+                REDIS.client().hset(utf8(prefix + ":{limits}:rule:api"), utf8("stored"),
+                        utf8("plan\t" + name + "\tops\t1"));
+                RedisLimitStore.Entry read = admin.get("api", "stored").orElseThrow();
+                assertThat(read.problem()).as(c[1]).contains(c[1]);
+                assertThat(read.plan()).as(c[1]).isNull();
+            }
+            for (String unknown : new String[] {"platinum"}) {
+                String message = "plan 'platinum' is not known; known plans: [gold, tiny, wide]";
+                assertThatThrownBy(() -> admin.assignPlan("api", "k", unknown, "ops")).hasMessage(message);
+                REDIS.client().hset(utf8(prefix + ":{limits}:rule:api"), utf8("stored"),
+                        utf8("plan\t" + unknown + "\tops\t1"));
+                assertThat(admin.get("api", "stored").orElseThrow().problem()).startsWith(message);
+            }
         }
     }
 

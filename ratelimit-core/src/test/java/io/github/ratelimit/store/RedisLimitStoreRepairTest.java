@@ -251,6 +251,30 @@ class RedisLimitStoreRepairTest {
     }
 
     @Test
+    void storedTextReachesNoProblemOrEntryUnescaped() {
+        String prefix = prefix();
+        String forged = "1/x\r\nWARNING: forged\u202e\u061c\u200b\ufeff' rule 'y";
+        String[] values = {"limits\t" + forged + "\tops\t1", "limits\t5/1s," + forged + "\tops\t1",
+                "plan\t" + forged + "\tops\t1", "limits\t1/1h\tmallory\u202e\u2028\u0085\u061c\t1"};
+        try (RedisLimitStore store = store(prefix)) {
+            for (int i = 0; i < values.length; i++) {
+                REDIS.client().hset(utf8(ruleKey(prefix, "api")), utf8("k" + i), utf8(values[i]));
+            }
+            for (int i = 0; i < values.length; i++) {
+                RedisLimitStore.Entry entry = store.get("api", "k" + i).orElseThrow();
+                String text = entry.problem() + " " + entry.plan() + " " + entry.changedBy();
+                // Before, the parser's message held the stored limits as they were: a line break and bidi controls.
+                assertThat(text).as("k%d", i).doesNotContain("\r", "\n", "\u202e", "\u061c", "\u200b", "\ufeff",
+                        "\u2028", "\u0085");
+                if (i < 3) {
+                    assertThat(entry.problem()).as("k%d", i).contains("\\r\\nWARNING: forged\\u202e\\u061c");
+                }
+            }
+            assertThat(store.get("api", "k3").orElseThrow().changedBy()).isEqualTo("mallory    ");
+        }
+    }
+
+    @Test
     void aTamperedCursorIsRefusedNotSentToRedis() {
         try (RedisLimitStore store = store(prefix())) {
             for (String cursor : new String[] {"18446744073709551616", "99999999999999999999999999", "-1", "1e3", " 7",
