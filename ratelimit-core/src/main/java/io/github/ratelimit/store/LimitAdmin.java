@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
@@ -19,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * The operations operators run on live keys (per-key limits, plans, resets), with one set of checks whichever way
@@ -94,11 +96,14 @@ public final class LimitAdmin {
     private final RateLimiter limiter;
     private final RedisLimitStore limitStore;
     private final List<Rule> declared;
+    private final Supplier<? extends Collection<RateLimiter>> others;
 
-    private LimitAdmin(RateLimiter limiter, RedisLimitStore limitStore, Collection<Rule> declared) {
+    private LimitAdmin(RateLimiter limiter, RedisLimitStore limitStore, Collection<Rule> declared,
+                       Supplier<? extends Collection<RateLimiter>> others) {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.limitStore = limitStore;
         this.declared = List.copyOf(declared);
+        this.others = Objects.requireNonNull(others, "others");
     }
 
     /**
@@ -107,7 +112,7 @@ public final class LimitAdmin {
      * @return the operations
      */
     public static LimitAdmin of(RateLimiter limiter, RedisLimitStore limitStore) {
-        return new LimitAdmin(limiter, limitStore, List.of());
+        return new LimitAdmin(limiter, limitStore, List.of(), List::of);
     }
 
     /**
@@ -117,7 +122,35 @@ public final class LimitAdmin {
      * @return the operations
      */
     public static LimitAdmin of(RateLimiter limiter, RedisLimitStore limitStore, Collection<Rule> declared) {
-        return new LimitAdmin(limiter, limitStore, declared);
+        return new LimitAdmin(limiter, limitStore, declared, List::of);
+    }
+
+    /**
+     * For an application whose rules are decided by several limiters (a {@code web.xml} application's filter
+     * declared once per phase, each with a limiter and a store of its own): every rule of any of them is known, and
+     * a reset reaches the limiters that count by the rule, whichever filter published this.
+     *
+     * @param limiter the limiter whose rules are named and whose keys are reset
+     * @param limitStore where per-key limits are kept, or {@code null} when they are not (resets still work)
+     * @param declared rules known before the limiters register them (a rules file's URL rules of every phase)
+     * @param others the other limiters, asked at each operation (they may start after this is made)
+     * @return the operations
+     */
+    public static LimitAdmin of(RateLimiter limiter, RedisLimitStore limitStore, Collection<Rule> declared,
+                                Supplier<? extends Collection<RateLimiter>> others) {
+        return new LimitAdmin(limiter, limitStore, declared, others);
+    }
+
+    /** @return this admin's limiter, then the others, each once */
+    private List<RateLimiter> limiters() {
+        List<RateLimiter> all = new ArrayList<>();
+        all.add(limiter);
+        for (RateLimiter other : others.get()) {
+            if (all.stream().noneMatch(l -> l == other)) {
+                all.add(other);
+            }
+        }
+        return all;
     }
 
     /** @return whether per-key limits are kept at run time (a {@link RedisLimitStore}); resets need none */
@@ -147,7 +180,10 @@ public final class LimitAdmin {
     private Map<String, Rule> rules() {
         Map<String, Rule> rules = new TreeMap<>();
         declared.forEach(r -> rules.put(r.name(), r));
-        limiter.rules().forEach(r -> rules.put(r.name(), r));
+        List<RateLimiter> all = limiters();
+        for (int i = all.size() - 1; i >= 0; i--) {
+            all.get(i).rules().forEach(r -> rules.put(r.name(), r)); // this admin's own limiter's rules win
+        }
         return rules;
     }
 
@@ -169,6 +205,18 @@ public final class LimitAdmin {
 
     private static String base64(String key) {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * For messages about keys and fields given from outside (an HTTP answer, a log line): the text between single
+     * quotes, with {@code \}, {@code '}, control and format characters escaped in Java's notation, as the audit log
+     * writes keys, so no text can forge a line or pose as another field.
+     *
+     * @param text the text, or {@code null}
+     * @return it quoted, cut after 300 characters with the length it had
+     */
+    public static String quote(String text) {
+        return LogText.quote(text);
     }
 
     /**
@@ -294,7 +342,8 @@ public final class LimitAdmin {
     }
 
     /**
-     * Forgets what the key has counted, on every instance ({@link RateLimiter#reset}), and logs who did.
+     * Forgets what the key has counted, on every instance ({@link RateLimiter#reset}), and logs who did: in every
+     * limiter that has registered the rule (this admin's, or another filter's), or in this admin's when none has yet.
      *
      * @param rule a rule's name
      * @param address the key's address
@@ -306,7 +355,11 @@ public final class LimitAdmin {
     public void reset(String rule, String address, String actor) {
         Rule r = rule(rule);
         String key = key(address);
-        limiter.reset(r.name(), key);
+        List<RateLimiter> counting = limiters().stream()
+                .filter(l -> l.rules().stream().anyMatch(x -> x.name().equals(r.name()))).toList();
+        for (RateLimiter l : counting.isEmpty() ? List.of(limiter) : counting) {
+            l.reset(r.name(), key);
+        }
         AUDIT.log(Level.INFO, () -> "Rule '" + r.name() + "' key " + LogText.quote(key) + " reset by "
                 + (actor == null || actor.isBlank() ? "an unknown caller" : LogText.quote(actor)));
     }

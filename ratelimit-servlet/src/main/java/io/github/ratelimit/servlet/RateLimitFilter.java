@@ -130,6 +130,8 @@ public class RateLimitFilter implements Filter {
 
     private RateLimiter limiter;
     private boolean ownsLimiter;
+    /** The application's context, once this filter joined its {@link FilterGroup}; {@code null} before. */
+    private jakarta.servlet.ServletContext context;
     private io.github.ratelimit.LimitProvider limitStore;
     private List<UrlRule> urlRules;
     private Set<HeaderStyle> headerStyles;
@@ -258,10 +260,12 @@ public class RateLimitFilter implements Filter {
         if (limitStore != null) {
             config.getServletContext().setAttribute(LIMIT_STORE_ATTRIBUTE + "." + config.getFilterName(), limitStore);
         }
-        config.getServletContext().setAttribute(ADMIN_ATTRIBUTE + "." + config.getFilterName(),
-                io.github.ratelimit.store.LimitAdmin.of(limiter, limitStore != null
-                        && limitStore instanceof io.github.ratelimit.store.RedisLimitStore redis ? redis : null,
-                        settings.rules().stream().map(UrlRule::rule).toList()));
+        // Every filter of the application joins one group, so each one's admin reaches the other phase's rules.
+        this.context = config.getServletContext();
+        List<RateLimiter> group = FilterGroup.join(context, limiter);
+        context.setAttribute(ADMIN_ATTRIBUTE + "." + config.getFilterName(), io.github.ratelimit.store.LimitAdmin.of(
+                limiter, limitStore instanceof io.github.ratelimit.store.RedisLimitStore redis ? redis : null,
+                settings.rules().stream().map(UrlRule::rule).toList(), () -> group));
         this.enabled = settings.enabled();
         this.urlRules = settings.rules();
         this.headerStyles = settings.headers();
@@ -496,6 +500,9 @@ public class RateLimitFilter implements Filter {
     @Override
     public void destroy() {
         delays.close();
+        if (context != null) {
+            FilterGroup.leave(context, limiter);
+        }
         if (limitStore instanceof AutoCloseable closeable) {
             try {
                 closeable.close();
