@@ -127,6 +127,52 @@ class KeysEndpointRefusalsAttackTest {
     }
 
     @Test
+    void aQueryParameterOrBodyFieldCannotTurnAnOperationAwayFromThePathsRuleOrKey() throws Exception {
+        // Actuator merges query parameters and body fields over the path's selectors: before, each of these acted on
+        // bob, or on rule log, while the path (what a proxy, an audit of URLs or a reviewer sees) named alice.
+        assertThat(APP.admin("POST", "/by-client/bob", body("limits", "9/1h")).statusCode()).isEqualTo(200);
+        for (int i = 0; i < 2; i++) {
+            assertThat(APP.call("/api/client/x", "X-Client: bob").statusCode()).isEqualTo(200);
+        }
+        String[][] requests = {{"POST", "/by-client/alice?key=bob", "{\"limits\":\"1/1h\"}"},
+                {"POST", "/by-client/alice", "{\"key\":\"bob\",\"limits\":\"1/1h\"}"},
+                {"POST", "/by-client/alice", "{\"key\":\"bob\",\"reset\":true}"},
+                {"POST", "/by-client/alice", "{\"rule\":\"log\",\"limits\":\"1/1h\"}"},
+                {"POST", "/by-client/alice?rule=log", "{\"plan\":\"tiny\"}"},
+                {"POST", "/by-client?rule=log", "{\"key\":\"alice\",\"limits\":\"1/1h\"}"},
+                {"DELETE", "/by-client/alice?key=bob", null},
+                {"GET", "/by-client/alice?key=bob", null},
+                {"GET", "/by-client?rule=log", null}};
+        for (String[] r : requests) {
+            HttpResponse<String> response = APP.admin(r[0], r[1], r[2]);
+            assertThat(response.statusCode()).as("%s %s %s: %s", r[0], r[1], r[2], response.body()).isEqualTo(400);
+            assertThat(message(response)).as(r[1]).contains("the path names").contains("give the");
+        }
+        assertThat(APP.jedis.hget(APP.ruleKey("by-client"), "bob")).as("bob's entry is untouched").startsWith("limits\t9/1h\t");
+        assertThat(APP.jedis.hexists(APP.ruleKey("by-client"), "alice")).isFalse();
+        assertThat(APP.jedis.hexists(APP.ruleKey("log"), "alice")).as("nothing stored for rule log").isFalse();
+        assertThat(APP.call("/api/client/x", "X-Client: bob").statusCode()).as("bob was not reset").isEqualTo(200);
+        assertThat(APP.call("/api/client/x", "X-Client: bob").statusCode()).isEqualTo(200);
+        // The same name given twice alike is no override; a key in the query of …/{rule} is the documented form.
+        assertThat(APP.admin("POST", "/by-client/alice", body("key", "alice", "limits", "3/1h")).statusCode())
+                .isEqualTo(200);
+        assertThat(json(APP.admin("GET", "/by-client?key=bob", null)).path("limits").get(0).asText()).isEqualTo("9/1h");
+        assertThat(APP.jedis.hget(APP.ruleKey("by-client"), "alice")).startsWith("limits\t3/1h\t");
+    }
+
+    @Test
+    void aFieldEchoedInA400IsEscaped() throws Exception {
+        HttpResponse<String> r = APP.admin("POST", "/by-client/echo", body("reset", "yes\r\nforged\u202e' field 'x"));
+        assertThat(r.statusCode()).isEqualTo(400);
+        // Before, the value came back as it was: a line break, a bidi control and a quote that ends the field.
+        assertThat(message(r)).doesNotContain("\r", "\n", "\u202e")
+                .contains("'yes\\r\\nforged\\u202e\\' field \\'x'");
+        r = APP.admin("GET", "/by-client?count=" + AdminApp.query("1\u202e"), null);
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(message(r)).doesNotContain("\u202e").contains("'1\\u202e'");
+    }
+
+    @Test
     void aTamperedCursorOrCountIs400() throws Exception {
         for (String query : new String[] {"cursor=18446744073709551616", "cursor=99999999999999999999999999",
                 "cursor=-1", "cursor=abc", "count=0", "count=5000", "count=abc", "cursor=1&cursor=2"}) {

@@ -36,7 +36,9 @@ import java.util.function.Supplier;
  *       back to the rule's limits.
  * </ul>
  *
- * <p>A key in the path or the query is a key as decisions show it, or the {@code address} a listing gives (which
+ * <p>Actuator merges query parameters and body fields over the path's selectors: on Spring MVC, a {@code rule} or
+ * {@code key} given there that names another than the path is refused (400, {@link PathSelectors}), so an operation
+ * acts on what its path names. A key in the path or the query is a key as decisions show it, or the {@code address} a listing gives (which
  * works for any key, one holding a {@code /} or a control character included). Every field has a strict JSON type
  * (strings, and {@code reset} the boolean {@code true}). Answers: 200; 400 with a message for bad input (limits the
  * rule cannot use, a cursor no page gave, a field of the wrong type); 404 for an unknown rule (naming the known ones),
@@ -73,6 +75,7 @@ public class RateLimitKeysEndpoint {
             return answer(() -> entry(rule, text("key", key)));
         }
         return answer(() -> {
+            PathSelectors.check(rule, null);
             if (!admin.keepsLimits()) {
                 return notKept();
             }
@@ -97,9 +100,12 @@ public class RateLimitKeysEndpoint {
         if (!admin.keepsLimits()) {
             return notKept();
         }
-        return answer(() -> admin.get(rule, key).<WebEndpointResponse<Object>>map(e -> new WebEndpointResponse<>(
-                describe(e))).orElseGet(() -> new WebEndpointResponse<>(key(rule, LimitAdmin.key(key), "message",
-                "no limits of its own: the rule's apply"), WebEndpointResponse.STATUS_NOT_FOUND)));
+        return answer(() -> {
+            PathSelectors.check(rule, key);
+            return admin.get(rule, key).<WebEndpointResponse<Object>>map(e -> new WebEndpointResponse<>(describe(e)))
+                    .orElseGet(() -> new WebEndpointResponse<>(key(rule, LimitAdmin.key(key), "message",
+                            "no limits of its own: the rule's apply"), WebEndpointResponse.STATUS_NOT_FOUND));
+        });
     }
 
     /**
@@ -116,7 +122,10 @@ public class RateLimitKeysEndpoint {
     @WriteOperation
     public WebEndpointResponse<Object> change(@Selector String rule, @Selector String key, @Nullable Object limits,
                                               @Nullable Object plan, @Nullable Object reset, SecurityContext security) {
-        return answer(() -> apply(rule, key, limits, plan, reset, security));
+        return answer(() -> {
+            PathSelectors.check(rule, key);
+            return apply(rule, key, limits, plan, reset, security);
+        });
     }
 
     /**
@@ -133,7 +142,10 @@ public class RateLimitKeysEndpoint {
     @WriteOperation
     public WebEndpointResponse<Object> changeKey(@Selector String rule, @Nullable Object key, @Nullable Object limits,
                                                  @Nullable Object plan, @Nullable Object reset, SecurityContext security) {
-        return answer(() -> apply(rule, text("key", required("key", key)), limits, plan, reset, security));
+        return answer(() -> {
+            PathSelectors.check(rule, null);
+            return apply(rule, text("key", required("key", key)), limits, plan, reset, security);
+        });
     }
 
     /**
@@ -147,8 +159,11 @@ public class RateLimitKeysEndpoint {
         if (!admin.keepsLimits()) {
             return notKept();
         }
-        return answer(() -> new WebEndpointResponse<>(key(rule, LimitAdmin.key(key), "removed",
-                admin.remove(rule, key, actor(security)))));
+        return answer(() -> {
+            PathSelectors.check(rule, key);
+            return new WebEndpointResponse<>(key(rule, LimitAdmin.key(key), "removed",
+                    admin.remove(rule, key, actor(security))));
+        });
     }
 
     /**
@@ -224,13 +239,14 @@ public class RateLimitKeysEndpoint {
     private static int number(String field, Object value) {
         String s = text(field, value);
         if (!s.matches("[0-9]{1,4}")) {
-            throw new IllegalArgumentException("\"" + field + "\" is '" + s + "'; it must be a whole number, 1 to 1000");
+            throw new IllegalArgumentException("\"" + field + "\" is " + LimitAdmin.quote(s) + "; it must be a whole "
+                    + "number, 1 to 1000");
         }
         return Integer.parseInt(s);
     }
 
     private static String json(Object value) {
-        return value instanceof String s ? "'" + (s.length() > 100 ? s.substring(0, 100) + "…" : s) + "'"
+        return value instanceof String s ? LimitAdmin.quote(s)
                 : value instanceof Boolean b ? String.valueOf(b)
                 : value instanceof Number ? "a number" : value instanceof java.util.Collection<?> ? "a list (given twice?)"
                 : value instanceof Map<?, ?> ? "an object" : "of another type";
