@@ -97,8 +97,8 @@ class RulesFileTest {
         assertThatThrownBy(() -> parse("ratelimit.trusted-proxies", "10.0.0.0/33"))
                 .hasMessageStartingWith("rules.properties: ratelimit.trusted-proxies: trusted proxy '10.0.0.0/33'");
         assertThatThrownBy(() -> parse("ratelimit.keys[0].key", "user:bob", "ratelimit.keys[0].plan", "gold"))
-                .hasMessage("rules.properties: ratelimit.keys[0].plan: key 'user:bob' is assigned plan 'gold', which is "
-                        + "not defined. Defined plans: []. Define the plan first.");
+                .hasMessage("rules.properties: ratelimit.keys[0].plan: key 'user:bob' is assigned a plan that is not "
+                        + "defined: plan 'gold' is not known; known plans: []. Define the plan first.");
         assertThatThrownBy(() -> parse("ratelimit.store", "redis"))
                 .hasMessage("rules.properties: ratelimit.store: 'redis' needs a Redis server, but none of "
                         + "ratelimit.redis.url, ratelimit.redis.sentinel.master or ratelimit.redis.cluster.nodes is set. "

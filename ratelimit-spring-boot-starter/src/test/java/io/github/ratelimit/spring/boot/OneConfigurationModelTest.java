@@ -197,8 +197,8 @@ class OneConfigurationModelTest {
                     + "or name a rule that counts by the key's expression.",
             "ratelimit.keys[1].key | eve | ratelimit.keys[1].key: key 'eve' is not of the form '<key expression>:<key>'. "
                     + "Write it like 'user:241531' or 'header:X-Api-Key:k-42'.",
-            "ratelimit.keys[0].plan | gold | ratelimit.keys[0].plan: key 'user:bob' is assigned plan 'gold', which is "
-                    + "not defined. Defined plans: [pro]. Define the plan first.",
+            "ratelimit.keys[0].plan | gold | ratelimit.keys[0].plan: key 'user:bob' is assigned a plan that is not "
+                    + "defined: plan 'gold' is not known; known plans: [pro]. Define the plan first.",
             "ratelimit.keys[1].limits | 1/1x | ratelimit.keys[1].limits: key 'user:eve': limits[0]: invalid limit "
                     + "'1/1x': period '1x' is not a duration. Expected '<permits>/<period>' with an optional ' "
                     + "burst=<capacity>', e.g. '5/1s', '100/1m' or '5/1s burst=20'.",
