@@ -1,6 +1,11 @@
 package io.github.ratelimit.servlet;
 
+import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.store.LimitAdmin;
+import io.github.ratelimit.store.RedisLimitStore;
+import io.github.ratelimit.web.UrlRule;
+import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
 
 import java.util.List;
@@ -21,14 +26,29 @@ final class FilterGroup {
     }
 
     /**
-     * @param context the application's context
-     * @param limiter a filter's limiter, joining the group
-     * @return the group's limiters, a live view that grows as later filters start
+     * Publishes a filter's limiter, limit store and admin in the servlet context, under the filter's name, and joins
+     * the filter's limiter to the group, so its admin reaches the rules of every filter of the application.
+     *
+     * @param config the filter's configuration
+     * @param limiter its limiter
+     * @param limitStore its limit store, or {@code null}
+     * @param rules every URL rule of the rules file, whichever phase the filter decides
+     * @return the application's context
      */
-    static List<RateLimiter> join(ServletContext context, RateLimiter limiter) {
-        List<RateLimiter> limiters = limiters(context);
-        limiters.add(limiter);
-        return limiters;
+    static ServletContext publish(FilterConfig config, RateLimiter limiter, LimitProvider limitStore,
+                                  List<UrlRule> rules) {
+        ServletContext context = config.getServletContext();
+        String name = config.getFilterName();
+        context.setAttribute(RateLimitFilter.LIMITER_ATTRIBUTE + "." + name, limiter);
+        if (limitStore != null) {
+            context.setAttribute(RateLimitFilter.LIMIT_STORE_ATTRIBUTE + "." + name, limitStore);
+        }
+        List<RateLimiter> group = limiters(context);
+        group.add(limiter);
+        context.setAttribute(RateLimitFilter.ADMIN_ATTRIBUTE + "." + name, LimitAdmin.of(limiter,
+                limitStore instanceof RedisLimitStore redis ? redis : null,
+                rules.stream().map(UrlRule::rule).toList(), () -> group));
+        return context;
     }
 
     /**

@@ -256,16 +256,7 @@ public class RateLimitFilter implements Filter {
         this.limiter = settings.limiter();
         this.ownsLimiter = true;
         this.limitStore = settings.limitStore();
-        config.getServletContext().setAttribute(LIMITER_ATTRIBUTE + "." + config.getFilterName(), limiter);
-        if (limitStore != null) {
-            config.getServletContext().setAttribute(LIMIT_STORE_ATTRIBUTE + "." + config.getFilterName(), limitStore);
-        }
-        // Every filter of the application joins one group, so each one's admin reaches the other phase's rules.
-        this.context = config.getServletContext();
-        List<RateLimiter> group = FilterGroup.join(context, limiter);
-        context.setAttribute(ADMIN_ATTRIBUTE + "." + config.getFilterName(), io.github.ratelimit.store.LimitAdmin.of(
-                limiter, limitStore instanceof io.github.ratelimit.store.RedisLimitStore redis ? redis : null,
-                settings.rules().stream().map(UrlRule::rule).toList(), () -> group));
+        this.context = FilterGroup.publish(config, limiter, limitStore, settings.rules());
         this.enabled = settings.enabled();
         this.urlRules = settings.rules();
         this.headerStyles = settings.headers();
