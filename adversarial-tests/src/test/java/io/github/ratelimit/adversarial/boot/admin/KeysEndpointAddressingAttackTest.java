@@ -124,9 +124,6 @@ class KeysEndpointAddressingAttackTest {
                 assertThat(json(byQuery).path("key").asText()).isEqualTo(key);
             }
 
-            HttpResponse<String> resetByAddress = APP.admin("POST", "/" + rule + "/" + address, body("reset", true));
-            assertThat(resetByAddress.statusCode()).as("reset %s by address", c).isEqualTo(200);
-
             HttpResponse<String> delete = APP.admin("DELETE", "/" + rule + "/" + address, null);
             assertThat(delete.statusCode()).as("delete %s: %s", c, delete.body()).isEqualTo(200);
             assertThat(json(delete).path("removed").asBoolean()).isTrue();
@@ -135,9 +132,15 @@ class KeysEndpointAddressingAttackTest {
                 assertThat(call(c)).as("%s: back to the rule's 2/1h after a reset", c).isEqualTo(200);
             }
             assertThat(call(c)).as("%s: back to the rule's 2/1h", c).isEqualTo(429);
+            // Before, the reset by address was checked by its status alone, at a point where its effect did not show.
+            HttpResponse<String> resetByAddress = APP.admin("POST", "/" + rule + "/" + address, body("reset", true));
+            assertThat(resetByAddress.statusCode()).as("reset %s by address", c).isEqualTo(200);
+            assertThat(call(c)).as("%s: reset by its address, a full bucket again", c).isEqualTo(200);
 
             if (!controlCharacters(key)) {
                 assertThat(APP.admin("POST", "/" + rule, body("key", key, "plan", "tiny")).statusCode()).isEqualTo(200);
+                assertThat(APP.jedis.hget(APP.ruleKey(rule), key)).as("%s: the plan is stored", c)
+                        .startsWith("plan\ttiny\tadmin\t");
                 HttpResponse<String> deleteByQuery = APP.admin("DELETE", "/" + rule + "?key=" + query(key), null);
                 assertThat(deleteByQuery.statusCode()).as("delete %s by ?key=: %s", c, deleteByQuery.body())
                         .isEqualTo(200);
@@ -155,8 +158,26 @@ class KeysEndpointAddressingAttackTest {
         assertThat(call(c)).as("the reset by the full key reached the hashed one").isEqualTo(200);
         HttpResponse<String> set = APP.admin("POST", "/by-client", body("key", value, "limits", "20/1h"));
         assertThat(json(set).path("key").asText()).isEqualTo(hashed);
+        assertThat(APP.jedis.hget(APP.ruleKey("by-client"), hashed)).as("stored under the hash")
+                .startsWith("limits\t20/1h\tadmin\t");
+        assertThat(APP.jedis.hexists(APP.ruleKey("by-client"), value)).as("never under the key in full").isFalse();
         assertThat(json(APP.admin("GET", "/by-client?key=" + query(value), null)).path("key").asText()).isEqualTo(hashed);
         assertThat(json(APP.admin("DELETE", "/by-client?key=" + query(value), null)).path("removed").asBoolean()).isTrue();
+    }
+
+    @Test
+    void aKeyWithALoneSurrogateIs400AndReachesNoOtherKey() throws Exception {
+        // JSON may carry a lone surrogate ("\ud800"); UTF-8 cannot, and wrote it as '?': the key '?' was changed.
+        assertThat(APP.admin("POST", "/by-client", body("key", "?", "limits", "7/1h")).statusCode()).isEqualTo(200);
+        for (String b : new String[] {"{\"key\":\"\\ud800\",\"limits\":\"1/1h\"}",
+                "{\"key\":\"\\ud800\",\"reset\":true}", "{\"key\":\"a\\udc00\",\"plan\":\"tiny\"}"}) {
+            HttpResponse<String> r = APP.admin("POST", "/by-client", b);
+            assertThat(r.statusCode()).as("%s -> %s", b, r.body()).isEqualTo(400);
+            assertThat(AdminApp.message(r)).contains("lone UTF-16 surrogate");
+        }
+        assertThat(APP.jedis.hget(APP.ruleKey("by-client"), "?")).as("the key '?' is untouched")
+                .startsWith("limits\t7/1h\tadmin\t");
+        assertThat(json(APP.admin("DELETE", "/by-client?key=" + query("?"), null)).path("removed").asBoolean()).isTrue();
     }
 
     @Test

@@ -87,11 +87,16 @@ class KeysEndpointRepairAttackTest {
         }
         HttpResponse<String> page = APP.admin("GET", "/by-client?count=100", null);
         assertThat(page.statusCode()).as(page.body()).isEqualTo(200);
-        int unreadable = 0;
-        for (JsonNode e : json(page).path("entries")) {
-            unreadable += e.path("problem").isMissingNode() || e.path("problem").isNull() ? 0 : 1;
+        java.util.Map<String, JsonNode> listed = new java.util.HashMap<>();
+        json(page).path("entries").forEach(e -> listed.put(e.path("key").asText(), e));
+        // Before, a count of entries with a problem and a size of at least 4: neither said which entry was which.
+        for (String key : new String[] {"junk", "binary", "no-plan"}) {
+            assertThat(listed.get(key)).as(key).isNotNull();
+            assertThat(listed.get(key).path("problem").asText()).as(key).startsWith(key.equals("no-plan")
+                    ? "plan 'gold' is not known" : "unreadable: ");
+            assertThat(listed.get(key).path("limits")).as(key).isEmpty();
         }
-        assertThat(unreadable).isEqualTo(3);
-        assertThat(json(page).path("entries").size()).isGreaterThanOrEqualTo(4);
+        assertThat(listed.get("readable").has("problem")).isFalse();
+        assertThat(listed.get("readable").at("/limits/0").asText()).isEqualTo("20/1h");
     }
 }
