@@ -364,8 +364,13 @@ public final class LimitAdmin {
                 + (actor == null || actor.isBlank() ? "an unknown caller" : LogText.quote(actor)));
     }
 
-    /** @return the key an entry is stored under: exact for a {@value #STORED_PREFIX} address, else the limiter's */
-    private static String storedKey(String address) {
+    /**
+     * @param address a key as shown, a key over 128 characters in full, or an {@link #address(String) address}
+     * @return the key the entry that {@link #get} and {@link #remove} reach is stored under: for a
+     *         {@value #STORED_PREFIX} address, the key in full as stored; else {@link #key(String)}
+     * @throws IllegalArgumentException as {@link #key(String)}
+     */
+    public static String storedKey(String address) {
         return address.startsWith(STORED_PREFIX) ? stored(address) : key(address);
     }
 

@@ -166,6 +166,22 @@ class KeysEndpointAddressingAttackTest {
     }
 
     @Test
+    void anEntryStoredUnderALongKeyInFullIsListedWithAnAddressThatShowsAndDeletesIt() throws Exception {
+        String legacy = "legacy-" + "0123456789".repeat(15);
+        APP.jedis.hset(APP.ruleKey("log"), legacy, "limits\t3/1h\tolder-version\t1");
+        String address = listedAddress("log", legacy);
+        assertThat(address).startsWith("~stored:");
+        // Before, the listing's address was the key itself, which the endpoint hashed: 404, and DELETE removed nothing.
+        HttpResponse<String> shown = APP.admin("GET", "/log/" + address, null);
+        assertThat(shown.statusCode()).as(shown.body()).isEqualTo(200);
+        assertThat(json(shown).path("key").asText()).isEqualTo(legacy);
+        HttpResponse<String> deleted = APP.admin("DELETE", "/log/" + address, null);
+        assertThat(json(deleted).path("removed").asBoolean()).as(deleted.body()).isTrue();
+        assertThat(json(deleted).path("key").asText()).isEqualTo(legacy);
+        assertThat(APP.jedis.hexists(APP.ruleKey("log"), legacy)).isFalse();
+    }
+
+    @Test
     void aKeyWithALoneSurrogateIs400AndReachesNoOtherKey() throws Exception {
         // JSON may carry a lone surrogate ("\ud800"); UTF-8 cannot, and wrote it as '?': the key '?' was changed.
         assertThat(APP.admin("POST", "/by-client", body("key", "?", "limits", "7/1h")).statusCode()).isEqualTo(200);

@@ -103,7 +103,7 @@ public class RateLimitKeysEndpoint {
         return answer(() -> {
             PathSelectors.check(rule, key);
             return admin.get(rule, key).<WebEndpointResponse<Object>>map(e -> new WebEndpointResponse<>(describe(e)))
-                    .orElseGet(() -> new WebEndpointResponse<>(key(rule, LimitAdmin.key(key), "message",
+                    .orElseGet(() -> new WebEndpointResponse<>(key(rule, LimitAdmin.storedKey(key), "message",
                             "no limits of its own: the rule's apply"), WebEndpointResponse.STATUS_NOT_FOUND));
         });
     }
@@ -161,7 +161,7 @@ public class RateLimitKeysEndpoint {
         }
         return answer(() -> {
             PathSelectors.check(rule, key);
-            return new WebEndpointResponse<>(key(rule, LimitAdmin.key(key), "removed",
+            return new WebEndpointResponse<>(key(rule, LimitAdmin.storedKey(key), "removed",
                     admin.remove(rule, key, actor(security))));
         });
     }
