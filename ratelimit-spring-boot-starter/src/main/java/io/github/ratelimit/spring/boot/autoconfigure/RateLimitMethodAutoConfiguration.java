@@ -4,12 +4,15 @@ import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.spring.boot.method.CallPrincipal;
 import io.github.ratelimit.spring.boot.method.LazyLimiter;
+import io.github.ratelimit.spring.boot.method.MethodDecider;
 import io.github.ratelimit.spring.boot.method.RateLimitAdvisor;
 import io.github.ratelimit.spring.boot.method.RateLimitAnnotationValidator;
 import io.github.ratelimit.spring.boot.method.RateLimitMethodInterceptor;
 import io.github.ratelimit.spring.boot.method.SecurityPrincipal;
 import io.github.ratelimit.spring.boot.web.reactive.ReactiveMethodRateLimit;
+import io.github.ratelimit.spring.boot.web.servlet.ServletMethodRateLimit;
 import io.github.ratelimit.spring.boot.web.servlet.WebAccess;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.Advisor;
@@ -19,15 +22,16 @@ import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
-import org.springframework.util.ClassUtils;
 
 import java.lang.reflect.Method;
 import java.util.Arrays;
 import java.util.List;
-import java.util.function.Supplier;
 
 /**
  * Applies {@code @RateLimit} to any bean: a Spring AOP advisor (as for {@code @Transactional}), so no AspectJ weaver
@@ -39,39 +43,76 @@ import java.util.function.Supplier;
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 public final class RateLimitMethodAutoConfiguration {
 
-    private static final boolean REACTOR_PRESENT = ClassUtils.isPresent("reactor.core.publisher.Mono",
-            RateLimitMethodAutoConfiguration.class.getClassLoader());
-
-    private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
-            "org.springframework.security.core.context.SecurityContextHolder",
-            RateLimitMethodAutoConfiguration.class.getClassLoader());
-
+    /**
+     * The interceptor, with the {@link MethodDecider}s of the technologies present, in their order, and the sources
+     * of the caller's name.
+     */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static RateLimitMethodInterceptor rateLimitMethodInterceptor(ObjectProvider<RateLimiter> limiter,
-                                                                 ObjectProvider<RateLimitSettings> settings,
-                                                                 ConfigurableListableBeanFactory beanFactory) {
-        WebAccess web = WebAccess.detect(RateLimitMethodAutoConfiguration.class.getClassLoader());
-        ReactiveMethodRateLimit reactive = REACTOR_PRESENT ? ReactiveMethodRateLimit.create(beanFactory, settings::getObject)
-                : null;
-        return new RateLimitMethodInterceptor(new LazyLimiter(limiter), settings::getObject, web, principal(web), reactive);
+                                                                 ObjectProvider<MethodDecider> deciders,
+                                                                 ObjectProvider<CallPrincipal> principals) {
+        return new RateLimitMethodInterceptor(new LazyLimiter(limiter), deciders.orderedStream().toList(),
+                CallPrincipal.firstOf(principals.orderedStream().toList()));
     }
 
-    private static Supplier<String> principal(WebAccess web) {
-        Supplier<String> fromRequest = () -> {
-            var request = web.currentRequest();
-            if (request == null) {
-                return null;
-            }
-            return request.getUserPrincipal() != null ? request.getUserPrincipal().getName() : request.getRemoteUser();
-        };
-        if (!SECURITY_PRESENT) {
-            return fromRequest;
+    /** Spring Security: the authenticated principal names the caller, before any request's user. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.security.core.context.SecurityContextHolder")
+    static class SecurityPrincipalConfiguration {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @Order(0)
+        static CallPrincipal rateLimitSecurityPrincipal() {
+            return SecurityPrincipal::currentName;
         }
-        return () -> {
-            String name = SecurityPrincipal.currentName();
-            return name != null ? name : fromRequest.get();
-        };
+    }
+
+    /**
+     * Spring Web on a servlet container: calls made while a request is served are decided with it (its headers, the
+     * filter's decision, its response), and its user names the caller.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = {"org.springframework.web.context.request.RequestContextHolder",
+            "jakarta.servlet.http.HttpServletRequest"})
+    static class ServletCallsConfiguration {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        @Order(100)
+        static CallPrincipal rateLimitRequestPrincipal() {
+            WebAccess web = new WebAccess.Servlet();
+            return () -> {
+                var request = web.currentRequest();
+                if (request == null) {
+                    return null;
+                }
+                return request.getUserPrincipal() != null ? request.getUserPrincipal().getName()
+                        : request.getRemoteUser();
+            };
+        }
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static ServletMethodRateLimit rateLimitServletMethodDecider(ObjectProvider<RateLimitSettings> settings,
+                                                                    ObjectProvider<CallPrincipal> principals) {
+            return new ServletMethodRateLimit(settings::getObject, new WebAccess.Servlet(),
+                    CallPrincipal.firstOf(principals.orderedStream().toList()));
+        }
+    }
+
+    /** Project Reactor: methods returning a publisher are decided when subscribed to, without blocking. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "reactor.core.publisher.Mono")
+    static class ReactiveCallsConfiguration {
+
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static ReactiveMethodRateLimit rateLimitReactiveMethodDecider(ConfigurableListableBeanFactory beanFactory,
+                                                                      ObjectProvider<RateLimitSettings> settings) {
+            return ReactiveMethodRateLimit.create(beanFactory, settings::getObject);
+        }
     }
 
     @Bean

@@ -12,8 +12,11 @@ import org.aopalliance.intercept.MethodInvocation;
  */
 public record MethodCallContext(MethodInvocation invocation, String principal) implements RequestContext {
 
+    /** The attribute holding the {@link MethodInvocation} of a call, in every context of a method call. */
+    public static final String INVOCATION = "ratelimit.invocation";
+
     @Override
     public Object attribute(String name) {
-        return InvocationRequestContext.INVOCATION.equals(name) ? invocation : null;
+        return MethodCallContext.INVOCATION.equals(name) ? invocation : null;
     }
 }

@@ -5,7 +5,6 @@ import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.RateLimits;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.spring.boot.web.reactive.ReactiveMethodRateLimit;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.AopProxyUtils;
@@ -124,7 +123,7 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
 
     /**
      * A method returning a reactive type is decided when its publisher is subscribed to
-     * ({@link ReactiveMethodRateLimit}), which returns a {@code Mono} or a {@code Flux} in its place: the method
+     * ({@code ReactiveMethodRateLimit}), which returns a {@code Mono} or a {@code Flux} in its place: the method
      * must be declared to return one of those (or {@code Publisher}). Another library's type (RxJava's
      * {@code Flowable}) could not be returned, so start-up says so.
      */

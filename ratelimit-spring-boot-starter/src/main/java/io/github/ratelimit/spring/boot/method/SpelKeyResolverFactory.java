@@ -227,7 +227,7 @@ public final class SpelKeyResolverFactory implements KeyResolverFactory {
                     e);
         }
         return context -> {
-            Object invocation = context.attribute(InvocationRequestContext.INVOCATION);
+            Object invocation = context.attribute(MethodCallContext.INVOCATION);
             StandardEvaluationContext evaluation;
             if (invocation instanceof MethodInvocation mi) {
                 evaluation = new MethodBasedEvaluationContext(mi.getThis(), mi.getMethod(), mi.getArguments(),

@@ -1,7 +1,7 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
 import io.github.ratelimit.RequestContext;
-import io.github.ratelimit.spring.boot.method.InvocationRequestContext;
+import io.github.ratelimit.spring.boot.method.MethodCallContext;
 import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -163,7 +163,7 @@ final class ExchangeRequestContext implements RequestContext {
         if (EXCHANGE.equals(name)) {
             return exchange;
         }
-        if (InvocationRequestContext.INVOCATION.equals(name)) {
+        if (MethodCallContext.INVOCATION.equals(name)) {
             return invocation;
         }
         return exchange.getAttribute(name);

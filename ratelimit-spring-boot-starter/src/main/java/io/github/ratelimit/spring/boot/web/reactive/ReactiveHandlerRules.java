@@ -1,25 +1,23 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
-import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.spring.boot.method.HandlerId;
-import io.github.ratelimit.spring.boot.web.servlet.MvcHandlerRules;
+import io.github.ratelimit.spring.boot.method.HandlerRuleCache;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.result.method.AbstractHandlerMethodMapping;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
 
-import java.lang.reflect.Proxy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
  * The {@code @RateLimit} rules of the WebFlux handler method that will serve a request, for the reactive filter to
- * decide together with the URL rules: one decision per request, as {@link MvcHandlerRules} does for Spring MVC.
+ * decide together with the URL rules: one decision per request, as {@code MvcHandlerRules} does for Spring MVC, with
+ * the same cache of each handler's rules ({@link HandlerRuleCache}).
  *
  * <p>The handler is found as the {@code DispatcherHandler} will find it, through the application context's
  * handler-method mappings ({@code RequestMappingHandlerMapping}), by their own lookup without the CORS processing
@@ -31,15 +29,10 @@ import java.util.function.Predicate;
  */
 public final class ReactiveHandlerRules {
 
-    /** A handler's rules the filter can decide: empty when it has none, or when some read the call's arguments. */
-    record Entry(HandlerId handler, List<Rule> rules) {
-    }
-
-    private static final Entry NONE = new Entry(null, List.of());
+    private static final HandlerRuleCache.Entry NONE = HandlerRuleCache.NONE;
 
     private final ListableBeanFactory beanFactory;
-    private final Predicate<Rule> readsInvocation;
-    private final Map<HandlerId, Entry> entries = new ConcurrentHashMap<>();
+    private final HandlerRuleCache rules;
     private volatile List<AbstractHandlerMethodMapping<?>> mappings;
 
     /**
@@ -48,14 +41,14 @@ public final class ReactiveHandlerRules {
      */
     public ReactiveHandlerRules(ListableBeanFactory beanFactory, Predicate<Rule> readsInvocation) {
         this.beanFactory = beanFactory;
-        this.readsInvocation = readsInvocation;
+        this.rules = new HandlerRuleCache(readsInvocation);
     }
 
     /**
      * @param exchange a request
      * @return the rules of its handler the filter decides, or an empty entry (never an empty {@code Mono})
      */
-    Mono<Entry> rulesFor(ServerWebExchange exchange) {
+    Mono<HandlerRuleCache.Entry> rulesFor(ServerWebExchange exchange) {
         List<AbstractHandlerMethodMapping<?>> all = mappings();
         if (all.isEmpty()) {
             return Mono.just(NONE);
@@ -64,7 +57,8 @@ public final class ReactiveHandlerRules {
             // A CORS preflight is answered by the CORS processing; the handler does not run.
             return Mono.just(NONE);
         }
-        return lookup(exchange, all, 0).map(this::entryOf).defaultIfEmpty(NONE);
+        return lookup(exchange, all, 0).map(method -> rules.entry(method.getBeanType(), method.getMethod()))
+                .defaultIfEmpty(NONE);
     }
 
     private static Mono<HandlerMethod> lookup(ServerWebExchange exchange, List<AbstractHandlerMethodMapping<?>> all,
@@ -84,20 +78,7 @@ public final class ReactiveHandlerRules {
      *         from the lookups so far: the filter looks a request's handler up before the handler runs
      */
     boolean decides(HandlerId handler) {
-        Entry entry = entries.get(handler);
-        return entry != null && !entry.rules().isEmpty();
-    }
-
-    private Entry entryOf(HandlerMethod method) {
-        if (Proxy.isProxyClass(method.getBeanType())) {
-            // A JDK interface proxy, whose target class is not known here: the advisor decides.
-            return NONE;
-        }
-        return entries.computeIfAbsent(HandlerId.of(method.getBeanType(), method.getMethod()), handler -> {
-            List<Rule> rules = RateLimitAnnotations.rulesFor(handler.type(), handler.method());
-            boolean decidable = rules.stream().noneMatch(readsInvocation);
-            return new Entry(handler, decidable ? List.copyOf(rules) : List.of());
-        });
+        return rules.decides(handler);
     }
 
     /** The handler-method mappings, or none when no handler method has rules (nothing to look up then). */
@@ -110,9 +91,9 @@ public final class ReactiveHandlerRules {
                     false, false).values().stream().map(x -> (AbstractHandlerMethodMapping<?>) x)
                     .sorted(org.springframework.core.annotation.AnnotationAwareOrderComparator.INSTANCE).toList()) {
                 found.add(mapping);
-                for (HandlerMethod h : mapping.getHandlerMethods().values()) {
-                    anyRules |= !RateLimitAnnotations.rulesFor(h.getBeanType(), h.getMethod()).isEmpty();
-                }
+                anyRules |= HandlerRuleCache.anyHasRules(mapping.getHandlerMethods().values().stream()
+                        .<Map.Entry<Class<?>, java.lang.reflect.Method>>map(h -> Map.entry(h.getBeanType(), h.getMethod()))
+                        .toList());
             }
             m = anyRules ? List.copyOf(found) : List.of();
             mappings = m;

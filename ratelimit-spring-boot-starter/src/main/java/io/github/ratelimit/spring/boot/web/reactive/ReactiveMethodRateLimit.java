@@ -2,14 +2,18 @@ package io.github.ratelimit.spring.boot.web.reactive;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
+import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.spring.boot.method.HandlerId;
 import io.github.ratelimit.spring.boot.method.MethodCallContext;
+import io.github.ratelimit.spring.boot.method.MethodDecider;
+import io.github.ratelimit.spring.boot.method.RateLimitMethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.core.Ordered;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.server.ServerWebExchange;
@@ -23,6 +27,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -42,7 +47,13 @@ import java.util.function.Supplier;
  * that is called on a non-blocking thread (an event loop) is decided the same way, without the request's context,
  * and its future completes when the call is; on any other thread it is decided at the call, as before.
  */
-public final class ReactiveMethodRateLimit {
+public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
+
+    /**
+     * After the Spring MVC decider's ({@code ServletMethodRateLimit.ORDER}, 0): a call inside a servlet request is
+     * decided there, whatever it returns.
+     */
+    public static final int ORDER = 100;
 
     private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
             "org.springframework.security.core.context.ReactiveSecurityContextHolder",
@@ -62,6 +73,7 @@ public final class ReactiveMethodRateLimit {
     private final Supplier<RateLimitSettings> settings;
     private final Supplier<RateLimitWebFilter> filter;
     private volatile Optional<RateLimitWebFilter> resolvedFilter;
+    private final Set<HandlerId> warnedBlocking = ConcurrentHashMap.newKeySet();
 
     ReactiveMethodRateLimit(Supplier<ReactiveDecider> decider, Supplier<RateLimitSettings> settings,
                             Supplier<RateLimitWebFilter> filter) {
@@ -154,11 +166,38 @@ public final class ReactiveMethodRateLimit {
                 && Schedulers.isInNonBlockingThread();
     }
 
+    @Override
+    public int getOrder() {
+        return ORDER;
+    }
+
     /**
-     * @return the publisher or future the method's caller gets, of the method's declared type
+     * Takes a method returning a publisher, a handler the WebFlux filter decides, and a future-returning method
+     * called on an event loop. A call it leaves on an event loop is decided there, blocking it: said once per method,
+     * when its rules could wait at all.
      */
-    public Object invoke(MethodInvocation invocation, Guard guard, HandlerId handler) {
+    @Override
+    public boolean decides(MethodInvocation invocation, Guard guard, HandlerId handler) {
+        Class<?> returned = invocation.getMethod().getReturnType();
+        if (decidesOnSubscription(returned) || decidedByFilter(handler) || decidesFuture(returned)) {
+            return true;
+        }
+        if (onEventLoop()) {
+            warnBlocking(handler, guard);
+        }
+        return false;
+    }
+
+    /**
+     * @return the publisher or future the method's caller gets, of the method's declared type; or, for a handler the
+     *         filter decided, the call's own result
+     */
+    @Override
+    public Object invoke(MethodInvocation invocation, Guard guard, HandlerId handler) throws Throwable {
         Class<?> type = invocation.getMethod().getReturnType();
+        if (!decidesOnSubscription(type) && decidedByFilter(handler)) {
+            return invocation.proceed();
+        }
         if (Mono.class.isAssignableFrom(type)) {
             return Mono.deferContextual(context -> decided(invocation, guard, handler, context)
                     .flatMap(go -> settled(Mono.from(this.<Publisher<Object>>call(invocation)), go)));
@@ -170,6 +209,25 @@ public final class ReactiveMethodRateLimit {
         return Mono.deferContextual(context -> decided(invocation, guard, handler, context)
                 .flatMap(go -> settled(Mono.fromCompletionStage(this.<CompletionStage<Object>>call(invocation)), go)))
                 .toFuture();
+    }
+
+    /**
+     * A method that returns its result (not a publisher) called on an event loop is decided there: a SOFT wait or
+     * a store's round trip would hold the loop. Said once per method, when its rules could wait at all.
+     */
+    private void warnBlocking(HandlerId method, Guard guard) {
+        if (warnedBlocking.contains(method)) {
+            return;
+        }
+        boolean mayWait = offloads() || guard.rules().stream().anyMatch(r -> r.mode() == Mode.SOFT);
+        if (mayWait && warnedBlocking.add(method)) {
+            System.getLogger(RateLimitMethodInterceptor.class.getName()).log(System.Logger.Level.WARNING,
+                    "@RateLimit method " + method.type().getSimpleName() + "#" + method.method().getName() + " was "
+                    + "called on the non-blocking thread " + Thread.currentThread().getName() + ", where its decision "
+                    + "can wait (a SOFT delay, or the store's round trip) and hold the event loop. Declare it to return "
+                    + "a Mono or a Flux (decided when subscribed, without blocking), or call it off the event loop "
+                    + "(publishOn(Schedulers.boundedElastic())).");
+        }
     }
 
     /** What the call goes ahead with: the guard and decision to settle when it ends, if they count failures. */

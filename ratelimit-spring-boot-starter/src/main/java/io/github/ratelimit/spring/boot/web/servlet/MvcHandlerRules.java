@@ -1,9 +1,9 @@
 package io.github.ratelimit.spring.boot.web.servlet;
 
-import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.servlet.HandlerRules;
 import io.github.ratelimit.spring.boot.method.HandlerId;
+import io.github.ratelimit.spring.boot.method.HandlerRuleCache;
 import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
@@ -18,7 +18,6 @@ import org.springframework.web.servlet.handler.AbstractHandlerMethodMapping;
 import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
 import org.springframework.web.util.ServletRequestPathUtils;
 
-import java.lang.reflect.Proxy;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.HashMap;
@@ -28,7 +27,6 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
@@ -52,14 +50,9 @@ public final class MvcHandlerRules implements HandlerRules {
     /** The request attribute naming the {@link HandlerId} whose rules the filter decided for the request. */
     static final String DECIDED_ATTRIBUTE = MvcHandlerRules.class.getName() + ".decided";
 
-    /** A handler's rules the filter can decide: empty when it has none, or when some read the call's arguments. */
-    private record Entry(HandlerId handler, List<Rule> rules) {
-    }
-
     private final ObjectProvider<HandlerMappingIntrospector> introspector;
     private final ListableBeanFactory beanFactory;
-    private final Predicate<Rule> readsInvocation;
-    private final Map<HandlerId, Entry> entries = new ConcurrentHashMap<>();
+    private final HandlerRuleCache rules;
     private volatile List<HandlerMapping> mappings;
     /** The servlet names of this application context's dispatcher servlets, whose handlers the mappings find. */
     private volatile Set<String> dispatcherServlets;
@@ -73,7 +66,7 @@ public final class MvcHandlerRules implements HandlerRules {
                     Predicate<Rule> readsInvocation) {
         this.introspector = introspector;
         this.beanFactory = beanFactory;
-        this.readsInvocation = readsInvocation;
+        this.rules = new HandlerRuleCache(readsInvocation);
     }
 
     @Override
@@ -87,12 +80,10 @@ public final class MvcHandlerRules implements HandlerRules {
             return Match.none();
         }
         Found found = handler(request, all);
-        if (found == null || !(found.handler() instanceof HandlerMethod method)
-                || Proxy.isProxyClass(method.getBeanType())) {
-            // No handler method, or a JDK interface proxy, whose target class is not known here: the advisor decides.
+        if (found == null || !(found.handler() instanceof HandlerMethod method)) {
             return Match.none();
         }
-        Entry entry = entries.computeIfAbsent(HandlerId.of(method.getBeanType(), method.getMethod()), this::entry);
+        HandlerRuleCache.Entry entry = rules.entry(method.getBeanType(), method.getMethod());
         if (entry.rules().isEmpty()) {
             return Match.none();
         }
@@ -135,12 +126,6 @@ public final class MvcHandlerRules implements HandlerRules {
         return names;
     }
 
-    private Entry entry(HandlerId handler) {
-        List<Rule> rules = RateLimitAnnotations.rulesFor(handler.type(), handler.method());
-        boolean decidable = rules.stream().noneMatch(readsInvocation);
-        return new Entry(handler, decidable ? List.copyOf(rules) : List.of());
-    }
-
     /** Spring MVC's handler mappings, or none when no handler method has rules (nothing to look up then). */
     private List<HandlerMapping> mappings() {
         List<HandlerMapping> m = mappings;
@@ -155,16 +140,11 @@ public final class MvcHandlerRules implements HandlerRules {
     }
 
     private static boolean anyHandlerMethodHasRules(List<HandlerMapping> mappings) {
-        for (HandlerMapping mapping : mappings) {
-            if (mapping instanceof AbstractHandlerMethodMapping<?> methods) {
-                for (HandlerMethod h : methods.getHandlerMethods().values()) {
-                    if (!RateLimitAnnotations.rulesFor(h.getBeanType(), h.getMethod()).isEmpty()) {
-                        return true;
-                    }
-                }
-            }
-        }
-        return false;
+        return HandlerRuleCache.anyHasRules(mappings.stream()
+                .filter(m -> m instanceof AbstractHandlerMethodMapping<?>)
+                .flatMap(m -> ((AbstractHandlerMethodMapping<?>) m).getHandlerMethods().values().stream())
+                .<Map.Entry<Class<?>, java.lang.reflect.Method>>map(h -> Map.entry(h.getBeanType(), h.getMethod()))
+                .toList());
     }
 
     /** A handler, and the view of the request with the attributes its lookup added (path variables). */

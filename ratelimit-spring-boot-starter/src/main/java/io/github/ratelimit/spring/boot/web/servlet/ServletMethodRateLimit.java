@@ -7,12 +7,13 @@ import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.servlet.RateLimitFilter;
 import io.github.ratelimit.spring.boot.method.HandlerId;
-import io.github.ratelimit.spring.boot.method.InvocationRequestContext;
+import io.github.ratelimit.spring.boot.method.MethodDecider;
 import io.github.ratelimit.spring.boot.method.RateLimitMethodInterceptor;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.core.Ordered;
 
 import java.util.Set;
 import java.util.function.Supplier;
@@ -30,7 +31,10 @@ import java.util.function.Supplier;
  * its items stay out of the response's headers unless {@code ratelimit.method-headers=true}; when it rejects,
  * the response gets {@code Retry-After} and a body that does not name the rule.
  */
-public final class ServletMethodRateLimit {
+public final class ServletMethodRateLimit implements MethodDecider, Ordered {
+
+    /** First: a call inside a servlet request is decided here, whatever it returns (Spring MVC subscribes at once). */
+    public static final int ORDER = 0;
 
     /**
      * The request attribute holding a rejection by a rule of a method other than the request's handler, which the
@@ -49,13 +53,18 @@ public final class ServletMethodRateLimit {
         this.principal = principal;
     }
 
-    /**
-     * @return whether the calling thread serves a servlet request
-     */
-    public boolean inRequest() {
+    @Override
+    public int getOrder() {
+        return ORDER;
+    }
+
+    /** Takes every call made while the calling thread serves a servlet request. */
+    @Override
+    public boolean decides(MethodInvocation invocation, Guard guard, HandlerId handler) {
         return web.currentRequest() != null;
     }
 
+    @Override
     public Object invoke(MethodInvocation invocation, Guard guard, HandlerId handlerId) throws Throwable {
         HttpServletRequest request = web.currentRequest();
         if (request != null && handlerId.equals(request.getAttribute(MvcHandlerRules.DECIDED_ATTRIBUTE))) {
@@ -63,7 +72,7 @@ public final class ServletMethodRateLimit {
         }
         RateLimitSettings s = settings.get();
         boolean handler = request != null && handlerId.equals(web.currentHandler(request));
-        Decision decision = guard.acquire(new InvocationRequestContext(invocation, request, principal,
+        Decision decision = guard.acquire(new ServletCallContext(invocation, request, principal,
                 s.trustContainerForwarding()));
         HttpServletResponse response = web.currentResponse();
         boolean disclosed = handler || s.methodHeaders();

@@ -3,7 +3,6 @@ package io.github.ratelimit.spring.boot.web.servlet;
 import io.github.ratelimit.spring.boot.method.HandlerId;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.springframework.util.ClassUtils;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -11,26 +10,9 @@ import org.springframework.web.method.HandlerMethod;
 
 /**
  * The current HTTP request and response of a method call, when the call happens inside one and Spring Web is
- * on the class path.
+ * on the class path (the starter makes one only then).
  */
 public interface WebAccess {
-
-    WebAccess NONE = new WebAccess() {
-        @Override
-        public HttpServletRequest currentRequest() {
-            return null;
-        }
-
-        @Override
-        public HttpServletResponse currentResponse() {
-            return null;
-        }
-
-        @Override
-        public HandlerId currentHandler(HttpServletRequest request) {
-            return null;
-        }
-    };
 
     HttpServletRequest currentRequest();
 
@@ -41,11 +23,6 @@ public interface WebAccess {
      * @return the handler method Spring MVC chose for it, or {@code null}
      */
     HandlerId currentHandler(HttpServletRequest request);
-
-    static WebAccess detect(ClassLoader loader) {
-        return ClassUtils.isPresent("org.springframework.web.context.request.RequestContextHolder", loader)
-                && ClassUtils.isPresent("jakarta.servlet.http.HttpServletRequest", loader) ? new Servlet() : NONE;
-    }
 
     /** Reads Spring's request holder. */
     final class Servlet implements WebAccess {

@@ -1,7 +1,8 @@
-package io.github.ratelimit.spring.boot.method;
+package io.github.ratelimit.spring.boot.web.servlet;
 
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.servlet.HttpRequestContext;
+import io.github.ratelimit.spring.boot.method.MethodCallContext;
 import jakarta.servlet.http.HttpServletRequest;
 import org.aopalliance.intercept.MethodInvocation;
 
@@ -9,21 +10,18 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * A {@link RequestContext} for a method call: the current HTTP request's view (the same as the filter's, for
+ * A {@link RequestContext} for a method call made while a servlet request is served: the current HTTP request's view (the same as the filter's, for
  * keys {@code ip} and {@code header:...}) when there is one, the principal, and the invocation itself for SpEL
  * keys.
  */
-public final class InvocationRequestContext implements RequestContext {
-
-    /** The attribute holding the {@link MethodInvocation}. */
-    public static final String INVOCATION = "ratelimit.invocation";
+public final class ServletCallContext implements RequestContext {
 
     private final MethodInvocation invocation;
     private final HttpServletRequest request;
     private final RequestContext http;
     private final Supplier<String> principal;
 
-    public InvocationRequestContext(MethodInvocation invocation, HttpServletRequest request, Supplier<String> principal,
+    public ServletCallContext(MethodInvocation invocation, HttpServletRequest request, Supplier<String> principal,
                              boolean addressAsReported) {
         this.invocation = invocation;
         this.request = request;
@@ -68,7 +66,7 @@ public final class InvocationRequestContext implements RequestContext {
 
     @Override
     public Object attribute(String name) {
-        if (INVOCATION.equals(name)) {
+        if (MethodCallContext.INVOCATION.equals(name)) {
             return invocation;
         }
         return http.attribute(name);
