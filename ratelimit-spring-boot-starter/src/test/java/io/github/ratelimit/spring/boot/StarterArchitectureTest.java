@@ -60,8 +60,8 @@ class StarterArchitectureTest {
                 files.merge(c.getPackageName(), 1, Integer::sum);
             }
         }
-        assertThat(files).containsOnlyKeys(ROOT + ".autoconfigure", ROOT + ".method", ROOT + ".web.servlet",
-                ROOT + ".web.reactive", ROOT + ".actuate");
+        assertThat(files).containsOnlyKeys(ROOT + ".autoconfigure", ROOT + ".autoconfigure.diagnostics",
+                ROOT + ".method", ROOT + ".web.servlet", ROOT + ".web.reactive", ROOT + ".actuate");
         assertThat(files).allSatisfy((pkg, n) -> assertThat(n).as(pkg).isLessThanOrEqualTo(15));
     }
 }

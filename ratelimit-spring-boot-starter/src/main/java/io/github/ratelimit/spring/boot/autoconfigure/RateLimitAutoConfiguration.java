@@ -22,6 +22,7 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyS
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
+import org.springframework.util.ClassUtils;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -95,12 +96,12 @@ public final class RateLimitAutoConfiguration {
             return settings.createStore(clock);
         }
         if (settings.redis().hasServer()) {
-            JedisPresence.require(beanFactory.getBeanClassLoader());
+            requireJedis(beanFactory.getBeanClassLoader());
             return settings.createStore(clock);
         }
-        boolean springData = JedisPresence.springDataRedisConfigured(environment);
+        boolean springData = springDataRedisConfigured(environment);
         if (springData) {
-            JedisPresence.require(beanFactory.getBeanClassLoader());
+            requireJedis(beanFactory.getBeanClassLoader());
             return JedisStores.fromSpringDataRedis(settings.redis(), environment, clock);
         }
         if (settings.store() == RateLimitSettings.StoreKind.REDIS) {
@@ -134,5 +135,26 @@ public final class RateLimitAutoConfiguration {
         listeners.orderedStream().forEach(builder::listener);
         customizers.orderedStream().forEach(c -> c.customize(builder));
         return builder.build();
+    }
+
+    /** @return whether {@code spring.data.redis.*} names a server */
+    private static boolean springDataRedisConfigured(Environment env) {
+        return env.containsProperty("spring.data.redis.host") || env.containsProperty("spring.data.redis.url")
+                || env.containsProperty("spring.data.redis.port")
+                || env.containsProperty("spring.data.redis.sentinel.master")
+                || env.containsProperty("spring.data.redis.cluster.nodes")
+                || env.containsProperty("spring.data.redis.cluster.nodes[0]");
+    }
+
+    /**
+     * @param classLoader the application's class loader
+     * @throws InvalidRateLimitConfigurationException when Jedis is missing
+     */
+    private static void requireJedis(ClassLoader classLoader) {
+        if (!ClassUtils.isPresent("redis.clients.jedis.UnifiedJedis", classLoader)) {
+            throw new InvalidRateLimitConfigurationException("ratelimit.store", null, "the Redis store needs Jedis, "
+                    + "which is not on the class path", "Add the dependency redis.clients:jedis (7.x), or set "
+                    + "ratelimit.store=local.");
+        }
     }
 }

@@ -1,14 +1,10 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
-import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Count;
-import io.github.ratelimit.MissingKeyPolicy;
-import io.github.ratelimit.Mode;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.key.ClientIpResolver;
-import io.github.ratelimit.web.Phase;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,7 +29,8 @@ public class RateLimitProperties {
 
     private final Local local = new Local();
 
-    private final Redis redis = new Redis();
+    @NestedConfigurationProperty
+    private final RateLimitRedisProperties redis = new RateLimitRedisProperties();
 
     /** What rules that do not say decide when the store fails. */
     private StoreFailurePolicy defaultStoreFailurePolicy;
@@ -92,7 +89,7 @@ public class RateLimitProperties {
     private List<KeyLimit> keys = new ArrayList<>();
 
     /** URL rules, enforced by a servlet filter. */
-    private List<UrlRuleProperties> rules = new ArrayList<>();
+    private List<RateLimitRuleProperties> rules = new ArrayList<>();
 
     private final Filter filter = new Filter();
 
@@ -116,7 +113,7 @@ public class RateLimitProperties {
         return local;
     }
 
-    public Redis getRedis() {
+    public RateLimitRedisProperties getRedis() {
         return redis;
     }
 
@@ -244,11 +241,11 @@ public class RateLimitProperties {
         this.keys = keys;
     }
 
-    public List<UrlRuleProperties> getRules() {
+    public List<RateLimitRuleProperties> getRules() {
         return rules;
     }
 
-    public void setRules(List<UrlRuleProperties> rules) {
+    public void setRules(List<RateLimitRuleProperties> rules) {
         this.rules = rules;
     }
 
@@ -268,165 +265,6 @@ public class RateLimitProperties {
 
         public void setMaximumKeys(Long maximumKeys) {
             this.maximumKeys = maximumKeys;
-        }
-    }
-
-    /** The Redis store; without url, sentinel or cluster, spring.data.redis.* is used. */
-    public static class Redis {
-
-        /** redis://[user:password@]host:port[/database], rediss:// for TLS. */
-        private String url;
-
-        private final Sentinel sentinel = new Sentinel();
-
-        private final Cluster cluster = new Cluster();
-
-        /** ACL user for Sentinel and Cluster (a URL carries its own). */
-        private String username;
-
-        /** Password for Sentinel and Cluster (a URL carries its own). */
-        private String password;
-
-        /** Whether Sentinel and Cluster connections use TLS. */
-        private Boolean ssl;
-
-        /** First part of every Redis key; instances that share limits share it. */
-        private String keyPrefix;
-
-        /** A Redis command fails after this, and the rule's failure policy applies. */
-        private Duration commandTimeout;
-
-        /** Connecting, or waiting for a pooled connection, fails after this. */
-        private Duration connectTimeout;
-
-        /** Connections per Redis node. */
-        private Integer poolSize;
-
-        /**
-         * Whether decisions made at once by several threads share Redis round trips (standalone and Sentinel; not
-         * on a Cluster).
-         */
-        private Boolean autoPipelining;
-
-        public String getUrl() {
-            return url;
-        }
-
-        public void setUrl(String url) {
-            this.url = url;
-        }
-
-        public Sentinel getSentinel() {
-            return sentinel;
-        }
-
-        public Cluster getCluster() {
-            return cluster;
-        }
-
-        public String getUsername() {
-            return username;
-        }
-
-        public void setUsername(String username) {
-            this.username = username;
-        }
-
-        public String getPassword() {
-            return password;
-        }
-
-        public void setPassword(String password) {
-            this.password = password;
-        }
-
-        public Boolean getSsl() {
-            return ssl;
-        }
-
-        public void setSsl(Boolean ssl) {
-            this.ssl = ssl;
-        }
-
-        public String getKeyPrefix() {
-            return keyPrefix;
-        }
-
-        public void setKeyPrefix(String keyPrefix) {
-            this.keyPrefix = keyPrefix;
-        }
-
-        public Duration getCommandTimeout() {
-            return commandTimeout;
-        }
-
-        public void setCommandTimeout(Duration commandTimeout) {
-            this.commandTimeout = commandTimeout;
-        }
-
-        public Duration getConnectTimeout() {
-            return connectTimeout;
-        }
-
-        public void setConnectTimeout(Duration connectTimeout) {
-            this.connectTimeout = connectTimeout;
-        }
-
-        public Integer getPoolSize() {
-            return poolSize;
-        }
-
-        public void setPoolSize(Integer poolSize) {
-            this.poolSize = poolSize;
-        }
-
-        public Boolean getAutoPipelining() {
-            return autoPipelining;
-        }
-
-        public void setAutoPipelining(Boolean autoPipelining) {
-            this.autoPipelining = autoPipelining;
-        }
-
-        /** Redis Sentinel. */
-        public static class Sentinel {
-
-            /** Name of the master the sentinels monitor. */
-            private String master;
-
-            /** Sentinels, as host:port. */
-            private List<String> nodes;
-
-            public String getMaster() {
-                return master;
-            }
-
-            public void setMaster(String master) {
-                this.master = master;
-            }
-
-            public List<String> getNodes() {
-                return nodes;
-            }
-
-            public void setNodes(List<String> nodes) {
-                this.nodes = nodes;
-            }
-        }
-
-        /** Redis Cluster. */
-        public static class Cluster {
-
-            /** Some of the cluster's nodes, as host:port. */
-            private List<String> nodes;
-
-            public List<String> getNodes() {
-                return nodes;
-            }
-
-            public void setNodes(List<String> nodes) {
-                this.nodes = nodes;
-            }
         }
     }
 
@@ -475,186 +313,6 @@ public class RateLimitProperties {
 
         public void setRules(List<String> rules) {
             this.rules = rules;
-        }
-    }
-
-    /** A URL rule. */
-    public static class UrlRuleProperties {
-
-        /** The rule's name (buckets, headers, metrics); default rules[i]. */
-        private String name;
-
-        /** Ant-style path patterns, e.g. /api/**. */
-        private List<String> paths;
-
-        /** HTTP methods (any case; GET covers HEAD); all when empty. */
-        private List<String> methods;
-
-        /** What to count by: global, ip, user, basic-user, form-user, header:Name, param:name, a KeyResolver bean's name; + and | combine. */
-        private String key;
-
-        /** Windows, e.g. 5/1s, 100/1m, 5/1s burst=20. */
-        private List<String> limits;
-
-        /** What happens to a request over the limit. */
-        private Mode mode;
-
-        /** Longest a SOFT request waits. */
-        private Duration maxDelay;
-
-        /** Most requests of this SOFT rule waiting at once; beyond it they are rejected. */
-        private Integer maxWaiting;
-
-        /** Which requests the tokens pay for: all admitted ones, or only failed attempts (status 401, a failed login). */
-        private Count count;
-
-        /** Whether the rule decides before Spring Security authenticates (for limiting login attempts) or after. */
-        private Phase phase;
-
-        /** Tokens one request takes. */
-        private Long cost;
-
-        /** What the rule decides when the store fails. */
-        private StoreFailurePolicy onStoreFailure;
-
-        /** What the rule does when its key cannot be resolved. */
-        private MissingKeyPolicy onMissingKey;
-
-        /** How buckets refill. */
-        private Algorithm algorithm;
-
-        /** Tokens an instance may take before synchronizing with a shared store; unset decides with a round trip each. */
-        private Long localFirstTokens;
-
-        /** Longest an instance goes without synchronizing, with local-first-tokens. */
-        private Duration localFirstTime;
-
-        public String getName() {
-            return name;
-        }
-
-        public void setName(String name) {
-            this.name = name;
-        }
-
-        public List<String> getPaths() {
-            return paths;
-        }
-
-        public void setPaths(List<String> paths) {
-            this.paths = paths;
-        }
-
-        public List<String> getMethods() {
-            return methods;
-        }
-
-        public void setMethods(List<String> methods) {
-            this.methods = methods;
-        }
-
-        public String getKey() {
-            return key;
-        }
-
-        public void setKey(String key) {
-            this.key = key;
-        }
-
-        public List<String> getLimits() {
-            return limits;
-        }
-
-        public void setLimits(List<String> limits) {
-            this.limits = limits;
-        }
-
-        public Mode getMode() {
-            return mode;
-        }
-
-        public void setMode(Mode mode) {
-            this.mode = mode;
-        }
-
-        public Duration getMaxDelay() {
-            return maxDelay;
-        }
-
-        public void setMaxDelay(Duration maxDelay) {
-            this.maxDelay = maxDelay;
-        }
-
-        public Integer getMaxWaiting() {
-            return maxWaiting;
-        }
-
-        public void setMaxWaiting(Integer maxWaiting) {
-            this.maxWaiting = maxWaiting;
-        }
-
-        public Count getCount() {
-            return count;
-        }
-
-        public void setCount(Count count) {
-            this.count = count;
-        }
-
-        public Phase getPhase() {
-            return phase;
-        }
-
-        public void setPhase(Phase phase) {
-            this.phase = phase;
-        }
-
-        public Long getCost() {
-            return cost;
-        }
-
-        public void setCost(Long cost) {
-            this.cost = cost;
-        }
-
-        public StoreFailurePolicy getOnStoreFailure() {
-            return onStoreFailure;
-        }
-
-        public void setOnStoreFailure(StoreFailurePolicy onStoreFailure) {
-            this.onStoreFailure = onStoreFailure;
-        }
-
-        public MissingKeyPolicy getOnMissingKey() {
-            return onMissingKey;
-        }
-
-        public void setOnMissingKey(MissingKeyPolicy onMissingKey) {
-            this.onMissingKey = onMissingKey;
-        }
-
-        public Algorithm getAlgorithm() {
-            return algorithm;
-        }
-
-        public void setAlgorithm(Algorithm algorithm) {
-            this.algorithm = algorithm;
-        }
-
-        public Long getLocalFirstTokens() {
-            return localFirstTokens;
-        }
-
-        public void setLocalFirstTokens(Long localFirstTokens) {
-            this.localFirstTokens = localFirstTokens;
-        }
-
-        public Duration getLocalFirstTime() {
-            return localFirstTime;
-        }
-
-        public void setLocalFirstTime(Duration localFirstTime) {
-            this.localFirstTime = localFirstTime;
         }
     }
 

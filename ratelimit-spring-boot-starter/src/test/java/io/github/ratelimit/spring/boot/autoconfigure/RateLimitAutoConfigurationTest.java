@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
+import io.github.ratelimit.spring.boot.autoconfigure.diagnostics.InvalidRateLimitConfigurationFailureAnalyzer;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Mode;

@@ -1,4 +1,4 @@
-package io.github.ratelimit.spring.boot.autoconfigure;
+package io.github.ratelimit.spring.boot.autoconfigure.diagnostics;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
@@ -9,7 +9,7 @@ import org.springframework.boot.diagnostics.FailureAnalysis;
  * where the bad value is (an annotated method, a {@code ratelimit.*} property) and what is wrong with it, the action
  * what to do. Nothing is parsed out of prose.
  */
-final class InvalidRateLimitConfigurationFailureAnalyzer
+public final class InvalidRateLimitConfigurationFailureAnalyzer
         extends AbstractFailureAnalyzer<InvalidRateLimitConfigurationException> {
 
     @Override

@@ -1,0 +1,191 @@
+package io.github.ratelimit.spring.boot.autoconfigure;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Count;
+import io.github.ratelimit.MissingKeyPolicy;
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.web.Phase;
+
+import java.time.Duration;
+import java.util.List;
+
+/** A URL rule, {@code ratelimit.rules[i]}. */
+public class RateLimitRuleProperties {
+
+    /** The rule's name (buckets, headers, metrics); default rules[i]. */
+    private String name;
+
+    /** Ant-style path patterns, e.g. /api/**. */
+    private List<String> paths;
+
+    /** HTTP methods (any case; GET covers HEAD); all when empty. */
+    private List<String> methods;
+
+    /** What to count by: global, ip, user, basic-user, form-user, header:Name, param:name, a KeyResolver bean's name; + and | combine. */
+    private String key;
+
+    /** Windows, e.g. 5/1s, 100/1m, 5/1s burst=20. */
+    private List<String> limits;
+
+    /** What happens to a request over the limit. */
+    private Mode mode;
+
+    /** Longest a SOFT request waits. */
+    private Duration maxDelay;
+
+    /** Most requests of this SOFT rule waiting at once; beyond it they are rejected. */
+    private Integer maxWaiting;
+
+    /** Which requests the tokens pay for: all admitted ones, or only failed attempts (status 401, a failed login). */
+    private Count count;
+
+    /** Whether the rule decides before Spring Security authenticates (for limiting login attempts) or after. */
+    private Phase phase;
+
+    /** Tokens one request takes. */
+    private Long cost;
+
+    /** What the rule decides when the store fails. */
+    private StoreFailurePolicy onStoreFailure;
+
+    /** What the rule does when its key cannot be resolved. */
+    private MissingKeyPolicy onMissingKey;
+
+    /** How buckets refill. */
+    private Algorithm algorithm;
+
+    /** Tokens an instance may take before synchronizing with a shared store; unset decides with a round trip each. */
+    private Long localFirstTokens;
+
+    /** Longest an instance goes without synchronizing, with local-first-tokens. */
+    private Duration localFirstTime;
+
+    public String getName() {
+        return name;
+    }
+
+    public void setName(String name) {
+        this.name = name;
+    }
+
+    public List<String> getPaths() {
+        return paths;
+    }
+
+    public void setPaths(List<String> paths) {
+        this.paths = paths;
+    }
+
+    public List<String> getMethods() {
+        return methods;
+    }
+
+    public void setMethods(List<String> methods) {
+        this.methods = methods;
+    }
+
+    public String getKey() {
+        return key;
+    }
+
+    public void setKey(String key) {
+        this.key = key;
+    }
+
+    public List<String> getLimits() {
+        return limits;
+    }
+
+    public void setLimits(List<String> limits) {
+        this.limits = limits;
+    }
+
+    public Mode getMode() {
+        return mode;
+    }
+
+    public void setMode(Mode mode) {
+        this.mode = mode;
+    }
+
+    public Duration getMaxDelay() {
+        return maxDelay;
+    }
+
+    public void setMaxDelay(Duration maxDelay) {
+        this.maxDelay = maxDelay;
+    }
+
+    public Integer getMaxWaiting() {
+        return maxWaiting;
+    }
+
+    public void setMaxWaiting(Integer maxWaiting) {
+        this.maxWaiting = maxWaiting;
+    }
+
+    public Count getCount() {
+        return count;
+    }
+
+    public void setCount(Count count) {
+        this.count = count;
+    }
+
+    public Phase getPhase() {
+        return phase;
+    }
+
+    public void setPhase(Phase phase) {
+        this.phase = phase;
+    }
+
+    public Long getCost() {
+        return cost;
+    }
+
+    public void setCost(Long cost) {
+        this.cost = cost;
+    }
+
+    public StoreFailurePolicy getOnStoreFailure() {
+        return onStoreFailure;
+    }
+
+    public void setOnStoreFailure(StoreFailurePolicy onStoreFailure) {
+        this.onStoreFailure = onStoreFailure;
+    }
+
+    public MissingKeyPolicy getOnMissingKey() {
+        return onMissingKey;
+    }
+
+    public void setOnMissingKey(MissingKeyPolicy onMissingKey) {
+        this.onMissingKey = onMissingKey;
+    }
+
+    public Algorithm getAlgorithm() {
+        return algorithm;
+    }
+
+    public void setAlgorithm(Algorithm algorithm) {
+        this.algorithm = algorithm;
+    }
+
+    public Long getLocalFirstTokens() {
+        return localFirstTokens;
+    }
+
+    public void setLocalFirstTokens(Long localFirstTokens) {
+        this.localFirstTokens = localFirstTokens;
+    }
+
+    public Duration getLocalFirstTime() {
+        return localFirstTime;
+    }
+
+    public void setLocalFirstTime(Duration localFirstTime) {
+        this.localFirstTime = localFirstTime;
+    }
+}
