@@ -1,5 +1,6 @@
 package io.github.ratelimit;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
@@ -64,8 +65,8 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
      *
      * @return the window, or {@code null} when no bucket was consulted
      */
-    public WindowState bindingWindow() {
-        WindowState best = null;
+    public Window bindingWindow() {
+        Window best = null;
         if (outcome == Outcome.REJECTED || outcome == Outcome.DELAYED) {
             Verdict b = binding();
             return b == null ? null : tightest(b.windows(), null);
@@ -121,8 +122,8 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
                 ? reason + "; retry after " + RateLimitHeaders.retryAfterSeconds(this) + " s." : reason + ".";
     }
 
-    private static WindowState tightest(List<WindowState> windows, WindowState best) {
-        for (WindowState w : windows) {
+    private static Window tightest(List<Window> windows, Window best) {
+        for (Window w : windows) {
             if (best == null || w.remaining() < best.remaining()
                     || (w.remaining() == best.remaining() && w.resetNanos() > best.resetNanos())) {
                 best = w;
@@ -134,7 +135,7 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
     private static long rank(Verdict v) {
         // Outcome severity first, then the wait, then how little is left.
         long minRemaining = Long.MAX_VALUE;
-        for (WindowState w : v.windows()) {
+        for (Window w : v.windows()) {
             minRemaining = Math.min(minRemaining, w.remaining());
         }
         long severity = (long) v.outcome().ordinal() << 60;
@@ -143,5 +144,145 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
             return severity + ((1L << 59) - 1 - Math.min(minRemaining, (1L << 59) - 1));
         }
         return severity + wait;
+    }
+
+    /**
+     * One rule's part of a {@link Decision}.
+     *
+     * @param rule the rule's name ({@link Rule#name()}): what operators see, in metrics, logs and the Actuator endpoint
+     * @param key the key the call was counted by (possibly hashed, see {@link io.github.ratelimit.key.KeyResolver});
+     *        {@code null} when it could not be resolved. May identify a person: keep it out of metric tags.
+     * @param mode the rule's mode
+     * @param outcome what the rule decided
+     * @param basis what the verdict rests on
+     * @param windows the state of each window after the decision; empty when no bucket was consulted, and for a
+     *        permitted call of a rule that counts only failures (its windows say nothing of the request rate)
+     * @param waitNanos for {@link Outcome#DELAYED}, the delay; for {@link Outcome#REJECTED} and
+     *        {@link Outcome#SHADOW_REJECTED}, how long until the call could pass (0 when unknown); otherwise 0
+     * @param receipt what identifies the permits this call took in the store, so {@link Guard#refund} gives back
+     *        exactly these (a sliding log forgets this call's entry, not another's); opaque, 0 when nothing was taken
+     *        or the algorithm needs none
+     * @param publicName the name clients see for the rule ({@link Rule#publicName()}), in the rate-limit headers and
+     *        response bodies; {@code null} means {@code rule}
+     */
+    public record Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<Window> windows,
+                          long waitNanos, long receipt, String publicName) {
+
+        /**
+         * A verdict whose rule shows clients its own name.
+         *
+         * @param rule the rule's name
+         * @param key the key, or {@code null}
+         * @param mode the rule's mode
+         * @param outcome what the rule decided
+         * @param basis what the verdict rests on
+         * @param windows the state of each window
+         * @param waitNanos the delay or the wait
+         * @param receipt the permits' receipt, or 0
+         */
+        public Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<Window> windows,
+                       long waitNanos, long receipt) {
+            this(rule, key, mode, outcome, basis, windows, waitNanos, receipt, rule);
+        }
+
+        /**
+         * A verdict without a receipt, whose rule shows clients its own name.
+         *
+         * @param rule the rule's name
+         * @param key the key, or {@code null}
+         * @param mode the rule's mode
+         * @param outcome what the rule decided
+         * @param basis what the verdict rests on
+         * @param windows the state of each window
+         * @param waitNanos the delay or the wait
+         */
+        public Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<Window> windows,
+                       long waitNanos) {
+            this(rule, key, mode, outcome, basis, windows, waitNanos, 0, rule);
+        }
+
+        /**
+         * @throws NullPointerException when a required component is null
+         */
+        public Verdict {
+            java.util.Objects.requireNonNull(rule, "rule");
+            java.util.Objects.requireNonNull(mode, "mode");
+            java.util.Objects.requireNonNull(outcome, "outcome");
+            java.util.Objects.requireNonNull(basis, "basis");
+            windows = windows == null ? List.of() : windows;
+            publicName = publicName == null ? rule : publicName;
+        }
+    }
+
+    /**
+     * The outcome of a decision, from the least to the most restrictive. When several rules decide on one
+     * request, the most restrictive outcome is the request's.
+     */
+    public enum Outcome {
+
+        /** The request may go on now. */
+        ALLOWED,
+
+        /** A {@link Mode#SHADOW} rule would have rejected the request; it goes on, and the event is reported. */
+        SHADOW_REJECTED,
+
+        /** A {@link Mode#SOFT} rule reserved tokens; the request goes on after the decision's delay. */
+        DELAYED,
+
+        /** The request must not go on. */
+        REJECTED;
+
+        /**
+         * @return whether the request may go on (possibly after a delay)
+         */
+        public boolean permits() {
+            return this != REJECTED;
+        }
+    }
+
+    /**
+     * What a rule's verdict rests on.
+     */
+    public enum Basis {
+
+        /** The rule's bucket in the configured store. */
+        BUCKET,
+
+        /** A bucket in this JVM's memory, because the store failed ({@link StoreFailurePolicy#LOCAL_FALLBACK}). */
+        FALLBACK_BUCKET,
+
+        /** The store failed and the rule lets requests through ({@link StoreFailurePolicy#FAIL_OPEN}). */
+        FAIL_OPEN,
+
+        /** The store failed and the rule rejects requests ({@link StoreFailurePolicy#FAIL_CLOSED}). */
+        FAIL_CLOSED,
+
+        /**
+         * The store answered, but the bucket kept changing under concurrent writers beyond its retry budget: the
+         * request is rejected (never admitted uncounted), whatever the rule's failure policy.
+         */
+        CONTENTION,
+
+        /** The key could not be resolved; see the rule's {@link MissingKeyPolicy}. */
+        KEY_MISSING,
+
+        /** A {@link Mode#SOFT} rule would have delayed the request, but the cap on waiting requests was reached. */
+        WAITERS_FULL,
+
+        /** The thread was interrupted while a {@link Mode#SOFT} delay was under way; the tokens were returned. */
+        INTERRUPTED
+    }
+
+    /**
+     * The state of one window of a rule's bucket right after a decision; what the rate-limit headers report.
+     *
+     * @param name the window's name within its rule, its period in text form ({@code 1s}, {@code 1m})
+     * @param limit the bucket capacity of the window (above {@code permits} for a limit with a burst)
+     * @param permits tokens the window adds per period: the sustained rate is {@code permits / period}
+     * @param period the window's refill period
+     * @param remaining tokens left, never negative
+     * @param resetNanos nanoseconds until the window is full again (0 when it is full)
+     */
+    public record Window(String name, long limit, long permits, Duration period, long remaining, long resetNanos) {
     }
 }

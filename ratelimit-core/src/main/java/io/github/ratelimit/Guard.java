@@ -1,5 +1,12 @@
 package io.github.ratelimit;
 
+
+
+
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Rule.Counted;
+
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -43,7 +50,7 @@ public interface Guard {
 
     /**
      * Reports how a call this guard permitted ended, for rules that count only failed calls
-     * ({@link Count#FAILURES}): when the call did not fail, the tokens those rules took for it are returned. No
+     * ({@link Counted#FAILURES}): when the call did not fail, the tokens those rules took for it are returned. No
      * effect on other rules, or for a decision that permitted nothing. Call it once per decision, after the call;
      * entry points do (the servlet filter after the response, the Spring advisor after the method).
      *

@@ -1,5 +1,7 @@
 package io.github.ratelimit;
 
+
+import io.github.ratelimit.Rule.Counted;
 /**
  * What a rule does when its key cannot be resolved for a request, for example a {@code user} rule on an
  * anonymous request, or a {@code header:X-Api-Key} rule on a request without that header.
@@ -15,6 +17,6 @@ public enum MissingKeyPolicy {
     /** Do not apply this rule to the request. */
     SKIP,
 
-    /** Count every such request against one shared bucket of this rule. */
+    /** Counted every such request against one shared bucket of this rule. */
     SHARED
 }

@@ -1,5 +1,8 @@
 package io.github.ratelimit;
 
+
+import io.github.ratelimit.Rule.Counted;
+
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Repeatable;
@@ -30,7 +33,7 @@ import java.lang.annotation.Target;
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
 @Target({ElementType.METHOD, ElementType.TYPE})
-@Repeatable(RateLimits.class)
+@Repeatable(RateLimit.List.class)
 public @interface RateLimit {
 
     /**
@@ -105,13 +108,13 @@ public @interface RateLimit {
     long cost() default 1;
 
     /**
-     * Which calls the tokens pay for: all admitted calls (the default), or only {@link Count#FAILURES}, calls that
-     * throw (for limiting guesses: {@code @RateLimit(key = "#username", perMinute = 5, count = Count.FAILURES)} on
+     * Which calls the tokens pay for: all admitted calls (the default), or only {@link Counted#FAILURES}, calls that
+     * throw (for limiting guesses: {@code @RateLimit(key = "#username", perMinute = 5, count = Counted.FAILURES)} on
      * a login method).
      *
      * @return the calls that keep their tokens
      */
-    Count count() default Count.ALL;
+    Counted count() default Counted.ALL;
 
     /** @return what the rule decides when the store (Redis) fails */
     StoreFailurePolicy onStoreFailure() default StoreFailurePolicy.DEFAULT;
@@ -121,4 +124,16 @@ public @interface RateLimit {
 
     /** @return how the buckets refill */
     Algorithm algorithm() default Algorithm.TOKEN_BUCKET;
+
+    /**
+     * The container of repeated {@link RateLimit} annotations; write the annotations themselves instead.
+     */
+    @Documented
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target({ElementType.METHOD, ElementType.TYPE})
+    public @interface List {
+
+        /** @return the repeated annotations */
+        RateLimit[] value();
+    }
 }

@@ -1,5 +1,8 @@
 package io.github.ratelimit;
 
+
+import io.github.ratelimit.Decision.Verdict;
+
 import java.util.Objects;
 
 /**

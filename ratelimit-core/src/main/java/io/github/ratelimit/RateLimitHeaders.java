@@ -1,5 +1,10 @@
 package io.github.ratelimit;
 
+
+
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Decision.Verdict;
+
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
@@ -79,7 +84,7 @@ public final class RateLimitHeaders {
             sink.accept(RETRY_AFTER, Long.toString(retryAfter));
         }
         Decision shown = withoutShadowRules(decision);
-        WindowState binding = shown.bindingWindow();
+        Decision.Window binding = shown.bindingWindow();
         if (styles.contains(HeaderStyle.X_RATELIMIT) && binding != null) {
             long quota = quota(binding, windowSeconds(binding));
             sink.accept(X_RATELIMIT_LIMIT, Long.toString(quota));
@@ -90,7 +95,7 @@ public final class RateLimitHeaders {
             StringBuilder policy = new StringBuilder();
             StringBuilder current = new StringBuilder();
             for (Verdict v : shown.verdicts()) {
-                for (WindowState w : v.windows()) {
+                for (Decision.Window w : v.windows()) {
                     if (policy.length() > 0) {
                         policy.append(", ");
                         current.append(", ");
@@ -112,7 +117,7 @@ public final class RateLimitHeaders {
     }
 
     /** Whole seconds until a window is full again: 0 when it is full, whatever its state says. */
-    private static long resetSeconds(WindowState w) {
+    private static long resetSeconds(Decision.Window w) {
         return w.remaining() >= w.limit() ? 0 : ceilSeconds(w.resetNanos());
     }
 
@@ -120,7 +125,7 @@ public final class RateLimitHeaders {
      * The window a policy item advertises: the period, or the time the capacity takes to refill from empty when that
      * is longer (a burst), in whole seconds rounded up, at least 1.
      */
-    static long windowSeconds(WindowState w) {
+    static long windowSeconds(Decision.Window w) {
         long period = w.period().toNanos();
         long fill = period;
         if (w.limit() > w.permits()) {
@@ -139,7 +144,7 @@ public final class RateLimitHeaders {
      * The tokens a window refills in {@code seconds} (at least its period and its capacity's refill time), rounded
      * down: never less than its capacity.
      */
-    static long quota(WindowState w, long seconds) {
+    static long quota(Decision.Window w, long seconds) {
         long periodNanos = w.period().toNanos();
         if (seconds <= Long.MAX_VALUE / 1_000_000_000L) {
             long windowNanos = seconds * 1_000_000_000L;

@@ -1,10 +1,11 @@
 package io.github.ratelimit;
 
+
 import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.internal.DefaultRateLimiter;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
-import io.github.ratelimit.key.KeyResolverFactory;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 
@@ -98,10 +99,10 @@ public interface RateLimiter extends AutoCloseable {
         private Waiter waiter;
         private final Map<String, KeyResolver> keyResolvers = new LinkedHashMap<>();
         private ClientIpResolver clientIpResolver = ClientIpResolver.direct();
-        private KeyResolverFactory keyResolverFactory;
+        private KeyResolver.Factory keyResolverFactory;
         private LimitProvider limitProvider;
         private Duration limitProviderTtl = Duration.ofMinutes(1);
-        private final List<RateLimitListener> listeners = new ArrayList<>();
+        private final List<Listener> listeners = new ArrayList<>();
         private StoreFailurePolicy defaultStoreFailurePolicy = StoreFailurePolicy.FAIL_OPEN;
         private double localFallbackShare = 1.0;
         private long localFallbackMaximumKeys = LocalBucketStore.DEFAULT_MAXIMUM_KEYS;
@@ -170,7 +171,7 @@ public interface RateLimiter extends AutoCloseable {
          * @param factory compiles key expressions of another language (e.g. SpEL) before the built-in grammar
          * @return this builder
          */
-        public Builder keyResolverFactory(KeyResolverFactory factory) {
+        public Builder keyResolverFactory(KeyResolver.Factory factory) {
             this.keyResolverFactory = Objects.requireNonNull(factory, "factory");
             return this;
         }
@@ -204,7 +205,7 @@ public interface RateLimiter extends AutoCloseable {
          * @param listener receives every decision; several may be added
          * @return this builder
          */
-        public Builder listener(RateLimitListener listener) {
+        public Builder listener(Listener listener) {
             listeners.add(Objects.requireNonNull(listener, "listener"));
             return this;
         }
@@ -275,5 +276,21 @@ public interface RateLimiter extends AutoCloseable {
                     Map.copyOf(keyResolvers), clientIpResolver, keyResolverFactory, limitProvider, limitProviderTtl,
                     List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting));
         }
+    }
+
+    /**
+     * Receives every decision a {@link RateLimiter} makes: for metrics, logs and audit.
+     *
+     * <p>Called on the deciding thread, before a delayed call waits; implementations must be thread-safe and
+     * fast, and must not block. An exception thrown here is logged and otherwise ignored: it never changes a
+     * decision.
+     */
+    @FunctionalInterface
+    public interface Listener {
+
+        /**
+         * @param decision the decision, with one verdict per evaluated rule
+         */
+        void onDecision(Decision decision);
     }
 }

@@ -75,7 +75,7 @@ public final class Rule {
     private final MissingKeyPolicy onMissingKey;
     private final Algorithm algorithm;
     private final LocalFirst localFirst;
-    private final Count count;
+    private final Counted count;
 
     private Rule(Builder b) {
         this.name = b.name;
@@ -182,7 +182,7 @@ public final class Rule {
     }
 
     /** @return which calls the rule's tokens pay for: all it admits (the default), or only those that fail */
-    public Count count() {
+    public Counted count() {
         return count;
     }
 
@@ -266,7 +266,7 @@ public final class Rule {
         if (localFirst != null) {
             sb.append(", localFirst=").append(localFirst);
         }
-        if (count != Count.ALL) {
+        if (count != Counted.ALL) {
             sb.append(", count=").append(count);
         }
         return sb.append(", onStoreFailure=").append(onStoreFailure)
@@ -291,7 +291,7 @@ public final class Rule {
         private MissingKeyPolicy onMissingKey = MissingKeyPolicy.REJECT;
         private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
         private LocalFirst localFirst;
-        private Count count = Count.ALL;
+        private Counted count = Counted.ALL;
 
         private Builder(String name) {
             this.name = name;
@@ -436,11 +436,11 @@ public final class Rule {
         }
 
         /**
-         * @param count which calls the rule's tokens pay for: {@link Count#ALL} (the default) or only
-         *        {@link Count#FAILURES}
+         * @param count which calls the rule's tokens pay for: {@link Counted#ALL} (the default) or only
+         *        {@link Counted#FAILURES}
          * @return this builder
          */
-        public Builder count(Count count) {
+        public Builder count(Counted count) {
             this.count = Objects.requireNonNull(count, "count");
             return this;
         }
@@ -605,5 +605,57 @@ public final class Rule {
                                                                    String action) {
             return new InvalidRateLimitConfigurationException(where, value, constraint, action);
         }
+    }
+
+    /**
+     * Lets a rule's buckets in a shared store (Redis) be decided in this JVM most of the time, for hot, coarse limits
+     * such as one global bucket of 10,000 requests per second, where a round trip per call would cost more than the
+     * exactness is worth. Built on Bucket4j's delaying optimization: each instance keeps a copy of the bucket and
+     * decides from it until it has taken {@code maxUnsyncedTokens} tokens or {@code maxUnsyncedTime} has passed since
+     * it last synchronized, then settles what it took with the store in one round trip.
+     *
+     * <p><b>Bound:</b> with N instances, the tokens admitted in any interval of length t are at most
+     * {@code capacity + rate × t + N × maxUnsyncedTokens}; the excess is charged back at the next synchronization
+     * (the shared bucket goes below zero), so the long-run rate stays the limit's. Stores that keep buckets in this
+     * JVM anyway ({@link io.github.ratelimit.store.LocalBucketStore}) ignore the setting. For token-bucket and
+     * fixed-window rules only: a sliding-window rule decides every call in the store, and refuses it at start-up.
+     *
+     * @param maxUnsyncedTokens tokens an instance may take before it synchronizes, at least 1
+     * @param maxUnsyncedTime the longest an instance goes without synchronizing, 1 ms to 1 min
+     */
+    public record LocalFirst(long maxUnsyncedTokens, Duration maxUnsyncedTime) {
+
+        /**
+         * @throws InvalidRateLimitConfigurationException when a value is out of range
+         */
+        public LocalFirst {
+            if (maxUnsyncedTokens < 1) {
+                throw new InvalidRateLimitConfigurationException("local-first maxUnsyncedTokens must be at least 1, but was "
+                        + maxUnsyncedTokens + ". Use a small share of the limit, e.g. 1% of it.");
+            }
+            if (maxUnsyncedTime == null || maxUnsyncedTime.compareTo(Duration.ofMillis(1)) < 0
+                    || maxUnsyncedTime.compareTo(Duration.ofMinutes(1)) > 0) {
+                throw new InvalidRateLimitConfigurationException("local-first maxUnsyncedTime must be between 1ms and 1m, "
+                        + "but was " + maxUnsyncedTime + ". Use e.g. 100ms.");
+            }
+        }
+    }
+
+    /**
+     * Which calls a rule's tokens pay for.
+     */
+    public enum Counted {
+
+        /** Every call the rule admits takes its tokens (the default). */
+        ALL,
+
+        /**
+         * Only calls that fail keep their tokens: a call still needs a token to go ahead (so at most the limit's
+         * worth of attempts are under way or failed in a window), and gets it back when it ends without failing. For
+         * limiting guesses: failed logins per address or per user name, wrong API keys. The entry point says how a
+         * call ended ({@link Guard#completed}): the servlet filter calls a response with status 401, or a request an
+         * authentication failure was recorded for, a failure; the method advisor, a call that throws.
+         */
+        FAILURES
     }
 }

@@ -1,5 +1,9 @@
 package io.github.ratelimit;
 
+
+
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.testing.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -25,7 +29,7 @@ class CountFailuresTest {
 
     @Test
     void successesGiveTheirTokensBackAndFailuresKeepThem() {
-        Guard guard = limiter.guard(Rule.builder("logins").key("user").limits("3/1h").count(Count.FAILURES).build());
+        Guard guard = limiter.guard(Rule.builder("logins").key("user").limits("3/1h").count(Counted.FAILURES).build());
         assertThat(guard.countsFailures()).isTrue();
         for (int i = 0; i < 50; i++) {
             Decision d = guard.acquire(from("alice"));
@@ -45,7 +49,7 @@ class CountFailuresTest {
 
     @Test
     void attemptsUnderWayHoldTheirTokensUntilTheyEnd() {
-        Guard guard = limiter.guard(Rule.builder("logins").key("user").limits("2/1h").count(Count.FAILURES).build());
+        Guard guard = limiter.guard(Rule.builder("logins").key("user").limits("2/1h").count(Counted.FAILURES).build());
         Decision first = guard.acquire(from("alice"));
         Decision second = guard.acquire(from("alice"));
         assertThat(guard.acquire(from("alice")).outcome()).as("two attempts under way").isEqualTo(Outcome.REJECTED);
@@ -57,7 +61,7 @@ class CountFailuresTest {
     @Test
     void rulesCountingEveryCallKeepTheirTokensWhenAnotherRuleCountsFailures() {
         Guard guard = limiter.guard(Rule.builder("calls").limits("5/1h").build(),
-                Rule.builder("failures").limits("5/1h").count(Count.FAILURES).build());
+                Rule.builder("failures").limits("5/1h").count(Counted.FAILURES).build());
         for (int i = 0; i < 5; i++) {
             guard.completed(guard.acquire(RequestContext.empty()), false);
         }

@@ -1,5 +1,9 @@
 package io.github.ratelimit;
 
+
+
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.RateLimitFields;

@@ -1,8 +1,15 @@
 package io.github.ratelimit;
 
-import io.github.ratelimit.store.BucketKey;
-import io.github.ratelimit.store.KeyState;
-import io.github.ratelimit.store.StoreLimits;
+
+
+
+
+
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Decision.Verdict;
+import io.github.ratelimit.Rule.LocalFirst;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.testing.ManualClock;
@@ -132,8 +139,8 @@ class RateLimiterTest {
                 assertThat(v.key()).isEqualTo("*");
                 assertThat(v.basis()).isEqualTo(Basis.BUCKET);
                 assertThat(v.windows()).containsExactly(
-                        new WindowState("1s", 5, 5, Duration.ofSeconds(1), 3, 400_000_000L),
-                        new WindowState("1m", 100, 100, Duration.ofMinutes(1), 98, 1_200_000_000L));
+                        new Decision.Window("1s", 5, 5, Duration.ofSeconds(1), 3, 400_000_000L),
+                        new Decision.Window("1m", 100, 100, Duration.ofMinutes(1), 98, 1_200_000_000L));
             });
             assertThat(d.bindingWindow().name()).isEqualTo("1s");
         }
@@ -446,7 +453,7 @@ class RateLimiterTest {
             clock.advance(Duration.ofSeconds(31));              // the cached answer expires
             Decision d = guard.acquire(user("alice"));
             assertThat(d.outcome()).isEqualTo(Outcome.ALLOWED);
-            WindowState w = d.verdicts().get(0).windows().get(0);
+            Decision.Window w = d.verdicts().get(0).windows().get(0);
             assertThat(w.limit()).isEqualTo(600);
             // 20 left plus 31 refilled at the old rate is 51; the additive replacement adds the 540 of new
             // capacity, so the 9 still spent stay spent; this call takes one more.
@@ -479,7 +486,7 @@ class RateLimiterTest {
         /** A store that is down: every call throws, as a Redis client does when it cannot connect. */
         private final BucketStore down = new BucketStore() {
             @Override
-            public KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst) {
+            public KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
                 throw new IllegalStateException("connection refused");
             }
         };
@@ -539,7 +546,7 @@ class RateLimiterTest {
             LocalBucketStore real = LocalBucketStore.create();
             limiter = builder().store(new BucketStore() {
                 @Override
-                public KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst) {
+                public KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
                     return real.state(key, limits, localFirst);
                 }
 

@@ -1,5 +1,7 @@
 package io.github.ratelimit;
 
+
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.testing.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

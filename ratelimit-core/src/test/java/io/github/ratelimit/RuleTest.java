@@ -1,5 +1,7 @@
 package io.github.ratelimit;
 
+
+import io.github.ratelimit.Rule.LocalFirst;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

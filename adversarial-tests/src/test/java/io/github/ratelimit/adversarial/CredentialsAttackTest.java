@@ -1,13 +1,14 @@
 package io.github.ratelimit.adversarial;
 
-import io.github.ratelimit.Count;
+
 import io.github.ratelimit.MissingKeyPolicy;
+import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.key.ClientIpResolver;
-import io.github.ratelimit.web.Phase;
-import io.github.ratelimit.web.UrlRule;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
+import io.github.ratelimit.web.Phase;
+import io.github.ratelimit.web.UrlRule;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -102,10 +103,10 @@ class CredentialsAttackTest {
         target = Target.builder(store, redis)
                 .clientIp(ClientIpResolver.builder().trustedProxies("127.0.0.1").build())
                 .ruleBeforeAuthentication(UrlRule.of(Rule.builder("attempts-by-address").key("ip")
-                        .limits(PER_ADDRESS + "/1h").count(Count.FAILURES).build(), List.of("/**"), Set.of(),
+                        .limits(PER_ADDRESS + "/1h").count(Counted.FAILURES).build(), List.of("/**"), Set.of(),
                         Phase.BEFORE_AUTHENTICATION))
                 .ruleBeforeAuthentication(UrlRule.of(Rule.builder("attempts-by-user").key("basic-user")
-                        .limits(PER_USER + "/1h").count(Count.FAILURES).onMissingKey(MissingKeyPolicy.SKIP).build(),
+                        .limits(PER_USER + "/1h").count(Counted.FAILURES).onMissingKey(MissingKeyPolicy.SKIP).build(),
                         List.of("/**"), Set.of(), Phase.BEFORE_AUTHENTICATION))
                 .authentication("authentication", new BasicAuthentication())
                 .rule(UrlRule.of(Rule.builder("calls-by-user").key("user").limits("1000/1h").build(), List.of("/**"),

@@ -1,11 +1,12 @@
 package io.github.ratelimit.adversarial;
 
-import io.github.ratelimit.Count;
+
 import io.github.ratelimit.MissingKeyPolicy;
+import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.key.ClientIpResolver;
-import io.github.ratelimit.web.UrlRule;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
+import io.github.ratelimit.web.UrlRule;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -67,7 +68,7 @@ class RandomBytesFuzzTest {
                         List.of("/alt/**"), Set.of()))
                 .rule(UrlRule.of(Rule.builder("by-query").key("param:q").limits("3/1h")
                         .onMissingKey(MissingKeyPolicy.SKIP).build(), List.of("/search/**"), Set.of()))
-                .rule(UrlRule.of(Rule.builder("by-basic-user").key("basic-user").limits("3/1h").count(Count.FAILURES)
+                .rule(UrlRule.of(Rule.builder("by-basic-user").key("basic-user").limits("3/1h").count(Counted.FAILURES)
                         .onMissingKey(MissingKeyPolicy.SKIP).build(), List.of("/login/**"), Set.of()))
                 .rule(UrlRule.of(Rule.builder("get-only").key("header:X-Forwarded-For").limits("5/1h")
                         .onMissingKey(MissingKeyPolicy.SKIP).build(), List.of("/get/**"), Set.of("GET")))

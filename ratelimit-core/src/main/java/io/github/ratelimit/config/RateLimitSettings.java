@@ -1,19 +1,21 @@
 package io.github.ratelimit.config;
 
+
+
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Count;
-import io.github.ratelimit.internal.DecisionLog;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
-import io.github.ratelimit.LocalFirst;
 import io.github.ratelimit.MapLimitProvider;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule.Counted;
+import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.internal.DecisionLog;
 import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.store.BucketStore;
@@ -590,7 +592,7 @@ public final class RateLimitSettings {
                 b.maxWaiting(intValue(prefix + "max-waiting", 0, Integer.MAX_VALUE));
             }
             b.cost(longValue(prefix + "cost", 1, Long.MAX_VALUE));
-            b.count(enumValue(prefix + "count", Count.class));
+            b.count(enumValue(prefix + "count", Counted.class));
             b.onStoreFailure(enumValue(prefix + "on-store-failure", StoreFailurePolicy.class));
             b.onMissingKey(enumValue(prefix + "on-missing-key", MissingKeyPolicy.class));
             b.algorithm(enumValue(prefix + "algorithm", Algorithm.class));

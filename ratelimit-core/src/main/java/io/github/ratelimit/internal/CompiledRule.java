@@ -1,5 +1,6 @@
 package io.github.ratelimit.internal;
 
+
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -12,7 +13,7 @@ import io.github.ratelimit.Mode;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.key.KeyResolver;
-import io.github.ratelimit.store.StoreLimits;
+import io.github.ratelimit.store.BucketStore;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -25,7 +26,7 @@ import java.util.List;
 final class CompiledRule {
 
     /** The primary and the local-fallback limits of one set of limits. */
-    record Configs(StoreLimits primary, StoreLimits fallback) {
+    record Configs(BucketStore.Limits primary, BucketStore.Limits fallback) {
     }
 
     private static final RateLimitedLog PROVIDER_LOG = new RateLimitedLog(10_000_000_000L);
@@ -42,7 +43,7 @@ final class CompiledRule {
     final long maxDelayNanos;
     final StoreFailurePolicy storeFailurePolicy;
     final MissingKeyPolicy missingKeyPolicy;
-    final io.github.ratelimit.LocalFirst localFirst;
+    final io.github.ratelimit.Rule.LocalFirst localFirst;
     /** Places for calls of this (SOFT) rule waiting out a delay. */
     final java.util.concurrent.Semaphore waiting;
     private final Configs defaults;
@@ -133,7 +134,7 @@ final class CompiledRule {
     }
 
     private Configs configs(List<Limit> limits) {
-        StoreLimits primary = StoreLimits.of(limits, rule.algorithm());
+        BucketStore.Limits primary = BucketStore.Limits.of(limits, rule.algorithm());
         return new Configs(primary, primary.scaled(fallbackShare));
     }
 }

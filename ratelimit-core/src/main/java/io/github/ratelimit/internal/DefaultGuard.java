@@ -1,10 +1,12 @@
 package io.github.ratelimit.internal;
 
-import io.github.ratelimit.Count;
+
+
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule;
 
 import java.util.Arrays;
@@ -25,7 +27,7 @@ final class DefaultGuard implements Guard {
         this.limiter = limiter;
         this.rules = rules;
         this.ruleList = Arrays.stream(rules).map(r -> r.rule).toList();
-        this.countsFailures = Arrays.stream(rules).anyMatch(r -> r.rule.count() == Count.FAILURES);
+        this.countsFailures = Arrays.stream(rules).anyMatch(r -> r.rule.count() == Counted.FAILURES);
     }
 
     @Override

@@ -1,29 +1,28 @@
 package io.github.ratelimit.internal;
 
+
+
+
+
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Basis;
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.Outcome;
-import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
-import io.github.ratelimit.Verdict;
 import io.github.ratelimit.Waiter;
-import io.github.ratelimit.WindowState;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
-import io.github.ratelimit.key.KeyResolverFactory;
-import io.github.ratelimit.store.BucketKey;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
-import io.github.ratelimit.store.KeyState;
-import io.github.ratelimit.store.StoreLimits;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.store.RateLimitContentionException;
 
@@ -77,15 +76,15 @@ public final class DefaultRateLimiter implements RateLimiter {
     public record Settings(BucketStore store, LocalBucketStore fallbackStore, TimeMeter timeMeter, Waiter waiter,
                            boolean ownsWaiter,
                            Map<String, KeyResolver> keyResolvers, ClientIpResolver clientIpResolver,
-                           KeyResolverFactory keyResolverFactory, LimitProvider limitProvider,
-                           Duration limitProviderTtl, List<RateLimitListener> listeners,
+                           KeyResolver.Factory keyResolverFactory, LimitProvider limitProvider,
+                           Duration limitProviderTtl, List<RateLimiter.Listener> listeners,
                            StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting) {
     }
 
     private final Settings settings;
     private final BucketStore store;
     private final BucketStore fallbackStore;
-    private final RateLimitListener[] listeners;
+    private final RateLimiter.Listener[] listeners;
     private final Semaphore waiting;
     private final Map<String, CompiledRule> compiled = new ConcurrentHashMap<>();
     /** The compiled rules by the name clients see for them ({@link Rule#publicName()}), which must differ too. */
@@ -99,7 +98,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         this.settings = settings;
         this.store = settings.store();
         this.fallbackStore = settings.fallbackStore();
-        this.listeners = settings.listeners().toArray(RateLimitListener[]::new);
+        this.listeners = settings.listeners().toArray(RateLimiter.Listener[]::new);
         this.waiting = new Semaphore(settings.maxWaiting());
         if (settings.limitProvider() != null) {
             settings.limitProvider().onChange(new LimitProvider.Changes() {
@@ -108,7 +107,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                     CompiledRule c = compiled.get(rule);
                     if (c != null && key != null) {
                         c.forget(key);
-                        store.limitsChanged(new BucketKey(rule, key));
+                        store.limitsChanged(new BucketStore.Key(rule, key));
                     }
                 }
 
@@ -126,9 +125,9 @@ public final class DefaultRateLimiter implements RateLimiter {
         java.util.Objects.requireNonNull(rule, "rule");
         java.util.Objects.requireNonNull(key, "key");
         KeyExpressions.checkNoLoneSurrogate(key, "rule " + LogText.quote(rule));
-        store.reset(new BucketKey(rule, key));
+        store.reset(new BucketStore.Key(rule, key));
         if (fallbackStore != null && fallbackStore != store) {
-            fallbackStore.reset(new BucketKey(rule, key));
+            fallbackStore.reset(new BucketStore.Key(rule, key));
         }
     }
 
@@ -450,7 +449,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                     key = KeyExpressions.SHARED_MISSING_KEY;
             }
         }
-        BucketKey bucketKey = new BucketKey(rule.name, key);
+        BucketStore.Key bucketKey = new BucketStore.Key(rule.name, key);
         CompiledRule.Configs configs = rule.configsFor(key);
         try {
             return consume(rule, key, store, bucketKey, configs.primary(), Basis.BUCKET, ev);
@@ -494,8 +493,8 @@ public final class DefaultRateLimiter implements RateLimiter {
         return rule.mode == Mode.SHADOW ? Outcome.SHADOW_REJECTED : Outcome.REJECTED;
     }
 
-    private Verdict consume(CompiledRule rule, String key, BucketStore from, BucketKey bucketKey,
-                            StoreLimits limits, Basis basis, Evaluation ev) {
+    private Verdict consume(CompiledRule rule, String key, BucketStore from, BucketStore.Key bucketKey,
+                            BucketStore.Limits limits, Basis basis, Evaluation ev) {
         KeyState state = from.state(bucketKey, limits, rule.localFirst);
         KeyState.Probe probe = state.consume(rule.cost);
         if (probe.consumed()) {
@@ -504,7 +503,7 @@ public final class DefaultRateLimiter implements RateLimiter {
             // the call fails: its windows say nothing of the caller's request rate, so a permitted call does not
             // report them (they would take over the headers: a login rule's 5/1m on every response). A rejection
             // reports them.
-            List<WindowState> windows = rule.rule.count() == io.github.ratelimit.Count.FAILURES
+            List<Decision.Window> windows = rule.rule.count() == io.github.ratelimit.Rule.Counted.FAILURES
                     ? List.of() : probe.windows();
             return verdict(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt());
         }
@@ -519,7 +518,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     }
 
     private Verdict reserve(CompiledRule rule, String key, KeyState state, Basis basis, Evaluation ev,
-                            List<WindowState> windows, long wait) {
+                            List<Decision.Window> windows, long wait) {
         // A place among this rule's waiting calls, and one among all the limiter's.
         if (!rule.waiting.tryAcquire()) {
             return verdict(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
@@ -562,18 +561,18 @@ public final class DefaultRateLimiter implements RateLimiter {
     }
 
     private static Verdict verdict(CompiledRule rule, String key, Outcome outcome, Basis basis,
-                                   List<WindowState> windows, long wait, long receipt) {
+                                   List<Decision.Window> windows, long wait, long receipt) {
         return new Verdict(rule.name, key, rule.mode, outcome, basis, windows, wait, receipt, rule.publicName);
     }
 
     /** @return a verdict for the rule and key of {@code v}, with these values */
-    private static Verdict copy(Verdict v, Outcome outcome, Basis basis, List<WindowState> windows, long wait,
+    private static Verdict copy(Verdict v, Outcome outcome, Basis basis, List<Decision.Window> windows, long wait,
                                 long receipt) {
         return new Verdict(v.rule(), v.key(), v.mode(), outcome, basis, windows, wait, receipt, v.publicName());
     }
 
     private void notifyListeners(Decision decision) {
-        for (RateLimitListener listener : listeners) {
+        for (RateLimiter.Listener listener : listeners) {
             try {
                 listener.onDecision(decision);
             } catch (RuntimeException e) {
@@ -598,8 +597,8 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
         long cost = rule.cost;
         boolean refills = rule.rule.algorithm() == Algorithm.TOKEN_BUCKET;
-        List<WindowState> windows = new ArrayList<>(v.windows().size());
-        for (WindowState w : v.windows()) {
+        List<Decision.Window> windows = new ArrayList<>(v.windows().size());
+        for (Decision.Window w : v.windows()) {
             long remaining = Math.min(w.limit(), w.remaining() + cost);
             long reset = remaining >= w.limit() ? 0 : w.resetNanos();
             if (reset > 0 && refills) {
@@ -607,7 +606,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                         .divide(BigInteger.valueOf(w.permits())).min(BigInteger.valueOf(Long.MAX_VALUE)).longValue();
                 reset = Math.max(0, reset - refill);
             }
-            windows.add(new WindowState(w.name(), w.limit(), w.permits(), w.period(), remaining, reset));
+            windows.add(new Decision.Window(w.name(), w.limit(), w.permits(), w.period(), remaining, reset));
         }
         return copy(v, v.outcome(), v.basis(), windows, v.waitNanos(), v.receipt());
     }
@@ -629,8 +628,8 @@ public final class DefaultRateLimiter implements RateLimiter {
             }
             for (CompiledRule rule : rules) {
                 if (rule.name.equals(v.rule())
-                        && (!onlyFailureCounting || rule.rule.count() == io.github.ratelimit.Count.FAILURES)) {
-                    BucketKey bucketKey = new BucketKey(rule.name, v.key());
+                        && (!onlyFailureCounting || rule.rule.count() == io.github.ratelimit.Rule.Counted.FAILURES)) {
+                    BucketStore.Key bucketKey = new BucketStore.Key(rule.name, v.key());
                     CompiledRule.Configs configs = rule.configsFor(v.key());
                     try {
                         KeyState state = v.basis() == Basis.BUCKET

@@ -4,7 +4,6 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
-import io.github.ratelimit.key.KeyResolverFactory;
 
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
@@ -40,7 +39,7 @@ import java.util.TreeSet;
  *       starts with an unescaped {@code ~}, so a value cannot pose as a hash (nor as the shared bucket of calls
  *       without a key, {@value #SHARED_MISSING_KEY}).</li>
  * </ul>
- * Keys built from one expression by a {@link KeyResolverFactory} (SpEL) are escaped the same way.
+ * Keys built from one expression by a {@link KeyResolver.Factory} (SpEL) are escaped the same way.
  */
 public final class KeyExpressions {
 
@@ -81,7 +80,7 @@ public final class KeyExpressions {
      * @throws InvalidRateLimitConfigurationException naming the unknown atom and the available ones
      */
     public static KeyResolver compile(String expression, Map<String, KeyResolver> custom, ClientIpResolver clientIp,
-                                      KeyResolverFactory factory, String where) {
+                                      KeyResolver.Factory factory, String where) {
         if (factory != null) {
             KeyResolver own = factory.create(expression, where);
             if (own != null) {

@@ -1,9 +1,12 @@
 package io.github.ratelimit.metrics;
 
+
+
+
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
-import io.github.ratelimit.Outcome;
-import io.github.ratelimit.RateLimitListener;
-import io.github.ratelimit.Verdict;
+import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.JedisBucketStore;
 import io.micrometer.core.instrument.Counter;
@@ -20,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Micrometer metrics of every decision: a {@link RateLimitListener} to add to the limiter
+ * Micrometer metrics of every decision: a {@link RateLimiter.Listener} to add to the limiter
  * ({@code RateLimiter.builder().listener(new MicrometerMetrics(registry))}). The Spring Boot starter registers it
  * with Boot's registry; the servlet filter with Micrometer's global registry. Micrometer is an optional dependency:
  * use this class only with {@code io.micrometer:micrometer-core} on the class path.
@@ -39,9 +42,9 @@ import java.util.function.ToDoubleFunction;
  *       (gauge: 1 while the circuit breaker is open or probing, else 0).</li>
  * </ul>
  */
-public final class MicrometerMetrics implements RateLimitListener {
+public final class MicrometerMetrics implements RateLimiter.Listener {
 
-    private record CounterKey(String rule, Outcome outcome, io.github.ratelimit.Basis basis) {
+    private record CounterKey(String rule, Outcome outcome, io.github.ratelimit.Decision.Basis basis) {
     }
 
     private final MeterRegistry registry;

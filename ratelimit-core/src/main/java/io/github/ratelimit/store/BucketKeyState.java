@@ -1,11 +1,14 @@
 package io.github.ratelimit.store;
 
+
+
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketState;
 import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.VerboseResult;
-import io.github.ratelimit.WindowState;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.store.BucketStore.KeyState;
 
 import java.time.Duration;
 import java.util.Arrays;
@@ -58,19 +61,19 @@ final class BucketKeyState implements KeyState {
         return new Probe(true, Math.max(0, strategy.nanos), java.util.List.of(), 0);
     }
 
-    static java.util.List<WindowState> windows(VerboseResult<?> result) {
+    static java.util.List<Decision.Window> windows(VerboseResult<?> result) {
         return windows(result.getState(), result.getOperationTimeNanos());
     }
 
     /** Each window's state, from a bucket's state at {@code now}. */
-    static java.util.List<WindowState> windows(BucketState state, long now) {
+    static java.util.List<Decision.Window> windows(BucketState state, long now) {
         Bandwidth[] bandwidths = state.getConfiguration().getBandwidths();
-        WindowState[] windows = new WindowState[bandwidths.length];
+        Decision.Window[] windows = new Decision.Window[bandwidths.length];
         for (int i = 0; i < bandwidths.length; i++) {
             Bandwidth b = bandwidths[i];
             long current = state.getCurrentSize(i);
             long reset = resetNanos(b, b.getCapacity() - current, state.getRoundingError(i), now);
-            windows[i] = new WindowState(b.getId(), b.getCapacity(), b.getRefillTokens(),
+            windows[i] = new Decision.Window(b.getId(), b.getCapacity(), b.getRefillTokens(),
                     Duration.ofNanos(b.getRefillPeriodNanos()), Math.max(0, current), reset);
         }
         return Arrays.asList(windows);

@@ -1,7 +1,14 @@
 package io.github.ratelimit.store;
 
-import io.github.ratelimit.LocalFirst;
 
+import io.github.bucket4j.BucketConfiguration;
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.Rule.LocalFirst;
+
+import java.util.List;
+import java.util.Objects;
 /**
  * Where the state of rate-limited keys lives: in this JVM ({@link LocalBucketStore}) or in a shared store such
  * as Redis ({@link JedisBucketStore}), for every {@link io.github.ratelimit.Algorithm}.
@@ -34,7 +41,7 @@ public interface BucketStore extends AutoCloseable {
      *        keep state in this JVM anyway ignore it
      * @return the key's state, whose operations act on the shared state
      */
-    KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst);
+    KeyState state(Key key, Limits limits, LocalFirst localFirst);
 
     /**
      * Forgets a key's state, whatever its algorithm: its next call finds every window with all its permits. In a
@@ -45,7 +52,7 @@ public interface BucketStore extends AutoCloseable {
      * @throws UnsupportedOperationException when the store cannot (the default, for stores written before this
      *         method)
      */
-    default void reset(BucketKey key) {
+    default void reset(Key key) {
         throw new UnsupportedOperationException(getClass().getName() + " cannot reset a key");
     }
 
@@ -57,7 +64,7 @@ public interface BucketStore extends AutoCloseable {
      *
      * @param key the key, or {@code null} for every key
      */
-    default void limitsChanged(BucketKey key) {
+    default void limitsChanged(Key key) {
     }
 
     /**
@@ -65,5 +72,200 @@ public interface BucketStore extends AutoCloseable {
      */
     @Override
     default void close() {
+    }
+
+    /**
+     * Identifies one bucket: a rule and a key under it.
+     *
+     * @param rule the rule's name (printable ASCII, at most 200 characters, no braces)
+     * @param key the resolved key, at most 128 characters (longer keys are hashed before they get here); may
+     *        hold any characters, including braces, so stores must escape it where that matters
+     */
+    public record Key(String rule, String key) {
+
+        /**
+         * @throws NullPointerException when a component is null
+         */
+        public Key {
+            Objects.requireNonNull(rule, "rule");
+            Objects.requireNonNull(key, "key");
+        }
+    }
+
+    /**
+     * What a store needs to know of a rule to keep a key's state: its windows and its algorithm. Immutable; the
+     * limiter makes one per rule and per distinct set of per-key limits, so stores may rely on identity for speed
+     * (and must fall back to {@link #equals}).
+     */
+    public static final class Limits {
+
+        private final List<Limit> limits;
+        private final Algorithm algorithm;
+        private final long longestPeriodNanos;
+        private final long longestPermits;
+        /** The Bucket4j configuration, for the algorithms Bucket4j runs; made once, so equal rules share it. */
+        private final BucketConfiguration configuration;
+
+        private Limits(List<Limit> limits, Algorithm algorithm) {
+            this.limits = List.copyOf(limits);
+            this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+            if (this.limits.isEmpty()) {
+                throw new IllegalArgumentException("no limits");
+            }
+            Limit longest = this.limits.get(0);
+            for (Limit limit : this.limits) {
+                if (limit.period().compareTo(longest.period()) > 0) {
+                    longest = limit;
+                }
+            }
+            this.longestPeriodNanos = longest.period().toNanos();
+            this.longestPermits = longest.permits();
+            this.configuration = algorithm.isSliding() ? null : BucketConfigurations.of(this.limits, algorithm);
+        }
+
+        /**
+         * @param limits the windows, at least one (as validated by {@link io.github.ratelimit.Rule})
+         * @param algorithm how they count
+         * @return the limits
+         */
+        public static Limits of(List<Limit> limits, Algorithm algorithm) {
+            return new Limits(limits, algorithm);
+        }
+
+        /**
+         * @param share the part of each limit to keep, above 0 and at most 1; at least one permit stays
+         * @return these limits scaled down (for a local fallback that each of several instances holds)
+         */
+        public Limits scaled(double share) {
+            if (share >= 1.0) {
+                return this;
+            }
+            Limit[] scaled = new Limit[limits.size()];
+            for (int i = 0; i < scaled.length; i++) {
+                Limit limit = limits.get(i);
+                long permits = Math.max(1, (long) Math.floor(limit.permits() * share));
+                long capacity = Math.max(1, (long) Math.floor(limit.capacity() * share));
+                scaled[i] = new Limit(permits, limit.period(), capacity);
+            }
+            return new Limits(List.of(scaled), algorithm);
+        }
+
+        /**
+         * @return the windows
+         */
+        public List<Limit> limits() {
+            return limits;
+        }
+
+        /**
+         * @return how the windows count
+         */
+        public Algorithm algorithm() {
+            return algorithm;
+        }
+
+        /** @return the longest window's period in nanoseconds */
+        long longestPeriodNanos() {
+            return longestPeriodNanos;
+        }
+
+        /** @return the longest window's limit */
+        long longestPermits() {
+            return longestPermits;
+        }
+
+        /** @return the Bucket4j configuration of a token-bucket or fixed-window rule */
+        BucketConfiguration bucketConfiguration() {
+            if (configuration == null) {
+                throw new IllegalStateException(algorithm + " does not run on Bucket4j");
+            }
+            return configuration;
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Limits other && algorithm == other.algorithm && limits.equals(other.limits);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * limits.hashCode() + algorithm.hashCode();
+        }
+
+        @Override
+        public String toString() {
+            return algorithm + " " + limits;
+        }
+    }
+
+    /**
+     * One key's state under one rule's limits, in a store: what a decision acts on, whatever the algorithm. Each
+     * method is one operation on the store (one round trip for a remote store) and is atomic across every window
+     * of the limits: a call is counted in all of them or in none. Thread-safe. A store that fails throws a
+     * {@link RuntimeException} ({@link RateLimitStoreException} for an outage, {@link RateLimitContentionException}
+     * for a key too contended to update), and changes nothing it reports as not done.
+     */
+    public interface KeyState {
+
+        /**
+         * Takes {@code cost} now if every window has room for it.
+         *
+         * @param cost the permits the call takes, at least 1
+         * @return whether it was taken, how long until it could be when not, each window's state after, and the
+         *         receipt to give it back with
+         */
+        Probe consume(long cost);
+
+        /**
+         * Takes {@code cost} at the earliest time, from now on, at which every window has room for it, if that time
+         * is at most {@code maxWaitNanos} away: the call is counted from that time on, and other calls see those
+         * permits as taken at once. Used for a delayed call, right after {@link #consume} said it must wait.
+         *
+         * @param cost the permits the call takes, at least 1
+         * @param maxWaitNanos the longest the call may wait
+         * @return whether it was reserved, the nanoseconds until the reserved time (0 for now; when not reserved, how
+         *         long it would have had to wait), and the receipt; no window states
+         */
+        Probe reserve(long cost, long maxWaitNanos);
+
+        /**
+         * As {@link #reserve(long, long)}, counting the call no earlier than {@code minWaitNanos} from now: for a call
+         * that another rule delays that long, so an algorithm that remembers when calls run counts it when it runs.
+         * The default ignores {@code minWaitNanos}, which is right where permits are interchangeable in time (a token
+         * bucket).
+         *
+         * @param cost the permits the call takes, at least 1
+         * @param minWaitNanos the earliest the call will run, from now
+         * @param maxWaitNanos the longest the call may wait
+         * @return as {@link #reserve(long, long)}
+         */
+        default Probe reserve(long cost, long minWaitNanos, long maxWaitNanos) {
+            return reserve(cost, maxWaitNanos);
+        }
+
+        /**
+         * Gives back the {@code cost} permits of one call that turned out not to need them (another rule rejected it,
+         * it did not fail on a rule that counts failures, or it was cancelled while delayed). An algorithm that
+         * remembers calls forgets exactly that call (by its receipt); if it has already forgotten it (the call left
+         * every window), nothing changes.
+         *
+         * @param cost the permits to give back
+         * @param receipt the receipt {@link #consume} or {@link #reserve} returned with the call
+         */
+        void refund(long cost, long receipt);
+
+        /**
+         * The outcome of {@link #consume} or {@link #reserve}.
+         *
+         * @param consumed whether the permits were taken (or reserved)
+         * @param waitNanos when not taken, nanoseconds until they could be (at least 1); when reserved, the delay
+         *        (0 for now); 0 when taken now
+         * @param windows each window's state after the operation, in the order of the limits (empty for
+         *        {@link #reserve})
+         * @param receipt what identifies this call's permits to {@link #refund}: for the sliding windows, the time on
+         *        the store's clock it was counted at; 0 for algorithms that give back by count alone
+         */
+        record Probe(boolean consumed, long waitNanos, List<Decision.Window> windows, long receipt) {
+        }
     }
 }

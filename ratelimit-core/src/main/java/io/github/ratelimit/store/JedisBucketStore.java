@@ -1,5 +1,7 @@
 package io.github.ratelimit.store;
 
+
+
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.bucket4j.Bucket;
@@ -9,9 +11,10 @@ import io.github.bucket4j.distributed.proxy.optimization.DelayParameters;
 import io.github.bucket4j.distributed.proxy.optimization.NopeOptimizationListener;
 import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
-import io.github.ratelimit.LocalFirst;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.internal.RateLimitedLog;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
@@ -117,8 +120,8 @@ public final class JedisBucketStore implements BucketStore {
     private final CasProxyManager proxies;
     private final AutoPipeline pipeline;
     private final boolean batching;
-    private final Cache<BucketKey, Entry> entries;
-    private final Cache<BucketKey, RedisSlidingState> sliding;
+    private final Cache<BucketStore.Key, Entry> entries;
+    private final Cache<BucketStore.Key, RedisSlidingState> sliding;
     private final RedisSlidingState.Context slidingContext;
     private final ScheduledExecutorService clockThread;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -170,7 +173,7 @@ public final class JedisBucketStore implements BucketStore {
     }
 
     @Override
-    public KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst) {
+    public KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
         // Before any other work: during an outage the rule's failure policy decides as fast as it can.
         proxies.refuseIfOpen();
         if (!limits.algorithm().isSliding()) {
@@ -190,7 +193,7 @@ public final class JedisBucketStore implements BucketStore {
      * the bucket gone and starts it full, at the cost of one more round trip.
      */
     @Override
-    public void reset(BucketKey key) {
+    public void reset(BucketStore.Key key) {
         proxies.call(() -> jedis.del(RedisKeys.bucketKey(prefix, key),
                 RedisKeys.slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG),
                 RedisKeys.slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER)));
@@ -202,7 +205,7 @@ public final class JedisBucketStore implements BucketStore {
      * write carries a new version and the configuration this instance has now wins over what another wrote before.
      */
     @Override
-    public void limitsChanged(BucketKey key) {
+    public void limitsChanged(BucketStore.Key key) {
         if (key == null) {
             entries.invalidateAll();
             sliding.invalidateAll();
@@ -220,11 +223,11 @@ public final class JedisBucketStore implements BucketStore {
      *        {@code TokensInheritanceStrategy.ADDITIVE}
      * @return the bucket
      */
-    public Bucket bucket(BucketKey key, BucketConfiguration configuration) {
+    public Bucket bucket(BucketStore.Key key, BucketConfiguration configuration) {
         return entry(key, configuration, null).proxy;
     }
 
-    private Entry entry(BucketKey key, BucketConfiguration configuration, LocalFirst localFirst) {
+    private Entry entry(BucketStore.Key key, BucketConfiguration configuration, LocalFirst localFirst) {
         Entry entry = entries.getIfPresent(key);
         if (entry == null || (entry.ref.configuration != configuration
                 && !entry.ref.configuration.equals(configuration))) {
@@ -238,7 +241,7 @@ public final class JedisBucketStore implements BucketStore {
         return entry;
     }
 
-    private CasProxyManager.Ref newRef(BucketKey key, BucketConfiguration configuration, long previous) {
+    private CasProxyManager.Ref newRef(BucketStore.Key key, BucketConfiguration configuration, long previous) {
         // Versions are the (server) clock's milliseconds, so the newest configuration seen anywhere wins, and an
         // instance still running the old one does not switch the bucket back. A changed configuration of a key
         // this JVM already knew goes at least one past the version it replaces, even within one millisecond. No
@@ -296,7 +299,7 @@ public final class JedisBucketStore implements BucketStore {
      * @param key a bucket
      * @return its Redis key, as bytes (UTF-8)
      */
-    public byte[] redisKey(BucketKey key) {
+    public byte[] redisKey(BucketStore.Key key) {
         return RedisKeys.bucketKey(prefix, key);
     }
 
@@ -306,7 +309,7 @@ public final class JedisBucketStore implements BucketStore {
      * @return the Redis key its state lives under, as bytes (UTF-8): the bucket's for a token bucket or fixed
      *         window, the bucket's with {@code :log} or {@code :counter} after it for a sliding window
      */
-    public byte[] redisKey(BucketKey key, io.github.ratelimit.Algorithm algorithm) {
+    public byte[] redisKey(BucketStore.Key key, io.github.ratelimit.Algorithm algorithm) {
         return algorithm.isSliding() ? RedisKeys.slidingKey(prefix, key, algorithm) : RedisKeys.bucketKey(prefix, key);
     }
 

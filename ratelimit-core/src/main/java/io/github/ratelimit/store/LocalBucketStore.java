@@ -1,16 +1,18 @@
 package io.github.ratelimit.store;
 
+
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.bucket4j.Bandwidth;
-import io.github.bucket4j.BucketState;
 import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.BucketState;
+import io.github.bucket4j.MathType;
 import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.TokensInheritanceStrategy;
-import io.github.bucket4j.MathType;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.store.BucketStore.KeyState;
 
 import java.util.concurrent.Executor;
 
@@ -41,9 +43,9 @@ public final class LocalBucketStore implements BucketStore {
     public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
 
     /** Token-bucket and fixed-window keys: a bucket per key, counted against the maximum one each. */
-    private final Cache<BucketKey, LocalBucket> buckets;
+    private final Cache<BucketStore.Key, LocalBucket> buckets;
     /** Sliding-window keys, weighed (a log by the calls it may hold), against a maximum weight of their own. */
-    private final Cache<BucketKey, LocalSlidingState> sliding;
+    private final Cache<BucketStore.Key, LocalSlidingState> sliding;
     private final TimeMeter timeMeter;
 
     private LocalBucketStore(Builder builder) {
@@ -53,7 +55,7 @@ public final class LocalBucketStore implements BucketStore {
                 .expireAfter(new IdleExpiry<LocalBucket>(this::bucketIdle)).build();
         // Weighed, so a sliding log (up to Rule.MAX_LOG_CALLS entries) counts for the memory it may take.
         this.sliding = configure(Caffeine.newBuilder().maximumWeight(maximumKeys)
-                .weigher((BucketKey key, LocalSlidingState state) -> weight(state, maximumKeys)), builder)
+                .weigher((BucketStore.Key key, LocalSlidingState state) -> weight(state, maximumKeys)), builder)
                 .expireAfter(new IdleExpiry<LocalSlidingState>(LocalBucketStore::slidingIdle)).build();
     }
 
@@ -84,7 +86,7 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     @Override
-    public KeyState state(BucketKey key, StoreLimits limits, io.github.ratelimit.LocalFirst localFirst) {
+    public KeyState state(BucketStore.Key key, BucketStore.Limits limits, io.github.ratelimit.Rule.LocalFirst localFirst) {
         if (!limits.algorithm().isSliding()) {
             return bucketFor(key, limits.bucketConfiguration());
         }
@@ -110,7 +112,7 @@ public final class LocalBucketStore implements BucketStore {
      * whose configuration differs is replaced with {@code TokensInheritanceStrategy.ADDITIVE} (a window whose
      * capacity grows gains the difference).
      */
-    LocalBucket bucketFor(BucketKey key, BucketConfiguration configuration) {
+    LocalBucket bucketFor(BucketStore.Key key, BucketConfiguration configuration) {
         LocalBucket bucket = buckets.get(key, k -> newBucket(k, configuration));
         BucketConfiguration current = bucket.configuration();
         if (current != configuration && !current.equals(configuration)) {
@@ -120,7 +122,7 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     @Override
-    public void reset(BucketKey key) {
+    public void reset(BucketStore.Key key) {
         buckets.invalidate(key);
         sliding.invalidate(key);
     }
@@ -166,7 +168,7 @@ public final class LocalBucketStore implements BucketStore {
         sliding.invalidateAll();
     }
 
-    private LocalBucket newBucket(BucketKey key, BucketConfiguration configuration) {
+    private LocalBucket newBucket(BucketStore.Key key, BucketConfiguration configuration) {
         // Built around the caller's configuration object itself, so equal rules share one configuration and the
         // identity check before equals() on each lookup usually settles it.
         if (!timeMeter.isWallClockBased()) {
@@ -191,13 +193,13 @@ public final class LocalBucketStore implements BucketStore {
      */
     final class LocalBucket implements KeyState {
 
-        private final BucketKey key;
+        private final BucketStore.Key key;
         /** Replaced on a configuration change; otherwise changed in place. Written under the lock only. */
         private volatile BucketState state;
         /** Written under the lock only; read without it on every lookup (the map's expiry). */
         private volatile boolean reserved;
 
-        LocalBucket(BucketConfiguration configuration, BucketKey key) {
+        LocalBucket(BucketConfiguration configuration, BucketStore.Key key) {
             this.key = key;
             this.state = BucketState.createInitialState(configuration, MathType.INTEGER_64_BITS,
                     timeMeter.currentTimeNanos());
@@ -306,7 +308,7 @@ public final class LocalBucketStore implements BucketStore {
     static final long EXPIRY_SLACK_NANOS = 1_000_000_000L;
 
     /** An expiry that sets the same idle time on creation, update and read, from the entry's state. */
-    private static final class IdleExpiry<V> implements Expiry<BucketKey, V> {
+    private static final class IdleExpiry<V> implements Expiry<BucketStore.Key, V> {
 
         private final java.util.function.ToLongFunction<V> idle;
 
@@ -315,17 +317,17 @@ public final class LocalBucketStore implements BucketStore {
         }
 
         @Override
-        public long expireAfterCreate(BucketKey key, V value, long currentTime) {
+        public long expireAfterCreate(BucketStore.Key key, V value, long currentTime) {
             return idle.applyAsLong(value);
         }
 
         @Override
-        public long expireAfterUpdate(BucketKey key, V value, long currentTime, long currentDuration) {
+        public long expireAfterUpdate(BucketStore.Key key, V value, long currentTime, long currentDuration) {
             return idle.applyAsLong(value);
         }
 
         @Override
-        public long expireAfterRead(BucketKey key, V value, long currentTime, long currentDuration) {
+        public long expireAfterRead(BucketStore.Key key, V value, long currentTime, long currentDuration) {
             return idle.applyAsLong(value);
         }
     }

@@ -1,8 +1,11 @@
 package io.github.ratelimit.store;
 
+
+
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.WindowState;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.store.BucketStore.KeyState;
 
 import java.util.List;
 
@@ -16,15 +19,15 @@ abstract class LocalSlidingState implements KeyState {
     private final TimeMeter clock;
     private final Runnable afterReservation;
     /** The limits the last caller asked for: a changed per-key limit applies to the state as it is. */
-    private volatile StoreLimits limits;
+    private volatile BucketStore.Limits limits;
 
-    LocalSlidingState(StoreLimits limits, TimeMeter clock, Runnable afterReservation) {
+    LocalSlidingState(BucketStore.Limits limits, TimeMeter clock, Runnable afterReservation) {
         this.limits = limits;
         this.clock = clock;
         this.afterReservation = afterReservation;
     }
 
-    static LocalSlidingState create(StoreLimits limits, TimeMeter clock, Runnable afterReservation) {
+    static LocalSlidingState create(BucketStore.Limits limits, TimeMeter clock, Runnable afterReservation) {
         return limits.algorithm() == Algorithm.SLIDING_WINDOW_LOG
                 ? new SlidingLogState(limits, clock, afterReservation)
                 : new SlidingCounterState(limits, clock, afterReservation);
@@ -34,11 +37,11 @@ abstract class LocalSlidingState implements KeyState {
         return limits.algorithm();
     }
 
-    final StoreLimits limits() {
+    final BucketStore.Limits limits() {
         return limits;
     }
 
-    final void limits(StoreLimits limits) {
+    final void limits(BucketStore.Limits limits) {
         if (this.limits != limits) {
             this.limits = limits;
         }
@@ -62,7 +65,7 @@ abstract class LocalSlidingState implements KeyState {
     @Override
     public final synchronized Probe consume(long cost) {
         long now = now();
-        StoreLimits l = limits;
+        BucketStore.Limits l = limits;
         long at = earliest(l, cost, now);
         boolean consumed = at == now;
         if (consumed) {
@@ -82,7 +85,7 @@ abstract class LocalSlidingState implements KeyState {
         long at;
         synchronized (this) {
             long now = now();
-            StoreLimits l = limits;
+            BucketStore.Limits l = limits;
             at = earliest(l, cost, now);
             if (at != Long.MAX_VALUE && at - now < minWaitNanos) {
                 at = now + minWaitNanos;   // it fits at any later time too: counts only fall as time passes
@@ -112,31 +115,31 @@ abstract class LocalSlidingState implements KeyState {
     }
 
     /** @return how long after a call is counted now it can still matter: the longest window, or two for counters */
-    abstract long horizonNanos(StoreLimits limits);
+    abstract long horizonNanos(BucketStore.Limits limits);
 
     /**
      * @return the earliest time at or after {@code now} at which {@code cost} fits into every window, counting
      *         the calls reserved for later too
      */
-    abstract long earliest(StoreLimits limits, long cost, long now);
+    abstract long earliest(BucketStore.Limits limits, long cost, long now);
 
     /**
      * @return whether a call counted at {@code at} (later than now) stays within what a key may hold; true unless
      *         the algorithm bounds it
      */
-    boolean canHold(StoreLimits limits, long at) {
+    boolean canHold(BucketStore.Limits limits, long at) {
         return true;
     }
 
     /** Counts {@code cost} at time {@code at} (now or later). */
-    abstract void add(StoreLimits limits, long at, long cost);
+    abstract void add(BucketStore.Limits limits, long at, long cost);
 
     /** Forgets the call of {@code cost} counted at {@code at}, if still held. */
-    abstract void remove(StoreLimits limits, long now, long cost, long at);
+    abstract void remove(BucketStore.Limits limits, long now, long cost, long at);
 
     /** @return each window's state at {@code now}, for calls of {@code cost} */
-    abstract List<WindowState> windows(StoreLimits limits, long now, long cost);
+    abstract List<Decision.Window> windows(BucketStore.Limits limits, long now, long cost);
 
     /** @return nanoseconds from {@code now} until every window would be empty */
-    abstract long untilIrrelevant(StoreLimits limits, long now);
+    abstract long untilIrrelevant(BucketStore.Limits limits, long now);
 }

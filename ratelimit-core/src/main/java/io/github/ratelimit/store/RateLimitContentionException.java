@@ -5,7 +5,7 @@ package io.github.ratelimit.store;
  * changing under concurrent writers (other threads or instances) beyond the store's retry budget. Unlike a
  * {@link RateLimitStoreException}, this is not an outage, so the rule's
  * {@link io.github.ratelimit.StoreFailurePolicy} does not apply: the limiter rejects the call (basis
- * {@link io.github.ratelimit.Basis#CONTENTION}) rather than admit it uncounted, and the store does not count it
+ * {@link io.github.ratelimit.Decision.Basis#CONTENTION}) rather than admit it uncounted, and the store does not count it
  * towards its circuit breaker.
  */
 public class RateLimitContentionException extends RuntimeException {

@@ -22,7 +22,7 @@ final class RedisKeys {
     private RedisKeys() {
     }
 
-    static byte[] bucketKey(String prefix, BucketKey key) {
+    static byte[] bucketKey(String prefix, BucketStore.Key key) {
         String rule = key.rule();
         String k = key.key();
         StringBuilder sb = new StringBuilder(prefix.length() + rule.length() + k.length() + 8);
@@ -52,7 +52,7 @@ final class RedisKeys {
      * The key of a sliding log or counters: the bucket key with a suffix after its hash tag, so it lives on the
      * bucket's slot and never equals a bucket key (those end with the closing brace).
      */
-    static byte[] slidingKey(String prefix, BucketKey key, io.github.ratelimit.Algorithm algorithm) {
+    static byte[] slidingKey(String prefix, BucketStore.Key key, io.github.ratelimit.Algorithm algorithm) {
         byte[] base = bucketKey(prefix, key);
         byte[] suffix = (algorithm == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG ? ":log" : ":counter")
                 .getBytes(StandardCharsets.US_ASCII);

@@ -1,9 +1,12 @@
 package io.github.ratelimit.store;
 
+
+
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
-import io.github.ratelimit.WindowState;
+import io.github.ratelimit.store.BucketStore.KeyState;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -33,13 +36,13 @@ final class RedisSlidingState implements KeyState {
     private static final LuaScript COUNTER = new LuaScript(SlidingScripts.COUNTER);
 
     private final Context context;
-    private final StoreLimits limits;
+    private final BucketStore.Limits limits;
     private final List<byte[]> keys;
     private final LuaScript script;
     /** Per window: its period in microseconds and its limit. */
     private final byte[][] windowArgs;
 
-    RedisSlidingState(Context context, byte[] key, StoreLimits limits) {
+    RedisSlidingState(Context context, byte[] key, BucketStore.Limits limits) {
         this.context = context;
         this.limits = limits;
         this.keys = List.of(key);
@@ -53,7 +56,7 @@ final class RedisSlidingState implements KeyState {
         }
     }
 
-    StoreLimits limits() {
+    BucketStore.Limits limits() {
         return limits;
     }
 
@@ -63,10 +66,10 @@ final class RedisSlidingState implements KeyState {
         boolean consumed = number(reply.get(0)) == 1;
         long wait = waitNanos(number(reply.get(1)));
         List<Limit> list = limits.limits();
-        WindowState[] windows = new WindowState[list.size()];
+        Decision.Window[] windows = new Decision.Window[list.size()];
         for (int i = 0; i < windows.length; i++) {
             Limit limit = list.get(i);
-            windows[i] = new WindowState(limit.window(), limit.permits(), limit.permits(), limit.period(),
+            windows[i] = new Decision.Window(limit.window(), limit.permits(), limit.permits(), limit.period(),
                     number(reply.get(4 + 2 * i)), number(reply.get(5 + 2 * i)) * 1_000);
         }
         return new Probe(consumed, consumed ? 0 : Math.max(1, wait), Arrays.asList(windows),

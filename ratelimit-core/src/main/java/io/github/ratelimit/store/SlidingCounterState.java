@@ -1,8 +1,9 @@
 package io.github.ratelimit.store;
 
+
 import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
-import io.github.ratelimit.WindowState;
 
 import java.util.Arrays;
 import java.util.List;
@@ -27,12 +28,12 @@ final class SlidingCounterState extends LocalSlidingState {
     private long[] bases;
     private long[] periods;
 
-    SlidingCounterState(StoreLimits limits, TimeMeter clock, Runnable afterReservation) {
+    SlidingCounterState(BucketStore.Limits limits, TimeMeter clock, Runnable afterReservation) {
         super(limits, clock, afterReservation);
     }
 
     /** Drops intervals before the previous one, and the windows of limits that changed. */
-    private void trim(StoreLimits limits, long now) {
+    private void trim(BucketStore.Limits limits, long now) {
         List<Limit> list = limits.limits();
         if (periods == null || periods.length != list.size() || !samePeriods(list)) {
             long[][] fresh = new long[list.size()][];
@@ -115,7 +116,7 @@ final class SlidingCounterState extends LocalSlidingState {
     }
 
     @Override
-    long earliest(StoreLimits limits, long cost, long now) {
+    long earliest(BucketStore.Limits limits, long cost, long now) {
         trim(limits, now);
         long at = now;
         List<Limit> list = limits.limits();
@@ -160,7 +161,7 @@ final class SlidingCounterState extends LocalSlidingState {
      * waiting calls, so a call delayed further (by another rule) is refused.
      */
     @Override
-    boolean canHold(StoreLimits limits, long at) {
+    boolean canHold(BucketStore.Limits limits, long at) {
         long held = 0;
         for (int i = 0; i < periods.length; i++) {
             held += Math.max(counts[i].length, Math.floorDiv(at, periods[i]) - bases[i] + 1);
@@ -169,7 +170,7 @@ final class SlidingCounterState extends LocalSlidingState {
     }
 
     @Override
-    void add(StoreLimits limits, long at, long cost) {
+    void add(BucketStore.Limits limits, long at, long cost) {
         for (int i = 0; i < periods.length; i++) {
             long offset = Math.floorDiv(at, periods[i]) - bases[i];
             long[] c = counts[i];
@@ -182,7 +183,7 @@ final class SlidingCounterState extends LocalSlidingState {
     }
 
     @Override
-    void remove(StoreLimits limits, long now, long cost, long at) {
+    void remove(BucketStore.Limits limits, long now, long cost, long at) {
         trim(limits, now);
         for (int i = 0; i < counts.length; i++) {
             long offset = Math.floorDiv(at, periods[i]) - bases[i];
@@ -194,28 +195,28 @@ final class SlidingCounterState extends LocalSlidingState {
     }
 
     @Override
-    List<WindowState> windows(StoreLimits limits, long now, long cost) {
+    List<Decision.Window> windows(BucketStore.Limits limits, long now, long cost) {
         List<Limit> list = limits.limits();
-        WindowState[] windows = new WindowState[periods.length];
+        Decision.Window[] windows = new Decision.Window[periods.length];
         for (int i = 0; i < windows.length; i++) {
             Limit limit = list.get(i);
             long remaining = (long) Math.floor(limit.permits() - load(i, now) + 1e-9);
             long last = lastCounted(i);
             long reset = last == Long.MIN_VALUE ? 0 : Math.max(0, (last + 2) * periods[i] - now);
-            windows[i] = new WindowState(limit.window(), limit.permits(), limit.permits(), limit.period(),
+            windows[i] = new Decision.Window(limit.window(), limit.permits(), limit.permits(), limit.period(),
                     Math.max(0, remaining), reset);
         }
         return Arrays.asList(windows);
     }
 
     @Override
-    long horizonNanos(StoreLimits limits) {
+    long horizonNanos(BucketStore.Limits limits) {
         // A count made now, in interval k, weighs until the end of interval k + 1: up to two periods away.
         return 2 * limits.longestPeriodNanos();
     }
 
     @Override
-    long untilIrrelevant(StoreLimits limits, long now) {
+    long untilIrrelevant(BucketStore.Limits limits, long now) {
         long until = 0;
         if (periods != null) {
             for (int i = 0; i < periods.length; i++) {

@@ -1,8 +1,9 @@
 package io.github.ratelimit.store;
 
+
 import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
-import io.github.ratelimit.WindowState;
 
 import java.util.Arrays;
 import java.util.List;
@@ -25,11 +26,11 @@ final class SlidingLogState extends LocalSlidingState {
     private int start;
     private int end;
 
-    SlidingLogState(StoreLimits limits, TimeMeter clock, Runnable afterReservation) {
+    SlidingLogState(BucketStore.Limits limits, TimeMeter clock, Runnable afterReservation) {
         super(limits, clock, afterReservation);
     }
 
-    private void trim(StoreLimits limits, long now) {
+    private void trim(BucketStore.Limits limits, long now) {
         long horizon = now - limits.longestPeriodNanos();
         while (start < end && times[start] <= horizon) {
             start++;
@@ -56,7 +57,7 @@ final class SlidingLogState extends LocalSlidingState {
     }
 
     @Override
-    long earliest(StoreLimits limits, long cost, long now) {
+    long earliest(BucketStore.Limits limits, long cost, long now) {
         trim(limits, now);
         long at = now;
         for (Limit limit : limits.limits()) {
@@ -75,7 +76,7 @@ final class SlidingLogState extends LocalSlidingState {
     }
 
     @Override
-    void add(StoreLimits limits, long at, long cost) {
+    void add(BucketStore.Limits limits, long at, long cost) {
         if (end == times.length) {
             if (start > times.length / 2) {
                 System.arraycopy(times, start, times, 0, end - start);
@@ -96,7 +97,7 @@ final class SlidingLogState extends LocalSlidingState {
     }
 
     @Override
-    void remove(StoreLimits limits, long now, long cost, long at) {
+    void remove(BucketStore.Limits limits, long now, long cost, long at) {
         trim(limits, now);
         int i = firstAfter(at - 1);
         if (i < end && times[i] == at) {
@@ -106,28 +107,28 @@ final class SlidingLogState extends LocalSlidingState {
     }
 
     @Override
-    List<WindowState> windows(StoreLimits limits, long now, long cost) {
+    List<Decision.Window> windows(BucketStore.Limits limits, long now, long cost) {
         List<Limit> list = limits.limits();
-        WindowState[] windows = new WindowState[list.size()];
+        Decision.Window[] windows = new Decision.Window[list.size()];
         long newest = end > start ? times[end - 1] : Long.MIN_VALUE;
         for (int i = 0; i < windows.length; i++) {
             Limit limit = list.get(i);
             long period = limit.period().toNanos();
             long used = (end - firstAfter(now - period)) * cost;
             long reset = newest > now - period ? newest + period - now : 0;
-            windows[i] = new WindowState(limit.window(), limit.permits(), limit.permits(), limit.period(),
+            windows[i] = new Decision.Window(limit.window(), limit.permits(), limit.permits(), limit.period(),
                     Math.max(0, limit.permits() - used), reset);
         }
         return Arrays.asList(windows);
     }
 
     @Override
-    long untilIrrelevant(StoreLimits limits, long now) {
+    long untilIrrelevant(BucketStore.Limits limits, long now) {
         return end > start ? Math.max(0, times[end - 1] + limits.longestPeriodNanos() - now) : 0;
     }
 
     @Override
-    long horizonNanos(StoreLimits limits) {
+    long horizonNanos(BucketStore.Limits limits) {
         return limits.longestPeriodNanos();
     }
 

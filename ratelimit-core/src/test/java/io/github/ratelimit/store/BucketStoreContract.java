@@ -1,17 +1,20 @@
 package io.github.ratelimit.store;
 
+
+
+
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Basis;
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
-import io.github.ratelimit.WindowState;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.testing.ManualClock;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -60,7 +63,7 @@ abstract class BucketStoreContract {
     protected RateLimiter limiter(RateLimiter.Builder builder) {
         BucketStore shared = new BucketStore() {
             @Override
-            public KeyState state(BucketKey key, StoreLimits limits, io.github.ratelimit.LocalFirst localFirst) {
+            public KeyState state(BucketStore.Key key, BucketStore.Limits limits, io.github.ratelimit.Rule.LocalFirst localFirst) {
                 return store.state(key, limits, localFirst);
             }
         };
@@ -258,7 +261,7 @@ abstract class BucketStoreContract {
         assertThat(allowed(fire(guard, user("alice"), 40))).isEqualTo(40);
         plan.set(List.of(Limit.parse("600/1m")));
         clock.advance(Duration.ofSeconds(31));
-        WindowState w = guard.acquire(user("alice")).verdicts().get(0).windows().get(0);
+        Decision.Window w = guard.acquire(user("alice")).verdicts().get(0).windows().get(0);
         assertThat(w.limit()).isEqualTo(600);
         assertThat(w.remaining()).isEqualTo(51 + 540 - 1);
     }
@@ -471,8 +474,8 @@ abstract class BucketStoreContract {
     void aCounterKeyHoldsDelayedCallsInABoundedNumberOfIntervals() {
         // A rule validates its maxDelay against what a counter key holds; the store holds the line by itself too,
         // whatever a caller asks: 200 calls of 1/10ms, each allowed to wait 30 s, would need hundreds of intervals.
-        KeyState state = store.state(new BucketKey("bounded", "k"),
-                StoreLimits.of(List.of(io.github.ratelimit.Limit.parse("1/10ms")), Algorithm.SLIDING_WINDOW_COUNTER),
+        KeyState state = store.state(new BucketStore.Key("bounded", "k"),
+                BucketStore.Limits.of(List.of(io.github.ratelimit.Limit.parse("1/10ms")), Algorithm.SLIDING_WINDOW_COUNTER),
                 null);
         int reserved = 0;
         for (int i = 0; i < 200; i++) {
@@ -492,7 +495,7 @@ abstract class BucketStoreContract {
     @EnumSource(value = Algorithm.class, names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
     void aCallThatDidNotFailGivesBackItsOwnPermitsNotALaterCallsOnes(Algorithm algorithm) {
         Guard guard = limiter().guard(rule("attempts-" + algorithm, algorithm, "2/1s")
-                .count(io.github.ratelimit.Count.FAILURES).build());
+                .count(io.github.ratelimit.Rule.Counted.FAILURES).build());
         Decision x = guard.acquire(RequestContext.empty());
         clock.advance(Duration.ofMillis(900));
         Decision y = guard.acquire(RequestContext.empty());

@@ -24,33 +24,33 @@ class LocalBucketStoreTest {
         LocalBucketStore store = LocalBucketStore.builder().maximumKeys(10_000).timeMeter(clock)
                 .executor(Runnable::run).build();
         for (int i = 0; i < 1_000_000; i++) {
-            store.bucketFor(new BucketKey("flood", "key-" + i), fivePerSecond).consume(1);
+            store.bucketFor(new BucketStore.Key("flood", "key-" + i), fivePerSecond).consume(1);
         }
         store.cleanUp();
         assertThat(store.size()).isLessThanOrEqualTo(10_000);
         // The most recent keys are still tracked.
-        assertThat(store.bucketFor(new BucketKey("flood", "key-999999"), fivePerSecond).availableTokens()).isEqualTo(4);
+        assertThat(store.bucketFor(new BucketStore.Key("flood", "key-999999"), fivePerSecond).availableTokens()).isEqualTo(4);
     }
 
     @Test
     void returnsTheSameBucketForTheSameKey() {
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).build();
-        LocalBucketStore.LocalBucket a = store.bucketFor(new BucketKey("r", "k"), fivePerSecond);
+        LocalBucketStore.LocalBucket a = store.bucketFor(new BucketStore.Key("r", "k"), fivePerSecond);
         a.consume(5);
-        assertThat(store.bucketFor(new BucketKey("r", "k"), fivePerSecond).availableTokens()).isZero();
-        assertThat(store.bucketFor(new BucketKey("r", "other"), fivePerSecond).availableTokens()).isEqualTo(5);
-        assertThat(store.bucketFor(new BucketKey("other-rule", "k"), fivePerSecond).availableTokens()).isEqualTo(5);
+        assertThat(store.bucketFor(new BucketStore.Key("r", "k"), fivePerSecond).availableTokens()).isZero();
+        assertThat(store.bucketFor(new BucketStore.Key("r", "other"), fivePerSecond).availableTokens()).isEqualTo(5);
+        assertThat(store.bucketFor(new BucketStore.Key("other-rule", "k"), fivePerSecond).availableTokens()).isEqualTo(5);
     }
 
     @Test
     void dropsAnIdleBucketOnlyOnceItWouldBeFullAgain() {
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).executor(Runnable::run).build();
         BucketConfiguration perMinute = BucketConfigurations.of(List.of(Limit.parse("60/1m")), Algorithm.TOKEN_BUCKET);
-        store.bucketFor(new BucketKey("r", "k"), perMinute).consume(60);
+        store.bucketFor(new BucketStore.Key("r", "k"), perMinute).consume(60);
         clock.advance(Duration.ofSeconds(30));
         store.cleanUp();
         assertThat(store.size()).isEqualTo(1);
-        assertThat(store.bucketFor(new BucketKey("r", "k"), perMinute).availableTokens()).isEqualTo(30);
+        assertThat(store.bucketFor(new BucketStore.Key("r", "k"), perMinute).availableTokens()).isEqualTo(30);
         clock.advance(Duration.ofSeconds(121));
         store.cleanUp();
         assertThat(store.size()).isZero();
@@ -69,7 +69,7 @@ class LocalBucketStoreTest {
             clock.advance(Duration.ofSeconds(3));
             store.cleanUp();
             io.github.ratelimit.Decision next = guard.acquire(io.github.ratelimit.RequestContext.empty());
-            assertThat(next.outcome()).isEqualTo(io.github.ratelimit.Outcome.DELAYED);
+            assertThat(next.outcome()).isEqualTo(io.github.ratelimit.Decision.Outcome.DELAYED);
             assertThat(next.delayNanos()).isEqualTo(Duration.ofSeconds(7).toNanos());
             // That call waited its 7 s; the bucket is full a second later, and then it may go (Caffeine's timer
             // wheel expires within about a second of the due time).
@@ -84,13 +84,13 @@ class LocalBucketStoreTest {
     @Test
     void replacesTheConfigurationOfAnExistingBucket() {
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).build();
-        store.bucketFor(new BucketKey("r", "k"), fivePerSecond).consume(2);
+        store.bucketFor(new BucketStore.Key("r", "k"), fivePerSecond).consume(2);
         BucketConfiguration tenPerSecond = BucketConfigurations.of(List.of(Limit.parse("10/1s")), Algorithm.TOKEN_BUCKET);
-        LocalBucketStore.LocalBucket bucket = store.bucketFor(new BucketKey("r", "k"), tenPerSecond);
+        LocalBucketStore.LocalBucket bucket = store.bucketFor(new BucketStore.Key("r", "k"), tenPerSecond);
         assertThat(bucket.availableTokens()).isEqualTo(8);
         // An equal configuration built anew is not a change.
         BucketConfiguration again = BucketConfigurations.of(List.of(Limit.parse("10/1s")), Algorithm.TOKEN_BUCKET);
-        assertThat(store.bucketFor(new BucketKey("r", "k"), again).availableTokens()).isEqualTo(8);
+        assertThat(store.bucketFor(new BucketStore.Key("r", "k"), again).availableTokens()).isEqualTo(8);
     }
 
     @Test

@@ -1,15 +1,18 @@
 package io.github.ratelimit.store;
 
+
+
+
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Basis;
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.Verdict;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;

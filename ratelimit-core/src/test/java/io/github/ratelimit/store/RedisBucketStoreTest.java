@@ -1,14 +1,15 @@
 package io.github.ratelimit.store;
 
+
+
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Basis;
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
@@ -149,7 +150,7 @@ class RedisBucketStoreTest {
                 // One token taken: the 1m window is full again in 0.6 s; the key lives that long and a second more.
                 assertThat(admin.pttl(key)).isBetween(1_000L, 1_600L);
             }
-            assertThat(new String(store.redisKey(new BucketKey("api", "a{b}c")), StandardCharsets.UTF_8))
+            assertThat(new String(store.redisKey(new BucketStore.Key("api", "a{b}c")), StandardCharsets.UTF_8))
                     .isEqualTo(prefix + ":{api:a%7Bb%7Dc}");
         }
     }
@@ -298,7 +299,7 @@ class RedisBucketStoreTest {
     void contentionInsideABatchRejectsEveryCallOfTheBatch() throws Exception {
         String prefix = prefix();
         Map<Basis, AtomicLong> bases = new java.util.concurrent.ConcurrentHashMap<>();
-        RateLimitListener count = d -> d.verdicts().forEach(v ->
+        RateLimiter.Listener count = d -> d.verdicts().forEach(v ->
                 bases.computeIfAbsent(v.basis(), b -> new AtomicLong()).incrementAndGet());
         // Two instances, batching on (the default), no retries: each instance's batches meet the other's writes.
         try (JedisBucketStore a = store(prefix).retries(1, Duration.ofMillis(100)).build();
@@ -323,7 +324,7 @@ class RedisBucketStoreTest {
         try {
             List<Guard> guards = new ArrayList<>();
             Rule rule = Rule.builder("global").limits("200/1s")
-                    .localFirst(new io.github.ratelimit.LocalFirst(10, java.time.Duration.ofMillis(50))).build();
+                    .localFirst(new io.github.ratelimit.Rule.LocalFirst(10, java.time.Duration.ofMillis(50))).build();
             for (int i = 0; i < 2; i++) {
                 JedisBucketStore s = store(prefix).build();
                 RateLimiter l = RateLimiter.builder().store(s).build();

@@ -1,6 +1,7 @@
 package io.github.ratelimit.store;
 
-import io.github.ratelimit.Basis;
+
+import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;

@@ -1,5 +1,7 @@
 package io.github.ratelimit.store;
 
+
+
 import io.github.bucket4j.BandwidthBuilder;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.BucketState;
@@ -8,10 +10,10 @@ import io.github.bucket4j.distributed.remote.RemoteBucketState;
 import io.github.bucket4j.distributed.remote.RemoteStat;
 import io.github.bucket4j.distributed.versioning.Versions;
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Basis;
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
@@ -86,7 +88,7 @@ class RedisGarbageStateTest {
 
     /** The Redis key of the rule's global key under an algorithm. */
     private String key(Algorithm algorithm) {
-        return new String(store.redisKey(new BucketKey("api", "*"), algorithm), StandardCharsets.UTF_8);
+        return new String(store.redisKey(new BucketStore.Key("api", "*"), algorithm), StandardCharsets.UTF_8);
     }
 
     private long nowMicros() {
@@ -214,7 +216,7 @@ class RedisGarbageStateTest {
         Guard guard = limiter.guard(Rule.builder("api").limits("10/1d").build());
         Decision d = guard.acquire(RequestContext.empty());
         assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
-        assertThat(d.verdicts()).extracting(io.github.ratelimit.Verdict::basis).containsExactly(Basis.BUCKET);
+        assertThat(d.verdicts()).extracting(io.github.ratelimit.Decision.Verdict::basis).containsExactly(Basis.BUCKET);
         assertThat(store.stats().repairs()).isZero();
     }
 
@@ -226,7 +228,7 @@ class RedisGarbageStateTest {
         for (int i = 0; i < 3_000; i++) {
             guard.acquire(RequestContext.builder().principal("u" + i).build());
         }
-        byte[] last = admin.get(store.redisKey(new BucketKey("api", "u2999")));
+        byte[] last = admin.get(store.redisKey(new BucketStore.Key("api", "u2999")));
         assertThat(CompactState.decode(last).getConfigurationVersion()).isEqualTo(clock.currentTimeNanos() / 1_000_000);
     }
 

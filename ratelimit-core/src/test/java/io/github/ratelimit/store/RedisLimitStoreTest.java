@@ -1,9 +1,10 @@
 package io.github.ratelimit.store;
 
+
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;

@@ -1,12 +1,14 @@
 package io.github.ratelimit.store;
 
+
+
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Basis;
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
@@ -163,7 +165,7 @@ class SlidingWindowsTest {
         store.cleanUp();
         // Each key weighs 1 + 10000 / 16 = 626 of the 10,000: fifteen fit at a time.
         assertThat(store.size()).isEqualTo(15);
-        assertThat(LocalBucketStore.weight(new SlidingLogState(StoreLimits.of(List.of(Limit.parse("10000/1h")),
+        assertThat(LocalBucketStore.weight(new SlidingLogState(BucketStore.Limits.of(List.of(Limit.parse("10000/1h")),
                 Algorithm.SLIDING_WINDOW_LOG), clock, null))).isEqualTo(626);
     }
 

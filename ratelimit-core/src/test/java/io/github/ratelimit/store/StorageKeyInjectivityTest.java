@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.fail;
 /**
  * A property of bucket identity, over random rule names, key expressions and values: the map from (rule, which
  * alternative resolved, each part's value) to the key a store uses is injective, for the local store (the
- * {@link BucketKey} itself) and for Redis (the key name). Equal identities must meet in one bucket, too.
+ * {@link BucketStore.Key} itself) and for Redis (the key name). Equal identities must meet in one bucket, too.
  */
 class StorageKeyInjectivityTest {
 
@@ -27,7 +27,7 @@ class StorageKeyInjectivityTest {
     @Test
     void differentIdentitiesNeverShareAStoredKey() {
         RandomKeyCases cases = new RandomKeyCases(SEED);
-        Map<BucketKey, List<Object>> local = new HashMap<>();
+        Map<BucketStore.Key, List<Object>> local = new HashMap<>();
         Map<String, List<Object>> redis = new HashMap<>();
         Map<List<Object>, String> byIdentity = new HashMap<>();
         Map<String, String> expressionOf = new HashMap<>(); // a rule has one key expression, as in a limiter
@@ -48,7 +48,7 @@ class StorageKeyInjectivityTest {
                 continue;
             }
             assertThat(key).as("case %s (seed %d)", c, SEED).isNotNull();
-            BucketKey bucketKey = new BucketKey(c.rule(), key);
+            BucketStore.Key bucketKey = new BucketStore.Key(c.rule(), key);
             String redisKey = new String(RedisKeys.bucketKey("ratelimit", bucketKey), StandardCharsets.ISO_8859_1);
             check(local, bucketKey, identity, c);
             check(redis, redisKey, identity, c);
@@ -78,6 +78,6 @@ class StorageKeyInjectivityTest {
     }
 
     private static String redisKey(String rule, String key) {
-        return new String(RedisKeys.bucketKey("ratelimit", new BucketKey(rule, key)), StandardCharsets.UTF_8);
+        return new String(RedisKeys.bucketKey("ratelimit", new BucketStore.Key(rule, key)), StandardCharsets.UTF_8);
     }
 }

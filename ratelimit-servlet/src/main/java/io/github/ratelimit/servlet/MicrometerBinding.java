@@ -1,6 +1,7 @@
 package io.github.ratelimit.servlet;
 
-import io.github.ratelimit.RateLimitListener;
+
+import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.metrics.MicrometerMetrics;
 import io.github.ratelimit.store.BucketStore;
 import io.micrometer.core.instrument.Metrics;
@@ -15,7 +16,7 @@ final class MicrometerBinding {
     private MicrometerBinding() {
     }
 
-    static RateLimitListener globalRegistry(BucketStore store, io.github.ratelimit.LimitProvider limitStore) {
+    static RateLimiter.Listener globalRegistry(BucketStore store, io.github.ratelimit.LimitProvider limitStore) {
         MicrometerMetrics metrics = new MicrometerMetrics(Metrics.globalRegistry);
         metrics.bindStore(store);
         metrics.bindLimitStore(limitStore);

@@ -1,17 +1,17 @@
 package io.github.ratelimit.servlet;
 
-import io.github.ratelimit.web.Phase;
-import io.github.ratelimit.web.UrlGuards;
-import io.github.ratelimit.web.UrlRule;
+
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.web.Phase;
+import io.github.ratelimit.web.UrlGuards;
+import io.github.ratelimit.web.UrlRule;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -90,7 +90,7 @@ public class RateLimitFilter implements Filter {
 
     /**
      * The request attribute that marks a request as a failed attempt when set to {@link Boolean#TRUE}, for rules
-     * that count only failures ({@link io.github.ratelimit.Count#FAILURES}). A response with status 401 is a
+     * that count only failures ({@link io.github.ratelimit.Rule.Counted#FAILURES}). A response with status 401 is a
      * failed attempt anyway; an application whose failed logins answer otherwise (a form login redirecting to
      * {@code /login?error}) sets this attribute, and the Spring Boot starter sets it on Spring Security's
      * authentication failure events.
@@ -416,7 +416,7 @@ public class RateLimitFilter implements Filter {
 
     private static boolean countsFailures(List<Rule> rules) {
         for (Rule r : rules) {
-            if (r.count() == io.github.ratelimit.Count.FAILURES) {
+            if (r.count() == io.github.ratelimit.Rule.Counted.FAILURES) {
                 return true;
             }
         }

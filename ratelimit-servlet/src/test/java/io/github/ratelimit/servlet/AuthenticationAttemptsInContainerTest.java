@@ -1,15 +1,16 @@
 package io.github.ratelimit.servlet;
 
-import io.github.ratelimit.web.Phase;
-import io.github.ratelimit.web.UrlRule;
-import io.github.ratelimit.Count;
+
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.ManualClock;
+import io.github.ratelimit.web.Phase;
+import io.github.ratelimit.web.UrlRule;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -99,7 +100,7 @@ class AuthenticationAttemptsInContainerTest {
     /** A code check whose own rule counts the calls that throw. */
     public static final class Verify extends HttpServlet {
         @Override
-        @io.github.ratelimit.RateLimit(name = "verify", key = "ip", perHour = 2, count = Count.FAILURES)
+        @io.github.ratelimit.RateLimit(name = "verify", key = "ip", perHour = 2, count = Counted.FAILURES)
         protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws ServletException, IOException {
             if (!"right".equals(req.getParameter("code"))) {
                 throw new ServletException("wrong code");
@@ -111,9 +112,9 @@ class AuthenticationAttemptsInContainerTest {
     private void start() throws Exception {
         RateLimiter limiter = RateLimiter.builder().timeMeter(clock).waiter(clock).build();
         UrlRule perAddress = UrlRule.of(Rule.builder("attempts-by-address").key("ip").limits("20/1h")
-                .count(Count.FAILURES).build(), List.of("/**"), Set.of(), Phase.BEFORE_AUTHENTICATION);
+                .count(Counted.FAILURES).build(), List.of("/**"), Set.of(), Phase.BEFORE_AUTHENTICATION);
         UrlRule perUser = UrlRule.of(Rule.builder("attempts-by-user").key("basic-user").limits("5/1h")
-                .count(Count.FAILURES).onMissingKey(MissingKeyPolicy.SKIP).build(), List.of("/**"), Set.of(),
+                .count(Counted.FAILURES).onMissingKey(MissingKeyPolicy.SKIP).build(), List.of("/**"), Set.of(),
                 Phase.BEFORE_AUTHENTICATION);
         UrlRule calls = UrlRule.of(Rule.builder("calls-by-user").key("user").limits("1000/1h").build(),
                 List.of("/**"), Set.of());

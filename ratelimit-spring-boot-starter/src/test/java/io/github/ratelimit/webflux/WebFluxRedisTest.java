@@ -1,7 +1,8 @@
 package io.github.ratelimit.webflux;
 
+
 import io.github.ratelimit.RateLimit;
-import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.testing.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -67,7 +68,7 @@ class WebFluxRedisTest {
     @Import(Handlers.class)
     static class App {
         @Bean
-        RateLimitListener threadRecorder() {
+        RateLimiter.Listener threadRecorder() {
             return decision -> {
                 DECIDING_THREADS.add(Thread.currentThread().getName());
                 ON_EVENT_LOOP.add(Schedulers.isInNonBlockingThread());

@@ -1,9 +1,10 @@
 package io.github.ratelimit.benchmarks;
 
+
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;

@@ -1,8 +1,9 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.Count;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitExceededException;
+import io.github.ratelimit.Rule.Counted;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -10,11 +11,11 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** {@code count = Count.FAILURES} on a method: calls that throw keep their tokens, calls that return do not. */
+/** {@code count = Counted.FAILURES} on a method: calls that throw keep their tokens, calls that return do not. */
 class FailedCallsTest {
 
     public static class Login {
-        @RateLimit(name = "logins", key = "#user", perMinute = 3, count = Count.FAILURES)
+        @RateLimit(name = "logins", key = "#user", perMinute = 3, count = Counted.FAILURES)
         public String login(String user, String password) {
             if (!user.equals(password)) {
                 throw new IllegalArgumentException("bad credentials");

@@ -1,9 +1,11 @@
 package io.github.ratelimit.spring.boot;
 
-import io.github.ratelimit.Count;
+
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimit;
-import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.testing.RateLimitFields;
@@ -52,7 +54,7 @@ class OneDecisionPerRequestTest {
     static class App {
 
         @Bean
-        RateLimitListener recordingListener() {
+        RateLimiter.Listener recordingListener() {
             return DECISIONS::add;
         }
 
@@ -108,7 +110,7 @@ class OneDecisionPerRequestTest {
             }
 
             @PostMapping("/api/verify")
-            @RateLimit(name = "verify", key = "ip", perMinute = 2, count = Count.FAILURES)
+            @RateLimit(name = "verify", key = "ip", perMinute = 2, count = Counted.FAILURES)
             String verify(@RequestParam String code) {
                 if (!"right".equals(code)) {
                     throw new ResponseStatusException(HttpStatus.BAD_REQUEST, "wrong code");
@@ -140,7 +142,7 @@ class OneDecisionPerRequestTest {
             }
 
             @PostMapping("/soft/verify")
-            @RateLimit(name = "soft-verify-failures", key = "ip", perMinute = 2, count = Count.FAILURES)
+            @RateLimit(name = "soft-verify-failures", key = "ip", perMinute = 2, count = Counted.FAILURES)
             String softVerify() {
                 return "verified";
             }

@@ -1,15 +1,17 @@
 package io.github.ratelimit.spring.boot;
 
+
+
+
+
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
-import io.github.ratelimit.LocalFirst;
-import io.github.ratelimit.Outcome;
-import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
-import io.github.ratelimit.store.BucketKey;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
-import io.github.ratelimit.store.KeyState;
 import io.github.ratelimit.store.LocalBucketStore;
-import io.github.ratelimit.store.StoreLimits;
 import io.github.ratelimit.testing.ManualClock;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -69,7 +71,7 @@ class ServletSoftCancelTest {
         }
 
         @Bean
-        RateLimitListener recordingListener() {
+        RateLimiter.Listener recordingListener() {
             return DECISIONS::add;
         }
 
@@ -236,7 +238,7 @@ class ServletSoftCancelTest {
     private record CountingStore(BucketStore store) implements BucketStore {
 
         @Override
-        public KeyState state(BucketKey key, StoreLimits limits, LocalFirst localFirst) {
+        public KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
             KeyState state = store.state(key, limits, localFirst);
             return new KeyState() {
                 @Override
@@ -263,12 +265,12 @@ class ServletSoftCancelTest {
         }
 
         @Override
-        public void reset(BucketKey key) {
+        public void reset(BucketStore.Key key) {
             store.reset(key);
         }
 
         @Override
-        public void limitsChanged(BucketKey key) {
+        public void limitsChanged(BucketStore.Key key) {
             store.limitsChanged(key);
         }
 

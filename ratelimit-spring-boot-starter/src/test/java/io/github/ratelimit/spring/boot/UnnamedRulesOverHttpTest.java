@@ -1,8 +1,9 @@
 package io.github.ratelimit.spring.boot;
 
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimit;
-import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.testing.RateLimitFields;
 import org.junit.jupiter.api.Test;
@@ -43,7 +44,7 @@ class UnnamedRulesOverHttpTest {
     static class App {
 
         @Bean
-        RateLimitListener recordingListener() {
+        RateLimiter.Listener recordingListener() {
             return decision -> {
                 if (!decision.permitted()) {
                     DECISIONS.add(decision);

@@ -1,5 +1,6 @@
 package io.github.ratelimit.benchmarks.redis;
 
+
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Guard;
@@ -8,7 +9,7 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.Waiter;
-import io.github.ratelimit.store.BucketKey;
+import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.JedisBucketStore;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.resps.Slowlog;
@@ -162,7 +163,7 @@ public final class HostileStateBenchmark {
     }
 
     private String key(JedisBucketStore store, Rule rule) {
-        return new String(store.redisKey(new BucketKey(rule.name(), "*"), rule.algorithm()), StandardCharsets.UTF_8);
+        return new String(store.redisKey(new BucketStore.Key(rule.name(), "*"), rule.algorithm()), StandardCharsets.UTF_8);
     }
 
     /** Plants once, then decides {@code calls} times. */

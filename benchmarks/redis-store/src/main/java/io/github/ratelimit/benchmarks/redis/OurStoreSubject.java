@@ -1,14 +1,16 @@
 package io.github.ratelimit.benchmarks.redis;
 
+
+
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Basis;
+import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.store.BucketKey;
+import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.JedisBucketStore;
 
 import java.time.Duration;
@@ -205,7 +207,7 @@ final class OurStoreSubject implements Subject {
         /** The Redis key of a rule's key, as the store lays it out for the subject's algorithm. */
         @Override
         public byte[] redisKey(String keySpace, String key) {
-            return store.redisKey(new BucketKey(keySpace, key), algorithm);
+            return store.redisKey(new BucketStore.Key(keySpace, key), algorithm);
         }
 
         @Override

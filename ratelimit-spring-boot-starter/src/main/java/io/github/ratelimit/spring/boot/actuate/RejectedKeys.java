@@ -1,9 +1,12 @@
 package io.github.ratelimit.spring.boot.actuate;
 
+
+
+
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
-import io.github.ratelimit.Outcome;
-import io.github.ratelimit.RateLimitListener;
-import io.github.ratelimit.Verdict;
+import io.github.ratelimit.RateLimiter;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -23,7 +26,7 @@ import java.util.Map;
  * without a scan. A flood of distinct rejected keys (an attack rotating addresses) therefore neither slows the
  * limiter down nor serializes its threads. Thread-safe.
  */
-public final class RejectedKeys implements RateLimitListener {
+public final class RejectedKeys implements RateLimiter.Listener {
 
     /** One tracked key. */
     public record Entry(String rule, String key, long count, long error) {

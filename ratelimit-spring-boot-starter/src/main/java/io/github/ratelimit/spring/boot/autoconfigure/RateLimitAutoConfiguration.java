@@ -3,7 +3,6 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
-import io.github.ratelimit.RateLimitListener;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Waiter;
 import io.github.ratelimit.config.RateLimitSettings;
@@ -115,7 +114,7 @@ public final class RateLimitAutoConfiguration {
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     RateLimiter rateLimiter(RateLimitSettings settings, BucketStore store, ConfigurableListableBeanFactory beanFactory,
-                            ObjectProvider<LimitProvider> limitProvider, ObjectProvider<RateLimitListener> listeners,
+                            ObjectProvider<LimitProvider> limitProvider, ObjectProvider<RateLimiter.Listener> listeners,
                             ObjectProvider<RateLimiterBuilderCustomizer> customizers) {
         RateLimiter.Builder builder = settings.applyTo(RateLimiter.builder())
                 .store(store)

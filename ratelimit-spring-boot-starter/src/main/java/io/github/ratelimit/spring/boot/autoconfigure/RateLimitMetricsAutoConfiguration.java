@@ -1,7 +1,8 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
+
 import io.github.ratelimit.LimitProvider;
-import io.github.ratelimit.RateLimitListener;
+import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.config.RateLimitSettings;
 import io.github.ratelimit.metrics.MicrometerMetrics;
 import io.github.ratelimit.store.BucketStore;
@@ -28,7 +29,7 @@ public final class RateLimitMetricsAutoConfiguration {
     /** The metrics listener, or one that records nothing with {@code ratelimit.metrics=false}. */
     @Bean
     @ConditionalOnBean(MeterRegistry.class)
-    RateLimitListener rateLimitMetrics(MeterRegistry registry, BucketStore store, RateLimitSettings settings,
+    RateLimiter.Listener rateLimitMetrics(MeterRegistry registry, BucketStore store, RateLimitSettings settings,
                                        ObjectProvider<LimitProvider> limitProviders) {
         if (!settings.metrics()) {
             return decision -> { };

@@ -1,9 +1,10 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
+
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Count;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
+import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.web.Phase;
 
@@ -38,7 +39,7 @@ public class RateLimitRuleProperties {
     private Integer maxWaiting;
 
     /** Which requests the tokens pay for: all admitted ones, or only failed attempts (status 401, a failed login). */
-    private Count count;
+    private Counted count;
 
     /** Whether the rule decides before Spring Security authenticates (for limiting login attempts) or after. */
     private Phase phase;
@@ -125,11 +126,11 @@ public class RateLimitRuleProperties {
         this.maxWaiting = maxWaiting;
     }
 
-    public Count getCount() {
+    public Counted getCount() {
         return count;
     }
 
-    public void setCount(Count count) {
+    public void setCount(Counted count) {
         this.count = count;
     }
 

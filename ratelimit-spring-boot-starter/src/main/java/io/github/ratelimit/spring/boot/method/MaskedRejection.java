@@ -1,7 +1,8 @@
 package io.github.ratelimit.spring.boot.method;
 
+
+import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
-import io.github.ratelimit.Verdict;
 
 import java.util.List;
 

@@ -3,7 +3,6 @@ package io.github.ratelimit.spring.boot.method;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitAnnotations;
-import io.github.ratelimit.RateLimits;
 import io.github.ratelimit.Rule;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
@@ -98,7 +97,7 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
         List<Method> methods = new ArrayList<>();
         ReflectionUtils.doWithMethods(userType, methods::add,
                 method -> !method.isBridge() && !method.isSynthetic() && method.getDeclaringClass() != Object.class
-                        && (method.isAnnotationPresent(RateLimit.class) || method.isAnnotationPresent(RateLimits.class)
+                        && (method.isAnnotationPresent(RateLimit.class) || method.isAnnotationPresent(RateLimit.List.class)
                         || (typeLevel && Modifier.isPublic(method.getModifiers())
                         && !Modifier.isStatic(method.getModifiers()))));
         return methods;

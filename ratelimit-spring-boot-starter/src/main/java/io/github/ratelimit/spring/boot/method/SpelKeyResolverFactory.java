@@ -2,7 +2,6 @@ package io.github.ratelimit.spring.boot.method;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.key.KeyResolver;
-import io.github.ratelimit.key.KeyResolverFactory;
 import io.github.ratelimit.web.UrlRule;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.beans.factory.BeanFactory;
@@ -42,7 +41,7 @@ import java.util.Set;
  * method runs: it may refer to {@code #request}, {@code #exchange} and beans only, which
  * {@link #checkRequestReferences} checks at start-up.
  */
-public final class SpelKeyResolverFactory implements KeyResolverFactory {
+public final class SpelKeyResolverFactory implements KeyResolver.Factory {
 
     /**
      * The context attribute holding the request, SpEL's {@code #request}: the servlet module's

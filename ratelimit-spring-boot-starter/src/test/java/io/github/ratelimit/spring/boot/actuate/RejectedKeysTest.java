@@ -1,10 +1,13 @@
 package io.github.ratelimit.spring.boot.actuate;
 
-import io.github.ratelimit.Basis;
+
+
+
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.Outcome;
-import io.github.ratelimit.Verdict;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 

@@ -1,6 +1,5 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
-import io.github.ratelimit.spring.boot.autoconfigure.diagnostics.InvalidRateLimitConfigurationFailureAnalyzer;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Mode;
@@ -12,6 +11,7 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.servlet.RateLimitFilter;
 import io.github.ratelimit.spring.boot.StarterAutoConfigurations;
+import io.github.ratelimit.spring.boot.autoconfigure.diagnostics.InvalidRateLimitConfigurationFailureAnalyzer;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.JedisBucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
@@ -191,7 +191,7 @@ class RateLimitAutoConfigurationTest {
                     JedisBucketStore store = (JedisBucketStore) context.getBean(BucketStore.class);
                     Decision d = context.getBean(RateLimiter.class).guard(Rule.builder("x").limits("1/1m").build())
                             .acquire(RequestContext.empty());
-                    assertThat(d.binding().basis()).isEqualTo(io.github.ratelimit.Basis.BUCKET);
+                    assertThat(d.binding().basis()).isEqualTo(io.github.ratelimit.Decision.Basis.BUCKET);
                     assertThat(store.stats().decisions()).isEqualTo(1);
                 });
     }
@@ -240,13 +240,13 @@ class RateLimitAutoConfigurationTest {
     void neverBlocksInShadowModeButReportsWouldBeRejections() {
         List<Decision> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
         runner.withUserConfiguration(ServiceConfig.class)
-                .withBean(io.github.ratelimit.RateLimitListener.class, () -> heard::add).run(context -> {
+                .withBean(io.github.ratelimit.RateLimiter.Listener.class, () -> heard::add).run(context -> {
                     QuoteService s = context.getBean(QuoteService.class);
                     for (int i = 0; i < 3; i++) {
                         assertThat(s.trial()).isEqualTo("tried");
                     }
-                    assertThat(heard).extracting(Decision::outcome).containsExactly(io.github.ratelimit.Outcome.ALLOWED,
-                            io.github.ratelimit.Outcome.SHADOW_REJECTED, io.github.ratelimit.Outcome.SHADOW_REJECTED);
+                    assertThat(heard).extracting(Decision::outcome).containsExactly(io.github.ratelimit.Decision.Outcome.ALLOWED,
+                            io.github.ratelimit.Decision.Outcome.SHADOW_REJECTED, io.github.ratelimit.Decision.Outcome.SHADOW_REJECTED);
                 });
     }
 
@@ -391,7 +391,7 @@ class RateLimitAutoConfigurationTest {
             @SuppressWarnings("unchecked")
             FilterRegistrationBean<RateLimitFilter> registration = context.getBean("rateLimitFilter", FilterRegistrationBean.class);
             assertThat(registration.getFilter().urlRules().get(0).rule().localFirst())
-                    .isEqualTo(new io.github.ratelimit.LocalFirst(100, java.time.Duration.ofMillis(50)));
+                    .isEqualTo(new io.github.ratelimit.Rule.LocalFirst(100, java.time.Duration.ofMillis(50)));
         });
         web.withPropertyValues("ratelimit.rules[0].paths=/**", "ratelimit.rules[0].limits=10/1s",
                 "ratelimit.rules[0].local-first-tokens=100").run(context ->

@@ -8,7 +8,6 @@ import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.WindowState;
 
 import java.io.PrintStream;
 import java.time.Duration;
@@ -59,7 +58,7 @@ public final class PlainJavaSample {
             long start = System.nanoTime();
             Decision d = guard.acquire(context);
             long tookMs = (System.nanoTime() - start) / 1_000_000;
-            WindowState w = d.bindingWindow();
+            Decision.Window w = d.bindingWindow();
             Map<String, String> headers = new LinkedHashMap<>();
             RateLimitHeaders.write(d, EnumSet.of(HeaderStyle.X_RATELIMIT), headers::put);
             out.printf("  #%d %-8s window=%-3s remaining=%-3s retry-after=%-4s waited=%d ms   %s%n", i, d.outcome(),

@@ -1,9 +1,10 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
+
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.HeaderStyle;
-import io.github.ratelimit.Outcome;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
