@@ -1,5 +1,6 @@
 package io.github.ratelimit;
 
+
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;

@@ -1,5 +1,6 @@
 package io.github.ratelimit;
 
+
 /**
  * Families of rate-limit response headers; {@link RateLimitHeaders} writes the ones an application enables.
  * {@code Retry-After} is written on every rejection whatever the styles.

@@ -2,6 +2,7 @@ package io.github.ratelimit;
 
 
 import io.github.ratelimit.Rule.Counted;
+import io.github.ratelimit.internal.config.RateLimitAnnotations;
 
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;

@@ -4,6 +4,7 @@ package io.github.ratelimit;
 
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
+import io.github.ratelimit.internal.config.RateLimitAnnotations;
 
 import java.math.BigInteger;
 import java.util.ArrayList;

@@ -1,6 +1,7 @@
 package io.github.ratelimit;
 
 import io.github.ratelimit.internal.Durations;
+import io.github.ratelimit.internal.config.RateLimitAnnotations;
 
 import java.time.Duration;
 import java.util.ArrayList;

@@ -62,10 +62,10 @@ class RuleTest {
         assertThatThrownBy(() -> rule.withLimits(java.util.Arrays.stream(nine).map(Limit::parse).toList()))
                 .hasMessageContaining("9 limits, more than the 8 a rule may have");
         // Configuration builds the same rule, so it obeys the same cap, named by its property.
-        assertThatThrownBy(() -> io.github.ratelimit.config.RateLimitSettings.parse(java.util.Map.of(
+        assertThatThrownBy(() -> io.github.ratelimit.internal.config.RateLimitSettings.parse(java.util.Map.of(
                         "ratelimit.rules[0].name", "api", "ratelimit.rules[0].paths", "/api/**",
                         "ratelimit.rules[0].limits", String.join(", ", nine)), "rules.properties",
-                io.github.ratelimit.config.RateLimitSettings.Face.SERVLET_FILTER))
+                io.github.ratelimit.internal.config.RateLimitSettings.Face.SERVLET_FILTER))
                 .hasMessageContaining("ratelimit.rules[0]").hasMessageContaining("9 limits, more than the 8");
     }
 

@@ -1,7 +1,7 @@
 package io.github.ratelimit.adversarial;
 
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.web.UrlRule;
+import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import org.junit.jupiter.api.AfterEach;

@@ -2,13 +2,13 @@ package io.github.ratelimit.adversarial;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import io.github.ratelimit.web.UrlRule;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import redis.clients.jedis.Jedis;
 
 import java.nio.charset.StandardCharsets;

@@ -2,10 +2,10 @@ package io.github.ratelimit.adversarial;
 
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.servlet.ProblemDetailsRejectionHandler;
 import io.github.ratelimit.servlet.RateLimitFilter;
-import io.github.ratelimit.web.UrlRule;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.store.JedisBucketStore;

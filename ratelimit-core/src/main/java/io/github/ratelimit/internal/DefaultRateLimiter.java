@@ -24,7 +24,6 @@ import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
-import io.github.ratelimit.store.RateLimitContentionException;
 
 import java.lang.System.Logger.Level;
 import java.math.BigInteger;
@@ -454,7 +453,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         try {
             return consume(rule, key, store, bucketKey, configs.primary(), Basis.BUCKET, ev);
         } catch (RuntimeException e) {
-            RateLimitContentionException contention = contention(e);
+            BucketStore.ContentionException contention = contention(e);
             if (contention != null) {
                 CONTENTION_LOG.log(Level.WARNING, () -> "Rule '" + rule.name + "': " + contention.getMessage()
                         + "; rejecting the call rather than admitting it uncounted", null);
@@ -479,10 +478,10 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @return the contention behind a store failure, or {@code null}: Bucket4j's batching hands one exception to
      *         every call of a batch wrapped in its own, so the cause chain is searched (bounded)
      */
-    static RateLimitContentionException contention(Throwable e) {
+    static BucketStore.ContentionException contention(Throwable e) {
         Throwable t = e;
         for (int depth = 0; t != null && depth < 8; depth++, t = t.getCause()) {
-            if (t instanceof RateLimitContentionException c) {
+            if (t instanceof BucketStore.ContentionException c) {
                 return c;
             }
         }

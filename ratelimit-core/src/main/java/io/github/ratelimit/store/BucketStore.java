@@ -202,7 +202,7 @@ public interface BucketStore extends AutoCloseable {
      * One key's state under one rule's limits, in a store: what a decision acts on, whatever the algorithm. Each
      * method is one operation on the store (one round trip for a remote store) and is atomic across every window
      * of the limits: a call is counted in all of them or in none. Thread-safe. A store that fails throws a
-     * {@link RuntimeException} ({@link RateLimitStoreException} for an outage, {@link RateLimitContentionException}
+     * {@link RuntimeException} ({@link RateLimitStoreException} for an outage, {@link ContentionException}
      * for a key too contended to update), and changes nothing it reports as not done.
      */
     public interface KeyState {
@@ -266,6 +266,26 @@ public interface BucketStore extends AutoCloseable {
          *        the store's clock it was counted at; 0 for algorithms that give back by count alone
          */
         record Probe(boolean consumed, long waitNanos, List<Decision.Window> windows, long receipt) {
+        }
+    }
+
+    /**
+     * Thrown by a {@link BucketStore} that reached the store but could not settle a decision: the bucket kept
+     * changing under concurrent writers (other threads or instances) beyond the store's retry budget. Unlike a
+     * {@link RateLimitStoreException}, this is not an outage, so the rule's
+     * {@link io.github.ratelimit.StoreFailurePolicy} does not apply: the limiter rejects the call (basis
+     * {@link io.github.ratelimit.Decision.Basis#CONTENTION}) rather than admit it uncounted, and the store does not count it
+     * towards its circuit breaker.
+     */
+    public static class ContentionException extends RuntimeException {
+
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param message what happened
+         */
+        public ContentionException(String message) {
+            super(message, null, false, false);
         }
     }
 }

@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Attempts are bounded in number and time, with a random backoff from the second conflict on. A conflict means
  * Redis answered, so only errors and timeouts feed the circuit breaker, and an open breaker fails calls at once;
- * a decision that runs out of attempts on a contended key throws {@link RateLimitContentionException}, which the
+ * a decision that runs out of attempts on a contended key throws {@link BucketStore.ContentionException}, which the
  * limiter turns into a rejection, never into its failure policy.
  */
 final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
@@ -204,7 +204,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 if (attempt >= maxAttempts || (attempt > 1 && spent > budgetNanos)) {
                     breaker.onSuccess(epoch); // Redis answered; the key is just too contended.
                     contended.increment();
-                    throw new RateLimitContentionException("the Redis bucket kept changing under concurrent writers "
+                    throw new BucketStore.ContentionException("the Redis bucket kept changing under concurrent writers "
                             + "for " + attempt + " attempts (" + (System.nanoTime() - started) / 1_000_000
                             + " ms, of which " + spent / 1_000_000 + " ms besides round trips)");
                 }

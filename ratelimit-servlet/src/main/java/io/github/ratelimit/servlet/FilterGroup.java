@@ -2,9 +2,9 @@ package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.store.LimitAdmin;
 import io.github.ratelimit.store.RedisLimitStore;
-import io.github.ratelimit.web.UrlRule;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
 

@@ -2,7 +2,7 @@ package io.github.ratelimit.servlet;
 
 
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.metrics.MicrometerMetrics;
+import io.github.ratelimit.internal.metrics.MicrometerMetrics;
 import io.github.ratelimit.store.BucketStore;
 import io.micrometer.core.instrument.Metrics;
 

@@ -24,7 +24,7 @@ import java.nio.charset.StandardCharsets;
 public final class ProblemDetailsRejectionHandler implements RejectionHandler {
 
     /** The media type of the body. */
-    public static final String MEDIA_TYPE = io.github.ratelimit.web.ProblemDetails.MEDIA_TYPE;
+    public static final String MEDIA_TYPE = io.github.ratelimit.internal.web.ProblemDetails.MEDIA_TYPE;
 
     private final int status;
 
@@ -39,7 +39,7 @@ public final class ProblemDetailsRejectionHandler implements RejectionHandler {
      * @param status the status to answer with, 400 to 599
      */
     public ProblemDetailsRejectionHandler(int status) {
-        io.github.ratelimit.web.ProblemDetails.checkStatus(status);
+        io.github.ratelimit.internal.web.ProblemDetails.checkStatus(status);
         this.status = status;
     }
 
@@ -60,6 +60,6 @@ public final class ProblemDetailsRejectionHandler implements RejectionHandler {
      * @return the problem details JSON
      */
     public static String body(Decision decision, int status, String instance) {
-        return io.github.ratelimit.web.ProblemDetails.body(decision, status, instance);
+        return io.github.ratelimit.internal.web.ProblemDetails.body(decision, status, instance);
     }
 }

@@ -3,12 +3,11 @@ package io.github.ratelimit.servlet;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
+import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.key.NamedKeyResolver;
 import io.github.ratelimit.store.BucketStore;
-import io.github.ratelimit.web.UrlRule;
-
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
 

@@ -1,7 +1,7 @@
 package io.github.ratelimit.servlet;
 
-import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.config.RateLimitAnnotations;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;

@@ -1,9 +1,9 @@
 package io.github.ratelimit.servlet;
 
-import io.github.ratelimit.web.UrlRule;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;

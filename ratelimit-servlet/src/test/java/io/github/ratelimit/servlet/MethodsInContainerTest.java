@@ -1,10 +1,10 @@
 package io.github.ratelimit.servlet;
 
-import io.github.ratelimit.web.UrlRule;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.ManualClock;

@@ -6,7 +6,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule.Counted;
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.testing.RateLimitFields;
 import org.junit.jupiter.api.Test;

@@ -3,7 +3,7 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.cloud.CloudPlatform;
 import org.springframework.boot.context.properties.bind.Binder;

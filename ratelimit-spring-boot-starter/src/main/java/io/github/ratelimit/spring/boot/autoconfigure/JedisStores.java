@@ -1,7 +1,7 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import io.github.ratelimit.config.RedisSettings;
+import io.github.ratelimit.internal.config.RedisSettings;
 import io.github.ratelimit.store.JedisBucketStore;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;

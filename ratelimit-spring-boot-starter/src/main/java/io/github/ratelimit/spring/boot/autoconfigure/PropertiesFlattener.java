@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 
 /**
  * Turns the bound {@link RateLimitProperties} back into flat {@code ratelimit.*} text, canonical names and values as a
- * rules file writes them, for {@link io.github.ratelimit.config.RateLimitSettings}. Reflective over the fields, so a
+ * rules file writes them, for {@link io.github.ratelimit.internal.config.RateLimitSettings}. Reflective over the fields, so a
  * property added to the class is carried without a second list of names to keep in step; unset ({@code null})
  * values are left out, so the settings' defaults apply.
  */

@@ -5,7 +5,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Waiter;
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
 import io.github.ratelimit.store.BucketStore;

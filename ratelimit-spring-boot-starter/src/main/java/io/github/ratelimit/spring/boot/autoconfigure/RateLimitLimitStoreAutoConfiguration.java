@@ -2,7 +2,7 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LimitAdmin;
 import io.github.ratelimit.store.RedisLimitStore;

@@ -3,7 +3,7 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.spring.boot.method.CallPrincipal;
 import io.github.ratelimit.spring.boot.method.LazyLimiter;
 import io.github.ratelimit.spring.boot.method.MethodDecider;

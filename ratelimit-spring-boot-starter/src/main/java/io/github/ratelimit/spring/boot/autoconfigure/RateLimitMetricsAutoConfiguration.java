@@ -3,8 +3,8 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.config.RateLimitSettings;
-import io.github.ratelimit.metrics.MicrometerMetrics;
+import io.github.ratelimit.internal.config.RateLimitSettings;
+import io.github.ratelimit.internal.metrics.MicrometerMetrics;
 import io.github.ratelimit.store.BucketStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.beans.factory.ObjectProvider;

@@ -1,7 +1,7 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
 import io.github.ratelimit.StoreFailurePolicy;
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.key.ClientIpResolver;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.NestedConfigurationProperty;

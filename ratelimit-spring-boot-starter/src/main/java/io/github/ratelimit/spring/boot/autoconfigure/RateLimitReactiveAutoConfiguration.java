@@ -2,7 +2,8 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
+import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
 import io.github.ratelimit.spring.boot.web.reactive.RateLimitWebExceptionHandler;
 import io.github.ratelimit.spring.boot.web.reactive.RateLimitWebFilter;
@@ -11,7 +12,6 @@ import io.github.ratelimit.spring.boot.web.reactive.ReactiveHandlerRules;
 import io.github.ratelimit.spring.boot.web.reactive.ReactiveMethodRateLimit;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
-import io.github.ratelimit.web.Phase;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

@@ -6,7 +6,7 @@ import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.StoreFailurePolicy;
-import io.github.ratelimit.web.Phase;
+import io.github.ratelimit.internal.web.Phase;
 
 import java.time.Duration;
 import java.util.List;

@@ -1,7 +1,9 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
+import io.github.ratelimit.internal.web.Phase;
+import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.servlet.ClientConnections;
 import io.github.ratelimit.servlet.ProblemDetailsRejectionHandler;
 import io.github.ratelimit.servlet.RateLimitFilter;
@@ -11,8 +13,6 @@ import io.github.ratelimit.spring.boot.web.servlet.AuthenticationFailureMarker;
 import io.github.ratelimit.spring.boot.web.servlet.MvcHandlerRulesFactory;
 import io.github.ratelimit.spring.boot.web.servlet.RateLimitExceptionResolver;
 import io.github.ratelimit.spring.boot.web.servlet.TomcatClientConnections;
-import io.github.ratelimit.web.Phase;
-import io.github.ratelimit.web.UrlRule;
 import jakarta.servlet.DispatcherType;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;

@@ -1,7 +1,7 @@
 package io.github.ratelimit.spring.boot.method;
 
-import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.config.RateLimitAnnotations;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;

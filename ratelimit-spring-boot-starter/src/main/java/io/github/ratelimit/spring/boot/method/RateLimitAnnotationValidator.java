@@ -2,8 +2,8 @@ package io.github.ratelimit.spring.boot.method;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimit;
-import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.config.RateLimitAnnotations;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.AopProxyUtils;

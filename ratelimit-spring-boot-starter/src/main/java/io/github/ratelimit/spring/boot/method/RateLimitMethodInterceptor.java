@@ -2,10 +2,10 @@ package io.github.ratelimit.spring.boot.method;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
-import io.github.ratelimit.RateLimitAnnotations;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.config.RateLimitAnnotations;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.aop.support.AopUtils;

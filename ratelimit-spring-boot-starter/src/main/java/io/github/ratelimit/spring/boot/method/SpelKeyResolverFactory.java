@@ -1,8 +1,8 @@
 package io.github.ratelimit.spring.boot.method;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.KeyResolver;
-import io.github.ratelimit.web.UrlRule;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;

@@ -1,6 +1,6 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;

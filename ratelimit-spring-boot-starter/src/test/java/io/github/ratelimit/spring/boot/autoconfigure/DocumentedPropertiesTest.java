@@ -1,6 +1,6 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 

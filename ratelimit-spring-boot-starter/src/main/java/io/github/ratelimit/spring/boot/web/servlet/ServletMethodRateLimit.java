@@ -4,7 +4,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
-import io.github.ratelimit.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.servlet.RateLimitFilter;
 import io.github.ratelimit.spring.boot.method.HandlerId;
 import io.github.ratelimit.spring.boot.method.MethodDecider;

@@ -1,4 +1,4 @@
-package io.github.ratelimit.config;
+package io.github.ratelimit.internal.config;
 
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.JedisBucketStore;

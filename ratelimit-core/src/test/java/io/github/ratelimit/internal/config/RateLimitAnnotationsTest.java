@@ -1,5 +1,14 @@
-package io.github.ratelimit;
+package io.github.ratelimit.internal.config;
 
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.MissingKeyPolicy;
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.RateLimit;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.StoreFailurePolicy;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

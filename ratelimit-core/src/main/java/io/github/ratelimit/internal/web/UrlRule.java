@@ -1,4 +1,4 @@
-package io.github.ratelimit.web;
+package io.github.ratelimit.internal.web;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule;

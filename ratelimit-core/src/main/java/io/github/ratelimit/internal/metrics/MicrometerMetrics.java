@@ -1,4 +1,4 @@
-package io.github.ratelimit.metrics;
+package io.github.ratelimit.internal.metrics;
 
 
 

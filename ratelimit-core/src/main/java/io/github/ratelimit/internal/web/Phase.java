@@ -1,4 +1,4 @@
-package io.github.ratelimit.web;
+package io.github.ratelimit.internal.web;
 
 /**
  * Where in the request's processing a URL rule decides: before the application authenticates the caller, or after.

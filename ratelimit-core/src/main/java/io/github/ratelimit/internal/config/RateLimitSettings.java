@@ -1,4 +1,4 @@
-package io.github.ratelimit.config;
+package io.github.ratelimit.internal.config;
 
 
 
@@ -17,11 +17,11 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.internal.DecisionLog;
 import io.github.ratelimit.internal.Durations;
+import io.github.ratelimit.internal.web.Phase;
+import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
-import io.github.ratelimit.web.Phase;
-import io.github.ratelimit.web.UrlRule;
 
 import java.time.Duration;
 import java.util.ArrayList;

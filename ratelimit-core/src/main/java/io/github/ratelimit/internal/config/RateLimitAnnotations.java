@@ -1,5 +1,9 @@
-package io.github.ratelimit;
+package io.github.ratelimit.internal.config;
 
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.RateLimit;
+import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.Durations;
 
 import java.lang.reflect.AnnotatedElement;
