@@ -35,6 +35,25 @@ class ArchitectureTest {
     }
 
     @Test
+    void keyResolutionUsesTheApiOnly() {
+        noClasses().that().resideInAPackage("io.github.ratelimit.key..").should().dependOnClassesThat()
+                .resideInAnyPackage("io.github.ratelimit.store..", "io.github.ratelimit.internal..")
+                .because("keys are resolved from a request by the API's types alone (docs/architecture.md)")
+                .check(core);
+    }
+
+    @Test
+    void storesKnowNeitherTheEngineNorTheEntryPoints() {
+        noClasses().that().resideInAPackage("io.github.ratelimit.store..").should().dependOnClassesThat()
+                .resideInAnyPackage("io.github.ratelimit.internal.config..", "io.github.ratelimit.internal.web..",
+                        "io.github.ratelimit.internal.metrics..")
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("io.github.ratelimit.internal.DefaultRateLimiter")
+                .orShould().dependOnClassesThat().haveFullyQualifiedName("io.github.ratelimit.internal.DefaultGuard")
+                .because("a store answers for buckets; the engine and the entry points use it, not the other way round")
+                .check(core);
+    }
+
+    @Test
     void publicSignaturesExposeNoInternalType() {
         methods().that().arePublic().and().areDeclaredInClassesThat().arePublic()
                 .and().areDeclaredInClassesThat().resideOutsideOfPackage("io.github.ratelimit.internal..")
@@ -80,5 +99,25 @@ class ArchitectureTest {
         }
         assertThat(scanned).as("sources of the samples").isGreaterThan(20);
         assertThat(offenders).as("samples that use io.github.ratelimit.internal").isEmpty();
+    }
+
+    /** Every package of main code, in every module, says what it is for and what it may use. */
+    @Test
+    void everyMainPackageHasAPackageInfo() throws java.io.IOException {
+        java.nio.file.Path root = java.nio.file.Path.of(System.getProperty("basedir", ".")).toAbsolutePath().normalize()
+                .getParent();
+        java.util.Set<java.nio.file.Path> packages = new java.util.TreeSet<>();
+        try (var files = java.nio.file.Files.walk(root)) {
+            for (java.nio.file.Path file : (Iterable<java.nio.file.Path>) files::iterator) {
+                String path = root.relativize(file).toString().replace('\\', '/');
+                if (path.endsWith(".java") && path.contains("/src/main/java/") && !path.contains("/target/")
+                        && !path.startsWith(".")) {
+                    packages.add(file.getParent());
+                }
+            }
+        }
+        assertThat(packages).as("main packages").hasSizeGreaterThan(20);
+        assertThat(packages).as("main packages without a package-info.java")
+                .allSatisfy(p -> assertThat(p.resolve("package-info.java")).as(root.relativize(p).toString()).exists());
     }
 }

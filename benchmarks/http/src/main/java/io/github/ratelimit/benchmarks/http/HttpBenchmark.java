@@ -58,7 +58,7 @@ public final class HttpBenchmark {
             return;
         }
         if (args.length > 0 && args[0].equals("rejected-keys")) {
-            io.github.ratelimit.spring.boot.RejectedKeysBenchmark.main(Arrays.copyOfRange(args, 1, args.length));
+            io.github.ratelimit.benchmarks.http.RejectedKeysBenchmark.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
         Map<String, String> options = options(args);

@@ -1,4 +1,4 @@
-package io.github.ratelimit.spring.boot;
+package io.github.ratelimit.benchmarks.http;
 
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
