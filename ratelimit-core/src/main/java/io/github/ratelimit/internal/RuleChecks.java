@@ -1,0 +1,208 @@
+package io.github.ratelimit.internal;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.Rule.LocalFirst;
+import io.github.ratelimit.Rule;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The checks a {@link Rule} passes before it exists, each failure naming where the rule was declared, the value,
+ * the constraint it breaks and how to fix it. Not part of the API: {@link Rule.Builder#build()} runs them.
+ */
+public final class RuleChecks {
+
+    /**
+     * A rule as its builder holds it, before any default is applied.
+     *
+     * @param where where the rule was declared, for messages
+     * @param name the rule's name
+     * @param publicName the name clients see, or {@code null}
+     * @param key the key expression
+     * @param limits the windows
+     * @param mode the mode
+     * @param maxDelay the longest SOFT delay, or {@code null}
+     * @param maxWaiting the most waiting calls as given, or {@code null} when not given
+     * @param cost tokens a call takes
+     * @param algorithm the algorithm
+     * @param localFirst local-first settings, or {@code null}
+     */
+    public record Draft(String where, String name, String publicName, String key, List<Limit> limits, Mode mode,
+                        Duration maxDelay, Integer maxWaiting, long cost, Algorithm algorithm, LocalFirst localFirst) {
+    }
+
+    private RuleChecks() {
+    }
+
+    /**
+     * @param d the rule as given
+     * @throws InvalidRateLimitConfigurationException on the first check it fails
+     */
+    public static void check(Draft d) {
+        String where = d.where();
+        String name = d.name();
+        String publicName = d.publicName();
+        String key = d.key();
+        List<Limit> limits = d.limits();
+        Mode mode = d.mode();
+        Duration maxDelay = d.maxDelay();
+        Integer maxWaiting = d.maxWaiting();
+        long cost = d.cost();
+        Algorithm algorithm = d.algorithm();
+        LocalFirst localFirst = d.localFirst();
+        validateName(where, name, "rule name");
+        if (publicName != null) {
+            validateName(where, publicName, "public name");
+        }
+        if (key == null || key.isBlank()) {
+            throw fail(where, key, "key is empty", "Use a key such as 'global', 'ip', 'user' or 'header:X-Api-Key'.");
+        }
+        if (limits.isEmpty()) {
+            throw fail(where, null, "no limit is set", "Give at least one window, e.g. '5/1s': perSecond, "
+                    + "perMinute, perHour, perDay or limits on @RateLimit; limits in properties.");
+        }
+        if (limits.size() > Rule.MAX_LIMITS) {
+            throw fail(where, limits.toString(), limits.size() + " limits, more than the " + Rule.MAX_LIMITS + " a rule "
+                    + "may have (each is a window counted on every decision and an item of the rate-limit headers)",
+                    "Keep the windows that matter, e.g. one per second, minute, hour and day.");
+        }
+        Set<Duration> periods = new HashSet<>();
+        long smallestCapacity = Long.MAX_VALUE;
+        Limit smallest = null;
+        for (Limit limit : limits) {
+            if (!periods.add(limit.period())) {
+                throw fail(where, limits.toString(), "two limits share the window " + limit.window() + " ("
+                        + limits + ")", "Keep one limit per window.");
+            }
+            if (algorithm != Algorithm.TOKEN_BUCKET && limit.capacity() != limit.permits()) {
+                throw fail(where, limit.toString(), "limit '" + limit + "' sets a burst, which a " + algorithm
+                        + " rule cannot have", "Remove the burst or use the TOKEN_BUCKET algorithm.");
+            }
+            if (limit.capacity() < smallestCapacity) {
+                smallestCapacity = limit.capacity();
+                smallest = limit;
+            }
+        }
+        if (cost < 1) {
+            throw fail(where, String.valueOf(cost), "cost " + cost + " is not positive", "Use a cost of at least 1.");
+        }
+        if (cost > smallestCapacity) {
+            throw fail(where, String.valueOf(cost), "cost " + cost + " exceeds the capacity " + smallestCapacity
+                    + " of limit '" + smallest + "', so no request could ever pass", "Lower the cost or raise the limit.");
+        }
+        if (algorithm == Algorithm.SLIDING_WINDOW_LOG) {
+            Limit longest = limits.get(0);
+            for (Limit limit : limits) {
+                if (limit.period().compareTo(longest.period()) > 0) {
+                    longest = limit;
+                }
+            }
+            long calls = longest.permits() / Math.max(1, cost);
+            if (calls > Rule.MAX_LOG_CALLS) {
+                throw fail(where, longest.toString(), "limit '" + longest + "' lets " + calls + " calls into one "
+                        + "window, more than the " + Rule.MAX_LOG_CALLS + " a SLIDING_WINDOW_LOG rule keeps per key (the "
+                        + "log holds every admitted call's time)", "Use the SLIDING_WINDOW_COUNTER algorithm, which "
+                        + "keeps a few counters per key whatever the limit, or a lower limit.");
+            }
+        }
+        if (localFirst != null && algorithm.isSliding()) {
+            throw fail(where, localFirst.toString(), "local-first is set, but a " + algorithm + " rule decides "
+                    + "every call in the store", "Remove local-first or use the TOKEN_BUCKET algorithm.");
+        }
+        if (localFirst != null && localFirst.maxUnsyncedTokens() > smallestCapacity) {
+            throw fail(where, String.valueOf(localFirst.maxUnsyncedTokens()), "local-first maxUnsyncedTokens "
+                    + localFirst.maxUnsyncedTokens() + " exceeds the capacity " + smallestCapacity + " of limit '"
+                    + smallest + "'", "Keep it a small share of the limit, e.g. 1%.");
+        }
+        if (mode == Mode.SOFT) {
+            if (maxDelay == null || maxDelay.isZero() || maxDelay.isNegative()) {
+                String value = maxDelay == null ? null : Durations.format(maxDelay);
+                throw fail(where, value, "SOFT mode needs a positive maxDelay, but it is "
+                        + (value == null ? "unset" : value), "Set maxDelay, e.g. '500ms', to bound how long a "
+                        + "request may wait.");
+            }
+            if (maxDelay.compareTo(Rule.MAX_DELAY_LIMIT) > 0) {
+                throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay)
+                        + " is longer than the allowed " + Durations.format(Rule.MAX_DELAY_LIMIT),
+                        "Use a shorter maxDelay or HARD mode.");
+            }
+            if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+                checkCounterDelay(where, limits, maxDelay);
+            }
+            if (maxWaiting != null && maxWaiting < 0) {
+                throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is negative",
+                        "Use the most calls that may wait at once, e.g. 100, or 0 to reject instead of waiting "
+                                + "when the limit is reached.");
+            }
+        } else if (maxDelay != null) {
+            throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay) + " is set, but "
+                    + "mode is " + mode + " and only SOFT mode waits", "Remove maxDelay or use mode SOFT.");
+        } else if (maxWaiting != null) {
+            throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is set, but mode is "
+                    + mode + " and only SOFT mode waits", "Remove maxWaiting or use mode SOFT.");
+        }
+    }
+
+    private static void checkCounterDelay(String where, List<Limit> limits, Duration maxDelay) {
+        long intervals = counterIntervals(limits, maxDelay.toNanos());
+        if (intervals > Rule.MAX_COUNTER_DELAY_INTERVALS) {
+            // The longest whole-millisecond delay that fits (the count only grows with the delay).
+            long low = 0;
+            long high = maxDelay.toMillis();
+            while (low < high) {
+                long mid = (low + high + 1) / 2;
+                if (counterIntervals(limits, mid * 1_000_000L) <= Rule.MAX_COUNTER_DELAY_INTERVALS) {
+                    low = mid;
+                } else {
+                    high = mid - 1;
+                }
+            }
+            throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay) + " spans "
+                    + intervals + " intervals of its windows (" + limits + "), more than the "
+                    + Rule.MAX_COUNTER_DELAY_INTERVALS + " a SLIDING_WINDOW_COUNTER key holds delayed calls in (one "
+                    + "count per window and interval)", (low > 0 ? "Use a maxDelay of at most "
+                    + Durations.format(Duration.ofMillis(low)) + ", longer windows, or " : "Use longer windows, or ")
+                    + "the TOKEN_BUCKET or SLIDING_WINDOW_LOG algorithm, whose delays cost nothing per interval.");
+        }
+    }
+
+    /** @return the intervals a delay of {@code nanos} spans, rounded up per window and summed */
+    private static long counterIntervals(List<Limit> limits, long nanos) {
+        long intervals = 0;
+        for (Limit limit : limits) {
+            long period = limit.period().toNanos();
+            intervals += (nanos + period - 1) / period;
+        }
+        return intervals;
+    }
+
+    private static void validateName(String where, String name, String what) {
+        if (name == null || name.isBlank()) {
+            throw fail(where, name, what + " is empty", "Give the rule a name.");
+        }
+        if (name.length() > Rule.MAX_NAME_LENGTH) {
+            throw fail(where, name, String.format(Locale.ROOT, "%s is %d characters long, over the limit "
+                    + "of %d", what, name.length(), Rule.MAX_NAME_LENGTH), "Use a shorter name.");
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c <= ' ' || c >= 0x7f || c == '{' || c == '}' || c == '"' || c == '\\') {
+                throw fail(where, name, what + " '" + name + "' contains '" + (c <= ' '
+                        ? "\\u" + String.format(Locale.ROOT, "%04x", (int) c) : String.valueOf(c)) + "' at index " + i,
+                        "Use printable ASCII without spaces, braces, quotes or backslashes.");
+            }
+        }
+    }
+
+    private static InvalidRateLimitConfigurationException fail(String where, String value, String constraint,
+                                                               String action) {
+        return new InvalidRateLimitConfigurationException(where, value, constraint, action);
+    }
+}
