@@ -176,4 +176,25 @@ public final class HttpRequestContext implements RequestContext {
     public Object attribute(String name) {
         return REQUEST_ATTRIBUTE.equals(name) ? request : request.getAttribute(name);
     }
+
+    /** Set on every request by Tomcat's RemoteIpValve and RemoteIpFilter: the container rewrites addresses. */
+    private static final String TOMCAT_REMOTE_IP = "org.apache.tomcat.remoteAddr";
+
+    /**
+     * @param request a request
+     * @return whether Tomcat's RemoteIpValve or RemoteIpFilter rewrote its client address before the filters ran
+     */
+    static boolean containerRewroteAddress(HttpServletRequest request) {
+        return request.getAttribute(TOMCAT_REMOTE_IP) != null;
+    }
+
+    /** Says, once per filter, that the container's rewriting makes the {@code ip} key one clients may choose. */
+    static void warnContainerRewritesAddresses() {
+        System.getLogger(RateLimitFilter.class.getName()).log(System.Logger.Level.WARNING, "Tomcat's RemoteIpValve "
+                + "(or RemoteIpFilter) rewrites client addresses from X-Forwarded-For before this filter runs, trusting "
+                + "the proxies in its internalProxies setting (by default every private address). The 'ip' key then "
+                + "counts by an address that such a proxy's clients can choose. Either remove the valve and list your "
+                + "proxies in ratelimit.trusted-proxies, or, if its internalProxies lists only your own proxies, set "
+                + "ratelimit.trust-container-forwarding=true. See docs/servlet.md, Client addresses.");
+    }
 }

@@ -99,9 +99,6 @@ public class RateLimitFilter implements Filter {
 
     private static final java.util.concurrent.atomic.AtomicInteger INSTANCES = new java.util.concurrent.atomic.AtomicInteger();
 
-    /** Set on every request by Tomcat's RemoteIpValve and RemoteIpFilter: the container rewrites addresses. */
-    private static final String TOMCAT_REMOTE_IP = "org.apache.tomcat.remoteAddr";
-
     private static final String DEFAULT_CONFIG = "/WEB-INF/ratelimit.properties";
     /** Every decision the rate-limit filters took on a request, for {@link #refund}. */
     private static final String DECISIONS_ATTRIBUTE = RateLimitFilter.class.getName() + ".decisions";
@@ -228,13 +225,7 @@ public class RateLimitFilter implements Filter {
             if (keyLimitsToCheck != null) {
                 List<Rule> known = new ArrayList<>(limiter.rules());
                 allUrlRules.forEach(u -> known.add(u.rule()));
-                keyLimitsToCheck.checkRules(known);
-                List<String> unused = keyLimitsToCheck.keysNoRuleCounts(known);
-                if (!unused.isEmpty()) {
-                    System.getLogger(RateLimitFilter.class.getName()).log(System.Logger.Level.WARNING, "No rate-limit "
-                            + "rule counts by these keys' expressions, so their limits apply to none: " + unused
-                            + ". A key is '<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
-                }
+                RulesFile.checkKeyLimits(keyLimitsToCheck, known);
             }
         } catch (InvalidRateLimitConfigurationException e) {
             destroy();
@@ -267,24 +258,13 @@ public class RateLimitFilter implements Filter {
         this.keyLimitsToCheck = settings.keyLimits();
         String phase = config.getInitParameter("phase");
         if (phase != null && !phase.isBlank()) {
-            Phase only = phase(phase.trim());
+            Phase only = RulesFile.phase(phase.trim());
             this.urlRules = urlRules.stream().filter(r -> r.phase() == only).toList();
             // Annotations are the servlet's own: they decide after authentication, with the servlet.
             this.scanAnnotations = scanAnnotations && only == Phase.AFTER_AUTHENTICATION;
             // The instance after authentication knows the annotations' rules: it checks the keys' rule names.
             this.keyLimitsToCheck = only == Phase.AFTER_AUTHENTICATION ? keyLimitsToCheck : null;
         }
-    }
-
-    private static Phase phase(String value) {
-        for (Phase p : Phase.values()) {
-            if (p.name().equalsIgnoreCase(value.replace('-', '_'))) {
-                return p;
-            }
-        }
-        throw new InvalidRateLimitConfigurationException("init-param phase = '" + value + "' is not one of "
-                + "[before-authentication, after-authentication]. Declare the filter once before your authentication "
-                + "filter with phase before-authentication, and once after it with phase after-authentication.");
     }
 
     @Override
@@ -302,14 +282,15 @@ public class RateLimitFilter implements Filter {
             }
             return;
         }
-        Matched matched = guardFor(request);
+        Matched matched = Matched.of(request, handlerRules, guards);
         if (matched == null) {
             chain.doFilter(req, res);
             return;
         }
         Guard guard = matched.guard();
-        if (!trustContainerForwarding && !warnedAboutRemoteIp && request.getAttribute(TOMCAT_REMOTE_IP) != null) {
-            warnRemoteIp();
+        if (!trustContainerForwarding && !warnedAboutRemoteIp && HttpRequestContext.containerRewroteAddress(request)) {
+            warnedAboutRemoteIp = true;
+            HttpRequestContext.warnContainerRewritesAddresses();
         }
         CompletableFuture<Decision> future = guard.acquireAsync(new HttpRequestContext(matched.view(),
                 trustContainerForwarding));
@@ -333,16 +314,6 @@ public class RateLimitFilter implements Filter {
         proceedOrReject(request, response, chain, decided);
     }
 
-    private void warnRemoteIp() {
-        warnedAboutRemoteIp = true;
-        System.getLogger(RateLimitFilter.class.getName()).log(System.Logger.Level.WARNING, "Tomcat's RemoteIpValve "
-                + "(or RemoteIpFilter) rewrites client addresses from X-Forwarded-For before this filter runs, trusting "
-                + "the proxies in its internalProxies setting (by default every private address). The 'ip' key then "
-                + "counts by an address that such a proxy's clients can choose. Either remove the valve and list your "
-                + "proxies in ratelimit.trusted-proxies, or, if its internalProxies lists only your own proxies, set "
-                + "ratelimit.trust-container-forwarding=true. See docs/servlet.md, Client addresses.");
-    }
-
     /** Records this filter's decision on the request (and in the combined decision attribute), and the headers. */
     private Decided record(HttpServletRequest request, HttpServletResponse response, Matched matched,
                            Decision decision) {
@@ -357,7 +328,7 @@ public class RateLimitFilter implements Filter {
         Decision shown = request.getAttribute(DECISION_ATTRIBUTE) instanceof Decision earlier
                 ? earlier.combine(decision) : decision;
         request.setAttribute(DECISION_ATTRIBUTE, shown);
-        writeHeaders(response, shown);
+        RateLimitHeaders.write(shown, headerStyles, response::setHeader);
         return decided;
     }
 
@@ -384,49 +355,6 @@ public class RateLimitFilter implements Filter {
                 decided.completed(decided.failed(request, response, threw));
             }
         }
-    }
-
-    private void writeHeaders(HttpServletResponse response, Decision decision) {
-        RateLimitHeaders.write(decision, headerStyles, response::setHeader);
-    }
-
-    /** The guard of the rules that apply to a request, and the request to resolve their keys against. */
-    /**
-     * The guard of the rules that apply to a request, the request to resolve their keys against, and whether the
-     * handler's own rules count failures (so a handler that throws is a failed attempt).
-     */
-    private record Matched(Guard guard, HttpServletRequest view, boolean handlerCountsFailures) {
-    }
-
-    /** The guard of the rules that apply to a request, or {@code null} when none does. */
-    private Matched guardFor(HttpServletRequest request) {
-        List<Rule> ofHandler = List.of();
-        HttpServletRequest view = request;
-        for (HandlerRules source : handlerRules) {
-            HandlerRules.Match match = source.rulesFor(request);
-            if (!match.rules().isEmpty()) {
-                ofHandler = ofHandler.isEmpty() ? match.rules() : concat(ofHandler, match.rules());
-                view = match.view() != null ? match.view() : view;
-            }
-        }
-        Guard guard = guards.forRequest(request.getMethod(), HttpRequestContext.pathWithinApplication(request),
-                ofHandler);
-        return guard == null ? null : new Matched(guard, view, countsFailures(ofHandler));
-    }
-
-    private static boolean countsFailures(List<Rule> rules) {
-        for (Rule r : rules) {
-            if (r.count() == io.github.ratelimit.Rule.Counted.FAILURES) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static List<Rule> concat(List<Rule> a, List<Rule> b) {
-        List<Rule> all = new ArrayList<>(a);
-        all.addAll(b);
-        return all;
     }
 
     /**
