@@ -15,22 +15,13 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.internal.RateLimitedLog;
 import io.github.ratelimit.store.BucketStore.KeyState;
-import redis.clients.jedis.ConnectionPoolConfig;
-import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.JedisClientConfig;
-import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
-import redis.clients.jedis.RedisSentinelClient;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.util.JedisURIHelper;
 
 import java.lang.System.Logger.Level;
-import java.net.URI;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.LinkedHashSet;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executors;
@@ -348,18 +339,18 @@ public final class JedisBucketStore implements BucketStore {
      */
     public static final class Builder {
 
-        private String url;
-        private String sentinelMaster;
-        private Set<HostAndPort> sentinels;
-        private Set<HostAndPort> clusterNodes;
+        String url;
+        String sentinelMaster;
+        Set<HostAndPort> sentinels;
+        Set<HostAndPort> clusterNodes;
         private UnifiedJedis client;
-        private String user;
-        private String password;
-        private boolean ssl;
+        String user;
+        String password;
+        boolean ssl;
         private String keyPrefix = "ratelimit";
-        private Duration commandTimeout = Duration.ofMillis(50);
-        private Duration connectTimeout = Duration.ofMillis(200);
-        private int poolSize = 16;
+        Duration commandTimeout = Duration.ofMillis(50);
+        Duration connectTimeout = Duration.ofMillis(200);
+        int poolSize = 16;
         private int maxAttempts = 32;
         private Duration retryBudget = Duration.ofMillis(100);
         private TimeMeter timeMeter;
@@ -391,7 +382,7 @@ public final class JedisBucketStore implements BucketStore {
          */
         public Builder sentinel(String masterName, Collection<String> sentinels) {
             this.sentinelMaster = Objects.requireNonNull(masterName, "masterName");
-            this.sentinels = hostsAndPorts("sentinel", sentinels);
+            this.sentinels = JedisClients.hostsAndPorts("sentinel", sentinels);
             return this;
         }
 
@@ -400,7 +391,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder cluster(Collection<String> nodes) {
-            this.clusterNodes = hostsAndPorts("cluster", nodes);
+            this.clusterNodes = JedisClients.hostsAndPorts("cluster", nodes);
             return this;
         }
 
@@ -609,85 +600,7 @@ public final class JedisBucketStore implements BucketStore {
             if (client != null) {
                 return new JedisBucketStore(this, client, false);
             }
-            ConnectionPoolConfig pool = new ConnectionPoolConfig();
-            pool.setMaxTotal(poolSize);
-            pool.setMaxIdle(poolSize);
-            pool.setMaxWait(connectTimeout);
-            pool.setBlockWhenExhausted(true);
-            if (url != null) {
-                URI uri = parseUrl(url);
-                DefaultJedisClientConfig config = clientConfig(JedisURIHelper.getUser(uri), JedisURIHelper.getPassword(uri),
-                        JedisURIHelper.isRedisSSLScheme(uri)).database(JedisURIHelper.getDBIndex(uri)).build();
-                RedisClient c = RedisClient.builder().hostAndPort(JedisURIHelper.getHostAndPort(uri))
-                        .clientConfig(config).poolConfig(pool).build();
-                return new JedisBucketStore(this, c, true);
-            }
-            JedisClientConfig config = clientConfig(user, password, ssl).build();
-            if (sentinelMaster != null) {
-                JedisClientConfig sentinelConfig = clientConfig(null, null, ssl).build();
-                RedisSentinelClient c = RedisSentinelClient.builder().masterName(sentinelMaster).sentinels(sentinels)
-                        .clientConfig(config).sentinelClientConfig(sentinelConfig).poolConfig(pool).build();
-                return new JedisBucketStore(this, c, true);
-            }
-            RedisClusterClient c = RedisClusterClient.builder().nodes(clusterNodes).clientConfig(config).poolConfig(pool)
-                    .maxAttempts(3).maxTotalRetriesDuration(commandTimeout.multipliedBy(3)).build();
-            return new JedisBucketStore(this, c, true);
-        }
-
-        private DefaultJedisClientConfig.Builder clientConfig(String user, String password, boolean ssl) {
-            return DefaultJedisClientConfig.builder()
-                    .socketTimeoutMillis((int) commandTimeout.toMillis())
-                    .connectionTimeoutMillis((int) connectTimeout.toMillis())
-                    .user(user).password(password).ssl(ssl)
-                    .clientName("ratelimit");
-        }
-
-        private static URI parseUrl(String url) {
-            URI uri;
-            try {
-                uri = URI.create(url.trim());
-            } catch (IllegalArgumentException e) {
-                throw invalidUrl(url);
-            }
-            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-            if (!(scheme.equals("redis") || scheme.equals("rediss")) || uri.getHost() == null) {
-                throw invalidUrl(url);
-            }
-            return uri;
-        }
-
-        private static InvalidRateLimitConfigurationException invalidUrl(String url) {
-            return new InvalidRateLimitConfigurationException("redis url '" + url.replaceAll("//[^@/]*@", "//***@")
-                    + "' is invalid. Use redis://[user:password@]host:port[/database], or rediss:// for TLS.");
-        }
-
-        private static Set<HostAndPort> hostsAndPorts(String what, Collection<String> nodes) {
-            if (nodes == null || nodes.isEmpty()) {
-                throw new InvalidRateLimitConfigurationException("redis " + what + " nodes are empty. Give at least "
-                        + "one as host:port, e.g. 'redis-1:26379'.");
-            }
-            Set<HostAndPort> result = new LinkedHashSet<>();
-            for (String node : nodes) {
-                int colon = node == null ? -1 : node.lastIndexOf(':');
-                int port = -1;
-                if (colon > 0) {
-                    try {
-                        port = Integer.parseInt(node.substring(colon + 1).trim());
-                    } catch (NumberFormatException e) {
-                        port = -1;
-                    }
-                }
-                if (port < 1 || port > 65535) {
-                    throw new InvalidRateLimitConfigurationException("redis " + what + " node '" + node + "' is not "
-                            + "host:port. Write it like 'redis-1:6379'.");
-                }
-                String host = node.substring(0, colon).trim();
-                if (host.startsWith("[") && host.endsWith("]")) {
-                    host = host.substring(1, host.length() - 1);
-                }
-                result.add(new HostAndPort(host, port));
-            }
-            return result;
+            return new JedisBucketStore(this, JedisClients.connect(this), true);
         }
 
         private static Duration positive(String name, Duration value) {
