@@ -16,7 +16,6 @@ import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.internal.DecisionLog;
-import io.github.ratelimit.internal.Durations;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;
@@ -25,7 +24,6 @@ import io.github.ratelimit.store.LocalBucketStore;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -115,9 +113,12 @@ public final class RateLimitSettings {
     // ---- parsing state -----------------------------------------------------------------------------------
 
     private final Map<String, String> values;
+    /** Reads and checks the values, with messages naming each property. */
+    private final SettingsValues v;
     private final String source;
 
     private RateLimitSettings(Map<String, String> values, String source, Face face) {
+        this.v = new SettingsValues(values, source);
         this.values = values;
         this.source = source;
         this.face = face;
@@ -175,47 +176,47 @@ public final class RateLimitSettings {
 
     private void read() {
         SettingsCatalog.checkNames(values.keySet(), source, face);
-        enabled = bool("ratelimit.enabled");
-        store = enumValue("ratelimit.store", StoreKind.class);
-        localMaximumKeys = longValue("ratelimit.local.maximum-keys", 1, Long.MAX_VALUE);
+        enabled = v.bool("ratelimit.enabled");
+        store = v.enumValue("ratelimit.store", StoreKind.class);
+        localMaximumKeys = v.longValue("ratelimit.local.maximum-keys", 1, Long.MAX_VALUE);
         redis = redisSettings();
         if (store == StoreKind.REDIS && !redis.hasServer() && face == Face.SERVLET_FILTER) {
-            throw new InvalidRateLimitConfigurationException(at("ratelimit.store"), "redis", "'redis' "
+            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.store"), "redis", "'redis' "
                     + "needs a Redis server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master or "
                     + "ratelimit.redis.cluster.nodes is set", "Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379.");
         }
-        defaultStoreFailurePolicy = enumValue("ratelimit.default-store-failure-policy", StoreFailurePolicy.class);
+        defaultStoreFailurePolicy = v.enumValue("ratelimit.default-store-failure-policy", StoreFailurePolicy.class);
         if (defaultStoreFailurePolicy == StoreFailurePolicy.DEFAULT) {
-            throw badValue("ratelimit.default-store-failure-policy", "default", "is not one of [fail-open, "
+            throw v.badValue("ratelimit.default-store-failure-policy", "default", "is not one of [fail-open, "
                     + "fail-closed, local-fallback]", "Use one of them.");
         }
-        localFallbackShare = decimal("ratelimit.local-fallback-share");
+        localFallbackShare = v.decimal("ratelimit.local-fallback-share");
         if (!(localFallbackShare > 0 && localFallbackShare <= 1)) {
-            throw badValue("ratelimit.local-fallback-share", get("ratelimit.local-fallback-share"), "is not above 0 "
+            throw v.badValue("ratelimit.local-fallback-share", v.get("ratelimit.local-fallback-share"), "is not above 0 "
                     + "and at most 1", "With N instances, use 1/N, e.g. 0.25 for four.");
         }
-        maxWaiting = intValue("ratelimit.max-waiting", 0, Integer.MAX_VALUE);
-        trustContainerForwarding = bool("ratelimit.trust-container-forwarding");
+        maxWaiting = v.intValue("ratelimit.max-waiting", 0, Integer.MAX_VALUE);
+        trustContainerForwarding = v.bool("ratelimit.trust-container-forwarding");
         clientIp = clientIp();
         headers = headerStyles();
-        rejectStatus = intValue("ratelimit.reject-status", 400, 599);
-        logShadow = bool("ratelimit.log-shadow");
-        metrics = bool("ratelimit.metrics");
-        methodHeaders = bool("ratelimit.method-headers");
-        limitCacheTtl = duration("ratelimit.limit-cache-ttl", true);
+        rejectStatus = v.intValue("ratelimit.reject-status", 400, 599);
+        logShadow = v.bool("ratelimit.log-shadow");
+        metrics = v.bool("ratelimit.metrics");
+        methodHeaders = v.bool("ratelimit.method-headers");
+        limitCacheTtl = v.duration("ratelimit.limit-cache-ttl", true);
         limitProvider = readLimitProvider();
-        limitStore = bool("ratelimit.limit-store.enabled");
-        limitStoreRefresh = duration("ratelimit.limit-store.refresh-interval", true);
+        limitStore = v.bool("ratelimit.limit-store.enabled");
+        limitStoreRefresh = v.duration("ratelimit.limit-store.refresh-interval", true);
         if (limitStoreRefresh.compareTo(Duration.ofMillis(10)) < 0) {
-            throw badValue("ratelimit.limit-store.refresh-interval", limitStoreRefresh.toString(), "is below 10ms",
+            throw v.badValue("ratelimit.limit-store.refresh-interval", limitStoreRefresh.toString(), "is below 10ms",
                     "Use e.g. 1s.");
         }
         rules = urlRules();
-        rejectionHandler = get("ratelimit.rejection-handler");
-        annotations = bool("ratelimit.annotations");
+        rejectionHandler = v.get("ratelimit.rejection-handler");
+        annotations = v.bool("ratelimit.annotations");
         keyResolvers = keyResolverClasses();
-        filterOrder = intValue("ratelimit.filter.order", Integer.MIN_VALUE, Integer.MAX_VALUE);
-        beforeAuthenticationOrder = intValue("ratelimit.filter.before-authentication-order", Integer.MIN_VALUE,
+        filterOrder = v.intValue("ratelimit.filter.order", Integer.MIN_VALUE, Integer.MAX_VALUE);
+        beforeAuthenticationOrder = v.intValue("ratelimit.filter.before-authentication-order", Integer.MIN_VALUE,
                 Integer.MAX_VALUE);
     }
 
@@ -236,10 +237,10 @@ public final class RateLimitSettings {
     // ---- sections ------------------------------------------------------------------------------------------
 
     private RedisSettings redisSettings() {
-        String url = get("ratelimit.redis.url");
-        String master = get("ratelimit.redis.sentinel.master");
-        List<String> sentinels = list("ratelimit.redis.sentinel.nodes");
-        List<String> cluster = list("ratelimit.redis.cluster.nodes");
+        String url = v.get("ratelimit.redis.url");
+        String master = v.get("ratelimit.redis.sentinel.master");
+        List<String> sentinels = v.list("ratelimit.redis.sentinel.nodes");
+        List<String> cluster = v.list("ratelimit.redis.cluster.nodes");
         int targets = (url != null ? 1 : 0) + (master != null ? 1 : 0) + (cluster.isEmpty() ? 0 : 1);
         if (targets > 1) {
             List<String> set = new ArrayList<>();
@@ -252,20 +253,20 @@ public final class RateLimitSettings {
             if (!cluster.isEmpty()) {
                 set.add("ratelimit.redis.cluster.nodes");
             }
-            throw new InvalidRateLimitConfigurationException(at("ratelimit.redis"), null, "more than one Redis server is "
+            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.redis"), null, "more than one Redis server is "
                     + "configured: " + String.join(" and ", set) + " are set", "Keep exactly one of ratelimit.redis.url, ratelimit.redis.sentinel.master (with "
                     + ".nodes) and ratelimit.redis.cluster.nodes.");
         }
         if (master != null && sentinels.isEmpty()) {
-            throw new InvalidRateLimitConfigurationException(at("ratelimit.redis.sentinel.nodes"), null, "is empty, but "
+            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.redis.sentinel.nodes"), null, "is empty, but "
                     + "ratelimit.redis.sentinel.master is set", "List the sentinels as host:port, e.g. 'sentinel-1:26379'.");
         }
         if (master == null && !sentinels.isEmpty()) {
-            throw new InvalidRateLimitConfigurationException(at("ratelimit.redis.sentinel.master"), null, "is missing, but "
+            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.redis.sentinel.master"), null, "is missing, but "
                     + "ratelimit.redis.sentinel.nodes are set", "Name the master the sentinels monitor, e.g. 'mymaster'.");
         }
         if (url != null && !url.toLowerCase(Locale.ROOT).matches("rediss?://.+")) {
-            throw badValue("ratelimit.redis.url", url.replaceAll("//[^@/]*@", "//***@"), "is not a Redis URL",
+            throw v.badValue("ratelimit.redis.url", url.replaceAll("//[^@/]*@", "//***@"), "is not a Redis URL",
                     "Use redis://[user:password@]host:port[/database], or rediss:// for TLS.");
         }
         for (String node : sentinels) {
@@ -274,15 +275,15 @@ public final class RateLimitSettings {
         for (String node : cluster) {
             checkNode("ratelimit.redis.cluster.nodes", node);
         }
-        String prefix = get("ratelimit.redis.key-prefix");
+        String prefix = v.get("ratelimit.redis.key-prefix");
         if (prefix != null && (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0)) {
-            throw badValue("ratelimit.redis.key-prefix", prefix, "contains a brace", "Use text without braces, e.g. "
+            throw v.badValue("ratelimit.redis.key-prefix", prefix, "contains a brace", "Use text without braces, e.g. "
                     + "'ratelimit'.");
         }
-        RedisSettings settings = new RedisSettings(url, master, sentinels, cluster, get("ratelimit.redis.username"),
-                get("ratelimit.redis.password"), bool("ratelimit.redis.ssl"), orDefault("ratelimit.redis.key-prefix"),
-                duration("ratelimit.redis.command-timeout", true), duration("ratelimit.redis.connect-timeout", true),
-                intValue("ratelimit.redis.pool-size", 1, 10_000), bool("ratelimit.redis.auto-pipelining"));
+        RedisSettings settings = new RedisSettings(url, master, sentinels, cluster, v.get("ratelimit.redis.username"),
+                v.get("ratelimit.redis.password"), v.bool("ratelimit.redis.ssl"), v.orDefault("ratelimit.redis.key-prefix"),
+                v.duration("ratelimit.redis.command-timeout", true), v.duration("ratelimit.redis.connect-timeout", true),
+                v.intValue("ratelimit.redis.pool-size", 1, 10_000), v.bool("ratelimit.redis.auto-pipelining"));
         return settings;
     }
 
@@ -298,14 +299,14 @@ public final class RateLimitSettings {
             }
         }
         if (!ok) {
-            throw badValue(property, node, "is not host:port", "Write each node like 'redis-1:6379'.");
+            throw v.badValue(property, node, "is not host:port", "Write each node like 'redis-1:6379'.");
         }
     }
 
     private ClientIpResolver clientIp() {
-        List<String> proxies = list("ratelimit.trusted-proxies");
+        List<String> proxies = v.list("ratelimit.trusted-proxies");
         if (trustContainerForwarding && !proxies.isEmpty()) {
-            throw new InvalidRateLimitConfigurationException(at("ratelimit.trust-container-forwarding"), "true",
+            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.trust-container-forwarding"), "true",
                     "'true' while ratelimit.trusted-proxies is set too: the container's forwarding configuration and "
                             + "the limiter's would both decide which proxies to believe", "Keep one: remove "
                             + "ratelimit.trusted-proxies to trust the container's, or set "
@@ -315,51 +316,51 @@ public final class RateLimitSettings {
         try {
             b.trustedProxies(proxies);
         } catch (InvalidRateLimitConfigurationException e) {
-            throw e.within(at("ratelimit.trusted-proxies"));
+            throw e.within(v.at("ratelimit.trusted-proxies"));
         }
-        b.forwardedHeader(enumValue("ratelimit.forwarded-header", ClientIpResolver.ForwardedHeader.class));
-        int ipv6 = intValue("ratelimit.ipv6-prefix-length", 1, 128);
+        b.forwardedHeader(v.enumValue("ratelimit.forwarded-header", ClientIpResolver.ForwardedHeader.class));
+        int ipv6 = v.intValue("ratelimit.ipv6-prefix-length", 1, 128);
         b.ipv6PrefixLength(ipv6);
         return b.build();
     }
 
     private Set<HeaderStyle> headerStyles() {
         EnumSet<HeaderStyle> set = EnumSet.noneOf(HeaderStyle.class);
-        for (String style : listOrDefault("ratelimit.headers")) {
+        for (String style : v.listOrDefault("ratelimit.headers")) {
             if (!style.equalsIgnoreCase("none")) {
-                set.add(parseEnum("ratelimit.headers", style, HeaderStyle.class));
+                set.add(v.parseEnum("ratelimit.headers", style, HeaderStyle.class));
             }
         }
         return Collections.unmodifiableSet(set);
     }
 
     private MapLimitProvider readLimitProvider() {
-        List<String> plans = namesUnder("ratelimit.plans.");
-        TreeMap<Integer, String> keys = indexes("keys");
+        List<String> plans = v.namesUnder("ratelimit.plans.");
+        TreeMap<Integer, String> keys = v.indexes("keys");
         if (plans.isEmpty() && keys.isEmpty()) {
             return null;
         }
         MapLimitProvider.Builder b = MapLimitProvider.builder();
         for (String plan : plans) {
-            b.source(at("ratelimit.plans." + plan)).plan(plan, list("ratelimit.plans." + plan).toArray(String[]::new));
+            b.source(v.at("ratelimit.plans." + plan)).plan(plan, v.list("ratelimit.plans." + plan).toArray(String[]::new));
         }
         for (int i : keys.keySet()) {
             String prefix = "ratelimit.keys[" + i + "].";
-            String key = get(prefix + "key");
+            String key = v.get(prefix + "key");
             if (key == null) {
-                throw new InvalidRateLimitConfigurationException(at(prefix + "key"), null, "not set",
+                throw new InvalidRateLimitConfigurationException(v.at(prefix + "key"), null, "not set",
                         "Name the key whose limits these are, e.g. 'user:241531'.");
             }
-            String plan = get(prefix + "plan");
-            List<String> limits = list(prefix + "limits");
+            String plan = v.get(prefix + "plan");
+            List<String> limits = v.list(prefix + "limits");
             if ((plan == null) == limits.isEmpty()) {
-                throw new InvalidRateLimitConfigurationException(at("ratelimit.keys[" + i + "]"), key, "key '" + key
+                throw new InvalidRateLimitConfigurationException(v.at("ratelimit.keys[" + i + "]"), key, "key '" + key
                         + "' has " + (plan == null ? "neither a plan nor limits" : "both a plan and limits"),
                         "Give exactly one of " + prefix + "plan and " + prefix + "limits.");
             }
-            List<String> rules = list(prefix + "rules");
+            List<String> rules = v.list(prefix + "rules");
             // Messages name the part at fault: .key, .plan, .limits or .rules of this entry.
-            b.entry(at("ratelimit.keys[" + i + "]"));
+            b.entry(v.at("ratelimit.keys[" + i + "]"));
             if (plan != null) {
                 b.assign(key, plan, rules);
             } else {
@@ -372,190 +373,68 @@ public final class RateLimitSettings {
     private List<UrlRule> urlRules() {
         List<UrlRule> result = new ArrayList<>();
         Set<String> names = new LinkedHashSet<>();
-        for (int i : indexes("rules").keySet()) {
+        for (int i : v.indexes("rules").keySet()) {
             String prefix = "ratelimit.rules[" + i + "].";
             String where = "ratelimit.rules[" + i + "]";
-            String name = get(prefix + "name");
+            String name = v.get(prefix + "name");
             String ruleName = name == null ? "rules[" + i + "]" : name;
             if (!names.add(ruleName)) {
-                throw badValue(prefix + "name", ruleName, "names a second URL rule", "Give each rule a name of its "
+                throw v.badValue(prefix + "name", ruleName, "names a second URL rule", "Give each rule a name of its "
                         + "own; rules with one name share their buckets.");
             }
-            Rule.Builder b = Rule.builder(ruleName).source(at(where));
-            String key = get(prefix + "key");
+            Rule.Builder b = Rule.builder(ruleName).source(v.at(where));
+            String key = v.get(prefix + "key");
             if (key != null) {
                 b.key(key);
             }
-            List<String> limits = list(prefix + "limits");
+            List<String> limits = v.list(prefix + "limits");
             if (limits.isEmpty()) {
-                throw new InvalidRateLimitConfigurationException(at(prefix + "limits"), null, "not set",
+                throw new InvalidRateLimitConfigurationException(v.at(prefix + "limits"), null, "not set",
                         "Give the rule's windows, e.g. '5/1s, 100/1m'.");
             }
             b.limits(limits.toArray(String[]::new));
-            b.mode(enumValue(prefix + "mode", Mode.class));
-            Duration maxDelay = duration(prefix + "max-delay", true);
+            b.mode(v.enumValue(prefix + "mode", Mode.class));
+            Duration maxDelay = v.duration(prefix + "max-delay", true);
             if (maxDelay != null) {
                 b.maxDelay(maxDelay);
             }
-            if (get(prefix + "max-waiting") != null) {
-                b.maxWaiting(intValue(prefix + "max-waiting", 0, Integer.MAX_VALUE));
+            if (v.get(prefix + "max-waiting") != null) {
+                b.maxWaiting(v.intValue(prefix + "max-waiting", 0, Integer.MAX_VALUE));
             }
-            b.cost(longValue(prefix + "cost", 1, Long.MAX_VALUE));
-            b.count(enumValue(prefix + "count", Counted.class));
-            b.onStoreFailure(enumValue(prefix + "on-store-failure", StoreFailurePolicy.class));
-            b.onMissingKey(enumValue(prefix + "on-missing-key", MissingKeyPolicy.class));
-            b.algorithm(enumValue(prefix + "algorithm", Algorithm.class));
-            if (get(prefix + "local-first-tokens") != null) {
+            b.cost(v.longValue(prefix + "cost", 1, Long.MAX_VALUE));
+            b.count(v.enumValue(prefix + "count", Counted.class));
+            b.onStoreFailure(v.enumValue(prefix + "on-store-failure", StoreFailurePolicy.class));
+            b.onMissingKey(v.enumValue(prefix + "on-missing-key", MissingKeyPolicy.class));
+            b.algorithm(v.enumValue(prefix + "algorithm", Algorithm.class));
+            if (v.get(prefix + "local-first-tokens") != null) {
                 try {
-                    b.localFirst(new LocalFirst(longValue(prefix + "local-first-tokens", 1, Long.MAX_VALUE),
-                            duration(prefix + "local-first-time", true)));
+                    b.localFirst(new LocalFirst(v.longValue(prefix + "local-first-tokens", 1, Long.MAX_VALUE),
+                            v.duration(prefix + "local-first-time", true)));
                 } catch (InvalidRateLimitConfigurationException e) {
-                    throw e.within(at(where));
+                    throw e.within(v.at(where));
                 }
             }
-            List<String> paths = list(prefix + "paths");
+            List<String> paths = v.list(prefix + "paths");
             if (paths.isEmpty()) {
-                throw new InvalidRateLimitConfigurationException(at(prefix + "paths"), null, "not set",
+                throw new InvalidRateLimitConfigurationException(v.at(prefix + "paths"), null, "not set",
                         "Give the paths the rule applies to, e.g. '/api/**'.");
             }
-            Phase phase = enumValue(prefix + "phase", Phase.class);
-            result.add(UrlRule.of(b.build(), paths, new LinkedHashSet<>(list(prefix + "methods")), phase));
+            Phase phase = v.enumValue(prefix + "phase", Phase.class);
+            result.add(UrlRule.of(b.build(), paths, new LinkedHashSet<>(v.list(prefix + "methods")), phase));
         }
         return List.copyOf(result);
     }
 
     private Map<String, String> keyResolverClasses() {
         Map<String, String> result = new LinkedHashMap<>();
-        for (String name : namesUnder("ratelimit.key-resolvers.")) {
-            result.put(name, get("ratelimit.key-resolvers." + name));
+        for (String name : v.namesUnder("ratelimit.key-resolvers.")) {
+            result.put(name, v.get("ratelimit.key-resolvers." + name));
         }
         return Collections.unmodifiableMap(result);
     }
 
     // ---- typed access --------------------------------------------------------------------------------------
 
-    private String get(String name) {
-        String v = values.get(name);
-        return v == null || v.isEmpty() ? null : v;
-    }
-
-    /** The value, else the property's default. */
-    private String orDefault(String name) {
-        String v = get(name);
-        if (v != null) {
-            return v;
-        }
-        Property p = SettingsCatalog.find(SettingsCatalog.pattern(name));
-        return p == null ? null : p.defaultValue();
-    }
-
-    private List<String> list(String name) {
-        return split(get(name));
-    }
-
-    private List<String> listOrDefault(String name) {
-        return split(orDefault(name));
-    }
-
-    private static List<String> split(String v) {
-        if (v == null) {
-            return List.of();
-        }
-        return Arrays.stream(v.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
-    }
-
-    private List<String> namesUnder(String prefix) {
-        return values.keySet().stream().filter(k -> k.startsWith(prefix)).map(k -> k.substring(prefix.length())).toList();
-    }
-
-    private TreeMap<Integer, String> indexes(String group) {
-        TreeMap<Integer, String> result = new TreeMap<>();
-        for (String name : values.keySet()) {
-            Matcher m = SettingsCatalog.INDEXED.matcher(name);
-            if (m.matches() && m.group(1).equals(group)) {
-                result.put(Integer.parseInt(m.group(2)), name);
-            }
-        }
-        return result;
-    }
-
-    private boolean bool(String name) {
-        String v = orDefault(name);
-        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
-            return Boolean.parseBoolean(v);
-        }
-        throw badValue(name, v, "is not a boolean", "Use true or false.");
-    }
-
-    private int intValue(String name, int min, int max) {
-        long v = longValue(name, min, max);
-        return (int) v;
-    }
-
-    private long longValue(String name, long min, long max) {
-        String v = orDefault(name);
-        long parsed;
-        try {
-            parsed = Long.parseLong(v.replace("_", ""));
-        } catch (NumberFormatException e) {
-            throw badValue(name, v, "is not a whole number", "Write digits, e.g. " + (min > 0 ? min : 100) + ".");
-        }
-        if (parsed < min || parsed > max) {
-            throw badValue(name, v, "is out of range", "Use a value from " + min + " to " + max + ".");
-        }
-        return parsed;
-    }
-
-    private double decimal(String name) {
-        String v = orDefault(name);
-        try {
-            return Double.parseDouble(v);
-        } catch (NumberFormatException e) {
-            throw badValue(name, v, "is not a number", "Use e.g. 0.5.");
-        }
-    }
-
-    private Duration duration(String name, boolean positive) {
-        String v = orDefault(name);
-        if (v == null) {
-            return null;
-        }
-        Duration d = Durations.parseOrNull(v);
-        if (d == null) {
-            throw badValue(name, v, "is not a duration", "Use " + Durations.SYNTAX + ".");
-        }
-        if (positive && (d.isZero() || d.isNegative())) {
-            throw badValue(name, v, "is not positive", "Use a positive duration, e.g. '500ms'.");
-        }
-        return d;
-    }
-
-    private <E extends Enum<E>> E enumValue(String name, Class<E> type) {
-        return parseEnum(name, orDefault(name), type);
-    }
-
-    private <E extends Enum<E>> E parseEnum(String name, String value, Class<E> type) {
-        String normalized = value.trim().toUpperCase(Locale.ROOT).replace('-', '_');
-        for (E constant : type.getEnumConstants()) {
-            if (constant.name().equals(normalized)) {
-                return constant;
-            }
-        }
-        Property p = SettingsCatalog.find(SettingsCatalog.pattern(name));
-        List<String> allowed = p != null && !p.values().isEmpty() ? p.values() : Arrays.stream(type.getEnumConstants())
-                .map(c -> c.name().toLowerCase(Locale.ROOT).replace('_', '-')).toList();
-        throw badValue(name, value, "is not one of " + allowed, "Use one of them.");
-    }
-
-    private InvalidRateLimitConfigurationException badValue(String name, String value, String constraint,
-                                                            String action) {
-        return new InvalidRateLimitConfigurationException(at(name), value, "'" + value + "' " + constraint, action);
-    }
-
-    /** A property's location for messages: the file it is in, when it is in one, and its name. */
-    private String at(String name) {
-        return source == null ? name : source + ": " + name;
-    }
 
     // ---- results -------------------------------------------------------------------------------------------
 
@@ -711,14 +590,14 @@ public final class RateLimitSettings {
         try {
             Class.forName("redis.clients.jedis.UnifiedJedis", false, RateLimitSettings.class.getClassLoader());
         } catch (ClassNotFoundException | LinkageError e) {
-            throw new InvalidRateLimitConfigurationException(at("ratelimit.store"), null, "the Redis store needs Jedis, "
+            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.store"), null, "the Redis store needs Jedis, "
                     + "which is not on the class path", "Add the dependency redis.clients:jedis (7.x), or set "
                     + "ratelimit.store=local.");
         }
         try {
             return redis.toStore(clock);
         } catch (InvalidRateLimitConfigurationException e) {
-            throw e.within(at("ratelimit.redis"));
+            throw e.within(v.at("ratelimit.redis"));
         }
     }
 }
