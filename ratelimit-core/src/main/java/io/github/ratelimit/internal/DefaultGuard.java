@@ -60,7 +60,7 @@ final class DefaultGuard implements Guard {
         if (rules.length == 0) {
             return Decision.unlimited();
         }
-        DefaultRateLimiter.Evaluation ev = limiter.evaluate(rules, context);
+        Evaluation ev = limiter.evaluate(rules, context);
         Decision decision = ev.decision;
         if (decision.outcome() != Outcome.DELAYED) {
             return decision;
@@ -71,7 +71,7 @@ final class DefaultGuard implements Guard {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             ev.refund();
-            return DefaultRateLimiter.interrupted(decision);
+            return Verdicts.interrupted(decision);
         } finally {
             ev.finish();
         }
@@ -82,7 +82,7 @@ final class DefaultGuard implements Guard {
         if (rules.length == 0) {
             return CompletableFuture.completedFuture(Decision.unlimited());
         }
-        DefaultRateLimiter.Evaluation ev = limiter.evaluate(rules, context);
+        Evaluation ev = limiter.evaluate(rules, context);
         Decision decision = ev.decision;
         if (decision.outcome() != Outcome.DELAYED) {
             return CompletableFuture.completedFuture(decision);

@@ -5,7 +5,6 @@ package io.github.ratelimit.internal;
 
 
 import io.github.bucket4j.TimeMeter;
-import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
@@ -26,7 +25,6 @@ import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 
 import java.lang.System.Logger.Level;
-import java.math.BigInteger;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -49,7 +47,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     /** How long a rejection for contention tells the client to wait. */
     static final long CONTENTION_RETRY_NANOS = 1_000_000_000L;
 
-    private static final RateLimitedLog STORE_LOG = new RateLimitedLog(10_000_000_000L);
+    static final RateLimitedLog STORE_LOG = new RateLimitedLog(10_000_000_000L);
     private static final RateLimitedLog CONTENTION_LOG = new RateLimitedLog(10_000_000_000L);
     private static final RateLimitedLog RESOLVER_LOG = new RateLimitedLog(10_000_000_000L);
     private static final RateLimitedLog LISTENER_LOG = new RateLimitedLog(10_000_000_000L);
@@ -208,174 +206,8 @@ public final class DefaultRateLimiter implements RateLimiter {
     // ----------------------------------------------------------------------------------------------------
     // Deciding
 
-    /** The state of one call's evaluation: the decision, and what to give back if it does not go on. */
-    final class Evaluation {
-
-        Decision decision;
-        private KeyState[] charged;
-        private long[] chargedReceipt;
-        /** Per charge: the rule, the wait it was counted at, and its verdict's index. */
-        private CompiledRule[] chargedRule;
-        private long[] chargedWait;
-        private int[] chargedVerdict;
-        /** The index of the verdict being decided, for the charges made while deciding it. */
-        int verdictIndex;
-        private int chargedCount;
-        boolean permitHeld;
-        /** The rules whose own waiting permit this call holds (it is delayed by them). */
-        private CompiledRule[] rulePermits;
-        private int rulePermitCount;
-        private final AtomicBoolean finished = new AtomicBoolean();
-
-        void holdRulePermit(CompiledRule rule) {
-            if (rulePermits == null) {
-                rulePermits = new CompiledRule[2];
-            } else if (rulePermitCount == rulePermits.length) {
-                rulePermits = Arrays.copyOf(rulePermits, rulePermitCount * 2);
-            }
-            rulePermits[rulePermitCount++] = rule;
-        }
-
-        void releaseRulePermit(CompiledRule rule) {
-            for (int i = rulePermitCount - 1; i >= 0; i--) {
-                if (rulePermits[i] == rule) {
-                    rulePermits[i] = rulePermits[--rulePermitCount];
-                    rulePermits[rulePermitCount] = null;
-                    rule.waiting.release();
-                    return;
-                }
-            }
-        }
-
-        private void releasePermits() {
-            for (int i = 0; i < rulePermitCount; i++) {
-                rulePermits[i].waiting.release();
-                rulePermits[i] = null;
-            }
-            rulePermitCount = 0;
-            if (permitHeld) {
-                permitHeld = false;
-                waiting.release();
-            }
-        }
-
-        void charge(KeyState state, CompiledRule rule, long receipt, long wait) {
-            if (charged == null) {
-                charged = new KeyState[2];
-                chargedReceipt = new long[2];
-                chargedRule = new CompiledRule[2];
-                chargedWait = new long[2];
-                chargedVerdict = new int[2];
-            } else if (chargedCount == charged.length) {
-                int size = chargedCount * 2;
-                charged = Arrays.copyOf(charged, size);
-                chargedReceipt = Arrays.copyOf(chargedReceipt, size);
-                chargedRule = Arrays.copyOf(chargedRule, size);
-                chargedWait = Arrays.copyOf(chargedWait, size);
-                chargedVerdict = Arrays.copyOf(chargedVerdict, size);
-            }
-            charged[chargedCount] = state;
-            chargedReceipt[chargedCount] = receipt;
-            chargedRule[chargedCount] = rule;
-            chargedWait[chargedCount] = wait;
-            chargedVerdict[chargedCount] = verdictIndex;
-            chargedCount++;
-        }
-
-        /** Returns every token this call took. */
-        void refund() {
-            for (int i = 0; i < chargedCount; i++) {
-                try {
-                    charged[i].refund(chargedRule[i].cost, chargedReceipt[i]);
-                } catch (RuntimeException e) {
-                    STORE_LOG.log(Level.WARNING, "Could not give back " + chargedRule[i].cost
-                            + " permit(s) to a key; the store failed", e);
-                }
-            }
-            chargedCount = 0;
-        }
-
-        /**
-         * Counts the call again, at the time it will run, in every SOFT rule that remembers when calls run (a
-         * sliding window, which gave a receipt) and counted it earlier: several SOFT rules each reserve at their
-         * own earliest time, and the call waits for the latest. A rule whose count moves the time further moves
-         * it for the others (at most three rounds; then the call keeps the counts it has).
-         *
-         * @return the delay, possibly longer; or, as {@code -1 - index}, the verdict of a rule that cannot count
-         *         the call within its maxDelay (its charge is already given back)
-         */
-        long align(long delay, Verdict[] verdicts) {
-            for (int round = 0; round < 3; round++) {
-                boolean moved = false;
-                for (int i = 0; i < chargedCount; i++) {
-                    CompiledRule rule = chargedRule[i];
-                    if (rule.mode != Mode.SOFT || chargedReceipt[i] == 0 || chargedWait[i] >= delay) {
-                        continue;
-                    }
-                    KeyState.Probe p;
-                    try {
-                        charged[i].refund(chargedRule[i].cost, chargedReceipt[i]);
-                    } catch (RuntimeException e) {
-                        // The store failed: the call keeps the counts it has, at their earlier times.
-                        return delay;
-                    }
-                    try {
-                        // The rule never makes the call wait longer than its own maxDelay, but accepts the wait
-                        // another rule already imposes.
-                        p = charged[i].reserve(rule.cost, delay, Math.max(rule.maxDelayNanos, delay));
-                    } catch (RuntimeException e) {
-                        // Its early place is given back and the store cannot take a later one: the call goes on
-                        // uncounted by this rule, as a store failure under fail-open would let it.
-                        removeCharge(i);
-                        return delay;
-                    }
-                    int index = chargedVerdict[i];
-                    Verdict v = verdicts[index];
-                    if (!p.consumed()) {
-                        removeCharge(i);
-                        verdicts[index] = copy(v, Outcome.REJECTED, v.basis(),
-                                v.windows(), p.waitNanos(), 0);
-                        return -1 - index;
-                    }
-                    chargedReceipt[i] = p.receipt();
-                    chargedWait[i] = p.waitNanos();
-                    verdicts[index] = copy(v, Outcome.DELAYED, v.basis(),
-                            v.windows(), p.waitNanos(), p.receipt());
-                    if (p.waitNanos() > delay) {
-                        delay = p.waitNanos();
-                        moved = true;
-                    }
-                }
-                if (!moved) {
-                    break;
-                }
-            }
-            return delay;
-        }
-
-        private void removeCharge(int i) {
-            int last = --chargedCount;
-            charged[i] = charged[last];
-            chargedReceipt[i] = chargedReceipt[last];
-            chargedRule[i] = chargedRule[last];
-            chargedWait[i] = chargedWait[last];
-            chargedVerdict[i] = chargedVerdict[last];
-            charged[last] = null;
-            chargedRule[last] = null;
-        }
-
-        /** @return whether this call was the first to finish the evaluation (and so releases its permits) */
-        boolean finish() {
-            if (!finished.compareAndSet(false, true)) {
-                return false;
-            }
-            releasePermits();
-            return true;
-        }
-    }
-
     Evaluation evaluate(CompiledRule[] rules, RequestContext context) {
-        Evaluation ev = new Evaluation();
+        Evaluation ev = new Evaluation(waiting);
         Verdict[] verdicts = new Verdict[rules.length];
         int n = 0;
         Outcome worst = Outcome.ALLOWED;
@@ -398,7 +230,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                 delay = 0;
                 // The rules before this one got their tokens back: report their windows as they are now.
                 for (int i = 0; i < n - 1; i++) {
-                    verdicts[i] = refunded(verdicts[i], rules[i]);
+                    verdicts[i] = Verdicts.refunded(verdicts[i], rules[i]);
                 }
                 break;
             }
@@ -416,7 +248,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                 delay = 0;
                 for (int i = 0; i < n; i++) {
                     if (i != (int) (-1 - aligned)) {
-                        verdicts[i] = refunded(verdicts[i], rules[i]);
+                        verdicts[i] = Verdicts.refunded(verdicts[i], rules[i]);
                     }
                 }
             }
@@ -441,9 +273,9 @@ public final class DefaultRateLimiter implements RateLimiter {
         if (key == null || key.isEmpty()) {
             switch (rule.missingKeyPolicy) {
                 case SKIP:
-                    return verdict(rule, null, Outcome.ALLOWED, Basis.KEY_MISSING, List.of(), 0, 0);
+                    return Verdicts.of(rule, null, Outcome.ALLOWED, Basis.KEY_MISSING, List.of(), 0, 0);
                 case REJECT:
-                    return verdict(rule, null, rejection(rule), Basis.KEY_MISSING, List.of(), 0, 0);
+                    return Verdicts.of(rule, null, rejection(rule), Basis.KEY_MISSING, List.of(), 0, 0);
                 default:
                     key = KeyExpressions.SHARED_MISSING_KEY;
             }
@@ -457,19 +289,19 @@ public final class DefaultRateLimiter implements RateLimiter {
             if (contention != null) {
                 CONTENTION_LOG.log(Level.WARNING, () -> "Rule '" + rule.name + "': " + contention.getMessage()
                         + "; rejecting the call rather than admitting it uncounted", null);
-                return verdict(rule, key, rejection(rule), Basis.CONTENTION, List.of(),
+                return Verdicts.of(rule, key, rejection(rule), Basis.CONTENTION, List.of(),
                         CONTENTION_RETRY_NANOS, 0);
             }
             STORE_LOG.log(Level.WARNING, () -> "The rate-limit store failed for rule '" + rule.name + "'; applying "
                     + rule.storeFailurePolicy + ": " + e, null);
             switch (rule.storeFailurePolicy) {
                 case FAIL_CLOSED:
-                    return verdict(rule, key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
+                    return Verdicts.of(rule, key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
                             FAIL_CLOSED_RETRY_NANOS, 0);
                 case LOCAL_FALLBACK:
                     return consume(rule, key, fallbackStore, bucketKey, configs.fallback(), Basis.FALLBACK_BUCKET, ev);
                 default:
-                    return verdict(rule, key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0);
+                    return Verdicts.of(rule, key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0);
             }
         }
     }
@@ -504,14 +336,14 @@ public final class DefaultRateLimiter implements RateLimiter {
             // reports them.
             List<Decision.Window> windows = rule.rule.count() == io.github.ratelimit.Rule.Counted.FAILURES
                     ? List.of() : probe.windows();
-            return verdict(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt());
+            return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt());
         }
         long wait = probe.waitNanos();
         if (rule.mode == Mode.HARD || (rule.mode == Mode.SOFT && wait > rule.maxDelayNanos)) {
-            return verdict(rule, key, Outcome.REJECTED, basis, probe.windows(), wait, 0);
+            return Verdicts.of(rule, key, Outcome.REJECTED, basis, probe.windows(), wait, 0);
         }
         if (rule.mode == Mode.SHADOW) {
-            return verdict(rule, key, Outcome.SHADOW_REJECTED, basis, probe.windows(), wait, 0);
+            return Verdicts.of(rule, key, Outcome.SHADOW_REJECTED, basis, probe.windows(), wait, 0);
         }
         return reserve(rule, key, state, basis, ev, probe.windows(), wait);
     }
@@ -520,14 +352,14 @@ public final class DefaultRateLimiter implements RateLimiter {
                             List<Decision.Window> windows, long wait) {
         // A place among this rule's waiting calls, and one among all the limiter's.
         if (!rule.waiting.tryAcquire()) {
-            return verdict(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
+            return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
         }
         ev.holdRulePermit(rule);
         boolean tookPermit = false;
         if (!ev.permitHeld) {
             if (!waiting.tryAcquire()) {
                 ev.releaseRulePermit(rule);
-                return verdict(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
+                return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
             }
             tookPermit = true;
             ev.permitHeld = true;
@@ -537,16 +369,16 @@ public final class DefaultRateLimiter implements RateLimiter {
             KeyState.Probe reservation = state.reserve(rule.cost, rule.maxDelayNanos);
             if (!reservation.consumed()) {
                 // The wait grew past maxDelay between the probe and the reservation.
-                return verdict(rule, key, Outcome.REJECTED, basis, windows, wait, 0);
+                return Verdicts.of(rule, key, Outcome.REJECTED, basis, windows, wait, 0);
             }
             long nanos = reservation.waitNanos();
             ev.charge(state, rule, reservation.receipt(), reservation.waitNanos());
             if (nanos == 0) {
-                return verdict(rule, key, Outcome.ALLOWED, basis, windows, 0,
+                return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0,
                         reservation.receipt());
             }
             reserved = true;
-            return verdict(rule, key, Outcome.DELAYED, basis, windows, nanos,
+            return Verdicts.of(rule, key, Outcome.DELAYED, basis, windows, nanos,
                     reservation.receipt());
         } finally {
             if (!reserved) {
@@ -557,17 +389,6 @@ public final class DefaultRateLimiter implements RateLimiter {
                 }
             }
         }
-    }
-
-    private static Verdict verdict(CompiledRule rule, String key, Outcome outcome, Basis basis,
-                                   List<Decision.Window> windows, long wait, long receipt) {
-        return new Verdict(rule.name, key, rule.mode, outcome, basis, windows, wait, receipt, rule.publicName);
-    }
-
-    /** @return a verdict for the rule and key of {@code v}, with these values */
-    private static Verdict copy(Verdict v, Outcome outcome, Basis basis, List<Decision.Window> windows, long wait,
-                                long receipt) {
-        return new Verdict(v.rule(), v.key(), v.mode(), outcome, basis, windows, wait, receipt, v.publicName());
     }
 
     private void notifyListeners(Decision decision) {
@@ -581,40 +402,10 @@ public final class DefaultRateLimiter implements RateLimiter {
     }
 
     /**
-     * A permitted verdict as it stands once its rule's tokens are given back (another rule rejected the call): each
-     * window has the cost back, and says when it is full again from that state, not the one before the refund. A
-     * window the refund fills is full now: its reset is 0. Otherwise the store is not read again (on Redis, a round
-     * trip more), so the reset is computed from the state before: a {@link Algorithm#TOKEN_BUCKET} window refills
-     * continuously, so the cost comes off its reset at the window's rate; a {@link Algorithm#FIXED_WINDOW} window,
-     * whose capacity is its limit, still refills at the next boundary; a sliding window keeps its reset, an upper
-     * bound (the call given back may have been the one the window waited for).
-     */
-    private static Verdict refunded(Verdict v, CompiledRule rule) {
-        // A delayed verdict's windows were read before its reservation, which the refund undid: still true.
-        if (v.outcome() != Outcome.ALLOWED || v.windows().isEmpty()) {
-            return v;
-        }
-        long cost = rule.cost;
-        boolean refills = rule.rule.algorithm() == Algorithm.TOKEN_BUCKET;
-        List<Decision.Window> windows = new ArrayList<>(v.windows().size());
-        for (Decision.Window w : v.windows()) {
-            long remaining = Math.min(w.limit(), w.remaining() + cost);
-            long reset = remaining >= w.limit() ? 0 : w.resetNanos();
-            if (reset > 0 && refills) {
-                long refill = BigInteger.valueOf(cost).multiply(BigInteger.valueOf(w.period().toNanos()))
-                        .divide(BigInteger.valueOf(w.permits())).min(BigInteger.valueOf(Long.MAX_VALUE)).longValue();
-                reset = Math.max(0, reset - refill);
-            }
-            windows.add(new Decision.Window(w.name(), w.limit(), w.permits(), w.period(), remaining, reset));
-        }
-        return copy(v, v.outcome(), v.basis(), windows, v.waitNanos(), v.receipt());
-    }
-
-    /**
      * Returns the tokens that the rules (all, or those counting only failures) took for a permitted call.
      *
      * @return the decision as it stands afterwards: the verdicts whose tokens came back report their windows with
-     *         them ({@link #refunded}); the others, and any whose store failed, as they were
+     *         them ({@link Verdicts#refunded}); the others, and any whose store failed, as they were
      */
     Decision returnTokens(CompiledRule[] rules, Decision decision, boolean onlyFailureCounting) {
         List<Verdict> after = null;
@@ -638,7 +429,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                         if (after == null) {
                             after = new ArrayList<>(verdicts);
                         }
-                        after.set(i, refunded(v, rule));
+                        after.set(i, Verdicts.refunded(v, rule));
                     } catch (RuntimeException e) {
                         STORE_LOG.log(Level.WARNING, "Could not return the token(s) of a call that "
                                 + (onlyFailureCounting ? "did not fail" : "another layer refused") + " to rule '"
@@ -650,17 +441,6 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
         return after == null ? decision
                 : new Decision(decision.outcome(), after, decision.delayNanos(), decision.retryAfterNanos());
-    }
-
-    static Decision interrupted(Decision delayed) {
-        List<Verdict> verdicts = new ArrayList<>(delayed.verdicts().size());
-        for (Verdict v : delayed.verdicts()) {
-            verdicts.add(v.outcome() == Outcome.DELAYED
-                    ? copy(v, Outcome.REJECTED, Basis.INTERRUPTED, v.windows(), 0,
-                            v.receipt())
-                    : v);
-        }
-        return new Decision(Outcome.REJECTED, verdicts, 0, 0);
     }
 
     Waiter waiter() {
