@@ -208,18 +208,6 @@ public final class LimitAdmin {
     }
 
     /**
-     * For messages about keys and fields given from outside (an HTTP answer, a log line): the text between single
-     * quotes, with {@code \}, {@code '}, control and format characters escaped in Java's notation, as the audit log
-     * writes keys, so no text can forge a line or pose as another field.
-     *
-     * @param text the text, or {@code null}
-     * @return it quoted, cut after 300 characters with the length it had
-     */
-    public static String quote(String text) {
-        return LogText.quote(text);
-    }
-
-    /**
      * @param address a key as shown, a key over 128 characters in full, or an {@link #address(String) address}
      * @return the key as the limiter stores it
      * @throws IllegalArgumentException when the address is empty, or an encoded one that does not decode

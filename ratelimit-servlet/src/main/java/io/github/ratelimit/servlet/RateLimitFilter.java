@@ -9,6 +9,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlGuards;
 import io.github.ratelimit.internal.web.UrlRule;
@@ -225,7 +226,7 @@ public class RateLimitFilter implements Filter {
             if (keyLimitsToCheck != null) {
                 List<Rule> known = new ArrayList<>(limiter.rules());
                 allUrlRules.forEach(u -> known.add(u.rule()));
-                RulesFile.checkKeyLimits(keyLimitsToCheck, known);
+                RateLimitSettings.checkKeyLimits(keyLimitsToCheck, known);
             }
         } catch (InvalidRateLimitConfigurationException e) {
             destroy();

@@ -3,7 +3,6 @@ package io.github.ratelimit.servlet;
 import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlRule;
@@ -238,22 +237,5 @@ final class RulesFile {
         throw new InvalidRateLimitConfigurationException("init-param phase = '" + value + "' is not one of "
                 + "[before-authentication, after-authentication]. Declare the filter once before your authentication "
                 + "filter with phase before-authentication, and once after it with phase after-authentication.");
-    }
-
-    /**
-     * Checks the rules file's per-key limits against every rule now known, and warns about keys no rule counts by.
-     *
-     * @param keyLimits the per-key limits of the rules file
-     * @param known every rule: the URL rules of both phases and the annotations' rules
-     * @throws InvalidRateLimitConfigurationException when an entry names an unknown rule or limits a rule cannot use
-     */
-    static void checkKeyLimits(io.github.ratelimit.MapLimitProvider keyLimits, List<Rule> known) {
-        keyLimits.checkRules(known);
-        List<String> unused = keyLimits.keysNoRuleCounts(known);
-        if (!unused.isEmpty()) {
-            System.getLogger(RateLimitFilter.class.getName()).log(System.Logger.Level.WARNING, "No rate-limit "
-                    + "rule counts by these keys' expressions, so their limits apply to none: " + unused
-                    + ". A key is '<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
-        }
     }
 }

@@ -8,6 +8,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.MapLimitProvider;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.internal.DecisionLog;
 import io.github.ratelimit.internal.web.Phase;
@@ -17,6 +18,7 @@ import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -389,6 +391,24 @@ public final class RateLimitSettings {
             return redis.toStore(clock);
         } catch (InvalidRateLimitConfigurationException e) {
             throw e.within(v.at("ratelimit.redis"));
+        }
+    }
+
+    /**
+     * Checks per-key limits from configuration against every rule now known (URL rules and annotations), and warns
+     * about keys no rule counts by: the one check the rules file and Spring Boot both run once their rules exist.
+     *
+     * @param keyLimits the per-key limits of {@code ratelimit.keys}
+     * @param known every rule
+     * @throws InvalidRateLimitConfigurationException when an entry names an unknown rule or limits a rule cannot use
+     */
+    public static void checkKeyLimits(MapLimitProvider keyLimits, Collection<Rule> known) {
+        keyLimits.checkRules(known);
+        List<String> unused = keyLimits.keysNoRuleCounts(known);
+        if (!unused.isEmpty()) {
+            System.getLogger(RateLimitSettings.class.getName()).log(System.Logger.Level.WARNING, "No rate-limit rule "
+                    + "counts by these keys' expressions, so their limits apply to none: " + unused + ". A key is "
+                    + "'<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
         }
     }
 }

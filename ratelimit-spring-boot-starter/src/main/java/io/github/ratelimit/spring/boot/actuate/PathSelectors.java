@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.actuate;
 
+import io.github.ratelimit.internal.LogText;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 
@@ -42,10 +43,10 @@ final class PathSelectors {
     private static void same(Map<?, ?> path, String name, String given) {
         Object inPath = path.get(name);
         if (inPath instanceof String p && !p.equals(given)) {
-            throw new IllegalArgumentException("the path names " + name + " " + io.github.ratelimit.store.LimitAdmin
-                    .quote(p) + ", but a query parameter or body field \"" + name + "\" names " + io.github.ratelimit
-                    .store.LimitAdmin.quote(given) + "; give the " + name + " once, in the path or (for a key) in the "
-                    + "body or query of " + (name.equals("key") ? "…/ratelimitkeys/{rule}" : "the request"));
+            throw new IllegalArgumentException("the path names " + name + " " + LogText.quote(p) + ", but a query "
+                    + "parameter or body field \"" + name + "\" names " + LogText.quote(given) + "; give the " + name
+                    + " once, in the path or (for a key) in the body or query of "
+                    + (name.equals("key") ? "…/ratelimitkeys/{rule}" : "the request"));
         }
     }
 

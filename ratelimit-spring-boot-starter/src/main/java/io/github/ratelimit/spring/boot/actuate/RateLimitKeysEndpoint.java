@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.Limit;
+import io.github.ratelimit.internal.LogText;
 import io.github.ratelimit.store.LimitAdmin;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.store.RedisLimitStore;
@@ -239,14 +240,14 @@ public class RateLimitKeysEndpoint {
     private static int number(String field, Object value) {
         String s = text(field, value);
         if (!s.matches("[0-9]{1,4}")) {
-            throw new IllegalArgumentException("\"" + field + "\" is " + LimitAdmin.quote(s) + "; it must be a whole "
+            throw new IllegalArgumentException("\"" + field + "\" is " + LogText.quote(s) + "; it must be a whole "
                     + "number, 1 to 1000");
         }
         return Integer.parseInt(s);
     }
 
     private static String json(Object value) {
-        return value instanceof String s ? LimitAdmin.quote(s)
+        return value instanceof String s ? LogText.quote(s)
                 : value instanceof Boolean b ? String.valueOf(b)
                 : value instanceof Number ? "a number" : value instanceof java.util.Collection<?> ? "a list (given twice?)"
                 : value instanceof Map<?, ?> ? "an object" : "of another type";

@@ -2,7 +2,6 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.spring.boot.method.CallPrincipal;
 import io.github.ratelimit.spring.boot.method.LazyLimiter;
@@ -31,7 +30,6 @@ import org.springframework.core.env.Environment;
 
 import java.lang.reflect.Method;
 import java.util.Arrays;
-import java.util.List;
 
 /**
  * Applies {@code @RateLimit} to any bean: a Spring AOP advisor (as for {@code @Transactional}), so no AspectJ weaver
@@ -142,18 +140,8 @@ public final class RateLimitMethodAutoConfiguration {
             boolean ownProvider = Arrays.stream(beanFactory.getBeanNamesForType(LimitProvider.class))
                     .anyMatch(name -> !name.equals(RateLimitLimitStoreAutoConfiguration.LIMIT_STORE_BEAN));
             if (s.limitProvider() != null && !ownProvider) {
-                List<Rule> declared = limiter.getObject().rules();
-                s.limitProvider().checkRules(declared);
-                warnAboutKeysNoRuleCounts(s.limitProvider().keysNoRuleCounts(declared));
+                RateLimitSettings.checkKeyLimits(s.limitProvider(), limiter.getObject().rules());
             }
         });
-    }
-
-    static void warnAboutKeysNoRuleCounts(List<String> keys) {
-        if (!keys.isEmpty()) {
-            System.getLogger(RateLimitAutoConfiguration.class.getName()).log(System.Logger.Level.WARNING,
-                    "No rate-limit rule counts by these keys' expressions, so their limits apply to none (yet): " + keys
-                    + ". A key is '<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
-        }
     }
 }

@@ -5,7 +5,6 @@ import io.github.ratelimit.internal.config.RateLimitAnnotations;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -68,11 +67,11 @@ public final class HandlerRuleCache {
     }
 
     /**
-     * @param beanTypesAndMethods handler methods, as pairs of their bean type and method
-     * @return whether any of them has rules (when none has, a filter need not look handlers up at all)
+     * @param beanType a handler's bean type
+     * @param method the handler method
+     * @return whether it has rules (when no handler has, a filter need not look handlers up at all)
      */
-    public static boolean anyHasRules(Collection<Map.Entry<Class<?>, Method>> beanTypesAndMethods) {
-        return beanTypesAndMethods.stream()
-                .anyMatch(h -> !RateLimitAnnotations.rulesFor(h.getKey(), h.getValue()).isEmpty());
+    public static boolean hasRules(Class<?> beanType, Method method) {
+        return !RateLimitAnnotations.rulesFor(beanType, method).isEmpty();
     }
 }

@@ -11,7 +11,6 @@ import reactor.core.publisher.Mono;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Predicate;
 
 /**
@@ -91,9 +90,8 @@ public final class ReactiveHandlerRules {
                     false, false).values().stream().map(x -> (AbstractHandlerMethodMapping<?>) x)
                     .sorted(org.springframework.core.annotation.AnnotationAwareOrderComparator.INSTANCE).toList()) {
                 found.add(mapping);
-                anyRules |= HandlerRuleCache.anyHasRules(mapping.getHandlerMethods().values().stream()
-                        .<Map.Entry<Class<?>, java.lang.reflect.Method>>map(h -> Map.entry(h.getBeanType(), h.getMethod()))
-                        .toList());
+                anyRules |= mapping.getHandlerMethods().values().stream()
+                        .anyMatch(h -> HandlerRuleCache.hasRules(h.getBeanType(), h.getMethod()));
             }
             m = anyRules ? List.copyOf(found) : List.of();
             mappings = m;

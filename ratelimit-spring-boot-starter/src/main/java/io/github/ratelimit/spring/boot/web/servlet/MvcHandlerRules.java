@@ -140,11 +140,9 @@ public final class MvcHandlerRules implements HandlerRules {
     }
 
     private static boolean anyHandlerMethodHasRules(List<HandlerMapping> mappings) {
-        return HandlerRuleCache.anyHasRules(mappings.stream()
-                .filter(m -> m instanceof AbstractHandlerMethodMapping<?>)
+        return mappings.stream().filter(m -> m instanceof AbstractHandlerMethodMapping<?>)
                 .flatMap(m -> ((AbstractHandlerMethodMapping<?>) m).getHandlerMethods().values().stream())
-                .<Map.Entry<Class<?>, java.lang.reflect.Method>>map(h -> Map.entry(h.getBeanType(), h.getMethod()))
-                .toList());
+                .anyMatch(h -> HandlerRuleCache.hasRules(h.getBeanType(), h.getMethod()));
     }
 
     /** A handler, and the view of the request with the attributes its lookup added (path variables). */
