@@ -44,12 +44,31 @@ class ArchitectureTest {
 
     @Test
     void storesKnowNeitherTheEngineNorTheEntryPoints() {
-        noClasses().that().resideInAPackage("io.github.ratelimit.store..").should().dependOnClassesThat()
+        noClasses().that().resideInAnyPackage("io.github.ratelimit.store..", "io.github.ratelimit.redis..")
+                .should().dependOnClassesThat()
                 .resideInAnyPackage("io.github.ratelimit.internal.config..", "io.github.ratelimit.internal.web..",
                         "io.github.ratelimit.internal.metrics..")
                 .orShould().dependOnClassesThat().haveFullyQualifiedName("io.github.ratelimit.internal.DefaultRateLimiter")
                 .orShould().dependOnClassesThat().haveFullyQualifiedName("io.github.ratelimit.internal.DefaultGuard")
                 .because("a store answers for buckets; the engine and the entry points use it, not the other way round")
+                .check(core);
+    }
+
+    @Test
+    void theStoreSpiAndTheLocalStoreKnowNothingOfRedis() {
+        noClasses().that().resideInAnyPackage("io.github.ratelimit.store..", "io.github.ratelimit.internal.bucket..")
+                .should().dependOnClassesThat().resideInAPackage("io.github.ratelimit.redis..")
+                .orShould().dependOnClassesThat().resideInAPackage("redis.clients..")
+                .because("everything Jedis lives in io.github.ratelimit.redis (docs/architecture.md)")
+                .check(core);
+    }
+
+    @Test
+    void onlyTheRedisPackageUsesJedis() {
+        noClasses().that().resideOutsideOfPackages("io.github.ratelimit.redis..", "io.github.ratelimit.internal.config..",
+                        "io.github.ratelimit.testing..")
+                .should().dependOnClassesThat().resideInAPackage("redis.clients..")
+                .because("Jedis is confined to the Redis stores and the settings that build them (and the test harness)")
                 .check(core);
     }
 

@@ -1,7 +1,7 @@
 package io.github.ratelimit;
 
+import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.BucketStore;
-import io.github.ratelimit.store.JedisBucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.Objects;
 /**
  * Where the state of rate-limited keys lives: in this JVM ({@link LocalBucketStore}) or in a shared store such
- * as Redis ({@link JedisBucketStore}), for every {@link io.github.ratelimit.Algorithm}.
+ * as Redis ({@link io.github.ratelimit.redis.JedisBucketStore}), for every {@link io.github.ratelimit.Algorithm}.
  *
  * <p>The limiter calls {@link #state} once per rule per decision and then makes one call on the result
  * ({@link KeyState#consume}, or for a delayed call {@link KeyState#reserve} after it); a remote store should
@@ -175,7 +175,7 @@ public interface BucketStore extends AutoCloseable {
         }
 
         /** @return the Bucket4j configuration of a token-bucket or fixed-window rule */
-        BucketConfiguration bucketConfiguration() {
+        public BucketConfiguration bucketConfiguration() {
             if (configuration == null) {
                 throw new IllegalStateException(algorithm + " does not run on Bucket4j");
             }

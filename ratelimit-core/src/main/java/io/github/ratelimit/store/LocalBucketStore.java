@@ -12,6 +12,7 @@ import io.github.bucket4j.MathType;
 import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.internal.bucket.BucketKeyState;
 import io.github.ratelimit.store.BucketStore.KeyState;
 
 import java.util.concurrent.Executor;

@@ -1,11 +1,9 @@
 /**
- * Where buckets live: the store SPI ({@link io.github.ratelimit.store.BucketStore} and its nested types), the local
- * store ({@link io.github.ratelimit.store.LocalBucketStore}), and Redis through Jedis (standalone, Sentinel,
- * Cluster): {@link io.github.ratelimit.store.JedisBucketStore} with its Lua scripts, auto-pipeline, circuit breaker
- * and server clock; per-key limits changed at run time ({@link io.github.ratelimit.store.RedisLimitStore}) and the
- * operations on live keys ({@link io.github.ratelimit.store.LimitAdmin}).
+ * Where buckets live: the store SPI ({@link io.github.ratelimit.store.BucketStore} and its nested types) and the
+ * local store ({@link io.github.ratelimit.store.LocalBucketStore}) with its sliding-window states. The Redis stores
+ * are in {@link io.github.ratelimit.redis}.
  *
- * <p>Uses the API, small {@code internal} helpers, Bucket4j, Caffeine and Jedis; never the engine or the entry
- * points' plumbing. Every script's work is bounded by the rule, never by what Redis holds (docs/RELIABILITY.md).
+ * <p>Uses the API, Bucket4j, Caffeine and the Bucket4j glue both stores share ({@code internal.bucket}); never Redis,
+ * the engine or the entry points' plumbing (checked by {@code ArchitectureTest}).
  */
 package io.github.ratelimit.store;

@@ -16,6 +16,7 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.testing.ManualClock;
+import io.github.ratelimit.testing.RandomKeyCases;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -33,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * One behaviour suite run against every store: whatever holds the buckets, a rule means the same. Time is
  * a manual clock shared by the limiter and the store, so no test waits for refill.
  */
-abstract class BucketStoreContract {
+public abstract class BucketStoreContract {
 
     protected final ManualClock clock = new ManualClock();
     private BucketStore store;

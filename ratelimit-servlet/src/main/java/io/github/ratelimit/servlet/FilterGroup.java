@@ -3,8 +3,8 @@ package io.github.ratelimit.servlet;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.web.UrlRule;
-import io.github.ratelimit.store.LimitAdmin;
-import io.github.ratelimit.store.RedisLimitStore;
+import io.github.ratelimit.redis.LimitAdmin;
+import io.github.ratelimit.redis.RedisLimitProvider;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
 
@@ -46,7 +46,7 @@ final class FilterGroup {
         List<RateLimiter> group = limiters(context);
         group.add(limiter);
         context.setAttribute(RateLimitFilter.ADMIN_ATTRIBUTE + "." + name, LimitAdmin.of(limiter,
-                limitStore instanceof RedisLimitStore redis ? redis : null,
+                limitStore instanceof RedisLimitProvider redis ? redis : null,
                 rules.stream().map(UrlRule::rule).toList(), () -> group));
         return context;
     }

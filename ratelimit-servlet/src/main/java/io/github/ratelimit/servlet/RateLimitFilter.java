@@ -113,14 +113,14 @@ public class RateLimitFilter implements Filter {
 
     /**
      * The servlet-context attribute, followed by {@code .} and the filter's name, under which a filter with
-     * {@code ratelimit.limit-store.enabled=true} publishes its {@link io.github.ratelimit.store.RedisLimitStore}: to
+     * {@code ratelimit.limit-store.enabled=true} publishes its {@link io.github.ratelimit.redis.RedisLimitProvider}: to
      * set, read, list and remove per-key limits without Spring.
      */
     public static final String LIMIT_STORE_ATTRIBUTE = RateLimitFilter.class.getName() + ".limitStore";
 
     /**
      * The servlet-context attribute, followed by {@code .} and the filter's name, under which a filter configured from
-     * its rules file publishes its {@link io.github.ratelimit.store.LimitAdmin}: the operations on live keys (per-key
+     * its rules file publishes its {@link io.github.ratelimit.redis.LimitAdmin}: the operations on live keys (per-key
      * limits with {@code ratelimit.limit-store.enabled=true}, resets with any store), with the checks and the
      * addressing the Spring Boot endpoint has, knowing every rule of the rules file.
      */

@@ -1,10 +1,10 @@
 package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.redis.LimitAdmin;
+import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
-import io.github.ratelimit.store.LimitAdmin;
-import io.github.ratelimit.store.RedisLimitStore;
 import io.github.ratelimit.testing.redis.RedisServer;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.http.HttpServlet;
@@ -68,7 +68,7 @@ class LimitStoreInContainerTest {
                     .servletClass("ok", Ok.class.getName(), false, "/*").start()) {
                 ServletContext context = server.context().getServletContext();
                 LimitAdmin admin = attribute(context, RateLimitFilter.ADMIN_ATTRIBUTE, LimitAdmin.class);
-                RedisLimitStore limits = attribute(context, RateLimitFilter.LIMIT_STORE_ATTRIBUTE, RedisLimitStore.class);
+                RedisLimitProvider limits = attribute(context, RateLimitFilter.LIMIT_STORE_ATTRIBUTE, RedisLimitProvider.class);
                 attribute(context, RateLimitFilter.LIMITER_ATTRIBUTE, RateLimiter.class);
 
                 assertThat(get(server, "alice")).isEqualTo(200);

@@ -1,8 +1,8 @@
 package io.github.ratelimit.servlet;
 
+import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
-import io.github.ratelimit.store.LimitAdmin;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;

@@ -1,7 +1,7 @@
 package io.github.ratelimit.internal.config;
 
+import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.BucketStore;
-import io.github.ratelimit.store.JedisBucketStore;
 
 /** Builds the Redis store from settings. A class of its own, loaded only when the Redis store is built. */
 final class JedisStoreFactory {
@@ -37,7 +37,7 @@ final class JedisStoreFactory {
                     + ". Name a Redis server (ratelimit.redis.url, or spring.data.redis.* with the Spring Boot starter), or set "
                     + "ratelimit.limit-store.enabled=false.");
         }
-        io.github.ratelimit.store.RedisLimitStore.Builder b = io.github.ratelimit.store.RedisLimitStore.builder()
+        io.github.ratelimit.redis.RedisLimitProvider.Builder b = io.github.ratelimit.redis.RedisLimitProvider.builder()
                 .client(redis.client()).keyPrefix(redis.keyPrefix()).refreshInterval(refreshInterval);
         if (defaults != null) {
             // The plans of ratelimit.plans, and ratelimit.keys for keys without an entry of their own.

@@ -355,7 +355,7 @@ public final class RateLimitSettings {
 
     /**
      * The per-key limits kept in Redis when {@code ratelimit.limit-store.enabled} is set: a
-     * {@link io.github.ratelimit.store.RedisLimitStore} on the store's client and key prefix, with the plans of
+     * {@link io.github.ratelimit.redis.RedisLimitProvider} on the store's client and key prefix, with the plans of
      * {@code ratelimit.plans}, answering from {@code ratelimit.keys} for keys without an entry of their own.
      *
      * @param store the store {@link #createStore} made (the limit store shares its Redis client)

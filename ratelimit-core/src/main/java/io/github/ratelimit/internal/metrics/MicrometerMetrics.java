@@ -7,8 +7,8 @@ import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.BucketStore;
-import io.github.ratelimit.store.JedisBucketStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -85,9 +85,9 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
      * @param provider the limiter's limit provider, or {@code null}
      */
     public void bindLimitStore(io.github.ratelimit.LimitProvider provider) {
-        if (provider instanceof io.github.ratelimit.store.RedisLimitStore limits) {
+        if (provider instanceof io.github.ratelimit.redis.RedisLimitProvider limits) {
             io.micrometer.core.instrument.FunctionCounter.builder(REPAIRS, limits,
-                            io.github.ratelimit.store.RedisLimitStore::repairs)
+                            io.github.ratelimit.redis.RedisLimitProvider::repairs)
                     .tag("state", "limits")
                     .description(REPAIRS_DESCRIPTION).register(registry);
         }

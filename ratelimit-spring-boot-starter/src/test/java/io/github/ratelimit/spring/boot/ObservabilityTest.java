@@ -107,7 +107,7 @@ class ObservabilityTest {
             try (var jedis = new redis.clients.jedis.Jedis(redis.server().host(), redis.server().port())) {
                 jedis.set("repairs-metric:{limits}:rule:api", "garbage");
             }
-            context.getBean(io.github.ratelimit.store.LimitAdmin.class).setLimits("api", "user:alice", "9/1m", "ops");
+            context.getBean(io.github.ratelimit.redis.LimitAdmin.class).setLimits("api", "user:alice", "9/1m", "ops");
             assertThat(registry.get("ratelimit.store.repairs").tag("state", "limits").functionCounter().count())
                     .isEqualTo(1);
         });
@@ -118,7 +118,7 @@ class ObservabilityTest {
         runner.withPropertyValues("ratelimit.redis.url=" + redis.uri()).run(context -> {
             RateLimiter limiter = context.getBean(RateLimiter.class);
             // A list where the bucket belongs (a typo in redis-cli): replaced, not obeyed, and counted.
-            var store = (io.github.ratelimit.store.JedisBucketStore) context.getBean(io.github.ratelimit.store.BucketStore.class);
+            var store = (io.github.ratelimit.redis.JedisBucketStore) context.getBean(io.github.ratelimit.store.BucketStore.class);
             byte[] key = store.redisKey(new io.github.ratelimit.store.BucketStore.Key("api", "*"));
             try (var jedis = new redis.clients.jedis.Jedis(redis.server().host(), redis.server().port())) {
                 jedis.del(key);

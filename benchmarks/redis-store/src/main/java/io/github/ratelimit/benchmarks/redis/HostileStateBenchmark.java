@@ -9,8 +9,8 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.Waiter;
+import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.BucketStore;
-import io.github.ratelimit.store.JedisBucketStore;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.resps.Slowlog;
 

@@ -10,8 +10,8 @@ import io.github.ratelimit.Limit;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.BucketStore;
-import io.github.ratelimit.store.JedisBucketStore;
 
 import java.time.Duration;
 import java.util.List;

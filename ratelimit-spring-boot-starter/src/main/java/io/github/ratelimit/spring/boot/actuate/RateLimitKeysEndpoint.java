@@ -2,9 +2,9 @@ package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.internal.LogText;
-import io.github.ratelimit.store.LimitAdmin;
+import io.github.ratelimit.redis.LimitAdmin;
+import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.RateLimitStoreException;
-import io.github.ratelimit.store.RedisLimitStore;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -82,7 +82,7 @@ public class RateLimitKeysEndpoint {
             }
             String c = cursor == null ? null : text("cursor", cursor);
             int n = count == null ? 100 : number("count", count);
-            RedisLimitStore.Page page = admin.list(rule, c, n);
+            RedisLimitProvider.Page page = admin.list(rule, c, n);
             Map<String, Object> body = new LinkedHashMap<>();
             body.put("rule", rule);
             body.put("entries", page.entries().stream().map(RateLimitKeysEndpoint::describe).toList());
@@ -267,7 +267,7 @@ public class RateLimitKeysEndpoint {
         return m;
     }
 
-    private static Map<String, Object> describe(RedisLimitStore.Entry e) {
+    private static Map<String, Object> describe(RedisLimitProvider.Entry e) {
         Map<String, Object> m = key(e.rule(), e.key(), "limits", e.limits().stream().map(Limit::toString).toList());
         if (e.plan() != null) {
             m.put("plan", e.plan());

@@ -1,6 +1,6 @@
 package io.github.ratelimit.spring.boot.actuate;
 
-import io.github.ratelimit.store.JedisBucketStore;
+import io.github.ratelimit.redis.JedisBucketStore;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;

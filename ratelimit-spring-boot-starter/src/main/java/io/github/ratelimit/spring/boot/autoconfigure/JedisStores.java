@@ -2,7 +2,7 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.internal.config.RedisSettings;
-import io.github.ratelimit.store.JedisBucketStore;
+import io.github.ratelimit.redis.JedisBucketStore;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.core.env.Environment;

@@ -1,6 +1,8 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.redis.JedisBucketStore;
+import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.spring.boot.actuate.RateLimitKeysEndpoint;
 import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpoint;
 import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpointProperties;
@@ -8,8 +10,6 @@ import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpointWebExtension;
 import io.github.ratelimit.spring.boot.actuate.RedisStoreHealthIndicator;
 import io.github.ratelimit.spring.boot.actuate.RejectedKeys;
 import io.github.ratelimit.store.BucketStore;
-import io.github.ratelimit.store.JedisBucketStore;
-import io.github.ratelimit.store.LimitAdmin;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

@@ -3,9 +3,9 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.config.RateLimitSettings;
+import io.github.ratelimit.redis.LimitAdmin;
+import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.BucketStore;
-import io.github.ratelimit.store.LimitAdmin;
-import io.github.ratelimit.store.RedisLimitStore;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -37,7 +37,7 @@ public final class RateLimitLimitStoreAutoConfiguration {
     LimitAdmin rateLimitAdmin(RateLimiter limiter, @Qualifier(LIMIT_STORE_BEAN) ObjectProvider<LimitProvider> limitStore) {
         LimitProvider provider = limitStore.getIfAvailable();
         // The null check first: without Jedis there is no limit store, and the Redis type is never touched.
-        return LimitAdmin.of(limiter, provider != null && provider instanceof RedisLimitStore redis ? redis : null);
+        return LimitAdmin.of(limiter, provider != null && provider instanceof RedisLimitProvider redis ? redis : null);
     }
 
     /**
@@ -46,7 +46,7 @@ public final class RateLimitLimitStoreAutoConfiguration {
      */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "redis.clients.jedis.UnifiedJedis")
-    static class RedisLimitStoreConfiguration {
+    static class RedisLimitProviderConfiguration {
 
         @Bean(name = LIMIT_STORE_BEAN, destroyMethod = "close")
         @ConditionalOnBooleanProperty(name = "ratelimit.limit-store.enabled")

@@ -2,8 +2,8 @@ package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.store.LimitAdmin;
-import io.github.ratelimit.store.RedisLimitStore;
+import io.github.ratelimit.redis.LimitAdmin;
+import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.testing.redis.RedisServer;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -24,7 +24,7 @@ class RateLimitKeysEndpointFailuresTest {
         try (RedisClient client = RedisClient.builder().hostAndPort(redis.hostAndPort())
                 .clientConfig(DefaultJedisClientConfig.builder().socketTimeoutMillis(100).connectionTimeoutMillis(100).build())
                 .build();
-             RedisLimitStore store = RedisLimitStore.builder().client(client).build();
+             RedisLimitProvider store = RedisLimitProvider.builder().client(client).build();
              RateLimiter limiter = RateLimiter.builder().build()) {
             limiter.guard(Rule.builder("api").limits("5/1s").build());
             RateLimitKeysEndpoint endpoint = new RateLimitKeysEndpoint(LimitAdmin.of(limiter, store));

@@ -1,0 +1,116 @@
+package io.github.ratelimit.internal.bucket;
+
+
+
+import io.github.bucket4j.Bandwidth;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.BucketState;
+import io.github.bucket4j.ConsumptionProbe;
+import io.github.bucket4j.VerboseResult;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.store.BucketStore.KeyState;
+import io.github.ratelimit.store.LocalBucketStore;
+
+import java.time.Duration;
+import java.util.Arrays;
+
+/**
+ * A key's state on a Bucket4j bucket: {@link io.github.ratelimit.Algorithm#TOKEN_BUCKET} and
+ * {@link io.github.ratelimit.Algorithm#FIXED_WINDOW}. One verbose operation per probe, one reservation per
+ * delayed call, {@code addTokens} per refund: the Redis store's buckets. The local store's bucket is a
+ * {@link KeyState} of its own ({@link LocalBucketStore.LocalBucket}), which shares {@link #windows}.
+ */
+public final class BucketKeyState implements KeyState {
+
+    private final Bucket bucket;
+
+    /**
+     * @param bucket the bucket (a Redis proxy: each write sets its key's expiry from the state it writes)
+     */
+    public BucketKeyState(Bucket bucket) {
+        this.bucket = bucket;
+    }
+
+    /** Tokens are interchangeable: the receipt is not needed. */
+    @Override
+    public void refund(long cost, long receipt) {
+        bucket.addTokens(cost);
+    }
+
+    @Override
+    public Probe consume(long cost) {
+        VerboseResult<ConsumptionProbe> result = bucket.asVerbose().tryConsumeAndReturnRemaining(cost);
+        ConsumptionProbe probe = result.getValue();
+        return new Probe(probe.isConsumed(), probe.isConsumed() ? 0 : Math.max(1, probe.getNanosToWaitForRefill()),
+                windows(result), 0);
+    }
+
+    @Override
+    public Probe reserve(long cost, long maxWaitNanos) {
+        CapturingStrategy strategy = new CapturingStrategy();
+        boolean reserved;
+        try {
+            reserved = bucket.asBlocking().tryConsume(cost, maxWaitNanos, strategy);
+        } catch (InterruptedException e) {
+            // CapturingStrategy never blocks, so Bucket4j cannot be interrupted here.
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+        if (!reserved) {
+            return new Probe(false, maxWaitNanos + 1, java.util.List.of(), 0);
+        }
+        return new Probe(true, Math.max(0, strategy.nanos), java.util.List.of(), 0);
+    }
+
+    public static java.util.List<Decision.Window> windows(VerboseResult<?> result) {
+        return windows(result.getState(), result.getOperationTimeNanos());
+    }
+
+    /** Each window's state, from a bucket's state at {@code now}. */
+    public static java.util.List<Decision.Window> windows(BucketState state, long now) {
+        Bandwidth[] bandwidths = state.getConfiguration().getBandwidths();
+        Decision.Window[] windows = new Decision.Window[bandwidths.length];
+        for (int i = 0; i < bandwidths.length; i++) {
+            Bandwidth b = bandwidths[i];
+            long current = state.getCurrentSize(i);
+            long reset = resetNanos(b, b.getCapacity() - current, state.getRoundingError(i), now);
+            windows[i] = new Decision.Window(b.getId(), b.getCapacity(), b.getRefillTokens(),
+                    Duration.ofNanos(b.getRefillPeriodNanos()), Math.max(0, current), reset);
+        }
+        return Arrays.asList(windows);
+    }
+
+    /**
+     * Nanoseconds until a bandwidth short of {@code deficit} tokens is full again; {@code roundingError} is
+     * Bucket4j's record of the partly refilled next token (in token-nanoseconds) of a greedy bandwidth.
+     */
+    static long resetNanos(Bandwidth b, long deficit, long roundingError, long nowNanos) {
+        if (deficit <= 0) {
+            return 0;
+        }
+        long period = b.getRefillPeriodNanos();
+        long tokens = b.getRefillTokens();
+        if (b.isRefillIntervally()) {
+            long periods = (deficit + tokens - 1) / tokens;
+            long untilBoundary = b.isIntervallyAligned() ? period - Math.floorMod(nowNanos, period) : period;
+            return saturatedAdd(untilBoundary, saturatedMultiply(periods - 1, period));
+        }
+        long product = saturatedMultiply(deficit, period);
+        if (product == Long.MAX_VALUE) {
+            return (long) Math.ceil((double) deficit * period / tokens);
+        }
+        long remainder = Math.max(0, product - roundingError);
+        return (remainder + tokens - 1) / tokens;
+    }
+
+    private static long saturatedMultiply(long a, long b) {
+        long high = Math.multiplyHigh(a, b);
+        long low = a * b;
+        return (high == 0 && low >= 0) ? low : Long.MAX_VALUE;
+    }
+
+    private static long saturatedAdd(long a, long b) {
+        long r = a + b;
+        return ((a ^ r) & (b ^ r)) < 0 ? Long.MAX_VALUE : r;
+    }
+}

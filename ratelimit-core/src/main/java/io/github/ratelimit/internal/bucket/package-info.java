@@ -1,0 +1,8 @@
+/**
+ * The Bucket4j glue both stores share, not part of the API: a key's state over a Bucket4j bucket
+ * ({@code BucketKeyState}), which reads a verbose result into the decision's windows and captures, instead of
+ * sleeping, the wait Bucket4j asks for.
+ *
+ * <p>Uses the API, the store SPI and Bucket4j.
+ */
+package io.github.ratelimit.internal.bucket;

@@ -1,0 +1,240 @@
+package io.github.ratelimit.redis;
+
+import redis.clients.jedis.AbstractPipeline;
+import redis.clients.jedis.Response;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+import redis.clients.jedis.exceptions.JedisRedirectionException;
+
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Sends the scripts of many threads together: calls made while others are on the wire are queued, and the next
+ * thread to find a connection free sends everything queued (up to a batch's size) as one pipeline, then hands each
+ * caller its reply. What Lettuce and Redisson call auto-pipelining, without a thread of its own: the callers take
+ * turns at sending (flat combining).
+ *
+ * <p>A call alone sends at once, as a direct call would; under load, one write and one read serve a whole batch,
+ * which saves Redis and this JVM a system call pair per command. At most {@code lanes} batches are on the wire at
+ * a time, each on a connection borrowed from the client's pool for that batch.
+ *
+ * <p>Failures are the caller's as before: a reply that is an error is that call's
+ * {@link redis.clients.jedis.exceptions.JedisDataException}; a broken connection or a timeout fails every call of
+ * its batch; a script Redis does not have (NOSCRIPT) is run again on its own by its caller, which loads it. A call
+ * that cannot be sent within {@code queueTimeoutNanos} (every lane stuck on a slow Redis) gives up with a
+ * {@link JedisConnectionException}. A call taken into a batch waits for that batch's reply, which the socket timeout
+ * bounds; a caller that sends finds its own call done after the batches ahead of it, each so bounded. Waiting ignores
+ * interruption, as a blocking socket read does, and keeps the thread's interrupt status.
+ *
+ * <p>Only for a client whose pipeline goes to one server (standalone, Sentinel); on a Cluster, Jedis's pipeline
+ * spans nodes with a thread pool per sync, so the store sends calls directly there. A Cluster client the store
+ * did not recognise shows itself by a redirection (MOVED, ASK) in reply to a pipelined script: that call is run
+ * again on its own, which the client routes, and from then on every call is sent on its own.
+ */
+final class AutoPipeline implements ScriptRunner {
+
+    private static final int QUEUED = 0;
+    private static final int TAKEN = 1;
+    private static final int DONE = 2;
+    private static final int ABANDONED = 3;
+
+    /** One caller's script call and, once done, its outcome. */
+    private static final class Call extends AtomicInteger {
+        private static final long serialVersionUID = 1L;
+        final LuaScript script;
+        final List<byte[]> keys;
+        final List<byte[]> args;
+        final Thread owner = Thread.currentThread();
+        Object reply;
+        RuntimeException error;
+        boolean runAlone;
+
+        Call(LuaScript script, List<byte[]> keys, List<byte[]> args) {
+            this.script = script;
+            this.keys = keys;
+            this.args = args;
+        }
+
+        /** Publishes the outcome (the fields are written before the volatile state) and wakes the owner. */
+        void finish(Object reply, RuntimeException error, boolean runAlone) {
+            this.reply = reply;
+            this.error = error;
+            this.runAlone = runAlone;
+            set(DONE);
+            if (owner != Thread.currentThread()) {
+                LockSupport.unpark(owner);
+            }
+        }
+    }
+
+    private final UnifiedJedis jedis;
+    private final int maxBatch;
+    private final long queueTimeoutNanos;
+    private final ConcurrentLinkedQueue<Call> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger freeLanes;
+    /** Pipelines sent: the round trips actually made. */
+    final LongAdder batches = new LongAdder();
+    /** Whether Redis redirected a pipelined call: the client is a Cluster, and calls go one by one. */
+    volatile boolean redirected;
+
+    private static final io.github.ratelimit.internal.RateLimitedLog REDIRECT_LOG =
+            new io.github.ratelimit.internal.RateLimitedLog(3_600_000_000_000L);
+
+    /**
+     * @param jedis a client whose pipeline goes to one server
+     * @param lanes how many batches may be on the wire at once, at least 1
+     * @param maxBatch the most calls in one batch, at least 1
+     * @param queueTimeoutNanos how long a call may wait to be sent
+     */
+    AutoPipeline(UnifiedJedis jedis, int lanes, int maxBatch, long queueTimeoutNanos) {
+        if (lanes < 1 || maxBatch < 1 || queueTimeoutNanos <= 0) {
+            throw new IllegalArgumentException("lanes " + lanes + ", maxBatch " + maxBatch + ", queueTimeoutNanos "
+                    + queueTimeoutNanos + ": each must be positive");
+        }
+        this.jedis = jedis;
+        this.maxBatch = maxBatch;
+        this.queueTimeoutNanos = queueTimeoutNanos;
+        this.freeLanes = new AtomicInteger(lanes);
+    }
+
+    @Override
+    public Object run(LuaScript script, List<byte[]> keys, List<byte[]> args) {
+        if (redirected) {
+            return script.run(jedis, keys, args);
+        }
+        Call call = new Call(script, keys, args);
+        queue.add(call);
+        long deadline = System.nanoTime() + queueTimeoutNanos;
+        boolean interrupted = false;
+        try {
+            while (call.get() != DONE) {
+                if (call.get() == QUEUED && tryTakeLane()) {
+                    try {
+                        sendUntilDone(call);
+                    } finally {
+                        releaseLane();
+                    }
+                    continue;
+                }
+                if (call.get() == QUEUED) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0 && call.compareAndSet(QUEUED, ABANDONED)) {
+                        if (freeLanes.get() > 0) {
+                            wakeHead(); // it may have been woken to take a lane; the next caller takes it instead
+                        }
+                        throw new JedisConnectionException("no Redis connection was free to send the command within "
+                                + queueTimeoutNanos / 1_000_000 + " ms (the command timeout)");
+                    }
+                    LockSupport.parkNanos(this, Math.max(left, 1_000));
+                } else if (call.get() == TAKEN) {
+                    // On the wire: the sender's reads are bounded by the socket timeout, and it finishes every call.
+                    LockSupport.park(this);
+                }
+                interrupted |= Thread.interrupted();
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (call.error != null) {
+            throw call.error;
+        }
+        return call.runAlone ? script.run(jedis, keys, args) : call.reply;
+    }
+
+    private boolean tryTakeLane() {
+        for (int free = freeLanes.get(); free > 0; free = freeLanes.get()) {
+            if (freeLanes.compareAndSet(free, free - 1)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Frees a lane and wakes the oldest waiting caller, who may take it to send what is queued. */
+    private void releaseLane() {
+        freeLanes.incrementAndGet();
+        wakeHead();
+    }
+
+    private void wakeHead() {
+        for (Call head = queue.peek(); head != null; head = queue.peek()) {
+            if (head.get() == QUEUED) {
+                LockSupport.unpark(head.owner);
+                return;
+            }
+            queue.remove(head); // abandoned by its caller: nobody waits on it
+        }
+    }
+
+    /** Sends batches of what is queued until the given call is among those done. */
+    private void sendUntilDone(Call own) {
+        Call[] batch = new Call[maxBatch];
+        while (own.get() != DONE) {
+            int n = 0;
+            while (n < maxBatch) {
+                Call next = queue.poll();
+                if (next == null) {
+                    break;
+                }
+                if (next.compareAndSet(QUEUED, TAKEN)) {
+                    batch[n++] = next;
+                }
+            }
+            if (n == 0) {
+                return; // someone else sent it; it is on the wire
+            }
+            send(batch, n);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void send(Call[] batch, int n) {
+        Response<Object>[] replies = new Response[n];
+        batches.increment();
+        RuntimeException failure = null;
+        try (AbstractPipeline pipeline = jedis.pipelined()) {
+            for (int i = 0; i < n; i++) {
+                replies[i] = pipeline.evalsha(batch[i].script.sha(), batch[i].keys, batch[i].args);
+            }
+            pipeline.sync();
+            for (int i = 0; i < n; i++) {
+                try {
+                    batch[i].finish(replies[i].get(), null, false);
+                } catch (JedisNoScriptException e) {
+                    batch[i].finish(null, null, true);
+                } catch (JedisRedirectionException e) {
+                    if (!redirected) {
+                        redirected = true;
+                        REDIRECT_LOG.log(System.Logger.Level.WARNING, () -> "Redis redirected a pipelined script ("
+                                + e.getMessage() + "): the client is a Cluster; sending each script on its own from now on",
+                                null);
+                    }
+                    batch[i].finish(null, null, true);
+                } catch (JedisException e) {
+                    batch[i].finish(null, e, false);
+                }
+            }
+        } catch (JedisException e) {
+            failure = e;
+        } catch (RuntimeException e) {
+            failure = new JedisConnectionException("the pipelined Redis call failed: " + e, e);
+        } finally {
+            // Every call taken is finished, whatever happened (an Error included), so no caller waits forever.
+            for (int i = 0; i < n; i++) {
+                if (batch[i].get() != DONE) {
+                    batch[i].finish(null, failure != null ? failure
+                            : new JedisConnectionException("the pipelined Redis call did not complete"), false);
+                }
+                batch[i] = null;
+            }
+        }
+    }
+}

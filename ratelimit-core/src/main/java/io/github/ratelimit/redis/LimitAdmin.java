@@ -1,0 +1,387 @@
+package io.github.ratelimit.redis;
+
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.KeyExpressions;
+import io.github.ratelimit.internal.LogText;
+import io.github.ratelimit.store.RateLimitStoreException;
+
+import java.lang.System.Logger.Level;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.function.Supplier;
+
+/**
+ * The operations operators run on live keys (per-key limits, plans, resets), with one set of checks whichever way
+ * they come: the Spring Boot starter's {@code ratelimitkeys} Actuator endpoint, the object a {@code web.xml}
+ * application's filter publishes in the servlet context, or plain Java. Every operation names a rule the limiter
+ * knows ({@link UnknownRuleException} otherwise) and a key by its address; changes are refused, with the validation
+ * message, when the rule cannot use the limits; resets and changes are logged with who made them.
+ *
+ * <p><b>Addressing.</b> A key is the text the rule counts by, as decisions, listings and the {@code ratelimits}
+ * endpoint show it: canonical (the limiter escapes {@code \ + ~} in values, so {@code a+b} is {@code a\+b}), and a
+ * key over 128 characters stored as {@code ~sha256:<hex>}. Any of these is accepted as an address:
+ * <ul>
+ *   <li>the key as shown;</li>
+ *   <li>for a key over 128 characters, the key in full: it is hashed as the limiter hashes it;</li>
+ *   <li>its {@link #address(String) address}: the key itself when it has only characters that need no escaping in
+ *       a URL path segment or query ({@code A-Z a-z 0-9 - . _ ~ : @ ! $ ' ( ) * , =}, and is not {@code .} or
+ *       {@code ..}, and does not start like an encoded address), otherwise {@value #ADDRESS_PREFIX} and the key's
+ *       UTF-8 bytes in unpadded base64url. No key the limiter counts by starts with {@value #ADDRESS_PREFIX} (keys
+ *       escape a leading {@code ~}), so the two never meet; an entry stored by other means under such a key gets an
+ *       encoded address too. Listings give every entry's address: it works in a URL path, in a query, in JSON and in
+ *       Java alike, for any key (an IPv6 client's {@code 2001:db8::/64}, a key holding a {@code /}, a {@code %} or a
+ *       control character);</li>
+ *   <li>for an entry stored under a key over 128 characters in full (an older version's, or another tool's), which
+ *       the limiter never reads, the listing's address is {@value #STORED_PREFIX} and the key's UTF-8 bytes in
+ *       unpadded base64url: show and delete reach that very entry, so every entry a listing shows can be removed
+ *       (set and reset take it as the key in full, hashed).</li>
+ * </ul>
+ * A key with a lone UTF-16 surrogate is refused: it has no UTF-8 form, so it would reach another key.
+ *
+ * <p>The rules known are those the limiter has registered ({@link RateLimiter#rules()}: every URL rule and annotation
+ * once an application has started) and those given when this was made (URL rules of another phase's filter).
+ * Thread-safe, if the limiter and the store are.
+ */
+public final class LimitAdmin {
+
+    /** The start of an encoded address. */
+    public static final String ADDRESS_PREFIX = "~b64:";
+
+    /**
+     * The start of the address of an entry stored under a key over 128 characters in full (by an older version, or
+     * another tool), which the limiter never reads: show and delete reach that entry as stored.
+     */
+    public static final String STORED_PREFIX = "~stored:";
+
+    private static final System.Logger AUDIT = System.getLogger("io.github.ratelimit.limits");
+
+    /** Thrown when an operation names a rule the limiter does not know: its message names those it knows. */
+    public static final class UnknownRuleException extends IllegalArgumentException {
+
+        private static final long serialVersionUID = 1L;
+
+        private final String rule;
+        private final List<String> knownRules;
+
+        UnknownRuleException(String rule, List<String> knownRules) {
+            super("rule " + LogText.quote(rule) + " is not known here; known rules: " + knownRules
+                    + ". Name one of them, as the limiter lists them.");
+            this.rule = rule;
+            this.knownRules = List.copyOf(knownRules);
+        }
+
+        /** @return the name given */
+        public String rule() {
+            return rule;
+        }
+
+        /** @return the names of the rules known, in order */
+        public List<String> knownRules() {
+            return knownRules;
+        }
+    }
+
+    private final RateLimiter limiter;
+    private final RedisLimitProvider limitStore;
+    private final List<Rule> declared;
+    private final Supplier<? extends Collection<RateLimiter>> others;
+
+    private LimitAdmin(RateLimiter limiter, RedisLimitProvider limitStore, Collection<Rule> declared,
+                       Supplier<? extends Collection<RateLimiter>> others) {
+        this.limiter = Objects.requireNonNull(limiter, "limiter");
+        this.limitStore = limitStore;
+        this.declared = List.copyOf(declared);
+        this.others = Objects.requireNonNull(others, "others");
+    }
+
+    /**
+     * @param limiter the limiter whose rules are named and whose keys are reset
+     * @param limitStore where per-key limits are kept, or {@code null} when they are not (resets still work)
+     * @return the operations
+     */
+    public static LimitAdmin of(RateLimiter limiter, RedisLimitProvider limitStore) {
+        return new LimitAdmin(limiter, limitStore, List.of(), List::of);
+    }
+
+    /**
+     * @param limiter the limiter whose rules are named and whose keys are reset
+     * @param limitStore where per-key limits are kept, or {@code null} when they are not (resets still work)
+     * @param declared rules known before the limiter registers them (a rules file's URL rules of every phase)
+     * @return the operations
+     */
+    public static LimitAdmin of(RateLimiter limiter, RedisLimitProvider limitStore, Collection<Rule> declared) {
+        return new LimitAdmin(limiter, limitStore, declared, List::of);
+    }
+
+    /**
+     * For an application whose rules are decided by several limiters (a {@code web.xml} application's filter
+     * declared once per phase, each with a limiter and a store of its own): every rule of any of them is known, and
+     * a reset reaches the limiters that count by the rule, whichever filter published this.
+     *
+     * @param limiter the limiter whose rules are named and whose keys are reset
+     * @param limitStore where per-key limits are kept, or {@code null} when they are not (resets still work)
+     * @param declared rules known before the limiters register them (a rules file's URL rules of every phase)
+     * @param others the other limiters, asked at each operation (they may start after this is made)
+     * @return the operations
+     */
+    public static LimitAdmin of(RateLimiter limiter, RedisLimitProvider limitStore, Collection<Rule> declared,
+                                Supplier<? extends Collection<RateLimiter>> others) {
+        return new LimitAdmin(limiter, limitStore, declared, others);
+    }
+
+    /** @return this admin's limiter, then the others, each once */
+    private List<RateLimiter> limiters() {
+        List<RateLimiter> all = new ArrayList<>();
+        all.add(limiter);
+        for (RateLimiter other : others.get()) {
+            if (all.stream().noneMatch(l -> l == other)) {
+                all.add(other);
+            }
+        }
+        return all;
+    }
+
+    /** @return whether per-key limits are kept at run time (a {@link RedisLimitProvider}); resets need none */
+    public boolean keepsLimits() {
+        return limitStore != null;
+    }
+
+    /** @return the names of every rule known, in order */
+    public List<String> ruleNames() {
+        return List.copyOf(rules().keySet());
+    }
+
+    /**
+     * @param name a rule's name
+     * @return the rule
+     * @throws UnknownRuleException naming the known rules
+     */
+    public Rule rule(String name) {
+        Map<String, Rule> rules = rules();
+        Rule rule = name == null ? null : rules.get(name);
+        if (rule == null) {
+            throw new UnknownRuleException(name, List.copyOf(rules.keySet()));
+        }
+        return rule;
+    }
+
+    private Map<String, Rule> rules() {
+        Map<String, Rule> rules = new TreeMap<>();
+        declared.forEach(r -> rules.put(r.name(), r));
+        List<RateLimiter> all = limiters();
+        for (int i = all.size() - 1; i >= 0; i--) {
+            all.get(i).rules().forEach(r -> rules.put(r.name(), r)); // this admin's own limiter's rules win
+        }
+        return rules;
+    }
+
+    /**
+     * @param key a key as the limiter counts by it
+     * @return its address: the key when it is safe in a URL path segment and query as it is, else
+     *         {@value #ADDRESS_PREFIX} and its UTF-8 bytes in unpadded base64url
+     */
+    public static String address(String key) {
+        if (key.length() > KeyExpressions.MAX_KEY_LENGTH) {
+            // Not a key the limiter counts by (it hashes those): an entry stored under the key in full.
+            return STORED_PREFIX + base64(key);
+        }
+        boolean plain = !key.isEmpty() && !key.equals(".") && !key.equals("..") && !key.startsWith(ADDRESS_PREFIX)
+                && !key.startsWith(STORED_PREFIX) && key.chars().allMatch(c -> (c >= 'a' && c <= 'z')
+                || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~:@!$'()*,=".indexOf(c) >= 0);
+        return plain ? key : ADDRESS_PREFIX + base64(key);
+    }
+
+    private static String base64(String key) {
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(key.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * @param address a key as shown, a key over 128 characters in full, or an {@link #address(String) address}
+     * @return the key as the limiter stores it
+     * @throws IllegalArgumentException when the address is empty, or an encoded one that does not decode
+     */
+    public static String key(String address) {
+        return KeyExpressions.bounded(stored(address));
+    }
+
+    /**
+     * @param address a key as shown, a key over 128 characters in full, or an {@link #address(String) address}
+     * @return the key as stored: the limiter's key, or for a {@value #STORED_PREFIX} address, the key in full an
+     *         older entry is stored under
+     * @throws IllegalArgumentException when the address is empty, has a lone UTF-16 surrogate (no UTF-8 form, so it
+     *         would reach another key), or is an encoded one that does not decode
+     */
+    static String stored(String address) {
+        if (address == null || address.isEmpty()) {
+            throw new IllegalArgumentException("key is missing: give the key as decisions and listings show it, or "
+                    + "the address a listing gives");
+        }
+        String prefix = address.startsWith(ADDRESS_PREFIX) ? ADDRESS_PREFIX
+                : address.startsWith(STORED_PREFIX) ? STORED_PREFIX : null;
+        if (prefix == null) {
+            KeyExpressions.checkNoLoneSurrogate(address, "an admin operation");
+            return address;
+        }
+        try {
+            byte[] bytes = Base64.getUrlDecoder().decode(address.substring(prefix.length()));
+            String key = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+            if (key.isEmpty()) {
+                throw new IllegalArgumentException("empty");
+            }
+            return key;
+        } catch (IllegalArgumentException | CharacterCodingException e) {
+            throw new IllegalArgumentException("address " + LogText.quote(address) + " is not " + prefix
+                    + " followed by a key's UTF-8 bytes in base64url; use the address a listing gives");
+        }
+    }
+
+    /**
+     * @param rule a rule's name
+     * @param address the key's address
+     * @return the key's entry; one the rule cannot use has a {@linkplain RedisLimitProvider.Entry#problem() problem}
+     * @throws UnknownRuleException when the rule is not known
+     * @throws IllegalStateException when per-key limits are not kept here
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public Optional<RedisLimitProvider.Entry> get(String rule, String address) {
+        Rule r = rule(rule);
+        return store().getStored(r.name(), storedKey(address)).map(e -> checked(r, e));
+    }
+
+    /**
+     * @param rule a rule's name
+     * @param cursor {@code null} for the first page, else the previous page's {@code next}
+     * @param count about how many entries per page, 1 to 1,000
+     * @return a page of the rule's entries, each with a problem when the rule cannot use it
+     * @throws UnknownRuleException when the rule is not known
+     * @throws IllegalArgumentException when the count is out of range or the cursor is not one a page gave
+     * @throws IllegalStateException when per-key limits are not kept here
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public RedisLimitProvider.Page list(String rule, String cursor, int count) {
+        Rule r = rule(rule);
+        RedisLimitProvider.Page page = store().list(r.name(), cursor, count);
+        return new RedisLimitProvider.Page(page.entries().stream().map(e -> checked(r, e)).toList(), page.next());
+    }
+
+    /**
+     * @param rule a rule's name
+     * @param address the key's address
+     * @param limits the limits, comma-separated ({@code 5/1s,100/1m}), 1 to {@value Rule#MAX_LIMITS}, that the rule
+     *        can use
+     * @param actor who makes the change, or {@code null} when not known
+     * @throws UnknownRuleException when the rule is not known
+     * @throws InvalidRateLimitConfigurationException when the limits do not parse or the rule cannot use them
+     * @throws IllegalStateException when per-key limits are not kept here
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public void setLimits(String rule, String address, String limits, String actor) {
+        Rule r = rule(rule);
+        String key = key(address);
+        List<Limit> parsed;
+        try {
+            parsed = LimitEntries.parse(limits);
+        } catch (InvalidRateLimitConfigurationException e) {
+            throw e.within("limits for key " + LogText.quote(key) + " of rule '" + r.name() + "'");
+        }
+        store().setLimits(r, key, parsed, actor);
+    }
+
+    /**
+     * @param rule a rule's name
+     * @param address the key's address
+     * @param plan a plan the limit store knows, whose limits the rule can use
+     * @param actor who makes the change, or {@code null} when not known
+     * @throws UnknownRuleException when the rule is not known
+     * @throws IllegalArgumentException when the plan is not known, or the rule cannot use its limits
+     * @throws IllegalStateException when per-key limits are not kept here
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public void assignPlan(String rule, String address, String plan, String actor) {
+        Rule r = rule(rule);
+        store().assignPlan(r, key(address), plan, actor);
+    }
+
+    /**
+     * @param rule a rule's name
+     * @param address the key's address
+     * @param actor who makes the change, or {@code null} when not known
+     * @return whether the key had an entry
+     * @throws UnknownRuleException when the rule is not known
+     * @throws IllegalStateException when per-key limits are not kept here
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public boolean remove(String rule, String address, String actor) {
+        Rule r = rule(rule);
+        return store().removeStored(r.name(), storedKey(address), actor);
+    }
+
+    /**
+     * Forgets what the key has counted, on every instance ({@link RateLimiter#reset}), and logs who did: in every
+     * limiter that has registered the rule (this admin's, or another filter's), or in this admin's when none has yet.
+     *
+     * @param rule a rule's name
+     * @param address the key's address
+     * @param actor who makes the change, or {@code null} when not known
+     * @throws UnknownRuleException when the rule is not known
+     * @throws UnsupportedOperationException when the store cannot reset a key
+     * @throws RateLimitStoreException when the store cannot be reached
+     */
+    public void reset(String rule, String address, String actor) {
+        Rule r = rule(rule);
+        String key = key(address);
+        List<RateLimiter> counting = limiters().stream()
+                .filter(l -> l.rules().stream().anyMatch(x -> x.name().equals(r.name()))).toList();
+        for (RateLimiter l : counting.isEmpty() ? List.of(limiter) : counting) {
+            l.reset(r.name(), key);
+        }
+        AUDIT.log(Level.INFO, () -> "Rule '" + r.name() + "' key " + LogText.quote(key) + " reset by "
+                + (actor == null || actor.isBlank() ? "an unknown caller" : LogText.quote(actor)));
+    }
+
+    /**
+     * @param address a key as shown, a key over 128 characters in full, or an {@link #address(String) address}
+     * @return the key the entry that {@link #get} and {@link #remove} reach is stored under: for a
+     *         {@value #STORED_PREFIX} address, the key in full as stored; else {@link #key(String)}
+     * @throws IllegalArgumentException as {@link #key(String)}
+     */
+    public static String storedKey(String address) {
+        return address.startsWith(STORED_PREFIX) ? stored(address) : key(address);
+    }
+
+    private RedisLimitProvider store() {
+        if (limitStore == null) {
+            throw new IllegalStateException("per-key limits are not kept at run time here: switch them on with "
+                    + "ratelimit.limit-store.enabled=true (with a Redis store); resets work without");
+        }
+        return limitStore;
+    }
+
+    /** The entry, with a problem when the rule cannot use its limits (it then gives the rule's own). */
+    private static RedisLimitProvider.Entry checked(Rule rule, RedisLimitProvider.Entry e) {
+        if (e.problem() != null) {
+            return e;
+        }
+        try {
+            rule.withLimits(e.limits());
+            return e;
+        } catch (InvalidRateLimitConfigurationException x) {
+            return new RedisLimitProvider.Entry(e.rule(), e.key(), List.of(), e.plan(), e.changedBy(), e.changedAt(),
+                    "the rule cannot use the limits " + e.limits() + ": " + x.constraint() + "; the rule's own apply");
+        }
+    }
+}

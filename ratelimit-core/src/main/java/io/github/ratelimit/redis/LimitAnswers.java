@@ -1,0 +1,316 @@
+package io.github.ratelimit.redis;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.LimitProvider;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.LogText;
+import io.github.ratelimit.internal.RateLimitedLog;
+import redis.clients.jedis.StreamEntryID;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.resps.StreamEntry;
+
+import java.lang.System.Logger.Level;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What one instance knows of the per-key limits in Redis: the answers it read (a bounded cache, no expiry), kept true
+ * by following the stream of changes (and by applying its own changes at once), and the limiters to tell when an
+ * answer may have changed. Also writes changes, entry and stream together, and replaces keys of another type. The
+ * Redis half of {@link RedisLimitProvider}; thread-safe.
+ */
+final class LimitAnswers {
+
+    private static final RateLimitedLog FAILURE_LOG = new RateLimitedLog(10_000_000_000L);
+    private static final RateLimitedLog GARBAGE_LOG = new RateLimitedLog(10_000_000_000L);
+
+    private static final LuaScript REPAIR_STREAM = new LuaScript(LimitScripts.REPAIR_STREAM_SOURCE);
+    private static final LuaScript CHANGE = new LuaScript(LimitScripts.CHANGE_SOURCE);
+
+    /** Changes read from the stream per refresh; when there are more, every answer is forgotten instead. */
+    static final int CHANGES_PER_REFRESH = 1_000;
+
+
+    private record CacheKey(String rule, String key) {
+    }
+
+    /** A cached answer: the limits, or none for the rule's own. */
+    private record Answer(List<Limit> limits) {
+        static final Answer NONE = new Answer(null);
+    }
+
+    private final UnifiedJedis jedis;
+    private final String prefix;
+    private final String stream;
+    private final Map<String, List<Limit>> plans;
+    private final AtomicLong repairs;
+    private final Cache<CacheKey, Answer> answers;
+    private final List<LimitProvider.Changes> listeners = new CopyOnWriteArrayList<>();
+    /** Bumped on every invalidation, so a read that raced a change does not cache the old answer. */
+    private final AtomicLong generation = new AtomicLong();
+    /** The last change read from the stream; {@code null} until the first refresh. */
+    private volatile String lastChange;
+    /**
+     * Reads and refreshes that failed and that no successful refresh has settled yet; above 0, Redis is taken as
+     * away. A counter, not a flag: a read failing while a refresh succeeds stays for the next refresh to settle.
+     * Only failures to reach Redis count: an answer Redis gave (a key of the wrong type) is garbage of one rule, which
+     * must not make every other rule's keys go without their limits.
+     */
+    private final AtomicInteger failures = new AtomicInteger();
+    /** Refreshes run to their end, whatever they found; for tests that must not race the scheduled one. */
+    private final AtomicLong refreshes = new AtomicLong();
+
+    LimitAnswers(UnifiedJedis jedis, String prefix, Map<String, List<Limit>> plans, long maximumCachedKeys,
+                 AtomicLong repairs) {
+        this.jedis = jedis;
+        this.prefix = prefix;
+        this.stream = prefix + ":{limits}:changes";
+        this.plans = plans;
+        this.repairs = repairs;
+        this.answers = Caffeine.newBuilder().maximumSize(maximumCachedKeys).build();
+    }
+
+    /** @return the Redis key of a rule's hash of entries */
+    byte[] ruleKey(String rule) {
+        return utf8(prefix + ":{limits}:rule:" + rule);
+    }
+
+    /** @return the Redis key of the stream of changes */
+    byte[] stream() {
+        return utf8(stream);
+    }
+
+    void onChange(LimitProvider.Changes changes) {
+        listeners.add(Objects.requireNonNull(changes, "changes"));
+    }
+
+    /** The limits of the key's entry in Redis (cached), or {@code null} for none (or none usable, or readable now). */
+    List<Limit> limitsFor(Rule rule, String key) {
+        CacheKey cacheKey = new CacheKey(rule.name(), key);
+        Answer cached = answers.getIfPresent(cacheKey);
+        if (cached != null) {
+            return cached.limits();
+        }
+        if (failures.get() > 0) {
+            // Redis failed since the last refresh that succeeded: do not make every call wait out a timeout. The
+            // refresh clears this once Redis answers, and then every answer is asked again.
+            return null;
+        }
+        long seen = generation.get();
+        Answer answer;
+        try {
+            byte[] value = jedis.hget(ruleKey(rule.name()), utf8(key));
+            answer = value == null ? Answer.NONE : answer(rule, LimitEntries.read(rule.name(), key, value, plans));
+        } catch (JedisException e) {
+            if (!wrongType(e)) {
+                failures.incrementAndGet();
+                FAILURE_LOG.log(Level.WARNING, () -> "Could not read the limits of rule '" + rule.name()
+                        + "' from Redis; the rule's own limits apply to keys not read before: " + e, null);
+                return null;
+            }
+            garbage(rule.name());
+            answer = Answer.NONE;
+        }
+        if (generation.get() == seen) {
+            answers.put(cacheKey, answer);
+            if (generation.get() != seen) {
+                // A refresh forgot answers between the check and the put: this one may be among them.
+                answers.invalidate(cacheKey);
+            }
+        }
+        return answer.limits();
+    }
+
+    /** The answer an entry gives: its limits, or none when it has a problem or the rule cannot use them. */
+    private static Answer answer(Rule rule, RedisLimitProvider.Entry entry) {
+        String problem = entry.problem();
+        if (problem == null) {
+            try {
+                rule.withLimits(entry.limits());
+                return new Answer(entry.limits());
+            } catch (InvalidRateLimitConfigurationException e) {
+                problem = "the rule cannot use its limits " + entry.limits() + ": " + e.constraint();
+            }
+        }
+        String why = problem;
+        GARBAGE_LOG.log(Level.WARNING, () -> "Per-key limits of rule '" + rule.name() + "' key "
+                + LogText.quote(entry.key()) + " in Redis are ignored, the rule's own apply: " + why, null);
+        return Answer.NONE;
+    }
+
+    /**
+     * Reads the changes made since the last refresh and forgets the answers they change; replaces a stream of another
+     * type. Run by the refresh thread; synchronized so a test may run it too.
+     */
+    synchronized void refresh() {
+        try {
+            refreshOnce();
+        } finally {
+            refreshes.incrementAndGet();
+        }
+    }
+
+    /** @return refreshes run to their end since this was built */
+    long refreshes() {
+        return refreshes.get();
+    }
+
+    private void refreshOnce() {
+        // Failures seen now are the ones a successful refresh settles; a read failing meanwhile counts for the next.
+        int failed = failures.get();
+        try {
+            boolean forgetAll = readChanges() || failed > 0;
+            failures.addAndGet(-failed);
+            if (forgetAll) {
+                forgetAll();
+            }
+        } catch (JedisException | IllegalArgumentException e) {
+            // WRONGTYPE, or an ID the client cannot read (a part of 2^63 or more: NumberFormatException): the stream
+            // cannot serve, and is replaced. Anything else is Redis being away.
+            if (!(e instanceof JedisException j) || wrongType(j)) {
+                repairStream(failed);
+                return;
+            }
+            failures.incrementAndGet();
+            FAILURE_LOG.log(Level.WARNING, () -> "Could not read the changes of per-key limits from Redis; keeping the "
+                    + "last known limits: " + e, null);
+        }
+    }
+
+    /**
+     * @return whether every answer must be forgotten: the first read, a stream trimmed or started again, or more
+     *         changes than one refresh reads ({@value #CHANGES_PER_REFRESH}; the position then moves to the newest)
+     */
+    private boolean readChanges() {
+        String from = lastChange;
+        if (from == null) {
+            lastChange = newest();
+            // Answers read before this first position (a change may have come in between) are not trusted.
+            return true;
+        }
+        List<StreamEntry> oldest = jedis.xrange(stream, "-", "+", 1);
+        boolean forgetAll = !oldest.isEmpty() && !from.equals("0-0")
+                && oldest.get(0).getID().compareTo(new StreamEntryID(from)) > 0;
+        List<StreamEntry> changes = jedis.xrange(stream, "(" + from, "+", CHANGES_PER_REFRESH);
+        if (changes.size() == CHANGES_PER_REFRESH) {
+            // Perhaps more than one refresh reads: rather than answer from stale limits until later refreshes catch
+            // up (or never, once the stream is trimmed past them), forget every answer and go on from the newest.
+            // Taken before the answers are forgotten, so a change after it is read by the next refresh.
+            lastChange = newest();
+            return true;
+        }
+        for (StreamEntry change : changes) {
+            Map<String, String> fields = change.getFields();
+            if ("repair".equals(fields.get("op"))) {
+                forgetAll = true; // the stream, or a rule's hash, was replaced: changes may have been lost with it
+            } else {
+                forget(fields.get("rule"), fields.get("key"));
+            }
+            from = change.getID().toString();
+        }
+        lastChange = from;
+        return forgetAll;
+    }
+
+    /** @return the ID of the newest change, or {@code 0-0} for none */
+    private String newest() {
+        List<StreamEntry> newest = jedis.xrevrange(stream, "+", "-", 1);
+        return newest.isEmpty() ? "0-0" : newest.get(0).getID().toString();
+    }
+
+    /**
+     * The stream cannot serve (another type, or IDs clients cannot read): replace it (unless another instance has:
+     * then it serves already, from its start), read it from its start, forget all.
+     */
+    private void repairStream(int failed) {
+        try {
+            Object replaced = REPAIR_STREAM.run(jedis, List.of(stream()),
+                    List.of(utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES))));
+            if (Long.valueOf(1).equals(replaced)) {
+                repairs.incrementAndGet();
+                GARBAGE_LOG.log(Level.WARNING, () -> "The stream of changes of per-key limits, " + LogText.quote(stream)
+                        + ", held another type or IDs of 2^63 or more; it was replaced, and every instance reads "
+                        + "per-key limits again", null);
+            }
+            lastChange = "0-0";
+            failures.addAndGet(-failed);
+            forgetAll();
+        } catch (JedisException e) {
+            failures.incrementAndGet();
+            FAILURE_LOG.log(Level.WARNING, () -> "Could not replace the stream of changes of per-key limits: " + e, null);
+        }
+    }
+
+    /**
+     * Writes a change (the entry and its record in the stream, or neither, replacing keys of another type) and forgets
+     * what it changes here: this instance applies its own changes at once.
+     *
+     * @param op {@code set} or {@code del}
+     * @param value the entry's value, for {@code set}
+     * @param by who makes it, without control characters
+     * @return whether the key's entry changed (a {@code del} of no entry does not)
+     * @throws JedisException when Redis fails
+     */
+    boolean change(String op, String rule, String key, String value, String by) {
+        List<byte[]> args = List.of(utf8(op), utf8(key), utf8(value), utf8(rule), utf8(by),
+                utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES)));
+        List<?> result = (List<?>) CHANGE.run(jedis, List.of(ruleKey(rule), stream()), args);
+        long repaired = (Long) result.get(1);
+        if (repaired > 0) {
+            repairs.addAndGet(repaired);
+            GARBAGE_LOG.log(Level.WARNING, () -> "A change of rule " + LogText.quote(rule) + " replaced " + repaired
+                    + " key(s) of per-key limits that held another type", null);
+            forgetAll(); // what this instance knew may have come from what the garbage replaced
+        } else {
+            forget(rule, key);
+        }
+        return Long.valueOf(1).equals(result.get(0));
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Forgets one answer, here and in every limiter. */
+    void forget(String rule, String key) {
+        if (rule == null || key == null) {
+            return;
+        }
+        generation.incrementAndGet();
+        answers.invalidate(new CacheKey(rule, key));
+        for (LimitProvider.Changes l : listeners) {
+            l.keyChanged(rule, key);
+        }
+    }
+
+    /** Forgets every answer, here and in every limiter. */
+    void forgetAll() {
+        generation.incrementAndGet();
+        answers.invalidateAll();
+        for (LimitProvider.Changes l : listeners) {
+            l.allChanged();
+        }
+    }
+
+    /** @return whether Redis answered that a key holds another type than the command works on */
+    static boolean wrongType(JedisException e) {
+        return e instanceof JedisDataException && e.getMessage() != null && e.getMessage().startsWith("WRONGTYPE");
+    }
+
+    /** Warns (at most every 10 s) that a rule's hash holds another type. */
+    void garbage(String rule) {
+        GARBAGE_LOG.log(Level.WARNING, () -> "The per-key limits of rule " + LogText.quote(rule) + " in Redis, "
+                + LogText.escape(prefix) + ":{limits}:rule:" + LogText.escape(rule) + ", hold another type than a "
+                + "hash: ignored (the rule's own limits apply); the next change of the rule replaces them", null);
+    }
+}

@@ -1,0 +1,159 @@
+package io.github.ratelimit.redis;
+
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.LogText;
+import io.github.ratelimit.internal.PlanNames;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.time.DateTimeException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The value of one per-key entry in Redis, {@code <kind>\t<limits or plan>\t<who>\t<epoch millis>} with kind
+ * {@code limits} ({@code 5/1s,100/1m}) or {@code plan}, written and read back. Reading never fails: a value this
+ * store did not write (not UTF-8, another layout, limits that do not parse, more limits than a rule may have, a plan
+ * not known here) is an entry with a {@linkplain RedisLimitProvider.Entry#problem() problem} and no limits, so its key
+ * keeps the rule's own limits. Stateless.
+ */
+final class LimitEntries {
+
+    private static final int SNIPPET = 60;
+
+    private LimitEntries() {
+    }
+
+    /**
+     * Parses limits as this store writes them and the admin operations take them: comma-separated, each in
+     * {@link Limit#parse} form, at most {@value Rule#MAX_LIMITS}.
+     *
+     * @param text {@code 5/1s,100/1m}
+     * @return the limits, in order
+     * @throws InvalidRateLimitConfigurationException naming the text, before parsing any of a list that is too long
+     */
+    static List<Limit> parse(String text) {
+        if (text == null || text.isBlank()) {
+            throw new InvalidRateLimitConfigurationException(null, text, "no limits are given", "Give at least one, "
+                    + "comma-separated, e.g. '5/1s,100/1m'; to go back to the rule's limits, remove the key's entry.");
+        }
+        long count = text.chars().filter(c -> c == ',').count() + 1;
+        if (count > Rule.MAX_LIMITS) {
+            throw new InvalidRateLimitConfigurationException(null, LogText.quote(text), count + " limits, more than "
+                    + "the " + Rule.MAX_LIMITS + " a rule may have (each is a window counted on every decision and an "
+                    + "item of the rate-limit headers)", "Keep the windows that matter, e.g. one per second, minute, hour "
+                    + "and day.");
+        }
+        List<Limit> limits = new ArrayList<>((int) count);
+        for (String part : text.split(",", -1)) {
+            limits.add(Limit.parse(part));
+        }
+        return limits;
+    }
+
+    /**
+     * @param rule the rule the limits are for
+     * @param limits the limits
+     * @param what what the limits are, for the message: {@code limits [..] for key 'k' of rule 'r'}
+     * @throws InvalidRateLimitConfigurationException when the rule cannot use them, saying why
+     */
+    static void usable(Rule rule, List<Limit> limits, String what) {
+        try {
+            rule.withLimits(limits);
+        } catch (InvalidRateLimitConfigurationException e) {
+            throw new InvalidRateLimitConfigurationException(what, limits.toString(), "the rule cannot use them: "
+                    + e.constraint(), e.action());
+        }
+    }
+
+    /**
+     * The one form of who made a change, written and read back alike: what could end a line or hide text (control
+     * and format characters, line separators, lone surrogates) becomes a space, so the entry's fields, separated by
+     * tabs, stay apart, and no stored name reaches a log or an HTTP answer with them.
+     *
+     * @param actor who made a change, as given or stored
+     * @return it without those characters
+     */
+    static String actor(String actor) {
+        return actor.replaceAll("[\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}]", " ");
+    }
+
+    /** @return the stored value of limits of a key's own */
+    static String limits(List<Limit> limits, String by, long millis) {
+        return "limits\t" + String.join(",", limits.stream().map(Limit::toString).toList()) + "\t" + by + "\t" + millis;
+    }
+
+    /** @return the stored value of a plan assignment */
+    static String plan(String plan, String by, long millis) {
+        return "plan\t" + plan + "\t" + by + "\t" + millis;
+    }
+
+    /**
+     * @param rule the rule's name
+     * @param key the key
+     * @param value the stored value
+     * @param plans the plans this instance knows
+     * @return the entry; one with a problem and no limits when the value cannot give the key limits
+     */
+    static RedisLimitProvider.Entry read(String rule, String key, byte[] value, Map<String, List<Limit>> plans) {
+        String text;
+        try {
+            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(value)).toString();
+        } catch (CharacterCodingException e) {
+            return unreadable(rule, key, null, null, "the stored value is not UTF-8 text");
+        }
+        String[] parts = text.split("\t", -1);
+        String by = parts.length > 2 ? actor(parts[2]) : "unknown";
+        Instant at = parts.length > 3 ? instant(parts[3]) : null;
+        if (parts.length >= 2 && parts[0].equals("limits")) {
+            try {
+                return new RedisLimitProvider.Entry(rule, key, parse(parts[1]), null, by, at, null);
+            } catch (RuntimeException e) {
+                // InvalidRateLimitConfigurationException above all; anything else a parser might throw the same way.
+                // The parser's message holds the stored text: escaped, as all stored text that reaches a log or an
+                // HTTP answer.
+                return unreadable(rule, key, by, at, "the stored limits " + snippet(parts[1]) + " cannot be used: "
+                        + LogText.escape(e.getMessage()));
+            }
+        }
+        if (parts.length >= 2 && parts[0].equals("plan")) {
+            String invalid = PlanNames.problem(parts[1]);
+            if (invalid != null) {
+                return unreadable(rule, key, by, at, invalid);
+            }
+            List<Limit> limits = plans.get(parts[1]);
+            if (limits == null) {
+                return new RedisLimitProvider.Entry(rule, key, List.of(), parts[1], by, at,
+                        PlanNames.unknown(parts[1], plans.keySet()) + ", so the rule's own limits apply");
+            }
+            return new RedisLimitProvider.Entry(rule, key, limits, parts[1], by, at, null);
+        }
+        return unreadable(rule, key, parts.length > 2 ? by : null, at, "the stored value " + snippet(text)
+                + " is not '<limits|plan>\\t<limits or plan>\\t<who>\\t<when>'");
+    }
+
+    private static RedisLimitProvider.Entry unreadable(String rule, String key, String by, Instant at, String why) {
+        return new RedisLimitProvider.Entry(rule, key, List.of(), null, by == null ? "unknown" : by, at,
+                "unreadable: " + why + "; the rule's own limits apply until the entry is set again or removed");
+    }
+
+    private static Instant instant(String millis) {
+        try {
+            return Instant.ofEpochMilli(Long.parseLong(millis));
+        } catch (NumberFormatException | DateTimeException e) {
+            return null;
+        }
+    }
+
+    private static String snippet(String text) {
+        return text.length() <= SNIPPET ? LogText.quote(text)
+                : "'" + LogText.escape(text.substring(0, SNIPPET)) + "…' (" + text.length() + " characters)";
+    }
+}

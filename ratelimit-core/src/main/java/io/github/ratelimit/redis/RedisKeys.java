@@ -1,0 +1,79 @@
+package io.github.ratelimit.redis;
+
+import io.github.ratelimit.store.BucketStore;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Redis key names: {@code <prefix>:{<rule>:<key>}} for a bucket, with {@code :log} or {@code :counter} after the
+ * closing brace for a sliding window (so never equal to a bucket's key, and on the same slot).
+ *
+ * <p>The braces make the whole bucket id the Redis Cluster hash tag, so a bucket lives on one slot, and different
+ * keys of one rule spread over the cluster.
+ *
+ * <p>The map from (prefix, rule, key) to a Redis key is injective, so no rule or key can reach another's bucket:
+ * the prefix holds no braces, so the first {@code {} ends it; in the rule name {@code :} and {@code %} are
+ * percent-encoded, so the first {@code :} inside the braces ends the rule (rule {@code api} with key
+ * {@code login:x} is {@code {api:login:x}}, rule {@code api:login} with key {@code x} is {@code {api%3Alogin:x}});
+ * in the key {@code {}, {@code }} and {@code %} are percent-encoded, so the last {@code }} ends it, and no caller can
+ * end the hash tag early (which would pile many buckets onto one slot) or open one of its own. Keys arrive at most
+ * 128 characters long (the limiter hashes longer ones), and rule names cannot contain braces.
+ */
+final class RedisKeys {
+
+    private RedisKeys() {
+    }
+
+    static byte[] bucketKey(String prefix, BucketStore.Key key) {
+        String rule = key.rule();
+        String k = key.key();
+        StringBuilder sb = new StringBuilder(prefix.length() + rule.length() + k.length() + 8);
+        sb.append(prefix).append(":{");
+        for (int i = 0; i < rule.length(); i++) {
+            char c = rule.charAt(i);
+            switch (c) {
+                case ':' -> sb.append("%3A");
+                case '%' -> sb.append("%25");
+                default -> sb.append(c);
+            }
+        }
+        sb.append(':');
+        for (int i = 0; i < k.length(); i++) {
+            char c = k.charAt(i);
+            switch (c) {
+                case '{' -> sb.append("%7B");
+                case '}' -> sb.append("%7D");
+                case '%' -> sb.append("%25");
+                default -> sb.append(c);
+            }
+        }
+        return sb.append('}').toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The key of a sliding log or counters: the bucket key with a suffix after its hash tag, so it lives on the
+     * bucket's slot and never equals a bucket key (those end with the closing brace).
+     */
+    static byte[] slidingKey(String prefix, BucketStore.Key key, io.github.ratelimit.Algorithm algorithm) {
+        byte[] base = bucketKey(prefix, key);
+        byte[] suffix = (algorithm == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG ? ":log" : ":counter")
+                .getBytes(StandardCharsets.US_ASCII);
+        byte[] result = java.util.Arrays.copyOf(base, base.length + suffix.length);
+        System.arraycopy(suffix, 0, result, base.length, suffix.length);
+        return result;
+    }
+
+    /** The key the clock script is routed by; it is never read or written. */
+    static byte[] clockKey(String prefix) {
+        return (prefix + ":{clock}").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * @param key a Redis key
+     * @return it quoted for a log line ({@link io.github.ratelimit.internal.LogText#quote}), so no key can forge
+     *         or flood a log line
+     */
+    static String printable(byte[] key) {
+        return io.github.ratelimit.internal.LogText.quote(new String(key, StandardCharsets.UTF_8));
+    }
+}

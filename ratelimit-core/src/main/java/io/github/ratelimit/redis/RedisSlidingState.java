@@ -1,0 +1,137 @@
+package io.github.ratelimit.redis;
+
+
+
+import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.store.BucketStore.KeyState;
+import io.github.ratelimit.store.BucketStore;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A key's sliding log or counters in Redis: each operation is one script ({@link SlidingScripts}), so one round
+ * trip, atomic across every window, with the time read on the server unless the store was given a clock.
+ */
+final class RedisSlidingState implements KeyState {
+
+    private static final byte[] PROBE = {'p'};
+    private static final byte[] RESERVE = {'r'};
+    private static final byte[] REFUND = {'f'};
+    private static final byte[] ZERO = {'0'};
+    private static final byte[] EMPTY = new byte[0];
+    private static final byte[] KEEP = Long.toString(CasProxyManager.KEEP_AFTER_FULL_MILLIS).getBytes(StandardCharsets.US_ASCII);
+
+    /** What every state of one store shares. */
+    record Context(CasProxyManager calls, ScriptRunner scripts, TimeMeter clock,
+                   String memberPrefix, AtomicLong sequence) {
+    }
+
+    private static final LuaScript LOG = new LuaScript(SlidingScripts.LOG);
+    private static final LuaScript COUNTER = new LuaScript(SlidingScripts.COUNTER);
+
+    private final Context context;
+    private final BucketStore.Limits limits;
+    private final List<byte[]> keys;
+    private final LuaScript script;
+    /** Per window: its period in microseconds and its limit. */
+    private final byte[][] windowArgs;
+
+    RedisSlidingState(Context context, byte[] key, BucketStore.Limits limits) {
+        this.context = context;
+        this.limits = limits;
+        this.keys = List.of(key);
+        this.script = limits.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? LOG : COUNTER;
+        List<Limit> list = limits.limits();
+        this.windowArgs = new byte[list.size() * 2 + 1][];
+        windowArgs[0] = ascii(list.size());
+        for (int i = 0; i < list.size(); i++) {
+            windowArgs[1 + 2 * i] = ascii(Math.max(1, list.get(i).period().toNanos() / 1_000));
+            windowArgs[2 + 2 * i] = ascii(list.get(i).permits());
+        }
+    }
+
+    BucketStore.Limits limits() {
+        return limits;
+    }
+
+    @Override
+    public Probe consume(long cost) {
+        List<?> reply = run(PROBE, cost, ZERO, ZERO);
+        boolean consumed = number(reply.get(0)) == 1;
+        long wait = waitNanos(number(reply.get(1)));
+        List<Limit> list = limits.limits();
+        Decision.Window[] windows = new Decision.Window[list.size()];
+        for (int i = 0; i < windows.length; i++) {
+            Limit limit = list.get(i);
+            windows[i] = new Decision.Window(limit.window(), limit.permits(), limit.permits(), limit.period(),
+                    number(reply.get(4 + 2 * i)), number(reply.get(5 + 2 * i)) * 1_000);
+        }
+        return new Probe(consumed, consumed ? 0 : Math.max(1, wait), Arrays.asList(windows),
+                number(reply.get(2)) * 1_000);
+    }
+
+    @Override
+    public Probe reserve(long cost, long maxWaitNanos) {
+        return reserve(cost, 0, maxWaitNanos);
+    }
+
+    @Override
+    public Probe reserve(long cost, long minWaitNanos, long maxWaitNanos) {
+        // Both rounded up to whole microseconds: a call another rule delays by exactly its maxDelay stays within it.
+        List<?> reply = run(RESERVE, cost, ascii(ceilMicros(maxWaitNanos)), ascii(ceilMicros(minWaitNanos)));
+        boolean reserved = number(reply.get(0)) == 1;
+        return new Probe(reserved, waitNanos(number(reply.get(1))), List.of(), number(reply.get(2)) * 1_000);
+    }
+
+    @Override
+    public void refund(long cost, long receipt) {
+        if (receipt > 0) {
+            run(REFUND, cost, ascii(receipt / 1_000), ZERO);
+        }
+    }
+
+    /** Runs one operation; counts a repair when the script found garbage in the key and replaced it. */
+    private List<?> run(byte[] op, long cost, byte[] maxWait, byte[] minWait) {
+        List<byte[]> args = new ArrayList<>(8 + windowArgs.length);
+        TimeMeter clock = context.clock();
+        args.add(clock == null ? EMPTY : ascii(clock.currentTimeNanos() / 1_000));
+        args.add(ascii(cost));
+        args.add(op);
+        args.add(maxWait);
+        args.add((context.memberPrefix() + Long.toString(context.sequence().incrementAndGet(), 36))
+                .getBytes(StandardCharsets.US_ASCII));
+        args.add(KEEP);
+        args.addAll(Arrays.asList(windowArgs));
+        args.add(minWait);
+        List<?> reply = (List<?>) context.calls().call(() -> context.scripts().run(script, keys, args));
+        int repairedAt = op == REFUND ? 1 : 3;
+        if (reply.size() > repairedAt && number(reply.get(repairedAt)) == 1) {
+            context.calls().repaired(keys.get(0), "a key of another type or size, or entries no rule writes (not "
+                    + "numbers, out of range, dated beyond the longest delay), or no expiry; replaced");
+        }
+        return reply;
+    }
+
+    private static long ceilMicros(long nanos) {
+        return nanos >= Long.MAX_VALUE - 999 ? Long.MAX_VALUE / 1_000 : (nanos + 999) / 1_000;
+    }
+
+    private static long waitNanos(long micros) {
+        return micros < 0 ? Long.MAX_VALUE : micros * 1_000;
+    }
+
+    private static long number(Object o) {
+        return o instanceof Long l ? l : Long.parseLong(new String((byte[]) o, StandardCharsets.US_ASCII));
+    }
+
+    private static byte[] ascii(long value) {
+        return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
+    }
+}

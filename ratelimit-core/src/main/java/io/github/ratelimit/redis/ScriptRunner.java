@@ -1,0 +1,29 @@
+package io.github.ratelimit.redis;
+
+import java.util.List;
+
+/**
+ * Runs a store's scripts on Redis: one call at a time on a pooled connection ({@link #direct}), or many threads'
+ * calls sent together ({@link AutoPipeline}). Either way a call returns the script's reply or throws the
+ * {@link redis.clients.jedis.exceptions.JedisException} Redis or the connection gave, so the store's breaker and
+ * failure policies see the same outcomes.
+ */
+interface ScriptRunner {
+
+    /**
+     * @param script the script
+     * @param keys its keys (one, for every script of this store)
+     * @param args its arguments
+     * @return the script's reply
+     * @throws redis.clients.jedis.exceptions.JedisException when Redis or the connection fails
+     */
+    Object run(LuaScript script, List<byte[]> keys, List<byte[]> args);
+
+    /**
+     * @param jedis the client
+     * @return a runner that sends each call on its own, on a connection borrowed from the client's pool
+     */
+    static ScriptRunner direct(redis.clients.jedis.UnifiedJedis jedis) {
+        return (script, keys, args) -> script.run(jedis, keys, args);
+    }
+}

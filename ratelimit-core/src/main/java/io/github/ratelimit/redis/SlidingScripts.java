@@ -1,0 +1,375 @@
+package io.github.ratelimit.redis;
+
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.Rule;
+
+/**
+ * The scripts of the sliding-window algorithms in Redis: one script per operation, so a decision is one round
+ * trip and atomic across every window. The arithmetic is the same as in this JVM (the local store's {@code SlidingLogState} and
+ * {@code SlidingCounterState}), in microseconds.
+ *
+ * <p>Common arguments: ARGV[1] the time in microseconds since the epoch, or '' to read the server's
+ * {@code TIME}; ARGV[2] the cost; ARGV[3] the operation: {@code p} takes the cost now if it fits, {@code r}
+ * takes it at the earliest time within ARGV[4] microseconds, {@code f} forgets the call counted at ARGV[4]
+ * microseconds (its receipt); ARGV[5] a member unique to this call (the log's); ARGV[6] milliseconds the key
+ * outlives its last call's relevance; ARGV[7] the number of windows, then each window's period in microseconds
+ * and limit, then the earliest a reserved call will run, in microseconds from now. The reply of {@code p} and
+ * {@code r} is {consumed (0 or 1), wait in microseconds (-1: never), the time the call was counted at (its
+ * receipt, 0 when not counted), repaired (0 or 1), then per window the remaining permits and microseconds until
+ * it is empty}; the reply of {@code f} is {0, repaired}. A key's expiry is only ever extended.
+ *
+ * <p><b>What Redis holds is validated, never obeyed</b> (a typo in {@code redis-cli}, a migration bug): a key of
+ * the wrong type, one holding more entries than any rule can make, an entry that is not a number, a negative or
+ * impossibly large count, or a call dated further ahead than any delay allows ({@link Rule#MAX_DELAY_LIMIT}) is
+ * replaced with fresh state, and the reply says so ({@code repaired}), which the store counts. A key that
+ * exists without an expiry gets one. So garbage costs at most the calls it forgets, and is gone after one call.
+ *
+ * <p><b>Work per call is bounded by the rule, never by what is stored or by how many callers wait</b>: the
+ * log's commands are logarithmic in its size (at most {@value #LOG_HARD_CALLS} calls; a larger log is garbage
+ * and replaced), and it removes at most {@value #LOG_TRIM_PER_CALL} entries per call; the counter reads its hash
+ * once, at most {@value #COUNTER_HARD_FIELDS} entries (a larger hash is garbage and replaced), and finds the earliest time a call fits in one pass over them; a
+ * reservation that would take its windows past {@link Rule#MAX_COUNTER_DELAY_INTERVALS} intervals, plus three
+ * per window, is refused (rejected, as if beyond its maximum delay), so the entries, and the work, stay bounded
+ * whatever the number of waiters. {@code docs/RELIABILITY.md} gives the measured worst cases.
+ */
+final class SlidingScripts {
+
+    /** How far ahead of now a call may legitimately be counted, in microseconds: the longest delay, and a minute. */
+    static final long AHEAD_MICROS = Rule.MAX_DELAY_LIMIT.toNanos() / 1_000 + 60_000_000L;
+
+    /**
+     * Beyond this many entries a counter hash is garbage, replaced whole: twice what one rule's windows hold at the
+     * most ({@link Rule#MAX_COUNTER_DELAY_INTERVALS} and three per window, for {@link Rule#MAX_LIMITS} windows), so
+     * two instances that count one key by different windows never reach it.
+     */
+    static final int COUNTER_HARD_FIELDS = 2 * (Rule.MAX_COUNTER_DELAY_INTERVALS + 3 * Rule.MAX_LIMITS);
+
+    /** The most entries one call of the log removes; more wait for later calls, uncounted meanwhile. */
+    static final int LOG_TRIM_PER_CALL = 100;
+
+    /** Beyond this many calls a log is garbage, replaced whole: no rule's log holds more than half of it. */
+    static final long LOG_HARD_CALLS = 2 * Rule.MAX_LOG_CALLS;
+
+    private static final String COMMON = """
+            local key = KEYS[1]
+            local now
+            if ARGV[1] == '' then
+              local t = redis.call('TIME')
+              now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+            else
+              now = tonumber(ARGV[1])
+            end
+            local cost = tonumber(ARGV[2])
+            local op = ARGV[3]
+            local maxWait = tonumber(ARGV[4])
+            local member = ARGV[5]
+            local keep = tonumber(ARGV[6])
+            local n = tonumber(ARGV[7])
+            local W, N, P = {}, {}, {}
+            local longest = 0
+            for i = 1, n do
+              P[i] = ARGV[6 + 2 * i]
+              W[i] = tonumber(P[i])
+              N[i] = tonumber(ARGV[7 + 2 * i])
+              if W[i] > longest then longest = W[i] end
+            end
+            -- After the windows: the earliest a reserved call will run, in microseconds from now.
+            local minWait = tonumber(ARGV[8 + 2 * n]) or 0
+            local AHEAD = %d
+            local repaired = 0
+            local function fmt(x) return string.format('%%d', x) end
+            -- Never shortens the key's life: another instance may count by a longer window.
+            local function expire(ms)
+              if ms > redis.call('PTTL', key) then redis.call('PEXPIRE', key, fmt(ms)) end
+            end
+            -- Garbage is replaced, not obeyed: a key of another type, or larger than any rule makes it.
+            local function replaceUnless(kind, size, most)
+              local t = redis.call('TYPE', key).ok
+              if t ~= 'none' and (t ~= kind or redis.call(size, key) > most) then
+                redis.call('UNLINK', key)
+                repaired = 1
+              end
+            end
+            """.formatted(AHEAD_MICROS);
+
+    /**
+     * The log: a sorted set of calls scored by time, members unique per call; each counts as the rule's cost.
+     *
+     * <p>Worst case per call: a constant number of commands, each logarithmic in the log's size, and removals of at
+     * most {@value #LOG_TRIM_PER_CALL} entries of each kind (calls no window counts any more, calls dated beyond
+     * any delay, the oldest calls past {@link Rule#MAX_LOG_CALLS}, more than any window holds): more is left to later
+     * calls, and is not counted meanwhile (windows count only calls between {@code now - W} and the furthest a
+     * delay reaches).
+     */
+    static final String LOG = COMMON + """
+            replaceUnless('zset', 'ZCARD', %d)
+            local TRIM = %d
+            local future = fmt(now + AHEAD)
+            -- Calls dated beyond the longest delay cannot have been made by any rule: forget them, the latest first.
+            local G = redis.call('ZCOUNT', key, '(' .. future, '+inf')
+            if G > 0 then
+              redis.call('ZREMRANGEBYRANK', key, -math.min(G, TRIM), -1)
+              G = G - math.min(G, TRIM)
+              repaired = 1
+            end
+            -- Trim what no instance counts any more: the key's time to live says how long a window the instance
+            -- that set it counts by (it is set from the newest call and never shortened), which may be longer
+            -- than this caller's during a rolling deploy or while per-key limits differ between instances.
+            local pttl = redis.call('PTTL', key)
+            local top = redis.call('ZREVRANGEBYSCORE', key, future, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+            local last = nil
+            if top[2] then last = tonumber(top[2]) end
+            local horizon = longest
+            if pttl > 0 and last then
+              local other = math.min(pttl * 1000, %d) + now - last - keep * 1000
+              if other > horizon then horizon = other end
+            end
+            local old = redis.call('ZCOUNT', key, '-inf', fmt(now - horizon))
+            if old > 0 then redis.call('ZREMRANGEBYRANK', key, 0, math.min(old, TRIM) - 1) end
+            -- No rule's window holds more calls than KEEP: past that, the oldest go (a busy instance's calls kept
+            -- for another's longer window, after a change of limits), so the log never grows into garbage.
+            local excess = redis.call('ZCARD', key) - %d
+            if excess > 0 then redis.call('ZREMRANGEBYRANK', key, 0, math.min(excess, TRIM) - 1) end
+            local function life()
+              return math.ceil((last + longest - now) / 1000) + keep
+            end
+            -- Every path that leaves the key keeps an expiry: one without is given one.
+            local function keepExpiry()
+              if last and redis.call('PTTL', key) == -1 then
+                redis.call('PEXPIRE', key, fmt(math.max(1, life())))
+                repaired = 1
+              end
+            end
+            if op == 'f' then
+              local m = redis.call('ZRANGEBYSCORE', key, fmt(maxWait), fmt(maxWait), 'LIMIT', 0, 1)
+              if m[1] then redis.call('ZREM', key, m[1]) end
+              keepExpiry()
+              return {0, repaired}
+            end
+            local U = {}
+            local at = now
+            for i = 1, n do
+              U[i] = redis.call('ZCOUNT', key, '(' .. fmt(now - W[i]), future) * cost
+              if cost > N[i] then at = -1 end
+              if at >= 0 and U[i] + cost > N[i] then
+                -- The call that must leave the window first, counted from the latest (past any left garbage).
+                local room = math.floor((N[i] - cost) / cost)
+                local e = redis.call('ZREVRANGE', key, G + room, G + room, 'WITHSCORES')
+                local t = tonumber(e[2]) + W[i]
+                if t > at then at = t end
+              end
+            end
+            if op == 'r' and at >= 0 and at < now + minWait then at = now + minWait end
+            if last and last <= now - horizon then last = nil end
+            local consumed = 0
+            local receipt = 0
+            if at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then
+              redis.call('ZADD', key, fmt(at), member)
+              consumed = 1
+              receipt = at
+              if last == nil or at > last then last = at end
+              if pttl < 0 or life() > pttl then
+                redis.call('PEXPIRE', key, fmt(life()))
+              end
+              -- Every count is of the entries later than now - W, a call logged for later included.
+              for i = 1, n do U[i] = U[i] + cost end
+            end
+            keepExpiry()
+            local wait = -1
+            if at >= 0 then wait = at - now end
+            local out = {consumed, wait, receipt, repaired}
+            for i = 1, n do
+              local rem = N[i] - U[i]
+              if rem < 0 then rem = 0 end
+              local reset = 0
+              if last and last > now - W[i] then reset = last + W[i] - now end
+              out[#out + 1] = rem
+              out[#out + 1] = reset
+            end
+            return out
+            """.formatted(LOG_HARD_CALLS, LOG_TRIM_PER_CALL, Limit.MAX_PERIOD_DAYS * 86_400_000_000L,
+            Rule.MAX_LOG_CALLS);
+
+    /**
+     * The counters: a hash with a field {@code <period>:<interval>} per window and interval. Every field is checked
+     * against its own period, whichever instance's window it is: one whose interval no longer counts (before the
+     * previous one) is dropped, one dated beyond the longest delay, with a count that is not a positive integer, or
+     * a name that is not canonical is garbage, replaced. Fields of periods this caller's rule does not have are
+     * otherwise left (another instance may use them: a rolling deploy, other per-key limits).
+     *
+     * <p>Worst case per call: one {@code HGETALL} of at most {@value #COUNTER_HARD_FIELDS} entries (two instances'
+     * windows at their most: {@link Rule#MAX_COUNTER_DELAY_INTERVALS} plus three per window, for
+     * {@link Rule#MAX_LIMITS} windows, each), a sort of this rule's entries per window, and one pass over them to
+     * find the earliest time a call fits (each step either passes an entry or moves one interval past it), so
+     * O(F log F) for F entries, whatever the number of waiters or their intervals' spread; measured in
+     * {@code docs/RELIABILITY.md}.
+     */
+    static final String COUNTER = COMMON + """
+            replaceUnless('hash', 'HLEN', %d)
+            local MAXV = %d
+            local MAXF = %d + 3 * n
+            local c, K = {}, {}
+            local byPeriod = {}
+            for i = 1, n do
+              c[i] = {}
+              K[i] = {}
+              byPeriod[P[i]] = i
+            end
+            local fields = redis.call('HGETALL', key)
+            local held = #fields / 2
+            local own = 0
+            local function drop(f)
+              redis.call('HDEL', key, f)
+              held = held - 1
+            end
+            for j = 1, #fields, 2 do
+              local f = fields[j]
+              local p, k = string.match(f, '^([1-9]%%d*):(%%-?%%d+)$')
+              local period = p and #p <= 16 and tonumber(p)
+              local idx = period and tonumber(k)
+              local raw = fields[j + 1]
+              -- A count HINCRBY can add to: digits only, no sign, no exponent, at most any limit.
+              local v = string.match(raw, '^[1-9]%%d*$') and #raw <= 13 and tonumber(raw)
+              if not idx or fmt(idx) ~= k then
+                drop(f)
+                repaired = 1
+              elseif idx < math.floor(now / period) - 1 then
+                drop(f)
+              elseif idx > math.floor((now + AHEAD) / period) or not v or v > MAXV then
+                drop(f)
+                repaired = 1
+              else
+                local i = byPeriod[p]
+                if i then
+                  c[i][idx] = v
+                  K[i][#K[i] + 1] = idx
+                  own = own + 1
+                end
+              end
+            end
+            local function lastCounted(i)
+              local m = nil
+              for idx in pairs(c[i]) do
+                if m == nil or idx > m then m = idx end
+              end
+              return m
+            end
+            local function load(i, t)
+              local k = math.floor(t / W[i])
+              local s = 0
+              for idx, v in pairs(c[i]) do
+                if idx >= k then s = s + v end
+              end
+              return s + (c[i][k - 1] or 0) * ((W[i] - (t - k * W[i])) / W[i])
+            end
+            -- The earliest time the call fits window i: one pass over its intervals in order, with the sum of
+            -- the counts from the pointer on (what is counted in an interval includes every later reservation).
+            local function earliest(i)
+              if cost > N[i] then return -1 end
+              local ks, ci, Wi, Ni = K[i], c[i], W[i], N[i]
+              table.sort(ks)
+              local m = #ks
+              local suffix = {}
+              local s = 0
+              for q = m, 1, -1 do
+                s = s + ci[ks[q]]
+                suffix[q] = s
+              end
+              local k = math.floor(now / Wi)
+              local q = 1
+              while q <= m and ks[q] < k do q = q + 1 end
+              while true do
+                local later = suffix[q] or 0
+                if later + cost <= Ni then
+                  local prev = ci[k - 1] or 0
+                  local start = k * Wi
+                  if prev == 0 then return math.max(now, start) end
+                  local room = Ni - cost - later
+                  local off = math.ceil((prev - room) * Wi / prev)
+                  if off < Wi then return math.max(now, start + off) end
+                  k = k + 1
+                else
+                  k = ks[q] + 1
+                end
+                while q <= m and ks[q] < k do q = q + 1 end
+              end
+            end
+            if op == 'f' then
+              for i = 1, n do
+                local k = math.floor(maxWait / W[i])
+                local v = c[i][k]
+                if v then
+                  local field = P[i] .. ':' .. fmt(k)
+                  if v <= cost then
+                    redis.call('HDEL', key, field)
+                  else
+                    redis.call('HINCRBY', key, field, -cost)
+                  end
+                end
+              end
+              if held > 0 and redis.call('PTTL', key) == -1 then
+                redis.call('PEXPIRE', key, fmt(math.ceil(2 * longest / 1000) + keep))
+                repaired = 1
+              end
+              return {0, repaired}
+            end
+            local at = now
+            for i = 1, n do
+              local e = earliest(i)
+              if e < 0 then at = -1 break end
+              if e > at then at = e end
+            end
+            if op == 'r' and at >= 0 and at < now + minWait then at = now + minWait end
+            local consumed = 0
+            local receipt = 0
+            local fits = at >= 0 and (at == now or (op == 'r' and at - now <= maxWait))
+            if fits and at > now then
+              -- A reservation takes at most one entry per window; this rule's entries stay within so many.
+              local needed = 0
+              for i = 1, n do
+                if not c[i][math.floor(at / W[i])] then needed = needed + 1 end
+              end
+              if own + needed > MAXF then fits = false end
+            end
+            if fits then
+              for i = 1, n do
+                local k = math.floor(at / W[i])
+                c[i][k] = (c[i][k] or 0) + cost
+                redis.call('HINCRBY', key, P[i] .. ':' .. fmt(k), cost)
+              end
+              consumed = 1
+              receipt = at
+            end
+            local horizon = 0
+            for i = 1, n do
+              local last = lastCounted(i)
+              if last then
+                local u = (last + 2) * W[i] - now
+                if u > horizon then horizon = u end
+              end
+            end
+            if consumed == 1 then
+              expire(math.ceil(horizon / 1000) + keep)
+            elseif held > 0 and redis.call('PTTL', key) == -1 then
+              -- Every path that leaves the key keeps an expiry: one without is given one.
+              redis.call('PEXPIRE', key, fmt(math.max(math.ceil(horizon / 1000), math.ceil(2 * longest / 1000)) + keep))
+              repaired = 1
+            end
+            local wait = -1
+            if at >= 0 then wait = at - now end
+            local out = {consumed, wait, receipt, repaired}
+            for i = 1, n do
+              local rem = math.floor(N[i] - load(i, now) + 1e-9)
+              if rem < 0 then rem = 0 end
+              local last = lastCounted(i)
+              local reset = 0
+              if last then reset = math.max(0, (last + 2) * W[i] - now) end
+              out[#out + 1] = rem
+              out[#out + 1] = reset
+            end
+            return out
+            """.formatted(COUNTER_HARD_FIELDS, Limit.MAX_PERMITS, Rule.MAX_COUNTER_DELAY_INTERVALS);
+
+    private SlidingScripts() {
+    }
+}

@@ -1,0 +1,21 @@
+package io.github.ratelimit.redis;
+
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.BucketStoreContract;
+import io.github.ratelimit.testing.ManualClock;
+import io.github.ratelimit.testing.redis.RedisServerExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.util.UUID;
+
+class RedisStandaloneContractTest extends BucketStoreContract {
+
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
+
+    @Override
+    protected BucketStore newStore(ManualClock clock) {
+        return JedisBucketStore.builder().url(redis.uri()).keyPrefix("test-" + UUID.randomUUID())
+                .timeMeter(clock).build();
+    }
+}
