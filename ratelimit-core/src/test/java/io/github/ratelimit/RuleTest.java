@@ -65,7 +65,7 @@ class RuleTest {
         assertThatThrownBy(() -> io.github.ratelimit.internal.config.RateLimitSettings.parse(java.util.Map.of(
                         "ratelimit.rules[0].name", "api", "ratelimit.rules[0].paths", "/api/**",
                         "ratelimit.rules[0].limits", String.join(", ", nine)), "rules.properties",
-                io.github.ratelimit.internal.config.RateLimitSettings.Face.SERVLET_FILTER))
+                io.github.ratelimit.internal.config.RateLimitSettings.EntryPoint.SERVLET_FILTER))
                 .hasMessageContaining("ratelimit.rules[0]").hasMessageContaining("9 limits, more than the 8");
     }
 

@@ -41,7 +41,7 @@ final class CompactState {
      * @return its bytes in this format
      */
     static byte[] encode(RemoteBucketState state, Version version) {
-        Out out = new Out();
+        ByteSink out = new ByteSink();
         out.bytes[out.size++] = FORMAT;
         try {
             RemoteBucketState.SERIALIZATION_HANDLE.serialize(WRITER, out, state, version, Scope.PERSISTED_STATE);
@@ -60,7 +60,7 @@ final class CompactState {
         if (bytes.length == 0 || bytes[0] != FORMAT) {
             return InternalSerializationHelper.deserializeState(bytes);
         }
-        In in = new In(bytes);
+        ByteSource in = new ByteSource(bytes);
         try {
             RemoteBucketState state = RemoteBucketState.SERIALIZATION_HANDLE.deserialize(READER, in);
             if (in.position != bytes.length) {
@@ -72,8 +72,8 @@ final class CompactState {
         }
     }
 
-    /** A growable byte array. */
-    private static final class Out {
+    /** Where a state is written: a growable byte array. */
+    private static final class ByteSink {
         byte[] bytes = new byte[96];
         int size;
 
@@ -94,11 +94,12 @@ final class CompactState {
         }
     }
 
-    private static final class In {
+    /** Where a state is read from: the stored bytes, after the format byte. */
+    private static final class ByteSource {
         final byte[] bytes;
         int position = 1;
 
-        In(byte[] bytes) {
+        ByteSource(byte[] bytes) {
             this.bytes = bytes;
         }
 
@@ -138,29 +139,29 @@ final class CompactState {
         return (v >>> 1) ^ -(v & 1);
     }
 
-    private static final SerializationAdapter<Out> WRITER = new SerializationAdapter<>() {
+    private static final SerializationAdapter<ByteSink> WRITER = new SerializationAdapter<>() {
         @Override
-        public void writeBoolean(Out out, boolean value) {
+        public void writeBoolean(ByteSink out, boolean value) {
             out.put(value ? 1 : 0);
         }
 
         @Override
-        public void writeByte(Out out, byte value) {
+        public void writeByte(ByteSink out, byte value) {
             out.put(value);
         }
 
         @Override
-        public void writeInt(Out out, int value) {
+        public void writeInt(ByteSink out, int value) {
             out.varint(zigzag(value));
         }
 
         @Override
-        public void writeLong(Out out, long value) {
+        public void writeLong(ByteSink out, long value) {
             out.varint(zigzag(value));
         }
 
         @Override
-        public void writeLongArray(Out out, long[] values) {
+        public void writeLongArray(ByteSink out, long[] values) {
             out.varint(values.length);
             for (long v : values) {
                 out.varint(zigzag(v));
@@ -168,7 +169,7 @@ final class CompactState {
         }
 
         @Override
-        public void writeDoubleArray(Out out, double[] values) {
+        public void writeDoubleArray(ByteSink out, double[] values) {
             out.varint(values.length);
             for (double v : values) {
                 out.varint(Double.doubleToRawLongBits(v));
@@ -176,7 +177,7 @@ final class CompactState {
         }
 
         @Override
-        public void writeString(Out out, String value) {
+        public void writeString(ByteSink out, String value) {
             byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
             out.varint(utf8.length);
             for (byte b : utf8) {
@@ -185,9 +186,9 @@ final class CompactState {
         }
     };
 
-    private static final DeserializationAdapter<In> READER = new DeserializationAdapter<>() {
+    private static final DeserializationAdapter<ByteSource> READER = new DeserializationAdapter<>() {
         @Override
-        public boolean readBoolean(In in) throws IOException {
+        public boolean readBoolean(ByteSource in) throws IOException {
             int b = in.next();
             if (b > 1) {
                 throw new IOException("a boolean of " + b);
@@ -196,12 +197,12 @@ final class CompactState {
         }
 
         @Override
-        public byte readByte(In in) throws IOException {
+        public byte readByte(ByteSource in) throws IOException {
             return (byte) in.next();
         }
 
         @Override
-        public int readInt(In in) throws IOException {
+        public int readInt(ByteSource in) throws IOException {
             long v = unzigzag(in.varint());
             if (v != (int) v) {
                 throw new IOException("an int of " + v);
@@ -210,12 +211,12 @@ final class CompactState {
         }
 
         @Override
-        public long readLong(In in) throws IOException {
+        public long readLong(ByteSource in) throws IOException {
             return unzigzag(in.varint());
         }
 
         @Override
-        public long[] readLongArray(In in) throws IOException {
+        public long[] readLongArray(ByteSource in) throws IOException {
             long[] values = new long[in.length()];
             for (int i = 0; i < values.length; i++) {
                 values[i] = unzigzag(in.varint());
@@ -224,7 +225,7 @@ final class CompactState {
         }
 
         @Override
-        public double[] readDoubleArray(In in) throws IOException {
+        public double[] readDoubleArray(ByteSource in) throws IOException {
             double[] values = new double[in.length()];
             for (int i = 0; i < values.length; i++) {
                 values[i] = Double.longBitsToDouble(in.varint());
@@ -233,7 +234,7 @@ final class CompactState {
         }
 
         @Override
-        public String readString(In in) throws IOException {
+        public String readString(ByteSource in) throws IOException {
             int n = in.length();
             String s = new String(in.bytes, in.position, n, StandardCharsets.UTF_8);
             in.position += n;

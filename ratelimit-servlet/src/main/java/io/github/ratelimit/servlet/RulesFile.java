@@ -127,7 +127,7 @@ final class RulesFile {
                 resolved.put(k.trim(), resolvePlaceholders(v == null ? "" : v.trim(), k, source));
             }
         });
-        RateLimitSettings settings = RateLimitSettings.parse(resolved, source, RateLimitSettings.Face.SERVLET_FILTER);
+        RateLimitSettings settings = RateLimitSettings.parse(resolved, source, RateLimitSettings.EntryPoint.SERVLET_FILTER);
         RejectionHandler handler = settings.rejectionHandler() == null
                 ? new ProblemDetailsRejectionHandler(settings.rejectStatus())
                 : instantiate("ratelimit.rejection-handler", settings.rejectionHandler(), RejectionHandler.class,

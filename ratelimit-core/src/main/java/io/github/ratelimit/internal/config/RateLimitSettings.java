@@ -43,7 +43,7 @@ import java.util.regex.Matcher;
 public final class RateLimitSettings {
 
     /** Which entry point reads the settings: a few properties belong to one of them. */
-    public enum Face {
+    public enum EntryPoint {
         /** The plain servlet filter, configured by a rules file in {@code web.xml}. */
         SERVLET_FILTER,
         /** The Spring Boot starter, configured by Spring's properties. */
@@ -68,14 +68,14 @@ public final class RateLimitSettings {
      * @param name the canonical name, e.g. {@code ratelimit.rules[i].max-delay}
      * @param defaultValue the default, as text, or {@code null}
      * @param values the allowed values, or empty
-     * @param face the only entry point that reads it, or {@code null} for both
+     * @param entryPoint the only entry point that reads it, or {@code null} for both
      * @param description what it is for
      */
-    public record Property(String name, String defaultValue, List<String> values, Face face, String description) {
+    public record Property(String name, String defaultValue, List<String> values, EntryPoint entryPoint, String description) {
     }
 
     private static final String P = SettingsCatalog.P;
-    private final Face face;
+    private final EntryPoint entryPoint;
     private boolean enabled;
     private StoreKind store;
     private long localMaximumKeys;
@@ -108,11 +108,11 @@ public final class RateLimitSettings {
     private final SettingsValues v;
     private final String source;
 
-    private RateLimitSettings(Map<String, String> values, String source, Face face) {
+    private RateLimitSettings(Map<String, String> values, String source, EntryPoint entryPoint) {
         this.v = new SettingsValues(values, source);
         this.values = values;
         this.source = source;
-        this.face = face;
+        this.entryPoint = entryPoint;
     }
 
     /**
@@ -122,19 +122,19 @@ public final class RateLimitSettings {
      *        comma-separated text or as indexed entries
      * @param source where they come from, the prefix of every message (a file: {@code /WEB-INF/ratelimit.properties});
      *        {@code null} when property paths alone say where (Spring's properties)
-     * @param face which entry point reads them
+     * @param entryPoint which entry point reads them
      * @return the settings
      * @throws InvalidRateLimitConfigurationException for an unknown property (naming the nearest known one) or a
      *         bad value (naming the property, the value, the constraint and the fix)
      */
-    public static RateLimitSettings parse(Map<String, String> properties, String source, Face face) {
+    public static RateLimitSettings parse(Map<String, String> properties, String source, EntryPoint entryPoint) {
         Map<String, String> canonical = new TreeMap<>();
         properties.forEach((k, v) -> {
             if (k != null && k.startsWith(P)) {
                 canonical.put(k.trim(), v == null ? "" : v.trim());
             }
         });
-        RateLimitSettings settings = new RateLimitSettings(joinListElements(canonical), source, face);
+        RateLimitSettings settings = new RateLimitSettings(joinListElements(canonical), source, entryPoint);
         settings.read();
         return settings;
     }
@@ -167,12 +167,12 @@ public final class RateLimitSettings {
 
     private void read() {
         SettingsSections sections = new SettingsSections(v);
-        SettingsCatalog.checkNames(values.keySet(), source, face);
+        SettingsCatalog.checkNames(values.keySet(), source, entryPoint);
         enabled = v.bool("ratelimit.enabled");
         store = v.enumValue("ratelimit.store", StoreKind.class);
         localMaximumKeys = v.longValue("ratelimit.local.maximum-keys", 1, Long.MAX_VALUE);
         redis = sections.redisSettings();
-        if (store == StoreKind.REDIS && !redis.hasServer() && face == Face.SERVLET_FILTER) {
+        if (store == StoreKind.REDIS && !redis.hasServer() && entryPoint == EntryPoint.SERVLET_FILTER) {
             throw new InvalidRateLimitConfigurationException(v.at("ratelimit.store"), "redis", "'redis' "
                     + "needs a Redis server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master or "
                     + "ratelimit.redis.cluster.nodes is set", "Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379.");
@@ -219,11 +219,11 @@ public final class RateLimitSettings {
      * names as its environment holds them.
      *
      * @param names {@code ratelimit.*} property names, canonical ({@code ratelimit.rules[0].max-delay})
-     * @param face the entry point
+     * @param entryPoint the entry point
      * @throws InvalidRateLimitConfigurationException for an unknown name, naming the nearest known one
      */
-    public static void checkNames(Iterable<String> names, Face face) {
-        SettingsCatalog.checkNames(names, null, face);
+    public static void checkNames(Iterable<String> names, EntryPoint entryPoint) {
+        SettingsCatalog.checkNames(names, null, entryPoint);
     }
 
     // ---- typed access --------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@ package io.github.ratelimit.internal.config;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.internal.config.RateLimitSettings.Face;
+import io.github.ratelimit.internal.config.RateLimitSettings.EntryPoint;
 import io.github.ratelimit.internal.config.RateLimitSettings.Property;
 
 import java.util.List;
@@ -72,19 +72,19 @@ final class SettingsCatalog {
             p("ratelimit.rules[i].algorithm", "token-bucket", "How the rule counts calls within its windows.", "token-bucket", "fixed-window", "sliding-window-log", "sliding-window-counter"),
             p("ratelimit.rules[i].local-first-tokens", null, "Tokens an instance may take before synchronizing with a shared store."),
             p("ratelimit.rules[i].local-first-time", "100ms", "Longest an instance goes without synchronizing, with local-first-tokens."),
-            only(Face.SERVLET_FILTER, "ratelimit.rejection-handler", null, "A RejectionHandler class (public no-argument constructor) that writes rejections."),
-            only(Face.SERVLET_FILTER, "ratelimit.annotations", "true", "Whether to apply the @RateLimit annotations of the registered servlets.", "true", "false"),
-            only(Face.SERVLET_FILTER, "ratelimit.key-resolvers.<name>", null, "A KeyResolver class (public no-argument constructor) that keys can name."),
-            only(Face.SPRING_BOOT, "ratelimit.method-headers", "false", "Whether @RateLimit rules of methods other than the request's handler (a service method throttling an outbound call) add their items to the response's rate-limit headers.", "true", "false"),
-            only(Face.SPRING_BOOT, "ratelimit.filter.order", "-99", "Order of the rate-limit filter; by default right after Spring Security's chain."),
-            only(Face.SPRING_BOOT, "ratelimit.filter.before-authentication-order", "-101", "Order of the filter for rules with phase before-authentication; by default right before Spring Security's chain."));
+            only(EntryPoint.SERVLET_FILTER, "ratelimit.rejection-handler", null, "A RejectionHandler class (public no-argument constructor) that writes rejections."),
+            only(EntryPoint.SERVLET_FILTER, "ratelimit.annotations", "true", "Whether to apply the @RateLimit annotations of the registered servlets.", "true", "false"),
+            only(EntryPoint.SERVLET_FILTER, "ratelimit.key-resolvers.<name>", null, "A KeyResolver class (public no-argument constructor) that keys can name."),
+            only(EntryPoint.SPRING_BOOT, "ratelimit.method-headers", "false", "Whether @RateLimit rules of methods other than the request's handler (a service method throttling an outbound call) add their items to the response's rate-limit headers.", "true", "false"),
+            only(EntryPoint.SPRING_BOOT, "ratelimit.filter.order", "-99", "Order of the rate-limit filter; by default right after Spring Security's chain."),
+            only(EntryPoint.SPRING_BOOT, "ratelimit.filter.before-authentication-order", "-101", "Order of the filter for rules with phase before-authentication; by default right before Spring Security's chain."));
 
     private static Property p(String name, String defaultValue, String description, String... values) {
         return new Property(name, defaultValue, List.of(values), null, description);
     }
 
-    private static Property only(Face face, String name, String defaultValue, String description, String... values) {
-        return new Property(name, defaultValue, List.of(values), face, description);
+    private static Property only(EntryPoint entryPoint, String name, String defaultValue, String description, String... values) {
+        return new Property(name, defaultValue, List.of(values), entryPoint, description);
     }
 
     // ---- the parsed settings ---------------------------------------------------------------------------
@@ -95,29 +95,29 @@ final class SettingsCatalog {
     /**
      * @param names {@code ratelimit.*} property names, canonical
      * @param source where they come from, for messages, or {@code null}
-     * @param face the entry point that reads them
+     * @param entryPoint the entry point that reads them
      * @throws InvalidRateLimitConfigurationException for an unknown name (naming the nearest known one), or a name
      *         of the other entry point
      */
-    static void checkNames(Iterable<String> names, String source, Face face) {
+    static void checkNames(Iterable<String> names, String source, EntryPoint entryPoint) {
         for (String name : names) {
             if (!name.startsWith(P)) {
                 continue;
             }
             String pattern = pattern(name);
             // Spring holds relaxed names as it reads them: maxWaiting as maxwaiting, and binds them to max-waiting.
-            Property known = face == Face.SPRING_BOOT ? findRelaxed(pattern) : find(pattern);
+            Property known = entryPoint == EntryPoint.SPRING_BOOT ? findRelaxed(pattern) : find(pattern);
             if (known == null) {
                 String nearest = nearest(pattern);
                 throw new InvalidRateLimitConfigurationException(source, name, "unknown property '" + name + "'",
                         (nearest == null ? "Check its spelling." : "Did you mean '" + concrete(nearest, name) + "'?")
-                                + " Every property: " + (face == Face.SPRING_BOOT ? "docs/spring-boot.md" : "docs/servlet.md")
+                                + " Every property: " + (entryPoint == EntryPoint.SPRING_BOOT ? "docs/spring-boot.md" : "docs/servlet.md")
                                 + ".");
             }
-            if (known.face() != null && known.face() != face) {
+            if (known.entryPoint() != null && known.entryPoint() != entryPoint) {
                 throw new InvalidRateLimitConfigurationException(source, name, "'" + name + "' is a setting of the "
-                        + (known.face() == Face.SERVLET_FILTER ? "web.xml filter's rules file" : "Spring Boot starter")
-                        + ", not of " + (face == Face.SERVLET_FILTER ? "the web.xml filter" : "Spring Boot"),
+                        + (known.entryPoint() == EntryPoint.SERVLET_FILTER ? "web.xml filter's rules file" : "Spring Boot starter")
+                        + ", not of " + (entryPoint == EntryPoint.SERVLET_FILTER ? "the web.xml filter" : "Spring Boot"),
                         otherFaceAction(known));
             }
         }

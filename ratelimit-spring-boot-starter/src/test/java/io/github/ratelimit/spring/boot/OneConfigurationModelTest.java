@@ -144,7 +144,7 @@ class OneConfigurationModelTest {
         indexed.remove("ratelimit.plans.pro");
         indexed.put("ratelimit.plans.pro[0]", "10/1m");
         indexed.put("ratelimit.plans.pro[1]", "100/1h");
-        RateLimitSettings fromFile = RateLimitSettings.parse(PROPERTIES, null, RateLimitSettings.Face.SERVLET_FILTER);
+        RateLimitSettings fromFile = RateLimitSettings.parse(PROPERTIES, null, RateLimitSettings.EntryPoint.SERVLET_FILTER);
         boot.withPropertyValues(pairs(indexed)).run(context ->
                 assertThat(context.getBean(RateLimitSettings.class).rules()).isEqualTo(fromFile.rules()));
     }

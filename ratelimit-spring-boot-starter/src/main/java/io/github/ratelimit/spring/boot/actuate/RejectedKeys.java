@@ -20,7 +20,7 @@ import java.util.Map;
  * over-count. So the heaviest keys are found with counts that may be over by at most {@code error}.
  *
  * <p>Each rejection costs O(1), whatever the capacity, and takes no global lock: keys are spread by hash over
- * stripes (a summary of their own, each with its lock, one per 64 counters, at most 16), and each stripe keeps
+ * independent summaries (each with its own lock, one per 64 counters, at most 16), and each summary keeps
  * its counters in count order (the stream-summary structure: counters with equal counts share a bucket, buckets
  * in a linked list), so a known key moves to the next bucket and a new key takes a counter from the first one
  * without a scan. A flood of distinct rejected keys (an attack rotating addresses) therefore neither slows the
@@ -35,13 +35,13 @@ public final class RejectedKeys implements RateLimiter.Listener {
     private record RuleKey(String rule, String key) {
     }
 
-    private final Stripe[] stripes;
+    private final Summary[] summaries;
 
     public RejectedKeys(int capacity) {
         int count = Math.max(1, Math.min(16, capacity / 64));
-        this.stripes = new Stripe[count];
+        this.summaries = new Summary[count];
         for (int i = 0; i < count; i++) {
-            stripes[i] = new Stripe(capacity / count + (i < capacity % count ? 1 : 0));
+            summaries[i] = new Summary(capacity / count + (i < capacity % count ? 1 : 0));
         }
     }
 
@@ -54,7 +54,7 @@ public final class RejectedKeys implements RateLimiter.Listener {
             if ((v.outcome() == Outcome.REJECTED || v.outcome() == Outcome.SHADOW_REJECTED) && v.key() != null) {
                 RuleKey key = new RuleKey(v.rule(), v.key());
                 int h = key.hashCode();
-                stripes[Math.floorMod(h ^ (h >>> 16), stripes.length)].record(key);
+                summaries[Math.floorMod(h ^ (h >>> 16), summaries.length)].record(key);
             }
         }
     }
@@ -65,15 +65,15 @@ public final class RejectedKeys implements RateLimiter.Listener {
      */
     public List<Entry> top(int limit) {
         List<Entry> entries = new ArrayList<>();
-        for (Stripe stripe : stripes) {
-            stripe.addTo(entries);
+        for (Summary summary : summaries) {
+            summary.addTo(entries);
         }
         entries.sort(Comparator.comparingLong(Entry::count).reversed());
         return List.copyOf(entries.subList(0, Math.min(limit, entries.size())));
     }
 
     /** One Space-Saving summary over the keys that hash to it. */
-    private static final class Stripe {
+    private static final class Summary {
 
         /** Counters of one count, in a ring; buckets in ascending count order. */
         private static final class Bucket {
@@ -96,7 +96,7 @@ public final class RejectedKeys implements RateLimiter.Listener {
         /** The bucket of the smallest count, or {@code null} when empty. */
         private Bucket smallest;
 
-        Stripe(int capacity) {
+        Summary(int capacity) {
             this.capacity = Math.max(1, capacity);
         }
 

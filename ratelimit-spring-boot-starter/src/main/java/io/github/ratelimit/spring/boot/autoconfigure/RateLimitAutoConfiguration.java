@@ -53,8 +53,8 @@ public final class RateLimitAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean
     RateLimitSettings rateLimitSettings(RateLimitProperties properties, Environment environment) {
-        RateLimitSettings.checkNames(propertyNames(environment), RateLimitSettings.Face.SPRING_BOOT);
-        return RateLimitSettings.parse(PropertiesFlattener.flatten(properties), null, RateLimitSettings.Face.SPRING_BOOT);
+        RateLimitSettings.checkNames(propertyNames(environment), RateLimitSettings.EntryPoint.SPRING_BOOT);
+        return RateLimitSettings.parse(PropertiesFlattener.flatten(properties), null, RateLimitSettings.EntryPoint.SPRING_BOOT);
     }
 
     /** Every {@code ratelimit.*} name in the environment, canonical: what a user wrote, typos included. */

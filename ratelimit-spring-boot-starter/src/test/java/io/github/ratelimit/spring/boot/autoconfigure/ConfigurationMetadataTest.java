@@ -35,7 +35,7 @@ class ConfigurationMetadataTest {
 
     private static List<RateLimitSettings.Property> bootProperties() {
         return RateLimitSettings.properties().stream()
-                .filter(p -> p.face() != RateLimitSettings.Face.SERVLET_FILTER).toList();
+                .filter(p -> p.entryPoint() != RateLimitSettings.EntryPoint.SERVLET_FILTER).toList();
     }
 
     /** The additional metadata the model implies. */

@@ -18,10 +18,10 @@ class DocumentedPropertiesTest {
 
     @ParameterizedTest
     @CsvSource({"../docs/spring-boot.md, SPRING_BOOT", "../docs/servlet.md, SERVLET_FILTER"})
-    void everyPropertyHasARowWithItsDefault(String page, RateLimitSettings.Face face) throws Exception {
+    void everyPropertyHasARowWithItsDefault(String page, RateLimitSettings.EntryPoint entryPoint) throws Exception {
         List<String> rows = Files.readAllLines(Path.of(page)).stream().filter(l -> l.startsWith("| `")).toList();
         for (RateLimitSettings.Property p : RateLimitSettings.properties()) {
-            if (p.face() != null && p.face() != face) {
+            if (p.entryPoint() != null && p.entryPoint() != entryPoint) {
                 continue;
             }
             List<String> matching = rows.stream().filter(r -> r.startsWith("| `" + p.name() + "` |")).toList();
