@@ -1,6 +1,6 @@
 package io.github.ratelimit;
 
-import io.github.ratelimit.internal.Durations;
+import io.github.ratelimit.support.Durations;
 
 import java.time.Duration;
 import java.util.Locale;

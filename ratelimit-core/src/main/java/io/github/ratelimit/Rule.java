@@ -1,9 +1,5 @@
 package io.github.ratelimit;
 
-import io.github.ratelimit.internal.Durations;
-import io.github.ratelimit.internal.RuleChecks;
-import io.github.ratelimit.internal.config.RateLimitAnnotations;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,8 +9,8 @@ import java.util.Objects;
  * A named rate limit: which key it counts by, its windows (enforced together as one Bucket4j bucket with one
  * bandwidth per window), and what it does when a request is over the limit.
  *
- * <p>Rules come from {@link RateLimit} annotations ({@link RateLimitAnnotations}), from a servlet rules file
- * or from Spring properties; all of them build this same type, so every entry point has the same semantics.
+ * <p>Rules come from {@link RateLimit} annotations, from a servlet rules file or from Spring properties; all of
+ * them build this same type, so every entry point has the same semantics.
  * Instances are immutable and thread-safe values. Two rules with the same name share their buckets, so a
  * {@link RateLimiter} refuses two different rules under one name.
  *
@@ -47,11 +43,9 @@ public final class Rule {
 
     /**
      * The most limits (windows) one rule may have, whether it is declared (annotation, properties, rules file, code)
-     * or given per key at run time. Each window is a bandwidth of the key's bucket (or a count of its sliding state),
-     * work on every decision, and an item of the {@code RateLimit-Policy} and {@code RateLimit} headers of every
-     * response the rule decides; eight cover every natural period (second, minute, hour, day and a few in between)
-     * and keep a response's headers bounded (without a cap, a per-key entry of 250 windows made every response too
-     * large to send).
+     * or given per key at run time. Each window is work on every decision and an item of the {@code RateLimit-Policy}
+     * and {@code RateLimit} headers of every response the rule decides; eight cover every natural period and keep a
+     * response's headers bounded.
      */
     public static final int MAX_LIMITS = 8;
 
@@ -61,36 +55,19 @@ public final class Rule {
     /** The default {@link #maxWaiting()} of a {@link Mode#SOFT} rule. */
     public static final int DEFAULT_MAX_WAITING = 100;
 
-    private final String name;
-    private final String publicName;
-    private final String source;
-    private final String key;
-    private final List<Limit> limits;
-    private final Mode mode;
-    private final Duration maxDelay;
-    private final int maxWaiting;
-    private final long cost;
-    private final StoreFailurePolicy onStoreFailure;
-    private final MissingKeyPolicy onMissingKey;
-    private final Algorithm algorithm;
-    private final LocalFirst localFirst;
-    private final Counted count;
+    /** A rule's values, after defaults: one record, so equality covers every value. */
+    private record Values(String name, String publicName, String source, String key, List<Limit> limits, Mode mode,
+                          Duration maxDelay, int maxWaiting, long cost, StoreFailurePolicy onStoreFailure,
+                          MissingKeyPolicy onMissingKey, Algorithm algorithm, LocalFirst localFirst, Counted count) {
+    }
+
+    private final Values v;
 
     private Rule(Builder b) {
-        this.name = b.name;
-        this.publicName = b.publicName != null ? b.publicName : b.name;
-        this.source = b.source != null ? b.source : "rule '" + b.name + "'";
-        this.key = b.key.trim();
-        this.limits = List.copyOf(b.limits);
-        this.mode = b.mode;
-        this.maxDelay = b.maxDelay;
-        this.maxWaiting = b.mode == Mode.SOFT ? (b.maxWaiting != null ? b.maxWaiting : DEFAULT_MAX_WAITING) : 0;
-        this.cost = b.cost;
-        this.onStoreFailure = b.onStoreFailure;
-        this.onMissingKey = b.onMissingKey;
-        this.algorithm = b.algorithm;
-        this.localFirst = b.localFirst;
-        this.count = b.count;
+        this.v = new Values(b.name, b.publicName != null ? b.publicName : b.name,
+                b.source != null ? b.source : "rule '" + b.name + "'", b.key.trim(), List.copyOf(b.limits), b.mode,
+                b.maxDelay, b.mode == Mode.SOFT ? (b.maxWaiting != null ? b.maxWaiting : DEFAULT_MAX_WAITING) : 0,
+                b.cost, b.onStoreFailure, b.onMissingKey, b.algorithm, b.localFirst, b.count);
     }
 
     /**
@@ -104,27 +81,26 @@ public final class Rule {
 
     /** @return the rule's id: names its buckets, its metrics and its entry in the Actuator endpoint */
     public String name() {
-        return name;
+        return v.name();
     }
 
     /**
      * @return the name clients see for the rule, in the rate-limit headers and response bodies: {@link #name()}
      *         unless {@link Builder#publicName} gave another (an unnamed {@code @RateLimit} rule shows a digest of
-     *         its name, which names a class and a method: {@link RateLimitAnnotations}). A limiter refuses two rules
-     *         that show clients one name.
+     *         its name, which names a class and a method). A limiter refuses two rules that show clients one name.
      */
     public String publicName() {
-        return publicName;
+        return v.publicName();
     }
 
     /** @return where the rule was declared, for messages: {@code @RateLimit on OrderController#list()} */
     public String source() {
-        return source;
+        return v.source();
     }
 
-    /** @return the key expression: {@code global}, {@code ip}, {@code user}, {@code header:<Name>}, a custom name, or a combination with {@code +} and {@code |} */
+    /** @return the key expression, e.g. {@code user|ip} or {@code header:X-Api-Key} (see {@link RateLimit#key()}) */
     public String key() {
-        return key;
+        return v.key();
     }
 
     /**
@@ -133,22 +109,22 @@ public final class Rule {
      *         another language (a SpEL key) uses none
      */
     public boolean keyUses(String atom) {
-        return io.github.ratelimit.internal.KeyExpressions.atoms(key).contains(atom);
+        return io.github.ratelimit.internal.KeyExpressions.atoms(v.key).contains(atom);
     }
 
     /** @return the windows, 1 to {@value #MAX_LIMITS}, each with a distinct period */
     public List<Limit> limits() {
-        return limits;
+        return v.limits();
     }
 
     /** @return what happens to a request over the limit */
     public Mode mode() {
-        return mode;
+        return v.mode();
     }
 
     /** @return the longest a {@link Mode#SOFT} rule delays a request; {@code null} for other modes */
     public Duration maxDelay() {
-        return maxDelay;
+        return v.maxDelay();
     }
 
     /**
@@ -157,37 +133,37 @@ public final class Rule {
      *         cannot take the waiting places of another. 0 for other modes.
      */
     public int maxWaiting() {
-        return maxWaiting;
+        return v.maxWaiting();
     }
 
     /** @return tokens one request takes */
     public long cost() {
-        return cost;
+        return v.cost();
     }
 
     /** @return what the rule decides when the store fails */
     public StoreFailurePolicy onStoreFailure() {
-        return onStoreFailure;
+        return v.onStoreFailure();
     }
 
     /** @return what the rule does when its key cannot be resolved */
     public MissingKeyPolicy onMissingKey() {
-        return onMissingKey;
+        return v.onMissingKey();
     }
 
     /** @return how the rule's buckets refill */
     public Algorithm algorithm() {
-        return algorithm;
+        return v.algorithm();
     }
 
     /** @return which calls the rule's tokens pay for: all it admits (the default), or only those that fail */
     public Counted count() {
-        return count;
+        return v.count();
     }
 
     /** @return whether and how the rule's buckets in a shared store are decided locally first; {@code null} for never */
     public LocalFirst localFirst() {
-        return localFirst;
+        return v.localFirst();
     }
 
     /**
@@ -207,69 +183,36 @@ public final class Rule {
      * @return a builder holding this rule's values, for a modified copy
      */
     public Builder toBuilder() {
-        Builder b = new Builder(name);
-        b.publicName = publicName.equals(name) ? null : publicName;
-        b.source = source;
-        b.key = key;
-        b.limits.addAll(limits);
-        b.mode = mode;
-        b.maxDelay = maxDelay;
-        b.maxWaiting = mode == Mode.SOFT ? maxWaiting : null;
-        b.cost = cost;
-        b.onStoreFailure = onStoreFailure;
-        b.onMissingKey = onMissingKey;
-        b.algorithm = algorithm;
-        b.localFirst = localFirst;
-        b.count = count;
+        Builder b = new Builder(v.name);
+        b.publicName = v.publicName.equals(v.name) ? null : v.publicName;
+        b.source = v.source;
+        b.key = v.key;
+        b.limits.addAll(v.limits);
+        b.mode = v.mode;
+        b.maxDelay = v.maxDelay;
+        b.maxWaiting = v.mode == Mode.SOFT ? v.maxWaiting : null;
+        b.cost = v.cost;
+        b.onStoreFailure = v.onStoreFailure;
+        b.onMissingKey = v.onMissingKey;
+        b.algorithm = v.algorithm;
+        b.localFirst = v.localFirst;
+        b.count = v.count;
         return b;
     }
 
     @Override
     public boolean equals(Object o) {
-        if (this == o) {
-            return true;
-        }
-        if (!(o instanceof Rule other)) {
-            return false;
-        }
-        return cost == other.cost && maxWaiting == other.maxWaiting && name.equals(other.name)
-                && publicName.equals(other.publicName) && source.equals(other.source) && key.equals(other.key)
-                && limits.equals(other.limits) && mode == other.mode && Objects.equals(maxDelay, other.maxDelay)
-                && onStoreFailure == other.onStoreFailure && onMissingKey == other.onMissingKey
-                && algorithm == other.algorithm && Objects.equals(localFirst, other.localFirst) && count == other.count;
+        return o == this || o instanceof Rule other && v.equals(other.v);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, publicName, source, key, limits, mode, maxDelay, maxWaiting, cost, onStoreFailure,
-                onMissingKey, algorithm, localFirst, count);
+        return v.hashCode();
     }
 
     @Override
     public String toString() {
-        StringBuilder sb = new StringBuilder("Rule[").append(name);
-        if (!publicName.equals(name)) {
-            sb.append(", publicName=").append(publicName);
-        }
-        sb.append(", key=").append(key)
-                .append(", limits=").append(limits).append(", mode=").append(mode);
-        if (maxDelay != null) {
-            sb.append(", maxDelay=").append(Durations.format(maxDelay)).append(", maxWaiting=").append(maxWaiting);
-        }
-        if (cost != 1) {
-            sb.append(", cost=").append(cost);
-        }
-        if (algorithm != Algorithm.TOKEN_BUCKET) {
-            sb.append(", algorithm=").append(algorithm);
-        }
-        if (localFirst != null) {
-            sb.append(", localFirst=").append(localFirst);
-        }
-        if (count != Counted.ALL) {
-            sb.append(", count=").append(count);
-        }
-        return sb.append(", onStoreFailure=").append(onStoreFailure)
-                .append(", onMissingKey=").append(onMissingKey).append(']').toString();
+        return RuleChecks.describe(this);
     }
 
     /**
@@ -482,15 +425,7 @@ public final class Rule {
          * @throws InvalidRateLimitConfigurationException when a value is out of range
          */
         public LocalFirst {
-            if (maxUnsyncedTokens < 1) {
-                throw new InvalidRateLimitConfigurationException("local-first maxUnsyncedTokens must be at least 1, but was "
-                        + maxUnsyncedTokens + ". Use a small share of the limit, e.g. 1% of it.");
-            }
-            if (maxUnsyncedTime == null || maxUnsyncedTime.compareTo(Duration.ofMillis(1)) < 0
-                    || maxUnsyncedTime.compareTo(Duration.ofMinutes(1)) > 0) {
-                throw new InvalidRateLimitConfigurationException("local-first maxUnsyncedTime must be between 1ms and 1m, "
-                        + "but was " + maxUnsyncedTime + ". Use e.g. 100ms.");
-            }
+            RuleChecks.checkLocalFirst(maxUnsyncedTokens, maxUnsyncedTime);
         }
     }
 

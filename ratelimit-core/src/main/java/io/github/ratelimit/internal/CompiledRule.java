@@ -1,6 +1,7 @@
 package io.github.ratelimit.internal;
 
 
+import io.github.ratelimit.support.RateLimitedLog;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;

@@ -3,6 +3,7 @@ package io.github.ratelimit.internal;
 
 
 
+import io.github.ratelimit.support.RateLimitedLog;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;

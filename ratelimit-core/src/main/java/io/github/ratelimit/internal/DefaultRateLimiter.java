@@ -4,6 +4,8 @@ package io.github.ratelimit.internal;
 
 
 
+import io.github.ratelimit.support.LogText;
+import io.github.ratelimit.support.RateLimitedLog;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;

@@ -1,5 +1,7 @@
 package io.github.ratelimit.internal;
 
+import io.github.ratelimit.support.LogText;
+import io.github.ratelimit.support.RateLimitedLog;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.key.ClientIpResolver;

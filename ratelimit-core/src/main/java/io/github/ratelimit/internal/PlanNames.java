@@ -1,5 +1,6 @@
 package io.github.ratelimit.internal;
 
+import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 
 import java.util.Collection;

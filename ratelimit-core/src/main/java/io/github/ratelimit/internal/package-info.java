@@ -1,7 +1,6 @@
 /**
  * The engine, not part of the API: the limiter and its guards ({@code DefaultRateLimiter}, {@code DefaultGuard}),
- * compiled rules, key expressions, the scheduler of SOFT delays, and helpers the API shares (durations, log text,
- * plan names, rate-limited logs).
+ * compiled rules, key expressions, plan names and the scheduler of SOFT delays.
  *
  * <p>The project's own modules may use it; the samples, which show what users write, never do, and no public
  * signature outside {@code internal} exposes its types (both checked by {@code ArchitectureTest}).

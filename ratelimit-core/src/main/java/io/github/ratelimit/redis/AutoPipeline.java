@@ -83,8 +83,8 @@ final class AutoPipeline implements ScriptRunner {
     /** Whether Redis redirected a pipelined call: the client is a Cluster, and calls go one by one. */
     volatile boolean redirected;
 
-    private static final io.github.ratelimit.internal.RateLimitedLog REDIRECT_LOG =
-            new io.github.ratelimit.internal.RateLimitedLog(3_600_000_000_000L);
+    private static final io.github.ratelimit.support.RateLimitedLog REDIRECT_LOG =
+            new io.github.ratelimit.support.RateLimitedLog(3_600_000_000_000L);
 
     /**
      * @param jedis a client whose pipeline goes to one server

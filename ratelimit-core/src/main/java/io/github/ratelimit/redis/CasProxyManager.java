@@ -63,8 +63,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     /** The longest time to live written: a bucket of the longest allowed period, with a day to spare. */
     static final long MAX_TTL_MILLIS = java.time.Duration.ofDays(io.github.ratelimit.Limit.MAX_PERIOD_DAYS + 1).toMillis();
 
-    private static final io.github.ratelimit.internal.RateLimitedLog CORRUPT_LOG =
-            new io.github.ratelimit.internal.RateLimitedLog(10_000_000_000L);
+    private static final io.github.ratelimit.support.RateLimitedLog CORRUPT_LOG =
+            new io.github.ratelimit.support.RateLimitedLog(10_000_000_000L);
 
     private final UnifiedJedis jedis;
     private final ScriptRunner scripts;

@@ -13,7 +13,7 @@ import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule.LocalFirst;
-import io.github.ratelimit.internal.RateLimitedLog;
+import io.github.ratelimit.support.RateLimitedLog;
 import io.github.ratelimit.internal.bucket.BucketKeyState;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;

@@ -3,7 +3,7 @@ package io.github.ratelimit.redis;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.internal.LogText;
+import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.internal.PlanNames;
 
 import java.nio.ByteBuffer;

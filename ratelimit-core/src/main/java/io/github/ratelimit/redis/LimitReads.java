@@ -1,7 +1,7 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.Limit;
-import io.github.ratelimit.internal.LogText;
+import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.store.RateLimitStoreException;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;

@@ -70,10 +70,10 @@ final class RedisKeys {
 
     /**
      * @param key a Redis key
-     * @return it quoted for a log line ({@link io.github.ratelimit.internal.LogText#quote}), so no key can forge
+     * @return it quoted for a log line ({@link io.github.ratelimit.support.LogText#quote}), so no key can forge
      *         or flood a log line
      */
     static String printable(byte[] key) {
-        return io.github.ratelimit.internal.LogText.quote(new String(key, StandardCharsets.UTF_8));
+        return io.github.ratelimit.support.LogText.quote(new String(key, StandardCharsets.UTF_8));
     }
 }

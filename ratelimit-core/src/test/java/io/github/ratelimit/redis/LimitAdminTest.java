@@ -195,7 +195,7 @@ class LimitAdminTest {
                         () -> store.setLimits(API, key, List.of(Limit.parse("1/1h")), "ops"), () -> store.get("api", key),
                         () -> store.remove("api", key, "ops"));
                 for (Runnable operation : operations) {
-                    assertThatThrownBy(operation::run).as(io.github.ratelimit.internal.LogText.escape(key))
+                    assertThatThrownBy(operation::run).as(io.github.ratelimit.support.LogText.escape(key))
                             .isInstanceOf(IllegalArgumentException.class)
                             .hasMessageContaining("contains a lone UTF-16 surrogate")
                             .hasMessageContaining("which has no UTF-8 form");

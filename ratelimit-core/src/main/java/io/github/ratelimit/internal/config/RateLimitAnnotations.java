@@ -4,7 +4,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.internal.Durations;
+import io.github.ratelimit.support.Durations;
 
 import java.lang.reflect.AnnotatedElement;
 import java.lang.reflect.Method;

@@ -1,7 +1,7 @@
 package io.github.ratelimit.internal.config;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import io.github.ratelimit.internal.Durations;
+import io.github.ratelimit.support.Durations;
 import io.github.ratelimit.internal.config.RateLimitSettings.Property;
 
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.github.ratelimit.spring.boot.actuate;
 
-import io.github.ratelimit.internal.LogText;
+import io.github.ratelimit.support.LogText;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 

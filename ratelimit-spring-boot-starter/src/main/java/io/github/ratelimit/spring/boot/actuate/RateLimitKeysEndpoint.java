@@ -1,7 +1,7 @@
 package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.Limit;
-import io.github.ratelimit.internal.LogText;
+import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.RateLimitStoreException;

@@ -1,10 +1,10 @@
-package io.github.ratelimit.internal;
+package io.github.ratelimit.support;
 
 /**
  * Text from outside (a key, an administrator's name, a rule name given over HTTP, a value read from Redis) made safe
  * to put into a log line or an HTTP answer: nothing in it can end the line or start another, reorder or hide what a
  * viewer shows, or pose as the text around it, so it cannot forge an entry of an audit log. Every output reads back
- * to exactly one input. Not part of the public API.
+ * to exactly one input. Shared by the project's packages; applications need not use it.
  */
 public final class LogText {
 

@@ -1,11 +1,7 @@
-package io.github.ratelimit.internal;
+package io.github.ratelimit;
 
-import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import io.github.ratelimit.Limit;
-import io.github.ratelimit.Mode;
 import io.github.ratelimit.Rule.LocalFirst;
-import io.github.ratelimit.Rule;
+import io.github.ratelimit.support.Durations;
 
 import java.time.Duration;
 import java.util.HashSet;
@@ -15,9 +11,9 @@ import java.util.Set;
 
 /**
  * The checks a {@link Rule} passes before it exists, each failure naming where the rule was declared, the value,
- * the constraint it breaks and how to fix it. Not part of the API: {@link Rule.Builder#build()} runs them.
+ * the constraint it breaks and how to fix it ({@link Rule.Builder#build()} runs them), and a rule's text for logs.
  */
-public final class RuleChecks {
+final class RuleChecks {
 
     /**
      * A rule as its builder holds it, before any default is applied.
@@ -34,7 +30,7 @@ public final class RuleChecks {
      * @param algorithm the algorithm
      * @param localFirst local-first settings, or {@code null}
      */
-    public record Draft(String where, String name, String publicName, String key, List<Limit> limits, Mode mode,
+    record Draft(String where, String name, String publicName, String key, List<Limit> limits, Mode mode,
                         Duration maxDelay, Integer maxWaiting, long cost, Algorithm algorithm, LocalFirst localFirst) {
     }
 
@@ -45,7 +41,7 @@ public final class RuleChecks {
      * @param d the rule as given
      * @throws InvalidRateLimitConfigurationException on the first check it fails
      */
-    public static void check(Draft d) {
+    static void check(Draft d) {
         String where = d.where();
         String name = d.name();
         String publicName = d.publicName();
@@ -198,6 +194,54 @@ public final class RuleChecks {
                         ? "\\u" + String.format(Locale.ROOT, "%04x", (int) c) : String.valueOf(c)) + "' at index " + i,
                         "Use printable ASCII without spaces, braces, quotes or backslashes.");
             }
+        }
+    }
+
+    /**
+     * @param rule a rule
+     * @return its text, for logs: the name and every value that is not the default
+     */
+    static String describe(Rule rule) {
+        StringBuilder sb = new StringBuilder("Rule[").append(rule.name());
+        if (!rule.publicName().equals(rule.name())) {
+            sb.append(", publicName=").append(rule.publicName());
+        }
+        sb.append(", key=").append(rule.key())
+                .append(", limits=").append(rule.limits()).append(", mode=").append(rule.mode());
+        if (rule.maxDelay() != null) {
+            sb.append(", maxDelay=").append(Durations.format(rule.maxDelay()))
+                    .append(", maxWaiting=").append(rule.maxWaiting());
+        }
+        if (rule.cost() != 1) {
+            sb.append(", cost=").append(rule.cost());
+        }
+        if (rule.algorithm() != Algorithm.TOKEN_BUCKET) {
+            sb.append(", algorithm=").append(rule.algorithm());
+        }
+        if (rule.localFirst() != null) {
+            sb.append(", localFirst=").append(rule.localFirst());
+        }
+        if (rule.count() != Rule.Counted.ALL) {
+            sb.append(", count=").append(rule.count());
+        }
+        return sb.append(", onStoreFailure=").append(rule.onStoreFailure())
+                .append(", onMissingKey=").append(rule.onMissingKey()).append(']').toString();
+    }
+
+    /**
+     * @param maxUnsyncedTokens tokens an instance may take before it synchronizes
+     * @param maxUnsyncedTime the longest an instance goes without synchronizing
+     * @throws InvalidRateLimitConfigurationException when a value is out of range
+     */
+    static void checkLocalFirst(long maxUnsyncedTokens, Duration maxUnsyncedTime) {
+        if (maxUnsyncedTokens < 1) {
+            throw new InvalidRateLimitConfigurationException("local-first maxUnsyncedTokens must be at least 1, but was "
+                    + maxUnsyncedTokens + ". Use a small share of the limit, e.g. 1% of it.");
+        }
+        if (maxUnsyncedTime == null || maxUnsyncedTime.compareTo(Duration.ofMillis(1)) < 0
+                || maxUnsyncedTime.compareTo(Duration.ofMinutes(1)) > 0) {
+            throw new InvalidRateLimitConfigurationException("local-first maxUnsyncedTime must be between 1ms and 1m, "
+                    + "but was " + maxUnsyncedTime + ". Use e.g. 100ms.");
         }
     }
 

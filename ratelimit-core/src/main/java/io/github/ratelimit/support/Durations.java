@@ -1,4 +1,4 @@
-package io.github.ratelimit.internal;
+package io.github.ratelimit.support;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
@@ -7,7 +7,7 @@ import java.util.Locale;
 /**
  * The duration text used in limits and delays: {@code 500ms}, {@code 1s}, {@code 10s}, {@code 1m}, {@code 1h},
  * {@code 1d}; a bare unit means one of it ({@code s} = {@code 1s}); ISO-8601 ({@code PT1S}) is accepted too.
- * Not part of the public API.
+ * Shared by the project's packages (see {@code io.github.ratelimit.support}); applications need not use it.
  */
 public final class Durations {
 

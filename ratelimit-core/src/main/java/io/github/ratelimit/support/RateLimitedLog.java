@@ -1,4 +1,4 @@
-package io.github.ratelimit.internal;
+package io.github.ratelimit.support;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
