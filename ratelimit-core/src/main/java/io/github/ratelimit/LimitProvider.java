@@ -1,5 +1,8 @@
 package io.github.ratelimit;
 
+import io.github.ratelimit.internal.MapLimitProvider;
+
+import java.util.Collection;
 import java.util.List;
 
 /**
@@ -48,5 +51,112 @@ public interface LimitProvider {
 
         /** Any answer may have changed (after the provider lost track, for example during an outage). */
         void allChanged();
+    }
+
+    /**
+     * A provider from fixed maps: named plans, and keys assigned a plan or given limits of their own. Keys are
+     * written {@code <key expression>:<key>}: {@code user:241531} applies when a rule keyed by {@code user} counts
+     * user {@code 241531}, or one keyed by alternatives ({@code user|ip}) counts by its {@code user} alternative;
+     * {@code header:X-Api-Key:k-42} when a rule keyed by {@code header:X-Api-Key} counts {@code k-42}. An entry
+     * applies to <em>every</em> rule with that key expression (URL rules and annotations alike), unless it names the
+     * rules it is for: then only to those. One key may have entries for different rules; an entry naming a rule wins
+     * over one for every rule. The provider is immutable and thread-safe.
+     *
+     * <pre>{@code
+     * LimitProvider limits = LimitProvider.builder()
+     *         .plan("free", "10/1m")
+     *         .plan("paid", "1000/1m", "20/1s")
+     *         .assign("user:alice", "paid", Set.of("api"))       // rule 'api' only
+     *         .limits("user:241531", "5/1s")                     // every rule keyed by user
+     *         .build();
+     * }</pre>
+     *
+     * @return a builder, which validates as values are added
+     */
+    static Builder builder() {
+        return new Builder();
+    }
+
+    /** Builds a {@link LimitProvider} from fixed maps ({@link LimitProvider#builder()}). Not thread-safe. */
+    final class Builder {
+
+        private final MapLimitProvider.Builder maps = MapLimitProvider.builder();
+
+        private Builder() {
+        }
+
+        /**
+         * @param name the plan's name
+         * @param limits its limits in text form
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException when the name is not a plan's name (1 to 64 printable ASCII
+         *         characters without spaces, quotes, commas, braces or backslashes), a limit is invalid or none is given
+         */
+        public Builder plan(String name, String... limits) {
+            maps.plan(name, limits);
+            return this;
+        }
+
+        /**
+         * Assigns a plan to a key, for every rule with the key's expression.
+         *
+         * @param key {@code <key expression>:<key>}, e.g. {@code user:alice}
+         * @param plan a plan added before with {@link #plan}
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException when the plan is unknown, or the key has limits already
+         */
+        public Builder assign(String key, String plan) {
+            maps.assign(key, plan);
+            return this;
+        }
+
+        /**
+         * Assigns a plan to a key, for the named rules only.
+         *
+         * @param key {@code <key expression>:<key>}, e.g. {@code user:alice}
+         * @param plan a plan added before with {@link #plan}
+         * @param rules the names of the rules it is for; empty for every rule with the key's expression
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException when the plan is unknown, or the key has limits for one of
+         *         the rules already
+         */
+        public Builder assign(String key, String plan, Collection<String> rules) {
+            maps.assign(key, plan, rules);
+            return this;
+        }
+
+        /**
+         * Gives a key limits of its own, for every rule with the key's expression.
+         *
+         * @param key {@code <key expression>:<key>}, e.g. {@code user:241531}
+         * @param limits the key's own limits in text form
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException when a limit is invalid or none is given, or the key has
+         *         limits already
+         */
+        public Builder limits(String key, String... limits) {
+            maps.limits(key, limits);
+            return this;
+        }
+
+        /**
+         * Gives a key limits of its own, for the named rules only.
+         *
+         * @param key {@code <key expression>:<key>}, e.g. {@code user:241531}
+         * @param rules the names of the rules they are for; empty for every rule with the key's expression
+         * @param limits the key's own limits in text form
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException when a limit is invalid or none is given, or the key has
+         *         limits for one of the rules already
+         */
+        public Builder limits(String key, Collection<String> rules, String... limits) {
+            maps.limits(key, rules, limits);
+            return this;
+        }
+
+        /** @return the provider */
+        public LimitProvider build() {
+            return maps.build();
+        }
     }
 }

@@ -2,7 +2,6 @@ package io.github.ratelimit;
 
 
 import io.github.ratelimit.Rule.Counted;
-import io.github.ratelimit.internal.config.RateLimitAnnotations;
 
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
@@ -42,7 +41,7 @@ public @interface RateLimit {
      * {@code SimpleClassName#method} on a method (with the parameter types when the method is overloaded),
      * and {@code SimpleClassName} on a type; with several annotations on one element, {@code [i]} is added. A
      * default name is for operators only: clients see a digest of it instead ({@code rule-063364d4fab4} for
-     * {@code OrderController#list}; see {@link RateLimitAnnotations}), while a name given here is also what
+     * {@code OrderController#list}; see {@link Rule#publicName()}), while a name given here is also what
      * clients see.
      *
      * @return the rule name, or empty for the default

@@ -4,7 +4,6 @@ package io.github.ratelimit;
 
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.internal.config.RateLimitAnnotations;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -49,7 +48,7 @@ public final class RateLimitHeaders {
      * <ul>
      *   <li>{@link Mode#SHADOW} rules are left out: a rule that only records must not make clients back off.</li>
      *   <li>Each item is named {@code <rule>-<window>} after the rule's {@link Verdict#publicName()}, never an
-     *       unnamed {@code @RateLimit} rule's class and method ({@link RateLimitAnnotations}).</li>
+     *       unnamed {@code @RateLimit} rule's class and method.</li>
      *   <li>{@code RateLimit-Policy} advertises each window's rate as a quota {@code q} per {@code w} seconds, over a
      *       time long enough to hold everything the window can hold at once: {@code w} is the window's period in
      *       whole seconds, at least 1, or longer when the window's capacity (its burst) takes longer to refill, and
@@ -199,5 +198,27 @@ public final class RateLimitHeaders {
             return 0;
         }
         return (nanos - 1) / 1_000_000_000L + 1;
+    }
+
+    /**
+     * Families of rate-limit response headers; {@link RateLimitHeaders} writes the ones an application enables.
+     * {@code Retry-After} is written on every rejection whatever the styles.
+     */
+    public enum HeaderStyle {
+
+        /**
+         * {@code X-RateLimit-Limit}, {@code X-RateLimit-Remaining} and {@code X-RateLimit-Reset} (seconds until the
+         * window is full again) for the binding window, the de-facto convention of many public APIs.
+         */
+        X_RATELIMIT,
+
+        /**
+         * The IETF HTTPAPI working group's {@code RateLimit-Policy} and {@code RateLimit} structured fields, one item
+         * per window, in the syntax of draft-ietf-httpapi-ratelimit-headers-09:
+         * {@code RateLimit-Policy: "search-1s";q=5;w=1, "search-1m";q=100;w=60} and
+         * {@code RateLimit: "search-1s";r=4;t=1, "search-1m";r=99;t=1}. The draft still moves; a later syntax will
+         * come as a new constant, so this one keeps its meaning.
+         */
+        IETF_DRAFT_09
     }
 }

@@ -103,15 +103,6 @@ public final class Rule {
         return v.key();
     }
 
-    /**
-     * @param atom a key atom of the built-in grammar, e.g. {@code ip} or {@code user}
-     * @return whether the key expression uses it in any alternative ({@code user|ip} uses both); an expression of
-     *         another language (a SpEL key) uses none
-     */
-    public boolean keyUses(String atom) {
-        return io.github.ratelimit.internal.KeyExpressions.atoms(v.key).contains(atom);
-    }
-
     /** @return the windows, 1 to {@value #MAX_LIMITS}, each with a distinct period */
     public List<Limit> limits() {
         return v.limits();

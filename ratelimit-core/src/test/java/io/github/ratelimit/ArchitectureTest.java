@@ -1,8 +1,10 @@
 package io.github.ratelimit;
 
+import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.domain.JavaMethod;
+import com.tngtech.archunit.core.domain.properties.HasName;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.lang.ArchCondition;
@@ -70,6 +72,43 @@ class ArchitectureTest {
                 .should().dependOnClassesThat().resideInAPackage("redis.clients..")
                 .because("Jedis is confined to the Redis stores and the settings that build them (and the test harness)")
                 .check(core);
+    }
+
+    /** What the API's factory methods build: the engine, the real-time waiter, the fixed-maps limit provider. */
+    private static final String ENGINE_FACTORIES =
+            "io\\.github\\.ratelimit\\.internal\\.(DefaultRateLimiter|ScheduledWaiter|MapLimitProvider)(\\$.*)?";
+
+    @Test
+    void theApiUsesInternalOnlyBehindItsFactoryMethods() {
+        noClasses().that().resideInAnyPackage("io.github.ratelimit", "io.github.ratelimit.key..",
+                        "io.github.ratelimit.support..")
+                .should().dependOnClassesThat(JavaClass.Predicates.resideInAPackage("io.github.ratelimit.internal..")
+                        .and(DescribedPredicate.not(HasName.Predicates.nameMatching(ENGINE_FACTORIES))))
+                .because("the API's types build the engine behind factory methods (RateLimiter.builder(), "
+                        + "RateLimiter.Waiter.system(), LimitProvider.builder()) and use nothing else of internal")
+                .check(core);
+    }
+
+    @Test
+    void supportIsALeaf() {
+        noClasses().that().resideInAPackage("io.github.ratelimit.support..").should().dependOnClassesThat()
+                .resideInAnyPackage("io.github.ratelimit", "io.github.ratelimit.key..", "io.github.ratelimit.store..",
+                        "io.github.ratelimit.redis..", "io.github.ratelimit.internal..")
+                .because("the API's helpers use nothing of the project, so every package may use them")
+                .check(core);
+    }
+
+    /** The API a newcomer has to hold: the user API plus the Redis stores' builders, at most 27 types. */
+    @Test
+    void thePublicApiHasAtMost27TopLevelTypes() {
+        List<String> api = core.stream()
+                .filter(c -> c.getModifiers().contains(com.tngtech.archunit.core.domain.JavaModifier.PUBLIC))
+                .filter(JavaClass::isTopLevelClass)
+                .map(JavaClass::getName)
+                .filter(n -> !n.startsWith("io.github.ratelimit.internal.") && !n.startsWith("io.github.ratelimit.testing."))
+                .filter(n -> !n.endsWith(".package-info"))
+                .sorted().toList();
+        assertThat(api).as("public top-level types outside internal").hasSizeGreaterThan(15).hasSizeLessThanOrEqualTo(27);
     }
 
     @Test

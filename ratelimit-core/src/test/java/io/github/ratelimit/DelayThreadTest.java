@@ -1,5 +1,6 @@
 package io.github.ratelimit;
 
+import io.github.ratelimit.RateLimiter.Waiter;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;

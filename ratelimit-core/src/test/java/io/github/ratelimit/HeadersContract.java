@@ -4,6 +4,7 @@ package io.github.ratelimit;
 
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.RateLimitFields;

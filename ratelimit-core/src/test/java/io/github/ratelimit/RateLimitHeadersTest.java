@@ -6,6 +6,7 @@ package io.github.ratelimit;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.RateLimitFields;
 import org.junit.jupiter.api.Test;

@@ -435,7 +435,7 @@ class RateLimiterTest {
 
         @Test
         void appliesAKeysOwnLimits() {
-            limiter = builder().limitProvider(MapLimitProvider.builder().limits("user:241531", "5/1s").build(),
+            limiter = builder().limitProvider(LimitProvider.builder().limits("user:241531", "5/1s").build(),
                     Duration.ofMinutes(1)).build();
             Guard guard = limiter.guard(Rule.builder("api").key("user").limits("2/1s").build());
             assertThat(fire(guard, user("241531"), 6)).filteredOn(o -> o == Outcome.ALLOWED).hasSize(5);

@@ -4,8 +4,6 @@ package io.github.ratelimit.internal;
 
 
 
-import io.github.ratelimit.support.LogText;
-import io.github.ratelimit.support.RateLimitedLog;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
@@ -15,16 +13,18 @@ import io.github.ratelimit.Guard;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Mode;
+import io.github.ratelimit.RateLimiter.Waiter;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
-import io.github.ratelimit.Waiter;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
+import io.github.ratelimit.support.LogText;
+import io.github.ratelimit.support.RateLimitedLog;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;

@@ -7,7 +7,7 @@ import java.util.Collection;
 import java.util.TreeSet;
 
 /**
- * The one rule for a plan's name, wherever a name comes from (configuration, {@code MapLimitProvider},
+ * The one rule for a plan's name, wherever a name comes from (configuration, {@code LimitProvider.builder()},
  * {@code RedisLimitProvider}'s builder and {@code assignPlan}, the admin operations over HTTP or in a {@code web.xml}
  * application, an entry read back from Redis), with one message for a name that breaks it and one for a plan not
  * known. Not part of the public API.

@@ -1,6 +1,6 @@
 package io.github.ratelimit.internal;
 
-import io.github.ratelimit.Waiter;
+import io.github.ratelimit.RateLimiter.Waiter;
 
 import java.util.Set;
 import java.util.concurrent.CancellationException;

@@ -340,8 +340,8 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
         }
 
         /**
-         * @param defaults answers for keys without an entry of their own in Redis (a {@code MapLimitProvider} from
-         *        configuration, for example); without it, such keys have their rule's limits
+         * @param defaults answers for keys without an entry of their own in Redis (one from configuration or
+         *        {@code LimitProvider.builder()}, for example); without it, such keys have their rule's limits
          * @return this builder
          */
         public Builder defaults(LimitProvider defaults) {

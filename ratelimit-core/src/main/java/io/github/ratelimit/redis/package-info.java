@@ -4,8 +4,9 @@
  * clock; per-key limits and plans changed at run time ({@link io.github.ratelimit.redis.RedisLimitProvider}) and the
  * operations operators run on live keys ({@link io.github.ratelimit.redis.LimitAdmin}).
  *
- * <p>Uses the API, the store SPI, Bucket4j, Caffeine, Jedis and small shared helpers (log text, rate-limited logs,
- * key bounds, plan names); never the engine or the entry points' plumbing (checked by {@code ArchitectureTest}).
+ * <p>Uses the API, the store SPI, {@code support}, Bucket4j, Caffeine, Jedis, and from {@code internal} the Bucket4j
+ * glue, key expressions and plan names; never the engine or the entry points' plumbing (checked by
+ * {@code ArchitectureTest}).
  * Every script's work is bounded by the rule, never by what Redis holds (docs/RELIABILITY.md).
  */
 package io.github.ratelimit.redis;

@@ -221,7 +221,7 @@ class LimitAdminTest {
             for (String[] c : cases) {
                 String name = c[0];
                 List<Runnable> entries = List.of(
-                        () -> io.github.ratelimit.MapLimitProvider.builder().plan(name, "1/1s"),
+                        () -> io.github.ratelimit.LimitProvider.builder().plan(name, "1/1s"),
                         () -> RedisLimitProvider.builder().plan(name, List.of(Limit.parse("1/1s"))),
                         () -> admin.assignPlan("api", "k", name, "ops"),
                         () -> store.assignPlan(API, "k", name, "ops"));

@@ -115,7 +115,7 @@ class RedisLimitProviderTest {
 
     @Test
     void answersFromItsDefaultsForKeysWithoutAnEntryOfTheirOwn() {
-        io.github.ratelimit.MapLimitProvider configured = io.github.ratelimit.MapLimitProvider.builder()
+        io.github.ratelimit.LimitProvider configured = io.github.ratelimit.LimitProvider.builder()
                 .limits("user:alice", "7/1m").limits("user:bob", "8/1m").build();
         try (RedisLimitProvider store = limitStore(prefix()).defaults(configured).build()) {
             store.setLimits(API, "alice", List.of(Limit.parse("70/1m")), "ops");

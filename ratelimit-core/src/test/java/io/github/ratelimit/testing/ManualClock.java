@@ -1,7 +1,7 @@
 package io.github.ratelimit.testing;
 
 import io.github.bucket4j.TimeMeter;
-import io.github.ratelimit.Waiter;
+import io.github.ratelimit.RateLimiter.Waiter;
 
 import java.time.Duration;
 import java.time.Instant;

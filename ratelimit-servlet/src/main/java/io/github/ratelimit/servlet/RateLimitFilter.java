@@ -4,8 +4,8 @@ package io.github.ratelimit.servlet;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
@@ -138,7 +138,7 @@ public class RateLimitFilter implements Filter {
     private boolean enabled = true;
     private boolean trustContainerForwarding;
     /** Per-key limits of the rules file whose rule names to check once every rule is known, or {@code null}. */
-    private io.github.ratelimit.MapLimitProvider keyLimitsToCheck;
+    private io.github.ratelimit.internal.MapLimitProvider keyLimitsToCheck;
     /** Every URL rule of the rules file, whichever phase this instance decides. */
     private List<UrlRule> allUrlRules = List.of();
     private volatile boolean warnedAboutRemoteIp;

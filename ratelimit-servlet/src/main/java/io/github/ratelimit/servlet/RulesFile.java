@@ -1,7 +1,7 @@
 package io.github.ratelimit.servlet;
 
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.internal.web.Phase;
@@ -45,7 +45,7 @@ final class RulesFile {
     /** What the file configures. */
     record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
                     RejectionHandler rejectionHandler, boolean annotations, boolean trustContainerForwarding,
-                    io.github.ratelimit.MapLimitProvider keyLimits, io.github.ratelimit.LimitProvider limitStore) {
+                    io.github.ratelimit.internal.MapLimitProvider keyLimits, io.github.ratelimit.LimitProvider limitStore) {
     }
 
     private RulesFile() {

@@ -1,8 +1,8 @@
 package io.github.ratelimit.servlet;
 
 
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.MissingKeyPolicy;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule;

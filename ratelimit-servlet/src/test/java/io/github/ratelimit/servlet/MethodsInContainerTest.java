@@ -1,7 +1,7 @@
 package io.github.ratelimit.servlet;
 
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.RateLimit;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlRule;

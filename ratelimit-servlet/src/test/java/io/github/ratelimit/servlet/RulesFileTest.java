@@ -1,8 +1,8 @@
 package io.github.ratelimit.servlet;
 
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Mode;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlRule;
 import org.junit.jupiter.api.Test;

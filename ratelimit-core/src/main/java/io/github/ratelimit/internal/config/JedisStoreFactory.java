@@ -29,7 +29,7 @@ final class JedisStoreFactory {
         return b.ssl(s.ssl()).build();
     }
 
-    static io.github.ratelimit.LimitProvider createLimitStore(BucketStore store, io.github.ratelimit.MapLimitProvider defaults,
+    static io.github.ratelimit.LimitProvider createLimitStore(BucketStore store, io.github.ratelimit.internal.MapLimitProvider defaults,
                                                              java.time.Duration refreshInterval) {
         if (!(store instanceof JedisBucketStore redis)) {
             throw new io.github.ratelimit.InvalidRateLimitConfigurationException("ratelimit.limit-store.enabled=true "

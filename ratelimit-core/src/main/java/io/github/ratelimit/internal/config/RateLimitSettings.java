@@ -3,10 +3,10 @@ package io.github.ratelimit.internal.config;
 
 
 import io.github.bucket4j.TimeMeter;
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
-import io.github.ratelimit.MapLimitProvider;
+import io.github.ratelimit.internal.MapLimitProvider;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;

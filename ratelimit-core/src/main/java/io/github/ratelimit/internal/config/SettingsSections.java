@@ -1,11 +1,11 @@
 package io.github.ratelimit.internal.config;
 
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import io.github.ratelimit.MapLimitProvider;
+import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.Rule;

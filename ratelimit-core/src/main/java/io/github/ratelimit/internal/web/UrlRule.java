@@ -2,6 +2,7 @@ package io.github.ratelimit.internal.web;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.KeyExpressions;
 
 import java.util.List;
 import java.util.Locale;
@@ -56,7 +57,7 @@ public final class UrlRule {
     public static UrlRule of(Rule rule, List<String> paths, Set<String> methods, Phase phase) {
         Objects.requireNonNull(rule, "rule");
         Objects.requireNonNull(phase, "phase");
-        if (phase == Phase.BEFORE_AUTHENTICATION && rule.keyUses("user")) {
+        if (phase == Phase.BEFORE_AUTHENTICATION && KeyExpressions.atoms(rule.key()).contains("user")) {
             throw new InvalidRateLimitConfigurationException(rule.source(), rule.key(), "key '" + rule.key()
                     + "' uses 'user', but the rule decides before authentication, when no user is known", "Key it by "
                     + "'ip', 'basic-user' or 'form-user' (the user name a login claims), 'param:<name>' or a header, or "

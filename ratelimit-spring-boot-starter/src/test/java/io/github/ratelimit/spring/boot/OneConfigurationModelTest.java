@@ -128,7 +128,7 @@ class OneConfigurationModelTest {
                 assertThat(context).hasNotFailed();
                 RateLimitSettings settings = context.getBean(RateLimitSettings.class);
                 assertThat(describe(settings.rules())).isEqualTo(describe(fileRules));
-                assertThat(settings.headers()).containsExactly(io.github.ratelimit.HeaderStyle.X_RATELIMIT);
+                assertThat(settings.headers()).containsExactly(io.github.ratelimit.RateLimitHeaders.HeaderStyle.X_RATELIMIT);
                 assertThat(settings.rejectStatus()).isEqualTo(503);
                 assertThat(script(context.getBean(RateLimiter.class), settings.rules())).isEqualTo(fileDecisions);
             });

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.KeyExpressions;
 import io.github.ratelimit.internal.config.RateLimitSettings;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.cloud.CloudPlatform;
@@ -70,7 +71,7 @@ final class ForwardedHeadersCheck {
         if (reactive && "FRAMEWORK".equals(strategy) && !settings.trustContainerForwarding()) {
             // Off Netty the limiter sees the request as Spring's ForwardedHeaderTransformer left it: the address taken
             // from any peer's X-Forwarded-For, and the header removed.
-            List<String> ipRules = limiter.rules().stream().filter(r -> r.keyUses("ip")).map(Rule::source).toList();
+            List<String> ipRules = limiter.rules().stream().filter(ForwardedHeadersCheck::keyedByAddress).map(Rule::source).toList();
             if (!ipRules.isEmpty()) {
                 throw new InvalidRateLimitConfigurationException("server.forward-headers-strategy = framework on a "
                         + "reactive server other than Reactor Netty: Spring's ForwardedHeaderTransformer replaces each "
@@ -94,7 +95,7 @@ final class ForwardedHeadersCheck {
         if (!rewritesBelowServletApi) {
             return;
         }
-        List<String> ipRules = limiter.rules().stream().filter(r -> r.keyUses("ip")).map(Rule::source).toList();
+        List<String> ipRules = limiter.rules().stream().filter(ForwardedHeadersCheck::keyedByAddress).map(Rule::source).toList();
         if (ipRules.isEmpty()) {
             return;
         }
@@ -113,5 +114,10 @@ final class ForwardedHeadersCheck {
         ClassLoader loader = ForwardedHeadersCheck.class.getClassLoader();
         return ClassUtils.isPresent(NETTY_FACTORY, loader)
                 && beanFactory.getBeanNamesForType(ClassUtils.resolveClassName(NETTY_FACTORY, loader), false, false).length > 0;
+    }
+
+    /** @return whether the rule's key expression uses the client's address in any alternative ({@code user|ip}) */
+    private static boolean keyedByAddress(Rule rule) {
+        return KeyExpressions.atoms(rule.key()).contains("ip");
     }
 }

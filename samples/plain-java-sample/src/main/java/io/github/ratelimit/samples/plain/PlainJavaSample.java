@@ -2,8 +2,8 @@ package io.github.ratelimit.samples.plain;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.Mode;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;

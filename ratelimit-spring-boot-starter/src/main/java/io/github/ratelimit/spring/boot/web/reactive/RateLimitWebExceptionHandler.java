@@ -1,8 +1,8 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
 import io.github.ratelimit.Decision;
-import io.github.ratelimit.HeaderStyle;
 import io.github.ratelimit.RateLimitExceededException;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.internal.web.ProblemDetails;
 import io.github.ratelimit.spring.boot.method.MaskedRejection;

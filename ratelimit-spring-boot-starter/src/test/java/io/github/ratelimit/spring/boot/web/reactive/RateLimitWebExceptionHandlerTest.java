@@ -1,6 +1,6 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
-import io.github.ratelimit.HeaderStyle;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import org.junit.jupiter.api.Test;
 import org.springframework.mock.http.server.reactive.MockServerHttpRequest;
 import org.springframework.mock.web.server.MockServerWebExchange;

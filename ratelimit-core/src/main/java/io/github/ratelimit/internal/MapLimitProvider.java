@@ -1,4 +1,9 @@
-package io.github.ratelimit;
+package io.github.ratelimit.internal;
+
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.LimitProvider;
+import io.github.ratelimit.Rule;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -11,24 +16,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * A {@link LimitProvider} from fixed maps: named plans, and keys assigned a plan or given limits of their
- * own. Immutable and thread-safe.
- *
- * <p>Keys are written {@code <key expression>:<key>}: {@code user:241531} applies when a rule keyed by
- * {@code user} counts user {@code 241531}, or one keyed by alternatives ({@code user|ip}) counts by its
- * {@code user} alternative; {@code header:X-Api-Key:k-42} when a rule keyed by {@code header:X-Api-Key} counts
- * {@code k-42}. An entry applies to <em>every</em> rule with that key expression
- * (URL rules and annotations alike), unless it names the rules it is for: then only to those. One key may have
- * entries for different rules; an entry naming a rule wins over one for every rule.
- *
- * <pre>{@code
- * MapLimitProvider limits = MapLimitProvider.builder()
- *         .plan("free", "10/1m")
- *         .plan("paid", "1000/1m", "20/1s")
- *         .assign("user:alice", "paid", Set.of("api"))       // rule 'api' only
- *         .limits("user:241531", "5/1s")                     // every rule keyed by user
- *         .build();
- * }</pre>
+ * The {@link LimitProvider} from fixed maps that {@link LimitProvider#builder()} builds, and the settings of both
+ * entry points ({@code ratelimit.plans.*}, {@code ratelimit.keys[i]}) build with messages that name the property at
+ * fault ({@link Builder#source}, {@link Builder#entry}). Immutable and thread-safe.
  */
 public final class MapLimitProvider implements LimitProvider {
 
@@ -207,7 +197,7 @@ public final class MapLimitProvider implements LimitProvider {
 
         private final Map<String, List<Limit>> plans = new HashMap<>();
         private final Map<String, List<Entry>> byKey = new HashMap<>();
-        private Source source = new Source("MapLimitProvider", false);
+        private Source source = new Source("LimitProvider.builder()", false);
 
         private Builder() {
         }
@@ -242,7 +232,7 @@ public final class MapLimitProvider implements LimitProvider {
          *         characters without spaces, quotes, commas, braces or backslashes), a limit is invalid or none is given
          */
         public Builder plan(String name, String... limits) {
-            io.github.ratelimit.internal.PlanNames.check(source.toString(), name);
+            PlanNames.check(source.toString(), name);
             plans.put(name, parse(source + ": plan '" + name + "'", limits));
             return this;
         }
@@ -274,7 +264,7 @@ public final class MapLimitProvider implements LimitProvider {
             List<Limit> limits = plans.get(plan);
             if (limits == null) {
                 throw new InvalidRateLimitConfigurationException(source.of("plan"), plan, "key '" + key + "' is "
-                        + "assigned a plan that is not defined: " + io.github.ratelimit.internal.PlanNames.unknown(plan,
+                        + "assigned a plan that is not defined: " + PlanNames.unknown(plan,
                         plans.keySet()), "Define the plan first.");
             }
             return add(key, rules, limits);

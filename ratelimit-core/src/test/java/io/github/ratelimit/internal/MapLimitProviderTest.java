@@ -1,5 +1,11 @@
-package io.github.ratelimit;
+package io.github.ratelimit.internal;
 
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,12 +41,12 @@ class MapLimitProviderTest {
                 .hasMessage("ratelimit.keys: key 'user:alice' is assigned a plan that is not defined: plan 'gold' is "
                         + "not known; known plans: [free]. Define the plan first.");
         assertThatThrownBy(() -> MapLimitProvider.builder().limits("alice", "1/1s"))
-                .hasMessage("MapLimitProvider: key 'alice' is not of the form '<key expression>:<key>'. Write it like "
+                .hasMessage("LimitProvider.builder(): key 'alice' is not of the form '<key expression>:<key>'. Write it like "
                         + "'user:241531' or 'header:X-Api-Key:k-42'.");
         assertThatThrownBy(() -> MapLimitProvider.builder().plan("free", "1/x"))
-                .hasMessageStartingWith("MapLimitProvider: plan 'free': limits[0]: invalid limit '1/x'");
+                .hasMessageStartingWith("LimitProvider.builder(): plan 'free': limits[0]: invalid limit '1/x'");
         assertThatThrownBy(() -> MapLimitProvider.builder().plan("free"))
-                .hasMessage("MapLimitProvider: plan 'free': no limit is given. Give at least one, e.g. '5/1s'.");
+                .hasMessage("LimitProvider.builder(): plan 'free': no limit is given. Give at least one, e.g. '5/1s'.");
     }
 
     @Test
