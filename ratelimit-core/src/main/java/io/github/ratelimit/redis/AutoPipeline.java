@@ -39,6 +39,12 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class AutoPipeline implements ScriptRunner {
 
+    /** Pipelined batches on the wire at once: one being written or read while the next one fills. */
+    static final int LANES = 2;
+
+    /** The most calls in one pipelined batch. */
+    static final int MAX_BATCH = 64;
+
     private static final int QUEUED = 0;
     private static final int TAKEN = 1;
     private static final int DONE = 2;

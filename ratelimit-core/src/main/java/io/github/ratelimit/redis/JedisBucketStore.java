@@ -2,36 +2,22 @@ package io.github.ratelimit.redis;
 
 
 
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.TimeMeter;
-import io.github.bucket4j.distributed.proxy.optimization.DelayParameters;
-import io.github.bucket4j.distributed.proxy.optimization.NopeOptimizationListener;
-import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
-import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule.LocalFirst;
-import io.github.ratelimit.support.RateLimitedLog;
-import io.github.ratelimit.internal.bucket.BucketKeyState;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.RateLimitStoreException;
-import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
 
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
@@ -92,18 +78,6 @@ public final class JedisBucketStore implements BucketStore {
                         long contended, BreakerState breaker, long latencyNanos, long pipelines, long repairs) {
     }
 
-    /** A bucket's reference (its key, configuration and last seen state) and the Bucket4j proxy over it. */
-    private record Entry(CasProxyManager.Ref ref, Bucket proxy, BucketKeyState state) {
-    }
-
-    /** Pipelined batches on the wire at once: one being written or read while the next one fills. */
-    static final int PIPELINE_LANES = 2;
-
-    /** The most calls in one pipelined batch. */
-    static final int PIPELINE_MAX_BATCH = 64;
-
-    private static final RateLimitedLog CLOCK_LOG = new RateLimitedLog(60_000_000_000L);
-
     private final UnifiedJedis jedis;
     private final boolean ownsClient;
     private final String prefix;
@@ -113,18 +87,14 @@ public final class JedisBucketStore implements BucketStore {
     private final CircuitBreaker breaker;
     private final CasProxyManager proxies;
     private final AutoPipeline pipeline;
-    private final boolean batching;
-    private final Cache<BucketStore.Key, Entry> entries;
-    private final Cache<BucketStore.Key, RedisSlidingState> sliding;
-    private final RedisSlidingState.Context slidingContext;
+    private final KeyStates keys;
     private final ScheduledExecutorService clockThread;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private JedisBucketStore(Builder b, UnifiedJedis jedis, boolean ownsClient) {
+    private JedisBucketStore(JedisStoreOptions b, UnifiedJedis jedis, boolean ownsClient) {
         this.jedis = jedis;
         this.ownsClient = ownsClient;
         this.prefix = b.keyPrefix;
-        this.batching = b.batching;
         LongSupplier nanoTime = System::nanoTime;
         this.serverClock = b.timeMeter == null ? new ServerClock(nanoTime, b.localWallClock) : null;
         this.clock = b.timeMeter == null ? serverClock : b.timeMeter;
@@ -132,36 +102,16 @@ public final class JedisBucketStore implements BucketStore {
                 b.breakerOpenDuration.toNanos(), nanoTime);
         // Many threads' scripts share round trips, except on a Cluster (see AutoPipeline) or when switched off.
         boolean cluster = jedis instanceof RedisClusterClient || jedis instanceof redis.clients.jedis.JedisCluster;
-        this.pipeline = b.autoPipelining && !cluster ? new AutoPipeline(jedis, PIPELINE_LANES, PIPELINE_MAX_BATCH,
-                b.commandTimeout.toNanos()) : null;
+        this.pipeline = b.autoPipelining && !cluster
+                ? new AutoPipeline(jedis, AutoPipeline.LANES, AutoPipeline.MAX_BATCH, b.commandTimeout.toNanos()) : null;
         ScriptRunner scripts = pipeline != null ? pipeline : ScriptRunner.direct(jedis);
         this.proxies = new CasProxyManager(jedis, scripts, script, breaker, clock, b.maxAttempts, b.retryBudget.toNanos());
-        this.entries = Caffeine.newBuilder().maximumSize(b.maximumCachedBuckets)
-                .expireAfterAccess(Duration.ofMinutes(10)).build();
-        this.sliding = Caffeine.newBuilder().maximumSize(b.maximumCachedBuckets)
-                .expireAfterAccess(Duration.ofMinutes(10)).build();
-        // Sliding windows read the server's TIME in their script, unless the store was given a clock. Log members
-        // are unique across instances: a random prefix per store, then a sequence number.
-        String memberPrefix = Long.toString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36)
-                + ".";
-        this.slidingContext = new RedisSlidingState.Context(proxies, scripts, b.timeMeter, memberPrefix, new AtomicLong());
-        if (serverClock != null) {
-            calibrateClock();
-            this.clockThread = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, "ratelimit-redis-clock");
-                t.setDaemon(true);
-                return t;
-            });
-            long every = b.clockCalibrationInterval.toMillis();
-            clockThread.scheduleWithFixedDelay(this::calibrateClock, every, every, TimeUnit.MILLISECONDS);
-        } else {
-            this.clockThread = null;
-        }
+        this.keys = new KeyStates(proxies, scripts, clock, b.timeMeter, prefix, b.batching, b.maximumCachedBuckets);
+        this.clockThread = serverClock == null ? null : serverClock.startCalibrating(
+                () -> script.serverTimeMicros(jedis, RedisKeys.clockKey(prefix)), b.clockCalibrationInterval);
     }
 
-    /**
-     * @return a builder
-     */
+    /** @return a builder */
     public static Builder builder() {
         return new Builder();
     }
@@ -170,15 +120,7 @@ public final class JedisBucketStore implements BucketStore {
     public KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
         // Before any other work: during an outage the rule's failure policy decides as fast as it can.
         proxies.refuseIfOpen();
-        if (!limits.algorithm().isSliding()) {
-            return entry(key, limits.bucketConfiguration(), localFirst).state;
-        }
-        RedisSlidingState state = sliding.getIfPresent(key);
-        if (state == null || (state.limits() != limits && !state.limits().equals(limits))) {
-            state = new RedisSlidingState(slidingContext, RedisKeys.slidingKey(prefix, key, limits.algorithm()), limits);
-            sliding.put(key, state);
-        }
-        return state;
+        return keys.state(key, limits, localFirst);
     }
 
     /**
@@ -201,11 +143,9 @@ public final class JedisBucketStore implements BucketStore {
     @Override
     public void limitsChanged(BucketStore.Key key) {
         if (key == null) {
-            entries.invalidateAll();
-            sliding.invalidateAll();
+            keys.forgetAll();
         } else {
-            entries.invalidate(key);
-            sliding.invalidate(key);
+            keys.forget(key);
         }
     }
 
@@ -218,58 +158,17 @@ public final class JedisBucketStore implements BucketStore {
      * @return the bucket
      */
     public Bucket bucket(BucketStore.Key key, BucketConfiguration configuration) {
-        return entry(key, configuration, null).proxy;
+        return keys.entry(key, configuration, null).proxy();
     }
 
-    private Entry entry(BucketStore.Key key, BucketConfiguration configuration, LocalFirst localFirst) {
-        Entry entry = entries.getIfPresent(key);
-        if (entry == null || (entry.ref.configuration != configuration
-                && !entry.ref.configuration.equals(configuration))) {
-            // Two threads may both get here; each entry is valid, and the later version merely wins.
-            CasProxyManager.Ref ref = newRef(key, configuration, entry == null ? Long.MIN_VALUE : entry.ref.version);
-            Bucket proxy = newProxy(ref, localFirst);
-            // Redis computes each write's expiry from the state it writes, so a reservation needs no second look.
-            entry = new Entry(ref, proxy, new BucketKeyState(proxy));
-            entries.put(key, entry);
-        }
-        return entry;
-    }
-
-    private CasProxyManager.Ref newRef(BucketStore.Key key, BucketConfiguration configuration, long previous) {
-        // Versions are the (server) clock's milliseconds, so the newest configuration seen anywhere wins, and an
-        // instance still running the old one does not switch the bucket back. A changed configuration of a key
-        // this JVM already knew goes at least one past the version it replaces, even within one millisecond. No
-        // counter shared by keys: versions never run ahead of the clock however many keys an instance creates.
-        long now = clock.currentTimeNanos() / 1_000_000L;
-        long version = previous == Long.MIN_VALUE ? now : Math.max(previous + 1, now);
-        return new CasProxyManager.Ref(RedisKeys.bucketKey(prefix, key), configuration, version);
-    }
-
-    private Bucket newProxy(CasProxyManager.Ref ref, LocalFirst localFirst) {
-        var builder = proxies.builder();
-        if (localFirst != null) {
-            // Bucket4j's delaying optimization (which batches too), on the store's clock rather than the local one.
-            builder = builder.withOptimization(new DelayOptimization(
-                    new DelayParameters(localFirst.maxUnsyncedTokens(), localFirst.maxUnsyncedTime()),
-                    NopeOptimizationListener.INSTANCE, clock));
-        } else if (batching) {
-            builder = builder.withOptimization(Optimizations.batching());
-        }
-        return builder.build(ref, () -> ref.configuration);
-    }
-
-    /**
-     * @return counters since the store was built, and the breaker's state
-     */
+    /** @return counters since the store was built, and the breaker's state */
     public Stats stats() {
         return new Stats(proxies.decisions.sum(), proxies.roundTrips.sum(), proxies.conflicts.sum(),
                 proxies.failures.sum(), proxies.shortCircuited.sum(), proxies.contended.sum(), breaker.state(),
                 proxies.latencyNanos.sum(), pipeline == null ? 0 : pipeline.batches.sum(), proxies.repairs.sum());
     }
 
-    /**
-     * @return the circuit breaker's state now
-     */
+    /** @return the circuit breaker's state now */
     public BreakerState breakerState() {
         return breaker.state();
     }
@@ -282,19 +181,9 @@ public final class JedisBucketStore implements BucketStore {
         return jedis;
     }
 
-    /**
-     * @return the Redis key prefix
-     */
+    /** @return the Redis key prefix */
     public String keyPrefix() {
         return prefix;
-    }
-
-    /**
-     * @param key a bucket
-     * @return its Redis key, as bytes (UTF-8)
-     */
-    public byte[] redisKey(BucketStore.Key key) {
-        return RedisKeys.bucketKey(prefix, key);
     }
 
     /**
@@ -305,18 +194,6 @@ public final class JedisBucketStore implements BucketStore {
      */
     public byte[] redisKey(BucketStore.Key key, io.github.ratelimit.Algorithm algorithm) {
         return algorithm.isSliding() ? RedisKeys.slidingKey(prefix, key, algorithm) : RedisKeys.bucketKey(prefix, key);
-    }
-
-    private void calibrateClock() {
-        try {
-            long before = serverClock.ticks();
-            long micros = script.serverTimeMicros(jedis, RedisKeys.clockKey(prefix));
-            long after = serverClock.ticks();
-            serverClock.calibrate(before, micros, after);
-        } catch (RuntimeException e) {
-            CLOCK_LOG.log(Level.WARNING, "Could not read the Redis server time" + (serverClock.isCalibrated()
-                    ? "; keeping the last calibration" : "; using this JVM's clock until Redis answers") + ": " + e, null);
-        }
     }
 
     @Override
@@ -342,29 +219,7 @@ public final class JedisBucketStore implements BucketStore {
      */
     public static final class Builder {
 
-        String url;
-        String sentinelMaster;
-        Set<HostAndPort> sentinels;
-        Set<HostAndPort> clusterNodes;
-        private UnifiedJedis client;
-        String user;
-        String password;
-        boolean ssl;
-        private String keyPrefix = "ratelimit";
-        Duration commandTimeout = Duration.ofMillis(50);
-        Duration connectTimeout = Duration.ofMillis(200);
-        int poolSize = 16;
-        private int maxAttempts = 32;
-        private Duration retryBudget = Duration.ofMillis(100);
-        private TimeMeter timeMeter;
-        private int breakerFailureThreshold = 5;
-        private Duration breakerOpenDuration = Duration.ofSeconds(1);
-        private Duration breakerMinFailureStreak = Duration.ofMillis(250);
-        private boolean batching = true;
-        private boolean autoPipelining = true;
-        private long maximumCachedBuckets = 100_000;
-        private Duration clockCalibrationInterval = Duration.ofSeconds(10);
-        private LongSupplier localWallClock = () -> System.currentTimeMillis() * 1_000_000L;
+        private final JedisStoreOptions options = new JedisStoreOptions();
 
         private Builder() {
         }
@@ -374,7 +229,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder url(String url) {
-            this.url = Objects.requireNonNull(url, "url");
+            options.url = Objects.requireNonNull(url, "url");
             return this;
         }
 
@@ -384,8 +239,8 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder sentinel(String masterName, Collection<String> sentinels) {
-            this.sentinelMaster = Objects.requireNonNull(masterName, "masterName");
-            this.sentinels = JedisClients.hostsAndPorts("sentinel", sentinels);
+            options.sentinelMaster = Objects.requireNonNull(masterName, "masterName");
+            options.sentinels = JedisClients.hostsAndPorts("sentinel", sentinels);
             return this;
         }
 
@@ -394,7 +249,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder cluster(Collection<String> nodes) {
-            this.clusterNodes = JedisClients.hostsAndPorts("cluster", nodes);
+            options.clusterNodes = JedisClients.hostsAndPorts("cluster", nodes);
             return this;
         }
 
@@ -404,7 +259,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder client(UnifiedJedis client) {
-            this.client = Objects.requireNonNull(client, "client");
+            options.client = Objects.requireNonNull(client, "client");
             return this;
         }
 
@@ -414,8 +269,8 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder credentials(String user, String password) {
-            this.user = user;
-            this.password = password;
+            options.user = user;
+            options.password = password;
             return this;
         }
 
@@ -424,7 +279,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder ssl(boolean ssl) {
-            this.ssl = ssl;
+            options.ssl = ssl;
             return this;
         }
 
@@ -434,11 +289,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder keyPrefix(String keyPrefix) {
-            if (keyPrefix == null || keyPrefix.isBlank() || keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
-                throw new InvalidRateLimitConfigurationException("redis key prefix '" + keyPrefix + "' is invalid. "
-                        + "Use non-empty text without braces, e.g. 'ratelimit'.");
-            }
-            this.keyPrefix = keyPrefix;
+            options.keyPrefix = JedisStoreOptions.keyPrefix(keyPrefix);
             return this;
         }
 
@@ -447,7 +298,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder commandTimeout(Duration timeout) {
-            this.commandTimeout = positive("commandTimeout", timeout);
+            options.commandTimeout = JedisStoreOptions.positive("commandTimeout", timeout);
             return this;
         }
 
@@ -456,7 +307,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder connectTimeout(Duration timeout) {
-            this.connectTimeout = positive("connectTimeout", timeout);
+            options.connectTimeout = JedisStoreOptions.positive("connectTimeout", timeout);
             return this;
         }
 
@@ -465,7 +316,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder poolSize(int poolSize) {
-            this.poolSize = atLeast("poolSize", poolSize, 1);
+            options.poolSize = JedisStoreOptions.atLeast("poolSize", poolSize, 1);
             return this;
         }
 
@@ -482,8 +333,8 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder retries(int maxAttempts, Duration budget) {
-            this.maxAttempts = atLeast("maxAttempts", maxAttempts, 1);
-            this.retryBudget = positive("retry budget", budget);
+            options.maxAttempts = JedisStoreOptions.atLeast("maxAttempts", maxAttempts, 1);
+            options.retryBudget = JedisStoreOptions.positive("retry budget", budget);
             return this;
         }
 
@@ -495,11 +346,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder timeMeter(TimeMeter timeMeter) {
-            if (!Objects.requireNonNull(timeMeter, "timeMeter").isWallClockBased()) {
-                throw new InvalidRateLimitConfigurationException("redis store: the time meter must be wall-clock "
-                        + "based (epoch time), since instances share buckets. Use TimeMeter.SYSTEM_MILLISECONDS.");
-            }
-            this.timeMeter = timeMeter;
+            options.timeMeter = JedisStoreOptions.wallClock(timeMeter);
             return this;
         }
 
@@ -508,7 +355,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder breakerFailureThreshold(int failures) {
-            this.breakerFailureThreshold = atLeast("breakerFailureThreshold", failures, 1);
+            options.breakerFailureThreshold = JedisStoreOptions.atLeast("breakerFailureThreshold", failures, 1);
             return this;
         }
 
@@ -519,7 +366,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder breakerMinFailureStreak(Duration duration) {
-            this.breakerMinFailureStreak = positive("breakerMinFailureStreak", duration);
+            options.breakerMinFailureStreak = JedisStoreOptions.positive("breakerMinFailureStreak", duration);
             return this;
         }
 
@@ -528,7 +375,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder breakerOpenDuration(Duration duration) {
-            this.breakerOpenDuration = positive("breakerOpenDuration", duration);
+            options.breakerOpenDuration = JedisStoreOptions.positive("breakerOpenDuration", duration);
             return this;
         }
 
@@ -537,7 +384,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder batching(boolean batching) {
-            this.batching = batching;
+            options.batching = batching;
             return this;
         }
 
@@ -551,7 +398,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder autoPipelining(boolean autoPipelining) {
-            this.autoPipelining = autoPipelining;
+            options.autoPipelining = autoPipelining;
             return this;
         }
 
@@ -561,7 +408,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder maximumCachedBuckets(long maximum) {
-            this.maximumCachedBuckets = atLeast("maximumCachedBuckets", (int) Math.min(maximum, Integer.MAX_VALUE), 1);
+            options.maximumCachedBuckets = JedisStoreOptions.atLeast("maximumCachedBuckets", (int) Math.min(maximum, Integer.MAX_VALUE), 1);
             return this;
         }
 
@@ -570,7 +417,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder clockCalibrationInterval(Duration interval) {
-            this.clockCalibrationInterval = positive("clockCalibrationInterval", interval);
+            options.clockCalibrationInterval = JedisStoreOptions.positive("clockCalibrationInterval", interval);
             return this;
         }
 
@@ -581,7 +428,7 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         Builder localWallClock(LongSupplier epochNanos) {
-            this.localWallClock = epochNanos;
+            options.localWallClock = epochNanos;
             return this;
         }
 
@@ -593,33 +440,9 @@ public final class JedisBucketStore implements BucketStore {
          *         is malformed
          */
         public JedisBucketStore build() {
-            int targets = (url != null ? 1 : 0) + (sentinelMaster != null ? 1 : 0) + (clusterNodes != null ? 1 : 0)
-                    + (client != null ? 1 : 0);
-            if (targets != 1) {
-                throw new InvalidRateLimitConfigurationException("redis store: " + (targets == 0 ? "no" : targets)
-                        + " connection targets given. Give exactly one: a url (redis://host:6379), sentinel master "
-                        + "and nodes, cluster nodes, or an existing Jedis client.");
-            }
-            if (client != null) {
-                return new JedisBucketStore(this, client, false);
-            }
-            return new JedisBucketStore(this, JedisClients.connect(this), true);
-        }
-
-        private static Duration positive(String name, Duration value) {
-            if (value == null || value.isZero() || value.isNegative()) {
-                throw new InvalidRateLimitConfigurationException("redis store: " + name + " must be positive, but was "
-                        + value + ". Use e.g. 50ms.");
-            }
-            return value;
-        }
-
-        private static int atLeast(String name, int value, int min) {
-            if (value < min) {
-                throw new InvalidRateLimitConfigurationException("redis store: " + name + " must be at least " + min
-                        + ", but was " + value + ".");
-            }
-            return value;
+            UnifiedJedis client = options.client();
+            return client != null ? new JedisBucketStore(options, client, false)
+                    : new JedisBucketStore(options, JedisClients.connect(options), true);
         }
     }
 }

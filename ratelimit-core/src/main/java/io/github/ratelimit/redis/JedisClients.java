@@ -31,7 +31,7 @@ final class JedisClients {
      * @param b the builder, with exactly one of a URL, a Sentinel master or Cluster nodes
      * @return a client the store owns and closes
      */
-    static UnifiedJedis connect(JedisBucketStore.Builder b) {
+    static UnifiedJedis connect(JedisStoreOptions b) {
         ConnectionPoolConfig pool = new ConnectionPoolConfig();
         pool.setMaxTotal(b.poolSize);
         pool.setMaxIdle(b.poolSize);
@@ -54,7 +54,7 @@ final class JedisClients {
                 .maxAttempts(3).maxTotalRetriesDuration(b.commandTimeout.multipliedBy(3)).build();
     }
 
-    private static DefaultJedisClientConfig.Builder clientConfig(JedisBucketStore.Builder b, String user, String password,
+    private static DefaultJedisClientConfig.Builder clientConfig(JedisStoreOptions b, String user, String password,
                                                                  boolean ssl) {
         return DefaultJedisClientConfig.builder()
                 .socketTimeoutMillis((int) b.commandTimeout.toMillis())

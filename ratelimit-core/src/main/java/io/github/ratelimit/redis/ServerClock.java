@@ -1,7 +1,13 @@
 package io.github.ratelimit.redis;
 
 import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.support.RateLimitedLog;
 
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -12,6 +18,8 @@ import java.util.function.LongSupplier;
  * down at start-up), the local wall clock stands in. Thread-safe.
  */
 final class ServerClock implements TimeMeter {
+
+    private static final RateLimitedLog LOG = new RateLimitedLog(60_000_000_000L);
 
     private final LongSupplier nanoTime;
     private final LongSupplier localWallNanos;
@@ -69,5 +77,36 @@ final class ServerClock implements TimeMeter {
 
     long ticks() {
         return nanoTime.getAsLong();
+    }
+
+    /**
+     * Calibrates once now, then every {@code interval} from a daemon thread of its own.
+     *
+     * @param serverMicros reads the server's time in microseconds (one round trip); may throw during an outage
+     * @param interval how often
+     * @return the thread's executor, to shut down when the store closes
+     */
+    ScheduledExecutorService startCalibrating(LongSupplier serverMicros, Duration interval) {
+        calibrateFrom(serverMicros);
+        ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "ratelimit-redis-clock");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = interval.toMillis();
+        thread.scheduleWithFixedDelay(() -> calibrateFrom(serverMicros), every, every, TimeUnit.MILLISECONDS);
+        return thread;
+    }
+
+    private void calibrateFrom(LongSupplier serverMicros) {
+        try {
+            long before = ticks();
+            long micros = serverMicros.getAsLong();
+            long after = ticks();
+            calibrate(before, micros, after);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "Could not read the Redis server time" + (isCalibrated()
+                    ? "; keeping the last calibration" : "; using this JVM's clock until Redis answers") + ": " + e, null);
+        }
     }
 }

@@ -151,7 +151,7 @@ class RedisBucketStoreTest {
                 // One token taken: the 1m window is full again in 0.6 s; the key lives that long and a second more.
                 assertThat(admin.pttl(key)).isBetween(1_000L, 1_600L);
             }
-            assertThat(new String(store.redisKey(new BucketStore.Key("api", "a{b}c")), StandardCharsets.UTF_8))
+            assertThat(new String(store.redisKey(new BucketStore.Key("api", "a{b}c"), Algorithm.TOKEN_BUCKET), StandardCharsets.UTF_8))
                     .isEqualTo(prefix + ":{api:a%7Bb%7Dc}");
         }
     }

@@ -229,7 +229,7 @@ class RedisGarbageStateTest {
         for (int i = 0; i < 3_000; i++) {
             guard.acquire(RequestContext.builder().principal("u" + i).build());
         }
-        byte[] last = admin.get(store.redisKey(new BucketStore.Key("api", "u2999")));
+        byte[] last = admin.get(store.redisKey(new BucketStore.Key("api", "u2999"), Algorithm.TOKEN_BUCKET));
         assertThat(CompactState.decode(last).getConfigurationVersion()).isEqualTo(clock.currentTimeNanos() / 1_000_000);
     }
 

@@ -119,7 +119,8 @@ class ObservabilityTest {
             RateLimiter limiter = context.getBean(RateLimiter.class);
             // A list where the bucket belongs (a typo in redis-cli): replaced, not obeyed, and counted.
             var store = (io.github.ratelimit.redis.JedisBucketStore) context.getBean(io.github.ratelimit.store.BucketStore.class);
-            byte[] key = store.redisKey(new io.github.ratelimit.store.BucketStore.Key("api", "*"));
+            byte[] key = store.redisKey(new io.github.ratelimit.store.BucketStore.Key("api", "*"),
+                    io.github.ratelimit.Algorithm.TOKEN_BUCKET);
             try (var jedis = new redis.clients.jedis.Jedis(redis.server().host(), redis.server().port())) {
                 jedis.del(key);
                 jedis.rpush(key, "garbage".getBytes(java.nio.charset.StandardCharsets.UTF_8));

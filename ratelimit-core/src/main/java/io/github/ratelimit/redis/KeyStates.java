@@ -1,0 +1,136 @@
+package io.github.ratelimit.redis;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.TimeMeter;
+import io.github.bucket4j.distributed.proxy.optimization.DelayParameters;
+import io.github.bucket4j.distributed.proxy.optimization.NopeOptimizationListener;
+import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
+import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
+import io.github.ratelimit.Rule.LocalFirst;
+import io.github.ratelimit.internal.bucket.BucketKeyState;
+import io.github.ratelimit.store.BucketStore;
+
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What this JVM remembers of each key it decides: for a token-bucket or fixed-window key, the Bucket4j proxy with the
+ * reference it writes through (the key's Redis key, its configuration and the configuration's version); for a sliding
+ * window, its state object. Entries are kept for 10 minutes after their last use, at most a given number of each; an
+ * evicted key costs one more round trip when it comes back. Thread-safe.
+ */
+final class KeyStates {
+
+    /** A bucket's reference (its key, configuration and last seen state) and the Bucket4j proxy over it. */
+    record Entry(CasProxyManager.Ref ref, Bucket proxy, BucketKeyState state) {
+    }
+
+    private final CasProxyManager proxies;
+    private final TimeMeter clock;
+    private final String prefix;
+    private final boolean batching;
+    private final Cache<BucketStore.Key, Entry> entries;
+    private final Cache<BucketStore.Key, RedisSlidingState> sliding;
+    private final RedisSlidingState.Context slidingContext;
+
+    /**
+     * @param proxies makes the proxies and runs their commands
+     * @param scripts runs the sliding windows' scripts
+     * @param clock the store's clock, which dates configuration versions
+     * @param slidingClock the clock sliding windows use, or {@code null} for the server's {@code TIME}
+     * @param prefix the Redis key prefix
+     * @param batching whether concurrent calls for one key share a round trip (when the rule is not local-first)
+     * @param maximum the most keys remembered, of each kind
+     */
+    KeyStates(CasProxyManager proxies, ScriptRunner scripts, TimeMeter clock, TimeMeter slidingClock, String prefix,
+              boolean batching, long maximum) {
+        this.proxies = proxies;
+        this.clock = clock;
+        this.prefix = prefix;
+        this.batching = batching;
+        this.entries = Caffeine.newBuilder().maximumSize(maximum).expireAfterAccess(Duration.ofMinutes(10)).build();
+        this.sliding = Caffeine.newBuilder().maximumSize(maximum).expireAfterAccess(Duration.ofMinutes(10)).build();
+        // Sliding windows read the server's TIME in their script, unless the store was given a clock. Log members
+        // are unique across instances: a random prefix per store, then a sequence number.
+        String memberPrefix = Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36) + ".";
+        this.slidingContext = new RedisSlidingState.Context(proxies, scripts, slidingClock, memberPrefix,
+                new AtomicLong());
+    }
+
+    /**
+     * @param key the key
+     * @param limits its limits now
+     * @param localFirst the rule's local-first settings, or {@code null}
+     * @return the key's state
+     */
+    BucketStore.KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
+        if (!limits.algorithm().isSliding()) {
+            return entry(key, limits.bucketConfiguration(), localFirst).state();
+        }
+        RedisSlidingState state = sliding.getIfPresent(key);
+        if (state == null || (state.limits() != limits && !state.limits().equals(limits))) {
+            state = new RedisSlidingState(slidingContext, RedisKeys.slidingKey(prefix, key, limits.algorithm()), limits);
+            sliding.put(key, state);
+        }
+        return state;
+    }
+
+    /**
+     * @param key the key
+     * @param configuration its configuration now; an entry made with another is replaced by one with a newer version
+     * @param localFirst the rule's local-first settings, or {@code null}
+     * @return the key's entry
+     */
+    Entry entry(BucketStore.Key key, BucketConfiguration configuration, LocalFirst localFirst) {
+        Entry entry = entries.getIfPresent(key);
+        if (entry == null || (entry.ref.configuration != configuration
+                && !entry.ref.configuration.equals(configuration))) {
+            // Two threads may both get here; each entry is valid, and the later version merely wins.
+            CasProxyManager.Ref ref = newRef(key, configuration, entry == null ? Long.MIN_VALUE : entry.ref.version);
+            Bucket proxy = newProxy(ref, localFirst);
+            // Redis computes each write's expiry from the state it writes, so a reservation needs no second look.
+            entry = new Entry(ref, proxy, new BucketKeyState(proxy));
+            entries.put(key, entry);
+        }
+        return entry;
+    }
+
+    /** @param key a key whose next write should carry a new version */
+    void forget(BucketStore.Key key) {
+        entries.invalidate(key);
+        sliding.invalidate(key);
+    }
+
+    /** Forgets every key. */
+    void forgetAll() {
+        entries.invalidateAll();
+        sliding.invalidateAll();
+    }
+
+    private CasProxyManager.Ref newRef(BucketStore.Key key, BucketConfiguration configuration, long previous) {
+        // Versions are the (server) clock's milliseconds, so the newest configuration seen anywhere wins, and an
+        // instance still running the old one does not switch the bucket back. A changed configuration of a key
+        // this JVM already knew goes at least one past the version it replaces, even within one millisecond. No
+        // counter shared by keys: versions never run ahead of the clock however many keys an instance creates.
+        long now = clock.currentTimeNanos() / 1_000_000L;
+        long version = previous == Long.MIN_VALUE ? now : Math.max(previous + 1, now);
+        return new CasProxyManager.Ref(RedisKeys.bucketKey(prefix, key), configuration, version);
+    }
+
+    private Bucket newProxy(CasProxyManager.Ref ref, LocalFirst localFirst) {
+        var builder = proxies.builder();
+        if (localFirst != null) {
+            // Bucket4j's delaying optimization (which batches too), on the store's clock rather than the local one.
+            builder = builder.withOptimization(new DelayOptimization(
+                    new DelayParameters(localFirst.maxUnsyncedTokens(), localFirst.maxUnsyncedTime()),
+                    NopeOptimizationListener.INSTANCE, clock));
+        } else if (batching) {
+            builder = builder.withOptimization(Optimizations.batching());
+        }
+        return builder.build(ref, () -> ref.configuration);
+    }
+}
