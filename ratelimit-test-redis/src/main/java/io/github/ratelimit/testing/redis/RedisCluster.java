@@ -12,11 +12,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.IntStream;
 
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
-import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 
 /**
@@ -41,7 +39,7 @@ public final class RedisCluster implements AutoCloseable {
     public static final int SLOTS = 16_384;
 
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
-    private static final int ADMIN_TIMEOUT_MILLIS = 2_000;
+    static final int ADMIN_TIMEOUT_MILLIS = 2_000;
 
     private final List<RedisServer> servers;
     private final Duration timeout;
@@ -144,7 +142,7 @@ public final class RedisCluster implements AutoCloseable {
                     started.add(node.start());
                 }
                 RedisCluster cluster = new RedisCluster(started, timeout);
-                cluster.form(masters, replicasPerMaster);
+                new ClusterFormation(cluster.servers, timeout, cluster::diagnostics).form(masters, replicasPerMaster);
                 return cluster;
             } catch (RuntimeException | Error e) {
                 Cleanup.closeAll(reversed(started), e);
@@ -261,90 +259,6 @@ public final class RedisCluster implements AutoCloseable {
 
     // ------------------------------------------------------------------------------------------
 
-    private void form(int masters, int replicasPerMaster) {
-        int total = servers.size();
-        List<String> masterIds = new ArrayList<>();
-        for (int i = 0; i < masters; i++) {
-            int from = (int) ((long) SLOTS * i / masters);
-            int to = (int) ((long) SLOTS * (i + 1) / masters) - 1;
-            try (Jedis jedis = servers.get(i).admin(ADMIN_TIMEOUT_MILLIS)) {
-                jedis.clusterAddSlots(IntStream.rangeClosed(from, to).toArray());
-                jedis.clusterSetConfigEpoch(i + 1);
-                masterIds.add(jedis.clusterMyId());
-            }
-        }
-        try (Jedis first = servers.get(0).admin(ADMIN_TIMEOUT_MILLIS)) {
-            for (RedisServer other : servers.subList(1, total)) {
-                first.clusterMeet(other.host(), other.port());
-            }
-        }
-        Waits.until(timeout, "all " + total + " cluster nodes to know each other", () -> {
-            for (RedisServer server : servers) {
-                List<ClusterNode> view = view(server);
-                if (view.size() != total || view.stream().anyMatch(ClusterNode::isFailing)) {
-                    return false;
-                }
-            }
-            return true;
-        }, this::diagnostics);
-
-        Map<String, String> plannedMasterOf = new HashMap<>();
-        for (int r = 0; r < masters * replicasPerMaster; r++) {
-            RedisServer replica = servers.get(masters + r);
-            String masterId = masterIds.get(r % masters);
-            Waits.until(timeout, replica + " to accept CLUSTER REPLICATE " + masterId, () -> {
-                try (Jedis jedis = replica.admin(ADMIN_TIMEOUT_MILLIS)) {
-                    jedis.clusterReplicate(masterId);
-                    return true;
-                }
-            }, this::diagnostics);
-            try (Jedis jedis = replica.admin(ADMIN_TIMEOUT_MILLIS)) {
-                plannedMasterOf.put(jedis.clusterMyId(), masterId);
-            }
-        }
-
-        Waits.until(timeout, "cluster formation: cluster_state:ok, all slots, planned roles seen by every node, replicas in sync",
-                () -> isFormed(masters, plannedMasterOf), this::diagnostics);
-    }
-
-    private boolean isFormed(int masters, Map<String, String> plannedMasterOf) {
-        for (RedisServer server : servers) {
-            Map<String, String> info = info(server);
-            if (!"ok".equals(info.get("cluster_state"))
-                    || !String.valueOf(SLOTS).equals(info.get("cluster_slots_ok"))
-                    || !String.valueOf(servers.size()).equals(info.get("cluster_known_nodes"))) {
-                return false;
-            }
-            List<ClusterNode> view = view(server);
-            long slotOwners = view.stream().filter(n -> n.isMaster() && n.slotCount() > 0 && !n.isFailing()).count();
-            if (slotOwners != masters) {
-                return false;
-            }
-            for (Map.Entry<String, String> planned : plannedMasterOf.entrySet()) {
-                boolean seen = view.stream().anyMatch(n -> n.id().equals(planned.getKey()) && n.isReplica()
-                        && planned.getValue().equals(n.masterId()) && !n.isFailing());
-                if (!seen) {
-                    return false;
-                }
-            }
-        }
-        for (RedisServer replica : servers.subList(masters, servers.size())) {
-            if (!isReplicaInSync(replica)) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    static boolean isReplicaInSync(RedisServer replica) {
-        try (Jedis jedis = replica.admin(ADMIN_TIMEOUT_MILLIS)) {
-            Map<String, String> replication = parseInfo(jedis.info("replication"));
-            return "slave".equals(replication.get("role"))
-                    && "up".equals(replication.get("master_link_status"))
-                    && "0".equals(replication.get("master_sync_in_progress"));
-        }
-    }
-
     private boolean isAlive(HostAndPort address) {
         return servers.stream().anyMatch(s -> s.port() == address.getPort() && s.host().equals(address.getHost()) && s.isAlive());
     }
@@ -363,13 +277,15 @@ public final class RedisCluster implements AutoCloseable {
         throw new RedisHarnessException("No cluster node answered CLUSTER NODES: " + this, last);
     }
 
-    private static List<ClusterNode> view(RedisServer server) {
+    /** @return {@code server}'s {@code CLUSTER NODES}, parsed */
+    static List<ClusterNode> view(RedisServer server) {
         try (Jedis jedis = server.admin(ADMIN_TIMEOUT_MILLIS)) {
             return ClusterNode.parseAll(jedis.clusterNodes());
         }
     }
 
-    private static Map<String, String> info(RedisServer server) {
+    /** @return {@code server}'s {@code CLUSTER INFO} fields */
+    static Map<String, String> info(RedisServer server) {
         try (Jedis jedis = server.admin(ADMIN_TIMEOUT_MILLIS)) {
             return parseInfo(jedis.clusterInfo());
         }
