@@ -12,19 +12,29 @@ import io.github.ratelimit.store.BucketStore;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionMessage;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
+import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.ClassUtils;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -43,6 +53,10 @@ import java.util.Map;
         "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"})
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
+// Imported, not annotated @Configuration: a component scan of these packages (the starter's own tests) must not find
+// them before the application's own BucketStore bean.
+@Import({RateLimitAutoConfiguration.RedisStoreConfiguration.class,
+        RateLimitAutoConfiguration.LocalStoreConfiguration.class})
 public final class RateLimitAutoConfiguration {
 
     /**
@@ -54,7 +68,8 @@ public final class RateLimitAutoConfiguration {
     @ConditionalOnMissingBean
     RateLimitSettings rateLimitSettings(RateLimitProperties properties, Environment environment) {
         RateLimitSettings.checkNames(propertyNames(environment), RateLimitSettings.EntryPoint.SPRING_BOOT);
-        return RateLimitSettings.parse(PropertiesFlattener.flatten(properties), null, RateLimitSettings.EntryPoint.SPRING_BOOT);
+        return RateLimitSettings.parse(PropertiesFlattener.flatten(properties), null,
+                RateLimitSettings.EntryPoint.SPRING_BOOT);
     }
 
     /** Every {@code ratelimit.*} name in the environment, canonical: what a user wrote, typos included. */
@@ -81,36 +96,6 @@ public final class RateLimitAutoConfiguration {
         return beanFactory.containsBean(TIME_METER_BEAN) ? beanFactory.getBean(TIME_METER_BEAN, TimeMeter.class) : null;
     }
 
-    /**
-     * The store: Redis when {@code ratelimit.redis.*} names a server, or else {@code spring.data.redis.*} does
-     * (unless {@code ratelimit.store=local}); this JVM otherwise. Its clock is the {@value #TIME_METER_BEAN} bean
-     * when there is one.
-     */
-    @Bean
-    @ConditionalOnMissingBean
-    BucketStore rateLimitBucketStore(RateLimitSettings settings, Environment environment,
-                                     ConfigurableListableBeanFactory beanFactory) {
-        TimeMeter clock = clock(beanFactory);
-        if (settings.store() == RateLimitSettings.StoreKind.LOCAL) {
-            return settings.createStore(clock);
-        }
-        if (settings.redis().hasServer()) {
-            requireJedis(beanFactory.getBeanClassLoader());
-            return settings.createStore(clock);
-        }
-        boolean springData = springDataRedisConfigured(environment);
-        if (springData) {
-            requireJedis(beanFactory.getBeanClassLoader());
-            return JedisStores.fromSpringDataRedis(settings.redis(), environment, clock);
-        }
-        if (settings.store() == RateLimitSettings.StoreKind.REDIS) {
-            throw new InvalidRateLimitConfigurationException("ratelimit.store", "redis", "'redis' needs a Redis server, "
-                    + "but none of ratelimit.redis.url, ratelimit.redis.sentinel.master, ratelimit.redis.cluster.nodes "
-                    + "or spring.data.redis.* is set", "Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379.");
-        }
-        return settings.createStore(clock);
-    }
-
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
     RateLimiter rateLimiter(RateLimitSettings settings, BucketStore store, ConfigurableListableBeanFactory beanFactory,
@@ -134,6 +119,92 @@ public final class RateLimitAutoConfiguration {
         listeners.orderedStream().forEach(builder::listener);
         customizers.orderedStream().forEach(c -> c.customize(builder));
         return builder.build();
+    }
+
+    /**
+     * The store: Redis when {@code ratelimit.redis.*} names a server, or else {@code spring.data.redis.*} does
+     * (unless {@code ratelimit.store=local}); this JVM otherwise ({@link OnRedisStoreCondition} says which and why in
+     * the conditions report). Its clock is the {@value #TIME_METER_BEAN} bean when there is one.
+     */
+    @Conditional(OnRedisStoreCondition.class)
+    static class RedisStoreConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        BucketStore rateLimitBucketStore(RateLimitSettings settings, Environment environment,
+                                         ConfigurableListableBeanFactory beanFactory) {
+            if (!settings.redis().hasServer() && !springDataRedisConfigured(environment)) {
+                throw new InvalidRateLimitConfigurationException("ratelimit.store", "redis", "'redis' needs a Redis "
+                        + "server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master, "
+                        + "ratelimit.redis.cluster.nodes or spring.data.redis.* is set", "Set one of them, e.g. "
+                        + "ratelimit.redis.url=redis://localhost:6379.");
+            }
+            requireJedis(beanFactory.getBeanClassLoader());
+            return settings.redis().hasServer() ? settings.createStore(clock(beanFactory))
+                    : JedisStores.fromSpringDataRedis(settings.redis(), environment, clock(beanFactory));
+        }
+    }
+
+    /** The store in this JVM, when the store is not Redis. */
+    @Conditional(OnLocalStoreCondition.class)
+    static class LocalStoreConfiguration {
+
+        @Bean
+        @ConditionalOnMissingBean
+        BucketStore rateLimitBucketStore(RateLimitSettings settings, ConfigurableListableBeanFactory beanFactory) {
+            return settings.createStore(clock(beanFactory));
+        }
+    }
+
+    /**
+     * Whether the store is Redis: {@code ratelimit.store=redis}, or a server named by {@code ratelimit.redis.*} or
+     * {@code spring.data.redis.*}, unless {@code ratelimit.store=local}. Reads the properties as Spring binds them,
+     * relaxed names and indexed lists included, and says which one decided.
+     */
+    static final class OnRedisStoreCondition extends SpringBootCondition {
+
+        @Override
+        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            return redisStore(context.getEnvironment(), ConditionMessage.forCondition("Rate-limit Redis store"));
+        }
+
+        static ConditionOutcome redisStore(Environment env, ConditionMessage.Builder message) {
+            Binder binder = Binder.get(env);
+            String store = binder.bind("ratelimit.store", String.class).map(v -> v.trim().toLowerCase(Locale.ROOT))
+                    .orElse("auto");
+            if (store.equals("local")) {
+                return ConditionOutcome.noMatch(message.because("ratelimit.store=local"));
+            }
+            for (String name : List.of("ratelimit.redis.url", "ratelimit.redis.sentinel.master")) {
+                if (binder.bind(name, String.class).map(v -> !v.isBlank()).orElse(false)) {
+                    return ConditionOutcome.match(message.found("property").items(name));
+                }
+            }
+            if (!binder.bind("ratelimit.redis.cluster.nodes", Bindable.listOf(String.class)).orElse(List.of())
+                    .isEmpty()) {
+                return ConditionOutcome.match(message.found("property").items("ratelimit.redis.cluster.nodes"));
+            }
+            if (springDataRedisConfigured(env)) {
+                return ConditionOutcome.match(message.found("properties").items("spring.data.redis.*"));
+            }
+            if (store.equals("redis")) {
+                return ConditionOutcome.match(message.because("ratelimit.store=redis (without a server: start-up "
+                        + "fails with what to set)"));
+            }
+            return ConditionOutcome.noMatch(message.didNotFind("property").items("ratelimit.redis.url",
+                    "ratelimit.redis.sentinel.master", "ratelimit.redis.cluster.nodes", "spring.data.redis.*"));
+        }
+    }
+
+    /** The inverse of {@link OnRedisStoreCondition}, with the same reason: exactly one store configuration applies. */
+    static final class OnLocalStoreCondition extends SpringBootCondition {
+
+        @Override
+        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            ConditionOutcome redis = OnRedisStoreCondition.redisStore(context.getEnvironment(),
+                    ConditionMessage.forCondition("Rate-limit local store"));
+            return new ConditionOutcome(!redis.isMatch(), redis.getConditionMessage());
+        }
     }
 
     /** @return whether {@code spring.data.redis.*} names a server */
