@@ -73,8 +73,7 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @param maxWaiting the cap on waiting calls
      */
     public record Settings(BucketStore store, LocalBucketStore fallbackStore, TimeMeter timeMeter, Waiter waiter,
-                           boolean ownsWaiter,
-                           Map<String, KeyResolver> keyResolvers, ClientIpResolver clientIpResolver,
+                           boolean ownsWaiter, Map<String, KeyResolver> keyResolvers, ClientIpResolver clientIpResolver,
                            KeyResolver.Factory keyResolverFactory, LimitProvider limitProvider,
                            Duration limitProviderTtl, List<RateLimiter.Listener> listeners,
                            StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting) {
