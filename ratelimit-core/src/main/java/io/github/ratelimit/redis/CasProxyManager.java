@@ -17,6 +17,7 @@ import redis.clients.jedis.exceptions.JedisException;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongConsumer;
 
 /**
  * A Bucket4j proxy manager that decides with about one Redis round trip.
@@ -80,6 +81,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     final LongAdder shortCircuited = new LongAdder();
     final LongAdder contended = new LongAdder();
     final LongAdder latencyNanos = new LongAdder();
+    /** Where each operation's latency goes besides the total ({@link JedisBucketStore#latencyObserver}), or null. */
+    volatile LongConsumer latencyObserver;
     final LongAdder repairs = new LongAdder();
 
     CasProxyManager(UnifiedJedis jedis, ScriptRunner scripts, CasScript script, CircuitBreaker breaker, TimeMeter clock, int maxAttempts,
@@ -144,7 +147,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         try {
             return attempt(ref, request, command, expected, started, epoch);
         } finally {
-            latencyNanos.add(System.nanoTime() - started);
+            recordLatency(started);
         }
     }
 
@@ -236,8 +239,27 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         } catch (JedisException e) {
             throw failed(e, epoch);
         } finally {
-            latencyNanos.add(System.nanoTime() - started);
+            recordLatency(started);
         }
+    }
+
+    private void recordLatency(long started) {
+        long nanos = System.nanoTime() - started;
+        latencyNanos.add(nanos);
+        LongConsumer observer = latencyObserver;
+        if (observer != null) {
+            observer.accept(nanos);
+        }
+    }
+
+    /**
+     * @param breaker the breaker's state now
+     * @param pipelines pipelines sent so far
+     * @return the counters since the store was built
+     */
+    JedisBucketStore.Stats stats(JedisBucketStore.BreakerState breaker, long pipelines) {
+        return new JedisBucketStore.Stats(decisions.sum(), roundTrips.sum(), conflicts.sum(), failures.sum(),
+                shortCircuited.sum(), contended.sum(), breaker, latencyNanos.sum(), pipelines, repairs.sum());
     }
 
     /**

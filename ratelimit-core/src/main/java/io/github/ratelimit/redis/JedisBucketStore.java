@@ -18,6 +18,7 @@ import java.util.Collection;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -130,9 +131,7 @@ public final class JedisBucketStore implements BucketStore {
      */
     @Override
     public void reset(BucketStore.Key key) {
-        proxies.call(() -> jedis.del(RedisKeys.bucketKey(prefix, key),
-                RedisKeys.slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG),
-                RedisKeys.slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER)));
+        proxies.call(() -> jedis.del(RedisKeys.allKeys(prefix, key)));
         limitsChanged(key);
     }
 
@@ -142,11 +141,7 @@ public final class JedisBucketStore implements BucketStore {
      */
     @Override
     public void limitsChanged(BucketStore.Key key) {
-        if (key == null) {
-            keys.forgetAll();
-        } else {
-            keys.forget(key);
-        }
+        keys.forget(key);
     }
 
     /**
@@ -163,9 +158,16 @@ public final class JedisBucketStore implements BucketStore {
 
     /** @return counters since the store was built, and the breaker's state */
     public Stats stats() {
-        return new Stats(proxies.decisions.sum(), proxies.roundTrips.sum(), proxies.conflicts.sum(),
-                proxies.failures.sum(), proxies.shortCircuited.sum(), proxies.contended.sum(), breaker.state(),
-                proxies.latencyNanos.sum(), pipeline == null ? 0 : pipeline.batches.sum(), proxies.repairs.sum());
+        return proxies.stats(breaker.state(), pipeline == null ? 0 : pipeline.batches.sum());
+    }
+
+    /**
+     * @param observer where the latency of each operation goes (nanoseconds, retries included), on the thread that
+     *        made it, for a histogram such as the metric {@code ratelimit.store.latency}; one at a time, thread-safe
+     *        and cheap; {@code null} for nowhere
+     */
+    public void latencyObserver(LongConsumer observer) {
+        proxies.latencyObserver = observer;
     }
 
     /** @return the circuit breaker's state now */

@@ -73,7 +73,8 @@ final class KeyStates {
         }
         RedisSlidingState state = sliding.getIfPresent(key);
         if (state == null || (state.limits() != limits && !state.limits().equals(limits))) {
-            state = new RedisSlidingState(slidingContext, RedisKeys.slidingKey(prefix, key, limits.algorithm()), limits);
+            byte[] redisKey = RedisKeys.slidingKey(prefix, key, limits.algorithm());
+            state = new RedisSlidingState(slidingContext, redisKey, limits);
             sliding.put(key, state);
         }
         return state;
@@ -99,16 +100,15 @@ final class KeyStates {
         return entry;
     }
 
-    /** @param key a key whose next write should carry a new version */
+    /** @param key a key whose next write should carry a new version, or {@code null} for every key */
     void forget(BucketStore.Key key) {
-        entries.invalidate(key);
-        sliding.invalidate(key);
-    }
-
-    /** Forgets every key. */
-    void forgetAll() {
-        entries.invalidateAll();
-        sliding.invalidateAll();
+        if (key == null) {
+            entries.invalidateAll();
+            sliding.invalidateAll();
+        } else {
+            entries.invalidate(key);
+            sliding.invalidate(key);
+        }
     }
 
     private CasProxyManager.Ref newRef(BucketStore.Key key, BucketConfiguration configuration, long previous) {

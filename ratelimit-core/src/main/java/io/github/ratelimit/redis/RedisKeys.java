@@ -50,6 +50,13 @@ final class RedisKeys {
         return sb.append('}').toString().getBytes(StandardCharsets.UTF_8);
     }
 
+    /** @return the keys a key's state may live under, whatever its algorithm: its bucket's, log's and counters' */
+    static byte[][] allKeys(String prefix, BucketStore.Key key) {
+        return new byte[][] {bucketKey(prefix, key),
+                slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG),
+                slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER)};
+    }
+
     /**
      * The key of a sliding log or counters: the bucket key with a suffix after its hash tag, so it lives on the
      * bucket's slot and never equals a bucket key (those end with the closing brace).

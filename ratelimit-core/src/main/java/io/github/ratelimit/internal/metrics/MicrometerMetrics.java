@@ -1,8 +1,5 @@
 package io.github.ratelimit.internal.metrics;
 
-
-
-
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
@@ -37,8 +34,9 @@ import java.util.function.ToDoubleFunction;
  *       {@code interrupted}.</li>
  *   <li>{@code ratelimit.delay{rule}}: timer of the delays SOFT rules imposed.</li>
  *   <li>For the Redis store: {@code ratelimit.store.operations}, {@code .round.trips}, {@code .conflicts},
- *       {@code .failures}, {@code .short.circuited}, {@code .contended} (function counters), {@code ratelimit.store.latency} (function
- *       timer: count and total time of operations) and {@code ratelimit.store.breaker.open}
+ *       {@code .failures}, {@code .short.circuited}, {@code .contended} (function counters),
+ *       {@code ratelimit.store.latency} (timer of every operation, retries included, with the percentiles p50, p95
+ *       and p99 and a percentile histogram) and {@code ratelimit.store.breaker.open}
  *       (gauge: 1 while the circuit breaker is open or probing, else 0).</li>
  * </ul>
  */
@@ -73,6 +71,9 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
             }
         }
     }
+
+    /** The name of the Redis store's latency timer. */
+    public static final String STORE_LATENCY = "ratelimit.store.latency";
 
     private static final String REPAIRS = "ratelimit.store.repairs";
     private static final String REPAIRS_DESCRIPTION = "Keys whose stored state was garbage (another type, unreadable, "
@@ -117,9 +118,12 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
                 .tag("state", "buckets").description(REPAIRS_DESCRIPTION).register(registry);
         counter(registry, redis, "ratelimit.store.contended", "Operations given up because the bucket kept changing "
                 + "under concurrent writers (each rejected its call)", s -> s.stats().contended());
-        io.micrometer.core.instrument.FunctionTimer.builder("ratelimit.store.latency", redis,
-                        s -> s.stats().decisions(), s -> s.stats().latencyNanos(), TimeUnit.NANOSECONDS)
-                .description("Time Redis bucket operations took, retries included").register(registry);
+        // Every operation recorded, so operators read p50/p95/p99 (and Prometheus a histogram to aggregate instances).
+        Timer latency = Timer.builder(STORE_LATENCY).description("Time Redis operations took, retries included")
+                .publishPercentiles(0.5, 0.95, 0.99).publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(100_000)).maximumExpectedValue(Duration.ofSeconds(10))
+                .register(registry);
+        redis.latencyObserver(nanos -> latency.record(nanos, TimeUnit.NANOSECONDS));
         Gauge.builder("ratelimit.store.breaker.open", redis,
                         s -> s.breakerState() == JedisBucketStore.BreakerState.CLOSED ? 0 : 1)
                 .description("1 while the Redis circuit breaker is open or probing").register(registry);

@@ -9,12 +9,17 @@ import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.HistogramSnapshot;
+import io.micrometer.core.instrument.distribution.ValueAtPercentile;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.prometheus.PrometheusMetricsExportAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -135,9 +140,52 @@ class ObservabilityTest {
             assertThat(registry.get("ratelimit.store.breaker.open").gauge().value()).isZero();
             assertThat(registry.get("ratelimit.store.repairs").tag("state", "buckets").functionCounter().count())
                     .isEqualTo(1);
-            assertThat(registry.get("ratelimit.store.latency").functionTimer().count()).isEqualTo(2);
-            assertThat(registry.get("ratelimit.store.latency").functionTimer().totalTime(java.util.concurrent.TimeUnit.NANOSECONDS))
+            assertThat(registry.get("ratelimit.store.latency").timer().count()).isEqualTo(2);
+            assertThat(registry.get("ratelimit.store.latency").timer().totalTime(java.util.concurrent.TimeUnit.NANOSECONDS))
                     .isPositive();
+        });
+    }
+
+    /**
+     * Operators read the Redis store's latency as percentiles: every operation is recorded in a timer that publishes
+     * p50, p95 and p99 (to Micrometer's backends and the endpoint, which shows the p99) and a histogram that Prometheus
+     * scrapes and aggregates across instances.
+     */
+    @Test
+    void publishesTheStoreLatencyAsPercentilesAHistogramAndInTheEndpoint() {
+        new org.springframework.boot.test.context.runner.WebApplicationContextRunner()
+                .withConfiguration(StarterAutoConfigurations.of(MetricsAutoConfiguration.class,
+                        CompositeMeterRegistryAutoConfiguration.class, PrometheusMetricsExportAutoConfiguration.class))
+                .withPropertyValues("ratelimit.redis.url=" + redis.uri(),
+                        "ratelimit.redis.key-prefix=latency-" + System.nanoTime(),
+                        "management.endpoints.web.exposure.include=ratelimits").run(context -> {
+            var store = (io.github.ratelimit.redis.JedisBucketStore) context.getBean(io.github.ratelimit.store.BucketStore.class);
+            fire(context.getBean(RateLimiter.class), Rule.builder("api").key("user").limits("100/1m").build(), "x", 25);
+
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry).isInstanceOf(PrometheusMeterRegistry.class);
+            Timer latency = registry.get("ratelimit.store.latency").timer();
+            assertThat(latency.count()).as("one record per operation").isEqualTo(store.stats().decisions()).isEqualTo(25);
+            HistogramSnapshot snapshot = latency.takeSnapshot();
+            assertThat(snapshot.percentileValues()).extracting(ValueAtPercentile::percentile)
+                    .containsExactly(0.5, 0.95, 0.99);
+            assertThat(snapshot.percentileValues()).allSatisfy(v ->
+                    assertThat(v.value(java.util.concurrent.TimeUnit.NANOSECONDS)).isPositive());
+            assertThat(snapshot.histogramCounts()).as("histogram buckets").isNotEmpty();
+
+            // Prometheus gets the histogram (its quantiles come from histogram_quantile over the buckets, which add up
+            // across instances), with buckets from 100 µs: a Redis round trip on a LAN is well under a millisecond.
+            String scrape = ((PrometheusMeterRegistry) registry).scrape();
+            assertThat(scrape).contains("# TYPE ratelimit_store_latency_seconds histogram")
+                    .contains("ratelimit_store_latency_seconds_bucket{le=\"1.0E-4\"}")
+                    .containsPattern("ratelimit_store_latency_seconds_bucket\\{le=\"\\+Inf\"} 25(\\.0)?\\n")
+                    .containsPattern("ratelimit_store_latency_seconds_count 25(\\.0)?\\n");
+
+            @SuppressWarnings("unchecked")
+            Map<String, Object> endpointStore = (Map<String, Object>) context.getBean(RateLimitsEndpoint.class)
+                    .rateLimits().get("store");
+            assertThat(endpointStore).containsKey("latencyP99Millis");
+            assertThat((Double) endpointStore.get("latencyP99Millis")).isPositive();
         });
     }
 

@@ -16,8 +16,8 @@ import java.util.Map;
 /**
  * The {@code ratelimits} Actuator endpoint: every rule with its name, the name clients see for it in headers and
  * bodies ({@code publicName}: for an unnamed {@code @RateLimit} rule, a digest of its class and method, which this
- * endpoint ties back to them), its source, key, limits, mode and policies; the store and, for Redis, its breaker and
- * counters; the most-rejected keys.
+ * endpoint ties back to them), its source, key, limits, mode and policies; the store and, for Redis, its breaker,
+ * counters and, with metrics, the 99th percentile of its recent latency; the most-rejected keys.
  *
  * <p>Keys identify people (user names, client addresses, API keys), so they are shown as Spring Boot shows
  * sensitive values: {@code management.endpoint.ratelimits.show-values} is {@code never} by default (each key reads
@@ -36,12 +36,22 @@ public class RateLimitsEndpoint {
     private final BucketStore store;
     private final RejectedKeys rejected;
     private final Show showValues;
+    private final StoreLatency latency;
 
     public RateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected, Show showValues) {
+        this(limiter, store, rejected, showValues, null);
+    }
+
+    /**
+     * @param latency the store's latency percentiles from the metrics, or {@code null} without metrics
+     */
+    public RateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected, Show showValues,
+                              StoreLatency latency) {
         this.limiter = limiter;
         this.store = store;
         this.rejected = rejected;
         this.showValues = showValues;
+        this.latency = latency;
     }
 
     /**
@@ -93,6 +103,9 @@ public class RateLimitsEndpoint {
             s.put("failures", stats.failures());
             s.put("shortCircuited", stats.shortCircuited());
             s.put("contended", stats.contended());
+            if (latency != null) {
+                latency.percentileMillis(0.99).ifPresent(p99 -> s.put("latencyP99Millis", p99));
+            }
         }
         return s;
     }

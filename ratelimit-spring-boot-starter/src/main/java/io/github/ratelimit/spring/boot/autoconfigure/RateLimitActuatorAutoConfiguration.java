@@ -9,7 +9,9 @@ import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpointProperties;
 import io.github.ratelimit.spring.boot.actuate.RateLimitsEndpointWebExtension;
 import io.github.ratelimit.spring.boot.actuate.RedisStoreHealthIndicator;
 import io.github.ratelimit.spring.boot.actuate.RejectedKeys;
+import io.github.ratelimit.spring.boot.actuate.StoreLatency;
 import io.github.ratelimit.store.BucketStore;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -22,6 +24,8 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+
+import java.util.OptionalDouble;
 
 /**
  * Spring Boot Actuator: the {@code ratelimits} endpoint (rules, store, most-rejected keys), the {@code ratelimitkeys}
@@ -47,8 +51,13 @@ public final class RateLimitActuatorAutoConfiguration {
         @ConditionalOnMissingBean
         @ConditionalOnAvailableEndpoint
         RateLimitsEndpoint rateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected,
-                                              RateLimitsEndpointProperties properties) {
-            return new RateLimitsEndpoint(limiter, store, rejected, properties.getShowValues());
+                                              RateLimitsEndpointProperties properties,
+                                              ObjectProvider<StoreLatency> latency) {
+            // Asked at each read: the metrics' bean may come from an auto-configuration after this one.
+            return new RateLimitsEndpoint(limiter, store, rejected, properties.getShowValues(), percentile -> {
+                StoreLatency metrics = latency.getIfAvailable();
+                return metrics == null ? OptionalDouble.empty() : metrics.percentileMillis(percentile);
+            });
         }
 
         @Bean

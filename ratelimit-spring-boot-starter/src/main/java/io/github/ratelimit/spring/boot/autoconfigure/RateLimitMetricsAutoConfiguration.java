@@ -1,18 +1,24 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
-
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.internal.metrics.MicrometerMetrics;
+import io.github.ratelimit.spring.boot.actuate.StoreLatency;
 import io.github.ratelimit.store.BucketStore;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+
+import java.util.OptionalDouble;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Micrometer, when the application has a registry: every decision counted and timed, the store's breaker, repairs
@@ -38,5 +44,27 @@ public final class RateLimitMetricsAutoConfiguration {
         metrics.bindStore(store);
         limitProviders.orderedStream().forEach(metrics::bindLimitStore);
         return metrics;
+    }
+
+    /**
+     * The store's latency percentiles as the {@code ratelimit.store.latency} timer publishes them, for the
+     * {@code ratelimits} endpoint.
+     */
+    @Bean
+    @ConditionalOnBean(MeterRegistry.class)
+    @ConditionalOnMissingBean
+    StoreLatency rateLimitStoreLatency(MeterRegistry registry) {
+        return percentile -> {
+            Timer timer = registry.find(MicrometerMetrics.STORE_LATENCY).timer();
+            if (timer == null || timer.count() == 0) {
+                return OptionalDouble.empty();
+            }
+            for (ValueAtPercentile v : timer.takeSnapshot().percentileValues()) {
+                if (v.percentile() == percentile) {
+                    return OptionalDouble.of(v.value(TimeUnit.MILLISECONDS));
+                }
+            }
+            return OptionalDouble.empty();
+        };
     }
 }
