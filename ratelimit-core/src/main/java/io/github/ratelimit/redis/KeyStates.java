@@ -20,13 +20,21 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * What this JVM remembers of each key it decides: for a token-bucket or fixed-window key, the Bucket4j proxy with the
  * reference it writes through (the key's Redis key, its configuration and the configuration's version); for a sliding
- * window, its state object. Entries are kept for 10 minutes after their last use, at most a given number of each; an
- * evicted key costs one more round trip when it comes back. Thread-safe.
+ * window, its state object; for both, until when Redis last said the key cannot pay ({@link RejectionMemo}). Entries
+ * are kept for 10 minutes after their last use, at most a given number of each; an evicted key costs one more round
+ * trip when it comes back. Thread-safe.
  */
 final class KeyStates {
 
-    /** A bucket's reference (its key, configuration and last seen state) and the Bucket4j proxy over it. */
-    record Entry(CasProxyManager.Ref ref, Bucket proxy, BucketKeyState state) {
+    /**
+     * A bucket's reference (its key, configuration and last seen state), the Bucket4j proxy over it, and its state
+     * as the limiter sees it: the proxy's, with the memory of its last rejection.
+     */
+    record Entry(CasProxyManager.Ref ref, Bucket proxy, BucketStore.KeyState state) {
+    }
+
+    /** A sliding window's state in Redis, and the same with the memory of its last rejection. */
+    private record Sliding(RedisSlidingState redis, BucketStore.KeyState state) {
     }
 
     private final CasProxyManager proxies;
@@ -34,7 +42,7 @@ final class KeyStates {
     private final String prefix;
     private final boolean batching;
     private final Cache<BucketStore.Key, Entry> entries;
-    private final Cache<BucketStore.Key, RedisSlidingState> sliding;
+    private final Cache<BucketStore.Key, Sliding> sliding;
     private final RedisSlidingState.Context slidingContext;
 
     /**
@@ -71,13 +79,14 @@ final class KeyStates {
         if (!limits.algorithm().isSliding()) {
             return entry(key, limits.bucketConfiguration(), localFirst).state();
         }
-        RedisSlidingState state = sliding.getIfPresent(key);
-        if (state == null || (state.limits() != limits && !state.limits().equals(limits))) {
+        Sliding state = sliding.getIfPresent(key);
+        if (state == null || (state.redis.limits() != limits && !state.redis.limits().equals(limits))) {
             byte[] redisKey = RedisKeys.slidingKey(prefix, key, limits.algorithm());
-            state = new RedisSlidingState(slidingContext, redisKey, limits);
+            RedisSlidingState redis = new RedisSlidingState(slidingContext, redisKey, limits);
+            state = new Sliding(redis, new RejectionMemo(redis, clock));
             sliding.put(key, state);
         }
-        return state;
+        return state.state;
     }
 
     /**
@@ -94,7 +103,7 @@ final class KeyStates {
             CasProxyManager.Ref ref = newRef(key, configuration, entry == null ? Long.MIN_VALUE : entry.ref.version);
             Bucket proxy = newProxy(ref, localFirst);
             // Redis computes each write's expiry from the state it writes, so a reservation needs no second look.
-            entry = new Entry(ref, proxy, new BucketKeyState(proxy));
+            entry = new Entry(ref, proxy, new RejectionMemo(new BucketKeyState(proxy), clock));
             entries.put(key, entry);
         }
         return entry;

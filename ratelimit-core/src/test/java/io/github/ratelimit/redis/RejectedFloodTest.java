@@ -1,0 +1,155 @@
+package io.github.ratelimit.redis;
+
+import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.testing.ManualClock;
+import io.github.ratelimit.testing.redis.RedisServerExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import redis.clients.jedis.Jedis;
+
+import java.time.Duration;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A flood from a client already rejected costs Redis nothing: the store remembers until when Redis said the key
+ * cannot pay, and answers before then itself, with the same Retry-After; it never admits what Redis would reject, and
+ * forgets on a reset, a limit change or a refund. Counted in Redis's own {@code INFO commandstats}, on a real server.
+ */
+class RejectedFloodTest {
+
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
+
+    /** One connection for INFO, opened once: a new connection's handshake would count as commands. */
+    private static Jedis admin;
+
+    @BeforeAll
+    static void connect() {
+        admin = new Jedis(redis.server().host(), redis.server().port());
+    }
+
+    @AfterAll
+    static void disconnect() {
+        admin.close();
+    }
+
+    /** Every command Redis ran, scripts' own commands included, but not the INFO that asks. */
+    private static long commands() {
+        long calls = 0;
+        for (String line : admin.info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info:")) {
+                String c = line.substring(line.indexOf("calls=") + 6);
+                calls += Long.parseLong(c.substring(0, c.indexOf(',')));
+            }
+        }
+        return calls;
+    }
+
+    private static JedisBucketStore store(ManualClock clock) {
+        return JedisBucketStore.builder().url(redis.uri())
+                .keyPrefix("f" + UUID.randomUUID().toString().substring(0, 8)).timeMeter(clock).build();
+    }
+
+    private static RequestContext user(String name) {
+        return RequestContext.builder().principal(name).build();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aFloodFromARejectedClientCostsRedisNothingUntilItMayPayAgain(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        try (JedisBucketStore store = store(clock);
+             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
+            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("2/1m").algorithm(algorithm).build());
+            assertThat(guard.acquire(user("mallory")).permitted()).isTrue();
+            assertThat(guard.acquire(user("mallory")).permitted()).isTrue();
+            Decision first = guard.acquire(user("mallory"));
+            assertThat(first.outcome()).isEqualTo(Outcome.REJECTED);
+            assertThat(first.retryAfterNanos()).isPositive();
+
+            long before = commands();
+            int flood = 1000;
+            for (int i = 0; i < flood; i++) {
+                Decision d = guard.acquire(user("mallory"));
+                assertThat(d.outcome()).as("call %d of the flood", i).isEqualTo(Outcome.REJECTED);
+                assertThat(d.retryAfterNanos()).isEqualTo(first.retryAfterNanos());
+            }
+            long spent = commands() - before;
+            assertThat((double) spent / flood).as("Redis commands per rejected request (%d in all)", spent)
+                    .isLessThanOrEqualTo(0.05);
+
+            // Half-way, the Retry-After counts down; another key is not affected.
+            clock.advance(Duration.ofNanos(first.retryAfterNanos() / 2));
+            assertThat(guard.acquire(user("mallory")).retryAfterNanos())
+                    .isEqualTo(first.retryAfterNanos() - first.retryAfterNanos() / 2);
+            assertThat(guard.acquire(user("alice")).permitted()).isTrue();
+
+            // When Redis said it could pay, Redis is asked again, and admits.
+            clock.advance(Duration.ofNanos(first.retryAfterNanos() - first.retryAfterNanos() / 2));
+            long asked = commands();
+            assertThat(guard.acquire(user("mallory")).permitted()).isTrue();
+            assertThat(commands()).as("Redis decided the call").isGreaterThan(asked);
+        }
+    }
+
+    @Test
+    void aResetOrALimitChangeMakesItAskRedisAtOnce() {
+        ManualClock clock = new ManualClock();
+        try (JedisBucketStore store = store(clock);
+             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
+            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("1/1h").build());
+            assertThat(guard.acquire(user("bob")).permitted()).isTrue();
+            assertThat(guard.acquire(user("bob")).permitted()).isFalse();
+
+            limiter.reset("api", "bob");
+            assertThat(guard.acquire(user("bob")).permitted()).as("after a reset").isTrue();
+            assertThat(guard.acquire(user("bob")).permitted()).isFalse();
+
+            // A limit change reaches the store as limitsChanged (from a LimitProvider): the next call asks Redis.
+            store.limitsChanged(new BucketStore.Key("api", "bob"));
+            long before = commands();
+            assertThat(guard.acquire(user("bob")).permitted()).isFalse();
+            assertThat(commands()).as("Redis was asked after the change").isGreaterThan(before);
+        }
+    }
+
+    /**
+     * A SOFT call is answered from memory only while the remembered wait is longer than it may wait; once it may wait
+     * the rest out, Redis reserves its place.
+     */
+    @Test
+    void aSoftCallThatMayWaitTheRestOutIsReservedByRedis() {
+        ManualClock clock = new ManualClock();
+        try (JedisBucketStore store = store(clock);
+             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
+            Guard soft = limiter.guard(Rule.builder("api").key("user").limits("1/1m").mode(Mode.SOFT)
+                    .maxDelay(Duration.ofSeconds(30)).build());
+            assertThat(soft.acquire(user("carol")).permitted()).isTrue();
+            assertThat(soft.acquire(user("carol")).outcome()).as("a minute to wait, 30 s allowed")
+                    .isEqualTo(Outcome.REJECTED);
+            long before = commands();
+            assertThat(soft.acquire(user("carol")).outcome()).isEqualTo(Outcome.REJECTED);
+            assertThat(commands()).as("answered from memory").isEqualTo(before);
+
+            clock.advance(Duration.ofSeconds(40));
+            Decision waited = soft.acquire(user("carol"));
+            assertThat(waited.outcome()).isEqualTo(Outcome.DELAYED);
+            assertThat(waited.delayNanos()).isEqualTo(Duration.ofSeconds(20).toNanos());
+            assertThat(commands()).as("Redis reserved the call").isGreaterThan(before);
+        }
+    }
+}
