@@ -7,9 +7,10 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
- * The application under test: three endpoints that answer the same two bytes, one without a limit, one with
- * {@code @RateLimit}, one under a URL rule ({@code application.properties}). Limits are far above any throughput
- * here, so no request is refused and every one takes the full decision path.
+ * The application under test: endpoints that answer the same two bytes, one without a limit, one with
+ * {@code @RateLimit}, one under a URL rule ({@code application.properties}), and the hand-written yardstick
+ * ({@link HandWrittenEndpoint}). Limits are far above any throughput here, so no request is refused and every one
+ * takes the full decision path.
  */
 @SpringBootApplication
 public class BenchApplication {

@@ -12,7 +12,7 @@ final class Chart {
     }
 
     private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c"};
-    private static final String[] DASHES = {"", "6,3", "2,3"};
+    private static final String[] DASHES = {"", "8,2,2,2", "6,3", "2,3"};
 
     private Chart() {
     }
@@ -28,7 +28,10 @@ final class Chart {
         for (String app : apps) {
             for (String endpoint : endpoints) {
                 for (int c : connections) {
-                    max = Math.max(max, values.of(app, endpoint, c));
+                    double v = values.of(app, endpoint, c);
+                    if (!Double.isNaN(v)) {
+                        max = Math.max(max, v);
+                    }
                 }
             }
         }
@@ -59,6 +62,9 @@ final class Chart {
         int legend = 0;
         for (int a = 0; a < apps.size(); a++) {
             for (int e = 0; e < endpoints.size(); e++) {
+                if (Double.isNaN(values.of(apps.get(a), endpoints.get(e), connections[0]))) {
+                    continue;   // not measured on this application
+                }
                 StringBuilder points = new StringBuilder();
                 for (int i = 0; i < connections.length; i++) {
                     double v = values.of(apps.get(a), endpoints.get(e), connections[i]);
