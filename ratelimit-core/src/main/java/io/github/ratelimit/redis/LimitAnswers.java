@@ -58,8 +58,20 @@ final class LimitAnswers {
     private final List<LimitProvider.Changes> listeners = new CopyOnWriteArrayList<>();
     /** Bumped on every invalidation, so a read that raced a change does not cache the old answer. */
     private final AtomicLong generation = new AtomicLong();
-    /** The last change read from the stream; {@code null} until the first refresh. */
-    private volatile String lastChange;
+    /**
+     * The last change read from the stream, with its fields: a replaced stream (a repair, by any instance) may give
+     * another entry that very ID, so the position is checked by its content too. {@code null} until the first refresh.
+     */
+    private volatile Position lastChange;
+
+    /** A position in the stream: {@code 0-0} (and no fields) before the first entry. */
+    private record Position(String id, Map<String, String> fields) {
+        static final Position START = new Position("0-0", Map.of());
+
+        static Position of(StreamEntry entry) {
+            return new Position(entry.getID().toString(), entry.getFields());
+        }
+    }
     /**
      * Reads and refreshes that failed and that no successful refresh has settled yet; above 0, Redis is taken as
      * away. A counter, not a flag: a read failing while a refresh succeeds stays for the next refresh to settle.
@@ -192,16 +204,24 @@ final class LimitAnswers {
      *         changes than one refresh reads ({@value #CHANGES_PER_REFRESH}; the position then moves to the newest)
      */
     private boolean readChanges() {
-        String from = lastChange;
-        if (from == null) {
+        Position at = lastChange;
+        if (at == null) {
             lastChange = newest();
             // Answers read before this first position (a change may have come in between) are not trusted.
             return true;
         }
-        List<StreamEntry> oldest = jedis.xrange(stream, "-", "+", 1);
-        boolean forgetAll = !oldest.isEmpty() && !from.equals("0-0")
-                && oldest.get(0).getID().compareTo(new StreamEntryID(from)) > 0;
-        List<StreamEntry> changes = jedis.xrange(stream, "(" + from, "+", CHANGES_PER_REFRESH);
+        boolean forgetAll = false;
+        if (!at.equals(Position.START)) {
+            // Still there as read? If not, the stream was trimmed past it or replaced (whose IDs may go back, even
+            // to this very ID): changes may have been missed, so forget all and read what the stream holds.
+            List<StreamEntry> same = jedis.xrange(stream, at.id(), at.id(), 1);
+            if (same.isEmpty() || !same.get(0).getFields().equals(at.fields())) {
+                forgetAll = true;
+                at = Position.START;
+            }
+        }
+        List<StreamEntry> changes = jedis.xrange(stream, at.equals(Position.START) ? "-" : "(" + at.id(), "+",
+                CHANGES_PER_REFRESH);
         if (changes.size() == CHANGES_PER_REFRESH) {
             // Perhaps more than one refresh reads: rather than answer from stale limits until later refreshes catch
             // up (or never, once the stream is trimmed past them), forget every answer and go on from the newest.
@@ -216,16 +236,16 @@ final class LimitAnswers {
             } else {
                 forget(fields.get("rule"), fields.get("key"));
             }
-            from = change.getID().toString();
+            at = Position.of(change);
         }
-        lastChange = from;
+        lastChange = at;
         return forgetAll;
     }
 
-    /** @return the ID of the newest change, or {@code 0-0} for none */
-    private String newest() {
+    /** @return the newest change, or the start for none */
+    private Position newest() {
         List<StreamEntry> newest = jedis.xrevrange(stream, "+", "-", 1);
-        return newest.isEmpty() ? "0-0" : newest.get(0).getID().toString();
+        return newest.isEmpty() ? Position.START : Position.of(newest.get(0));
     }
 
     /**
@@ -242,7 +262,7 @@ final class LimitAnswers {
                         + ", held another type or IDs of 2^63 or more; it was replaced, and every instance reads "
                         + "per-key limits again", null);
             }
-            lastChange = "0-0";
+            lastChange = Position.START;
             failures.addAndGet(-failed);
             forgetAll();
         } catch (JedisException e) {

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -175,6 +176,30 @@ class RedisLimitProviderRepairTest {
                 assertThat(decision.verdicts().get(0).windows()).as("the rule's own window").hasSize(1);
             }
             assertThat(REDIS.calls("hget") - before).as("the entry is read once").isEqualTo(1);
+        }
+    }
+
+    /**
+     * A stream replaced (a repair) within the millisecond of the last change an instance read starts its IDs again and
+     * can give a new change that very ID: the instance checks its position by the entry's content, not its ID alone,
+     * and reads the new stream from its start. (This made the test below fail now and then: the replacement and the
+     * last change fell in one millisecond, and the instance never learnt of the change after it.)
+     */
+    @Test
+    void aReplacedStreamThatReusesTheLastIdReadIsReadFromItsStart() {
+        String prefix = prefix();
+        try (RedisLimitProvider a = store(prefix); RedisLimitProvider b = store(prefix)) {
+            set(a, API, "carol", "5/1h");
+            b.refresh();
+            assertThat(b.limitsFor(API, "carol")).containsExactly(Limit.parse("5/1h"));
+            String last = REDIS.client().xrevrange(stream(prefix), "+", "-", 1).get(0).getID().toString();
+            a.setLimits(API, "carol", List.of(Limit.parse("7/1h")), "admin");
+            // The stream replaced behind both instances' backs, its one change at the ID b read last.
+            Map<String, String> change = REDIS.client().xrevrange(stream(prefix), "+", "-", 1).get(0).getFields();
+            REDIS.client().del(stream(prefix));
+            REDIS.client().xadd(stream(prefix), new redis.clients.jedis.StreamEntryID(last), change);
+            b.refresh();
+            assertThat(b.limitsFor(API, "carol")).containsExactly(Limit.parse("7/1h"));
         }
     }
 
