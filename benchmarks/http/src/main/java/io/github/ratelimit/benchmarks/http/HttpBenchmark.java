@@ -66,6 +66,10 @@ public final class HttpBenchmark {
             BenchApplication.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
+        if (args.length > 1 && args[0].equals("limiter-share")) {
+            LimiterShare.main(Arrays.copyOfRange(args, 1, args.length));
+            return;
+        }
         if (args.length > 0 && args[0].equals("rejected-keys")) {
             io.github.ratelimit.benchmarks.http.RejectedKeysBenchmark.main(Arrays.copyOfRange(args, 1, args.length));
             return;

@@ -10,14 +10,19 @@ import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.RequestPath;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExecutionChain;
 import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.handler.AbstractHandlerMethodMapping;
 import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.util.ServletRequestPathUtils;
+import org.springframework.web.util.pattern.PathPattern;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.HashMap;
@@ -38,7 +43,9 @@ import java.util.function.Predicate;
  * request whose attributes are its own: the lookup adds no attribute to the request (a mapping's {@code params}
  * condition reads the request's parameters, as Spring MVC's own lookup does), and the keys of the decision are
  * resolved against that view, which has the attributes the lookup added (path variables). Only requests mapped to
- * one of this context's {@link DispatcherServlet}s are looked up, and only when some handler method has rules at all. A handler whose rules read
+ * one of this context's {@link DispatcherServlet}s are looked up, only when some handler method has rules at all,
+ * and only when the request's path matches a path pattern of such a method (so a request no rule is about costs a
+ * path parse and a few pattern matches, not a lookup through every mapping). A handler whose rules read
  * the method's arguments ({@code #id}, {@code #p0}, {@code #root}) cannot be decided before the arguments exist:
  * the advisor decides those at the call, and returns the filter's tokens when it rejects.
  *
@@ -54,6 +61,12 @@ public final class MvcHandlerRules implements HandlerRules {
     private final ListableBeanFactory beanFactory;
     private final HandlerRuleCache rules;
     private volatile List<HandlerMapping> mappings;
+    /**
+     * The path patterns of every handler method with rules, or {@code null} when they cannot all be known (a mapping
+     * that is not a {@code RequestMappingInfo} one, or patterns matched with {@code AntPathMatcher}): a request whose
+     * path matches none of them cannot be served by a handler with rules, and is not looked up.
+     */
+    private volatile List<PathPattern> patternsWithRules;
     /** The servlet names of this application context's dispatcher servlets, whose handlers the mappings find. */
     private volatile Set<String> dispatcherServlets;
 
@@ -79,7 +92,18 @@ public final class MvcHandlerRules implements HandlerRules {
         if (mapping == null || !isDispatcherServlet(request, mapping.getServletName())) {
             return Match.none();
         }
-        Found found = handler(request, all);
+        OwnAttributes view = new OwnAttributes(request);
+        RequestPath path;
+        try {
+            path = ServletRequestPathUtils.parseAndCache(view);
+        } catch (RuntimeException e) {
+            return Match.none();   // a path Spring MVC cannot parse: it answers the request itself
+        }
+        List<PathPattern> candidates = patternsWithRules;
+        if (candidates != null && !anyMatches(candidates, path.pathWithinApplication())) {
+            return Match.none();   // the common case of a request no rule is about: no lookup
+        }
+        Found found = handler(view, all);
         if (found == null || !(found.handler() instanceof HandlerMethod method)) {
             return Match.none();
         }
@@ -134,6 +158,7 @@ public final class MvcHandlerRules implements HandlerRules {
             List<HandlerMapping> found = source == null || source.getHandlerMappings() == null ? List.of()
                     : List.copyOf(source.getHandlerMappings());
             m = anyHandlerMethodHasRules(found) ? found : List.of();
+            patternsWithRules = patternsWithRules(m);
             mappings = m;
         }
         return m;
@@ -145,15 +170,48 @@ public final class MvcHandlerRules implements HandlerRules {
                 .anyMatch(h -> HandlerRuleCache.hasRules(h.getBeanType(), h.getMethod()));
     }
 
+    /** @return the path patterns of the handler methods with rules, or {@code null} when not all can be known */
+    private static List<PathPattern> patternsWithRules(List<HandlerMapping> mappings) {
+        List<PathPattern> patterns = new ArrayList<>();
+        for (HandlerMapping mapping : mappings) {
+            if (!(mapping instanceof AbstractHandlerMethodMapping<?> methods)) {
+                continue;   // finds no handler method, so no handler with rules
+            }
+            for (Map.Entry<?, HandlerMethod> e : methods.getHandlerMethods().entrySet()) {
+                HandlerMethod h = e.getValue();
+                if (!HandlerRuleCache.hasRules(h.getBeanType(), h.getMethod())) {
+                    continue;
+                }
+                if (!(e.getKey() instanceof RequestMappingInfo info) || info.getPathPatternsCondition() == null) {
+                    return null;
+                }
+                for (PathPattern pattern : info.getPathPatternsCondition().getPatterns()) {
+                    if (pattern.getPatternString().isEmpty()) {
+                        return null;   // matches what the mapping's own rules say: leave it to the lookup
+                    }
+                    patterns.add(pattern);
+                }
+            }
+        }
+        return List.copyOf(patterns);
+    }
+
+    private static boolean anyMatches(List<PathPattern> patterns, PathContainer path) {
+        for (PathPattern pattern : patterns) {
+            if (pattern.matches(path)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** A handler, and the view of the request with the attributes its lookup added (path variables). */
     private record Found(Object handler, HttpServletRequest view) {
     }
 
     /** The handler the dispatcher servlet will choose, found on a view of the request with attributes of its own. */
-    private static Found handler(HttpServletRequest request, List<HandlerMapping> mappings) {
-        OwnAttributes view = new OwnAttributes(request);
+    private static Found handler(OwnAttributes view, List<HandlerMapping> mappings) {
         try {
-            ServletRequestPathUtils.parseAndCache(view);
             for (HandlerMapping mapping : mappings) {
                 HandlerExecutionChain chain = mapping.getHandler(view);
                 if (chain != null) {
