@@ -17,10 +17,24 @@ final class PathPattern {
 
     private final String text;
     private final String[] segments;
+    /** Whether every segment is plain text (no {@code *}, {@code ?} or {@code **}): matched without splitting. */
+    private final boolean literal;
+    /** The first segment when it is plain text, which a path must start with; else {@code null}. */
+    private final String first;
 
     private PathPattern(String text, String[] segments) {
         this.text = text;
         this.segments = segments;
+        boolean plain = true;
+        for (String segment : segments) {
+            plain &= isPlain(segment);
+        }
+        this.literal = plain;
+        this.first = segments.length > 0 && isPlain(segments[0]) ? segments[0] : null;
+    }
+
+    private static boolean isPlain(String segment) {
+        return segment.indexOf('*') < 0 && segment.indexOf('?') < 0;
     }
 
     /**
@@ -65,6 +79,52 @@ final class PathPattern {
      * @return whether it matches
      */
     boolean matches(String path) {
+        String p = path == null ? "/" : path;
+        // Most requests meet most rules with another first segment, or a rule of plain text: neither needs the
+        // path split into segments (an allocation per rule and request).
+        if (first != null && !startsWithSegment(p, first)) {
+            return false;
+        }
+        return literal ? matchesLiterally(p) : matchesBySegments(p);
+    }
+
+    /** @return whether the path's first segment (empty segments skipped, as {@link #split} does) is {@code segment} */
+    private static boolean startsWithSegment(String path, String segment) {
+        int i = 0;
+        while (i < path.length() && path.charAt(i) == '/') {
+            i++;
+        }
+        int end = path.indexOf('/', i);
+        end = end < 0 ? path.length() : end;
+        return end - i == segment.length() && path.regionMatches(i, segment, 0, segment.length());
+    }
+
+    /** @return whether the path's segments (empty ones skipped) are exactly this pattern's plain segments */
+    private boolean matchesLiterally(String path) {
+        int i = 0;
+        int k = 0;
+        while (true) {
+            while (i < path.length() && path.charAt(i) == '/') {
+                i++;
+            }
+            if (i == path.length()) {
+                return k == segments.length;
+            }
+            if (k == segments.length) {
+                return false;
+            }
+            int end = path.indexOf('/', i);
+            end = end < 0 ? path.length() : end;
+            String segment = segments[k++];
+            if (end - i != segment.length() || !path.regionMatches(i, segment, 0, segment.length())) {
+                return false;
+            }
+            i = end;
+        }
+    }
+
+    /** The general match, segment by segment ({@code **} spanning any number): the reference the others agree with. */
+    boolean matchesBySegments(String path) {
         String[] parts = split(path == null ? "/" : path);
         // reachable[j]: the pattern segments so far can match the first j path segments.
         boolean[] reachable = new boolean[parts.length + 1];

@@ -37,6 +37,36 @@ class PathPatternTest {
         assertThat(PathPattern.parse(pattern, "test").matches(path)).isEqualTo(matches);
     }
 
+    /**
+     * The shortcuts (a first segment of plain text checked first, plain patterns compared without splitting the path)
+     * answer exactly as the general match does, on patterns and paths drawn at random: empty segments, trailing
+     * slashes, prefixes of a segment, the root.
+     */
+    @Test
+    void theShortcutsAgreeWithTheGeneralMatchEverywhere() {
+        String[] patternSegments = {"api", "a", "ab", "*", "a*", "?", "**", "v?", "x"};
+        String[] pathSegments = {"api", "a", "ab", "abc", "x", "v1", "", "ap"};
+        java.util.Random random = new java.util.Random(23);
+        int checked = 0;
+        for (int i = 0; i < 2_000; i++) {
+            StringBuilder pattern = new StringBuilder();
+            for (int n = random.nextInt(4); n >= 0; n--) {
+                pattern.append('/').append(patternSegments[random.nextInt(patternSegments.length)]);
+            }
+            PathPattern parsed = PathPattern.parse(random.nextInt(10) == 0 ? "/" : pattern.toString(), "test");
+            for (int j = 0; j < 20; j++) {
+                StringBuilder path = new StringBuilder();
+                for (int n = random.nextInt(5); n > 0; n--) {
+                    path.append('/').append(pathSegments[random.nextInt(pathSegments.length)]);
+                }
+                String p = path.length() == 0 || random.nextInt(8) == 0 ? path + "/" : path.toString();
+                assertThat(parsed.matches(p)).as("%s against %s", parsed, p).isEqualTo(parsed.matchesBySegments(p));
+                checked++;
+            }
+        }
+        assertThat(checked).isEqualTo(40_000);
+    }
+
     @Test
     void answersHostilePathsWithoutBacktrackingBlowUp() {
         // Exponential backtracking would not finish within the generous hang guard; linear matching does at once.
