@@ -1,7 +1,6 @@
 package io.github.ratelimit.internal;
 
 
-import io.github.ratelimit.support.RateLimitedLog;
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -15,6 +14,7 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.support.RateLimitedLog;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;

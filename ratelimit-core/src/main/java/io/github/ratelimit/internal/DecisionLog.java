@@ -3,11 +3,11 @@ package io.github.ratelimit.internal;
 
 
 
-import io.github.ratelimit.support.RateLimitedLog;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.support.RateLimitedLog;
 
 import java.lang.System.Logger.Level;
 

@@ -1,11 +1,11 @@
 package io.github.ratelimit.internal;
 
-import io.github.ratelimit.support.LogText;
-import io.github.ratelimit.support.RateLimitedLog;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
+import io.github.ratelimit.support.LogText;
+import io.github.ratelimit.support.RateLimitedLog;
 
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;

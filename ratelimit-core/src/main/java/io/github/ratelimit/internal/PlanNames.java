@@ -1,7 +1,7 @@
 package io.github.ratelimit.internal;
 
-import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.support.LogText;
 
 import java.util.Collection;
 import java.util.TreeSet;

@@ -5,8 +5,8 @@ import io.github.ratelimit.Limit;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
-import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.support.LogText;
 
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;

@@ -8,7 +8,6 @@ import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.support.RateLimitedLog;
-import redis.clients.jedis.StreamEntryID;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;

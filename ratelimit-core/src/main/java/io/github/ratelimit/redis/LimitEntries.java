@@ -3,8 +3,8 @@ package io.github.ratelimit.redis;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.internal.PlanNames;
+import io.github.ratelimit.support.LogText;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;

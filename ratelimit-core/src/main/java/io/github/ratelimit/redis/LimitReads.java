@@ -1,8 +1,8 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.Limit;
-import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.support.LogText;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.params.ScanParams;

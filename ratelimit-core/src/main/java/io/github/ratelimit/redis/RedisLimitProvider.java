@@ -5,9 +5,9 @@ import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
-import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.internal.PlanNames;
 import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.support.LogText;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 

@@ -1,8 +1,8 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;

@@ -2,7 +2,6 @@ package io.github.ratelimit.internal.config;
 
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
@@ -10,6 +9,7 @@ import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;

@@ -1,8 +1,8 @@
 package io.github.ratelimit.internal.config;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import io.github.ratelimit.support.Durations;
 import io.github.ratelimit.internal.config.RateLimitSettings.Property;
+import io.github.ratelimit.support.Durations;
 
 import java.time.Duration;
 import java.util.Arrays;

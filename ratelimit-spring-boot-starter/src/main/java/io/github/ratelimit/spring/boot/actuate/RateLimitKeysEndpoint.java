@@ -1,10 +1,10 @@
 package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.Limit;
-import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.support.LogText;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
