@@ -66,13 +66,6 @@ final class LimitStoreRedis implements BeforeAllCallback, AfterAllCallback {
 
     /** @return calls of a command since the server started, from {@code INFO commandstats} */
     long calls(String command) {
-        long calls = 0;
-        for (String line : client.info("commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_" + command + ":")) {
-                String c = line.substring(line.indexOf("calls=") + 6);
-                calls += Long.parseLong(c.substring(0, c.indexOf(',')));
-            }
-        }
-        return calls;
+        return server.commandCalls(command);
     }
 }

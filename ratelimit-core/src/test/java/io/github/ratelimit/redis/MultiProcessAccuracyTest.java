@@ -3,7 +3,6 @@ package io.github.ratelimit.redis;
 import io.github.ratelimit.testing.redis.RedisServer;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import redis.clients.jedis.Jedis;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -57,13 +56,13 @@ class MultiProcessAccuracyTest {
     @MethodSource("algorithms")
     void processesSharingOneHotKeyAdmitNoMoreThanTheAlgorithmAllowsAndNothingByPolicy(
             io.github.ratelimit.Algorithm algorithm) throws Exception {
-        try (RedisServer redis = RedisServer.start(); Jedis admin = new Jedis(redis.host(), redis.port())) {
+        try (RedisServer redis = RedisServer.start()) {
             String prefix = "g7-" + UUID.randomUUID().toString().substring(0, 8);
             String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             long startAt = System.currentTimeMillis() + 4_000 + 500L * PROCESSES; // every JVM up and warm by then
             long endAt = startAt + SECONDS * 1_000L;
-            long scriptsBefore = scriptCalls(admin);
+            long scriptsBefore = redis.commandCalls("evalsha", "eval");
             List<Process> processes = new ArrayList<>();
             for (int p = 0; p < PROCESSES; p++) {
                 processes.add(new ProcessBuilder(java, "-Xmx256m", "-cp", classpath, HotKeyWorker.class.getName(),
@@ -75,7 +74,7 @@ class MultiProcessAccuracyTest {
             for (Process process : processes) {
                 results.add(result(process, endAt));
             }
-            long scripts = scriptCalls(admin) - scriptsBefore;
+            long scripts = redis.commandCalls("evalsha", "eval") - scriptsBefore;
 
             long admitted = sum(results, "admitted");
             long decisions = sum(results, "decisions");
@@ -177,18 +176,5 @@ class MultiProcessAccuracyTest {
 
     private static long sum(List<Map<String, Long>> results, String key) {
         return results.stream().mapToLong(r -> r.getOrDefault(key, 0L)).sum();
-    }
-
-    /** Scripts run on the server (EVALSHA and EVAL), from INFO commandstats. */
-    private static long scriptCalls(Jedis admin) {
-        long calls = 0;
-        for (String line : admin.info("commandstats").split("\r?\n")) {
-            if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
-                int start = line.indexOf("calls=") + 6;
-                int end = line.indexOf(',', start);
-                calls += Long.parseLong(line.substring(start, end));
-            }
-        }
-        return calls;
     }
 }

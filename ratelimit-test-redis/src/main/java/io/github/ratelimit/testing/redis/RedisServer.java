@@ -303,6 +303,36 @@ public final class RedisServer implements AutoCloseable {
         return process.toString();
     }
 
+    /**
+     * Calls of commands since the server started, from {@code INFO commandstats}, which counts the commands scripts
+     * run too. Read on a connection of its own that sends nothing else.
+     *
+     * @param commands command names in lower case ({@code evalsha}, {@code get}); none for every command but the
+     *        ones a connection and this read make ({@code info}, {@code auth}, {@code hello}, {@code client})
+     * @return the calls, summed
+     */
+    public long commandCalls(String... commands) {
+        Set<String> wanted = Set.of(commands);
+        Set<String> handshake = Set.of("info", "auth", "hello", "client");
+        String stats;
+        try (Jedis jedis = admin(5_000)) {
+            stats = jedis.info("commandstats");
+        }
+        long calls = 0;
+        for (String line : stats.split("\r?\n")) {
+            int colon = line.indexOf(':');
+            if (!line.startsWith("cmdstat_") || colon < 0) {
+                continue;
+            }
+            String name = line.substring("cmdstat_".length(), colon);
+            if (wanted.isEmpty() ? !handshake.contains(name) : wanted.contains(name)) {
+                int start = line.indexOf("calls=") + "calls=".length();
+                calls += Long.parseLong(line.substring(start, line.indexOf(',', start)));
+            }
+        }
+        return calls;
+    }
+
     // ------------------------------------------------------------------------------------------
 
     /**
