@@ -254,7 +254,7 @@ final class LimitAnswers {
     private void repairStream(int failed) {
         try {
             Object replaced = REPAIR_STREAM.run(jedis, List.of(stream()),
-                    List.of(utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES))));
+                    List.of(utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES)), utf8(token())));
             if (Long.valueOf(1).equals(replaced)) {
                 repairs.incrementAndGet();
                 GARBAGE_LOG.log(Level.WARNING, () -> "The stream of changes of per-key limits, " + LogText.quote(stream)
@@ -282,7 +282,7 @@ final class LimitAnswers {
      */
     boolean change(String op, String rule, String key, String value, String by) {
         List<byte[]> args = List.of(utf8(op), utf8(key), utf8(value), utf8(rule), utf8(by),
-                utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES)));
+                utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES)), utf8(token()));
         List<?> result = (List<?>) CHANGE.run(jedis, List.of(ruleKey(rule), stream()), args);
         long repaired = (Long) result.get(1);
         if (repaired > 0) {
@@ -294,6 +294,11 @@ final class LimitAnswers {
             forget(rule, key);
         }
         return Long.valueOf(1).equals(result.get(0));
+    }
+
+    /** @return a random token for a stream entry: what tells it from another entry given the same ID */
+    private static String token() {
+        return Long.toString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
     }
 
     private static byte[] utf8(String s) {

@@ -37,18 +37,23 @@ final class LimitScripts {
             end
             """;
 
-    /** KEYS[1] the stream; ARGV[1] max changes. Replaces a stream that cannot serve by one holding a repair entry. */
+    /**
+     * KEYS[1] the stream; ARGV[1] max changes, ARGV[2] a random token. Replaces a stream that cannot serve by one
+     * holding a repair entry.
+     */
     static final String REPAIR_STREAM_SOURCE = UNUSABLE_STREAM + """
             if not unusable_stream(KEYS[1]) then
               return 0
             end
             redis.call('UNLINK', KEYS[1])
-            redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'op', 'repair')
+            redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'op', 'repair', 'n', ARGV[2])
             return 1
             """;
 
     /**
-     * KEYS[1] the rule's hash, KEYS[2] the stream; ARGV: op (set|del), key, value, rule, actor, max changes. Checks
+     * KEYS[1] the rule's hash, KEYS[2] the stream; ARGV: op (set|del), key, value, rule, actor, max changes, a random
+     * token (each entry carries one, so a reader tells a replaced stream's entry from the one it read at the same ID,
+     * even within one millisecond). Checks
      * both keys before writing: a key of another type, or a stream that cannot serve, is replaced (a {@code repair}
      * entry in the stream tells every instance to forget its answers), so no write can fail after another has
      * happened.
@@ -65,7 +70,8 @@ final class LimitScripts {
               repaired = repaired + 1
             end
             if repaired > 0 then
-              redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'op', 'repair', 'rule', ARGV[4], 'by', ARGV[5])
+              redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'op', 'repair', 'rule', ARGV[4], 'by', ARGV[5],
+                'n', ARGV[7])
             end
             local changed
             if ARGV[1] == 'set' then
@@ -76,7 +82,7 @@ final class LimitScripts {
             end
             if changed == 1 then
               redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'rule', ARGV[4], 'key', ARGV[2],
-                'op', ARGV[1], 'by', ARGV[5])
+                'op', ARGV[1], 'by', ARGV[5], 'n', ARGV[7])
             end
             return {changed, repaired}
             """;

@@ -183,7 +183,10 @@ class RedisLimitProviderRepairTest {
      * A stream replaced (a repair) within the millisecond of the last change an instance read starts its IDs again and
      * can give a new change that very ID: the instance checks its position by the entry's content, not its ID alone,
      * and reads the new stream from its start. (This made the test below fail now and then: the replacement and the
-     * last change fell in one millisecond, and the instance never learnt of the change after it.)
+     * last change fell in one millisecond, and the instance never learnt of the change after it.) The two changes here
+     * are alike in every field but their random token ({@code n}: same rule, key, operation and author), as a change
+     * and the next one by the same operator within one millisecond are; without the token the instance took the new
+     * stream's entry for the one it had read.
      */
     @Test
     void aReplacedStreamThatReusesTheLastIdReadIsReadFromItsStart() {
@@ -193,7 +196,7 @@ class RedisLimitProviderRepairTest {
             b.refresh();
             assertThat(b.limitsFor(API, "carol")).containsExactly(Limit.parse("5/1h"));
             String last = REDIS.client().xrevrange(stream(prefix), "+", "-", 1).get(0).getID().toString();
-            a.setLimits(API, "carol", List.of(Limit.parse("7/1h")), "admin");
+            set(a, API, "carol", "7/1h");
             // The stream replaced behind both instances' backs, its one change at the ID b read last.
             Map<String, String> change = REDIS.client().xrevrange(stream(prefix), "+", "-", 1).get(0).getFields();
             REDIS.client().del(stream(prefix));
