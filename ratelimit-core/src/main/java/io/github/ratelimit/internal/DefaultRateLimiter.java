@@ -1,9 +1,5 @@
 package io.github.ratelimit.internal;
 
-
-
-
-
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
@@ -50,8 +46,6 @@ public final class DefaultRateLimiter implements RateLimiter {
     static final long CONTENTION_RETRY_NANOS = 1_000_000_000L;
 
     static final RateLimitedLog STORE_LOG = new RateLimitedLog(10_000_000_000L);
-    private static final RateLimitedLog CONTENTION_LOG = new RateLimitedLog(10_000_000_000L);
-    private static final RateLimitedLog RESOLVER_LOG = new RateLimitedLog(10_000_000_000L);
     private static final RateLimitedLog LISTENER_LOG = new RateLimitedLog(10_000_000_000L);
 
     /**
@@ -84,6 +78,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     private final BucketStore fallbackStore;
     private final RateLimiter.Listener[] listeners;
     private final Semaphore waiting;
+    private final RuleDecider decider;
     private final Map<String, CompiledRule> compiled = new ConcurrentHashMap<>();
     /** The compiled rules by the name clients see for them ({@link Rule#publicName()}), which must differ too. */
     private final Map<String, CompiledRule> byPublicName = new ConcurrentHashMap<>();
@@ -98,6 +93,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         this.fallbackStore = settings.fallbackStore();
         this.listeners = settings.listeners().toArray(RateLimiter.Listener[]::new);
         this.waiting = new Semaphore(settings.maxWaiting());
+        this.decider = new RuleDecider(store, fallbackStore, waiting);
         if (settings.limitProvider() != null) {
             settings.limitProvider().onChange(new LimitProvider.Changes() {
                 @Override
@@ -210,13 +206,34 @@ public final class DefaultRateLimiter implements RateLimiter {
     Evaluation evaluate(CompiledRule[] rules, RequestContext context) {
         Evaluation ev = new Evaluation(waiting);
         Verdict[] verdicts = new Verdict[rules.length];
+        RuleDecider.Target[] targets = new RuleDecider.Target[rules.length];
+        for (int i = 0; i < rules.length; i++) {
+            targets[i] = decider.target(rules[i], context);
+        }
+        int early = -1;
+        Verdict earlyVerdict = null;
+        if (rules.length > 1) {
+            // A rule this JVM remembers rejecting decides first and alone: a flood of rejected calls costs the
+            // store nothing, whichever rule rejects it.
+            early = RuleDecider.knownRejection(targets);
+            if (early >= 0) {
+                ev.verdictIndex = early;
+                earlyVerdict = decider.decide(targets[early], ev);
+                if (earlyVerdict.outcome() == Outcome.REJECTED) {
+                    ev.decision = new Decision(Outcome.REJECTED, List.of(earlyVerdict), 0, earlyVerdict.waitNanos());
+                    notifyListeners(ev.decision);
+                    return ev;
+                }
+            }
+            RuleDecider.sendAll(targets, early);
+        }
         int n = 0;
         Outcome worst = Outcome.ALLOWED;
         long delay = 0;
         long retryAfter = 0;
-        for (CompiledRule rule : rules) {
+        for (int i = 0; i < rules.length; i++) {
             ev.verdictIndex = n;
-            Verdict v = decide(rule, context, ev);
+            Verdict v = i == early ? earlyVerdict : decider.decide(targets[i], ev);
             verdicts[n++] = v;
             if (v.outcome().compareTo(worst) > 0) {
                 worst = v.outcome();
@@ -226,12 +243,13 @@ public final class DefaultRateLimiter implements RateLimiter {
             }
             if (v.outcome() == Outcome.REJECTED) {
                 retryAfter = v.waitNanos();
+                RuleDecider.abandon(targets, i + 1);
                 ev.refund();
                 ev.finish();
                 delay = 0;
                 // The rules before this one got their tokens back: report their windows as they are now.
-                for (int i = 0; i < n - 1; i++) {
-                    verdicts[i] = Verdicts.refunded(verdicts[i], rules[i]);
+                for (int j = 0; j < n - 1; j++) {
+                    verdicts[j] = Verdicts.refunded(verdicts[j], rules[j]);
                 }
                 break;
             }
@@ -260,136 +278,6 @@ public final class DefaultRateLimiter implements RateLimiter {
         ev.decision = new Decision(worst, Arrays.asList(Arrays.copyOf(verdicts, n)), delay, retryAfter);
         notifyListeners(ev.decision);
         return ev;
-    }
-
-    private Verdict decide(CompiledRule rule, RequestContext context, Evaluation ev) {
-        String key;
-        try {
-            key = rule.resolver.resolve(context);
-        } catch (RuntimeException e) {
-            RESOLVER_LOG.log(Level.WARNING, "The key resolver of rule '" + rule.name
-                    + "' failed; treating the key as missing", e);
-            key = null;
-        }
-        if (key == null || key.isEmpty()) {
-            switch (rule.missingKeyPolicy) {
-                case SKIP:
-                    return Verdicts.of(rule, null, Outcome.ALLOWED, Basis.KEY_MISSING, List.of(), 0, 0);
-                case REJECT:
-                    return Verdicts.of(rule, null, rejection(rule), Basis.KEY_MISSING, List.of(), 0, 0);
-                default:
-                    key = KeyExpressions.SHARED_MISSING_KEY;
-            }
-        }
-        BucketStore.Key bucketKey = new BucketStore.Key(rule.name, key);
-        CompiledRule.Configs configs = rule.configsFor(key);
-        try {
-            return consume(rule, key, store, bucketKey, configs.primary(), Basis.BUCKET, ev);
-        } catch (RuntimeException e) {
-            BucketStore.ContentionException contention = contention(e);
-            if (contention != null) {
-                CONTENTION_LOG.log(Level.WARNING, () -> "Rule '" + rule.name + "': " + contention.getMessage()
-                        + "; rejecting the call rather than admitting it uncounted", null);
-                return Verdicts.of(rule, key, rejection(rule), Basis.CONTENTION, List.of(),
-                        CONTENTION_RETRY_NANOS, 0);
-            }
-            STORE_LOG.log(Level.WARNING, () -> "The rate-limit store failed for rule '" + rule.name + "'; applying "
-                    + rule.storeFailurePolicy + ": " + e, null);
-            switch (rule.storeFailurePolicy) {
-                case FAIL_CLOSED:
-                    return Verdicts.of(rule, key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
-                            FAIL_CLOSED_RETRY_NANOS, 0);
-                case LOCAL_FALLBACK:
-                    return consume(rule, key, fallbackStore, bucketKey, configs.fallback(), Basis.FALLBACK_BUCKET, ev);
-                default:
-                    return Verdicts.of(rule, key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0);
-            }
-        }
-    }
-
-    /**
-     * @return the contention behind a store failure, or {@code null}: Bucket4j's batching hands one exception to
-     *         every call of a batch wrapped in its own, so the cause chain is searched (bounded)
-     */
-    static BucketStore.ContentionException contention(Throwable e) {
-        Throwable t = e;
-        for (int depth = 0; t != null && depth < 8; depth++, t = t.getCause()) {
-            if (t instanceof BucketStore.ContentionException c) {
-                return c;
-            }
-        }
-        return null;
-    }
-
-    private static Outcome rejection(CompiledRule rule) {
-        return rule.mode == Mode.SHADOW ? Outcome.SHADOW_REJECTED : Outcome.REJECTED;
-    }
-
-    private Verdict consume(CompiledRule rule, String key, BucketStore from, BucketStore.Key bucketKey,
-                            BucketStore.Limits limits, Basis basis, Evaluation ev) {
-        KeyState state = from.state(bucketKey, limits, rule.localFirst);
-        KeyState.Probe probe = state.consume(rule.cost);
-        if (probe.consumed()) {
-            ev.charge(state, rule, probe.receipt(), 0);
-            // A rule that counts only failures holds a token while a permitted call runs and gives it back unless
-            // the call fails: its windows say nothing of the caller's request rate, so a permitted call does not
-            // report them (they would take over the headers: a login rule's 5/1m on every response). A rejection
-            // reports them.
-            List<Decision.Window> windows = rule.rule.count() == io.github.ratelimit.Rule.Counted.FAILURES
-                    ? List.of() : probe.windows();
-            return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt());
-        }
-        long wait = probe.waitNanos();
-        if (rule.mode == Mode.HARD || (rule.mode == Mode.SOFT && wait > rule.maxDelayNanos)) {
-            return Verdicts.of(rule, key, Outcome.REJECTED, basis, probe.windows(), wait, 0);
-        }
-        if (rule.mode == Mode.SHADOW) {
-            return Verdicts.of(rule, key, Outcome.SHADOW_REJECTED, basis, probe.windows(), wait, 0);
-        }
-        return reserve(rule, key, state, basis, ev, probe.windows(), wait);
-    }
-
-    private Verdict reserve(CompiledRule rule, String key, KeyState state, Basis basis, Evaluation ev,
-                            List<Decision.Window> windows, long wait) {
-        // A place among this rule's waiting calls, and one among all the limiter's.
-        if (!rule.waiting.tryAcquire()) {
-            return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
-        }
-        ev.holdRulePermit(rule);
-        boolean tookPermit = false;
-        if (!ev.permitHeld) {
-            if (!waiting.tryAcquire()) {
-                ev.releaseRulePermit(rule);
-                return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
-            }
-            tookPermit = true;
-            ev.permitHeld = true;
-        }
-        boolean reserved = false;
-        try {
-            KeyState.Probe reservation = state.reserve(rule.cost, rule.maxDelayNanos);
-            if (!reservation.consumed()) {
-                // The wait grew past maxDelay between the probe and the reservation.
-                return Verdicts.of(rule, key, Outcome.REJECTED, basis, windows, wait, 0);
-            }
-            long nanos = reservation.waitNanos();
-            ev.charge(state, rule, reservation.receipt(), reservation.waitNanos());
-            if (nanos == 0) {
-                return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0,
-                        reservation.receipt());
-            }
-            reserved = true;
-            return Verdicts.of(rule, key, Outcome.DELAYED, basis, windows, nanos,
-                    reservation.receipt());
-        } finally {
-            if (!reserved) {
-                ev.releaseRulePermit(rule);
-                if (tookPermit) {
-                    ev.permitHeld = false;
-                    waiting.release();
-                }
-            }
-        }
     }
 
     private void notifyListeners(Decision decision) {

@@ -22,7 +22,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>A call alone sends at once, as a direct call would; under load, one write and one read serve a whole batch,
  * which saves Redis and this JVM a system call pair per command. At most {@code lanes} batches are on the wire at
- * a time, each on a connection borrowed from the client's pool for that batch.
+ * a time, each on a connection borrowed from the client's pool for that batch. A thread may also start several calls
+ * ({@link #send}) and then await them: they go in one batch, which is how one request's rules share a round trip.
  *
  * <p>Failures are the caller's as before: a reply that is an error is that call's
  * {@link redis.clients.jedis.exceptions.JedisDataException}; a broken connection or a timeout fails every call of
@@ -51,12 +52,16 @@ final class AutoPipeline implements ScriptRunner {
     private static final int ABANDONED = 3;
 
     /** One caller's script call and, once done, its outcome. */
-    private static final class Call extends AtomicInteger {
+    private final class Call extends AtomicInteger implements Sent {
         private static final long serialVersionUID = 1L;
         final LuaScript script;
         final List<byte[]> keys;
         final List<byte[]> args;
         final Thread owner = Thread.currentThread();
+        /** When the call gives up waiting to be sent. */
+        long deadline;
+        /** Whether its owner waits for it: only such a caller is woken to send (others are busy elsewhere). */
+        volatile boolean awaited;
         Object reply;
         RuntimeException error;
         boolean runAlone;
@@ -76,6 +81,11 @@ final class AutoPipeline implements ScriptRunner {
             if (owner != Thread.currentThread()) {
                 LockSupport.unpark(owner);
             }
+        }
+
+        @Override
+        public Object await() {
+            return AutoPipeline.this.await(this);
         }
     }
 
@@ -109,14 +119,25 @@ final class AutoPipeline implements ScriptRunner {
         this.freeLanes = new AtomicInteger(lanes);
     }
 
+    /**
+     * Queues the call: it goes with the next batch, which its own thread sends when it awaits the call and no
+     * other thread has sent it by then. A thread that starts several calls before awaiting one sends them in one
+     * batch.
+     */
     @Override
-    public Object run(LuaScript script, List<byte[]> keys, List<byte[]> args) {
+    public Sent send(LuaScript script, List<byte[]> keys, List<byte[]> args) {
         if (redirected) {
-            return script.run(jedis, keys, args);
+            return () -> script.run(jedis, keys, args);
         }
         Call call = new Call(script, keys, args);
+        call.deadline = System.nanoTime() + queueTimeoutNanos;
         queue.add(call);
-        long deadline = System.nanoTime() + queueTimeoutNanos;
+        return call;
+    }
+
+    private Object await(Call call) {
+        long deadline = call.deadline;
+        call.awaited = true;
         boolean interrupted = false;
         try {
             while (call.get() != DONE) {
@@ -152,7 +173,7 @@ final class AutoPipeline implements ScriptRunner {
         if (call.error != null) {
             throw call.error;
         }
-        return call.runAlone ? script.run(jedis, keys, args) : call.reply;
+        return call.runAlone ? call.script.run(jedis, call.keys, call.args) : call.reply;
     }
 
     private boolean tryTakeLane() {
@@ -170,13 +191,21 @@ final class AutoPipeline implements ScriptRunner {
         wakeHead();
     }
 
+    /**
+     * Wakes the owner of the oldest queued call that waits for it. A call whose owner has not begun to wait (it
+     * started other calls and is busy) is passed over: it goes with whatever batch the woken caller sends.
+     */
     private void wakeHead() {
-        for (Call head = queue.peek(); head != null; head = queue.peek()) {
-            if (head.get() == QUEUED) {
+        for (java.util.Iterator<Call> it = queue.iterator(); it.hasNext(); ) {
+            Call head = it.next();
+            int state = head.get();
+            if (state == QUEUED && head.awaited) {
                 LockSupport.unpark(head.owner);
                 return;
             }
-            queue.remove(head); // abandoned by its caller: nobody waits on it
+            if (state == ABANDONED) {
+                it.remove(); // nobody waits on it
+            }
         }
     }
 

@@ -47,6 +47,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         volatile byte[] lastWritten;
         /** When the key written last by this JVM expires (store clock), if it was this JVM's write; else MAX. */
         volatile long lastSeenExpiresAt = Long.MAX_VALUE;
+        /** Commands of this JVM on the bucket started and not yet settled. */
+        final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
 
         Ref(byte[] key, BucketConfiguration configuration, long version) {
             this.key = key;
@@ -135,6 +137,20 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
 
     @Override
     protected <T> CommandResult<T> execute(Ref ref, Request<T> request) {
+        return send(ref, request).await();
+    }
+
+    /**
+     * Starts a command on a bucket: computes it from the state this JVM last saw and sends the compare-and-set
+     * ({@link ScriptRunner#send}), so that the commands a thread starts before it awaits one share a round trip.
+     * Every command started must be {@linkplain Command#await awaited}, on the thread that started it.
+     *
+     * @param ref the bucket
+     * @param request the command
+     * @return the command on its way
+     * @throws RateLimitStoreException when the breaker is open
+     */
+    <T> Command<T> send(Ref ref, Request<T> request) {
         long epoch = acquire();
         RemoteCommand<T> command = new CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand<>(
                 ref.configuration, request.getCommand(), ref.version, TokensInheritanceStrategy.ADDITIVE);
@@ -144,38 +160,82 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             expected = null;
         }
         long started = System.nanoTime();
+        ref.inFlight.incrementAndGet();
         try {
-            return attempt(ref, request, command, expected, started, epoch);
-        } finally {
+            Attempt<T> first = attempt(ref, request, command, expected, expected != null && expected != ref.lastWritten,
+                    true);
+            return new Command<>(this, ref, request, command, first, started, epoch);
+        } catch (RuntimeException e) {
+            ref.inFlight.decrementAndGet();
             recordLatency(started);
+            throw e;
         }
     }
 
-    private <T> CommandResult<T> attempt(Ref ref, Request<T> request, RemoteCommand<T> command, byte[] expected,
-                                         long started, long epoch) {
+    /**
+     * @param command a command
+     * @return a request to {@link #send} it, as the proxies make them (this manager's clock and format version)
+     */
+    <T> Request<T> request(RemoteCommand<T> command) {
+        return new Request<>(command, getClientSideConfig().getBackwardCompatibilityVersion(),
+                clock.currentTimeNanos(), null);
+    }
+
+    /** @return whether a command of this JVM on the bucket is on its way (its state may change under a new one) */
+    static boolean busy(Ref ref) {
+        return ref.inFlight.get() > 0;
+    }
+
+    /** A command started by {@link #send}: its first attempt on the wire, to await. */
+    record Command<T>(CasProxyManager manager, Ref ref, Request<T> request, RemoteCommand<T> command,
+                      Attempt<T> first, long started, long epoch) {
+
+        /**
+         * @return the command's result, once Redis took its state (after retries on conflicts)
+         * @throws RateLimitStoreException when Redis fails
+         * @throws BucketStore.ContentionException when the bucket kept changing
+         */
+        CommandResult<T> await() {
+            return manager.settle(ref, request, command, first, started, epoch);
+        }
+    }
+
+    /**
+     * One attempt: the time it computed at, its result, the state it expects and the one it writes, sent.
+     */
+    record Attempt<T>(long now, CommandResult<T> result, byte[] expected, byte[] update, long ttl,
+                              ScriptRunner.Sent sent) {
+    }
+
+    private <T> Attempt<T> attempt(Ref ref, Request<T> request, RemoteCommand<T> command, byte[] expected,
+                                   boolean fromRedis, boolean first) {
+        long now = first && request.getClientSideTime() != null
+                ? request.getClientSideTime() : clock.currentTimeNanos();
+        MutableBucketEntry entry = entry(ref, expected, fromRedis, now);
+        CommandResult<T> result = command.execute(entry, now);
+        byte[] update = null;
+        long ttl = 0;
+        if (entry.exists()) {
+            ttl = ttlMillis(entry.get(), now);
+            if (entry.isStateModified()) {
+                update = CompactState.encode(entry.get(), request.getBackwardCompatibilityVersion());
+            }
+        }
+        roundTrips.increment();
+        return new Attempt<>(now, result, expected, update, ttl, script.send(scripts, ref.key, expected, update, ttl));
+    }
+
+    private <T> CommandResult<T> settle(Ref ref, Request<T> request, RemoteCommand<T> command, Attempt<T> attempt,
+                                        long started, long epoch) {
         try {
             // The retry budget bounds the time retries spend besides their round trips (backoffs, computing): a
             // slow store (a failover, a cold connection, a distant Redis) must never turn ordinary conflicts into a
             // rejection, so the round trips count only against maxAttempts.
             long answered = 0;
             long retryRoundTrips = 0;
-            boolean fromRedis = expected != null && expected != ref.lastWritten;
-            for (int attempt = 1; ; attempt++) {
-                long now = attempt == 1 && request.getClientSideTime() != null
-                        ? request.getClientSideTime() : clock.currentTimeNanos();
-                MutableBucketEntry entry = entry(ref, expected, fromRedis, now);
-                CommandResult<T> result = command.execute(entry, now);
-                byte[] update = null;
-                long ttl = 0;
-                if (entry.exists()) {
-                    ttl = ttlMillis(entry.get(), now);
-                    if (entry.isStateModified()) {
-                        update = CompactState.encode(entry.get(), request.getBackwardCompatibilityVersion());
-                    }
-                }
-                roundTrips.increment();
+            for (int n = 1; ; n++) {
                 long sent = System.nanoTime();
-                CasScript.Reply reply = script.compareAndSet(scripts, ref.key, expected, update, ttl);
+                CasScript.Reply reply = CasScript.reply(attempt.sent().await());
                 if (answered != 0) {
                     retryRoundTrips += System.nanoTime() - sent;
                 }
@@ -184,20 +244,19 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                             + "replaced");
                 }
                 if (reply.stored() == null) {
-                    if (update != null) {
-                        ref.lastWritten = update;
-                        ref.lastSeen = update;
-                        ref.lastSeenExpiresAt = now + ttl * 1_000_000L;
+                    if (attempt.update() != null) {
+                        ref.lastWritten = attempt.update();
+                        ref.lastSeen = attempt.update();
+                        ref.lastSeenExpiresAt = attempt.now() + attempt.ttl() * 1_000_000L;
                     } else {
-                        ref.lastSeen = expected;
+                        ref.lastSeen = attempt.expected();
                     }
                     breaker.onSuccess(epoch);
-                    return result;
+                    return attempt.result();
                 }
                 byte[] stored = reply.stored();
                 conflicts.increment();
-                expected = stored.length == 0 ? null : stored;
-                fromRedis = true;
+                byte[] expected = stored.length == 0 ? null : stored;
                 ref.lastSeen = expected;
                 ref.lastSeenExpiresAt = Long.MAX_VALUE;
                 if (answered == 0) {
@@ -206,34 +265,61 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 long spent = System.nanoTime() - answered - retryRoundTrips;
                 // The first retry runs at once whatever the first round trip took: it carries the state the
                 // conflict brought back.
-                if (attempt >= maxAttempts || (attempt > 1 && spent > budgetNanos)) {
+                if (n >= maxAttempts || (n > 1 && spent > budgetNanos)) {
                     breaker.onSuccess(epoch); // Redis answered; the key is just too contended.
                     contended.increment();
                     throw new BucketStore.ContentionException("the Redis bucket kept changing under concurrent writers "
-                            + "for " + attempt + " attempts (" + (System.nanoTime() - started) / 1_000_000
+                            + "for " + n + " attempts (" + (System.nanoTime() - started) / 1_000_000
                             + " ms, of which " + spent / 1_000_000 + " ms besides round trips)");
                 }
-                backOff(attempt, budgetNanos - spent);
+                backOff(n, budgetNanos - spent);
+                attempt = attempt(ref, request, command, expected, true, false);
             }
         } catch (JedisException e) {
             throw failed(e, epoch);
+        } finally {
+            ref.inFlight.decrementAndGet();
+            recordLatency(started);
         }
     }
 
     /**
-     * Runs one script of another kind (the sliding windows') under the same circuit breaker and counters as the
+     * Starts one script of another kind (the sliding windows') under the same circuit breaker and counters as the
+     * bucket operations: one decision, one round trip (shared with the other calls the thread starts before it
+     * awaits this one).
+     *
+     * @param script the script
+     * @param keys its keys
+     * @param args its arguments
+     * @return the call, to await on this thread; its {@code await} throws {@link RateLimitStoreException} when
+     *         Redis fails
+     * @throws RateLimitStoreException when the breaker is open
+     */
+    ScriptRunner.Sent send(LuaScript script, java.util.List<byte[]> keys, java.util.List<byte[]> args) {
+        long epoch = acquire();
+        roundTrips.increment();
+        long started = System.nanoTime();
+        ScriptRunner.Sent sent = scripts.send(script, keys, args);
+        return () -> settle(sent, epoch, started);
+    }
+
+    /**
+     * Runs a call of another kind (a reset's {@code DEL}) under the same circuit breaker and counters as the
      * bucket operations: one decision, one round trip.
      *
-     * @param call the script call
+     * @param call the call
      * @return its reply
      * @throws RateLimitStoreException when the breaker is open or Redis fails
      */
     Object call(java.util.function.Supplier<Object> call) {
         long epoch = acquire();
         roundTrips.increment();
-        long started = System.nanoTime();
+        return settle(call::get, epoch, System.nanoTime());
+    }
+
+    private Object settle(ScriptRunner.Sent sent, long epoch, long started) {
         try {
-            Object reply = call.get();
+            Object reply = sent.await();
             breaker.onSuccess(epoch);
             return reply;
         } catch (JedisException e) {

@@ -67,11 +67,20 @@ final class CasScript {
     private final LuaScript time = new LuaScript(TIME_SOURCE);
 
     /**
+     * Starts one compare-and-set; {@link #reply} reads what it found.
+     *
+     * @return the call, to await
+     */
+    ScriptRunner.Sent send(ScriptRunner scripts, byte[] key, byte[] expected, byte[] update, long ttlMillis) {
+        return scripts.send(compareAndSet, List.of(key), List.of(expected == null ? EMPTY : expected,
+                update == null ? EMPTY : update, Long.toString(ttlMillis).getBytes(StandardCharsets.US_ASCII)));
+    }
+
+    /**
+     * @param reply the script's reply
      * @return what the script found
      */
-    Reply compareAndSet(ScriptRunner scripts, byte[] key, byte[] expected, byte[] update, long ttlMillis) {
-        Object reply = scripts.run(compareAndSet, List.of(key), List.of(expected == null ? EMPTY : expected,
-                update == null ? EMPTY : update, Long.toString(ttlMillis).getBytes(StandardCharsets.US_ASCII)));
+    static Reply reply(Object reply) {
         if (reply instanceof Long code) {
             return code == 1 ? MATCHED : MATCHED_REPAIRED;
         }

@@ -107,7 +107,7 @@ public final class JedisBucketStore implements BucketStore {
                 ? new AutoPipeline(jedis, AutoPipeline.LANES, AutoPipeline.MAX_BATCH, b.commandTimeout.toNanos()) : null;
         ScriptRunner scripts = pipeline != null ? pipeline : ScriptRunner.direct(jedis);
         this.proxies = new CasProxyManager(jedis, scripts, script, breaker, clock, b.maxAttempts, b.retryBudget.toNanos());
-        this.keys = new KeyStates(proxies, scripts, clock, b.timeMeter, prefix, b.batching, b.maximumCachedBuckets);
+        this.keys = new KeyStates(proxies, clock, b.timeMeter, prefix, b.batching, b.maximumCachedBuckets);
         this.clockThread = serverClock == null ? null : serverClock.startCalibrating(
                 () -> script.serverTimeMicros(jedis, RedisKeys.clockKey(prefix)), b.clockCalibrationInterval);
     }

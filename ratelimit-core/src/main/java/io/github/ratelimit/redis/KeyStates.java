@@ -12,6 +12,7 @@ import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization
 import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.internal.bucket.BucketKeyState;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.BucketStore.KeyState;
 
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
@@ -46,15 +47,14 @@ final class KeyStates {
     private final RedisSlidingState.Context slidingContext;
 
     /**
-     * @param proxies makes the proxies and runs their commands
-     * @param scripts runs the sliding windows' scripts
+     * @param proxies makes the proxies and runs their commands, and the sliding windows' scripts
      * @param clock the store's clock, which dates configuration versions
      * @param slidingClock the clock sliding windows use, or {@code null} for the server's {@code TIME}
      * @param prefix the Redis key prefix
      * @param batching whether concurrent calls for one key share a round trip (when the rule is not local-first)
      * @param maximum the most keys remembered, of each kind
      */
-    KeyStates(CasProxyManager proxies, ScriptRunner scripts, TimeMeter clock, TimeMeter slidingClock, String prefix,
+    KeyStates(CasProxyManager proxies, TimeMeter clock, TimeMeter slidingClock, String prefix,
               boolean batching, long maximum) {
         this.proxies = proxies;
         this.clock = clock;
@@ -65,7 +65,7 @@ final class KeyStates {
         // Sliding windows read the server's TIME in their script, unless the store was given a clock. Log members
         // are unique across instances: a random prefix per store, then a sequence number.
         String memberPrefix = Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36) + ".";
-        this.slidingContext = new RedisSlidingState.Context(proxies, scripts, slidingClock, memberPrefix,
+        this.slidingContext = new RedisSlidingState.Context(proxies, slidingClock, memberPrefix,
                 new AtomicLong());
     }
 
@@ -103,7 +103,10 @@ final class KeyStates {
             CasProxyManager.Ref ref = newRef(key, configuration, entry == null ? Long.MIN_VALUE : entry.ref.version);
             Bucket proxy = newProxy(ref, localFirst);
             // Redis computes each write's expiry from the state it writes, so a reservation needs no second look.
-            entry = new Entry(ref, proxy, new RejectionMemo(new BucketKeyState(proxy), clock));
+            // A local-first bucket decides in this JVM, mostly: it has no round trip to share.
+            KeyState redis = localFirst != null ? new BucketKeyState(proxy)
+                    : new RedisBucketState(new BucketKeyState(proxy), ref, proxies);
+            entry = new Entry(ref, proxy, new RejectionMemo(redis, clock));
             entries.put(key, entry);
         }
         return entry;

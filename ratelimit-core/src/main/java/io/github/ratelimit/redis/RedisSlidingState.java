@@ -6,6 +6,7 @@ import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
+import io.github.ratelimit.internal.bucket.Pipelining;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
 
@@ -19,7 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * A key's sliding log or counters in Redis: each operation is one script ({@link SlidingScripts}), so one round
  * trip, atomic across every window, with the time read on the server unless the store was given a clock.
  */
-final class RedisSlidingState implements KeyState {
+final class RedisSlidingState implements KeyState, Pipelining {
 
     private static final byte[] PROBE = {'p'};
     private static final byte[] RESERVE = {'r'};
@@ -29,7 +30,7 @@ final class RedisSlidingState implements KeyState {
     private static final byte[] KEEP = Long.toString(CasProxyManager.KEEP_AFTER_FULL_MILLIS).getBytes(StandardCharsets.US_ASCII);
 
     /** What every state of one store shares. */
-    record Context(CasProxyManager calls, ScriptRunner scripts, TimeMeter clock,
+    record Context(CasProxyManager calls, TimeMeter clock,
                    String memberPrefix, AtomicLong sequence) {
     }
 
@@ -63,7 +64,21 @@ final class RedisSlidingState implements KeyState {
 
     @Override
     public Probe consume(long cost) {
-        List<?> reply = run(PROBE, cost, ZERO, ZERO);
+        return send(cost).await();
+    }
+
+    @Override
+    public Probe known(long cost) {
+        return null;
+    }
+
+    @Override
+    public Sent send(long cost) {
+        ScriptRunner.Sent sent = start(PROBE, cost, ZERO, ZERO);
+        return () -> probe(checked(PROBE, sent.await()));
+    }
+
+    private Probe probe(List<?> reply) {
         boolean consumed = number(reply.get(0)) == 1;
         long wait = waitNanos(number(reply.get(1)));
         List<Limit> list = limits.limits();
@@ -99,6 +114,10 @@ final class RedisSlidingState implements KeyState {
 
     /** Runs one operation; counts a repair when the script found garbage in the key and replaced it. */
     private List<?> run(byte[] op, long cost, byte[] maxWait, byte[] minWait) {
+        return checked(op, start(op, cost, maxWait, minWait).await());
+    }
+
+    private ScriptRunner.Sent start(byte[] op, long cost, byte[] maxWait, byte[] minWait) {
         List<byte[]> args = new ArrayList<>(8 + windowArgs.length);
         TimeMeter clock = context.clock();
         args.add(clock == null ? EMPTY : ascii(clock.currentTimeNanos() / 1_000));
@@ -110,7 +129,11 @@ final class RedisSlidingState implements KeyState {
         args.add(KEEP);
         args.addAll(Arrays.asList(windowArgs));
         args.add(minWait);
-        List<?> reply = (List<?>) context.calls().call(() -> context.scripts().run(script, keys, args));
+        return context.calls().send(script, keys, args);
+    }
+
+    private List<?> checked(byte[] op, Object answer) {
+        List<?> reply = (List<?>) answer;
         int repairedAt = op == REFUND ? 1 : 3;
         if (reply.size() > repairedAt && number(reply.get(repairedAt)) == 1) {
             context.calls().repaired(keys.get(0), "a key of another type or size, or entries no rule writes (not "

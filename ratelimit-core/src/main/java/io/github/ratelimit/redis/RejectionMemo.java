@@ -2,6 +2,7 @@ package io.github.ratelimit.redis;
 
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.internal.bucket.Pipelining;
 import io.github.ratelimit.store.BucketStore.KeyState;
 
 import java.util.ArrayList;
@@ -18,7 +19,7 @@ import java.util.List;
  * state ({@link KeyStates#forget}), memory included, and so does a refund made here. A call dearer than the one
  * rejected is not covered by it (a cost below it may still fit), and asks Redis. Thread-safe.
  */
-final class RejectionMemo implements KeyState {
+final class RejectionMemo implements KeyState, Pipelining {
 
     /** The longest this JVM answers for Redis before it asks again: how late it learns of another's reset. */
     static final long RECHECK_NANOS = 1_000_000_000L;
@@ -53,6 +54,25 @@ final class RejectionMemo implements KeyState {
     public Probe consume(long cost) {
         Probe remembered = remembered(cost, 0);
         return remembered != null ? remembered : remember(cost, redis.consume(cost));
+    }
+
+    @Override
+    public Probe known(long cost) {
+        return remembered(cost, 0);
+    }
+
+    /** Answers from memory when it can; else starts Redis's consume (at once when it can be started apart). */
+    @Override
+    public Sent send(long cost) {
+        Probe remembered = remembered(cost, 0);
+        if (remembered != null) {
+            return () -> remembered;
+        }
+        if (redis instanceof Pipelining pipelining) {
+            Sent sent = pipelining.send(cost);
+            return () -> remember(cost, sent.await());
+        }
+        return () -> remember(cost, redis.consume(cost));
     }
 
     @Override

@@ -17,13 +17,38 @@ interface ScriptRunner {
      * @return the script's reply
      * @throws redis.clients.jedis.exceptions.JedisException when Redis or the connection fails
      */
-    Object run(LuaScript script, List<byte[]> keys, List<byte[]> args);
+    default Object run(LuaScript script, List<byte[]> keys, List<byte[]> args) {
+        return send(script, keys, args).await();
+    }
+
+    /**
+     * Starts a call whose reply the calling thread takes later, so that the calls one thread starts before it
+     * awaits any go to Redis in one round trip (the rules of one request). Every call started must be awaited,
+     * on the thread that started it.
+     *
+     * @param script the script
+     * @param keys its keys
+     * @param args its arguments
+     * @return the call, to await
+     */
+    Sent send(LuaScript script, List<byte[]> keys, List<byte[]> args);
+
+    /** A call started by {@link #send}. */
+    interface Sent {
+
+        /**
+         * @return the script's reply, once it has come
+         * @throws redis.clients.jedis.exceptions.JedisException when Redis or the connection fails
+         */
+        Object await();
+    }
 
     /**
      * @param jedis the client
-     * @return a runner that sends each call on its own, on a connection borrowed from the client's pool
+     * @return a runner that sends each call on its own, on a connection borrowed from the client's pool, when it
+     *         is awaited (a Cluster routes each key to its node: one round trip per call)
      */
     static ScriptRunner direct(redis.clients.jedis.UnifiedJedis jedis) {
-        return (script, keys, args) -> script.run(jedis, keys, args);
+        return (script, keys, args) -> () -> script.run(jedis, keys, args);
     }
 }

@@ -84,6 +84,38 @@ class RejectedFloodTest {
         }
     }
 
+    /**
+     * A call that meets several rules is decided by the one remembered rejecting it before any other is asked, so the
+     * flood costs nothing whichever rule rejects it; the decision reports that rule alone.
+     */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aFloodRejectedByALaterRuleCostsRedisNothingEither(Algorithm algorithm) {
+        ManualClock clock = new ManualClock();
+        try (JedisBucketStore store = store(clock);
+             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
+            Rule site = Rule.builder("site").key("user").limits("100/1m").algorithm(algorithm).build();
+            Rule hello = Rule.builder("hello").key("user").limits("1/1m").algorithm(algorithm).build();
+            Guard both = limiter.guard(site, hello);
+            assertThat(both.acquire(user("mallory")).permitted()).isTrue();
+            Decision first = both.acquire(user("mallory"));
+            assertThat(first.outcome()).isEqualTo(Outcome.REJECTED);
+            assertThat(first.verdicts()).extracting(Decision.Verdict::rule).containsExactly("site", "hello");
+
+            long before = commands();
+            for (int i = 0; i < 1000; i++) {
+                Decision d = both.acquire(user("mallory"));
+                assertThat(d.outcome()).as("call %d of the flood", i).isEqualTo(Outcome.REJECTED);
+                assertThat(d.verdicts()).extracting(Decision.Verdict::rule).containsExactly("hello");
+                assertThat(d.retryAfterNanos()).isEqualTo(first.retryAfterNanos());
+            }
+            assertThat(commands() - before).as("Redis commands for the flood").isZero();
+            // 'site' paid for the first call only: the rejected one got its token back.
+            assertThat(limiter.guard(site).acquire(user("mallory")).verdicts().get(0).windows().get(0).remaining())
+                    .isEqualTo(98);
+        }
+    }
+
     @Test
     void aResetOrALimitChangeMakesItAskRedisAtOnce() {
         ManualClock clock = new ManualClock();

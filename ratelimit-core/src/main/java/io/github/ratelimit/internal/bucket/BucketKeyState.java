@@ -39,7 +39,14 @@ public final class BucketKeyState implements KeyState {
 
     @Override
     public Probe consume(long cost) {
-        VerboseResult<ConsumptionProbe> result = bucket.asVerbose().tryConsumeAndReturnRemaining(cost);
+        return probe(bucket.asVerbose().tryConsumeAndReturnRemaining(cost));
+    }
+
+    /**
+     * @param result a verbose {@code tryConsumeAndReturnRemaining}'s result
+     * @return it as a probe
+     */
+    public static Probe probe(VerboseResult<ConsumptionProbe> result) {
         ConsumptionProbe probe = result.getValue();
         return new Probe(probe.isConsumed(), probe.isConsumed() ? 0 : Math.max(1, probe.getNanosToWaitForRefill()),
                 windows(result), 0);

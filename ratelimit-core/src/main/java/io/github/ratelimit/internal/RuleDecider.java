@@ -1,0 +1,292 @@
+package io.github.ratelimit.internal;
+
+import io.github.ratelimit.Decision.Basis;
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.Decision.Verdict;
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Mode;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.internal.bucket.Pipelining;
+import io.github.ratelimit.store.BucketStore.KeyState;
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.support.RateLimitedLog;
+
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.concurrent.Semaphore;
+
+/**
+ * Decides one rule for one call: resolves its key, acts on the key's state in the store (or, when the store fails,
+ * as the rule's failure policy says), and gives the rule's verdict. A call that meets several rules on a remote store
+ * has every rule's consume {@linkplain #sendAll started} before any is awaited, so they travel in one round trip.
+ */
+final class RuleDecider {
+
+    private static final RateLimitedLog CONTENTION_LOG = new RateLimitedLog(10_000_000_000L);
+    private static final RateLimitedLog RESOLVER_LOG = new RateLimitedLog(10_000_000_000L);
+
+    /**
+     * A rule's key for one call and the key's state in the store; or the verdict, when the key alone decides (it
+     * is missing). Not thread-safe: one call's.
+     */
+    static final class Target {
+        final CompiledRule rule;
+        /** The verdict when the key decided alone, else {@code null}. */
+        Verdict verdict;
+        String key;
+        BucketStore.Key bucketKey;
+        CompiledRule.Configs configs;
+        /** The key's state, or {@code null} when the store refused to give it ({@link #failure}). */
+        KeyState state;
+        RuntimeException failure;
+        /** The consume started for the key, or {@code null}. */
+        Pipelining.Sent sent;
+
+        Target(CompiledRule rule) {
+            this.rule = rule;
+        }
+    }
+
+    private final BucketStore store;
+    private final BucketStore fallbackStore;
+    private final Semaphore waiting;
+
+    /**
+     * @param store the primary store
+     * @param fallbackStore local buckets for {@link io.github.ratelimit.StoreFailurePolicy#LOCAL_FALLBACK}
+     * @param waiting the limiter's places among waiting calls
+     */
+    RuleDecider(BucketStore store, BucketStore fallbackStore, Semaphore waiting) {
+        this.store = store;
+        this.fallbackStore = fallbackStore;
+        this.waiting = waiting;
+    }
+
+    /** @return the rule's key for the call and its state, or the verdict a missing key gives */
+    Target target(CompiledRule rule, RequestContext context) {
+        Target t = new Target(rule);
+        String key;
+        try {
+            key = rule.resolver.resolve(context);
+        } catch (RuntimeException e) {
+            RESOLVER_LOG.log(Level.WARNING, "The key resolver of rule '" + rule.name
+                    + "' failed; treating the key as missing", e);
+            key = null;
+        }
+        if (key == null || key.isEmpty()) {
+            switch (rule.missingKeyPolicy) {
+                case SKIP:
+                    t.verdict = Verdicts.of(rule, null, Outcome.ALLOWED, Basis.KEY_MISSING, List.of(), 0, 0);
+                    return t;
+                case REJECT:
+                    t.verdict = Verdicts.of(rule, null, rejection(rule), Basis.KEY_MISSING, List.of(), 0, 0);
+                    return t;
+                default:
+                    key = KeyExpressions.SHARED_MISSING_KEY;
+            }
+        }
+        t.key = key;
+        t.bucketKey = new BucketStore.Key(rule.name, key);
+        t.configs = rule.configsFor(key);
+        try {
+            t.state = store.state(t.bucketKey, t.configs.primary(), rule.localFirst);
+        } catch (RuntimeException e) {
+            t.failure = e;
+        }
+        return t;
+    }
+
+    /**
+     * @return the index of a HARD rule whose state remembers that it rejects this call (it decides the call alone,
+     *         with no round trip), or -1
+     */
+    static int knownRejection(Target[] targets) {
+        for (int i = 0; i < targets.length; i++) {
+            Target t = targets[i];
+            if (t.rule.mode == Mode.HARD && t.state instanceof Pipelining p) {
+                KeyState.Probe known = p.known(t.rule.cost);
+                if (known != null && !known.consumed()) {
+                    return i;
+                }
+            }
+        }
+        return -1;
+    }
+
+    /**
+     * Starts the consume of every rule (but {@code skip}) whose state can be started apart, when at least two can:
+     * they travel to the store together. One alone gains nothing and is left to {@link #decide}.
+     */
+    static void sendAll(Target[] targets, int skip) {
+        int startable = 0;
+        for (int i = 0; i < targets.length; i++) {
+            if (i != skip && targets[i].verdict == null && targets[i].state instanceof Pipelining) {
+                startable++;
+            }
+        }
+        if (startable < 2) {
+            return;
+        }
+        for (int i = 0; i < targets.length; i++) {
+            Target t = targets[i];
+            if (i != skip && t.verdict == null && t.state instanceof Pipelining p) {
+                try {
+                    t.sent = p.send(t.rule.cost);
+                } catch (RuntimeException e) {
+                    t.failure = e;
+                    t.state = null;
+                }
+            }
+        }
+    }
+
+    /**
+     * Awaits the consumes started for the rules from {@code from} on, which the call will not use (an earlier rule
+     * rejected it), and gives back the permits they took.
+     */
+    static void abandon(Target[] targets, int from) {
+        for (int i = from; i < targets.length; i++) {
+            Target t = targets[i];
+            if (t.sent == null) {
+                continue;
+            }
+            try {
+                KeyState.Probe p = t.sent.await();
+                if (p.consumed()) {
+                    t.state.refund(t.rule.cost, p.receipt());
+                }
+            } catch (RuntimeException e) {
+                DefaultRateLimiter.STORE_LOG.log(Level.WARNING, "Could not give back " + t.rule.cost
+                        + " permit(s) to a key of rule '" + t.rule.name + "'; the store failed", e);
+            } finally {
+                t.sent = null;
+            }
+        }
+    }
+
+    /** @return the rule's verdict for the call, taking the consume started for it, if any */
+    Verdict decide(Target t, Evaluation ev) {
+        if (t.verdict != null) {
+            return t.verdict;
+        }
+        CompiledRule rule = t.rule;
+        try {
+            if (t.failure != null) {
+                throw t.failure;
+            }
+            KeyState.Probe probe;
+            if (t.sent != null) {
+                Pipelining.Sent sent = t.sent;
+                t.sent = null;
+                probe = sent.await();
+            } else {
+                probe = t.state.consume(rule.cost);
+            }
+            return settle(rule, t.key, t.state, probe, Basis.BUCKET, ev);
+        } catch (RuntimeException e) {
+            BucketStore.ContentionException contention = contention(e);
+            if (contention != null) {
+                CONTENTION_LOG.log(Level.WARNING, () -> "Rule '" + rule.name + "': " + contention.getMessage()
+                        + "; rejecting the call rather than admitting it uncounted", null);
+                return Verdicts.of(rule, t.key, rejection(rule), Basis.CONTENTION, List.of(),
+                        DefaultRateLimiter.CONTENTION_RETRY_NANOS, 0);
+            }
+            DefaultRateLimiter.STORE_LOG.log(Level.WARNING, () -> "The rate-limit store failed for rule '" + rule.name
+                    + "'; applying " + rule.storeFailurePolicy + ": " + e, null);
+            switch (rule.storeFailurePolicy) {
+                case FAIL_CLOSED:
+                    return Verdicts.of(rule, t.key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
+                            DefaultRateLimiter.FAIL_CLOSED_RETRY_NANOS, 0);
+                case LOCAL_FALLBACK:
+                    KeyState fallback = fallbackStore.state(t.bucketKey, t.configs.fallback(), rule.localFirst);
+                    return settle(rule, t.key, fallback, fallback.consume(rule.cost), Basis.FALLBACK_BUCKET, ev);
+                default:
+                    return Verdicts.of(rule, t.key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0);
+            }
+        }
+    }
+
+    /**
+     * @return the contention behind a store failure, or {@code null}: Bucket4j's batching hands one exception to
+     *         every call of a batch wrapped in its own, so the cause chain is searched (bounded)
+     */
+    static BucketStore.ContentionException contention(Throwable e) {
+        Throwable t = e;
+        for (int depth = 0; t != null && depth < 8; depth++, t = t.getCause()) {
+            if (t instanceof BucketStore.ContentionException c) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    private static Outcome rejection(CompiledRule rule) {
+        return rule.mode == Mode.SHADOW ? Outcome.SHADOW_REJECTED : Outcome.REJECTED;
+    }
+
+    /** @return the verdict a consume's outcome gives; a delayed SOFT call reserves its time first */
+    private Verdict settle(CompiledRule rule, String key, KeyState state, KeyState.Probe probe, Basis basis,
+                           Evaluation ev) {
+        if (probe.consumed()) {
+            ev.charge(state, rule, probe.receipt(), 0);
+            // A rule that counts only failures holds a token while a permitted call runs and gives it back unless
+            // the call fails: its windows say nothing of the caller's request rate, so a permitted call does not
+            // report them (they would take over the headers: a login rule's 5/1m on every response). A rejection
+            // reports them.
+            List<Decision.Window> windows = rule.rule.count() == io.github.ratelimit.Rule.Counted.FAILURES
+                    ? List.of() : probe.windows();
+            return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt());
+        }
+        long wait = probe.waitNanos();
+        if (rule.mode == Mode.HARD || (rule.mode == Mode.SOFT && wait > rule.maxDelayNanos)) {
+            return Verdicts.of(rule, key, Outcome.REJECTED, basis, probe.windows(), wait, 0);
+        }
+        if (rule.mode == Mode.SHADOW) {
+            return Verdicts.of(rule, key, Outcome.SHADOW_REJECTED, basis, probe.windows(), wait, 0);
+        }
+        return reserve(rule, key, state, basis, ev, probe.windows(), wait);
+    }
+
+    private Verdict reserve(CompiledRule rule, String key, KeyState state, Basis basis, Evaluation ev,
+                            List<Decision.Window> windows, long wait) {
+        // A place among this rule's waiting calls, and one among all the limiter's.
+        if (!rule.waiting.tryAcquire()) {
+            return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
+        }
+        ev.holdRulePermit(rule);
+        boolean tookPermit = false;
+        if (!ev.permitHeld) {
+            if (!waiting.tryAcquire()) {
+                ev.releaseRulePermit(rule);
+                return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
+            }
+            tookPermit = true;
+            ev.permitHeld = true;
+        }
+        boolean reserved = false;
+        try {
+            KeyState.Probe reservation = state.reserve(rule.cost, rule.maxDelayNanos);
+            if (!reservation.consumed()) {
+                // The wait grew past maxDelay between the probe and the reservation.
+                return Verdicts.of(rule, key, Outcome.REJECTED, basis, windows, wait, 0);
+            }
+            long nanos = reservation.waitNanos();
+            ev.charge(state, rule, reservation.receipt(), reservation.waitNanos());
+            if (nanos == 0) {
+                return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0,
+                        reservation.receipt());
+            }
+            reserved = true;
+            return Verdicts.of(rule, key, Outcome.DELAYED, basis, windows, nanos,
+                    reservation.receipt());
+        } finally {
+            if (!reserved) {
+                ev.releaseRulePermit(rule);
+                if (tookPermit) {
+                    ev.permitHeld = false;
+                    waiting.release();
+                }
+            }
+        }
+    }
+}
