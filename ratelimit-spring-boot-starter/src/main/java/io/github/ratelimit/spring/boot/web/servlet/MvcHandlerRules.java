@@ -67,6 +67,12 @@ public final class MvcHandlerRules implements HandlerRules {
      * path matches none of them cannot be served by a handler with rules, and is not looked up.
      */
     private volatile List<PathPattern> patternsWithRules;
+    /**
+     * The first path segments of those patterns, in lower case, or {@code null} when one does not start with plain
+     * text: a request whose first segment is none of them (whatever the patterns' case sensitivity) is answered
+     * before any parse or lookup.
+     */
+    private volatile String[] firstSegments;
     /** The servlet names of this application context's dispatcher servlets, whose handlers the mappings find. */
     private volatile Set<String> dispatcherServlets;
 
@@ -87,6 +93,10 @@ public final class MvcHandlerRules implements HandlerRules {
         List<HandlerMapping> all = mappings();
         if (all.isEmpty()) {
             return Match.none();
+        }
+        String[] segments = firstSegments;
+        if (segments != null && !mayMatch(request, segments)) {
+            return Match.none();   // the cheapest answer for the commonest request: no handler with rules is here
         }
         HttpServletMapping mapping = request.getHttpServletMapping();
         if (mapping == null || !isDispatcherServlet(request, mapping.getServletName())) {
@@ -158,7 +168,9 @@ public final class MvcHandlerRules implements HandlerRules {
             List<HandlerMapping> found = source == null || source.getHandlerMappings() == null ? List.of()
                     : List.copyOf(source.getHandlerMappings());
             m = anyHandlerMethodHasRules(found) ? found : List.of();
-            patternsWithRules = patternsWithRules(m);
+            List<PathPattern> patterns = patternsWithRules(m);
+            patternsWithRules = patterns;
+            firstSegments = firstSegments(patterns);
             mappings = m;
         }
         return m;
@@ -194,6 +206,60 @@ public final class MvcHandlerRules implements HandlerRules {
             }
         }
         return List.copyOf(patterns);
+    }
+
+    /**
+     * @return the lower-case first segments of the patterns, or {@code null} when a pattern's first segment is not
+     *         plain text (a variable, a wildcard, an empty segment) or the patterns are not all known
+     */
+    static String[] firstSegments(List<PathPattern> patterns) {
+        if (patterns == null) {
+            return null;
+        }
+        Set<String> segments = new LinkedHashSet<>();
+        for (PathPattern pattern : patterns) {
+            String text = pattern.getPatternString();
+            int end = text.indexOf('/', 1);
+            String first = end < 0 ? text.substring(Math.min(1, text.length())) : text.substring(1, end);
+            if (!text.startsWith("/") || first.isEmpty() || first.chars().anyMatch(c -> "{}*?\\".indexOf(c) >= 0)) {
+                return null;
+            }
+            segments.add(first.toLowerCase(java.util.Locale.ROOT));
+        }
+        return segments.toArray(String[]::new);
+    }
+
+    /**
+     * Whether the request's first path segment within the application is one of {@code segments} (in any case, so
+     * whatever the patterns' case sensitivity), without allocating. Also true whenever only Spring's parse can tell:
+     * a servlet mapped by path prefix (Spring matches what follows the prefix), or a segment Spring would decode or
+     * strip ({@code %}, {@code ;}).
+     */
+    static boolean mayMatch(HttpServletRequest request, String[] segments) {
+        String uri = request.getRequestURI();
+        String context = request.getContextPath();
+        int start = context == null ? 0 : context.length();
+        if (request.getPathInfo() != null || uri == null || uri.length() <= start || uri.charAt(start) != '/') {
+            return true;
+        }
+        int from = start + 1;
+        int end = uri.indexOf('/', from);
+        if (end < 0) {
+            end = uri.length();
+        }
+        for (int i = from; i < end; i++) {
+            char c = uri.charAt(i);
+            if (c == '%' || c == ';') {
+                return true;
+            }
+        }
+        int length = end - from;
+        for (String segment : segments) {
+            if (segment.length() == length && uri.regionMatches(true, from, segment, 0, length)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static boolean anyMatches(List<PathPattern> patterns, PathContainer path) {
