@@ -20,7 +20,7 @@ import java.util.concurrent.locks.LockSupport;
  * caller its reply. What Lettuce and Redisson call auto-pipelining, without a thread of its own: the callers take
  * turns at sending (flat combining).
  *
- * <p>A call alone sends at once, as a direct call would; under load, one write and one read serve a whole batch,
+ * <p>A call alone sends at once, as a plain call (a pipeline of one costs the client more); under load, one write and one read serve a whole batch,
  * which saves Redis and this JVM a system call pair per command. At most {@code lanes} batches are on the wire at
  * a time, each on a connection borrowed from the client's pool for that batch. A thread may also start several calls
  * ({@link #send}) and then await them: they go in one batch, which is how one request's rules share a round trip.
@@ -35,8 +35,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Only for a client whose pipeline goes to one server (standalone, Sentinel); on a Cluster, Jedis's pipeline
  * spans nodes with a thread pool per sync, so the store sends calls directly there. A Cluster client the store
- * did not recognise shows itself by a redirection (MOVED, ASK) in reply to a pipelined script: that call is run
- * again on its own, which the client routes, and from then on every call is sent on its own.
+ * did not recognise shows itself by a redirection (MOVED, ASK) in reply to a pipelined script (a call alone is routed
+ * by the client): that call is run again on its own, and from then on every call is sent on its own.
  */
 final class AutoPipeline implements ScriptRunner {
 
@@ -230,10 +230,39 @@ final class AutoPipeline implements ScriptRunner {
         }
     }
 
+    /**
+     * A batch of one goes as a plain call, which costs the client less than a pipeline of one (no pipeline, response
+     * queue or sync); the client routes it, and loads a script Redis lacks.
+     */
+    private void sendAlone(Call call) {
+        boolean finished = false;
+        try {
+            Object reply = call.script.run(jedis, call.keys, call.args);
+            call.finish(reply, null, false);
+            finished = true;
+        } catch (JedisException e) {
+            call.finish(null, e, false);
+            finished = true;
+        } catch (RuntimeException e) {
+            call.finish(null, new JedisConnectionException("the Redis call failed: " + e, e), false);
+            finished = true;
+        } finally {
+            if (!finished) {
+                // An Error: its caller must not wait forever.
+                call.finish(null, new JedisConnectionException("the Redis call did not complete"), false);
+            }
+        }
+    }
+
     @SuppressWarnings("unchecked")
     private void send(Call[] batch, int n) {
-        Response<Object>[] replies = new Response[n];
         batches.increment();
+        if (n == 1) {
+            sendAlone(batch[0]);
+            batch[0] = null;
+            return;
+        }
+        Response<Object>[] replies = new Response[n];
         RuntimeException failure = null;
         try (AbstractPipeline pipeline = jedis.pipelined()) {
             for (int i = 0; i < n; i++) {

@@ -183,8 +183,15 @@ class AutoPipelineTest {
             // A UnifiedJedis made for a Cluster, but not a JedisCluster or RedisClusterClient: its commands are
             // routed by key, its pipeline goes to one node whatever the key.
             AutoPipeline pipeline = new AutoPipeline(unrecognised, 2, 64, Duration.ofSeconds(1).toNanos());
+            // A call alone goes as a plain command, which the client routes: nothing to detect.
+            assertThat(pipeline.run(INCR, key("{alone}"), args("ok"))).isEqualTo(1L);
+            assertThat(pipeline.redirected).isFalse();
+            // Two calls started together go as one pipeline, to one node: a key of another node's is redirected.
             for (int i = 0; i < 50; i++) {
-                assertThat(pipeline.run(INCR, key("{k" + i + "}"), args("ok"))).isEqualTo(1L);
+                ScriptRunner.Sent a = pipeline.send(INCR, key("{a" + i + "}"), args("ok"));
+                ScriptRunner.Sent b = pipeline.send(INCR, key("{b" + i + "}"), args("ok"));
+                assertThat(a.await()).isEqualTo(1L);
+                assertThat(b.await()).isEqualTo(1L);
             }
             assertThat(pipeline.redirected).isTrue();
             assertThat(pipeline.batches.sum()).as("pipelines sent before the first redirection").isLessThan(50);
