@@ -1,5 +1,7 @@
 package io.github.ratelimit.spring.boot.web.servlet;
 
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.servlet.HandlerRules;
 import io.github.ratelimit.spring.boot.method.HandlerId;
@@ -17,6 +19,10 @@ import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExecutionChain;
 import org.springframework.web.servlet.HandlerMapping;
 import org.springframework.web.servlet.handler.AbstractHandlerMethodMapping;
+import org.springframework.web.servlet.handler.BeanNameUrlHandlerMapping;
+import org.springframework.web.servlet.handler.SimpleUrlHandlerMapping;
+import org.springframework.web.servlet.function.support.RouterFunctionMapping;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.util.ServletRequestPathUtils;
@@ -45,7 +51,11 @@ import java.util.function.Predicate;
  * resolved against that view, which has the attributes the lookup added (path variables). Only requests mapped to
  * one of this context's {@link DispatcherServlet}s are looked up, only when some handler method has rules at all,
  * and only when the request's path matches a path pattern of such a method (so a request no rule is about costs a
- * path parse and a few pattern matches, not a lookup through every mapping). A handler whose rules read
+ * path parse and a few pattern matches, not a lookup through every mapping; most, a comparison of their first path
+ * segment). What a lookup found is remembered by the request's shape (method, URI, {@code Accept},
+ * {@code Content-Type}) when nothing else can change it (no mapping conditions on parameters or other headers, only
+ * Spring's own kinds of mappings): the next request of that shape gets the handler's rules, and the attributes the
+ * lookup set, without a lookup. A handler whose rules read
  * the method's arguments ({@code #id}, {@code #p0}, {@code #root}) cannot be decided before the arguments exist:
  * the advisor decides those at the call, and returns the filter's tokens when it rejects.
  *
@@ -73,6 +83,25 @@ public final class MvcHandlerRules implements HandlerRules {
      * before any parse or lookup.
      */
     private volatile String[] firstSegments;
+    /**
+     * Lookups by the request's shape ({@link #shape}), when what every mapping finds depends on nothing else
+     * ({@link #answersByShape}); else {@code null}. Bounded, so a flood of distinct paths costs misses, not memory.
+     */
+    private volatile Cache<String, Looked> lookups;
+
+    /** Requests of one shape at most this long are looked up once; longer ones every time (the cache stays small). */
+    static final int MAX_SHAPE_LENGTH = 512;
+
+    /** The most shapes remembered. */
+    static final int MAX_SHAPES = 2048;
+
+    /**
+     * What a lookup found for one shape: the handler's rules (or {@code null} for none), and the attributes the
+     * lookup set on the request view (path variables, the matched pattern), replayed on the next request's view.
+     */
+    private record Looked(HandlerRuleCache.Entry entry, Map<String, Object> attributes) {
+    }
+
     /** The servlet names of this application context's dispatcher servlets, whose handlers the mappings find. */
     private volatile Set<String> dispatcherServlets;
 
@@ -102,27 +131,98 @@ public final class MvcHandlerRules implements HandlerRules {
         if (mapping == null || !isDispatcherServlet(request, mapping.getServletName())) {
             return Match.none();
         }
+        Cache<String, Looked> cache = lookups;
+        String shape = cache == null ? null : shape(request);
+        Looked looked = shape == null ? null : cache.getIfPresent(shape);
+        if (looked == null) {
+            looked = lookUp(request, all);
+            if (shape != null) {
+                cache.put(shape, looked);
+            }
+        }
+        if (looked.entry() == null) {
+            return Match.none();
+        }
+        OwnAttributes view = new OwnAttributes(request);
+        view.own.putAll(looked.attributes());
+        request.setAttribute(DECIDED_ATTRIBUTE, looked.entry().handler());
+        return new Match(looked.entry().rules(), view);
+    }
+
+    private static final Looked NONE = new Looked(null, Map.of());
+
+    /** Finds the handler as the dispatcher servlet will, on a view of the request with attributes of its own. */
+    private Looked lookUp(HttpServletRequest request, List<HandlerMapping> all) {
         OwnAttributes view = new OwnAttributes(request);
         RequestPath path;
         try {
             path = ServletRequestPathUtils.parseAndCache(view);
         } catch (RuntimeException e) {
-            return Match.none();   // a path Spring MVC cannot parse: it answers the request itself
+            return NONE;   // a path Spring MVC cannot parse: it answers the request itself
         }
         List<PathPattern> candidates = patternsWithRules;
         if (candidates != null && !anyMatches(candidates, path.pathWithinApplication())) {
-            return Match.none();   // the common case of a request no rule is about: no lookup
+            return NONE;   // a request no rule is about: no lookup
         }
-        Found found = handler(view, all);
-        if (found == null || !(found.handler() instanceof HandlerMethod method)) {
-            return Match.none();
+        if (!(handler(view, all) instanceof HandlerMethod method)) {
+            return NONE;
         }
         HandlerRuleCache.Entry entry = rules.entry(method.getBeanType(), method.getMethod());
-        if (entry.rules().isEmpty()) {
-            return Match.none();
+        return entry.rules().isEmpty() ? NONE : new Looked(entry, Collections.unmodifiableMap(new HashMap<>(view.own)));
+    }
+
+    /**
+     * What the handler lookup of a request depends on when {@link #answersByShape}: its method, URI, and the
+     * {@code Accept} and {@code Content-Type} headers (a mapping's {@code produces} and {@code consumes}, the welcome
+     * page's check of {@code Accept}). {@code null}, for no caching, when it is too long, or for {@code OPTIONS}
+     * (a CORS preflight is answered by the request's {@code Origin}).
+     */
+    static String shape(HttpServletRequest request) {
+        String method = request.getMethod();
+        String uri = request.getRequestURI();
+        if (method == null || uri == null || "OPTIONS".equals(method)) {
+            return null;
         }
-        request.setAttribute(DECIDED_ATTRIBUTE, entry.handler());
-        return new Match(entry.rules(), found.view());
+        String accept = request.getHeader("Accept");
+        String type = request.getContentType();
+        int length = method.length() + uri.length() + (accept == null ? 0 : accept.length())
+                + (type == null ? 0 : type.length()) + 3;
+        if (length > MAX_SHAPE_LENGTH) {
+            return null;
+        }
+        return method + '\n' + uri + '\n' + (accept == null ? "" : accept) + '\n' + (type == null ? "" : type);
+    }
+
+    /**
+     * Whether what every mapping finds depends on the request's {@link #shape} alone: mappings of Spring's own of
+     * known kinds, no API versioning, and no request mapping with conditions on parameters, other headers, a version,
+     * or of its own.
+     */
+    static boolean answersByShape(List<HandlerMapping> mappings) {
+        for (HandlerMapping mapping : mappings) {
+            if (mapping instanceof org.springframework.web.servlet.handler.AbstractHandlerMapping any
+                    && any.getApiVersionStrategy() != null) {
+                return false;   // API versions: a header, a parameter or the path decides
+            }
+            if (mapping instanceof RequestMappingInfoHandlerMapping methods) {
+                for (RequestMappingInfo info : methods.getHandlerMethods().keySet()) {
+                    if (!info.getParamsCondition().isEmpty() || !info.getHeadersCondition().isEmpty()
+                            || info.getVersionCondition().getVersion() != null || info.getCustomCondition() != null) {
+                        return false;
+                    }
+                }
+            } else if (mapping instanceof RouterFunctionMapping functions) {
+                if (functions.getRouterFunction() != null) {
+                    return false;   // its predicates may read anything
+                }
+            } else if (!(mapping.getClass() == SimpleUrlHandlerMapping.class
+                    || mapping.getClass() == BeanNameUrlHandlerMapping.class
+                    || mapping.getClass().getName().startsWith("org.springframework.boot.")
+                    && mapping.getClass().getSimpleName().startsWith("WelcomePage"))) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private boolean isDispatcherServlet(HttpServletRequest request, String servletName) {
@@ -171,6 +271,7 @@ public final class MvcHandlerRules implements HandlerRules {
             List<PathPattern> patterns = patternsWithRules(m);
             patternsWithRules = patterns;
             firstSegments = firstSegments(patterns);
+            lookups = answersByShape(m) ? Caffeine.newBuilder().maximumSize(MAX_SHAPES).build() : null;
             mappings = m;
         }
         return m;
@@ -271,17 +372,13 @@ public final class MvcHandlerRules implements HandlerRules {
         return false;
     }
 
-    /** A handler, and the view of the request with the attributes its lookup added (path variables). */
-    private record Found(Object handler, HttpServletRequest view) {
-    }
-
     /** The handler the dispatcher servlet will choose, found on a view of the request with attributes of its own. */
-    private static Found handler(OwnAttributes view, List<HandlerMapping> mappings) {
+    private static Object handler(OwnAttributes view, List<HandlerMapping> mappings) {
         try {
             for (HandlerMapping mapping : mappings) {
                 HandlerExecutionChain chain = mapping.getHandler(view);
                 if (chain != null) {
-                    return new Found(chain.getHandler(), view);
+                    return chain.getHandler();
                 }
             }
         } catch (Exception e) {
@@ -293,7 +390,7 @@ public final class MvcHandlerRules implements HandlerRules {
     /** A request whose attribute changes stay in the wrapper. */
     private static final class OwnAttributes extends HttpServletRequestWrapper {
         private static final Object REMOVED = new Object();
-        private final Map<String, Object> own = new HashMap<>();
+        final Map<String, Object> own = new HashMap<>();
 
         OwnAttributes(HttpServletRequest request) {
             super(request);
