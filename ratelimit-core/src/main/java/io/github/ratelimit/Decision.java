@@ -165,9 +165,30 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
      *        or the algorithm needs none
      * @param publicName the name clients see for the rule ({@link Rule#publicName()}), in the rate-limit headers and
      *        response bodies; {@code null} means {@code rule}
+     * @param permits the permits the call asked of this rule: the rule's {@link Rule#cost() cost} times the call's
+     *        permits ({@link Guard#acquire(RequestContext, long)}); 0 in a verdict made without it, which stands for
+     *        the rule's own cost
      */
     public record Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<Window> windows,
-                          long waitNanos, long receipt, String publicName) {
+                          long waitNanos, long receipt, String publicName, long permits) {
+
+        /**
+         * A verdict that does not say how many permits the call asked (the rule's own cost).
+         *
+         * @param rule the rule's name
+         * @param key the key, or {@code null}
+         * @param mode the rule's mode
+         * @param outcome what the rule decided
+         * @param basis what the verdict rests on
+         * @param windows the state of each window
+         * @param waitNanos the delay or the wait
+         * @param receipt the permits' receipt, or 0
+         * @param publicName the name clients see for the rule
+         */
+        public Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<Window> windows,
+                       long waitNanos, long receipt, String publicName) {
+            this(rule, key, mode, outcome, basis, windows, waitNanos, receipt, publicName, 0);
+        }
 
         /**
          * A verdict whose rule shows clients its own name.

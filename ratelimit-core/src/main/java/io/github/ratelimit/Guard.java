@@ -35,7 +35,23 @@ public interface Guard {
      * @param context the call
      * @return the decision, after any delay has passed
      */
-    Decision acquire(RequestContext context);
+    default Decision acquire(RequestContext context) {
+        return acquire(context, 1);
+    }
+
+    /**
+     * As {@link #acquire(RequestContext)}, for a call that counts as {@code permits} calls (a batch of items, a
+     * request priced by its size): every rule takes its {@link Rule#cost() cost} {@code permits} times, all or
+     * nothing. A rejected call is told when that many can pass.
+     *
+     * @param context the call
+     * @param permits how many calls this one counts as, at least 1
+     * @return the decision, after any delay has passed
+     * @throws IllegalArgumentException when {@code permits} is below 1, or a rule's limits for the call's key could
+     *         never hold that many (a window smaller than the call): such a call would be rejected forever, so it is
+     *         an error, raised before any store is asked
+     */
+    Decision acquire(RequestContext context, long permits);
 
     /**
      * Decides a call without blocking: the returned future completes at once unless the decision is
@@ -46,7 +62,20 @@ public interface Guard {
      * @param context the call
      * @return the decision, completed when the call may go on (or is rejected)
      */
-    CompletableFuture<Decision> acquireAsync(RequestContext context);
+    default CompletableFuture<Decision> acquireAsync(RequestContext context) {
+        return acquireAsync(context, 1);
+    }
+
+    /**
+     * As {@link #acquireAsync(RequestContext)}, for a call that counts as {@code permits} calls
+     * ({@link #acquire(RequestContext, long)}).
+     *
+     * @param context the call
+     * @param permits how many calls this one counts as, at least 1
+     * @return the decision, completed when the call may go on (or is rejected)
+     * @throws IllegalArgumentException as {@link #acquire(RequestContext, long)} does, at once (not in the future)
+     */
+    CompletableFuture<Decision> acquireAsync(RequestContext context, long permits);
 
     /**
      * Reports how a call this guard permitted ended, for rules that count only failed calls

@@ -50,17 +50,24 @@ final class DefaultGuard implements Guard {
         return decision;
     }
 
+    private static void checkPermits(long permits) {
+        if (permits < 1) {
+            throw new IllegalArgumentException("A call takes at least 1 permit, not " + permits);
+        }
+    }
+
     @Override
     public List<Rule> rules() {
         return ruleList;
     }
 
     @Override
-    public Decision acquire(RequestContext context) {
+    public Decision acquire(RequestContext context, long permits) {
+        checkPermits(permits);
         if (rules.length == 0) {
             return Decision.unlimited();
         }
-        Evaluation ev = limiter.evaluate(rules, context);
+        Evaluation ev = limiter.evaluate(rules, context, permits);
         Decision decision = ev.decision;
         if (decision.outcome() != Outcome.DELAYED) {
             return decision;
@@ -78,11 +85,12 @@ final class DefaultGuard implements Guard {
     }
 
     @Override
-    public CompletableFuture<Decision> acquireAsync(RequestContext context) {
+    public CompletableFuture<Decision> acquireAsync(RequestContext context, long permits) {
+        checkPermits(permits);
         if (rules.length == 0) {
             return CompletableFuture.completedFuture(Decision.unlimited());
         }
-        Evaluation ev = limiter.evaluate(rules, context);
+        Evaluation ev = limiter.evaluate(rules, context, permits);
         Decision decision = ev.decision;
         if (decision.outcome() != Outcome.DELAYED) {
             return CompletableFuture.completedFuture(decision);

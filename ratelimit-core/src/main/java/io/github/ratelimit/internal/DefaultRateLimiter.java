@@ -203,13 +203,17 @@ public final class DefaultRateLimiter implements RateLimiter {
     // ----------------------------------------------------------------------------------------------------
     // Deciding
 
-    Evaluation evaluate(CompiledRule[] rules, RequestContext context) {
-        Evaluation ev = new Evaluation(waiting);
-        Verdict[] verdicts = new Verdict[rules.length];
+    /**
+     * @param permits the call's permits, at least 1: each rule takes its cost that many times
+     * @throws IllegalArgumentException when a rule's key can never hold what the call takes (before any store call)
+     */
+    Evaluation evaluate(CompiledRule[] rules, RequestContext context, long permits) {
         RuleDecider.Target[] targets = new RuleDecider.Target[rules.length];
         for (int i = 0; i < rules.length; i++) {
-            targets[i] = decider.target(rules[i], context);
+            targets[i] = decider.target(rules[i], context, permits);
         }
+        Evaluation ev = new Evaluation(waiting);
+        Verdict[] verdicts = new Verdict[rules.length];
         int early = -1;
         Verdict earlyVerdict = null;
         if (rules.length > 1) {
@@ -314,7 +318,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                         KeyState state = v.basis() == Basis.BUCKET
                                 ? store.state(bucketKey, configs.primary(), rule.localFirst)
                                 : fallbackStore.state(bucketKey, configs.fallback(), null);
-                        state.refund(rule.cost, v.receipt());
+                        state.refund(Verdicts.permits(v, rule), v.receipt());
                         if (after == null) {
                             after = new ArrayList<>(verdicts);
                         }

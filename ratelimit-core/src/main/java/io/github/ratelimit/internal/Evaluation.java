@@ -37,18 +37,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class Evaluation {
 
-    /** A token the call took: where, for which rule, with the store's receipt and the wait it was counted at. */
+    /** Tokens the call took: where, for which rule, how many, with the store's receipt and the wait it was counted at. */
     private static final class Charge {
         final KeyState state;
         final CompiledRule rule;
+        final long cost;
         /** The index of the verdict of the rule that made the charge. */
         final int verdict;
         long receipt;
         long wait;
 
-        Charge(KeyState state, CompiledRule rule, int verdict, long receipt, long wait) {
+        Charge(KeyState state, CompiledRule rule, long cost, int verdict, long receipt, long wait) {
             this.state = state;
             this.rule = rule;
+            this.cost = cost;
             this.verdict = verdict;
             this.receipt = receipt;
             this.wait = wait;
@@ -110,14 +112,14 @@ final class Evaluation {
         }
     }
 
-    /** Records a token the call took, for the verdict being decided. */
-    void charge(KeyState state, CompiledRule rule, long receipt, long wait) {
+    /** Records the tokens the call took, for the verdict being decided. */
+    void charge(KeyState state, CompiledRule rule, long cost, long receipt, long wait) {
         if (charges == null) {
             charges = new Charge[2];
         } else if (chargeCount == charges.length) {
             charges = Arrays.copyOf(charges, chargeCount * 2);
         }
-        charges[chargeCount++] = new Charge(state, rule, verdictIndex, receipt, wait);
+        charges[chargeCount++] = new Charge(state, rule, cost, verdictIndex, receipt, wait);
     }
 
     /** Returns every token this call took. */
@@ -125,9 +127,9 @@ final class Evaluation {
         for (int i = 0; i < chargeCount; i++) {
             Charge c = charges[i];
             try {
-                c.state.refund(c.rule.cost, c.receipt);
+                c.state.refund(c.cost, c.receipt);
             } catch (RuntimeException e) {
-                DefaultRateLimiter.STORE_LOG.log(Level.WARNING, "Could not give back " + c.rule.cost
+                DefaultRateLimiter.STORE_LOG.log(Level.WARNING, "Could not give back " + c.cost
                         + " permit(s) to a key; the store failed", e);
             }
         }
@@ -154,7 +156,7 @@ final class Evaluation {
                 }
                 KeyState.Probe p;
                 try {
-                    c.state.refund(rule.cost, c.receipt);
+                    c.state.refund(c.cost, c.receipt);
                 } catch (RuntimeException e) {
                     // The store failed: the call keeps the counts it has, at their earlier times.
                     return delay;
@@ -162,7 +164,7 @@ final class Evaluation {
                 try {
                     // The rule never makes the call wait longer than its own maxDelay, but accepts the wait
                     // another rule already imposes.
-                    p = c.state.reserve(rule.cost, delay, Math.max(rule.maxDelayNanos, delay));
+                    p = c.state.reserve(c.cost, delay, Math.max(rule.maxDelayNanos, delay));
                 } catch (RuntimeException e) {
                     // Its early place is given back and the store cannot take a later one: the call goes on
                     // uncounted by this rule, as a store failure under fail-open would let it.

@@ -31,6 +31,8 @@ final class RuleDecider {
      */
     static final class Target {
         final CompiledRule rule;
+        /** The permits the call takes from this rule: the rule's cost times the call's permits. */
+        final long cost;
         /** The verdict when the key decided alone, else {@code null}. */
         Verdict verdict;
         String key;
@@ -42,8 +44,9 @@ final class RuleDecider {
         /** The consume started for the key, or {@code null}. */
         Pipelining.Sent sent;
 
-        Target(CompiledRule rule) {
+        Target(CompiledRule rule, long cost) {
             this.rule = rule;
+            this.cost = cost;
         }
     }
 
@@ -62,9 +65,13 @@ final class RuleDecider {
         this.waiting = waiting;
     }
 
-    /** @return the rule's key for the call and its state, or the verdict a missing key gives */
-    Target target(CompiledRule rule, RequestContext context) {
-        Target t = new Target(rule);
+    /**
+     * @param permits the call's permits, at least 1: it takes the rule's cost that many times
+     * @return the rule's key for the call and its state, or the verdict a missing key gives
+     * @throws IllegalArgumentException when the call takes more than the key's limits can ever hold
+     */
+    Target target(CompiledRule rule, RequestContext context, long permits) {
+        Target t = new Target(rule, permits == 1 ? rule.cost : cost(rule, permits));
         String key;
         try {
             key = rule.resolver.resolve(context);
@@ -76,10 +83,10 @@ final class RuleDecider {
         if (key == null || key.isEmpty()) {
             switch (rule.missingKeyPolicy) {
                 case SKIP:
-                    t.verdict = Verdicts.of(rule, null, Outcome.ALLOWED, Basis.KEY_MISSING, List.of(), 0, 0);
+                    t.verdict = Verdicts.of(rule, null, Outcome.ALLOWED, Basis.KEY_MISSING, List.of(), 0, 0, t.cost);
                     return t;
                 case REJECT:
-                    t.verdict = Verdicts.of(rule, null, rejection(rule), Basis.KEY_MISSING, List.of(), 0, 0);
+                    t.verdict = Verdicts.of(rule, null, rejection(rule), Basis.KEY_MISSING, List.of(), 0, 0, t.cost);
                     return t;
                 default:
                     key = KeyExpressions.SHARED_MISSING_KEY;
@@ -88,12 +95,41 @@ final class RuleDecider {
         t.key = key;
         t.bucketKey = new BucketStore.Key(rule.name, key);
         t.configs = rule.configsFor(key);
+        if (permits != 1) {
+            checkHolds(t);
+        }
         try {
             t.state = store.state(t.bucketKey, t.configs.primary(), rule.localFirst);
         } catch (RuntimeException e) {
             t.failure = e;
         }
         return t;
+    }
+
+    private static long cost(CompiledRule rule, long permits) {
+        if (rule.rule.algorithm() == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG) {
+            throw new IllegalArgumentException("Rule '" + rule.name + "' uses SLIDING_WINDOW_LOG, whose log counts "
+                    + "every call at the rule's own cost, so a call of " + permits + " permits cannot be counted: "
+                    + "give the rule another algorithm (SLIDING_WINDOW_COUNTER is the nearest), or a cost of its own");
+        }
+        try {
+            return Math.multiplyExact(rule.cost, permits);
+        } catch (ArithmeticException e) {
+            throw new IllegalArgumentException("A call of " + permits + " permits can never pass rule '" + rule.name
+                    + "': at its cost of " + rule.cost + " per permit that is more tokens than a long holds");
+        }
+    }
+
+    /** A call dearer than a window of its key's limits can ever hold would be rejected forever: an error instead. */
+    private static void checkHolds(Target t) {
+        for (io.github.ratelimit.Limit limit : t.configs.primary().limits()) {
+            if (t.cost > limit.capacity()) {
+                throw new IllegalArgumentException("A call of " + t.cost / t.rule.cost + " permits can never pass rule '"
+                        + t.rule.name + "'" + (t.key == KeyExpressions.SHARED_MISSING_KEY ? "" : " for its key")
+                        + ": it takes " + t.cost + " tokens, and the window " + limit + " holds at most "
+                        + limit.capacity() + ". Split the call, or give the rule a larger limit.");
+            }
+        }
     }
 
     /**
@@ -104,7 +140,7 @@ final class RuleDecider {
         for (int i = 0; i < targets.length; i++) {
             Target t = targets[i];
             if (t.rule.mode == Mode.HARD && t.state instanceof Pipelining p) {
-                KeyState.Probe known = p.known(t.rule.cost);
+                KeyState.Probe known = p.known(t.cost);
                 if (known != null && !known.consumed()) {
                     return i;
                 }
@@ -131,7 +167,7 @@ final class RuleDecider {
             Target t = targets[i];
             if (i != skip && t.verdict == null && t.state instanceof Pipelining p) {
                 try {
-                    t.sent = p.send(t.rule.cost);
+                    t.sent = p.send(t.cost);
                 } catch (RuntimeException e) {
                     t.failure = e;
                     t.state = null;
@@ -153,10 +189,10 @@ final class RuleDecider {
             try {
                 KeyState.Probe p = t.sent.await();
                 if (p.consumed()) {
-                    t.state.refund(t.rule.cost, p.receipt());
+                    t.state.refund(t.cost, p.receipt());
                 }
             } catch (RuntimeException e) {
-                DefaultRateLimiter.STORE_LOG.log(Level.WARNING, "Could not give back " + t.rule.cost
+                DefaultRateLimiter.STORE_LOG.log(Level.WARNING, "Could not give back " + t.cost
                         + " permit(s) to a key of rule '" + t.rule.name + "'; the store failed", e);
             } finally {
                 t.sent = null;
@@ -180,28 +216,28 @@ final class RuleDecider {
                 t.sent = null;
                 probe = sent.await();
             } else {
-                probe = t.state.consume(rule.cost);
+                probe = t.state.consume(t.cost);
             }
-            return settle(rule, t.key, t.state, probe, Basis.BUCKET, ev);
+            return settle(rule, t.key, t.cost, t.state, probe, Basis.BUCKET, ev);
         } catch (RuntimeException e) {
             BucketStore.ContentionException contention = contention(e);
             if (contention != null) {
                 CONTENTION_LOG.log(Level.WARNING, () -> "Rule '" + rule.name + "': " + contention.getMessage()
                         + "; rejecting the call rather than admitting it uncounted", null);
                 return Verdicts.of(rule, t.key, rejection(rule), Basis.CONTENTION, List.of(),
-                        DefaultRateLimiter.CONTENTION_RETRY_NANOS, 0);
+                        DefaultRateLimiter.CONTENTION_RETRY_NANOS, 0, t.cost);
             }
             DefaultRateLimiter.STORE_LOG.log(Level.WARNING, () -> "The rate-limit store failed for rule '" + rule.name
                     + "'; applying " + rule.storeFailurePolicy + ": " + e, null);
             switch (rule.storeFailurePolicy) {
                 case FAIL_CLOSED:
                     return Verdicts.of(rule, t.key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
-                            DefaultRateLimiter.FAIL_CLOSED_RETRY_NANOS, 0);
+                            DefaultRateLimiter.FAIL_CLOSED_RETRY_NANOS, 0, t.cost);
                 case LOCAL_FALLBACK:
                     KeyState fallback = fallbackStore.state(t.bucketKey, t.configs.fallback(), rule.localFirst);
-                    return settle(rule, t.key, fallback, fallback.consume(rule.cost), Basis.FALLBACK_BUCKET, ev);
+                    return settle(rule, t.key, t.cost, fallback, fallback.consume(t.cost), Basis.FALLBACK_BUCKET, ev);
                 default:
-                    return Verdicts.of(rule, t.key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0);
+                    return Verdicts.of(rule, t.key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0, t.cost);
             }
         }
     }
@@ -225,60 +261,60 @@ final class RuleDecider {
     }
 
     /** @return the verdict a consume's outcome gives; a delayed SOFT call reserves its time first */
-    private Verdict settle(CompiledRule rule, String key, KeyState state, KeyState.Probe probe, Basis basis,
+    private Verdict settle(CompiledRule rule, String key, long cost, KeyState state, KeyState.Probe probe, Basis basis,
                            Evaluation ev) {
         if (probe.consumed()) {
-            ev.charge(state, rule, probe.receipt(), 0);
+            ev.charge(state, rule, cost, probe.receipt(), 0);
             // A rule that counts only failures holds a token while a permitted call runs and gives it back unless
             // the call fails: its windows say nothing of the caller's request rate, so a permitted call does not
             // report them (they would take over the headers: a login rule's 5/1m on every response). A rejection
             // reports them.
             List<Decision.Window> windows = rule.rule.count() == io.github.ratelimit.Rule.Counted.FAILURES
                     ? List.of() : probe.windows();
-            return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt());
+            return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt(), cost);
         }
         long wait = probe.waitNanos();
         if (rule.mode == Mode.HARD || (rule.mode == Mode.SOFT && wait > rule.maxDelayNanos)) {
-            return Verdicts.of(rule, key, Outcome.REJECTED, basis, probe.windows(), wait, 0);
+            return Verdicts.of(rule, key, Outcome.REJECTED, basis, probe.windows(), wait, 0, cost);
         }
         if (rule.mode == Mode.SHADOW) {
-            return Verdicts.of(rule, key, Outcome.SHADOW_REJECTED, basis, probe.windows(), wait, 0);
+            return Verdicts.of(rule, key, Outcome.SHADOW_REJECTED, basis, probe.windows(), wait, 0, cost);
         }
-        return reserve(rule, key, state, basis, ev, probe.windows(), wait);
+        return reserve(rule, key, cost, state, basis, ev, probe.windows(), wait);
     }
 
-    private Verdict reserve(CompiledRule rule, String key, KeyState state, Basis basis, Evaluation ev,
+    private Verdict reserve(CompiledRule rule, String key, long cost, KeyState state, Basis basis, Evaluation ev,
                             List<Decision.Window> windows, long wait) {
         // A place among this rule's waiting calls, and one among all the limiter's.
         if (!rule.waiting.tryAcquire()) {
-            return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
+            return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0, cost);
         }
         ev.holdRulePermit(rule);
         boolean tookPermit = false;
         if (!ev.permitHeld) {
             if (!waiting.tryAcquire()) {
                 ev.releaseRulePermit(rule);
-                return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0);
+                return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0, cost);
             }
             tookPermit = true;
             ev.permitHeld = true;
         }
         boolean reserved = false;
         try {
-            KeyState.Probe reservation = state.reserve(rule.cost, rule.maxDelayNanos);
+            KeyState.Probe reservation = state.reserve(cost, rule.maxDelayNanos);
             if (!reservation.consumed()) {
                 // The wait grew past maxDelay between the probe and the reservation.
-                return Verdicts.of(rule, key, Outcome.REJECTED, basis, windows, wait, 0);
+                return Verdicts.of(rule, key, Outcome.REJECTED, basis, windows, wait, 0, cost);
             }
             long nanos = reservation.waitNanos();
-            ev.charge(state, rule, reservation.receipt(), reservation.waitNanos());
+            ev.charge(state, rule, cost, reservation.receipt(), reservation.waitNanos());
             if (nanos == 0) {
                 return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0,
-                        reservation.receipt());
+                        reservation.receipt(), cost);
             }
             reserved = true;
             return Verdicts.of(rule, key, Outcome.DELAYED, basis, windows, nanos,
-                    reservation.receipt());
+                    reservation.receipt(), cost);
         } finally {
             if (!reserved) {
                 ev.releaseRulePermit(rule);

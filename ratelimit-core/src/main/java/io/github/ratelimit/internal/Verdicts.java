@@ -16,16 +16,22 @@ final class Verdicts {
     private Verdicts() {
     }
 
-    /** @return the verdict of a rule for a key */
+    /** @return the verdict of a rule for a key, for a call that asked the rule for {@code permits} */
     static Verdict of(CompiledRule rule, String key, Outcome outcome, Basis basis, List<Decision.Window> windows,
-                      long wait, long receipt) {
-        return new Verdict(rule.name, key, rule.mode, outcome, basis, windows, wait, receipt, rule.publicName);
+                      long wait, long receipt, long permits) {
+        return new Verdict(rule.name, key, rule.mode, outcome, basis, windows, wait, receipt, rule.publicName, permits);
     }
 
-    /** @return a verdict for the rule and key of {@code v}, with these values */
+    /** @return a verdict for the rule, key and permits of {@code v}, with these values */
     static Verdict copy(Verdict v, Outcome outcome, Basis basis, List<Decision.Window> windows, long wait,
                         long receipt) {
-        return new Verdict(v.rule(), v.key(), v.mode(), outcome, basis, windows, wait, receipt, v.publicName());
+        return new Verdict(v.rule(), v.key(), v.mode(), outcome, basis, windows, wait, receipt, v.publicName(),
+                v.permits());
+    }
+
+    /** @return the permits the call of {@code v} took from {@code rule} */
+    static long permits(Verdict v, CompiledRule rule) {
+        return v.permits() > 0 ? v.permits() : rule.cost;
     }
 
     /**
@@ -42,7 +48,7 @@ final class Verdicts {
         if (v.outcome() != Outcome.ALLOWED || v.windows().isEmpty()) {
             return v;
         }
-        long cost = rule.cost;
+        long cost = permits(v, rule);
         boolean refills = rule.rule.algorithm() == Algorithm.TOKEN_BUCKET;
         List<Decision.Window> windows = new ArrayList<>(v.windows().size());
         for (Decision.Window w : v.windows()) {

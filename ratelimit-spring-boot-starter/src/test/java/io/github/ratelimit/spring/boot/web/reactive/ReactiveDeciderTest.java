@@ -37,18 +37,18 @@ class ReactiveDeciderTest {
                 }
 
                 @Override
-                public Decision acquire(RequestContext context) {
-                    return real.acquire(context);
+                public Decision acquire(RequestContext context, long permits) {
+                    return real.acquire(context, permits);
                 }
 
                 @Override
-                public CompletableFuture<Decision> acquireAsync(RequestContext context) {
+                public CompletableFuture<Decision> acquireAsync(RequestContext context, long permits) {
                     try {
                         release.await(30, TimeUnit.SECONDS);
                     } catch (InterruptedException e) {
                         Thread.currentThread().interrupt();
                     }
-                    return real.acquireAsync(context);
+                    return real.acquireAsync(context, permits);
                 }
 
                 @Override

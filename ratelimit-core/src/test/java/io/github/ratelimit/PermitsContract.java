@@ -1,0 +1,136 @@
+package io.github.ratelimit;
+
+import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.testing.ManualClock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * A call that counts as several ({@link Guard#acquire(RequestContext, long)}): every rule takes its cost that many
+ * times, all or nothing, on every algorithm; a call no window could ever hold is an error before any store is
+ * asked. Run against each store by a subclass.
+ */
+abstract class PermitsContract {
+
+    protected final ManualClock clock = new ManualClock();
+    private final List<RateLimiter> limiters = new ArrayList<>();
+
+    /** @return a store, empty for this test, whose buckets use {@code clock} */
+    protected abstract BucketStore newStore(ManualClock clock);
+
+    private RateLimiter limiter() {
+        RateLimiter limiter = RateLimiter.builder().store(newStore(clock)).timeMeter(clock).waiter(clock).build();
+        limiters.add(limiter);
+        return limiter;
+    }
+
+    @AfterEach
+    void closeAll() {
+        limiters.forEach(RateLimiter::close);
+    }
+
+    private static final RequestContext ALICE = RequestContext.builder().principal("alice").build();
+
+    /** @return the fewest permits left in any window of the first verdict */
+    private static long remaining(Decision d) {
+        return d.verdicts().get(0).windows().stream().mapToLong(Decision.Window::remaining).min().orElseThrow();
+    }
+
+    /** Every algorithm but the log, which counts each call at the rule's cost (see below). */
+    static List<Algorithm> weighted() {
+        return java.util.Arrays.stream(Algorithm.values()).filter(a -> a != Algorithm.SLIDING_WINDOW_LOG).toList();
+    }
+
+    /** The Boot sample's batch: 10 items a minute; 7 pass, then 4 are refused until one more is back, then 3 pass. */
+    @ParameterizedTest
+    @MethodSource("weighted")
+    void aBatchTakesOnePermitPerItem(Algorithm algorithm) {
+        Guard batch = limiter().guard(Rule.builder("batch").key("user").limits("10/1m").algorithm(algorithm).build());
+        Decision seven = batch.acquire(ALICE, 7);
+        assertThat(seven.outcome()).isEqualTo(Outcome.ALLOWED);
+        assertThat(remaining(seven)).isEqualTo(3);
+        assertThat(seven.verdicts().get(0).permits()).isEqualTo(7);
+
+        Decision four = batch.acquire(ALICE, 4);
+        assertThat(four.outcome()).isEqualTo(Outcome.REJECTED);
+        // The counter weighs the previous window's calls as it slides out: up to two windows.
+        assertThat(four.retryAfterNanos()).as("until the missing token is back").isPositive()
+                .isLessThanOrEqualTo(Duration.ofMinutes(2).toNanos());
+        if (algorithm == Algorithm.TOKEN_BUCKET) {
+            assertThat(four.retryAfterNanos()).as("one token of 10/1m").isEqualTo(Duration.ofSeconds(6).toNanos());
+        }
+
+        Decision three = batch.acquire(ALICE, 3);
+        assertThat(three.outcome()).as("the refused four took nothing").isEqualTo(Outcome.ALLOWED);
+        assertThat(remaining(three)).isZero();
+    }
+
+    @Test
+    void aCallNoWindowCouldEverHoldIsAnErrorAndTakesNothing() {
+        Guard batch = limiter().guard(Rule.builder("batch").key("user").limits("10/1m", "5/1s").build());
+        assertThatThrownBy(() -> batch.acquire(ALICE, 6))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("rule 'batch'").hasMessageContaining("5/1s").hasMessageContaining("holds at most 5");
+        assertThatThrownBy(() -> batch.acquireAsync(ALICE, 6)).as("at once, not in the future")
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> batch.acquire(ALICE, 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least 1");
+        assertThatThrownBy(() -> batch.acquire(ALICE, Long.MAX_VALUE)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(remaining(batch.acquire(ALICE, 5))).as("nothing was taken by the refused calls").isZero();
+    }
+
+    @Test
+    void theCostOfARuleIsTakenPerPermit() {
+        Guard api = limiter().guard(Rule.builder("api").key("user").limits("100/1m").cost(2).build());
+        Decision d = api.acquire(ALICE, 3);
+        assertThat(d.verdicts().get(0).permits()).isEqualTo(6);
+        assertThat(remaining(d)).isEqualTo(94);
+        assertThat(remaining(api.acquire(ALICE))).as("one call, its cost").isEqualTo(92);
+    }
+
+    /** A later rule that refuses the batch gives the earlier ones back all of it, and a refund gives back all of it. */
+    @ParameterizedTest
+    @MethodSource("weighted")
+    void theOtherRulesGetTheWholeCallBack(Algorithm algorithm) {
+        RateLimiter limiter = limiter();
+        Rule site = Rule.builder("site").key("user").limits("100/1m").algorithm(algorithm).build();
+        Rule batch = Rule.builder("batch").key("user").limits("10/1m").algorithm(algorithm).build();
+        Guard both = limiter.guard(site, batch);
+        assertThat(both.acquire(ALICE, 7).permitted()).isTrue();
+        assertThat(both.acquire(ALICE, 4).outcome()).isEqualTo(Outcome.REJECTED);
+        Decision refunded = both.refund(both.acquire(ALICE, 2));
+        assertThat(refunded.verdicts()).allSatisfy(v -> assertThat(v.permits()).isEqualTo(2));
+        assertThat(remaining(limiter.guard(site).acquire(ALICE)))
+                .as("site kept the first 7 only, then this call's 1").isEqualTo(92);
+        assertThat(remaining(limiter.guard(batch).acquire(ALICE, 3)))
+                .as("batch kept the first 7 only, then these 3").isZero();
+    }
+
+    /** The log keeps one entry per call, each counted at the rule's cost: a call of several permits is refused. */
+    @Test
+    void aSlidingLogRefusesCallsOfSeveralPermitsButTakesOne() {
+        Guard log = limiter().guard(Rule.builder("log").key("user").limits("10/1m")
+                .algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+        assertThatThrownBy(() -> log.acquire(ALICE, 2)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("SLIDING_WINDOW_LOG").hasMessageContaining("SLIDING_WINDOW_COUNTER");
+        assertThat(remaining(log.acquire(ALICE, 1))).isEqualTo(9);
+    }
+
+    @Test
+    void anAsyncBatchIsDecidedTheSameWay() throws Exception {
+        Guard batch = limiter().guard(Rule.builder("batch").key("user").limits("10/1m").build());
+        assertThat(batch.acquireAsync(ALICE, 7).get().permitted()).isTrue();
+        assertThat(batch.acquireAsync(ALICE, 4).get().outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(remaining(batch.acquireAsync(ALICE, 3).get())).isZero();
+    }
+}
