@@ -108,6 +108,7 @@ public interface RateLimiter extends AutoCloseable {
         private double localFallbackShare = 1.0;
         private long localFallbackMaximumKeys = LocalBucketStore.DEFAULT_MAXIMUM_KEYS;
         private int maxWaiting = DEFAULT_MAX_WAITING;
+        private boolean shadow;
 
         private Builder() {
         }
@@ -255,6 +256,19 @@ public interface RateLimiter extends AutoCloseable {
          *        {@link Basis#WAITERS_FULL}
          * @return this builder
          */
+        /**
+         * @param shadow whether every rule only records what it would reject, whatever its mode (default false): a
+         *        dry run for rolling a configuration out. Each rule then behaves as {@link Mode#SHADOW}: a call it
+         *        would reject or delay goes on at once, its decision says {@link Decision.Outcome#SHADOW_REJECTED}
+         *        (so metrics and listeners see it), and no rate-limit header claims a limit. Tokens are still taken as
+         *        the rules allow, so what the metrics show is what the configuration would do.
+         * @return this builder
+         */
+        public Builder shadow(boolean shadow) {
+            this.shadow = shadow;
+            return this;
+        }
+
         public Builder maxWaiting(int maxWaiting) {
             if (maxWaiting < 0) {
                 throw new InvalidRateLimitConfigurationException("maxWaiting must be 0 or more, but was " + maxWaiting
@@ -275,7 +289,7 @@ public interface RateLimiter extends AutoCloseable {
             Waiter w = ownsWaiter ? Waiter.system() : waiter;
             return new DefaultRateLimiter(new DefaultRateLimiter.Settings(s, fallback, timeMeter, w, ownsWaiter,
                     Map.copyOf(keyResolvers), clientIpResolver, keyResolverFactory, limitProvider, limitProviderTtl,
-                    List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting));
+                    List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting, shadow));
         }
     }
 

@@ -54,12 +54,13 @@ final class CompiledRule {
     private final Cache<List<Limit>, Configs> distinct;
 
     CompiledRule(Rule rule, KeyResolver resolver, StoreFailurePolicy defaultPolicy, double fallbackShare,
-                 LimitProvider provider, Duration providerTtl, TimeMeter timeMeter) {
+                 LimitProvider provider, Duration providerTtl, TimeMeter timeMeter, boolean shadow) {
         this.rule = rule;
         this.name = rule.name();
         this.publicName = rule.publicName();
         this.resolver = resolver;
-        this.mode = rule.mode();
+        // A limiter in shadow mode (a dry run) runs every rule as SHADOW, whatever the rule says.
+        this.mode = shadow ? io.github.ratelimit.Mode.SHADOW : rule.mode();
         this.cost = rule.cost();
         this.maxDelayNanos = rule.maxDelay() == null ? 0 : rule.maxDelay().toNanos();
         this.storeFailurePolicy = rule.onStoreFailure() == StoreFailurePolicy.DEFAULT ? defaultPolicy

@@ -65,12 +65,14 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @param defaultStoreFailurePolicy the policy of rules that say {@code DEFAULT}
      * @param localFallbackShare the share of limits a fallback bucket holds
      * @param maxWaiting the cap on waiting calls
+     * @param shadow whether every rule behaves as {@link Mode#SHADOW}
      */
     public record Settings(BucketStore store, LocalBucketStore fallbackStore, TimeMeter timeMeter, Waiter waiter,
                            boolean ownsWaiter, Map<String, KeyResolver> keyResolvers, ClientIpResolver clientIpResolver,
                            KeyResolver.Factory keyResolverFactory, LimitProvider limitProvider,
                            Duration limitProviderTtl, List<RateLimiter.Listener> listeners,
-                           StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting) {
+                           StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting,
+                           boolean shadow) {
     }
 
     private final Settings settings;
@@ -149,7 +151,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                 settings.clientIpResolver(), settings.keyResolverFactory(), rule.source());
         CompiledRule fresh = new CompiledRule(rule, resolver, settings.defaultStoreFailurePolicy(),
                 settings.localFallbackShare(), settings.limitProvider(), settings.limitProviderTtl(),
-                settings.timeMeter());
+                settings.timeMeter(), settings.shadow());
         existing = compiled.putIfAbsent(rule.name(), fresh);
         if (existing != null) {
             return checkSame(existing, rule);

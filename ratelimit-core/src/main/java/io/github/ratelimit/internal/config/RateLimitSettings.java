@@ -83,6 +83,7 @@ public final class RateLimitSettings {
     private StoreFailurePolicy defaultStoreFailurePolicy;
     private double localFallbackShare;
     private int maxWaiting;
+    private boolean shadow;
     private ClientIpResolver clientIp;
     private boolean trustContainerForwarding;
     private Set<HeaderStyle> headers;
@@ -188,6 +189,7 @@ public final class RateLimitSettings {
                     + "and at most 1", "With N instances, use 1/N, e.g. 0.25 for four.");
         }
         maxWaiting = v.intValue("ratelimit.max-waiting", 0, Integer.MAX_VALUE);
+        shadow = v.bool("ratelimit.shadow");
         trustContainerForwarding = v.bool("ratelimit.trust-container-forwarding");
         clientIp = sections.clientIp(trustContainerForwarding);
         headers = sections.headerStyles();
@@ -327,14 +329,14 @@ public final class RateLimitSettings {
     /**
      * Sets on a limiter builder everything these settings say about the limiter: the default failure policy, the
      * local fallback share, the cap on waiting calls, the client-address resolver, the per-key limits and their
-     * cache, and the shadow log. The store, key resolvers and listeners of the entry point are the caller's.
+     * cache, the dry run ({@code ratelimit.shadow}) and the shadow log. The store, key resolvers and listeners of the entry point are the caller's.
      *
      * @param builder a limiter builder
      * @return the builder
      */
     public RateLimiter.Builder applyTo(RateLimiter.Builder builder) {
         builder.defaultStoreFailurePolicy(defaultStoreFailurePolicy).localFallbackShare(localFallbackShare)
-                .maxWaiting(maxWaiting).clientIpResolver(clientIp);
+                .maxWaiting(maxWaiting).clientIpResolver(clientIp).shadow(shadow);
         if (limitProvider != null) {
             builder.limitProvider(limitProvider, limitCacheTtl);
         }

@@ -39,6 +39,7 @@ final class SettingsCatalog {
             p("ratelimit.redis.auto-pipelining", "true", "Whether decisions made at once by several threads share Redis round trips (standalone and Sentinel; not on a Cluster).", "true", "false"),
             p("ratelimit.default-store-failure-policy", "fail-open", "What rules that do not say decide when the store fails.", "fail-open", "fail-closed", "local-fallback"),
             p("ratelimit.local-fallback-share", "1", "Share of a limit a local-fallback bucket holds (1/N for N instances)."),
+            p("ratelimit.shadow", "false", "A dry run: every rule only records what it would reject (as mode shadow), for rolling a configuration out.", "true", "false"),
             p("ratelimit.max-waiting", String.valueOf(RateLimiter.Builder.DEFAULT_MAX_WAITING), "Most requests waiting out a SOFT delay at once, all rules together."),
             p("ratelimit.trusted-proxies", null, "Addresses or CIDRs of reverse proxies whose forwarding header is believed."),
             p("ratelimit.trust-container-forwarding", "false", "Whether the ip key takes the client address the web server reports (its own forwarding configuration decided) instead of the connection's; not with trusted-proxies.", "true", "false"),

@@ -41,6 +41,12 @@ public class RateLimitProperties {
     /** Most calls waiting out a SOFT delay at once, all rules together; each SOFT rule also has its own bound. */
     private Integer maxWaiting;
 
+    /**
+     * A dry run: every rule only records what it would reject, whatever its mode (as mode shadow), for rolling a
+     * configuration out: nothing is rejected or delayed, metrics count shadow_rejected, no header claims a limit.
+     */
+    private Boolean shadow;
+
     /** Addresses or CIDRs of reverse proxies whose forwarding header is believed. */
     private List<String> trustedProxies;
 
@@ -139,6 +145,14 @@ public class RateLimitProperties {
 
     public void setMaxWaiting(Integer maxWaiting) {
         this.maxWaiting = maxWaiting;
+    }
+
+    public Boolean getShadow() {
+        return shadow;
+    }
+
+    public void setShadow(Boolean shadow) {
+        this.shadow = shadow;
     }
 
     public List<String> getTrustedProxies() {
