@@ -11,6 +11,7 @@ package io.github.ratelimit;
  *   <tr><td>{@link #FIXED_WINDOW}</td><td>up to twice the limit across a boundary</td><td>one number per window</td></tr>
  *   <tr><td>{@link #SLIDING_WINDOW_LOG}</td><td>exactly the limit</td><td>one entry per admitted call</td></tr>
  *   <tr><td>{@link #SLIDING_WINDOW_COUNTER}</td><td>the limit on average; up to twice it in the worst window</td><td>a few counters per window</td></tr>
+ *   <tr><td>{@link #LEAKY_BUCKET}</td><td>one call per interval, never a burst</td><td>two numbers per window</td></tr>
  * </table>
  */
 public enum Algorithm {
@@ -45,7 +46,16 @@ public enum Algorithm {
      * calls were spread evenly (over-admission is measured in {@code docs/BENCHMARKS.md}). A burst capacity
      * cannot be combined with it.
      */
-    SLIDING_WINDOW_COUNTER;
+    SLIDING_WINDOW_COUNTER,
+
+    /**
+     * Leaky bucket, the constant-rate queue: a token bucket that holds one token, so calls leave no closer than one
+     * interval apart ({@code 5/1s}: 200 ms) and never in a burst. As a {@link Mode#SOFT} rule it is the queue: calls
+     * wait their turn in arrival order, up to the rule's {@code maxDelay}, at most {@code maxWaiting} of them; as a
+     * {@link Mode#HARD} rule it rejects a call that comes sooner than its interval. Runs on Bucket4j like the token
+     * bucket (one round trip on Redis); a burst capacity cannot be combined with it, and a call costs one token.
+     */
+    LEAKY_BUCKET;
 
     /**
      * @return whether the algorithm is one of the sliding windows, which the limiter's own code computes (the
@@ -53,5 +63,14 @@ public enum Algorithm {
      */
     public boolean isSliding() {
         return this == SLIDING_WINDOW_LOG || this == SLIDING_WINDOW_COUNTER;
+    }
+
+    /**
+     * @param limit a window of a rule
+     * @return the most tokens the window holds under this algorithm: the limit's capacity, but one for the leaky
+     *         bucket
+     */
+    public long capacity(Limit limit) {
+        return this == LEAKY_BUCKET ? 1 : limit.capacity();
     }
 }

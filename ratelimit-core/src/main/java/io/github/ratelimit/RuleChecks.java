@@ -81,8 +81,8 @@ final class RuleChecks {
                 throw fail(where, limit.toString(), "limit '" + limit + "' sets a burst, which a " + algorithm
                         + " rule cannot have", "Remove the burst or use the TOKEN_BUCKET algorithm.");
             }
-            if (limit.capacity() < smallestCapacity) {
-                smallestCapacity = limit.capacity();
+            if (algorithm.capacity(limit) < smallestCapacity) {
+                smallestCapacity = algorithm.capacity(limit);
                 smallest = limit;
             }
         }

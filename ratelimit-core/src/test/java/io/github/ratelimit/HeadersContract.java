@@ -60,6 +60,9 @@ abstract class HeadersContract {
     static Stream<Arguments> limits() {
         List<Arguments> cases = new ArrayList<>();
         for (Algorithm algorithm : Algorithm.values()) {
+            if (algorithm == Algorithm.LEAKY_BUCKET) {
+                continue;   // holds one token whatever the limit: LeakyBucketTest
+            }
             for (String limit : List.of("2/500ms", "10/1500ms", "3/1m", "4/1s, 30/1m")) {
                 cases.add(Arguments.of(algorithm, limit));
             }

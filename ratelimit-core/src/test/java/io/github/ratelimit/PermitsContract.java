@@ -46,9 +46,13 @@ abstract class PermitsContract {
         return d.verdicts().get(0).windows().stream().mapToLong(Decision.Window::remaining).min().orElseThrow();
     }
 
-    /** Every algorithm but the log, which counts each call at the rule's cost (see below). */
+    /**
+     * Every algorithm but the log, which counts each call at the rule's cost (see below), and the leaky bucket, which
+     * holds one token, so a call of several permits is one no window could hold (an error, as below).
+     */
     static List<Algorithm> weighted() {
-        return java.util.Arrays.stream(Algorithm.values()).filter(a -> a != Algorithm.SLIDING_WINDOW_LOG).toList();
+        return java.util.Arrays.stream(Algorithm.values())
+                .filter(a -> a != Algorithm.SLIDING_WINDOW_LOG && a != Algorithm.LEAKY_BUCKET).toList();
     }
 
     /** The Boot sample's batch: 10 items a minute; 7 pass, then 4 are refused until one more is back, then 3 pass. */

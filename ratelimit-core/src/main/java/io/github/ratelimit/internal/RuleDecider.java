@@ -122,12 +122,13 @@ final class RuleDecider {
 
     /** A call dearer than a window of its key's limits can ever hold would be rejected forever: an error instead. */
     private static void checkHolds(Target t) {
+        io.github.ratelimit.Algorithm algorithm = t.configs.primary().algorithm();
         for (io.github.ratelimit.Limit limit : t.configs.primary().limits()) {
-            if (t.cost > limit.capacity()) {
+            if (t.cost > algorithm.capacity(limit)) {
                 throw new IllegalArgumentException("A call of " + t.cost / t.rule.cost + " permits can never pass rule '"
                         + t.rule.name + "'" + (t.key == KeyExpressions.SHARED_MISSING_KEY ? "" : " for its key")
                         + ": it takes " + t.cost + " tokens, and the window " + limit + " holds at most "
-                        + limit.capacity() + ". Split the call, or give the rule a larger limit.");
+                        + algorithm.capacity(limit) + ". Split the call, or give the rule a larger limit.");
             }
         }
     }

@@ -49,7 +49,8 @@ final class Verdicts {
             return v;
         }
         long cost = permits(v, rule);
-        boolean refills = rule.rule.algorithm() == Algorithm.TOKEN_BUCKET;
+        boolean refills = rule.rule.algorithm() == Algorithm.TOKEN_BUCKET
+                || rule.rule.algorithm() == Algorithm.LEAKY_BUCKET;
         List<Decision.Window> windows = new ArrayList<>(v.windows().size());
         for (Decision.Window w : v.windows()) {
             long remaining = Math.min(w.limit(), w.remaining() + cost);

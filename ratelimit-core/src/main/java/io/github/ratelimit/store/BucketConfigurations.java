@@ -32,7 +32,7 @@ final class BucketConfigurations {
     }
 
     private static Bandwidth bandwidth(Limit limit, Algorithm algorithm) {
-        var capacity = Bandwidth.builder().capacity(limit.capacity());
+        var capacity = Bandwidth.builder().capacity(algorithm.capacity(limit));
         var refill = algorithm == Algorithm.FIXED_WINDOW
                 // Aligned to the epoch: windows start at whole multiples of the period on every instance.
                 ? capacity.refillIntervallyAligned(limit.permits(), limit.period(), Instant.EPOCH)

@@ -123,6 +123,9 @@ class RedisGarbageStateTest {
     static Stream<Arguments> wrongTypes() {
         List<Arguments> cases = new ArrayList<>();
         for (Algorithm algorithm : Algorithm.values()) {
+            if (algorithm == Algorithm.LEAKY_BUCKET) {
+                continue;   // the token bucket's state and script, with a capacity of one
+            }
             for (String planted : List.of("string", "list", "hash", "zset", "set")) {
                 if (!planted.equals(typeOf(algorithm))) {
                     cases.add(Arguments.of(algorithm, planted));

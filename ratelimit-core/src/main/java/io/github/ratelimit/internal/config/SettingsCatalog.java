@@ -70,7 +70,7 @@ final class SettingsCatalog {
             p("ratelimit.rules[i].phase", "after-authentication", "Whether the rule decides before authentication (for login attempts) or after.", "after-authentication", "before-authentication"),
             p("ratelimit.rules[i].on-store-failure", "default", "What the rule decides when the store fails.", "default", "fail-open", "fail-closed", "local-fallback"),
             p("ratelimit.rules[i].on-missing-key", "reject", "What the rule does when its key cannot be resolved.", "reject", "skip", "shared"),
-            p("ratelimit.rules[i].algorithm", "token-bucket", "How the rule counts calls within its windows.", "token-bucket", "fixed-window", "sliding-window-log", "sliding-window-counter"),
+            p("ratelimit.rules[i].algorithm", "token-bucket", "How the rule counts calls within its windows.", "token-bucket", "fixed-window", "sliding-window-log", "sliding-window-counter", "leaky-bucket"),
             p("ratelimit.rules[i].local-first-tokens", null, "Tokens an instance may take before synchronizing with a shared store."),
             p("ratelimit.rules[i].local-first-time", "100ms", "Longest an instance goes without synchronizing, with local-first-tokens."),
             only(EntryPoint.SERVLET_FILTER, "ratelimit.rejection-handler", null, "A RejectionHandler class (public no-argument constructor) that writes rejections."),
