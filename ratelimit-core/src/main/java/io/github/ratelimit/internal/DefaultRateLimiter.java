@@ -233,6 +233,19 @@ public final class DefaultRateLimiter implements RateLimiter {
             }
             RuleDecider.sendAll(targets, early);
         }
+        try {
+            return decideInOrder(rules, targets, ev, verdicts, early, earlyVerdict);
+        } catch (RuntimeException | Error e) {
+            // Not a store failure (each rule's policy answers those): give back what was taken and started.
+            RuleDecider.abandon(targets, 0);
+            ev.refund();
+            ev.finish();
+            throw e;
+        }
+    }
+
+    private Evaluation decideInOrder(CompiledRule[] rules, RuleDecider.Target[] targets, Evaluation ev,
+                                     Verdict[] verdicts, int early, Verdict earlyVerdict) {
         int n = 0;
         Outcome worst = Outcome.ALLOWED;
         long delay = 0;

@@ -329,7 +329,8 @@ public final class RateLimitSettings {
     /**
      * Sets on a limiter builder everything these settings say about the limiter: the default failure policy, the
      * local fallback share, the cap on waiting calls, the client-address resolver, the per-key limits and their
-     * cache, the dry run ({@code ratelimit.shadow}) and the shadow log. The store, key resolvers and listeners of the entry point are the caller's.
+     * cache, the dry run ({@code ratelimit.shadow}) and the shadow log. The store, key resolvers and listeners of the
+     * entry point are the caller's.
      *
      * @param builder a limiter builder
      * @return the builder
