@@ -292,7 +292,13 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
         WAITERS_FULL,
 
         /** The thread was interrupted while a {@link Mode#SOFT} delay was under way; the tokens were returned. */
-        INTERRUPTED
+        INTERRUPTED,
+
+        /**
+         * The call is exempt: its client address is one no rule limits, or its key (or address) one the rule never
+         * limits ({@link RateLimiter.Builder#exempt}); no store was asked.
+         */
+        EXEMPT
     }
 
     /**

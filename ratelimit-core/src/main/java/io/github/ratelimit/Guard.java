@@ -78,15 +78,58 @@ public interface Guard {
     CompletableFuture<Decision> acquireAsync(RequestContext context, long permits);
 
     /**
+     * Says what deciding a call would give now, without deciding it: whether it would pass, and when it would, for
+     * user interfaces ("3 left, next in 12 s") and schedulers. Nothing is taken, no listener or metric hears of it, and
+     * a store may still be asked (one read per rule on Redis; a key this instance remembers rejecting, none). The
+     * decision's outcome is what {@link #acquire} would decide now: {@link Outcome#ALLOWED} with each window's
+     * state, {@link Outcome#DELAYED} with the wait a {@link Mode#SOFT} rule would impose (the limiter's places
+     * among waiting calls are not checked), {@link Outcome#REJECTED} with the {@link Decision#retryAfterNanos()} at
+     * which it would pass if nothing else took the tokens first.
+     *
+     * @param context the call
+     * @return the decision deciding the call would give now
+     * @throws UnsupportedOperationException when the limiter's store cannot peek (every store of this project can)
+     */
+    default Decision peek(RequestContext context) {
+        return peek(context, 1);
+    }
+
+    /**
+     * As {@link #peek(RequestContext)}, for a call that would count as {@code permits} calls.
+     *
+     * @param context the call
+     * @param permits how many calls it would count as, at least 1
+     * @return the decision deciding the call would give now
+     * @throws IllegalArgumentException as {@link #acquire(RequestContext, long)} does
+     */
+    Decision peek(RequestContext context, long permits);
+
+    /**
      * Reports how a call this guard permitted ended, for rules that count only failed calls
-     * ({@link Counted#FAILURES}): when the call did not fail, the tokens those rules took for it are returned. No
-     * effect on other rules, or for a decision that permitted nothing. Call it once per decision, after the call;
-     * entry points do (the servlet filter after the response, the Spring advisor after the method).
+     * ({@link Counted#FAILURES}): when the call did not fail, the tokens those rules took for it are returned. As
+     * {@link #completed(Decision, boolean, int)} with no status: rules that count statuses keep their tokens.
      *
      * @param decision what {@link #acquire} or {@link #acquireAsync} decided for the call
      * @param failed whether the call failed (a wrong password, a rejected API key)
      */
-    void completed(Decision decision, boolean failed);
+    default void completed(Decision decision, boolean failed) {
+        completed(decision, failed, 0);
+    }
+
+    /**
+     * Reports how a call this guard permitted ended, for rules that count only some calls: a rule that counts
+     * failures ({@link Counted#FAILURES}) gets its tokens back unless the call failed; one that counts statuses
+     * ({@link Counted#STATUSES}) unless the response's status is one of {@link Rule#countedStatuses()} (with no
+     * status, 0, it keeps them). No effect on other rules, or for a decision that permitted nothing. Call it once per
+     * decision, after the call; entry points do (the servlet and WebFlux filters after the response, the Spring
+     * advisor after the method).
+     *
+     * @param decision what {@link #acquire} or {@link #acquireAsync} decided for the call
+     * @param failed whether the call failed (a wrong password, a rejected API key)
+     * @param status the HTTP status the call was answered with (500 for a request whose processing threw), or 0
+     *        when there is none or it is not known
+     */
+    void completed(Decision decision, boolean failed, int status);
 
     /**
      * Returns every token a permitted call took under this guard's rules, for a call that a later layer refused
@@ -102,7 +145,8 @@ public interface Guard {
     Decision refund(Decision decision);
 
     /**
-     * @return whether any of this guard's rules counts only failed calls, so {@link #completed} has work to do
+     * @return whether any of this guard's rules counts only some calls (failures, statuses), so {@link #completed}
+     *         has work to do
      */
-    boolean countsFailures();
+    boolean settlesOnCompletion();
 }

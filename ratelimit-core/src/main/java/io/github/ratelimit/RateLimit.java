@@ -108,9 +108,23 @@ public @interface RateLimit {
     long cost() default 1;
 
     /**
+     * How many permits a call counts as under this rule, computed from the call, e.g. the size of a batch:
+     * {@code @RateLimit(name = "batch", key = "ip", perMinute = 10, permits = "#items.size()")} lets 10 items a
+     * minute through, however they are split into calls. SpEL over the arguments in Spring (checked at start-up like
+     * keys), or a key atom ({@code header:X-Items}). The rule takes {@link #cost()} times that value; a value below 1
+     * counts as 1; a value that is no whole number leaves the key missing ({@link #onMissingKey()}); a call of more
+     * than a window can hold is refused ({@link CallTooLargeException}, HTTP 413 on the web). Only this annotation's
+     * rule is weighed: the method's other rules count the call once.
+     *
+     * @return the expression, or empty for one permit per call
+     */
+    String permits() default "";
+
+    /**
      * Which calls the tokens pay for: all admitted calls (the default), or only {@link Counted#FAILURES}, calls that
      * throw (for limiting guesses: {@code @RateLimit(key = "#username", perMinute = 5, count = Counted.FAILURES)} on
-     * a login method).
+     * a login method). {@link Counted#STATUSES} is for URL rules ({@code count=statuses:404}): a method call has no
+     * status, and an annotation that names it fails at start-up.
      *
      * @return the calls that keep their tokens
      */

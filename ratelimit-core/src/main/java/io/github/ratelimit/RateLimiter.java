@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -109,6 +110,11 @@ public interface RateLimiter extends AutoCloseable {
         private long localFallbackMaximumKeys = LocalBucketStore.DEFAULT_MAXIMUM_KEYS;
         private int maxWaiting = DEFAULT_MAX_WAITING;
         private boolean shadow;
+        private final List<String> exempt = new ArrayList<>();
+        private final Map<String, List<String>> ruleExempt = new LinkedHashMap<>();
+        private String planFrom;
+        private Map<String, List<Limit>> plans = Map.of();
+        private Set<String> planRules = Set.of();
 
         private Builder() {
         }
@@ -250,13 +256,6 @@ public interface RateLimiter extends AutoCloseable {
         }
 
         /**
-         * @param maxWaiting the most calls that may wait out a SOFT delay at once in this limiter, all rules
-         *        together, at least 0 (default {@value #DEFAULT_MAX_WAITING}); each SOFT rule has a bound of its own
-         *        as well ({@link Rule#maxWaiting()}). Beyond either, a call that would be delayed is rejected with
-         *        {@link Basis#WAITERS_FULL}
-         * @return this builder
-         */
-        /**
          * @param shadow whether every rule only records what it would reject, whatever its mode (default false): a
          *        dry run for rolling a configuration out. Each rule then behaves as {@link Mode#SHADOW}: a call it
          *        would reject or delay goes on at once, its decision says {@link Decision.Outcome#SHADOW_REJECTED}
@@ -266,6 +265,62 @@ public interface RateLimiter extends AutoCloseable {
          */
         public Builder shadow(boolean shadow) {
             this.shadow = shadow;
+            return this;
+        }
+
+        /**
+         * @param maxWaiting the most calls that may wait out a SOFT delay at once in this limiter, all rules
+         *        together, at least 0 (default {@value #DEFAULT_MAX_WAITING}); each SOFT rule has a bound of its own
+         *        as well ({@link Rule#maxWaiting()}). Beyond either, a call that would be delayed is rejected with
+         *        {@link Basis#WAITERS_FULL}
+         * @return this builder
+         */
+        /**
+         * @param cidrs client addresses and ranges no rule limits ({@code 10.0.0.0/8}, {@code 192.0.2.7},
+         *        {@code 2001:db8::/32}): a call whose client (as the {@link #clientIpResolver} finds it for the
+         *        {@code ip} key, with its whole address) is in one is allowed by every rule without asking a store,
+         *        each verdict saying {@link Basis#EXEMPT}. Added to those given before
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException when an entry is no address or range (checked in
+         *         {@link #build()})
+         */
+        public Builder exempt(Collection<String> cidrs) {
+            exempt.addAll(cidrs);
+            return this;
+        }
+
+        /**
+         * @param rule the name of the rule the entries are for
+         * @param values key values the rule never limits, as the rule resolves its keys ({@code alice} for
+         *        {@code user}); for a rule whose key reads the client address ({@code ip}, {@code user|ip}),
+         *        addresses and ranges too, matched against the call's whole client address. Such calls are allowed
+         *        by that rule without asking a store ({@link Basis#EXEMPT}). Added to those given before
+         * @return this builder
+         */
+        public Builder exempt(String rule, Collection<String> values) {
+            ruleExempt.computeIfAbsent(Objects.requireNonNull(rule, "rule"), r -> new ArrayList<>()).addAll(values);
+            return this;
+        }
+
+        /**
+         * Chooses a call's plan from the call itself, for keys with no limits of their own from the
+         * {@link #limitProvider} (whose entries still win): a plan a trusted gateway names in a header, or a user's
+         * granted authority ({@code authority:PLAN_} in the Spring Boot starter).
+         *
+         * @param expression where a call's plan name comes from, resolved like a key: {@code header:X-Plan}, a custom
+         *        resolver's name, or an expression of the {@link #keyResolverFactory} (SpEL in Spring)
+         * @param plans the plans by name; a call whose plan is none of them (or that names none) gets the rule's own
+         *        limits
+         * @param rules the names of the rules the plans are for; empty for every rule whose key counts by the user
+         *        ({@code user}, {@code user|ip})
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException when a rule cannot use a plan's limits (raised when the rule
+         *         is registered)
+         */
+        public Builder planFrom(String expression, Map<String, List<Limit>> plans, Collection<String> rules) {
+            this.planFrom = Objects.requireNonNull(expression, "expression");
+            this.plans = Map.copyOf(plans);
+            this.planRules = Set.copyOf(rules);
             return this;
         }
 
@@ -289,7 +344,8 @@ public interface RateLimiter extends AutoCloseable {
             Waiter w = ownsWaiter ? Waiter.system() : waiter;
             return new DefaultRateLimiter(new DefaultRateLimiter.Settings(s, fallback, timeMeter, w, ownsWaiter,
                     Map.copyOf(keyResolvers), clientIpResolver, keyResolverFactory, limitProvider, limitProviderTtl,
-                    List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting, shadow));
+                    List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting, shadow,
+                    List.copyOf(exempt), Map.copyOf(ruleExempt), planFrom, plans, planRules));
         }
     }
 

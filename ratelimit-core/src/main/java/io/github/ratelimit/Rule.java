@@ -33,19 +33,15 @@ public final class Rule {
     public static final long MAX_LOG_CALLS = 10_000;
 
     /**
-     * The most intervals, summed over its windows, that a {@link Algorithm#SLIDING_WINDOW_COUNTER} key holds
-     * delayed calls in: a counter keeps one count per window and interval, so a {@link Mode#SOFT} rule of this
-     * algorithm may delay a call by at most this many of its intervals ({@code maxDelay / period}, rounded up, summed
-     * over the windows). It bounds a decision's work in Redis, whatever the number of waiting calls; a call that
-     * another rule delays further than that is rejected ({@code docs/RELIABILITY.md}).
+     * The most intervals, summed over its windows, that a {@link Algorithm#SLIDING_WINDOW_COUNTER} key holds delayed
+     * calls in ({@code maxDelay / period}, rounded up): it bounds a decision's work in Redis, whatever the number of
+     * waiting calls; a call that another rule delays further is rejected ({@code docs/RELIABILITY.md}).
      */
     public static final int MAX_COUNTER_DELAY_INTERVALS = 64;
 
     /**
-     * The most limits (windows) one rule may have, whether it is declared (annotation, properties, rules file, code)
-     * or given per key at run time. Each window is work on every decision and an item of the {@code RateLimit-Policy}
-     * and {@code RateLimit} headers of every response the rule decides; eight cover every natural period and keep a
-     * response's headers bounded.
+     * The most limits (windows) one rule may have, declared or given per key at run time: each is work on every
+     * decision and an item of the rate-limit headers; eight cover every natural period and keep headers bounded.
      */
     public static final int MAX_LIMITS = 8;
 
@@ -58,7 +54,8 @@ public final class Rule {
     /** A rule's values, after defaults: one record, so equality covers every value. */
     private record Values(String name, String publicName, String source, String key, List<Limit> limits, Mode mode,
                           Duration maxDelay, int maxWaiting, long cost, StoreFailurePolicy onStoreFailure,
-                          MissingKeyPolicy onMissingKey, Algorithm algorithm, LocalFirst localFirst, Counted count) {
+                          MissingKeyPolicy onMissingKey, Algorithm algorithm, LocalFirst localFirst, Counted count,
+                          HttpStatuses countedStatuses, String permits) {
     }
 
     private final Values v;
@@ -67,7 +64,8 @@ public final class Rule {
         this.v = new Values(b.name, b.publicName != null ? b.publicName : b.name,
                 b.source != null ? b.source : "rule '" + b.name + "'", b.key.trim(), List.copyOf(b.limits), b.mode,
                 b.maxDelay, b.mode == Mode.SOFT ? (b.maxWaiting != null ? b.maxWaiting : DEFAULT_MAX_WAITING) : 0,
-                b.cost, b.onStoreFailure, b.onMissingKey, b.algorithm, b.localFirst, b.count);
+                b.cost, b.onStoreFailure, b.onMissingKey, b.algorithm, b.localFirst, b.count, b.countedStatuses,
+                b.permits == null || b.permits.isBlank() ? null : b.permits.trim());
     }
 
     /**
@@ -147,9 +145,19 @@ public final class Rule {
         return v.algorithm();
     }
 
-    /** @return which calls the rule's tokens pay for: all it admits (the default), or only those that fail */
+    /** @return which calls the rule's tokens pay for: all it admits (the default), those that fail, or statuses */
     public Counted count() {
         return v.count();
+    }
+
+    /** @return the statuses whose responses keep their tokens, for {@link Counted#STATUSES}; else {@code null} */
+    public HttpStatuses countedStatuses() {
+        return v.countedStatuses();
+    }
+
+    /** @return how many permits a call counts as under this rule ({@link Builder#permits}), or {@code null} */
+    public String permits() {
+        return v.permits();
     }
 
     /** @return whether and how the rule's buckets in a shared store are decided locally first; {@code null} for never */
@@ -188,6 +196,8 @@ public final class Rule {
         b.algorithm = v.algorithm;
         b.localFirst = v.localFirst;
         b.count = v.count;
+        b.countedStatuses = v.countedStatuses;
+        b.permits = v.permits;
         return b;
     }
 
@@ -225,6 +235,8 @@ public final class Rule {
         private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
         private LocalFirst localFirst;
         private Counted count = Counted.ALL;
+        private HttpStatuses countedStatuses;
+        private String permits;
 
         private Builder(String name) {
             this.name = name;
@@ -250,19 +262,15 @@ public final class Rule {
             return this;
         }
 
-        /**
-         * @param key the key expression; see {@link RateLimit#key()}
-         * @return this builder
-         */
+        /** @param key the key expression; see {@link RateLimit#key()}
+         *  @return this builder */
         public Builder key(String key) {
             this.key = key;
             return this;
         }
 
-        /**
-         * @param limit a window to add
-         * @return this builder
-         */
+        /** @param limit a window to add
+         *  @return this builder */
         public Builder limit(Limit limit) {
             this.limits.add(Objects.requireNonNull(limit, "limit"));
             return this;
@@ -284,28 +292,22 @@ public final class Rule {
             return this;
         }
 
-        /**
-         * @param limits windows to add
-         * @return this builder
-         */
+        /** @param limits windows to add
+         *  @return this builder */
         public Builder limits(List<Limit> limits) {
             limits.forEach(this::limit);
             return this;
         }
 
-        /**
-         * @param mode what happens to a request over the limit
-         * @return this builder
-         */
+        /** @param mode what happens to a request over the limit
+         *  @return this builder */
         public Builder mode(Mode mode) {
             this.mode = Objects.requireNonNull(mode, "mode");
             return this;
         }
 
-        /**
-         * @param maxDelay the longest a {@link Mode#SOFT} request waits; required for, and only for, SOFT
-         * @return this builder
-         */
+        /** @param maxDelay the longest a {@link Mode#SOFT} request waits; required for, and only for, SOFT
+         *  @return this builder */
         public Builder maxDelay(Duration maxDelay) {
             this.maxDelay = maxDelay;
             return this;
@@ -322,37 +324,29 @@ public final class Rule {
             return this;
         }
 
-        /**
-         * @param cost tokens one request takes, at least 1 and at most the smallest capacity
-         * @return this builder
-         */
+        /** @param cost tokens one request takes, at least 1 and at most the smallest capacity
+         *  @return this builder */
         public Builder cost(long cost) {
             this.cost = cost;
             return this;
         }
 
-        /**
-         * @param policy what the rule decides when the store fails
-         * @return this builder
-         */
+        /** @param policy what the rule decides when the store fails
+         *  @return this builder */
         public Builder onStoreFailure(StoreFailurePolicy policy) {
             this.onStoreFailure = Objects.requireNonNull(policy, "onStoreFailure");
             return this;
         }
 
-        /**
-         * @param policy what the rule does when its key cannot be resolved
-         * @return this builder
-         */
+        /** @param policy what the rule does when its key cannot be resolved
+         *  @return this builder */
         public Builder onMissingKey(MissingKeyPolicy policy) {
             this.onMissingKey = Objects.requireNonNull(policy, "onMissingKey");
             return this;
         }
 
-        /**
-         * @param algorithm how the buckets refill
-         * @return this builder
-         */
+        /** @param algorithm how the buckets refill
+         *  @return this builder */
         public Builder algorithm(Algorithm algorithm) {
             this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
             return this;
@@ -368,13 +362,28 @@ public final class Rule {
             return this;
         }
 
-        /**
-         * @param count which calls the rule's tokens pay for: {@link Counted#ALL} (the default) or only
-         *        {@link Counted#FAILURES}
-         * @return this builder
-         */
+        /** @param count which calls the rule's tokens pay for: {@link Counted#ALL} (the default) or only
+         *         {@link Counted#FAILURES}; for {@link Counted#STATUSES}, {@link #count(HttpStatuses)}
+         *  @return this builder */
         public Builder count(Counted count) {
             this.count = Objects.requireNonNull(count, "count");
+            this.countedStatuses = null;
+            return this;
+        }
+
+        /** @param statuses the statuses whose responses keep their tokens ({@link Counted#STATUSES})
+         *  @return this builder */
+        public Builder count(HttpStatuses statuses) {
+            this.countedStatuses = Objects.requireNonNull(statuses, "statuses");
+            this.count = Counted.STATUSES;
+            return this;
+        }
+
+        /** @param permits how many permits a call counts as under this rule, resolved from the call like a key
+         *         ({@link RateLimit#permits()}); {@code null} (the default) for the call's own
+         *  @return this builder */
+        public Builder permits(String permits) {
+            this.permits = permits;
             return this;
         }
 
@@ -382,14 +391,13 @@ public final class Rule {
             return source != null ? source : "rule '" + name + "'";
         }
 
-        /**
-         * @return the rule
-         * @throws InvalidRateLimitConfigurationException naming the source, the bad value, the constraint and
-         *         the fix
-         */
+        /** @return the rule
+         *  @throws InvalidRateLimitConfigurationException naming the source, the bad value, the constraint, the fix */
         public Rule build() {
             RuleChecks.check(new RuleChecks.Draft(where(), name, publicName,
                     key, limits, mode, maxDelay, maxWaiting, cost, algorithm, localFirst));
+            RuleChecks.checkCounting(where(), count, countedStatuses,
+                    permits == null || permits.isBlank() ? null : permits.trim(), algorithm);
             return new Rule(this);
         }
     }
@@ -412,29 +420,31 @@ public final class Rule {
      */
     public record LocalFirst(long maxUnsyncedTokens, Duration maxUnsyncedTime) {
 
-        /**
-         * @throws InvalidRateLimitConfigurationException when a value is out of range
-         */
+        /** @throws InvalidRateLimitConfigurationException when a value is out of range */
         public LocalFirst {
             RuleChecks.checkLocalFirst(maxUnsyncedTokens, maxUnsyncedTime);
         }
     }
 
-    /**
-     * Which calls a rule's tokens pay for.
-     */
+    /** Which calls a rule's tokens pay for. */
     public enum Counted {
 
         /** Every call the rule admits takes its tokens (the default). */
         ALL,
 
         /**
-         * Only calls that fail keep their tokens: a call still needs a token to go ahead (so at most the limit's
-         * worth of attempts are under way or failed in a window), and gets it back when it ends without failing. For
-         * limiting guesses: failed logins per address or per user name, wrong API keys. The entry point says how a
-         * call ended ({@link Guard#completed}): the servlet filter calls a response with status 401, or a request an
-         * authentication failure was recorded for, a failure; the method advisor, a call that throws.
+         * Only calls that fail keep their tokens: a call needs a token to go ahead and gets it back when it ends
+         * without failing (limits on guesses: failed logins, wrong API keys). The entry point says how a call ended
+         * ({@link Guard#completed}): to the filters a 401 or a recorded authentication failure fails; to the method
+         * advisor, a call that throws.
          */
-        FAILURES
+        FAILURES,
+
+        /**
+         * Only calls answered with one of the rule's {@link #countedStatuses() statuses} keep their tokens, as with
+         * {@link #FAILURES} ({@code 404}: enumeration). The filters report the status ({@link Guard#completed(Decision,
+         * boolean, int)}; a request that throws is a 500); a call whose status nobody reports keeps its tokens.
+         */
+        STATUSES
     }
 }

@@ -224,8 +224,46 @@ final class RuleChecks {
         if (rule.count() != Rule.Counted.ALL) {
             sb.append(", count=").append(rule.count());
         }
+        if (rule.countedStatuses() != null) {
+            sb.append(", statuses=").append(rule.countedStatuses());
+        }
+        if (rule.permits() != null) {
+            sb.append(", permits=").append(rule.permits());
+        }
         return sb.append(", onStoreFailure=").append(rule.onStoreFailure())
                 .append(", onMissingKey=").append(rule.onMissingKey()).append(']').toString();
+    }
+
+    /**
+     * Checks what a rule counts: {@link Rule.Counted#STATUSES} names its statuses, and a rule whose calls count as
+     * several permits by an expression can count them (the sliding log and the leaky bucket count every call at the
+     * rule's own cost).
+     *
+     * @param where the rule's source
+     * @param count which calls the rule counts
+     * @param statuses the statuses, for {@link Rule.Counted#STATUSES}
+     * @param permits the permits expression, or {@code null}
+     * @param algorithm the rule's algorithm
+     */
+    static void checkCounting(String where, Rule.Counted count, HttpStatuses statuses, String permits,
+                              Algorithm algorithm) {
+        if (count == Rule.Counted.STATUSES && statuses == null) {
+            throw fail(where, "STATUSES", "count STATUSES names no status", "Give the statuses with "
+                    + "count(HttpStatuses.parse(\"404,5xx\")), or count=statuses:404,5xx on a URL rule (a method call "
+                    + "has no status).");
+        }
+        if (permits == null) {
+            return;
+        }
+        if (permits.indexOf('+') >= 0 && !permits.contains("#") && !permits.contains("@")) {
+            throw fail(where, permits, "permits '" + permits + "' combines parts with '+', which a number cannot",
+                    "Give one source of the count: 'header:X-Batch-Size', a resolver's name, or SpEL ('#items.size()').");
+        }
+        if (algorithm == Algorithm.SLIDING_WINDOW_LOG || algorithm == Algorithm.LEAKY_BUCKET) {
+            throw fail(where, permits, "permits '" + permits + "' makes a call count as several, which a " + algorithm
+                    + " rule cannot: it counts every call at the rule's own cost", "Use another algorithm "
+                    + "(SLIDING_WINDOW_COUNTER is the nearest to a log), or drop permits.");
+        }
     }
 
     /**

@@ -98,9 +98,12 @@ class ArchitectureTest {
                 .check(core);
     }
 
-    /** The API a newcomer has to hold: the user API plus the Redis stores' builders, at most 27 types. */
+    /**
+     * The API a newcomer has to hold: the user API plus the Redis stores' builders, at most 29 types (27 until issue
+     * 24 added the status set of rules that count statuses and the error of a call larger than a rule could hold).
+     */
     @Test
-    void thePublicApiHasAtMost27TopLevelTypes() {
+    void thePublicApiHasAtMost29TopLevelTypes() {
         List<String> api = core.stream()
                 .filter(c -> c.getModifiers().contains(com.tngtech.archunit.core.domain.JavaModifier.PUBLIC))
                 .filter(JavaClass::isTopLevelClass)
@@ -108,7 +111,7 @@ class ArchitectureTest {
                 .filter(n -> !n.startsWith("io.github.ratelimit.internal.") && !n.startsWith("io.github.ratelimit.testing."))
                 .filter(n -> !n.endsWith(".package-info"))
                 .sorted().toList();
-        assertThat(api).as("public top-level types outside internal").hasSizeGreaterThan(15).hasSizeLessThanOrEqualTo(27);
+        assertThat(api).as("public top-level types outside internal").hasSizeGreaterThan(15).hasSizeLessThanOrEqualTo(29);
     }
 
     @Test

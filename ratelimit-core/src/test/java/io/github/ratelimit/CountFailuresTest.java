@@ -30,7 +30,7 @@ class CountFailuresTest {
     @Test
     void successesGiveTheirTokensBackAndFailuresKeepThem() {
         Guard guard = limiter.guard(Rule.builder("logins").key("user").limits("3/1h").count(Counted.FAILURES).build());
-        assertThat(guard.countsFailures()).isTrue();
+        assertThat(guard.settlesOnCompletion()).isTrue();
         for (int i = 0; i < 50; i++) {
             Decision d = guard.acquire(from("alice"));
             assertThat(d.permitted()).as("success %d", i).isTrue();
@@ -73,7 +73,7 @@ class CountFailuresTest {
     @Test
     void aGuardWithoutSuchRulesIgnoresCompletions() {
         Guard guard = limiter.guard(Rule.builder("calls").limits("1/1h").build());
-        assertThat(guard.countsFailures()).isFalse();
+        assertThat(guard.settlesOnCompletion()).isFalse();
         guard.completed(guard.acquire(RequestContext.empty()), false);
         assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.REJECTED);
     }

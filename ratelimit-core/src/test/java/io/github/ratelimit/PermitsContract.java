@@ -137,4 +137,108 @@ abstract class PermitsContract {
         assertThat(batch.acquireAsync(ALICE, 4).get().outcome()).isEqualTo(Outcome.REJECTED);
         assertThat(remaining(batch.acquireAsync(ALICE, 3).get())).isZero();
     }
+
+    /** A call of {@code items} items, by {@code alice}: the permits expression {@code header:X-Items} reads them. */
+    private static RequestContext items(String items) {
+        return RequestContext.builder().principal("alice").header("X-Items", items).build();
+    }
+
+    /**
+     * A rule's permits expression counts the call as its value under that rule alone: the batch rule takes 7, the
+     * site rule beside it 1; the Boot sample's 7, 4 refused, 3 sequence.
+     */
+    @ParameterizedTest
+    @MethodSource("weighted")
+    void aPermitsExpressionWeighsTheCallUnderItsRuleAlone(Algorithm algorithm) {
+        Rule site = Rule.builder("site").key("user").limits("100/1m").algorithm(algorithm).build();
+        Rule batch = Rule.builder("batch").key("user").limits("10/1m").algorithm(algorithm).permits("header:X-Items")
+                .build();
+        RateLimiter limiter = limiter();
+        Guard both = limiter.guard(site, batch);
+        Decision seven = both.acquire(items("7"));
+        assertThat(seven.permitted()).isTrue();
+        assertThat(seven.verdicts()).extracting(Decision.Verdict::rule, Decision.Verdict::permits)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("site", 1L),
+                        org.assertj.core.groups.Tuple.tuple("batch", 7L));
+        Decision four = both.acquire(items("4"));
+        assertThat(four.outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(four.retryAfterNanos()).isPositive();
+        Decision three = both.acquire(items(" 3 "));
+        assertThat(three.permitted()).as("the refused four took nothing").isTrue();
+        assertThat(remaining(limiter.guard(site).acquire(ALICE))).as("site: 7, 3 and this call, one each")
+                .isEqualTo(97);
+    }
+
+    @Test
+    void aPermitsExpressionMultipliesTheCallsOwnPermitsAndTheRulesCost() {
+        Guard batch = limiter().guard(Rule.builder("batch").key("user").limits("100/1m").cost(2)
+                .permits("header:X-Items").build());
+        Decision d = batch.acquire(items("5"), 3);
+        assertThat(d.verdicts().get(0).permits()).as("tokens: 5 items, 3 times, at 2 each").isEqualTo(30);
+        assertThat(remaining(d)).isEqualTo(70);
+        assertThat(remaining(batch.acquire(items("0")))).as("below 1 counts as 1").isEqualTo(68);
+    }
+
+    /** What a client sends is no number, or none: the rule's key is missing, and its policy decides. */
+    @Test
+    void aPermitsValueThatIsNoWholeNumberLeavesTheKeyMissing() {
+        RateLimiter limiter = limiter();
+        Guard strict = limiter.guard(Rule.builder("strict").key("user").limits("10/1m").permits("header:X-Items")
+                .build());
+        Guard lenient = limiter.guard(Rule.builder("lenient").key("user").limits("10/1m").permits("header:X-Items")
+                .onMissingKey(MissingKeyPolicy.SKIP).build());
+        for (String garbage : List.of("", "abc", "-1", "1.5", "1e3", "+4", "0x10", "9999999999999999999",
+                "\u0661\u0662")) {
+            RequestContext call = items(garbage);
+            Decision d = strict.acquire(call);
+            assertThat(d.outcome()).as("'%s'", garbage).isEqualTo(Outcome.REJECTED);
+            assertThat(d.verdicts().get(0).basis()).isEqualTo(Decision.Basis.KEY_MISSING);
+            assertThat(lenient.acquire(call).verdicts().get(0).basis()).isEqualTo(Decision.Basis.KEY_MISSING);
+        }
+        Decision none = strict.acquire(RequestContext.builder().principal("alice").build());
+        assertThat(none.verdicts().get(0).basis()).as("no header").isEqualTo(Decision.Basis.KEY_MISSING);
+        assertThat(remaining(strict.acquire(items("10")))).as("no garbage took anything").isZero();
+    }
+
+    /** A value no window could hold is a CallTooLargeException (web layers answer 413), and takes nothing. */
+    @Test
+    void aPermitsValueNoWindowCouldHoldIsACallTooLarge() {
+        Rule site = Rule.builder("site").key("user").limits("100/1m").build();
+        Rule batch = Rule.builder("batch").key("user").limits("10/1m").cost(2).permits("header:X-Items").build();
+        RateLimiter limiter = limiter();
+        Guard both = limiter.guard(site, batch);
+        assertThatThrownBy(() -> both.acquire(items("6")))
+                .isInstanceOfSatisfying(CallTooLargeException.class, e -> {
+                    assertThat(e.publicName()).isEqualTo("batch");
+                    assertThat(e.permits()).isEqualTo(6);
+                    assertThat(e.most()).isEqualTo(5);
+                    assertThat(e.describe()).contains("'batch'").contains("at most 5").doesNotContain("alice");
+                });
+        assertThatThrownBy(() -> both.acquire(items("999999999999999999")))
+                .isInstanceOf(CallTooLargeException.class).hasMessageContaining("holds at most 10");
+        assertThatThrownBy(() -> limiter.guard(batch).acquire(items("999999999999999999"), 1000))
+                .isInstanceOf(CallTooLargeException.class).hasMessageContaining("more permits than a long holds");
+        assertThat(remaining(limiter.guard(site).acquire(ALICE))).as("site took nothing either").isEqualTo(99);
+        assertThat(remaining(both.acquire(items("5")))).as("the largest call that fits").isEqualTo(98);
+    }
+
+    @Test
+    void aPermitsExpressionIsCheckedWhenTheRuleIsBuiltAndRegistered() {
+        assertThatThrownBy(() -> Rule.builder("log").limits("10/1m").algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                .permits("header:X-Items").build())
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessageContaining("rule 'log'").hasMessageContaining("SLIDING_WINDOW_COUNTER");
+        assertThatThrownBy(() -> Rule.builder("leaky").limits("10/1m").algorithm(Algorithm.LEAKY_BUCKET)
+                .permits("header:X-Items").build())
+                .isInstanceOf(InvalidRateLimitConfigurationException.class).hasMessageContaining("LEAKY_BUCKET");
+        assertThatThrownBy(() -> Rule.builder("sum").limits("10/1m").permits("header:A+header:B").build())
+                .isInstanceOf(InvalidRateLimitConfigurationException.class).hasMessageContaining("'+'");
+        Rule unknown = Rule.builder("unknown").limits("10/1m").permits("itemz").build();
+        assertThatThrownBy(() -> limiter().guard(unknown))
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessageContaining("rule 'unknown': permits").hasMessageContaining("'itemz'");
+        assertThat(Rule.builder("r").limits("1/1s").permits(" header:X-Items ").build().permits())
+                .isEqualTo("header:X-Items");
+        assertThat(Rule.builder("r").limits("1/1s").permits(" ").build().permits()).isNull();
+    }
 }

@@ -10,15 +10,19 @@ import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
+import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.support.RateLimitedLog;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A rule with everything a decision needs resolved up front: its key resolver, its store limits
@@ -31,6 +35,7 @@ final class CompiledRule {
     }
 
     private static final RateLimitedLog PROVIDER_LOG = new RateLimitedLog(10_000_000_000L);
+    private static final RateLimitedLog PERMITS_LOG = new RateLimitedLog(10_000_000_000L);
     private static final long MAX_PER_KEY_ENTRIES = 100_000;
     private static final long MAX_DISTINCT_LIMIT_SETS = 10_000;
 
@@ -39,6 +44,10 @@ final class CompiledRule {
     /** What clients see in the rule's place: {@link Rule#publicName()}. */
     final String publicName;
     final KeyResolver resolver;
+    /** Resolves how many permits a call counts as under this rule ({@link Rule#permits()}), or {@code null}. */
+    final KeyResolver permitsResolver;
+    /** The keys and addresses this rule never limits, or {@code null}. */
+    final Exemption exemption;
     final Mode mode;
     final long cost;
     final long maxDelayNanos;
@@ -52,13 +61,22 @@ final class CompiledRule {
     private final LimitProvider provider;
     private final Cache<String, Configs> perKey;
     private final Cache<List<Limit>, Configs> distinct;
+    /** Plans chosen by the call, or {@code null}: their configurations by plan name. */
+    private final RequestPlans requestPlans;
+    private final Map<String, Configs> planConfigs;
+    /** The configurations a call's plan gave each key lately, for refunds, which have no call to read it from. */
+    private final Cache<String, Configs> planned;
 
-    CompiledRule(Rule rule, KeyResolver resolver, StoreFailurePolicy defaultPolicy, double fallbackShare,
-                 LimitProvider provider, Duration providerTtl, TimeMeter timeMeter, boolean shadow) {
+    CompiledRule(Rule rule, KeyResolver resolver, KeyResolver permitsResolver, Exemption exemption,
+                 RequestPlans requestPlans, StoreFailurePolicy defaultPolicy,
+                 double fallbackShare, LimitProvider provider, Duration providerTtl, TimeMeter timeMeter,
+                 boolean shadow) {
         this.rule = rule;
         this.name = rule.name();
         this.publicName = rule.publicName();
         this.resolver = resolver;
+        this.permitsResolver = permitsResolver;
+        this.exemption = exemption;
         // A limiter in shadow mode (a dry run) runs every rule as SHADOW, whatever the rule says.
         this.mode = shadow ? io.github.ratelimit.Mode.SHADOW : rule.mode();
         this.cost = rule.cost();
@@ -70,6 +88,26 @@ final class CompiledRule {
         this.waiting = new java.util.concurrent.Semaphore(rule.maxWaiting());
         this.fallbackShare = fallbackShare;
         this.defaults = configs(rule.limits());
+        this.requestPlans = requestPlans;
+        if (requestPlans != null) {
+            Map<String, Configs> byPlan = new HashMap<>();
+            requestPlans.plans().forEach((plan, limits) -> {
+                try {
+                    rule.withLimits(limits);
+                } catch (InvalidRateLimitConfigurationException e) {
+                    throw new InvalidRateLimitConfigurationException(rule.source() + ": plan '" + plan + "' (from the "
+                            + "call, ratelimit.plan-from) has limits " + limits + " this rule cannot use: "
+                            + e.getMessage() + " Give the plan limits every rule it is for can use, or name the rules "
+                            + "(ratelimit.plan-rules).", e);
+                }
+                byPlan.put(plan, limits.equals(rule.limits()) ? defaults : configs(limits));
+            });
+            this.planConfigs = Map.copyOf(byPlan);
+            this.planned = Caffeine.newBuilder().maximumSize(MAX_PER_KEY_ENTRIES).build();
+        } else {
+            this.planConfigs = Map.of();
+            this.planned = null;
+        }
         this.provider = provider;
         if (provider != null) {
             Ticker ticker = timeMeter == TimeMeter.SYSTEM_MILLISECONDS || timeMeter == TimeMeter.SYSTEM_NANOTIME
@@ -81,6 +119,33 @@ final class CompiledRule {
             this.perKey = null;
             this.distinct = null;
         }
+    }
+
+    /**
+     * @param context a call
+     * @return how many permits the call counts as under this rule, from its {@link Rule#permits()} expression: at
+     *         least 1 (a value below counts as 1), or -1 when the expression gives no whole number of at most 18 digits
+     *         (nothing, text, a fraction, a negative number), which leaves the call's key missing
+     */
+    long permitsOf(RequestContext context) {
+        String value;
+        try {
+            value = permitsResolver.resolve(context);
+        } catch (RuntimeException e) {
+            PERMITS_LOG.log(Level.WARNING, "The permits expression of rule '" + name + "' failed; treating the key as "
+                    + "missing", e);
+            return -1;
+        }
+        if (value == null) {
+            return -1;
+        }
+        String digits = value.trim();
+        if (digits.isEmpty() || digits.length() > 18 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+            PERMITS_LOG.log(Level.WARNING, "The permits expression of rule '" + name + "' gave "
+                    + LogText.quote(value) + ", which is no whole number; treating the key as missing", null);
+            return -1;
+        }
+        return Math.max(1, Long.parseLong(digits));
     }
 
     /**
@@ -103,10 +168,40 @@ final class CompiledRule {
      * @return the configurations for the key: its own limits from the provider, or the rule's
      */
     Configs configsFor(String key) {
-        if (perKey == null) {
+        Configs own = perKey == null ? defaults : perKey.get(key, this::load);
+        if (own == defaults && planned != null) {
+            Configs plan = planned.getIfPresent(key);
+            return plan != null ? plan : defaults;
+        }
+        return own;
+    }
+
+    /**
+     * @param key the resolved key
+     * @param context the call
+     * @return the configurations for the key: its own limits from the provider, else those of the plan the call
+     *         names ({@code ratelimit.plan-from}), else the rule's
+     */
+    Configs configsFor(String key, RequestContext context) {
+        if (requestPlans == null) {
+            return configsFor(key);
+        }
+        Configs own = perKey == null ? defaults : perKey.get(key, this::load);
+        if (own != defaults) {
+            return own;
+        }
+        String plan = requestPlans.planOf(context);
+        Configs chosen = plan == null ? null : planConfigs.get(plan);
+        if (chosen == null) {
+            if (planned.getIfPresent(key) != null) {
+                planned.invalidate(key);
+            }
             return defaults;
         }
-        return perKey.get(key, this::load);
+        if (planned.getIfPresent(key) != chosen) {
+            planned.put(key, chosen);
+        }
+        return chosen;
     }
 
     private Configs load(String key) {

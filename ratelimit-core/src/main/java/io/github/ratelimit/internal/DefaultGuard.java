@@ -21,31 +21,35 @@ final class DefaultGuard implements Guard {
     private final DefaultRateLimiter limiter;
     private final CompiledRule[] rules;
     private final List<Rule> ruleList;
-    private final boolean countsFailures;
+    private final boolean settles;
 
     DefaultGuard(DefaultRateLimiter limiter, CompiledRule[] rules) {
         this.limiter = limiter;
         this.rules = rules;
         this.ruleList = Arrays.stream(rules).map(r -> r.rule).toList();
-        this.countsFailures = Arrays.stream(rules).anyMatch(r -> r.rule.count() == Counted.FAILURES);
+        this.settles = Arrays.stream(rules).anyMatch(r -> r.rule.count() != Counted.ALL);
     }
 
     @Override
-    public boolean countsFailures() {
-        return countsFailures;
+    public boolean settlesOnCompletion() {
+        return settles;
     }
 
     @Override
-    public void completed(Decision decision, boolean failed) {
-        if (!failed && countsFailures && decision != null && decision.permitted()) {
-            limiter.returnTokens(rules, decision, true);
+    public void completed(Decision decision, boolean failed, int status) {
+        if (settles && decision != null && decision.permitted()) {
+            limiter.returnTokens(rules, decision, rule -> switch (rule.count()) {
+                case FAILURES -> !failed;
+                case STATUSES -> status != 0 && !rule.countedStatuses().contains(status);
+                default -> false;
+            });
         }
     }
 
     @Override
     public Decision refund(Decision decision) {
         if (decision != null && decision.permitted()) {
-            return limiter.returnTokens(rules, decision, false);
+            return limiter.returnTokens(rules, decision, rule -> true);
         }
         return decision;
     }
@@ -59,6 +63,12 @@ final class DefaultGuard implements Guard {
     @Override
     public List<Rule> rules() {
         return ruleList;
+    }
+
+    @Override
+    public Decision peek(RequestContext context, long permits) {
+        checkPermits(permits);
+        return rules.length == 0 ? Decision.unlimited() : limiter.peek(rules, context, permits);
     }
 
     @Override

@@ -66,13 +66,20 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @param localFallbackShare the share of limits a fallback bucket holds
      * @param maxWaiting the cap on waiting calls
      * @param shadow whether every rule behaves as {@link Mode#SHADOW}
+     * @param exempt client addresses and ranges no rule limits
+     * @param ruleExempt by rule name, key values (and addresses, for rules keyed by address) the rule never limits
+     * @param planFrom where a call's plan comes from, or {@code null}
+     * @param plans the plans a call may name
+     * @param planRules the rules plans from the call are for; empty for every rule keyed by the user
      */
     public record Settings(BucketStore store, LocalBucketStore fallbackStore, TimeMeter timeMeter, Waiter waiter,
                            boolean ownsWaiter, Map<String, KeyResolver> keyResolvers, ClientIpResolver clientIpResolver,
                            KeyResolver.Factory keyResolverFactory, LimitProvider limitProvider,
                            Duration limitProviderTtl, List<RateLimiter.Listener> listeners,
                            StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting,
-                           boolean shadow) {
+                           boolean shadow, List<String> exempt, Map<String, List<String>> ruleExempt,
+                           String planFrom, Map<String, List<io.github.ratelimit.Limit>> plans,
+                           java.util.Set<String> planRules) {
     }
 
     private final Settings settings;
@@ -85,6 +92,10 @@ public final class DefaultRateLimiter implements RateLimiter {
     /** The compiled rules by the name clients see for them ({@link Rule#publicName()}), which must differ too. */
     private final Map<String, CompiledRule> byPublicName = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Whether a call's client is one no rule limits, or {@code null} when none is exempt. */
+    private final java.util.function.Predicate<RequestContext> exempt;
+    /** Where a call's plan comes from, or {@code null}. */
+    private final RequestPlans requestPlans;
 
     /**
      * @param settings the configuration
@@ -96,6 +107,11 @@ public final class DefaultRateLimiter implements RateLimiter {
         this.listeners = settings.listeners().toArray(RateLimiter.Listener[]::new);
         this.waiting = new Semaphore(settings.maxWaiting());
         this.decider = new RuleDecider(store, fallbackStore, waiting);
+        this.exempt = settings.exempt().isEmpty() ? null
+                : settings.clientIpResolver().clientIn(settings.exempt(), "exempt address");
+        this.requestPlans = settings.planFrom() == null ? null : new RequestPlans(KeyExpressions.compileValue(
+                settings.planFrom(), settings.keyResolvers(), settings.clientIpResolver(), settings.keyResolverFactory(),
+                "plan-from"), settings.plans(), settings.planRules());
         if (settings.limitProvider() != null) {
             settings.limitProvider().onChange(new LimitProvider.Changes() {
                 @Override
@@ -149,7 +165,14 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
         KeyResolver resolver = KeyExpressions.compile(rule.key(), settings.keyResolvers(),
                 settings.clientIpResolver(), settings.keyResolverFactory(), rule.source());
-        CompiledRule fresh = new CompiledRule(rule, resolver, settings.defaultStoreFailurePolicy(),
+        KeyResolver permits = rule.permits() == null ? null : KeyExpressions.compileValue(rule.permits(),
+                settings.keyResolvers(), settings.clientIpResolver(), settings.keyResolverFactory(),
+                rule.source() + ": permits");
+        List<String> exemptions = settings.ruleExempt().get(rule.name());
+        Exemption exemption = exemptions == null || exemptions.isEmpty() ? null
+                : Exemption.of(exemptions, rule, settings.clientIpResolver());
+        RequestPlans plans = requestPlans != null && requestPlans.appliesTo(rule) ? requestPlans : null;
+        CompiledRule fresh = new CompiledRule(rule, resolver, permits, exemption, plans, settings.defaultStoreFailurePolicy(),
                 settings.localFallbackShare(), settings.limitProvider(), settings.limitProviderTtl(),
                 settings.timeMeter(), settings.shadow());
         existing = compiled.putIfAbsent(rule.name(), fresh);
@@ -210,6 +233,12 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @throws IllegalArgumentException when a rule's key can never hold what the call takes (before any store call)
      */
     Evaluation evaluate(CompiledRule[] rules, RequestContext context, long permits) {
+        if (exempt != null && exempt.test(context)) {
+            Evaluation ev = new Evaluation(waiting);
+            ev.decision = exempted(rules, permits);
+            notifyListeners(ev.decision);
+            return ev;
+        }
         RuleDecider.Target[] targets = new RuleDecider.Target[rules.length];
         for (int i = 0; i < rules.length; i++) {
             targets[i] = decider.target(rules[i], context, permits);
@@ -242,6 +271,52 @@ public final class DefaultRateLimiter implements RateLimiter {
             ev.finish();
             throw e;
         }
+    }
+
+    /** A call whose client no rule limits: every rule allows it, and no store is asked. */
+    private static Decision exempted(CompiledRule[] rules, long permits) {
+        List<Verdict> verdicts = new ArrayList<>(rules.length);
+        for (CompiledRule rule : rules) {
+            verdicts.add(Verdicts.of(rule, null, Outcome.ALLOWED, Basis.EXEMPT, List.of(), 0, 0,
+                    permits == 1 ? rule.cost : saturatedProduct(rule.cost, permits)));
+        }
+        return new Decision(Outcome.ALLOWED, verdicts, 0, 0);
+    }
+
+    /**
+     * What deciding the call would give now, taking nothing and telling no listener: each rule's verdict, a wait
+     * included ({@link io.github.ratelimit.Guard#peek}).
+     *
+     * @throws IllegalArgumentException as {@link #evaluate} does
+     */
+    Decision peek(CompiledRule[] rules, RequestContext context, long permits) {
+        if (exempt != null && exempt.test(context)) {
+            return exempted(rules, permits);
+        }
+        List<Verdict> verdicts = new ArrayList<>(rules.length);
+        Outcome worst = Outcome.ALLOWED;
+        long delay = 0;
+        long retryAfter = 0;
+        for (CompiledRule rule : rules) {
+            Verdict v = decider.peek(decider.target(rule, context, permits));
+            verdicts.add(v);
+            if (v.outcome().compareTo(worst) > 0) {
+                worst = v.outcome();
+            }
+            if (v.outcome() == Outcome.DELAYED) {
+                delay = Math.max(delay, v.waitNanos());
+            } else if (v.outcome() == Outcome.REJECTED) {
+                retryAfter = Math.max(retryAfter, v.waitNanos());
+            }
+        }
+        return new Decision(worst, verdicts, worst == Outcome.DELAYED ? delay : 0,
+                worst == Outcome.REJECTED ? retryAfter : 0);
+    }
+
+    private static long saturatedProduct(long a, long b) {
+        long high = Math.multiplyHigh(a, b);
+        long low = a * b;
+        return high == 0 && low >= 0 ? low : Long.MAX_VALUE;
     }
 
     private Evaluation decideInOrder(CompiledRule[] rules, RuleDecider.Target[] targets, Evaluation ev,
@@ -310,12 +385,16 @@ public final class DefaultRateLimiter implements RateLimiter {
     }
 
     /**
-     * Returns the tokens that the rules (all, or those counting only failures) took for a permitted call.
+     * Returns the tokens that the rules (all, or those that count only some calls and did not count this one) took
+     * for a permitted call.
+     *
+     * @param giveBack which rules give their tokens back
      *
      * @return the decision as it stands afterwards: the verdicts whose tokens came back report their windows with
      *         them ({@link Verdicts#refunded}); the others, and any whose store failed, as they were
      */
-    Decision returnTokens(CompiledRule[] rules, Decision decision, boolean onlyFailureCounting) {
+    Decision returnTokens(CompiledRule[] rules, Decision decision,
+                          java.util.function.Predicate<io.github.ratelimit.Rule> giveBack) {
         List<Verdict> after = null;
         List<Verdict> verdicts = decision.verdicts();
         for (int i = 0; i < verdicts.size(); i++) {
@@ -325,8 +404,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                 continue;
             }
             for (CompiledRule rule : rules) {
-                if (rule.name.equals(v.rule())
-                        && (!onlyFailureCounting || rule.rule.count() == io.github.ratelimit.Rule.Counted.FAILURES)) {
+                if (rule.name.equals(v.rule()) && giveBack.test(rule.rule)) {
                     BucketStore.Key bucketKey = new BucketStore.Key(rule.name, v.key());
                     CompiledRule.Configs configs = rule.configsFor(v.key());
                     try {
@@ -339,8 +417,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                         }
                         after.set(i, Verdicts.refunded(v, rule));
                     } catch (RuntimeException e) {
-                        STORE_LOG.log(Level.WARNING, "Could not return the token(s) of a call that "
-                                + (onlyFailureCounting ? "did not fail" : "another layer refused") + " to rule '"
+                        STORE_LOG.log(Level.WARNING, "Could not return the token(s) of a call to rule '"
                                 + rule.name + "'; the store failed", e);
                     }
                     break;

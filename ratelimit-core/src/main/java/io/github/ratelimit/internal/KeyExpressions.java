@@ -105,6 +105,43 @@ public final class KeyExpressions {
     }
 
     /**
+     * Compiles an expression whose value is used as it is, not as a key: a rule's {@link
+     * io.github.ratelimit.Rule#permits() permits}. One atom or the factory's expression, or alternatives separated by
+     * {@code |} (the first that resolves); no {@code +}.
+     *
+     * @param expression the expression
+     * @param custom the registered custom resolvers by name
+     * @param clientIp the resolver behind {@code ip}
+     * @param factory asked first with the whole expression, or {@code null}
+     * @param where the rule's source and the attribute, for messages
+     * @return a resolver of the raw value, {@code null} when nothing resolves
+     * @throws InvalidRateLimitConfigurationException naming an unknown atom and the available ones
+     */
+    public static KeyResolver compileValue(String expression, Map<String, KeyResolver> custom,
+                                           ClientIpResolver clientIp, KeyResolver.Factory factory, String where) {
+        if (factory != null) {
+            KeyResolver own = factory.create(expression, where);
+            if (own != null) {
+                return own;
+            }
+        }
+        String[] texts = expression.split("\\|", -1);
+        KeyResolver[] parts = new KeyResolver[texts.length];
+        for (int i = 0; i < texts.length; i++) {
+            parts[i] = atom(texts[i].trim(), expression, custom, clientIp, where);
+        }
+        return context -> {
+            for (KeyResolver part : parts) {
+                String value = part.resolve(context);
+                if (value != null && !value.isEmpty()) {
+                    return value;
+                }
+            }
+            return null;
+        };
+    }
+
+    /**
      * @param expression a key expression of the built-in grammar
      * @return its atoms, trimmed, over all alternatives ({@code user|ip} gives {@code user} and {@code ip})
      */

@@ -66,15 +66,19 @@ final class RuleDecider {
     }
 
     /**
-     * @param permits the call's permits, at least 1: it takes the rule's cost that many times
+     * @param permits the call's permits, at least 1: it takes the rule's cost that many times (and, for a rule with a
+     *        {@linkplain io.github.ratelimit.Rule#permits() permits expression}, that many times its value)
      * @return the rule's key for the call and its state, or the verdict a missing key gives
-     * @throws IllegalArgumentException when the call takes more than the key's limits can ever hold
+     * @throws io.github.ratelimit.CallTooLargeException when the call takes more than the key's limits can ever hold
      */
     Target target(CompiledRule rule, RequestContext context, long permits) {
-        Target t = new Target(rule, permits == 1 ? rule.cost : cost(rule, permits));
+        long own = rule.permitsResolver == null ? 1 : rule.permitsOf(context);
+        long callPermits = own <= 1 ? permits : multiply(rule, permits, own);
+        Target t = new Target(rule, callPermits == 1 ? rule.cost : cost(rule, callPermits));
         String key;
         try {
-            key = rule.resolver.resolve(context);
+            // A permits expression with no whole number for the call leaves the key missing: the rule's policy says.
+            key = own < 0 ? null : rule.resolver.resolve(context);
         } catch (RuntimeException e) {
             RESOLVER_LOG.log(Level.WARNING, "The key resolver of rule '" + rule.name
                     + "' failed; treating the key as missing", e);
@@ -92,11 +96,15 @@ final class RuleDecider {
                     key = KeyExpressions.SHARED_MISSING_KEY;
             }
         }
+        if (rule.exemption != null && rule.exemption.exempts(context, key)) {
+            t.verdict = Verdicts.of(rule, key, Outcome.ALLOWED, Basis.EXEMPT, List.of(), 0, 0, t.cost);
+            return t;
+        }
         t.key = key;
         t.bucketKey = new BucketStore.Key(rule.name, key);
-        t.configs = rule.configsFor(key);
-        if (permits != 1) {
-            checkHolds(t);
+        t.configs = rule.configsFor(key, context);
+        if (callPermits != 1) {
+            checkHolds(t, callPermits);
         }
         try {
             t.state = store.state(t.bucketKey, t.configs.primary(), rule.localFirst);
@@ -104,6 +112,14 @@ final class RuleDecider {
             t.failure = e;
         }
         return t;
+    }
+
+    private static long multiply(CompiledRule rule, long permits, long own) {
+        try {
+            return Math.multiplyExact(permits, own);
+        } catch (ArithmeticException e) {
+            throw tooLarge(rule, Long.MAX_VALUE, 0, "more permits than a long holds");
+        }
     }
 
     private static long cost(CompiledRule rule, long permits) {
@@ -115,22 +131,32 @@ final class RuleDecider {
         try {
             return Math.multiplyExact(rule.cost, permits);
         } catch (ArithmeticException e) {
-            throw new IllegalArgumentException("A call of " + permits + " permits can never pass rule '" + rule.name
-                    + "': at its cost of " + rule.cost + " per permit that is more tokens than a long holds");
+            throw tooLarge(rule, permits, 0, "at its cost of " + rule.cost + " per permit that is more tokens than a "
+                    + "long holds");
         }
     }
 
     /** A call dearer than a window of its key's limits can ever hold would be rejected forever: an error instead. */
-    private static void checkHolds(Target t) {
+    private static void checkHolds(Target t, long permits) {
         io.github.ratelimit.Algorithm algorithm = t.configs.primary().algorithm();
         for (io.github.ratelimit.Limit limit : t.configs.primary().limits()) {
-            if (t.cost > algorithm.capacity(limit)) {
-                throw new IllegalArgumentException("A call of " + t.cost / t.rule.cost + " permits can never pass rule '"
-                        + t.rule.name + "'" + (t.key == KeyExpressions.SHARED_MISSING_KEY ? "" : " for its key")
-                        + ": it takes " + t.cost + " tokens, and the window " + limit + " holds at most "
-                        + algorithm.capacity(limit) + ". Split the call, or give the rule a larger limit.");
+            long capacity = algorithm.capacity(limit);
+            if (t.cost > capacity) {
+                long most = Long.MAX_VALUE;
+                for (io.github.ratelimit.Limit l : t.configs.primary().limits()) {
+                    most = Math.min(most, algorithm.capacity(l) / t.rule.cost);
+                }
+                throw tooLarge(t.rule, permits, most, (t.key == KeyExpressions.SHARED_MISSING_KEY ? "" : "for its key, ")
+                        + "it takes " + t.cost + " tokens, and the window " + limit + " holds at most " + capacity
+                        + ". Split the call, or give the rule a larger limit");
             }
         }
+    }
+
+    private static io.github.ratelimit.CallTooLargeException tooLarge(CompiledRule rule, long permits, long most,
+                                                                      String why) {
+        return new io.github.ratelimit.CallTooLargeException("A call of " + permits + " permits can never pass rule '"
+                + rule.name + "': " + why + ".", rule.publicName, permits, most);
     }
 
     /**
@@ -244,6 +270,45 @@ final class RuleDecider {
     }
 
     /**
+     * @return the rule's verdict for a peek at the call: what deciding it would give now, a wait included, with
+     *         nothing taken (a store failure answers as the rule's failure policy says)
+     */
+    Verdict peek(Target t) {
+        if (t.verdict != null) {
+            return t.verdict;
+        }
+        CompiledRule rule = t.rule;
+        KeyState.Probe probe;
+        Basis basis = Basis.BUCKET;
+        try {
+            if (t.failure != null) {
+                throw t.failure;
+            }
+            probe = t.state.peek(t.cost);
+        } catch (UnsupportedOperationException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            switch (rule.storeFailurePolicy) {
+                case FAIL_CLOSED:
+                    return Verdicts.of(rule, t.key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
+                            DefaultRateLimiter.FAIL_CLOSED_RETRY_NANOS, 0, t.cost);
+                case LOCAL_FALLBACK:
+                    probe = fallbackStore.state(t.bucketKey, t.configs.fallback(), rule.localFirst).peek(t.cost);
+                    basis = Basis.FALLBACK_BUCKET;
+                    break;
+                default:
+                    return Verdicts.of(rule, t.key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0, t.cost);
+            }
+        }
+        if (probe.consumed()) {
+            return Verdicts.of(rule, t.key, Outcome.ALLOWED, basis, probe.windows(), 0, 0, t.cost);
+        }
+        long wait = probe.waitNanos();
+        Outcome outcome = rule.mode == Mode.SOFT && wait <= rule.maxDelayNanos ? Outcome.DELAYED : rejection(rule);
+        return Verdicts.of(rule, t.key, outcome, basis, probe.windows(), wait, 0, t.cost);
+    }
+
+    /**
      * @return the contention behind a store failure, or {@code null}: Bucket4j's batching hands one exception to
      *         every call of a batch wrapped in its own, so the cause chain is searched (bounded)
      */
@@ -266,11 +331,11 @@ final class RuleDecider {
                            Evaluation ev) {
         if (probe.consumed()) {
             ev.charge(state, rule, cost, probe.receipt(), 0);
-            // A rule that counts only failures holds a token while a permitted call runs and gives it back unless
-            // the call fails: its windows say nothing of the caller's request rate, so a permitted call does not
-            // report them (they would take over the headers: a login rule's 5/1m on every response). A rejection
-            // reports them.
-            List<Decision.Window> windows = rule.rule.count() == io.github.ratelimit.Rule.Counted.FAILURES
+            // A rule that counts only failures (or statuses) holds a token while a permitted call runs and gives it
+            // back unless the call fails: its windows say nothing of the caller's request rate, so a permitted call
+            // does not report them (they would take over the headers: a login rule's 5/1m on every response). A
+            // rejection reports them.
+            List<Decision.Window> windows = rule.rule.count() != io.github.ratelimit.Rule.Counted.ALL
                     ? List.of() : probe.windows();
             return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt(), cost);
         }

@@ -1,12 +1,14 @@
 package io.github.ratelimit.key;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.RequestContext;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.ListIterator;
 import java.util.Objects;
+import java.util.function.Predicate;
 
 /**
  * Determines the client address of a request, for use as a rate-limit key, from the socket peer
@@ -158,6 +160,12 @@ public final class ClientIpResolver {
 
     /** {@link #resolve} over any character sequences; lets tests observe how much is read. */
     String resolveHops(String remoteAddress, List<? extends CharSequence> headerValues) {
+        IpAddress client = clientAddress(remoteAddress, headerValues);
+        return client == null ? null : key(client);
+    }
+
+    /** The client's whole address (IPv6 not grouped), or {@code null} when there is none. */
+    private IpAddress clientAddress(String remoteAddress, List<? extends CharSequence> headerValues) {
         if (remoteAddress == null) {
             return null;
         }
@@ -166,9 +174,41 @@ public final class ClientIpResolver {
             return null;
         }
         if (!isTrusted(remote) || headerValues == null) {
-            return key(remote);
+            return remote;
         }
-        return key(walkHops(remote, headerValues));
+        return walkHops(remote, headerValues);
+    }
+
+    /**
+     * A test of whether a call's client is in some address ranges, for exemptions ({@code ratelimit.exempt}): the
+     * client as this resolver finds it for the {@code ip} key (through the trusted proxies only), with its whole
+     * address, so an IPv6 range narrower than the key's grouping still matches exactly.
+     *
+     * @param cidrs addresses and ranges: {@code 10.0.0.0/8}, {@code 192.0.2.7}, {@code 2001:db8::/32}
+     * @param what what an entry is, for messages, e.g. {@code ratelimit.exempt}
+     * @return the test; a call with no client address (none, or not an IP literal) is in no range
+     * @throws InvalidRateLimitConfigurationException naming the entry that is no address or range, and the fix
+     */
+    public Predicate<RequestContext> clientIn(Collection<String> cidrs, String what) {
+        List<IpRange> ranges = new ArrayList<>();
+        for (String cidr : cidrs) {
+            ranges.add(IpRange.parse(cidr, what));
+        }
+        IpRange[] all = ranges.toArray(IpRange[]::new);
+        boolean readsHeader = readsForwardedHeader();
+        String header = headerName();
+        return context -> {
+            IpAddress client = clientAddress(context.remoteAddress(),
+                    readsHeader ? context.headers(header) : null);
+            if (client != null) {
+                for (IpRange range : all) {
+                    if (range.contains(client)) {
+                        return true;
+                    }
+                }
+            }
+            return false;
+        };
     }
 
     /** Walks the hops from the right; see the class documentation. */

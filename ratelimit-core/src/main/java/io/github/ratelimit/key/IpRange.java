@@ -39,13 +39,24 @@ final class IpRange {
      *     and a fix
      */
     static IpRange parse(String spec) {
+        return parse(spec, "trusted proxy");
+    }
+
+    /**
+     * As {@link #parse(String)}, for a list whose entries the messages call {@code what}.
+     *
+     * @param spec the entry
+     * @param what what an entry is, for messages: {@code trusted proxy}, {@code exempt address}
+     * @return the range
+     */
+    static IpRange parse(String spec, String what) {
         if (spec == null) {
-            throw invalid("trusted proxy must not be null. Use a CIDR such as '10.0.0.0/8' or a"
+            throw invalid(what + " must not be null. Use a CIDR such as '10.0.0.0/8' or a"
                     + " single address such as '127.0.0.1'.");
         }
         String trimmed = spec.strip();
         if (trimmed.isEmpty()) {
-            throw invalid("trusted proxy '" + spec + "': value is blank. Use a CIDR such as"
+            throw invalid(what + " '" + spec + "': value is blank. Use a CIDR such as"
                     + " '10.0.0.0/8' or a single address such as '127.0.0.1'.");
         }
         int slash = trimmed.indexOf('/');
@@ -54,13 +65,13 @@ final class IpRange {
         if (zone >= 0 && addressText.indexOf(':') >= 0) {
             String withoutZone = addressText.substring(0, zone)
                     + trimmed.substring(addressText.length());
-            throw invalid("trusted proxy '" + spec + "': zone ids such as '"
+            throw invalid(what + " '" + spec + "': zone ids such as '"
                     + addressText.substring(zone) + "' are not supported. Remove the zone id, as"
                     + " in '" + withoutZone + "'.");
         }
         IpAddress address = IpAddress.parseLiteral(addressText);
         if (address == null) {
-            throw invalid("trusted proxy '" + spec + "': '" + addressText + "' is not an IPv4 or"
+            throw invalid(what + " '" + spec + "': '" + addressText + "' is not an IPv4 or"
                     + " IPv6 address literal (host names are never resolved). Use a CIDR such as"
                     + " '10.0.0.0/8' or a single address such as '127.0.0.1'.");
         }
@@ -71,14 +82,14 @@ final class IpRange {
         if (slash >= 0) {
             String prefixText = trimmed.substring(slash + 1);
             if (!isDecimal(prefixText)) {
-                throw invalid("trusted proxy '" + spec + "': prefix length '" + prefixText
+                throw invalid(what + " '" + spec + "': prefix length '" + prefixText
                         + "' is not a decimal number. Use a CIDR such as " + example + ".");
             }
             // At most four digits are significant; longer numbers are out of range either way.
             prefixLength = prefixText.length() > 4 ? Integer.MAX_VALUE
                     : Integer.parseInt(prefixText);
             if (prefixLength > maxPrefix) {
-                throw invalid("trusted proxy '" + spec + "': prefix length " + prefixText
+                throw invalid(what + " '" + spec + "': prefix length " + prefixText
                         + " is out of range for " + (ipv4 ? "IPv4" : "IPv6") + " (0.." + maxPrefix
                         + "). Use a CIDR such as " + example + ".");
             }
@@ -87,7 +98,7 @@ final class IpRange {
         IpAddress network = address.masked(bits);
         if (!network.equals(address)) {
             String networkText = ipv4 ? network.ipv4Text() : network.toIpv6String();
-            throw invalid("trusted proxy '" + spec + "': address " + addressText + " has host bits"
+            throw invalid(what + " '" + spec + "': address " + addressText + " has host bits"
                     + " set beyond the /" + prefixLength + " prefix. Use the network address '"
                     + networkText + "/" + prefixLength + "'.");
         }

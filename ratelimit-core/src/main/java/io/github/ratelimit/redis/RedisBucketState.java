@@ -62,6 +62,11 @@ final class RedisBucketState implements KeyState, Pipelining {
     }
 
     @Override
+    public Probe peek(long cost) {
+        return proxy.peek(cost);
+    }
+
+    @Override
     public Probe reserve(long cost, long maxWaitNanos) {
         return proxy.reserve(cost, maxWaitNanos);
     }

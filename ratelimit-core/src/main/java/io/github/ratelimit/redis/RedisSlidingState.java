@@ -25,6 +25,7 @@ final class RedisSlidingState implements KeyState, Pipelining {
     private static final byte[] PROBE = {'p'};
     private static final byte[] RESERVE = {'r'};
     private static final byte[] REFUND = {'f'};
+    private static final byte[] PEEK = {'k'};
     private static final byte[] ZERO = {'0'};
     private static final byte[] EMPTY = new byte[0];
     private static final byte[] KEEP = Long.toString(CasProxyManager.KEEP_AFTER_FULL_MILLIS).getBytes(StandardCharsets.US_ASCII);
@@ -90,6 +91,12 @@ final class RedisSlidingState implements KeyState, Pipelining {
         }
         return new Probe(consumed, consumed ? 0 : Math.max(1, wait), Arrays.asList(windows),
                 number(reply.get(2)) * 1_000);
+    }
+
+    @Override
+    public Probe peek(long cost) {
+        Probe p = probe(run(PEEK, cost, ZERO, ZERO));
+        return new Probe(p.consumed(), p.waitNanos(), p.windows(), 0);
     }
 
     @Override

@@ -75,6 +75,13 @@ final class RejectionMemo implements KeyState, Pipelining {
         return () -> remember(cost, redis.consume(cost));
     }
 
+    /** A remembered rejection answers from memory; anything else is Redis's to say (nothing is remembered). */
+    @Override
+    public Probe peek(long cost) {
+        Probe remembered = remembered(cost, 0);
+        return remembered != null ? remembered : redis.peek(cost);
+    }
+
     @Override
     public Probe reserve(long cost, long maxWaitNanos) {
         Probe remembered = remembered(cost, maxWaitNanos);

@@ -11,7 +11,8 @@ import io.github.ratelimit.Rule;
  * <p>Common arguments: ARGV[1] the time in microseconds since the epoch, or '' to read the server's
  * {@code TIME}; ARGV[2] the cost; ARGV[3] the operation: {@code p} takes the cost now if it fits, {@code r}
  * takes it at the earliest time within ARGV[4] microseconds, {@code f} forgets the call counted at ARGV[4]
- * microseconds (its receipt); ARGV[5] a member unique to this call (the log's); ARGV[6] milliseconds the key
+ * microseconds (its receipt), {@code k} (a peek) says whether the cost fits now and when it would, taking nothing;
+ * ARGV[5] a member unique to this call (the log's); ARGV[6] milliseconds the key
  * outlives its last call's relevance; ARGV[7] the number of windows, then each window's period in microseconds
  * and limit, then the earliest a reserved call will run, in microseconds from now. The reply of {@code p} and
  * {@code r} is {consumed (0 or 1), wait in microseconds (-1: never), the time the call was counted at (its
@@ -163,7 +164,10 @@ final class SlidingScripts {
             if last and last <= now - horizon then last = nil end
             local consumed = 0
             local receipt = 0
-            if at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then
+            if op == 'k' then
+              -- A peek: whether the cost fits now, counting nothing.
+              if at == now then consumed = 1 end
+            elseif at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then
               redis.call('ZADD', key, fmt(at), member)
               consumed = 1
               receipt = at
@@ -323,6 +327,9 @@ final class SlidingScripts {
             local consumed = 0
             local receipt = 0
             local fits = at >= 0 and (at == now or (op == 'r' and at - now <= maxWait))
+            -- A peek: whether the cost fits now, counting nothing.
+            local fitsNow = fits and at == now
+            if op == 'k' then fits = false end
             if fits and at > now then
               -- A reservation takes at most one entry per window; this rule's entries stay within so many.
               local needed = 0
@@ -355,6 +362,7 @@ final class SlidingScripts {
               redis.call('PEXPIRE', key, fmt(math.max(math.ceil(horizon / 1000), math.ceil(2 * longest / 1000)) + keep))
               repaired = 1
             end
+            if op == 'k' and fitsNow then consumed = 1 end
             local wait = -1
             if at >= 0 then wait = at - now end
             local out = {consumed, wait, receipt, repaired}

@@ -217,6 +217,21 @@ public interface BucketStore extends AutoCloseable {
         Probe consume(long cost);
 
         /**
+         * Says whether {@code cost} fits into every window now, and when it would, without taking it: for a peek
+         * ({@link io.github.ratelimit.Guard#peek}). Nothing is counted; a store may tidy what it holds (drop calls no
+         * window counts any more), as any operation may.
+         *
+         * @param cost the permits a call would take, at least 1
+         * @return in {@code consumed}, whether it would be taken now (nothing is); otherwise how long until it could
+         *         be; each window's state now; receipt 0
+         * @throws UnsupportedOperationException from a store that cannot peek (the default); every store of this
+         *         project can
+         */
+        default Probe peek(long cost) {
+            throw new UnsupportedOperationException(getClass().getName() + " cannot peek at a key's state");
+        }
+
+        /**
          * Takes {@code cost} at the earliest time, from now on, at which every window has room for it, if that time
          * is at most {@code maxWaitNanos} away: the call is counted from that time on, and other calls see those
          * permits as taken at once. Used for a delayed call, right after {@link #consume} said it must wait.

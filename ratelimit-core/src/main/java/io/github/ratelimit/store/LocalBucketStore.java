@@ -220,6 +220,16 @@ public final class LocalBucketStore implements BucketStore {
         }
 
         @Override
+        public synchronized Probe peek(long cost) {
+            long now = timeMeter.currentTimeNanos();
+            BucketState s = state;
+            s.refillAllBandwidth(now);
+            boolean fits = cost <= s.getAvailableTokens();
+            long wait = fits ? 0 : Math.max(1, s.calculateDelayNanosAfterWillBePossibleToConsume(cost, now, true));
+            return new Probe(fits, wait, BucketKeyState.windows(s, now), 0);
+        }
+
+        @Override
         public Probe reserve(long cost, long maxWaitNanos) {
             long wait;
             synchronized (this) {

@@ -75,6 +75,14 @@ abstract class LocalSlidingState implements KeyState {
     }
 
     @Override
+    public final synchronized Probe peek(long cost) {
+        long now = now();
+        BucketStore.Limits l = limits;
+        long at = earliest(l, cost, now);
+        return new Probe(at == now, at == now ? 0 : Math.max(1, at - now), windows(l, now, cost), 0);
+    }
+
+    @Override
     public final Probe reserve(long cost, long maxWaitNanos) {
         return reserve(cost, 0, maxWaitNanos);
     }

@@ -292,6 +292,35 @@ public abstract class BucketStoreContract {
         return Rule.builder(name).limits(limits).algorithm(algorithm);
     }
 
+    /** A peek takes nothing, and says what deciding the call would: the same windows, the same wait. */
+    @ParameterizedTest
+    @EnumSource(Algorithm.class)
+    void aPeekTakesNothingAndSaysWhatADecisionWould(Algorithm algorithm) {
+        Guard guard = limiter().guard(Rule.builder("peek").key("user").limits("3/1m").algorithm(algorithm).build());
+        RequestContext alice = user("alice");
+        long capacity = algorithm.capacity(Limit.parse("3/1m"));
+        for (int i = 0; i < 20; i++) {
+            Decision peek = guard.peek(alice);
+            assertThat(peek.outcome()).isEqualTo(Outcome.ALLOWED);
+            assertThat(peek.verdicts().get(0).windows().get(0).remaining()).isEqualTo(capacity);
+        }
+        assertThat(guard.acquire(alice).verdicts().get(0).windows().get(0).remaining()).isEqualTo(capacity - 1);
+        assertThat(guard.peek(alice).verdicts().get(0).windows().get(0).remaining()).as("what the call left")
+                .isEqualTo(capacity - 1);
+        long admitted = 1;
+        while (guard.acquire(alice).permitted()) {
+            admitted++;
+        }
+        assertThat(admitted).as("peeks took nothing").isEqualTo(capacity);
+        Decision peek = guard.peek(alice);
+        Decision rejected = guard.acquire(alice);
+        assertThat(peek.outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(peek.retryAfterNanos()).isPositive().isEqualTo(rejected.retryAfterNanos());
+        clock.advance(Duration.ofNanos(peek.retryAfterNanos()));
+        assertThat(guard.peek(alice).outcome()).as("when the peek said").isEqualTo(Outcome.ALLOWED);
+        assertThat(guard.acquire(alice).permitted()).isTrue();
+    }
+
     @ParameterizedTest
     @EnumSource(value = Algorithm.class, names = "LEAKY_BUCKET", mode = EnumSource.Mode.EXCLUDE)
     void everyAlgorithmRejectsTheCallAfterTheLimitAndAdmitsAgainLater(Algorithm algorithm) {

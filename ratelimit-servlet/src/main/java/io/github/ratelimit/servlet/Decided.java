@@ -40,11 +40,26 @@ final class Decided {
         return settled.compareAndSet(false, true);
     }
 
-    /** Settles rules that count only failures: their tokens come back unless the request failed. */
-    void completed(boolean failed) {
+    /**
+     * Settles rules that count only some requests: their tokens come back unless the request failed (rules counting
+     * failures) or was answered with a counted status (rules counting statuses).
+     */
+    void completed(boolean failed, int status) {
         if (settle()) {
-            guard.completed(decision, failed);
+            guard.completed(decision, failed, status);
         }
+    }
+
+    /**
+     * @param response the response, as the chain left it
+     * @param threw whether the request's processing threw (the container then answers 500)
+     * @return the status the request is answered with
+     */
+    static int status(ServletResponse response, boolean threw) {
+        if (threw) {
+            return HttpServletResponse.SC_INTERNAL_SERVER_ERROR;
+        }
+        return response instanceof HttpServletResponse http ? http.getStatus() : 0;
     }
 
     /**
@@ -101,7 +116,8 @@ final class Decided {
 
         @Override
         public void onComplete(AsyncEvent event) {
-            decided.completed(decided.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw));
+            decided.completed(decided.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw),
+                    status(event.getSuppliedResponse(), threw));
         }
 
         @Override

@@ -45,7 +45,19 @@ public final class ProblemDetailsRejectionHandler implements RejectionHandler {
 
     @Override
     public void reject(HttpServletRequest request, HttpServletResponse response, Decision decision) throws IOException {
-        byte[] body = body(decision, status, request.getRequestURI()).getBytes(StandardCharsets.UTF_8);
+        write(response, status, body(decision, status, request.getRequestURI()));
+    }
+
+    /** Answers a request no window of a rule could ever hold: 413, with a body naming the rule as clients see it. */
+    static void tooLarge(HttpServletRequest request, HttpServletResponse response,
+                         io.github.ratelimit.CallTooLargeException e) throws IOException {
+        write(response, io.github.ratelimit.internal.web.ProblemDetails.TOO_LARGE,
+                io.github.ratelimit.internal.web.ProblemDetails.tooLarge(e, request.getRequestURI()));
+    }
+
+    /** Writes a problem+json answer: the status, the media type, the body. */
+    static void write(HttpServletResponse response, int status, String json) throws IOException {
+        byte[] body = json.getBytes(StandardCharsets.UTF_8);
         response.setStatus(status);
         response.setContentType(MEDIA_TYPE);
         response.setCharacterEncoding("UTF-8");

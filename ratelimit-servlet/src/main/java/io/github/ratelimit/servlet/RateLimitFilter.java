@@ -1,6 +1,7 @@
 package io.github.ratelimit.servlet;
 
 
+import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
@@ -10,6 +11,7 @@ import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RuleNameChecks;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlGuards;
 import io.github.ratelimit.internal.web.UrlRule;
@@ -139,6 +141,7 @@ public class RateLimitFilter implements Filter {
     private boolean trustContainerForwarding;
     /** Per-key limits of the rules file whose rule names to check once every rule is known, or {@code null}. */
     private io.github.ratelimit.internal.MapLimitProvider keyLimitsToCheck;
+    private List<String> planRulesToCheck;
     /** Every URL rule of the rules file, whichever phase this instance decides. */
     private List<UrlRule> allUrlRules = List.of();
     private volatile boolean warnedAboutRemoteIp;
@@ -223,11 +226,12 @@ public class RateLimitFilter implements Filter {
                 servlets.all().forEach(limiter::guard);
                 handlerRules.add(servlets);
             }
+            List<Rule> known = new ArrayList<>(limiter.rules());
+            allUrlRules.forEach(u -> known.add(u.rule()));
             if (keyLimitsToCheck != null) {
-                List<Rule> known = new ArrayList<>(limiter.rules());
-                allUrlRules.forEach(u -> known.add(u.rule()));
-                RateLimitSettings.checkKeyLimits(keyLimitsToCheck, known);
+                RuleNameChecks.checkKeyLimits(keyLimitsToCheck, known);
             }
+            RuleNameChecks.checkPlanRules(planRulesToCheck, known);
         } catch (InvalidRateLimitConfigurationException e) {
             destroy();
             throw new ServletException("RateLimitFilter '" + name + "' cannot start: " + e.getMessage(), e);
@@ -257,6 +261,7 @@ public class RateLimitFilter implements Filter {
         this.trustContainerForwarding = settings.trustContainerForwarding();
         this.allUrlRules = settings.rules();
         this.keyLimitsToCheck = settings.keyLimits();
+        this.planRulesToCheck = settings.planRules();
         String phase = config.getInitParameter("phase");
         if (phase != null && !phase.isBlank()) {
             Phase only = RulesFile.phase(phase.trim());
@@ -265,6 +270,7 @@ public class RateLimitFilter implements Filter {
             this.scanAnnotations = scanAnnotations && only == Phase.AFTER_AUTHENTICATION;
             // The instance after authentication knows the annotations' rules: it checks the keys' rule names.
             this.keyLimitsToCheck = only == Phase.AFTER_AUTHENTICATION ? keyLimitsToCheck : null;
+            this.planRulesToCheck = only == Phase.AFTER_AUTHENTICATION ? planRulesToCheck : List.of();
         }
     }
 
@@ -293,8 +299,13 @@ public class RateLimitFilter implements Filter {
             warnedAboutRemoteIp = true;
             HttpRequestContext.warnContainerRewritesAddresses();
         }
-        CompletableFuture<Decision> future = guard.acquireAsync(new HttpRequestContext(matched.view(),
-                trustContainerForwarding));
+        CompletableFuture<Decision> future;
+        try {
+            future = guard.acquireAsync(new HttpRequestContext(matched.view(), trustContainerForwarding));
+        } catch (CallTooLargeException e) { // no window could ever hold the request: 413, nothing taken
+            ProblemDetailsRejectionHandler.tooLarge(request, response, e);
+            return;
+        }
         if (future.isDone()) {
             Decided decided = record(request, response, matched, future.join());
             decided.claimChain();
@@ -340,7 +351,7 @@ public class RateLimitFilter implements Filter {
             rejectionHandler.reject(request, response, decision);
             return;
         }
-        if (!decided.guard.countsFailures()) {
+        if (!decided.guard.settlesOnCompletion()) {
             chain.doFilter(request, response);
             return;
         }
@@ -353,7 +364,7 @@ public class RateLimitFilter implements Filter {
             if (request.isAsyncStarted()) {
                 request.getAsyncContext().addListener(decided.settleWhenComplete(threw));
             } else {
-                decided.completed(decided.failed(request, response, threw));
+                decided.completed(decided.failed(request, response, threw), Decided.status(response, threw));
             }
         }
     }

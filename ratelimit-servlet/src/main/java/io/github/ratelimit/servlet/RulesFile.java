@@ -45,7 +45,8 @@ final class RulesFile {
     /** What the file configures. */
     record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
                     RejectionHandler rejectionHandler, boolean annotations, boolean trustContainerForwarding,
-                    io.github.ratelimit.internal.MapLimitProvider keyLimits, io.github.ratelimit.LimitProvider limitStore) {
+                    io.github.ratelimit.internal.MapLimitProvider keyLimits, io.github.ratelimit.LimitProvider limitStore,
+                    List<String> planRules) {
     }
 
     private RulesFile() {
@@ -168,7 +169,8 @@ final class RulesFile {
             throw e;
         }
         return new Settings(settings.enabled(), limiter, settings.rules(), settings.headers(), handler,
-                settings.annotations(), settings.trustContainerForwarding(), settings.limitProvider(), limitStore);
+                settings.annotations(), settings.trustContainerForwarding(), settings.limitProvider(), limitStore,
+                settings.planRules());
     }
 
     private static boolean micrometerPresent() {

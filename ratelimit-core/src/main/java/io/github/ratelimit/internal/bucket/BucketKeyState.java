@@ -6,6 +6,7 @@ import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketState;
 import io.github.bucket4j.ConsumptionProbe;
+import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.VerboseResult;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.store.BucketStore.KeyState;
@@ -40,6 +41,15 @@ public final class BucketKeyState implements KeyState {
     @Override
     public Probe consume(long cost) {
         return probe(bucket.asVerbose().tryConsumeAndReturnRemaining(cost));
+    }
+
+    /** One read of the bucket (on Redis a compare-and-set round trip that writes nothing, unless the key is new). */
+    @Override
+    public Probe peek(long cost) {
+        VerboseResult<EstimationProbe> result = bucket.asVerbose().estimateAbilityToConsume(cost);
+        EstimationProbe probe = result.getValue();
+        return new Probe(probe.canBeConsumed(), probe.canBeConsumed() ? 0 : Math.max(1,
+                probe.getNanosToWaitForRefill()), windows(result), 0);
     }
 
     /**

@@ -118,7 +118,8 @@ public final class RateLimitAnnotations {
                 .onStoreFailure(annotation.onStoreFailure())
                 .onMissingKey(annotation.onMissingKey())
                 .algorithm(annotation.algorithm())
-                .count(annotation.count());
+                .count(annotation.count())
+                .permits(annotation.permits());
         boolean first = true;
         long[] permits = {annotation.perSecond(), annotation.perMinute(), annotation.perHour(), annotation.perDay()};
         String[] attributes = {"perSecond", "perMinute", "perHour", "perDay"};

@@ -84,6 +84,10 @@ public final class RateLimitSettings {
     private double localFallbackShare;
     private int maxWaiting;
     private boolean shadow;
+    private List<String> exempt;
+    private Map<String, List<String>> ruleExempt;
+    private String planFrom;
+    private List<String> planRules;
     private ClientIpResolver clientIp;
     private boolean trustContainerForwarding;
     private Set<HeaderStyle> headers;
@@ -192,6 +196,8 @@ public final class RateLimitSettings {
         shadow = v.bool("ratelimit.shadow");
         trustContainerForwarding = v.bool("ratelimit.trust-container-forwarding");
         clientIp = sections.clientIp(trustContainerForwarding);
+        exempt = v.list("ratelimit.exempt");
+        clientIp.clientIn(exempt, v.at("ratelimit.exempt") + ": entry");
         headers = sections.headerStyles();
         rejectStatus = v.intValue("ratelimit.reject-status", 400, 599);
         logShadow = v.bool("ratelimit.log-shadow");
@@ -206,6 +212,17 @@ public final class RateLimitSettings {
                     "Use e.g. 1s.");
         }
         rules = sections.urlRules();
+        ruleExempt = sections.ruleExemptions();
+        planFrom = v.get("ratelimit.plan-from");
+        planRules = v.list("ratelimit.plan-rules");
+        if (planFrom != null && (limitProvider == null || limitProvider.plans().isEmpty())) {
+            throw v.badValue("ratelimit.plan-from", planFrom, "names where a call's plan comes from, but no plan is "
+                    + "defined", "Define the plans, e.g. ratelimit.plans.pro=100/1m.");
+        }
+        if (planFrom == null && !planRules.isEmpty()) {
+            throw v.badValue("ratelimit.plan-rules", String.join(", ", planRules), "is set without "
+                    + "ratelimit.plan-from", "Say where a call's plan comes from, e.g. ratelimit.plan-from=header:X-Plan.");
+        }
         rejectionHandler = v.get("ratelimit.rejection-handler");
         annotations = v.bool("ratelimit.annotations");
         keyResolvers = sections.keyResolverClasses();
@@ -329,15 +346,19 @@ public final class RateLimitSettings {
     /**
      * Sets on a limiter builder everything these settings say about the limiter: the default failure policy, the
      * local fallback share, the cap on waiting calls, the client-address resolver, the per-key limits and their
-     * cache, the dry run ({@code ratelimit.shadow}) and the shadow log. The store, key resolvers and listeners of the
-     * entry point are the caller's.
+     * cache, the dry run ({@code ratelimit.shadow}), the exemptions, plans from the call and the shadow log. The
+     * store, key resolvers and listeners of the entry point are the caller's.
      *
      * @param builder a limiter builder
      * @return the builder
      */
     public RateLimiter.Builder applyTo(RateLimiter.Builder builder) {
         builder.defaultStoreFailurePolicy(defaultStoreFailurePolicy).localFallbackShare(localFallbackShare)
-                .maxWaiting(maxWaiting).clientIpResolver(clientIp).shadow(shadow);
+                .maxWaiting(maxWaiting).clientIpResolver(clientIp).shadow(shadow).exempt(exempt);
+        ruleExempt.forEach(builder::exempt);
+        if (planFrom != null) {
+            builder.planFrom(planFrom, limitProvider.plans(), planRules);
+        }
         if (limitProvider != null) {
             builder.limitProvider(limitProvider, limitCacheTtl);
         }
@@ -397,21 +418,8 @@ public final class RateLimitSettings {
         }
     }
 
-    /**
-     * Checks per-key limits from configuration against every rule now known (URL rules and annotations), and warns
-     * about keys no rule counts by: the one check the rules file and Spring Boot both run once their rules exist.
-     *
-     * @param keyLimits the per-key limits of {@code ratelimit.keys}
-     * @param known every rule
-     * @throws InvalidRateLimitConfigurationException when an entry names an unknown rule or limits a rule cannot use
-     */
-    public static void checkKeyLimits(MapLimitProvider keyLimits, Collection<Rule> known) {
-        keyLimits.checkRules(known);
-        List<String> unused = keyLimits.keysNoRuleCounts(known);
-        if (!unused.isEmpty()) {
-            System.getLogger(RateLimitSettings.class.getName()).log(System.Logger.Level.WARNING, "No rate-limit rule "
-                    + "counts by these keys' expressions, so their limits apply to none: " + unused + ". A key is "
-                    + "'<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
-        }
+    /** @return the names of the rules plans from the call are for ({@code ratelimit.plan-rules}); empty for default */
+    public List<String> planRules() {
+        return planRules;
     }
 }

@@ -182,6 +182,23 @@ final class SettingsSections {
         return b.build();
     }
 
+    /**
+     * @return by URL rule name, the key values (and, for rules keyed by address, addresses and ranges) the rule never
+     *         limits ({@code ratelimit.rules[i].exempt})
+     */
+    Map<String, List<String>> ruleExemptions() {
+        Map<String, List<String>> result = new LinkedHashMap<>();
+        for (int i : v.indexes("rules").keySet()) {
+            String prefix = "ratelimit.rules[" + i + "].";
+            List<String> exempt = v.list(prefix + "exempt");
+            if (!exempt.isEmpty()) {
+                String name = v.get(prefix + "name");
+                result.put(name == null ? "rules[" + i + "]" : name, exempt);
+            }
+        }
+        return result;
+    }
+
     List<UrlRule> urlRules() {
         List<UrlRule> result = new ArrayList<>();
         Set<String> names = new LinkedHashSet<>();
@@ -214,7 +231,11 @@ final class SettingsSections {
                 b.maxWaiting(v.intValue(prefix + "max-waiting", 0, Integer.MAX_VALUE));
             }
             b.cost(v.longValue(prefix + "cost", 1, Long.MAX_VALUE));
-            b.count(v.enumValue(prefix + "count", Counted.class));
+            count(v, prefix + "count", b);
+            String permits = v.get(prefix + "permits");
+            if (permits != null) {
+                b.permits(permits);
+            }
             b.onStoreFailure(v.enumValue(prefix + "on-store-failure", StoreFailurePolicy.class));
             b.onMissingKey(v.enumValue(prefix + "on-missing-key", MissingKeyPolicy.class));
             b.algorithm(v.enumValue(prefix + "algorithm", Algorithm.class));
@@ -235,6 +256,21 @@ final class SettingsSections {
             result.add(UrlRule.of(b.build(), paths, new LinkedHashSet<>(v.list(prefix + "methods")), phase));
         }
         return List.copyOf(result);
+    }
+
+    /** Reads {@code count}: {@code all}, {@code failures}, or {@code statuses:<codes>} ({@code statuses:404,5xx}). */
+    private static void count(SettingsValues v, String name, Rule.Builder b) {
+        String text = v.get(name);
+        String trimmed = text == null ? "" : text.trim();
+        if (trimmed.regionMatches(true, 0, "statuses:", 0, "statuses:".length())) {
+            try {
+                b.count(io.github.ratelimit.HttpStatuses.parse(trimmed.substring("statuses:".length())));
+            } catch (InvalidRateLimitConfigurationException e) {
+                throw v.badValue(name, text, "is no status set: " + e.constraint(), e.action());
+            }
+            return;
+        }
+        b.count(v.enumValue(name, Counted.class));
     }
 
     Map<String, String> keyResolverClasses() {

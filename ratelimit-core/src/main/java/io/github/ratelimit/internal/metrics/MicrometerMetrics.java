@@ -31,7 +31,7 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code ratelimit.requests{rule, outcome, basis}}: counter; outcome {@code allowed}, {@code delayed},
  *       {@code shadow_rejected}, {@code rejected}; basis {@code bucket}, {@code fallback_bucket},
  *       {@code fail_open}, {@code fail_closed}, {@code contention}, {@code key_missing}, {@code waiters_full},
- *       {@code interrupted}.</li>
+ *       {@code interrupted}, {@code exempt}.</li>
  *   <li>{@code ratelimit.delay{rule}}: timer of the delays SOFT rules imposed.</li>
  *   <li>For the Redis store: {@code ratelimit.store.operations}, {@code .round.trips}, {@code .conflicts},
  *       {@code .failures}, {@code .short.circuited}, {@code .contended} (function counters),

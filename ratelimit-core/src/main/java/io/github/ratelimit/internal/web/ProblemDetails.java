@@ -31,11 +31,25 @@ public final class ProblemDetails {
         return body(decision.describe(), status, instance, RateLimitHeaders.retryAfterSeconds(decision));
     }
 
+    /** The status of a call no window of a rule could ever hold ({@link io.github.ratelimit.CallTooLargeException}). */
+    public static final int TOO_LARGE = 413;
+
+    /**
+     * @param e a call no window of a rule could ever hold
+     * @param instance the request URI, or {@code null}
+     * @return the problem details JSON of a 413 answer: the rule as clients see it and the most a request may count
+     *         as, no {@code retryAfter} (waiting cannot help)
+     */
+    public static String tooLarge(io.github.ratelimit.CallTooLargeException e, String instance) {
+        return body(e.describe(), TOO_LARGE, instance, -1);
+    }
+
     /**
      * @param detail what happened, for people
      * @param status the response status
      * @param instance the request URI, or {@code null}
-     * @param retryAfterSeconds when to come back, as the {@code Retry-After} header says
+     * @param retryAfterSeconds when to come back, as the {@code Retry-After} header says; below 0 for no
+     *        {@code retryAfter} member
      * @return the problem details JSON, escaped as {@link #body(Decision, int, String)}'s
      */
     public static String body(String detail, int status, String instance, long retryAfterSeconds) {
@@ -45,7 +59,9 @@ public final class ProblemDetails {
         if (instance != null) {
             string(json.append(",\"instance\":"), instance);
         }
-        json.append(",\"retryAfter\":").append(retryAfterSeconds);
+        if (retryAfterSeconds >= 0) {
+            json.append(",\"retryAfter\":").append(retryAfterSeconds);
+        }
         return json.append('}').toString();
     }
 
@@ -63,6 +79,7 @@ public final class ProblemDetails {
         return switch (status) {
             case 429 -> "Too Many Requests";
             case 503 -> "Service Unavailable";
+            case 413 -> "Content Too Large";
             case 403 -> "Forbidden";
             default -> "Request Rejected";
         };

@@ -7,6 +7,7 @@ import io.github.ratelimit.RateLimiter.Waiter;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.key.KeyResolver;
+import io.github.ratelimit.spring.boot.method.AuthorityPlans;
 import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
 import io.github.ratelimit.store.BucketStore;
 import org.springframework.beans.factory.ObjectProvider;
@@ -103,7 +104,7 @@ public final class RateLimitAutoConfiguration {
                             ObjectProvider<RateLimiterBuilderCustomizer> customizers) {
         RateLimiter.Builder builder = settings.applyTo(RateLimiter.builder())
                 .store(store)
-                .keyResolverFactory(new SpelKeyResolverFactory(beanFactory));
+                .keyResolverFactory(new AuthorityPlans(new SpelKeyResolverFactory(beanFactory)));
         TimeMeter clock = clock(beanFactory);
         if (clock != null) {
             builder.timeMeter(clock);

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.config.RateLimitSettings;
+import io.github.ratelimit.internal.config.RuleNameChecks;
 import io.github.ratelimit.spring.boot.method.CallPrincipal;
 import io.github.ratelimit.spring.boot.method.LazyLimiter;
 import io.github.ratelimit.spring.boot.method.MethodDecider;
@@ -140,8 +141,9 @@ public final class RateLimitMethodAutoConfiguration {
             boolean ownProvider = Arrays.stream(beanFactory.getBeanNamesForType(LimitProvider.class))
                     .anyMatch(name -> !name.equals(RateLimitLimitStoreAutoConfiguration.LIMIT_STORE_BEAN));
             if (s.limitProvider() != null && !ownProvider) {
-                RateLimitSettings.checkKeyLimits(s.limitProvider(), limiter.getObject().rules());
+                RuleNameChecks.checkKeyLimits(s.limitProvider(), limiter.getObject().rules());
             }
+            RuleNameChecks.checkPlanRules(s.planRules(), limiter.getObject().rules());
         });
     }
 }

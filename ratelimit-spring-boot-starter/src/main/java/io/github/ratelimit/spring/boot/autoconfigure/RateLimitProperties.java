@@ -47,6 +47,9 @@ public class RateLimitProperties {
      */
     private Boolean shadow;
 
+    /** Client addresses and ranges no rule limits, e.g. 10.0.0.0/8, 192.0.2.7; counted in metrics with basis exempt. */
+    private List<String> exempt;
+
     /** Addresses or CIDRs of reverse proxies whose forwarding header is believed. */
     private List<String> trustedProxies;
 
@@ -90,6 +93,15 @@ public class RateLimitProperties {
 
     /** Limits of named plans, e.g. free: 10/1m. */
     private Map<String, List<String>> plans = new LinkedHashMap<>();
+
+    /**
+     * Where a call's plan comes from, for keys with no entry of their own: authority:PLAN_ (authority PLAN_pro selects
+     * plan pro), header:Name (set by a trusted gateway), a KeyResolver bean's name, or SpEL over #request.
+     */
+    private String planFrom;
+
+    /** Names of the rules plans from the call are for; by default every rule counting by the user. */
+    private List<String> planRules;
 
     /** Keys with limits or a plan of their own. */
     private List<KeyLimit> keys = new ArrayList<>();
@@ -153,6 +165,14 @@ public class RateLimitProperties {
 
     public void setShadow(Boolean shadow) {
         this.shadow = shadow;
+    }
+
+    public List<String> getExempt() {
+        return exempt;
+    }
+
+    public void setExempt(List<String> exempt) {
+        this.exempt = exempt;
     }
 
     public List<String> getTrustedProxies() {
@@ -241,6 +261,22 @@ public class RateLimitProperties {
 
     public Map<String, List<String>> getPlans() {
         return plans;
+    }
+
+    public String getPlanFrom() {
+        return planFrom;
+    }
+
+    public void setPlanFrom(String planFrom) {
+        this.planFrom = planFrom;
+    }
+
+    public List<String> getPlanRules() {
+        return planRules;
+    }
+
+    public void setPlanRules(List<String> planRules) {
+        this.planRules = planRules;
     }
 
     public void setPlans(Map<String, List<String>> plans) {

@@ -63,7 +63,7 @@ public final class RateLimitReactiveAutoConfiguration {
             SpelKeyResolverFactory spel = SpelKeyResolverFactory.checkedForUrlRules(
                     settings.rules(Phase.AFTER_AUTHENTICATION), beanFactory);
             ReactiveHandlerRules handlerRules = new ReactiveHandlerRules(beanFactory,
-                    rule -> SpelKeyResolverFactory.isSpel(rule.key()) && spel.readsInvocation(rule.key()));
+                    spel::readsInvocation);
             return new RateLimitWebFilter(limiter, settings.rules(Phase.AFTER_AUTHENTICATION), handlerRules, decider,
                     settings.headers(), settings.trustContainerForwarding(), settings.filterOrder());
         }

@@ -4,7 +4,6 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.internal.web.Phase;
 
@@ -38,8 +37,17 @@ public class RateLimitRuleProperties {
     /** Most requests of this SOFT rule waiting at once; beyond it they are rejected. */
     private Integer maxWaiting;
 
-    /** Which requests the tokens pay for: all admitted ones, or only failed attempts (status 401, a failed login). */
-    private Counted count;
+    /**
+     * Which requests the tokens pay for: all (all admitted ones), failures (only failed attempts: status 401, a failed
+     * login), or statuses:&lt;codes&gt; (only responses with those statuses, e.g. statuses:404,5xx).
+     */
+    private String count;
+
+    /**
+     * How many permits a request counts as, resolved like a key: header:Name, param:name, a KeyResolver bean's name,
+     * or SpEL over #request; a whole number (below 1 counts as 1). A request where it gives none has no key.
+     */
+    private String permits;
 
     /** Whether the rule decides before Spring Security authenticates (for limiting login attempts) or after. */
     private Phase phase;
@@ -55,6 +63,12 @@ public class RateLimitRuleProperties {
 
     /** How buckets refill. */
     private Algorithm algorithm;
+
+    /**
+     * Key values the rule never limits, as it resolves them (alice for key user); for keys that read the client address,
+     * addresses and ranges too (10.0.0.0/8).
+     */
+    private List<String> exempt;
 
     /** Tokens an instance may take before synchronizing with a shared store; unset decides with a round trip each. */
     private Long localFirstTokens;
@@ -126,12 +140,28 @@ public class RateLimitRuleProperties {
         this.maxWaiting = maxWaiting;
     }
 
-    public Counted getCount() {
+    public String getCount() {
         return count;
     }
 
-    public void setCount(Counted count) {
+    public void setCount(String count) {
         this.count = count;
+    }
+
+    public List<String> getExempt() {
+        return exempt;
+    }
+
+    public void setExempt(List<String> exempt) {
+        this.exempt = exempt;
+    }
+
+    public String getPermits() {
+        return permits;
+    }
+
+    public void setPermits(String permits) {
+        this.permits = permits;
     }
 
     public Phase getPhase() {

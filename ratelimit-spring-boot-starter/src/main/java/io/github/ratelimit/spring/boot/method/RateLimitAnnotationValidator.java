@@ -84,6 +84,9 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
                     if (SpelKeyResolverFactory.isSpel(rule.key())) {
                         spel.checkReferences(rule.key(), method, rule.source());
                     }
+                    if (rule.permits() != null && SpelKeyResolverFactory.isSpel(rule.permits())) {
+                        spel.checkReferences(rule.permits(), method, rule.source(), "permits");
+                    }
                 }
             }
             checkProxied(name, bean, userType, annotated);

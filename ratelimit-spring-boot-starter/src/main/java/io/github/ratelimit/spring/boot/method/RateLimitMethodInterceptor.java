@@ -84,7 +84,7 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
      * that throws keeps them.
      */
     public static Object proceed(MethodInvocation invocation, Guard guard, Decision decision) throws Throwable {
-        if (!guard.countsFailures()) {
+        if (!guard.settlesOnCompletion()) {
             return invocation.proceed();
         }
         boolean failed = true;

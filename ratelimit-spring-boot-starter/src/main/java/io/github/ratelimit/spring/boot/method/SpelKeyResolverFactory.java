@@ -78,6 +78,15 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
      * @throws InvalidRateLimitConfigurationException naming the reference and what is available
      */
     void checkReferences(String expression, Method method, String source) {
+        checkReferences(expression, method, source, "key");
+    }
+
+    /**
+     * As {@link #checkReferences(String, Method, String)}, for an attribute of the annotation named in messages.
+     *
+     * @param attribute {@code key} or {@code permits}
+     */
+    void checkReferences(String expression, Method method, String source, String attribute) {
         SpelNode ast = ((SpelExpression) parser.parseExpression(expression)).getAST();
         String[] names = parameterNames.getParameterNames(method);
         Set<String> available = new LinkedHashSet<>();
@@ -91,7 +100,7 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
             available.add("#a" + i);
         }
         available.addAll(List.of("#args", "#request", "#exchange", "#root", "#this"));
-        check(ast, expression, available, names == null && method.getParameterCount() > 0, source);
+        check(ast, expression, available, names == null && method.getParameterCount() > 0, source, null, attribute);
     }
 
     /**
@@ -103,14 +112,19 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
      * @throws InvalidRateLimitConfigurationException naming the reference and what is available
      */
     public void checkRequestReferences(String expression, String source) {
+        checkRequestReferences(expression, source, "key");
+    }
+
+    private void checkRequestReferences(String expression, String source, String attribute) {
         SpelNode ast = ((SpelExpression) parser.parseExpression(expression)).getAST();
         java.util.function.Function<String, InvalidRateLimitConfigurationException> problem = reference ->
-                new InvalidRateLimitConfigurationException(source + ".key", expression, "key '" + expression
-                        + "' refers to " + reference + ", but a URL rule is decided before any method runs: its key "
-                        + "can refer to #request, #exchange and to beans (@name) only",
+                new InvalidRateLimitConfigurationException(source + "." + attribute, expression, attribute + " '"
+                        + expression
+                        + "' refers to " + reference + ", but a URL rule is decided before any method runs: its "
+                        + attribute + " can refer to #request, #exchange and to beans (@name) only",
                         "Use #request (e.g. \"#request.getHeader('X-Tenant')\"), or move the rule to a @RateLimit on "
                         + "the method whose arguments it needs.");
-        check(ast, expression, OF_REQUEST, false, source, problem);
+        check(ast, expression, OF_REQUEST, false, source, problem, attribute);
         String onRoot = rootReference(ast, true);
         if (onRoot != null) {
             throw problem.apply("'" + onRoot + "' of the root object, which a URL rule does not have");
@@ -152,7 +166,11 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
         SpelKeyResolverFactory spel = new SpelKeyResolverFactory(beanFactory);
         for (UrlRule rule : rules) {
             if (isSpel(rule.rule().key())) {
-                spel.checkRequestReferences(rule.rule().key(), rule.rule().source());
+                spel.checkRequestReferences(rule.rule().key(), rule.rule().source(), "key");
+            }
+            String permits = rule.rule().permits();
+            if (permits != null && isSpel(permits)) {
+                spel.checkRequestReferences(permits, rule.rule().source(), "permits");
             }
         }
         return spel;
@@ -167,6 +185,15 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
         return readsInvocation(((SpelExpression) parser.parseExpression(expression)).getAST());
     }
 
+    /**
+     * @param rule a rule
+     * @return whether its key or its permits expression reads the method call, so only the advisor can decide it
+     */
+    public boolean readsInvocation(io.github.ratelimit.Rule rule) {
+        return (isSpel(rule.key()) && readsInvocation(rule.key()))
+                || (rule.permits() != null && isSpel(rule.permits()) && readsInvocation(rule.permits()));
+    }
+
     private static boolean readsInvocation(SpelNode node) {
         if (node instanceof VariableReference && !OF_REQUEST.contains(node.toStringAST())) {
             return true;
@@ -179,31 +206,30 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
         return false;
     }
 
-    private void check(SpelNode node, String expression, Set<String> available, boolean namesMissing, String source) {
-        check(node, expression, available, namesMissing, source, null);
-    }
-
     private void check(SpelNode node, String expression, Set<String> available, boolean namesMissing, String source,
-                       java.util.function.Function<String, InvalidRateLimitConfigurationException> problem) {
+                       java.util.function.Function<String, InvalidRateLimitConfigurationException> problem,
+                       String attribute) {
         if (node instanceof VariableReference) {
             String reference = node.toStringAST();
             if (!available.contains(reference) && problem != null) {
                 throw problem.apply(reference);
             }
             if (!available.contains(reference)) {
-                throw new InvalidRateLimitConfigurationException(source + ": key '" + expression + "' refers to "
-                        + reference + ", which a call of this method does not provide, so no call would have a key. "
+                throw new InvalidRateLimitConfigurationException(source + ": " + attribute + " '" + expression
+                        + "' refers to " + reference + ", which a call of this method does not provide, so no call "
+                        + "would have " + (attribute.equals("key") ? "a key" : "a value") + ". "
                         + "Available: " + available + ". " + (namesMissing
                         ? "Parameter names are not in the class file: compile with -parameters (Spring Boot's build "
                         + "plugins do), or use #p0, #p1, ..."
                         : "Refer to one of them."));
             }
         } else if (node instanceof BeanReference bean && !beanFactory.containsBean(bean.getName())) {
-            throw new InvalidRateLimitConfigurationException(source + ": key '" + expression + "' refers to bean @"
+            throw new InvalidRateLimitConfigurationException(source + ": " + attribute + " '" + expression
+                    + "' refers to bean @"
                     + bean.getName() + ", which does not exist. Define the bean, or correct its name.");
         }
         for (int i = 0; i < node.getChildCount(); i++) {
-            check(node.getChild(i), expression, available, namesMissing, source, problem);
+            check(node.getChild(i), expression, available, namesMissing, source, problem, attribute);
         }
     }
 
@@ -221,9 +247,11 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
         try {
             parsed = parser.parseExpression(expression);
         } catch (ParseException e) {
-            throw new InvalidRateLimitConfigurationException(source + ": key '" + expression + "' is not a valid SpEL "
-                    + "expression: " + e.getSimpleMessage() + ". Write e.g. '#userId' or \"#request.getHeader('X-Tenant')\".",
-                    e);
+            boolean permits = source.endsWith(": permits");
+            String where = permits ? source.substring(0, source.length() - ": permits".length()) : source;
+            throw new InvalidRateLimitConfigurationException(where + ": " + (permits ? "permits" : "key") + " '"
+                    + expression + "' is not a valid SpEL expression: " + e.getSimpleMessage() + ". Write e.g. "
+                    + (permits ? "'#items.size()'." : "'#userId' or \"#request.getHeader('X-Tenant')\"."), e);
         }
         return context -> {
             Object invocation = context.attribute(MethodCallContext.INVOCATION);

@@ -5,11 +5,13 @@ import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.StoreFailurePolicy;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 import java.security.Principal;
+import java.util.List;
 
 @RestController
 @RequestMapping("/api")
@@ -42,7 +44,10 @@ class ApiController {
         return "welcome " + user;
     }
 
-    /** Behind HTTP basic authentication: 3 per minute per user (bob's plan gives him 10). */
+    /**
+     * Behind HTTP basic authentication: 3 per minute per user; bob's stored plan gives him 10, and so does carol's
+     * granted authority PLAN_pro (ratelimit.plan-from).
+     */
     @GetMapping("/me")
     @RateLimit(name = "me", key = "user", perMinute = 3)
     String me(Principal principal) {
@@ -53,6 +58,17 @@ class ApiController {
     @GetMapping("/export")
     String export() {
         return "export ready";
+    }
+
+    /**
+     * A batch of items: 10 items a minute per client address, each item one permit, however the items are split into
+     * requests: 7 pass, then 4 are refused (429, with the Retry-After of the missing tokens), then 3 pass. A batch of
+     * more than 10 could never pass: 413.
+     */
+    @PostMapping("/batch")
+    @RateLimit(name = "batch", key = "ip", perMinute = 10, permits = "#items.size()")
+    String batch(@RequestBody List<String> items) {
+        return "accepted " + items.size();
     }
 
     /** Calls a paid third-party API through a client that is throttled to its quota. */

@@ -11,7 +11,7 @@ import org.springframework.security.provisioning.InMemoryUserDetailsManager;
 import org.springframework.security.web.SecurityFilterChain;
 
 /**
- * HTTP Basic: /api/me for any user (alice/alice, bob/bob), the Actuator endpoints but health for admin/admin
+ * HTTP Basic: /api/me for any user (alice/alice, bob/bob, carol/carol), the Actuator endpoints but health for admin/admin
  * (the ratelimits endpoint lists user names and client addresses), everything else open. Spring Security checks a
  * password sent to any path, open or not: the limits on password guessing (application.properties) cover every
  * path, and count the requests that send one.
@@ -52,6 +52,8 @@ class SecurityConfig {
         return new InMemoryUserDetailsManager(
                 User.withUsername("alice").password("{noop}alice").roles("USER").build(),
                 User.withUsername("bob").password("{noop}bob").roles("USER").build(),
+                // carol's plan comes with her: the authority PLAN_pro (ratelimit.plan-from=authority:PLAN_).
+                User.withUsername("carol").password("{noop}carol").authorities("ROLE_USER", "PLAN_pro").build(),
                 User.withUsername("admin").password("{noop}admin").roles("ADMIN").build());
     }
 }

@@ -124,6 +124,17 @@ class SampleApplicationTest {
                 .isEqualTo(10);
     }
 
+    /** carol's plan comes with her granted authority PLAN_pro (ratelimit.plan-from=authority:PLAN_). */
+    @Test
+    void choosesAUsersPlanFromHerAuthority() throws Exception {
+        HttpResponse<String> first = send("GET", "/api/me", "203.0.113.10", "carol");
+        assertThat(first.statusCode()).isEqualTo(200);
+        assertThat(first.headers().firstValue("RateLimit-Policy")).hasValueSatisfying(
+                v -> assertThat(v).contains("q=10;w=60"));
+        assertThat(statuses("GET", "/api/me", "203.0.113.10", "carol", 10)).containsExactly(200, 200, 200, 200,
+                200, 200, 200, 200, 200, 429);
+    }
+
     @Test
     void throttlesTheOutboundClientInSoftMode() throws Exception {
         long t0 = System.nanoTime();

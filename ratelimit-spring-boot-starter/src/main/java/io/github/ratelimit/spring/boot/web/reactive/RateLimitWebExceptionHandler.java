@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
+import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
@@ -24,6 +25,9 @@ import java.util.Set;
  * {@link ProblemDetails}. Only a rejection by the request's own rules (its URL rules, its handler's) names its rule,
  * and any other with {@code ratelimit.method-headers=true}; any other (a service's limit on an outbound call, a
  * future's) says when to come back and nothing about the limit.
+ *
+ * <p>A {@link CallTooLargeException} (a request that counts as more permits than a rule's window holds) is answered
+ * 413 with a problem+json body naming the rule as clients see it.
  *
  * <p>It runs before Spring Boot's error handler ({@code ErrorWebExceptionHandler}, order -1), so the body is the
  * same as on Spring MVC. To answer differently, an application handles the exception itself: an
@@ -54,6 +58,10 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
             response.getHeaders().set("Retry-After", "1");
             return write(exchange, 503, ProblemDetails.body(busy.getReason(), 503,
                     exchange.getRequest().getURI().getRawPath(), 1));
+        }
+        if (cause instanceof CallTooLargeException tooLarge && !response.isCommitted()) {
+            return write(exchange, ProblemDetails.TOO_LARGE, ProblemDetails.tooLarge(tooLarge,
+                    exchange.getRequest().getURI().getRawPath()));
         }
         if (!(cause instanceof RateLimitExceededException rejected) || response.isCommitted()) {
             return Mono.error(ex);

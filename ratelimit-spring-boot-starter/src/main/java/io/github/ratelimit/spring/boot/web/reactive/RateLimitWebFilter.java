@@ -10,11 +10,13 @@ import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.web.UrlGuards;
 import io.github.ratelimit.internal.web.UrlRule;
+import io.github.ratelimit.spring.boot.method.AuthorityPlans;
 import io.github.ratelimit.spring.boot.method.HandlerId;
 import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.ErrorResponse;
 import org.springframework.web.server.ServerWebExchange;
@@ -26,6 +28,7 @@ import reactor.core.publisher.SignalType;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Rate limits Spring WebFlux requests: the reactive twin of the servlet {@code RateLimitFilter}, with the same
@@ -182,7 +185,10 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         if (!needed) {
             return Mono.just(Optional.empty());
         }
-        return exchange.getPrincipal().map(ReactivePrincipal::nameOf).defaultIfEmpty(Optional.empty());
+        // Kept for plans named by granted authorities (ratelimit.plan-from=authority:...).
+        return exchange.getPrincipal()
+                .doOnNext(p -> exchange.getAttributes().put(AuthorityPlans.PRINCIPAL_ATTRIBUTE, p))
+                .map(ReactivePrincipal::nameOf).defaultIfEmpty(Optional.empty());
     }
 
     /**
@@ -217,17 +223,32 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
                     k -> new java.util.concurrent.CopyOnWriteArrayList<Decided>());
             decidedOf(exchange).add(decided);
         }
-        if (!guard.countsFailures()) {
+        if (!guard.settlesOnCompletion()) {
             return proceed;
         }
-        // Rules that count only failures: the tokens come back unless the request turns out a failed attempt. An error
-        // is one when it answers 401, or when the handler's own rules were decided here; any other error (a 500, a
-        // 404) or a client that goes away costs URL rules that count failures (limits on logins) nothing.
-        AtomicBoolean unauthorized = new AtomicBoolean();
+        // Rules that count only some requests: the tokens come back unless the request turns out a failed attempt (an
+        // error answering 401, or any error when the handler's own rules were decided here; any other error, a 500, a
+        // 404, or a client that goes away costs URL rules that count failures, limits on logins, nothing), or for
+        // rules that count statuses, unless its status is one of theirs. An error's status is the one its handler
+        // will answer: an ErrorResponse's (a 404 for no handler), else 500.
+        AtomicInteger errorStatus = new AtomicInteger();
         return proceed
-                .doOnError(e -> unauthorized.set(e instanceof ErrorResponse r && r.getStatusCode().value() == 401))
-                .doFinally(signal -> decided.completed(unauthorized.get() || failedAttempt(exchange)
-                        || (handlerDecided && signal != SignalType.ON_COMPLETE)));
+                .doOnError(e -> errorStatus.set(e instanceof ErrorResponse r ? r.getStatusCode().value() : 500))
+                .doFinally(signal -> decided.completed(errorStatus.get() == 401 || failedAttempt(exchange)
+                        || (handlerDecided && signal != SignalType.ON_COMPLETE),
+                        status(exchange, errorStatus.get(), signal)));
+    }
+
+    /** @return the status a request is answered with, or 0 when it is not known (the client went away first) */
+    private static int status(ServerWebExchange exchange, int errorStatus, SignalType signal) {
+        if (errorStatus != 0) {
+            return errorStatus;
+        }
+        HttpStatusCode code = exchange.getResponse().getStatusCode();
+        if (code != null) {
+            return code.value();
+        }
+        return signal == SignalType.ON_COMPLETE ? 200 : 0;
     }
 
     private static boolean failedAttempt(ServerWebExchange exchange) {
@@ -290,9 +311,9 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
             return settled.compareAndSet(false, true);
         }
 
-        void completed(boolean failed) {
+        void completed(boolean failed, int status) {
             if (settle()) {
-                decider.offload(() -> guard.completed(decision, failed));
+                decider.offload(() -> guard.completed(decision, failed, status));
             }
         }
     }

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
+import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
@@ -238,7 +239,7 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
         ServerWebExchange exchange = context.getOrDefault(RateLimitWebFilter.EXCHANGE_CONTEXT_KEY, null);
         if (exchange != null && handler.equals(exchange.getAttribute(RateLimitWebFilter.DECIDED_HANDLER_ATTRIBUTE))) {
             // The filter decided this handler's rules with the URL rules; a call that fails is a failed attempt.
-            return Mono.just(new Go(null, null, guard.countsFailures() ? exchange : null));
+            return Mono.just(new Go(null, null, guard.settlesOnCompletion() ? exchange : null));
         }
         RateLimitSettings s = settings.get();
         return principal(exchange)
@@ -246,9 +247,15 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
                         exchange != null ? new ExchangeRequestContext(exchange, name.orElse(null),
                                 s.trustContainerForwarding(), invocation)
                                 : new MethodCallContext(invocation, name.orElse(null))))
+                .doOnError(CallTooLargeException.class, e -> {
+                    // A call no window could hold (413): the URL rules that let the request through get their
+                    // tokens back.
+                    if (isHandler(exchange, handler)) {
+                        RateLimitWebFilter.refund(exchange);
+                    }
+                })
                 .flatMap(decision -> {
-                    boolean isHandler = exchange != null && exchange.getAttribute(BEST_MATCHING_HANDLER) instanceof HandlerMethod h
-                            && handler.equals(HandlerId.of(h.getBeanType(), h.getMethod()));
+                    boolean isHandler = isHandler(exchange, handler);
                     boolean disclosed = isHandler || s.methodHeaders();
                     if (!decision.permitted() && isHandler) {
                         // The URL rules that let the request through get their tokens back, before the headers
@@ -269,8 +276,14 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
                         }
                         return Mono.error(new RateLimitExceededException(decision));
                     }
-                    return Mono.just(new Go(guard.countsFailures() ? guard : null, decision, null));
+                    return Mono.just(new Go(guard.settlesOnCompletion() ? guard : null, decision, null));
                 });
+    }
+
+    /** @return whether the method is the handler of the exchange's request */
+    private static boolean isHandler(ServerWebExchange exchange, HandlerId handler) {
+        return exchange != null && exchange.getAttribute(BEST_MATCHING_HANDLER) instanceof HandlerMethod h
+                && handler.equals(HandlerId.of(h.getBeanType(), h.getMethod()));
     }
 
     private static Mono<Optional<String>> principal(ServerWebExchange exchange) {

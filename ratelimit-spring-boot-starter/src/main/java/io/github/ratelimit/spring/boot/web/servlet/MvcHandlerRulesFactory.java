@@ -20,6 +20,6 @@ public final class MvcHandlerRulesFactory {
     public HandlerRules create() {
         SpelKeyResolverFactory spel = new SpelKeyResolverFactory(beanFactory);
         return new MvcHandlerRules(beanFactory.getBeanProvider(HandlerMappingIntrospector.class), beanFactory,
-                rule -> SpelKeyResolverFactory.isSpel(rule.key()) && spel.readsInvocation(rule.key()));
+                spel::readsInvocation);
     }
 }

@@ -1,7 +1,9 @@
 package io.github.ratelimit.spring.boot.web.servlet;
 
+import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitExceededException;
+import io.github.ratelimit.internal.web.ProblemDetails;
 import io.github.ratelimit.servlet.RejectionHandler;
 import io.github.ratelimit.spring.boot.method.MaskedRejection;
 import jakarta.servlet.http.HttpServletRequest;
@@ -15,7 +17,8 @@ import java.io.IOException;
 /**
  * Turns a {@link RateLimitExceededException} from a web request into the same response the filter writes
  * (status, headers, problem+json body), through the {@link RejectionHandler} bean. It runs after the
- * application's own {@code @ExceptionHandler}s, so one of those can answer differently.
+ * application's own {@code @ExceptionHandler}s, so one of those can answer differently. A
+ * {@link CallTooLargeException} (a call of more permits than a rule's window holds) is answered 413.
  */
 public final class RateLimitExceptionResolver implements HandlerExceptionResolver, Ordered {
 
@@ -28,6 +31,20 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
     @Override
     public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, Object handler,
                                          Exception ex) {
+        if (ex instanceof CallTooLargeException tooLarge && !response.isCommitted()) {
+            // A call of more permits than a rule's window holds (a @RateLimit(permits = ...) batch): 413.
+            byte[] body = ProblemDetails.tooLarge(tooLarge, request.getRequestURI())
+                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            response.setStatus(ProblemDetails.TOO_LARGE);
+            response.setContentType(ProblemDetails.MEDIA_TYPE);
+            response.setContentLength(body.length);
+            try {
+                response.getOutputStream().write(body);
+            } catch (IOException e) {
+                // The client went away.
+            }
+            return new ModelAndView();
+        }
         if (!(ex instanceof RateLimitExceededException rejected) || response.isCommitted()) {
             return null;
         }

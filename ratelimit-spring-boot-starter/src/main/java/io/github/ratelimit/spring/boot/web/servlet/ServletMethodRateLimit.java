@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.web.servlet;
 
+import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimitExceededException;
@@ -72,13 +73,20 @@ public final class ServletMethodRateLimit implements MethodDecider, Ordered {
         }
         RateLimitSettings s = settings.get();
         boolean handler = request != null && handlerId.equals(web.currentHandler(request));
-        Decision decision = guard.acquire(new ServletCallContext(invocation, request, principal,
-                s.trustContainerForwarding()));
+        Decision decision;
+        try {
+            decision = guard.acquire(new ServletCallContext(invocation, request, principal,
+                    s.trustContainerForwarding()));
+        } catch (CallTooLargeException e) {
+            // A call no window could hold (413): the URL rules that let the request through get their tokens back.
+            if (handler && isOwnDispatch(request)) {
+                RateLimitFilter.refund(request);
+            }
+            throw e;
+        }
         HttpServletResponse response = web.currentResponse();
         boolean disclosed = handler || s.methodHeaders();
-        if (!decision.permitted() && handler && request.getDispatcherType() != DispatcherType.FORWARD
-                && request.getDispatcherType() != DispatcherType.INCLUDE
-                && request.getDispatcherType() != DispatcherType.ERROR) {
+        if (!decision.permitted() && handler && isOwnDispatch(request)) {
             // The request is rejected: the URL rules that let it through get their tokens back, before the headers
             // report them. (Not after a forward: the handler that forwarded ran, and its request was worth its
             // tokens.)
@@ -104,10 +112,17 @@ public final class ServletMethodRateLimit implements MethodDecider, Ordered {
         return RateLimitMethodInterceptor.proceed(invocation, guard, decision);
     }
 
+    /** @return whether the request is on its own dispatch, not a forward, include or error page */
+    private static boolean isOwnDispatch(HttpServletRequest request) {
+        return request.getDispatcherType() != DispatcherType.FORWARD
+                && request.getDispatcherType() != DispatcherType.INCLUDE
+                && request.getDispatcherType() != DispatcherType.ERROR;
+    }
+
     /** A handler the filter decided: the call goes ahead; a call that throws is a failed attempt for the filter. */
     private static Object proceedDecidedByFilter(MethodInvocation invocation, Guard guard, HttpServletRequest request)
             throws Throwable {
-        if (!guard.countsFailures()) {
+        if (!guard.settlesOnCompletion()) {
             return invocation.proceed();
         }
         try {

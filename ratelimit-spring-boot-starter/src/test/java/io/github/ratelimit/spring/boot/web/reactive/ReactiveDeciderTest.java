@@ -42,6 +42,11 @@ class ReactiveDeciderTest {
                 }
 
                 @Override
+                public Decision peek(RequestContext context, long permits) {
+                    return real.peek(context, permits);
+                }
+
+                @Override
                 public CompletableFuture<Decision> acquireAsync(RequestContext context, long permits) {
                     try {
                         release.await(30, TimeUnit.SECONDS);
@@ -52,7 +57,7 @@ class ReactiveDeciderTest {
                 }
 
                 @Override
-                public void completed(Decision decision, boolean failed) {
+                public void completed(Decision decision, boolean failed, int status) {
                 }
 
                 @Override
@@ -61,7 +66,7 @@ class ReactiveDeciderTest {
                 }
 
                 @Override
-                public boolean countsFailures() {
+                public boolean settlesOnCompletion() {
                     return false;
                 }
             };

@@ -1,0 +1,59 @@
+package io.github.ratelimit.internal.config;
+
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.MapLimitProvider;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * The checks of settings that name rules, run once every rule is known (URL rules, and the annotations compiled at
+ * start-up): by the rules file's filter in {@code init}, and by the Spring Boot starter once its singletons exist.
+ */
+public final class RuleNameChecks {
+
+    private RuleNameChecks() {
+    }
+
+    /**
+     * Checks per-key limits from configuration against every rule now known (URL rules and annotations), and warns
+     * about keys no rule counts by: the one check the rules file and Spring Boot both run once their rules exist.
+     *
+     * @param keyLimits the per-key limits of {@code ratelimit.keys}
+     * @param known every rule
+     * @throws InvalidRateLimitConfigurationException when an entry names an unknown rule or limits a rule cannot use
+     */
+    public static void checkKeyLimits(MapLimitProvider keyLimits, Collection<Rule> known) {
+        keyLimits.checkRules(known);
+        List<String> unused = keyLimits.keysNoRuleCounts(known);
+        if (!unused.isEmpty()) {
+            System.getLogger(RuleNameChecks.class.getName()).log(System.Logger.Level.WARNING, "No rate-limit rule "
+                    + "counts by these keys' expressions, so their limits apply to none: " + unused + ". A key is "
+                    + "'<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
+        }
+    }
+
+    /**
+     * Checks that {@code ratelimit.plan-rules} names rules that exist, once every rule is known.
+     *
+     * @param planRules the names, or {@code null} for none
+     * @param known every rule
+     * @throws InvalidRateLimitConfigurationException naming the first name no rule has
+     */
+    public static void checkPlanRules(List<String> planRules, Collection<Rule> known) {
+        if (planRules == null) {
+            return;
+        }
+        Set<String> names = new TreeSet<>();
+        known.forEach(r -> names.add(r.name()));
+        for (String name : planRules) {
+            if (!names.contains(name)) {
+                throw new InvalidRateLimitConfigurationException("ratelimit.plan-rules", name, "names rule '" + name
+                        + "', which no URL rule or annotation has", "Use one of " + names + ".");
+            }
+        }
+    }
+}

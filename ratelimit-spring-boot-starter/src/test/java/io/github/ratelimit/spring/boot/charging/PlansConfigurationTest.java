@@ -1,0 +1,48 @@
+package io.github.ratelimit.spring.boot.charging;
+
+import io.github.ratelimit.spring.boot.StarterAutoConfigurations;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+
+import static io.github.ratelimit.spring.boot.StartupFailures.configError;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** What plans from the request ({@code ratelimit.plan-from}) refuse at start-up, and where the message points. */
+class PlansConfigurationTest {
+
+    private final WebApplicationContextRunner web = new WebApplicationContextRunner()
+            .withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class))
+            .withPropertyValues("ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**",
+                    "ratelimit.rules[0].key=user", "ratelimit.rules[0].limits=5/1s");
+
+    @Test
+    void aPlanSourceWithoutPlansStopsStartUp() {
+        web.withPropertyValues("ratelimit.plan-from=header:X-Plan").run(context ->
+                assertThat(configError(context)).hasMessageStartingWith("ratelimit.plan-from: 'header:X-Plan' names "
+                        + "where a call's plan comes from, but no plan is defined"));
+    }
+
+    @Test
+    void planRulesMustNameRulesThatExist() {
+        web.withPropertyValues("ratelimit.plans.pro=10/1s", "ratelimit.plan-from=header:X-Plan",
+                "ratelimit.plan-rules=apy").run(context -> assertThat(configError(context))
+                .hasMessageContaining("ratelimit.plan-rules").hasMessageContaining("'apy'")
+                .hasMessageContaining("[api]"));
+        web.withPropertyValues("ratelimit.plan-rules=api").run(context -> assertThat(configError(context))
+                .hasMessageContaining("ratelimit.plan-rules").hasMessageContaining("without ratelimit.plan-from"));
+    }
+
+    @Test
+    void aPlanARuleCannotUseOrABadSourceStopsStartUp() {
+        web.withPropertyValues("ratelimit.plans.pro=10/1s", "ratelimit.plan-from=authority:").run(context ->
+                assertThat(configError(context)).hasMessageContaining("names no authority prefix"));
+        web.withPropertyValues("ratelimit.plans.pro=10/1s", "ratelimit.plan-from=hedaer:X-Plan").run(context ->
+                assertThat(configError(context)).hasMessageContaining("hedaer:X-Plan"));
+        web.withPropertyValues("ratelimit.plans.huge=20000/1m", "ratelimit.plan-from=header:X-Plan",
+                "ratelimit.rules[0].algorithm=sliding-window-log", "ratelimit.rules[0].limits=10/1m")
+                .run(context -> assertThat(configError(context)).hasMessageContaining("plan 'huge'"));
+        web.withPropertyValues("ratelimit.plans.pro=10/1s", "ratelimit.plan-from=authority:PLAN_")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+}

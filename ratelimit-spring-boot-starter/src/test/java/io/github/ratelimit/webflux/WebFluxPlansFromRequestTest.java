@@ -1,0 +1,98 @@
+package io.github.ratelimit.webflux;
+
+import io.github.ratelimit.RateLimit;
+import io.github.ratelimit.testing.redis.RedisServerExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Import;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.core.publisher.Mono;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Plans named by the request on WebFlux over real HTTP ({@code ratelimit.plan-from=header:X-Plan}, as a trusted
+ * gateway sets it), on the local store and on a real Redis: a handler's {@code @RateLimit} and a URL rule take the
+ * named plan's limits; a stored entry ({@code ratelimit.keys}) wins; an unknown plan is the rule's own limits.
+ */
+class WebFluxPlansFromRequestTest {
+
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(Handlers.class)
+    static class App {
+    }
+
+    @RestController
+    static class Handlers {
+        @GetMapping("/wp/annotated")
+        @RateLimit(name = "wp-annotated", key = "header:X-Tenant", perMinute = 2)
+        Mono<String> annotated() {
+            return Mono.just("annotated");
+        }
+
+        @GetMapping("/wp/url")
+        Mono<String> url() {
+            return Mono.just("url");
+        }
+    }
+
+    private static ConfigurableApplicationContext start(String store) {
+        List<String> properties = new ArrayList<>(List.of(
+                "ratelimit.rules[0].name=wp-url", "ratelimit.rules[0].paths=/wp/url",
+                "ratelimit.rules[0].key=header:X-Tenant", "ratelimit.rules[0].limits=2/1m",
+                "ratelimit.plans.pro=5/1m", "ratelimit.plan-from=header:X-Plan",
+                "ratelimit.plan-rules=wp-url, wp-annotated",
+                "ratelimit.keys[0].key=header:X-Tenant:acme", "ratelimit.keys[0].limits=3/1m"));
+        if (store.equals("redis")) {
+            properties.add("ratelimit.redis.url=" + redis.uri());
+            properties.add("ratelimit.redis.key-prefix=wp-" + System.nanoTime());
+            properties.add("ratelimit.redis.command-timeout=2s");
+        }
+        return WebFluxApps.start(App.class, properties.toArray(String[]::new));
+    }
+
+    private static int admitted(WebTestClient client, String path, String tenant, String plan) {
+        int n = 0;
+        for (int i = 0; i < 20; i++) {
+            WebTestClient.RequestHeadersSpec<?> request = client.get().uri(path).header("X-Tenant", tenant);
+            if (plan != null) {
+                request = request.header("X-Plan", plan);
+            }
+            int status = request.exchange().returnResult(String.class).getStatus().value();
+            if (status == 200) {
+                n++;
+            } else {
+                assertThat(status).isEqualTo(429);
+                break;
+            }
+        }
+        return n;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void theRequestNamesItsPlan(String store) {
+        try (ConfigurableApplicationContext context = start(store)) {
+            WebTestClient client = WebFluxApps.client(context);
+            for (String path : List.of("/wp/url", "/wp/annotated")) {
+                assertThat(admitted(client, path, "t1", "pro")).as(path + ": plan pro").isEqualTo(5);
+                assertThat(admitted(client, path, "t2", null)).as(path + ": no plan").isEqualTo(2);
+                assertThat(admitted(client, path, "t3", "gold")).as(path + ": no such plan").isEqualTo(2);
+                assertThat(admitted(client, path, "acme", "pro")).as(path + ": acme's own entry wins").isEqualTo(3);
+            }
+        }
+    }
+}
