@@ -80,7 +80,8 @@ public interface Guard {
     /**
      * Says what deciding a call would give now, without deciding it: whether it would pass, and when it would, for
      * user interfaces ("3 left, next in 12 s") and schedulers. Nothing is taken, no listener or metric hears of it, and
-     * a store may still be asked (one read per rule on Redis; a key this instance remembers rejecting, none). The
+     * a store may still be asked (one round trip per rule on Redis, which counts nothing; none for a key this instance
+     * remembers rejecting). The
      * decision's outcome is what {@link #acquire} would decide now: {@link Outcome#ALLOWED} with each window's
      * state, {@link Outcome#DELAYED} with the wait a {@link Mode#SOFT} rule would impose (the limiter's places
      * among waiting calls are not checked), {@link Outcome#REJECTED} with the {@link Decision#retryAfterNanos()} at

@@ -111,8 +111,8 @@ public @interface RateLimit {
      * How many permits a call counts as under this rule, computed from the call, e.g. the size of a batch:
      * {@code @RateLimit(name = "batch", key = "ip", perMinute = 10, permits = "#items.size()")} lets 10 items a
      * minute through, however they are split into calls. SpEL over the arguments in Spring (checked at start-up like
-     * keys), or a key atom ({@code header:X-Items}). The rule takes {@link #cost()} times that value; a value below 1
-     * counts as 1; a value that is no whole number leaves the key missing ({@link #onMissingKey()}); a call of more
+     * keys), or a key atom ({@code header:X-Items}). The rule takes {@link #cost()} times that value; 0 counts as 1; a
+     * value that is no whole number (text, a fraction, a negative number, nothing) refuses the call; a call of more
      * than a window can hold is refused ({@link CallTooLargeException}, HTTP 413 on the web). Only this annotation's
      * rule is weighed: the method's other rules count the call once.
      *

@@ -269,13 +269,6 @@ public interface RateLimiter extends AutoCloseable {
         }
 
         /**
-         * @param maxWaiting the most calls that may wait out a SOFT delay at once in this limiter, all rules
-         *        together, at least 0 (default {@value #DEFAULT_MAX_WAITING}); each SOFT rule has a bound of its own
-         *        as well ({@link Rule#maxWaiting()}). Beyond either, a call that would be delayed is rejected with
-         *        {@link Basis#WAITERS_FULL}
-         * @return this builder
-         */
-        /**
          * @param cidrs client addresses and ranges no rule limits ({@code 10.0.0.0/8}, {@code 192.0.2.7},
          *        {@code 2001:db8::/32}): a call whose client (as the {@link #clientIpResolver} finds it for the
          *        {@code ip} key, with its whole address) is in one is allowed by every rule without asking a store,
@@ -324,6 +317,13 @@ public interface RateLimiter extends AutoCloseable {
             return this;
         }
 
+        /**
+         * @param maxWaiting the most calls that may wait out a SOFT delay at once in this limiter, all rules
+         *        together, at least 0 (default {@value #DEFAULT_MAX_WAITING}); each SOFT rule has a bound of its own
+         *        as well ({@link Rule#maxWaiting()}). Beyond either, a call that would be delayed is rejected with
+         *        {@link Basis#WAITERS_FULL}
+         * @return this builder
+         */
         public Builder maxWaiting(int maxWaiting) {
             if (maxWaiting < 0) {
                 throw new InvalidRateLimitConfigurationException("maxWaiting must be 0 or more, but was " + maxWaiting

@@ -179,25 +179,33 @@ abstract class PermitsContract {
         assertThat(remaining(batch.acquire(items("0")))).as("below 1 counts as 1").isEqualTo(68);
     }
 
-    /** What a client sends is no number, or none: the rule's key is missing, and its policy decides. */
+    /**
+     * What a client sends is no whole number, or nothing: the call is refused, whatever the rule does with a missing
+     * key; a rule that skipped it would let a client opt out of the rule by sending garbage.
+     */
     @Test
-    void aPermitsValueThatIsNoWholeNumberLeavesTheKeyMissing() {
+    void aPermitsValueThatIsNoWholeNumberRefusesTheCall() {
         RateLimiter limiter = limiter();
         Guard strict = limiter.guard(Rule.builder("strict").key("user").limits("10/1m").permits("header:X-Items")
                 .build());
         Guard lenient = limiter.guard(Rule.builder("lenient").key("user").limits("10/1m").permits("header:X-Items")
                 .onMissingKey(MissingKeyPolicy.SKIP).build());
+        Guard shared = limiter.guard(Rule.builder("shared").key("user").limits("10/1m").permits("header:X-Items")
+                .onMissingKey(MissingKeyPolicy.SHARED).build());
         for (String garbage : List.of("", "abc", "-1", "1.5", "1e3", "+4", "0x10", "9999999999999999999",
                 "\u0661\u0662")) {
             RequestContext call = items(garbage);
-            Decision d = strict.acquire(call);
-            assertThat(d.outcome()).as("'%s'", garbage).isEqualTo(Outcome.REJECTED);
-            assertThat(d.verdicts().get(0).basis()).isEqualTo(Decision.Basis.KEY_MISSING);
-            assertThat(lenient.acquire(call).verdicts().get(0).basis()).isEqualTo(Decision.Basis.KEY_MISSING);
+            for (Guard guard : List.of(strict, lenient, shared)) {
+                Decision d = guard.acquire(call);
+                assertThat(d.outcome()).as("'%s' under %s", garbage, guard.rules().get(0).name())
+                        .isEqualTo(Outcome.REJECTED);
+                assertThat(d.verdicts().get(0).basis()).isEqualTo(Decision.Basis.KEY_MISSING);
+            }
         }
-        Decision none = strict.acquire(RequestContext.builder().principal("alice").build());
-        assertThat(none.verdicts().get(0).basis()).as("no header").isEqualTo(Decision.Basis.KEY_MISSING);
+        Decision none = lenient.acquire(RequestContext.builder().principal("alice").build());
+        assertThat(none.outcome()).as("no header").isEqualTo(Outcome.REJECTED);
         assertThat(remaining(strict.acquire(items("10")))).as("no garbage took anything").isZero();
+        assertThat(remaining(shared.acquire(items("10")))).isZero();
     }
 
     /** A value no window could hold is a CallTooLargeException (web layers answer 413), and takes nothing. */

@@ -88,11 +88,14 @@ class RequestPlansTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void storedEntriesWinAndOtherRulesKeepTheirOwn(String store) {
-        LimitProvider provider = LimitProvider.builder().limits("user:alice", "3/1m").build();
+        LimitProvider provider = LimitProvider.builder().limits("user:alice", "3/1m")
+                .limits("user:bob", "5/1m").build();
         RateLimiter limiter = limiter(store, Set.of(), provider);
         Guard api = limiter.guard(Rule.builder("api").key("user").limits("5/1m").build());
         Guard site = limiter.guard(Rule.builder("site").key("ip").limits("4/1m").build());
         assertThat(admitted(api, call("alice", "pro"))).as("alice's own entry").isEqualTo(3);
+        assertThat(admitted(api, call("bob", "pro"))).as("bob's own entry, though it equals the rule's")
+                .isEqualTo(5);
         assertThat(admitted(site, call("bob", "pro"))).as("not keyed by user").isEqualTo(4);
     }
 

@@ -64,7 +64,10 @@ final class CompiledRule {
     /** Plans chosen by the call, or {@code null}: their configurations by plan name. */
     private final RequestPlans requestPlans;
     private final Map<String, Configs> planConfigs;
-    /** The configurations a call's plan gave each key lately, for refunds, which have no call to read it from. */
+    /**
+     * The configurations each key's latest call chose (a plan's, or the rule's own), for refunds, which have no call to
+     * read a plan from.
+     */
     private final Cache<String, Configs> planned;
 
     CompiledRule(Rule rule, KeyResolver resolver, KeyResolver permitsResolver, Exemption exemption,
@@ -124,16 +127,16 @@ final class CompiledRule {
     /**
      * @param context a call
      * @return how many permits the call counts as under this rule, from its {@link Rule#permits()} expression: at
-     *         least 1 (a value below counts as 1), or -1 when the expression gives no whole number of at most 18 digits
-     *         (nothing, text, a fraction, a negative number), which leaves the call's key missing
+     *         least 1 (0 counts as 1), or -1 when the expression gives no whole number of at most 18 digits (nothing,
+     *         text, a fraction, a negative number), which refuses the call
      */
     long permitsOf(RequestContext context) {
         String value;
         try {
             value = permitsResolver.resolve(context);
         } catch (RuntimeException e) {
-            PERMITS_LOG.log(Level.WARNING, "The permits expression of rule '" + name + "' failed; treating the key as "
-                    + "missing", e);
+            PERMITS_LOG.log(Level.WARNING, "The permits expression of rule '" + name + "' failed; refusing the call",
+                    e);
             return -1;
         }
         if (value == null) {
@@ -142,7 +145,7 @@ final class CompiledRule {
         String digits = value.trim();
         if (digits.isEmpty() || digits.length() > 18 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
             PERMITS_LOG.log(Level.WARNING, "The permits expression of rule '" + name + "' gave "
-                    + LogText.quote(value) + ", which is no whole number; treating the key as missing", null);
+                    + LogText.quote(value) + ", which is no whole number; refusing the call", null);
             return -1;
         }
         return Math.max(1, Long.parseLong(digits));
@@ -163,41 +166,61 @@ final class CompiledRule {
         }
     }
 
+    /** The provider's answer for a key without an entry of its own (none, or the provider failed). */
+    private static final Configs NO_ENTRY = new Configs(null, null);
+
+    /** @return the key's own configurations from the provider, or {@link #NO_ENTRY} */
+    private Configs own(String key) {
+        return perKey == null ? NO_ENTRY : perKey.get(key, this::load);
+    }
+
     /**
      * @param key the resolved key
-     * @return the configurations for the key: its own limits from the provider, or the rule's
+     * @return the configurations for the key: its own limits from the provider, else those of the plan its last
+     *         call named ({@code ratelimit.plan-from}), else the rule's
      */
     Configs configsFor(String key) {
-        Configs own = perKey == null ? defaults : perKey.get(key, this::load);
-        if (own == defaults && planned != null) {
-            Configs plan = planned.getIfPresent(key);
-            return plan != null ? plan : defaults;
+        Configs own = own(key);
+        if (own != NO_ENTRY) {
+            return own;
         }
-        return own;
+        Configs plan = planned == null ? null : planned.getIfPresent(key);
+        return plan != null ? plan : defaults;
+    }
+
+
+    /**
+     * For a refund, which has no call to read a plan from.
+     *
+     * @param key the resolved key
+     * @return as {@link #configsFor(String)}, or {@code null} when the rule takes plans from calls and the plan this
+     *         key's call named is forgotten: a refund then keeps the tokens rather than resize the key's state
+     */
+    Configs configsForRefund(String key) {
+        Configs own = own(key);
+        if (own != NO_ENTRY || planned == null) {
+            return own != NO_ENTRY ? own : defaults;
+        }
+        return planned.getIfPresent(key);
     }
 
     /**
      * @param key the resolved key
      * @param context the call
-     * @return the configurations for the key: its own limits from the provider, else those of the plan the call
-     *         names ({@code ratelimit.plan-from}), else the rule's
+     * @return the configurations for the key: its own limits from the provider (an entry wins, even one equal to the
+     *         rule's own), else those of the plan the call names ({@code ratelimit.plan-from}), else the rule's
      */
     Configs configsFor(String key, RequestContext context) {
         if (requestPlans == null) {
             return configsFor(key);
         }
-        Configs own = perKey == null ? defaults : perKey.get(key, this::load);
-        if (own != defaults) {
+        Configs own = own(key);
+        if (own != NO_ENTRY) {
             return own;
         }
         String plan = requestPlans.planOf(context);
-        Configs chosen = plan == null ? null : planConfigs.get(plan);
-        if (chosen == null) {
-            if (planned.getIfPresent(key) != null) {
-                planned.invalidate(key);
-            }
-            return defaults;
-        }
+        Configs chosen = plan == null ? defaults : planConfigs.getOrDefault(plan, defaults);
+        // Remembered whichever it is (the rule's own too), for refunds.
         if (planned.getIfPresent(key) != chosen) {
             planned.put(key, chosen);
         }
@@ -211,9 +234,12 @@ final class CompiledRule {
         } catch (RuntimeException e) {
             PROVIDER_LOG.log(Level.WARNING, "Limit provider failed for rule '" + name
                     + "'; using the rule's own limits " + rule.limits(), e);
-            return defaults;
+            return NO_ENTRY;
         }
-        if (limits == null || limits.isEmpty() || limits.equals(rule.limits())) {
+        if (limits == null || limits.isEmpty()) {
+            return NO_ENTRY;
+        }
+        if (limits.equals(rule.limits())) {
             return defaults;
         }
         return distinct.get(List.copyOf(limits), this::validatedConfigs);

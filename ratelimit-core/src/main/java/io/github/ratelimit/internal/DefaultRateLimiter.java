@@ -406,7 +406,12 @@ public final class DefaultRateLimiter implements RateLimiter {
             for (CompiledRule rule : rules) {
                 if (rule.name.equals(v.rule()) && giveBack.test(rule.rule)) {
                     BucketStore.Key bucketKey = new BucketStore.Key(rule.name, v.key());
-                    CompiledRule.Configs configs = rule.configsFor(v.key());
+                    CompiledRule.Configs configs = rule.configsForRefund(v.key());
+                    if (configs == null) {
+                        // The plan the key's call named is forgotten (100,000 keys since): keep the call's tokens
+                        // rather than resize the key's state to a plan it may not have.
+                        break;
+                    }
                     try {
                         KeyState state = v.basis() == Basis.BUCKET
                                 ? store.state(bucketKey, configs.primary(), rule.localFirst)

@@ -73,10 +73,18 @@ final class Exemption {
 
     /**
      * @param context the call
-     * @param key the key the rule resolved for it
-     * @return whether the rule lets the call through uncounted
+     * @return whether the call's client address is one the rule never limits (checked before its key is resolved, so
+     *         an exempt address passes even when the rest of a combined key is missing)
      */
-    boolean exempts(RequestContext context, String key) {
-        return keys.contains(key) || (addresses != null && addresses.test(context));
+    boolean exemptsAddress(RequestContext context) {
+        return addresses != null && addresses.test(context);
+    }
+
+    /**
+     * @param key the key the rule resolved for a call
+     * @return whether it is one the rule never limits
+     */
+    boolean exemptsKey(String key) {
+        return keys.contains(key);
     }
 }

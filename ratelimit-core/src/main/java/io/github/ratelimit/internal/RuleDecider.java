@@ -75,10 +75,19 @@ final class RuleDecider {
         long own = rule.permitsResolver == null ? 1 : rule.permitsOf(context);
         long callPermits = own <= 1 ? permits : multiply(rule, permits, own);
         Target t = new Target(rule, callPermits == 1 ? rule.cost : cost(rule, callPermits));
+        if (own < 0) {
+            // A call whose permits are no whole number (text, a fraction, a negative number, nothing) is refused,
+            // whatever the rule does with a missing key: skipping the rule would let a client opt out of it.
+            t.verdict = Verdicts.of(rule, null, rejection(rule), Basis.KEY_MISSING, List.of(), 0, 0, t.cost);
+            return t;
+        }
+        if (rule.exemption != null && rule.exemption.exemptsAddress(context)) {
+            t.verdict = Verdicts.of(rule, null, Outcome.ALLOWED, Basis.EXEMPT, List.of(), 0, 0, t.cost);
+            return t;
+        }
         String key;
         try {
-            // A permits expression with no whole number for the call leaves the key missing: the rule's policy says.
-            key = own < 0 ? null : rule.resolver.resolve(context);
+            key = rule.resolver.resolve(context);
         } catch (RuntimeException e) {
             RESOLVER_LOG.log(Level.WARNING, "The key resolver of rule '" + rule.name
                     + "' failed; treating the key as missing", e);
@@ -96,7 +105,7 @@ final class RuleDecider {
                     key = KeyExpressions.SHARED_MISSING_KEY;
             }
         }
-        if (rule.exemption != null && rule.exemption.exempts(context, key)) {
+        if (rule.exemption != null && rule.exemption.exemptsKey(key)) {
             t.verdict = Verdicts.of(rule, key, Outcome.ALLOWED, Basis.EXEMPT, List.of(), 0, 0, t.cost);
             return t;
         }

@@ -141,7 +141,7 @@ public class RateLimitFilter implements Filter {
     private boolean trustContainerForwarding;
     /** Per-key limits of the rules file whose rule names to check once every rule is known, or {@code null}. */
     private io.github.ratelimit.internal.MapLimitProvider keyLimitsToCheck;
-    private List<String> planRulesToCheck;
+    private java.util.function.Consumer<List<Rule>> planRulesCheck = known -> { };
     /** Every URL rule of the rules file, whichever phase this instance decides. */
     private List<UrlRule> allUrlRules = List.of();
     private volatile boolean warnedAboutRemoteIp;
@@ -231,7 +231,7 @@ public class RateLimitFilter implements Filter {
             if (keyLimitsToCheck != null) {
                 RuleNameChecks.checkKeyLimits(keyLimitsToCheck, known);
             }
-            RuleNameChecks.checkPlanRules(planRulesToCheck, known);
+            planRulesCheck.accept(known);
         } catch (InvalidRateLimitConfigurationException e) {
             destroy();
             throw new ServletException("RateLimitFilter '" + name + "' cannot start: " + e.getMessage(), e);
@@ -261,7 +261,7 @@ public class RateLimitFilter implements Filter {
         this.trustContainerForwarding = settings.trustContainerForwarding();
         this.allUrlRules = settings.rules();
         this.keyLimitsToCheck = settings.keyLimits();
-        this.planRulesToCheck = settings.planRules();
+        this.planRulesCheck = known -> RuleNameChecks.checkPlanRules(settings.planFrom(), settings.planRules(), known);
         String phase = config.getInitParameter("phase");
         if (phase != null && !phase.isBlank()) {
             Phase only = RulesFile.phase(phase.trim());
@@ -270,7 +270,7 @@ public class RateLimitFilter implements Filter {
             this.scanAnnotations = scanAnnotations && only == Phase.AFTER_AUTHENTICATION;
             // The instance after authentication knows the annotations' rules: it checks the keys' rule names.
             this.keyLimitsToCheck = only == Phase.AFTER_AUTHENTICATION ? keyLimitsToCheck : null;
-            this.planRulesToCheck = only == Phase.AFTER_AUTHENTICATION ? planRulesToCheck : List.of();
+            this.planRulesCheck = only == Phase.AFTER_AUTHENTICATION ? planRulesCheck : known -> { };
         }
     }
 
@@ -302,7 +302,8 @@ public class RateLimitFilter implements Filter {
         CompletableFuture<Decision> future;
         try {
             future = guard.acquireAsync(new HttpRequestContext(matched.view(), trustContainerForwarding));
-        } catch (CallTooLargeException e) { // no window could ever hold the request: 413, nothing taken
+        } catch (CallTooLargeException e) { // no window could ever hold the request: 413, nothing taken here
+            refund(request);   // nor by the other phase's filter
             ProblemDetailsRejectionHandler.tooLarge(request, response, e);
             return;
         }

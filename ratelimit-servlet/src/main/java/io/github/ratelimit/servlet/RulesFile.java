@@ -46,7 +46,7 @@ final class RulesFile {
     record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
                     RejectionHandler rejectionHandler, boolean annotations, boolean trustContainerForwarding,
                     io.github.ratelimit.internal.MapLimitProvider keyLimits, io.github.ratelimit.LimitProvider limitStore,
-                    List<String> planRules) {
+                    List<String> planRules, String planFrom) {
     }
 
     private RulesFile() {
@@ -170,7 +170,7 @@ final class RulesFile {
         }
         return new Settings(settings.enabled(), limiter, settings.rules(), settings.headers(), handler,
                 settings.annotations(), settings.trustContainerForwarding(), settings.limitProvider(), limitStore,
-                settings.planRules());
+                settings.planRules(), settings.planFrom());
     }
 
     private static boolean micrometerPresent() {

@@ -35,6 +35,27 @@ class WebFluxPlansFromRequestTest {
     static class App {
     }
 
+    /** The app, with a stand-in for Spring Security: an authentication with the authorities X-Authorities lists. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(Handlers.class)
+    static class SecuredApp {
+        @org.springframework.context.annotation.Bean
+        @org.springframework.core.annotation.Order(-150)
+        org.springframework.web.server.WebFilter testAuthentication() {
+            return (exchange, chain) -> {
+                String authorities = exchange.getRequest().getHeaders().getFirst("X-Authorities");
+                if (authorities == null) {
+                    return chain.filter(exchange);
+                }
+                var token = org.springframework.security.authentication.UsernamePasswordAuthenticationToken.authenticated(
+                        "user", "n/a", org.springframework.security.core.authority.AuthorityUtils
+                                .commaSeparatedStringToAuthorityList(authorities));
+                return chain.filter(exchange.mutate().principal(Mono.just(token)).build());
+            };
+        }
+    }
+
     @RestController
     static class Handlers {
         @GetMapping("/wp/annotated")
@@ -93,6 +114,26 @@ class WebFluxPlansFromRequestTest {
                 assertThat(admitted(client, path, "t3", "gold")).as(path + ": no such plan").isEqualTo(2);
                 assertThat(admitted(client, path, "acme", "pro")).as(path + ": acme's own entry wins").isEqualTo(3);
             }
+        }
+    }
+
+    /** authority:PLAN_ on WebFlux, for a rule whose key reads no principal: the filter reads it for the plan. */
+    @org.junit.jupiter.api.Test
+    void aGrantedAuthorityNamesThePlanOfARuleKeyedByHeader() {
+        try (ConfigurableApplicationContext context = WebFluxApps.start(SecuredApp.class,
+                "ratelimit.rules[0].name=wp-url", "ratelimit.rules[0].paths=/wp/url",
+                "ratelimit.rules[0].key=header:X-Tenant", "ratelimit.rules[0].limits=2/1m",
+                "ratelimit.plans.pro=5/1m", "ratelimit.plan-from=authority:PLAN_", "ratelimit.plan-rules=wp-url")) {
+            WebTestClient client = WebFluxApps.client(context);
+            int admitted = 0;
+            for (int i = 0; i < 10; i++) {
+                if (client.get().uri("/wp/url").header("X-Tenant", "t9").header("X-Authorities", "ROLE_USER,PLAN_pro")
+                        .exchange().returnResult(String.class).getStatus().value() == 200) {
+                    admitted++;
+                }
+            }
+            assertThat(admitted).isEqualTo(5);
+            assertThat(admitted(client, "/wp/url", "t10", null)).as("no authentication: the rule's own").isEqualTo(2);
         }
     }
 }

@@ -418,6 +418,16 @@ public final class RateLimitSettings {
         }
     }
 
+    /** @return whether plans come from the caller's granted authorities ({@code ratelimit.plan-from=authority:...}) */
+    public boolean plansFromAuthorities() {
+        return planFrom != null && planFrom.trim().startsWith("authority:");
+    }
+
+    /** @return where a call's plan comes from ({@code ratelimit.plan-from}), or {@code null} */
+    public String planFrom() {
+        return planFrom;
+    }
+
     /** @return the names of the rules plans from the call are for ({@code ratelimit.plan-rules}); empty for default */
     public List<String> planRules() {
         return planRules;

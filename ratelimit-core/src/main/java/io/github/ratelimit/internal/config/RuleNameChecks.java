@@ -2,6 +2,7 @@ package io.github.ratelimit.internal.config;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.KeyExpressions;
 import io.github.ratelimit.internal.MapLimitProvider;
 
 import java.util.Collection;
@@ -37,15 +38,22 @@ public final class RuleNameChecks {
     }
 
     /**
-     * Checks that {@code ratelimit.plan-rules} names rules that exist, once every rule is known.
+     * Checks that plans from the call apply to some rule: {@code ratelimit.plan-rules} names rules that exist, and
+     * without it, some rule counts by the user. Once every rule is known.
      *
+     * @param planFrom where a call's plan comes from, or {@code null} when plans come from stored entries only
      * @param planRules the names, or {@code null} for none
      * @param known every rule
-     * @throws InvalidRateLimitConfigurationException naming the first name no rule has
+     * @throws InvalidRateLimitConfigurationException naming the first name no rule has, or saying no rule takes plans
      */
-    public static void checkPlanRules(List<String> planRules, Collection<Rule> known) {
-        if (planRules == null) {
+    public static void checkPlanRules(String planFrom, List<String> planRules, Collection<Rule> known) {
+        if (planFrom == null || planRules == null) {
             return;
+        }
+        if (planRules.isEmpty() && known.stream().noneMatch(r -> KeyExpressions.atoms(r.key()).contains("user"))) {
+            throw new InvalidRateLimitConfigurationException("ratelimit.plan-from", planFrom, "chooses plans for every "
+                    + "rule counting by the user, and no rule does", "Name the rules plans are for in "
+                    + "ratelimit.plan-rules.");
         }
         Set<String> names = new TreeSet<>();
         known.forEach(r -> names.add(r.name()));

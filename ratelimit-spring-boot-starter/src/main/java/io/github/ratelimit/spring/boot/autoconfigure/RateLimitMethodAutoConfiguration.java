@@ -143,7 +143,7 @@ public final class RateLimitMethodAutoConfiguration {
             if (s.limitProvider() != null && !ownProvider) {
                 RuleNameChecks.checkKeyLimits(s.limitProvider(), limiter.getObject().rules());
             }
-            RuleNameChecks.checkPlanRules(s.planRules(), limiter.getObject().rules());
+            RuleNameChecks.checkPlanRules(s.planFrom(), s.planRules(), limiter.getObject().rules());
         });
     }
 }

@@ -65,7 +65,8 @@ public final class RateLimitReactiveAutoConfiguration {
             ReactiveHandlerRules handlerRules = new ReactiveHandlerRules(beanFactory,
                     spel::readsInvocation);
             return new RateLimitWebFilter(limiter, settings.rules(Phase.AFTER_AUTHENTICATION), handlerRules, decider,
-                    settings.headers(), settings.trustContainerForwarding(), settings.filterOrder());
+                    settings.headers(), settings.trustContainerForwarding(), settings.filterOrder(),
+                    settings.rejectStatus(), settings.plansFromAuthorities());
         }
 
         /** URL rules that decide before Spring Security: limits on authentication attempts. */
@@ -76,7 +77,8 @@ public final class RateLimitReactiveAutoConfiguration {
                                                                   ConfigurableListableBeanFactory beanFactory) {
             SpelKeyResolverFactory.checkedForUrlRules(settings.rules(Phase.BEFORE_AUTHENTICATION), beanFactory);
             return new RateLimitWebFilter(limiter, settings.rules(Phase.BEFORE_AUTHENTICATION), null, decider,
-                    settings.headers(), settings.trustContainerForwarding(), settings.beforeAuthenticationOrder());
+                    settings.headers(), settings.trustContainerForwarding(), settings.beforeAuthenticationOrder(),
+                    settings.rejectStatus(), settings.plansFromAuthorities());
         }
     }
 }

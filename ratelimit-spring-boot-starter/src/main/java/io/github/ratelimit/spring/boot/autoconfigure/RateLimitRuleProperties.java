@@ -45,7 +45,7 @@ public class RateLimitRuleProperties {
 
     /**
      * How many permits a request counts as, resolved like a key: header:Name, param:name, a KeyResolver bean's name,
-     * or SpEL over #request; a whole number (below 1 counts as 1). A request where it gives none has no key.
+     * or SpEL over #request; a whole number (0 counts as 1); anything else refuses the request.
      */
     private String permits;
 

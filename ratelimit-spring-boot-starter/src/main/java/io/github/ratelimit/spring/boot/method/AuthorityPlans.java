@@ -16,6 +16,7 @@ public final class AuthorityPlans implements KeyResolver.Factory {
     public static final String PRINCIPAL_ATTRIBUTE = AuthorityPlans.class.getName() + ".principal";
 
     private static final String PREFIX = "authority:";
+    private static final String PLAN_FROM = "plan-from";
     private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
             "org.springframework.security.core.Authentication", AuthorityPlans.class.getClassLoader());
 
@@ -31,7 +32,9 @@ public final class AuthorityPlans implements KeyResolver.Factory {
     @Override
     public KeyResolver create(String expression, String source) {
         String trimmed = expression.trim();
-        if (!trimmed.startsWith(PREFIX)) {
+        // Only where a plan comes from (the limiter compiles ratelimit.plan-from as "plan-from"): a key or permits
+        // written authority:... is unknown to the built-in grammar, which says so at start-up.
+        if (!trimmed.startsWith(PREFIX) || !PLAN_FROM.equals(source)) {
             return next.create(expression, source);
         }
         String prefix = trimmed.substring(PREFIX.length()).trim();

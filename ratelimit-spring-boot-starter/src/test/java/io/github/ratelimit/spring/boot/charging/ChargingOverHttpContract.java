@@ -42,7 +42,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
                 "ratelimit.rules[2].name=errors", "ratelimit.rules[2].paths=/c/status/**",
                 "ratelimit.rules[2].key=ip", "ratelimit.rules[2].limits=3/1m",
                 "ratelimit.rules[2].count=statuses:404,5xx",
-                "ratelimit.exempt=203.0.113.0/24", "ratelimit.rules[0].exempt=192.0.2.99"})
+                "ratelimit.exempt=203.0.113.0/24", "ratelimit.rules[0].exempt=192.0.2.99",
+                "ratelimit.rules[3].name=pre", "ratelimit.rules[3].paths=/c/upload", "ratelimit.rules[3].key=ip",
+                "ratelimit.rules[3].limits=100/1m", "ratelimit.rules[3].phase=before-authentication"})
 abstract class ChargingOverHttpContract {
 
     @SpringBootApplication
@@ -157,9 +159,16 @@ abstract class ChargingOverHttpContract {
         HttpResponse<String> six = send("POST", "/c/upload", "192.0.2.4", null, "X-Items", "6");
         assertThat(six.statusCode()).isEqualTo(413);
         assertThat(six.body()).contains("'upload'");
+        HttpResponse<String> one = send("POST", "/c/upload", "192.0.2.6", null, "X-Items", "1");
+        assertThat(one.headers().firstValue("RateLimit").orElse("")).as("the first request of its address")
+                .contains("\"pre-1m\";r=99");
+        assertThat(send("POST", "/c/upload", "192.0.2.6", null, "X-Items", "6").statusCode()).isEqualTo(413);
+        assertThat(send("POST", "/c/upload", "192.0.2.6", null, "X-Items", "1").headers().firstValue("RateLimit")
+                .orElse("")).as("the 413 gave back what the filter before authentication took")
+                .contains("\"pre-1m\";r=98");
         for (String garbage : List.of("-1", "2.5", "lots", "99999999999999999999")) {
             assertThat(send("POST", "/c/upload", "192.0.2.4", null, "X-Items", garbage).statusCode())
-                    .as("'%s': no whole number, so no key: rejected, never a 500", garbage).isEqualTo(429);
+                    .as("'%s': no whole number: refused, never a 500", garbage).isEqualTo(429);
         }
         assertThat(send("POST", "/c/upload", "192.0.2.4", null, "X-Items", "5").statusCode())
                 .as("nothing was taken").isEqualTo(200);

@@ -44,5 +44,11 @@ class PlansConfigurationTest {
                 .run(context -> assertThat(configError(context)).hasMessageContaining("plan 'huge'"));
         web.withPropertyValues("ratelimit.plans.pro=10/1s", "ratelimit.plan-from=authority:PLAN_")
                 .run(context -> assertThat(context).hasNotFailed());
+        web.withPropertyValues("ratelimit.plans.pro=10/1s", "ratelimit.plan-from=header:X-Plan",
+                "ratelimit.rules[0].key=ip").run(context -> assertThat(configError(context))
+                .hasMessageContaining("ratelimit.plan-from").hasMessageContaining("no rule does")
+                .hasMessageContaining("ratelimit.plan-rules"));
+        web.withPropertyValues("ratelimit.rules[0].key=authority:PLAN_").run(context ->
+                assertThat(configError(context)).hasMessageContaining("unknown key 'authority:PLAN_'"));
     }
 }

@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring.boot.web.reactive;
 
 
+import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
@@ -92,6 +93,10 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
     private final java.util.Set<HeaderStyle> headers;
     private final boolean addressAsReported;
     private final int order;
+    /** The status a rejection is answered with ({@code ratelimit.reject-status}), for rules that count statuses. */
+    private final int rejectStatus;
+    /** Whether plans come from granted authorities, so the principal is read for every request a rule decides. */
+    private final boolean plansFromAuthorities;
 
     /** A guard, and whether any of its rules' keys may read the principal. */
     private record Matched(Guard guard, boolean needsPrincipal) {
@@ -103,10 +108,14 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
     /**
      * @param handlerRules the handler methods' rules, or {@code null} to decide URL rules only
+     * @param rejectStatus the status rejections are answered with
+     * @param plansFromAuthorities whether plans come from granted authorities ({@code plan-from=authority:...})
      */
     public RateLimitWebFilter(RateLimiter limiter, List<UrlRule> urlRules, ReactiveHandlerRules handlerRules,
                        ReactiveDecider decider, java.util.Set<HeaderStyle> headers, boolean addressAsReported,
-                       int order) {
+                       int order, int rejectStatus, boolean plansFromAuthorities) {
+        this.rejectStatus = rejectStatus;
+        this.plansFromAuthorities = plansFromAuthorities;
         this.guards = new UrlGuards<>(limiter, urlRules, Matched::of);
         this.handlerRules = handlerRules;
         this.decider = decider;
@@ -174,9 +183,11 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         if (handler != null) {
             exchange.getAttributes().put(DECIDED_HANDLER_ATTRIBUTE, handler);
         }
-        return principal(exchange, matched.needsPrincipal())
+        return principal(exchange, matched.needsPrincipal() || plansFromAuthorities)
                 .flatMap(name -> decider.decide(matched.guard(),
                         new ExchangeRequestContext(exchange, name.orElse(null), addressAsReported, null)))
+                // A request no window could hold (413): what the other phase's filter took for it comes back.
+                .doOnError(CallTooLargeException.class, e -> refund(exchange))
                 .flatMap(decision -> proceedOrReject(exchange, matched.guard(), decision, proceed, handler != null));
     }
 
@@ -233,10 +244,21 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         // will answer: an ErrorResponse's (a 404 for no handler), else 500.
         AtomicInteger errorStatus = new AtomicInteger();
         return proceed
-                .doOnError(e -> errorStatus.set(e instanceof ErrorResponse r ? r.getStatusCode().value() : 500))
+                .doOnError(e -> errorStatus.set(statusOf(e)))
                 .doFinally(signal -> decided.completed(errorStatus.get() == 401 || failedAttempt(exchange)
                         || (handlerDecided && signal != SignalType.ON_COMPLETE),
                         status(exchange, errorStatus.get(), signal)));
+    }
+
+    /** @return the status an error is answered with: an ErrorResponse's, a rejection's, a too-large call's, else 500 */
+    private int statusOf(Throwable e) {
+        if (e instanceof ErrorResponse r) {
+            return r.getStatusCode().value();
+        }
+        if (e instanceof RateLimitExceededException) {
+            return rejectStatus;
+        }
+        return e instanceof CallTooLargeException ? 413 : 500;
     }
 
     /** @return the status a request is answered with, or 0 when it is not known (the client went away first) */
