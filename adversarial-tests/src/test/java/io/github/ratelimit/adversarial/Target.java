@@ -200,6 +200,7 @@ final class Target implements AutoCloseable {
         private final List<Consumer<Tomcat>> tomcat = new ArrayList<>();
         private final Map<String, HttpServlet> servlets = new LinkedHashMap<>();
         private final Map<String, String[]> mappings = new LinkedHashMap<>();
+        private Consumer<RateLimiter.Builder> limiterOptions = b -> { };
 
         private Builder(StoreKind store, RedisServerExtension redis) {
             this.store = store;
@@ -234,6 +235,12 @@ final class Target implements AutoCloseable {
             return this;
         }
 
+        /** Further options of the limiter (exemptions, plans from the request). */
+        Builder limiter(Consumer<RateLimiter.Builder> options) {
+            this.limiterOptions = options;
+            return this;
+        }
+
         Builder tomcat(Consumer<Tomcat> customizer) {
             tomcat.add(customizer);
             return this;
@@ -256,6 +263,7 @@ final class Target implements AutoCloseable {
                         .commandTimeout(Duration.ofSeconds(2)).connectTimeout(Duration.ofSeconds(2)).build();
                 lb.store(redisStore);
             }
+            limiterOptions.accept(lb);
             RateLimiter limiter = lb.build();
             Map<String, AtomicInteger> reached = new ConcurrentHashMap<>();
             Set<HeaderStyle> headers = EnumSet.of(HeaderStyle.X_RATELIMIT, HeaderStyle.IETF_DRAFT_09);
