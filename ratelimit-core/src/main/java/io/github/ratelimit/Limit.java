@@ -2,7 +2,15 @@ package io.github.ratelimit;
 
 import io.github.ratelimit.support.Durations;
 
+import java.time.DateTimeException;
+import java.time.DayOfWeek;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.temporal.TemporalAdjusters;
 import java.util.Locale;
 
 /**
@@ -16,11 +24,92 @@ import java.util.Locale;
  * <p>A capacity above {@code permits} lets a rested client burst; one below smooths traffic (capacity 1 at
  * {@code 5/1s} admits one request every 200 ms). Instances are immutable values.
  *
+ * <p><b>Calendar quotas</b>: {@code 1000/1mo}, {@code 500/1w}, {@code 100/1d@Europe/Berlin}: a window aligned to
+ * the calendar in a time zone (UTC unless one is given after {@code @}): local midnight to midnight, Monday to
+ * Monday, the 1st to the 1st, so a day may last 23 or 25 hours across a daylight-saving change. Weeks and months are
+ * always calendar windows; a day is one when a zone is given ({@code 1d} alone is a period of 24 hours). Calendar
+ * quotas are fixed windows: a rule with one uses {@link Algorithm#FIXED_WINDOW}.
+ *
  * @param permits tokens added per period, 1 to {@value #MAX_PERMITS}
- * @param period the refill period, 1 ms to {@value #MAX_PERIOD_DAYS} days
+ * @param period the refill period, 1 ms to {@value #MAX_PERIOD_DAYS} days; for a calendar quota its nominal length
+ *        (a day, 7 days, 31 days)
  * @param capacity the most tokens the bucket holds, 1 to {@value #MAX_PERMITS}
+ * @param calendar the calendar the window is aligned to, or {@code null} for a window of a fixed length
  */
-public record Limit(long permits, Duration period, long capacity) {
+public record Limit(long permits, Duration period, long capacity, Calendar calendar) {
+
+    /**
+     * A window aligned to the calendar: a day, a week (from Monday) or a month (from the 1st), in a time zone.
+     *
+     * @param unit the calendar unit
+     * @param zone the time zone whose midnights bound the windows
+     */
+    public record Calendar(Unit unit, ZoneId zone) {
+
+        /** A calendar window's unit. */
+        public enum Unit {
+            /** Local midnight to local midnight. */
+            DAY,
+            /** Monday, local midnight, to the next. */
+            WEEK,
+            /** The 1st, local midnight, to the next. */
+            MONTH
+        }
+
+        /**
+         * @throws NullPointerException when a component is null
+         */
+        public Calendar {
+            java.util.Objects.requireNonNull(unit, "unit");
+            java.util.Objects.requireNonNull(zone, "zone");
+        }
+
+        /**
+         * @param epochNanos an instant, in nanoseconds since the epoch
+         * @return the start of the window holding it, in nanoseconds since the epoch
+         */
+        public long start(long epochNanos) {
+            ZonedDateTime at = Instant.ofEpochSecond(Math.floorDiv(epochNanos, 1_000_000_000L),
+                    Math.floorMod(epochNanos, 1_000_000_000L)).atZone(zone);
+            LocalDate day = at.toLocalDate();
+            LocalDate first = switch (unit) {
+                case DAY -> day;
+                case WEEK -> day.with(TemporalAdjusters.previousOrSame(DayOfWeek.MONDAY));
+                case MONTH -> day.withDayOfMonth(1);
+            };
+            return nanos(first.atStartOfDay(zone));
+        }
+
+        /**
+         * @param windowStart the start of a window, from {@link #start}
+         * @return the start of the next window, in nanoseconds since the epoch
+         */
+        public long next(long windowStart) {
+            LocalDate first = Instant.ofEpochSecond(Math.floorDiv(windowStart, 1_000_000_000L),
+                    Math.floorMod(windowStart, 1_000_000_000L)).atZone(zone).toLocalDate();
+            LocalDate next = switch (unit) {
+                case DAY -> first.plusDays(1);
+                case WEEK -> first.plusWeeks(1);
+                case MONTH -> first.plusMonths(1);
+            };
+            return nanos(next.atStartOfDay(zone));
+        }
+
+        private static long nanos(ZonedDateTime t) {
+            return t.toEpochSecond() * 1_000_000_000L;
+        }
+
+        /** @return the unit's text and the zone unless it is UTC: {@code 1mo}, {@code 1d@Europe/Berlin} */
+        @Override
+        public String toString() {
+            String text = switch (unit) {
+                case DAY -> "1d";
+                case WEEK -> "1w";
+                case MONTH -> "1mo";
+            };
+            return zone.equals(ZoneOffset.UTC) ? (unit == Unit.DAY ? text + "@UTC" : text) : text + "@" + zone.getId();
+        }
+    }
 
     /** The largest number of permits or capacity of one limit. */
     public static final long MAX_PERMITS = 1_000_000_000_000L;
@@ -34,7 +123,30 @@ public record Limit(long permits, Duration period, long capacity) {
     /**
      * @throws InvalidRateLimitConfigurationException when a value is out of range
      */
+    /**
+     * A window of a fixed length.
+     *
+     * @param permits tokens added per period
+     * @param period the refill period
+     * @param capacity the most tokens the bucket holds
+     * @throws InvalidRateLimitConfigurationException when a value is out of range
+     */
+    public Limit(long permits, Duration period, long capacity) {
+        this(permits, period, capacity, null);
+    }
+
     public Limit {
+        if (calendar != null) {
+            period = switch (calendar.unit()) {
+                case DAY -> Duration.ofDays(1);
+                case WEEK -> Duration.ofDays(7);
+                case MONTH -> Duration.ofDays(31);
+            };
+            if (capacity != permits) {
+                throw new InvalidRateLimitConfigurationException(String.format(Locale.ROOT,
+                        "a calendar quota (%s) has no burst: its capacity is its permits", calendar));
+            }
+        }
         if (period == null) {
             throw new InvalidRateLimitConfigurationException("limit period must not be null");
         }
@@ -73,7 +185,7 @@ public record Limit(long permits, Duration period, long capacity) {
      * @throws InvalidRateLimitConfigurationException when the capacity is out of range
      */
     public Limit withBurst(long capacity) {
-        return new Limit(permits, period, capacity);
+        return new Limit(permits, period, capacity, calendar);
     }
 
     /**
@@ -99,7 +211,9 @@ public record Limit(long permits, Duration period, long capacity) {
             throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "'", SYNTAX);
         }
         long permits = parseCount(s.substring(0, slash), text);
-        Duration period = Durations.parseOrNull(s.substring(slash + 1));
+        String periodText = s.substring(slash + 1);
+        Calendar calendar = calendar(periodText, text);
+        Duration period = calendar != null ? Duration.ofDays(1) : Durations.parseOrNull(periodText);
         if (period == null) {
             throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': period '"
                     + s.substring(slash + 1) + "' is not a duration", SYNTAX);
@@ -112,10 +226,39 @@ public record Limit(long permits, Duration period, long capacity) {
             capacity = parseCount(burstPart.substring("burst=".length()), text);
         }
         try {
-            return new Limit(permits, period, capacity);
+            return new Limit(permits, period, capacity, calendar);
         } catch (InvalidRateLimitConfigurationException e) {
             throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': "
                     + e.getMessage(), null);
+        }
+    }
+
+    /** @return the calendar a period text names ({@code 1mo}, {@code 1w}, {@code 1d@Zone}), or {@code null} */
+    private static Calendar calendar(String periodText, String text) {
+        int at = periodText.indexOf('@');
+        String unitText = (at < 0 ? periodText : periodText.substring(0, at)).toLowerCase(Locale.ROOT);
+        Calendar.Unit unit = switch (unitText) {
+            case "1mo", "mo" -> Calendar.Unit.MONTH;
+            case "1w", "w" -> Calendar.Unit.WEEK;
+            case "1d", "d" -> at < 0 ? null : Calendar.Unit.DAY;
+            default -> null;
+        };
+        if (unit == null) {
+            if (at >= 0 || unitText.endsWith("mo") || unitText.endsWith("w")) {
+                throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': a calendar "
+                        + "window is 1d, 1w or 1mo", "Write e.g. '1000/1mo', '500/1w' or '100/1d@Europe/Berlin'.");
+            }
+            return null;
+        }
+        if (at < 0) {
+            return new Calendar(unit, ZoneOffset.UTC);
+        }
+        String zone = periodText.substring(at + 1);
+        try {
+            return new Calendar(unit, zone.equalsIgnoreCase("UTC") ? ZoneOffset.UTC : ZoneId.of(zone));
+        } catch (DateTimeException e) {
+            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': '" + zone
+                    + "' is not a time zone", "Use a zone ID such as 'Europe/Berlin', 'America/New_York' or 'UTC'.");
         }
     }
 
@@ -134,10 +277,31 @@ public record Limit(long permits, Duration period, long capacity) {
     }
 
     /**
+     * @param epochNanos an instant, in nanoseconds since the epoch
+     * @return the start of this limit's fixed window that holds it: the calendar's for a calendar quota, else a
+     *         multiple of the period from the epoch (as fixed windows align)
+     */
+    public long windowStart(long epochNanos) {
+        if (calendar != null) {
+            return calendar.start(epochNanos);
+        }
+        long nanos = period.toNanos();
+        return Math.floorDiv(epochNanos, nanos) * nanos;
+    }
+
+    /**
+     * @param windowStart the start of a window, from {@link #windowStart}
+     * @return the start of the next window
+     */
+    public long windowEnd(long windowStart) {
+        return calendar != null ? calendar.next(windowStart) : windowStart + period.toNanos();
+    }
+
+    /**
      * @return the window's short name, its period in text form ({@code 1s}, {@code 1m}); unique within a rule
      */
     public String window() {
-        return Durations.format(period);
+        return calendar != null ? calendar.toString() : Durations.format(period);
     }
 
     /**
@@ -145,7 +309,7 @@ public record Limit(long permits, Duration period, long capacity) {
      */
     @Override
     public String toString() {
-        String base = permits + "/" + Durations.format(period);
+        String base = permits + "/" + window();
         return capacity == permits ? base : base + " burst=" + capacity;
     }
 }

@@ -69,13 +69,28 @@ final class RuleChecks {
                     + "may have (each is a window counted on every decision and an item of the rate-limit headers)",
                     "Keep the windows that matter, e.g. one per second, minute, hour and day.");
         }
-        Set<Duration> periods = new HashSet<>();
+        // A rule with a calendar quota tells its windows apart by name (1d and 1d@Europe/Berlin are two windows).
+        boolean calendar = limits.stream().anyMatch(l -> l.calendar() != null);
+        Set<Object> periods = new HashSet<>();
         long smallestCapacity = Long.MAX_VALUE;
         Limit smallest = null;
         for (Limit limit : limits) {
-            if (!periods.add(limit.period())) {
+            if (!periods.add(calendar ? limit.window() : limit.period())) {
                 throw fail(where, limits.toString(), "two limits share the window " + limit.window() + " ("
                         + limits + ")", "Keep one limit per window.");
+            }
+            if (limit.calendar() != null && algorithm != Algorithm.FIXED_WINDOW) {
+                throw fail(where, limit.toString(), "limit '" + limit + "' is a calendar quota, a fixed window aligned "
+                        + "to the calendar, which a " + algorithm + " rule cannot count", "Give the rule the "
+                        + "FIXED_WINDOW algorithm (algorithm=fixed-window), or a window of a fixed length ('1d').");
+            }
+            if (calendar && limit.calendar() == null && limit.period().toNanos() % 1_000_000 != 0) {
+                throw fail(where, limit.toString(), "limit '" + limit + "' is not a whole number of milliseconds, "
+                        + "which the windows of a rule with a calendar quota must be", "Round its period to milliseconds.");
+            }
+            if (limit.calendar() != null && localFirst != null) {
+                throw fail(where, localFirst.toString(), "local-first is set, but limit '" + limit + "' is a calendar "
+                        + "quota, decided in the store on every call", "Remove local-first.");
             }
             if (algorithm != Algorithm.TOKEN_BUCKET && limit.capacity() != limit.permits()) {
                 throw fail(where, limit.toString(), "limit '" + limit + "' sets a burst, which a " + algorithm

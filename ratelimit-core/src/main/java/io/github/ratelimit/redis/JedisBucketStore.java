@@ -192,7 +192,7 @@ public final class JedisBucketStore implements BucketStore {
      * @param key a key of a rule
      * @param algorithm the rule's algorithm
      * @return the Redis key its state lives under, as bytes (UTF-8): the bucket's for a token bucket or fixed
-     *         window, the bucket's with {@code :log} or {@code :counter} after it for a sliding window
+     *         window, with {@code :log}, {@code :counter} or ({@code :calendar}, a calendar quota's) after it
      */
     public byte[] redisKey(BucketStore.Key key, io.github.ratelimit.Algorithm algorithm) {
         return algorithm.isSliding() ? RedisKeys.slidingKey(prefix, key, algorithm) : RedisKeys.bucketKey(prefix, key);

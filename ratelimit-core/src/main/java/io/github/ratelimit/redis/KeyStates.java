@@ -35,7 +35,7 @@ final class KeyStates {
     }
 
     /** A sliding window's state in Redis, and the same with the memory of its last rejection. */
-    private record Sliding(RedisSlidingState redis, BucketStore.KeyState state) {
+    private record Sliding(BucketStore.Limits limits, BucketStore.KeyState state) {
     }
 
     private final CasProxyManager proxies;
@@ -76,14 +76,16 @@ final class KeyStates {
      * @return the key's state
      */
     BucketStore.KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
-        if (!limits.algorithm().isSliding()) {
+        if (limits.onBucket4j()) {
             return entry(key, limits.bucketConfiguration(), localFirst).state();
         }
         Sliding state = sliding.getIfPresent(key);
-        if (state == null || (state.redis.limits() != limits && !state.redis.limits().equals(limits))) {
-            byte[] redisKey = RedisKeys.slidingKey(prefix, key, limits.algorithm());
-            RedisSlidingState redis = new RedisSlidingState(slidingContext, redisKey, limits);
-            state = new Sliding(redis, new RejectionMemo(redis, clock));
+        if (state == null || (state.limits() != limits && !state.limits().equals(limits))) {
+            BucketStore.KeyState redis = limits.calendar()
+                    ? new RedisCalendarState(slidingContext, clock, RedisKeys.calendarKey(prefix, key), limits)
+                    : new RedisSlidingState(slidingContext, RedisKeys.slidingKey(prefix, key, limits.algorithm()),
+                            limits);
+            state = new Sliding(limits, new RejectionMemo(redis, clock));
             sliding.put(key, state);
         }
         return state.state;

@@ -50,11 +50,23 @@ final class RedisKeys {
         return sb.append('}').toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    /** @return the keys a key's state may live under, whatever its algorithm: its bucket's, log's and counters' */
+    /**
+     * @return the keys a key's state may live under, whatever its algorithm: its bucket's, log's, counters' and
+     *         calendar quotas'
+     */
     static byte[][] allKeys(String prefix, BucketStore.Key key) {
         return new byte[][] {bucketKey(prefix, key),
                 slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG),
-                slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER)};
+                slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER), calendarKey(prefix, key)};
+    }
+
+    /** The key of a key's calendar quotas: the bucket key with {@code :calendar} after its hash tag. */
+    static byte[] calendarKey(String prefix, BucketStore.Key key) {
+        byte[] base = bucketKey(prefix, key);
+        byte[] suffix = ":calendar".getBytes(StandardCharsets.US_ASCII);
+        byte[] result = java.util.Arrays.copyOf(base, base.length + suffix.length);
+        System.arraycopy(suffix, 0, result, base.length, suffix.length);
+        return result;
     }
 
     /**

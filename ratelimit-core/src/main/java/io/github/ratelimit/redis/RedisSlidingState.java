@@ -22,13 +22,13 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class RedisSlidingState implements KeyState, Pipelining {
 
-    private static final byte[] PROBE = {'p'};
-    private static final byte[] RESERVE = {'r'};
-    private static final byte[] REFUND = {'f'};
-    private static final byte[] PEEK = {'k'};
-    private static final byte[] ZERO = {'0'};
-    private static final byte[] EMPTY = new byte[0];
-    private static final byte[] KEEP = Long.toString(CasProxyManager.KEEP_AFTER_FULL_MILLIS).getBytes(StandardCharsets.US_ASCII);
+    static final byte[] PROBE = {'p'};
+    static final byte[] RESERVE = {'r'};
+    static final byte[] REFUND = {'f'};
+    static final byte[] PEEK = {'k'};
+    static final byte[] ZERO = {'0'};
+    static final byte[] EMPTY = new byte[0];
+    static final byte[] KEEP = Long.toString(CasProxyManager.KEEP_AFTER_FULL_MILLIS).getBytes(StandardCharsets.US_ASCII);
 
     /** What every state of one store shares. */
     record Context(CasProxyManager calls, TimeMeter clock,
@@ -149,7 +149,7 @@ final class RedisSlidingState implements KeyState, Pipelining {
         return reply;
     }
 
-    private static long ceilMicros(long nanos) {
+    static long ceilMicros(long nanos) {
         return nanos >= Long.MAX_VALUE - 999 ? Long.MAX_VALUE / 1_000 : (nanos + 999) / 1_000;
     }
 
@@ -157,11 +157,11 @@ final class RedisSlidingState implements KeyState, Pipelining {
         return micros < 0 ? Long.MAX_VALUE : micros * 1_000;
     }
 
-    private static long number(Object o) {
+    static long number(Object o) {
         return o instanceof Long l ? l : Long.parseLong(new String((byte[]) o, StandardCharsets.US_ASCII));
     }
 
-    private static byte[] ascii(long value) {
+    static byte[] ascii(long value) {
         return Long.toString(value).getBytes(StandardCharsets.US_ASCII);
     }
 }

@@ -51,7 +51,8 @@ final class SlidingScripts {
     /** Beyond this many calls a log is garbage, replaced whole: no rule's log holds more than half of it. */
     static final long LOG_HARD_CALLS = 2 * Rule.MAX_LOG_CALLS;
 
-    private static final String COMMON = """
+    /** Lua: the key, and the time decided at, {@code now}: ARGV[1] microseconds, or the server's {@code TIME}. */
+    static final String KEY_AND_NOW = """
             local key = KEYS[1]
             local now
             if ARGV[1] == '' then
@@ -60,6 +61,9 @@ final class SlidingScripts {
             else
               now = tonumber(ARGV[1])
             end
+            """;
+
+    private static final String COMMON = KEY_AND_NOW + """
             local cost = tonumber(ARGV[2])
             local op = ARGV[3]
             local maxWait = tonumber(ARGV[4])

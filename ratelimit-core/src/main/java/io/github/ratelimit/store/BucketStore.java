@@ -105,6 +105,8 @@ public interface BucketStore extends AutoCloseable {
         private final long longestPermits;
         /** The Bucket4j configuration, for the algorithms Bucket4j runs; made once, so equal rules share it. */
         private final BucketConfiguration configuration;
+        /** Whether a window is a calendar quota: the store counts the windows itself, as for sliding windows. */
+        private final boolean calendar;
 
         private Limits(List<Limit> limits, Algorithm algorithm) {
             this.limits = List.copyOf(limits);
@@ -120,7 +122,9 @@ public interface BucketStore extends AutoCloseable {
             }
             this.longestPeriodNanos = longest.period().toNanos();
             this.longestPermits = longest.permits();
-            this.configuration = algorithm.isSliding() ? null : BucketConfigurations.of(this.limits, algorithm);
+            this.calendar = this.limits.stream().anyMatch(l -> l.calendar() != null);
+            this.configuration = algorithm.isSliding() || calendar ? null
+                    : BucketConfigurations.of(this.limits, algorithm);
         }
 
         /**
@@ -145,7 +149,7 @@ public interface BucketStore extends AutoCloseable {
                 Limit limit = limits.get(i);
                 long permits = Math.max(1, (long) Math.floor(limit.permits() * share));
                 long capacity = Math.max(1, (long) Math.floor(limit.capacity() * share));
-                scaled[i] = new Limit(permits, limit.period(), capacity);
+                scaled[i] = new Limit(permits, limit.period(), capacity, limit.calendar());
             }
             return new Limits(List.of(scaled), algorithm);
         }
@@ -172,6 +176,19 @@ public interface BucketStore extends AutoCloseable {
         /** @return the longest window's limit */
         long longestPermits() {
             return longestPermits;
+        }
+
+        /**
+         * @return whether Bucket4j runs these windows (a token bucket, a fixed window of fixed lengths); otherwise the
+         *         store counts them itself (sliding windows, calendar quotas)
+         */
+        public boolean onBucket4j() {
+            return configuration != null;
+        }
+
+        /** @return whether a window is a calendar quota ({@code 1000/1mo}) */
+        public boolean calendar() {
+            return calendar;
         }
 
         /** @return the Bucket4j configuration of a token-bucket or fixed-window rule */

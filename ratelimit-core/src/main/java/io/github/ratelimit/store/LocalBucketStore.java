@@ -88,12 +88,12 @@ public final class LocalBucketStore implements BucketStore {
 
     @Override
     public KeyState state(BucketStore.Key key, BucketStore.Limits limits, io.github.ratelimit.Rule.LocalFirst localFirst) {
-        if (!limits.algorithm().isSliding()) {
+        if (limits.onBucket4j()) {
             return bucketFor(key, limits.bucketConfiguration());
         }
         LocalSlidingState state = sliding.get(key, k -> LocalSlidingState.create(limits, timeMeter,
                 () -> sliding.getIfPresent(k)));
-        if (state.algorithm() != limits.algorithm()) {
+        if (state.algorithm() != limits.algorithm() || state.calendar() != limits.calendar()) {
             // The rule changed its algorithm: the old state means nothing to the new one.
             LocalSlidingState fresh = LocalSlidingState.create(limits, timeMeter, () -> sliding.getIfPresent(key));
             sliding.put(key, fresh);

@@ -28,6 +28,13 @@ abstract class LocalSlidingState implements KeyState {
     }
 
     static LocalSlidingState create(BucketStore.Limits limits, TimeMeter clock, Runnable afterReservation) {
+        if (limits.calendar()) {
+            if (!clock.isWallClockBased()) {
+                throw new io.github.ratelimit.InvalidRateLimitConfigurationException("local store: a calendar quota "
+                        + "needs a wall-clock time meter, but " + clock + " is not one. Use TimeMeter.SYSTEM_MILLISECONDS.");
+            }
+            return new CalendarState(limits, clock, afterReservation);
+        }
         return limits.algorithm() == Algorithm.SLIDING_WINDOW_LOG
                 ? new SlidingLogState(limits, clock, afterReservation)
                 : new SlidingCounterState(limits, clock, afterReservation);
@@ -35,6 +42,11 @@ abstract class LocalSlidingState implements KeyState {
 
     final Algorithm algorithm() {
         return limits.algorithm();
+    }
+
+    /** @return whether this state counts calendar quotas */
+    final boolean calendar() {
+        return limits.calendar();
     }
 
     final BucketStore.Limits limits() {
@@ -99,7 +111,7 @@ abstract class LocalSlidingState implements KeyState {
                 at = now + minWaitNanos;   // it fits at any later time too: counts only fall as time passes
             }
             wait = at == Long.MAX_VALUE ? Long.MAX_VALUE : at - now;
-            if (wait > maxWaitNanos || !canHold(l, at)) {
+            if (wait > maxWaitNanos || !canHold(l, at, cost)) {
                 return new Probe(false, wait, List.of(), 0);
             }
             add(l, at, cost);
@@ -132,10 +144,11 @@ abstract class LocalSlidingState implements KeyState {
     abstract long earliest(BucketStore.Limits limits, long cost, long now);
 
     /**
-     * @return whether a call counted at {@code at} (later than now) stays within what a key may hold; true unless
-     *         the algorithm bounds it
+     * @return whether a call of {@code cost} counted at {@code at} (later than now) stays within what a key may hold
+     *         (and, where counts do not only fall as time passes, within the limits there); true unless the algorithm
+     *         bounds it
      */
-    boolean canHold(BucketStore.Limits limits, long at) {
+    boolean canHold(BucketStore.Limits limits, long at, long cost) {
         return true;
     }
 

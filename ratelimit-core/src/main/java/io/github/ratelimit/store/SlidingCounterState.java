@@ -161,7 +161,7 @@ final class SlidingCounterState extends LocalSlidingState {
      * waiting calls, so a call delayed further (by another rule) is refused.
      */
     @Override
-    boolean canHold(BucketStore.Limits limits, long at) {
+    boolean canHold(BucketStore.Limits limits, long at, long cost) {
         long held = 0;
         for (int i = 0; i < periods.length; i++) {
             held += Math.max(counts[i].length, Math.floorDiv(at, periods[i]) - bases[i] + 1);

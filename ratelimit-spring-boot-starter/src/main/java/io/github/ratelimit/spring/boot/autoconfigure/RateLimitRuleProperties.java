@@ -25,7 +25,7 @@ public class RateLimitRuleProperties {
     /** What to count by: global, ip, user, basic-user, form-user, header:Name, param:name, a KeyResolver bean's name; + and | combine. */
     private String key;
 
-    /** Windows, e.g. 5/1s, 100/1m, 5/1s burst=20. */
+    /** Windows, e.g. 5/1s, 100/1m, 5/1s burst=20; calendar quotas 1000/1mo, 100/1d@Europe/Berlin (fixed-window). */
     private List<String> limits;
 
     /** What happens to a request over the limit. */
