@@ -175,33 +175,19 @@ final class CompiledRule {
     }
 
     /**
+     * For a refund, which has no call to read a plan from.
+     *
      * @param key the resolved key
-     * @return the configurations for the key: its own limits from the provider, else those of the plan its last
-     *         call named ({@code ratelimit.plan-from}), else the rule's
+     * @return the configurations the key's calls are decided with: its own limits from the provider, else those its
+     *         latest call chose (a plan's, or the rule's); {@code null} when the rule takes plans from calls and that
+     *         choice is forgotten: a refund then keeps the tokens rather than resize the key's state
      */
-    Configs configsFor(String key) {
+    Configs configsForRefund(String key) {
         Configs own = own(key);
         if (own != NO_ENTRY) {
             return own;
         }
-        Configs plan = planned == null ? null : planned.getIfPresent(key);
-        return plan != null ? plan : defaults;
-    }
-
-
-    /**
-     * For a refund, which has no call to read a plan from.
-     *
-     * @param key the resolved key
-     * @return as {@link #configsFor(String)}, or {@code null} when the rule takes plans from calls and the plan this
-     *         key's call named is forgotten: a refund then keeps the tokens rather than resize the key's state
-     */
-    Configs configsForRefund(String key) {
-        Configs own = own(key);
-        if (own != NO_ENTRY || planned == null) {
-            return own != NO_ENTRY ? own : defaults;
-        }
-        return planned.getIfPresent(key);
+        return planned == null ? defaults : planned.getIfPresent(key);
     }
 
     /**
@@ -211,12 +197,12 @@ final class CompiledRule {
      *         rule's own), else those of the plan the call names ({@code ratelimit.plan-from}), else the rule's
      */
     Configs configsFor(String key, RequestContext context) {
-        if (requestPlans == null) {
-            return configsFor(key);
-        }
         Configs own = own(key);
         if (own != NO_ENTRY) {
             return own;
+        }
+        if (requestPlans == null) {
+            return defaults;
         }
         String plan = requestPlans.planOf(context);
         Configs chosen = plan == null ? defaults : planConfigs.getOrDefault(plan, defaults);

@@ -278,7 +278,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         List<Verdict> verdicts = new ArrayList<>(rules.length);
         for (CompiledRule rule : rules) {
             verdicts.add(Verdicts.of(rule, null, Outcome.ALLOWED, Basis.EXEMPT, List.of(), 0, 0,
-                    permits == 1 ? rule.cost : saturatedProduct(rule.cost, permits)));
+                    io.github.ratelimit.internal.bucket.BucketKeyState.saturatedMultiply(rule.cost, permits)));
         }
         return new Decision(Outcome.ALLOWED, verdicts, 0, 0);
     }
@@ -311,12 +311,6 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
         return new Decision(worst, verdicts, worst == Outcome.DELAYED ? delay : 0,
                 worst == Outcome.REJECTED ? retryAfter : 0);
-    }
-
-    private static long saturatedProduct(long a, long b) {
-        long high = Math.multiplyHigh(a, b);
-        long low = a * b;
-        return high == 0 && low >= 0 ? low : Long.MAX_VALUE;
     }
 
     private Evaluation decideInOrder(CompiledRule[] rules, RuleDecider.Target[] targets, Evaluation ev,

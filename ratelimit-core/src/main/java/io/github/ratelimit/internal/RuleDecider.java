@@ -265,17 +265,32 @@ final class RuleDecider {
             }
             DefaultRateLimiter.STORE_LOG.log(Level.WARNING, () -> "The rate-limit store failed for rule '" + rule.name
                     + "'; applying " + rule.storeFailurePolicy + ": " + e, null);
-            switch (rule.storeFailurePolicy) {
-                case FAIL_CLOSED:
-                    return Verdicts.of(rule, t.key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
-                            DefaultRateLimiter.FAIL_CLOSED_RETRY_NANOS, 0, t.cost);
-                case LOCAL_FALLBACK:
-                    KeyState fallback = fallbackStore.state(t.bucketKey, t.configs.fallback(), rule.localFirst);
-                    return settle(rule, t.key, t.cost, fallback, fallback.consume(t.cost), Basis.FALLBACK_BUCKET, ev);
-                default:
-                    return Verdicts.of(rule, t.key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0, t.cost);
+            Verdict failed = failed(t);
+            if (failed != null) {
+                return failed;
             }
+            KeyState fallback = fallback(t);
+            return settle(rule, t.key, t.cost, fallback, fallback.consume(t.cost), Basis.FALLBACK_BUCKET, ev);
         }
+    }
+
+    /**
+     * @return the verdict the rule's failure policy gives a call whose store failed, or {@code null} for
+     *         {@link io.github.ratelimit.StoreFailurePolicy#LOCAL_FALLBACK}, whose local bucket then decides
+     */
+    private static Verdict failed(Target t) {
+        CompiledRule rule = t.rule;
+        return switch (rule.storeFailurePolicy) {
+            case FAIL_CLOSED -> Verdicts.of(rule, t.key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
+                    DefaultRateLimiter.FAIL_CLOSED_RETRY_NANOS, 0, t.cost);
+            case LOCAL_FALLBACK -> null;
+            default -> Verdicts.of(rule, t.key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0, t.cost);
+        };
+    }
+
+    /** @return the key's bucket in this JVM, for a rule that falls back locally when its store fails */
+    private KeyState fallback(Target t) {
+        return fallbackStore.state(t.bucketKey, t.configs.fallback(), t.rule.localFirst);
     }
 
     /**
@@ -297,17 +312,12 @@ final class RuleDecider {
         } catch (UnsupportedOperationException e) {
             throw e;
         } catch (RuntimeException e) {
-            switch (rule.storeFailurePolicy) {
-                case FAIL_CLOSED:
-                    return Verdicts.of(rule, t.key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
-                            DefaultRateLimiter.FAIL_CLOSED_RETRY_NANOS, 0, t.cost);
-                case LOCAL_FALLBACK:
-                    probe = fallbackStore.state(t.bucketKey, t.configs.fallback(), rule.localFirst).peek(t.cost);
-                    basis = Basis.FALLBACK_BUCKET;
-                    break;
-                default:
-                    return Verdicts.of(rule, t.key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0, t.cost);
+            Verdict failed = failed(t);
+            if (failed != null) {
+                return failed;
             }
+            probe = fallback(t).peek(t.cost);
+            basis = Basis.FALLBACK_BUCKET;
         }
         if (probe.consumed()) {
             return Verdicts.of(rule, t.key, Outcome.ALLOWED, basis, probe.windows(), 0, 0, t.cost);

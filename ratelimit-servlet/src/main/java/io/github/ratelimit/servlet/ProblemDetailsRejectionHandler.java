@@ -48,9 +48,18 @@ public final class ProblemDetailsRejectionHandler implements RejectionHandler {
         write(response, status, body(decision, status, request.getRequestURI()));
     }
 
-    /** Answers a request no window of a rule could ever hold: 413, with a body naming the rule as clients see it. */
-    static void tooLarge(HttpServletRequest request, HttpServletResponse response,
-                         io.github.ratelimit.CallTooLargeException e) throws IOException {
+    /**
+     * Answers a request no window of a rule could ever hold ({@link io.github.ratelimit.CallTooLargeException}): 413,
+     * with a problem+json body naming the rule as clients see it and the most a request may count as. Used by the
+     * filter and by the Spring Boot starter for a {@code @RateLimit(permits = ...)} method.
+     *
+     * @param request the request
+     * @param response its response, not committed
+     * @param e what was too large
+     * @throws IOException when the client went away
+     */
+    public static void tooLarge(HttpServletRequest request, HttpServletResponse response,
+                                io.github.ratelimit.CallTooLargeException e) throws IOException {
         write(response, io.github.ratelimit.internal.web.ProblemDetails.TOO_LARGE,
                 io.github.ratelimit.internal.web.ProblemDetails.tooLarge(e, request.getRequestURI()));
     }

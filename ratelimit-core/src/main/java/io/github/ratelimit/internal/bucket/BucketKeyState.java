@@ -120,7 +120,8 @@ public final class BucketKeyState implements KeyState {
         return (remainder + tokens - 1) / tokens;
     }
 
-    private static long saturatedMultiply(long a, long b) {
+    /** @return {@code a * b} for non-negative factors, or {@code Long.MAX_VALUE} when it overflows */
+    public static long saturatedMultiply(long a, long b) {
         long high = Math.multiplyHigh(a, b);
         long low = a * b;
         return (high == 0 && low >= 0) ? low : Long.MAX_VALUE;

@@ -9,6 +9,7 @@ import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.internal.web.ProblemDetails;
 import io.github.ratelimit.internal.web.UrlGuards;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.spring.boot.method.AuthorityPlans;
@@ -258,7 +259,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         if (e instanceof RateLimitExceededException) {
             return rejectStatus;
         }
-        return e instanceof CallTooLargeException ? 413 : 500;
+        return e instanceof CallTooLargeException ? ProblemDetails.TOO_LARGE : 500;
     }
 
     /** @return the status a request is answered with, or 0 when it is not known (the client went away first) */

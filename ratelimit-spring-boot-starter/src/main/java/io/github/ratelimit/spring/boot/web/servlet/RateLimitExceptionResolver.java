@@ -3,7 +3,7 @@ package io.github.ratelimit.spring.boot.web.servlet;
 import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitExceededException;
-import io.github.ratelimit.internal.web.ProblemDetails;
+import io.github.ratelimit.servlet.ProblemDetailsRejectionHandler;
 import io.github.ratelimit.servlet.RejectionHandler;
 import io.github.ratelimit.spring.boot.method.MaskedRejection;
 import jakarta.servlet.http.HttpServletRequest;
@@ -33,13 +33,8 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
                                          Exception ex) {
         if (ex instanceof CallTooLargeException tooLarge && !response.isCommitted()) {
             // A call of more permits than a rule's window holds (a @RateLimit(permits = ...) batch): 413.
-            byte[] body = ProblemDetails.tooLarge(tooLarge, request.getRequestURI())
-                    .getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            response.setStatus(ProblemDetails.TOO_LARGE);
-            response.setContentType(ProblemDetails.MEDIA_TYPE);
-            response.setContentLength(body.length);
             try {
-                response.getOutputStream().write(body);
+                ProblemDetailsRejectionHandler.tooLarge(request, response, tooLarge);
             } catch (IOException e) {
                 // The client went away.
             }
