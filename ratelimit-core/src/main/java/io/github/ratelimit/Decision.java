@@ -312,5 +312,24 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
      * @param resetNanos nanoseconds until the window is full again (0 when it is full)
      */
     public record Window(String name, long limit, long permits, Duration period, long remaining, long resetNanos) {
+
+        /** The name of a concurrency rule's one window ({@link Rule#concurrency()}). */
+        public static final String CONCURRENCY = "concurrency";
+
+        /**
+         * @param max the most calls in flight
+         * @param inFlight the calls in flight
+         * @return a concurrency rule's slots as a window, named {@value #CONCURRENCY}: {@code limit} and
+         *         {@code permits} the most calls in flight, {@code remaining} the free slots, a zero period and reset
+         *         (nothing refills with time; a slot comes back when a call ends)
+         */
+        public static Window concurrency(long max, long inFlight) {
+            return new Window(CONCURRENCY, max, max, Duration.ZERO, Math.max(0, max - inFlight), 0);
+        }
+
+        /** @return whether this window counts calls in flight ({@link #concurrency}) rather than calls in time */
+        public boolean concurrent() {
+            return period.isZero();
+        }
     }
 }

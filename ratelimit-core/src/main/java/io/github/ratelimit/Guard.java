@@ -121,9 +121,10 @@ public interface Guard {
      * Reports how a call this guard permitted ended, for rules that count only some calls: a rule that counts
      * failures ({@link Counted#FAILURES}) gets its tokens back unless the call failed; one that counts statuses
      * ({@link Counted#STATUSES}) unless the response's status is one of {@link Rule#countedStatuses()} (with no
-     * status, 0, it keeps them). No effect on other rules, or for a decision that permitted nothing. Call it once per
-     * decision, after the call; entry points do (the servlet and WebFlux filters after the response, the Spring
-     * advisor after the method).
+     * status, 0, it keeps them); a concurrency rule ({@link Rule#concurrency()}) gets its slot back whatever the
+     * outcome: until this is called, the call holds it. No effect on other rules, or for a decision that permitted
+     * nothing. Call it once per decision, after the call; entry points do (the servlet and WebFlux filters after the
+     * response, the Spring advisor after the method, or once its {@code CompletionStage} or publisher ends).
      *
      * @param decision what {@link #acquire} or {@link #acquireAsync} decided for the call
      * @param failed whether the call failed (a wrong password, a rejected API key)
@@ -146,8 +147,8 @@ public interface Guard {
     Decision refund(Decision decision);
 
     /**
-     * @return whether any of this guard's rules counts only some calls (failures, statuses), so {@link #completed}
-     *         has work to do
+     * @return whether any of this guard's rules counts only some calls (failures, statuses) or holds slots (a
+     *         concurrency rule), so {@link #completed} has work to do and must be called
      */
     boolean settlesOnCompletion();
 }

@@ -108,6 +108,18 @@ public @interface RateLimit {
     long cost() default 1;
 
     /**
+     * Makes this a concurrency rule: at most this many calls per key in flight at once, each holding a slot from its
+     * decision until it ends (returns, throws, or its publisher completes, fails or is cancelled), with no windows:
+     * {@code @RateLimit(name = "export", key = "user", concurrency = 2)}. HARD rejects a call with no free slot; SOFT
+     * waits for one up to {@link #maxDelay()}. For a rate as well, add a second {@code @RateLimit}. On Redis, slots
+     * are leases that running calls renew, so a crashed instance's come back within 15 seconds.
+     *
+     * @return the most calls per key in flight, 1 to {@value Rule#MAX_CONCURRENCY}; 0 (the default) for a rule of
+     *         windows
+     */
+    int concurrency() default 0;
+
+    /**
      * How many permits a call counts as under this rule, computed from the call, e.g. the size of a batch:
      * {@code @RateLimit(name = "batch", key = "ip", perMinute = 10, permits = "#items.size()")} lets 10 items a
      * minute through, however they are split into calls. SpEL over the arguments in Spring (checked at start-up like

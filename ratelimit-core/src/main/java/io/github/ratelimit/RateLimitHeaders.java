@@ -60,6 +60,10 @@ public final class RateLimitHeaders {
      *   <li>{@code RateLimit}'s {@code r} is the tokens left, never more than its policy's {@code q}; {@code t} the
      *       seconds until the window is full again, 0 when it is full (nothing of it is used); on a rejection, the
      *       binding window's {@code t} is the {@code Retry-After} value, when the call could pass.</li>
+     *   <li>A concurrency rule's item ({@link Rule#concurrency()}) counts calls in flight, in the draft's quota unit for
+     *       them: {@code RateLimit-Policy: "slow-concurrency";q=2;qu="concurrent-requests"} and
+     *       {@code RateLimit: "slow-concurrency";r=1}, with no {@code w} or {@code t}: nothing refills with time, and
+     *       nothing says when a call in flight ends (a rejection's {@code Retry-After} is 1 second).</li>
      *   <li>{@code X-RateLimit-Limit} is the binding window's {@code q}, the number the {@code RateLimit-Policy} item
      *       of that window says, {@code Remaining} its {@code r}, and {@code Reset} its {@code t}, or on a
      *       rejection {@code Retry-After}.</li>
@@ -101,6 +105,12 @@ public final class RateLimitHeaders {
                         current.append(", ");
                     }
                     String item = '"' + v.publicName() + '-' + w.name() + '"';
+                    if (w.concurrent()) {
+                        // Calls in flight, not in time: the draft's quota unit for them, and no window or reset.
+                        policy.append(item).append(";q=").append(w.limit()).append(";qu=\"concurrent-requests\"");
+                        current.append(item).append(";r=").append(Math.min(w.remaining(), w.limit()));
+                        continue;
+                    }
                     long windowSeconds = windowSeconds(w);
                     long quota = quota(w, windowSeconds);
                     policy.append(item).append(";q=").append(quota).append(";w=").append(windowSeconds);
@@ -118,7 +128,7 @@ public final class RateLimitHeaders {
 
     /** Whole seconds until a window is full again: 0 when it is full, whatever its state says. */
     private static long resetSeconds(Decision.Window w) {
-        return w.remaining() >= w.limit() ? 0 : ceilSeconds(w.resetNanos());
+        return w.remaining() >= w.limit() || w.concurrent() ? 0 : ceilSeconds(w.resetNanos());
     }
 
     /**
@@ -145,6 +155,9 @@ public final class RateLimitHeaders {
      * down: never less than its capacity.
      */
     static long quota(Decision.Window w, long seconds) {
+        if (w.concurrent()) {
+            return w.limit();
+        }
         long periodNanos = w.period().toNanos();
         if (seconds <= Long.MAX_VALUE / 1_000_000_000L) {
             long windowNanos = seconds * 1_000_000_000L;

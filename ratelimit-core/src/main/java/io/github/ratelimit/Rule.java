@@ -6,13 +6,10 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * A named rate limit: which key it counts by, its windows (enforced together as one Bucket4j bucket with one
- * bandwidth per window), and what it does when a request is over the limit.
- *
- * <p>Rules come from {@link RateLimit} annotations, from a servlet rules file or from Spring properties; all of
- * them build this same type, so every entry point has the same semantics.
- * Instances are immutable and thread-safe values. Two rules with the same name share their buckets, so a
- * {@link RateLimiter} refuses two different rules under one name.
+ * A named rate limit: which key it counts by, its windows (enforced together, a call counted in all or none) or, for
+ * a concurrency rule, its calls in flight, and what it does when a call is over the limit. Annotations, the servlet
+ * rules file and Spring properties all build this type, so every entry point has the same semantics. Immutable,
+ * thread-safe values; two rules with one name share their state, so a {@link RateLimiter} refuses two different ones.
  *
  * <pre>{@code
  * Rule rule = Rule.builder("search")
@@ -26,24 +23,18 @@ public final class Rule {
     /** The longest rule name. */
     public static final int MAX_NAME_LENGTH = 200;
 
-    /**
-     * The most calls a {@link Algorithm#SLIDING_WINDOW_LOG} rule's longest window may hold (its limit divided by
-     * the cost): the log keeps one entry per admitted call, about 16 bytes in this JVM and 60 to 80 in Redis.
-     */
+    /** The most calls a {@link Algorithm#SLIDING_WINDOW_LOG} rule's longest window may hold: one log entry each. */
     public static final long MAX_LOG_CALLS = 10_000;
 
-    /**
-     * The most intervals, summed over its windows, that a {@link Algorithm#SLIDING_WINDOW_COUNTER} key holds delayed
-     * calls in ({@code maxDelay / period}, rounded up): it bounds a decision's work in Redis, whatever the number of
-     * waiting calls; a call that another rule delays further is rejected ({@code docs/RELIABILITY.md}).
-     */
+    /** The most intervals ({@code maxDelay / period}, summed over windows) a {@link Algorithm#SLIDING_WINDOW_COUNTER}
+     *  key holds delayed calls in, bounding a decision's work in Redis ({@code docs/RELIABILITY.md}). */
     public static final int MAX_COUNTER_DELAY_INTERVALS = 64;
 
-    /**
-     * The most limits (windows) one rule may have, declared or given per key at run time: each is work on every
-     * decision and an item of the rate-limit headers; eight cover every natural period and keep headers bounded.
-     */
+    /** The most windows a rule may have, declared or per key: each is work per decision and a header item. */
     public static final int MAX_LIMITS = 8;
+
+    /** The most calls in flight a concurrency rule may allow per key ({@link #concurrency()}). */
+    public static final int MAX_CONCURRENCY = 10_000;
 
     /** The longest {@code maxDelay} of a {@link Mode#SOFT} rule. */
     public static final Duration MAX_DELAY_LIMIT = Duration.ofHours(1);
@@ -55,7 +46,7 @@ public final class Rule {
     private record Values(String name, String publicName, String source, String key, List<Limit> limits, Mode mode,
                           Duration maxDelay, int maxWaiting, long cost, StoreFailurePolicy onStoreFailure,
                           MissingKeyPolicy onMissingKey, Algorithm algorithm, LocalFirst localFirst, Counted count,
-                          HttpStatuses countedStatuses, String permits) {
+                          HttpStatuses countedStatuses, String permits, int concurrency) {
     }
 
     private final Values v;
@@ -65,7 +56,7 @@ public final class Rule {
                 b.source != null ? b.source : "rule '" + b.name + "'", b.key.trim(), List.copyOf(b.limits), b.mode,
                 b.maxDelay, b.mode == Mode.SOFT ? (b.maxWaiting != null ? b.maxWaiting : DEFAULT_MAX_WAITING) : 0,
                 b.cost, b.onStoreFailure, b.onMissingKey, b.algorithm, b.localFirst, b.count, b.countedStatuses,
-                b.permits == null || b.permits.isBlank() ? null : b.permits.trim());
+                b.permits == null || b.permits.isBlank() ? null : b.permits.trim(), b.concurrency);
     }
 
     /**
@@ -101,9 +92,15 @@ public final class Rule {
         return v.key();
     }
 
-    /** @return the windows, 1 to {@value #MAX_LIMITS}, each with a distinct period */
+    /** @return the windows, 1 to {@value #MAX_LIMITS}, each with a distinct period; none for a concurrency rule */
     public List<Limit> limits() {
         return v.limits();
+    }
+
+    /** @return for a concurrency rule, the most calls per key in flight at once (1 to {@value #MAX_CONCURRENCY}), each
+     *          holding a slot until it ends ({@link Guard#completed}, {@link Guard#refund}); 0 for a rule of windows */
+    public int concurrency() {
+        return v.concurrency();
     }
 
     /** @return what happens to a request over the limit */
@@ -116,11 +113,8 @@ public final class Rule {
         return v.maxDelay();
     }
 
-    /**
-     * @return the most calls of this {@link Mode#SOFT} rule that may wait out a delay at once (default
-     *         {@value #DEFAULT_MAX_WAITING}); beyond it a call that would wait is rejected, so a flood on one rule
-     *         cannot take the waiting places of another. 0 for other modes.
-     */
+    /** @return the most calls of this {@link Mode#SOFT} rule waiting at once (default {@value #DEFAULT_MAX_WAITING}),
+     *          beyond which a call that would wait is rejected (one flooded rule takes no other's places); 0 if not SOFT */
     public int maxWaiting() {
         return v.maxWaiting();
     }
@@ -165,12 +159,9 @@ public final class Rule {
         return v.localFirst();
     }
 
-    /**
-     * @param newLimits the windows of the copy
-     * @return a copy of this rule with other limits, validated like the original (for per-key limits)
-     * @throws InvalidRateLimitConfigurationException when the limits cannot serve this rule (for example a
-     *         capacity below its cost)
-     */
+    /** @param newLimits the windows of the copy
+     *  @return a copy of this rule with other limits, validated like the original (for per-key limits)
+     *  @throws InvalidRateLimitConfigurationException when the limits cannot serve this rule (a capacity below its cost) */
     public Rule withLimits(List<Limit> newLimits) {
         Builder b = toBuilder();
         b.limits.clear();
@@ -178,9 +169,7 @@ public final class Rule {
         return b.build();
     }
 
-    /**
-     * @return a builder holding this rule's values, for a modified copy
-     */
+    /** @return a builder holding this rule's values, for a modified copy */
     public Builder toBuilder() {
         Builder b = new Builder(v.name);
         b.publicName = v.publicName.equals(v.name) ? null : v.publicName;
@@ -198,6 +187,7 @@ public final class Rule {
         b.count = v.count;
         b.countedStatuses = v.countedStatuses;
         b.permits = v.permits;
+        b.concurrency = v.concurrency;
         return b;
     }
 
@@ -237,6 +227,7 @@ public final class Rule {
         private Counted count = Counted.ALL;
         private HttpStatuses countedStatuses;
         private String permits;
+        private int concurrency;
 
         private Builder(String name) {
             this.name = name;
@@ -387,6 +378,14 @@ public final class Rule {
             return this;
         }
 
+        /** @param concurrency the most calls per key in flight at once, making this a concurrency rule with no
+         *         windows ({@link Rule#concurrency()}); 0 (the default) for a rule of windows
+         *  @return this builder */
+        public Builder concurrency(int concurrency) {
+            this.concurrency = concurrency;
+            return this;
+        }
+
         private String where() {
             return source != null ? source : "rule '" + name + "'";
         }
@@ -394,26 +393,26 @@ public final class Rule {
         /** @return the rule
          *  @throws InvalidRateLimitConfigurationException naming the source, the bad value, the constraint, the fix */
         public Rule build() {
-            RuleChecks.check(new RuleChecks.Draft(where(), name, publicName,
-                    key, limits, mode, maxDelay, maxWaiting, cost, algorithm, localFirst));
-            RuleChecks.checkCounting(where(), count, countedStatuses,
-                    permits == null || permits.isBlank() ? null : permits.trim(), algorithm);
+            String p = permits == null || permits.isBlank() ? null : permits.trim();
+            if (concurrency != 0) {
+                RuleChecks.checkConcurrency(where(), concurrency, limits, cost, algorithm, localFirst, count, p);
+            }
+            RuleChecks.check(new RuleChecks.Draft(where(), name, publicName, key, limits, mode, maxDelay, maxWaiting,
+                    cost, algorithm, localFirst, concurrency));
+            RuleChecks.checkCounting(where(), count, countedStatuses, p, algorithm);
             return new Rule(this);
         }
     }
 
     /**
      * Lets a rule's buckets in a shared store (Redis) be decided in this JVM most of the time, for hot, coarse limits
-     * such as one global bucket of 10,000 requests per second, where a round trip per call would cost more than the
-     * exactness is worth. Built on Bucket4j's delaying optimization: each instance keeps a copy of the bucket and
-     * decides from it until it has taken {@code maxUnsyncedTokens} tokens or {@code maxUnsyncedTime} has passed since
-     * it last synchronized, then settles what it took with the store in one round trip.
+     * (one global bucket of 10,000 calls a second) where a round trip per call costs more than exactness is worth:
+     * each instance decides from its copy of the bucket (Bucket4j's delaying optimization) until it has taken
+     * {@code maxUnsyncedTokens} tokens or {@code maxUnsyncedTime} has passed, then settles with the store.
      *
      * <p><b>Bound:</b> with N instances, the tokens admitted in any interval of length t are at most
-     * {@code capacity + rate × t + N × maxUnsyncedTokens}; the excess is charged back at the next synchronization
-     * (the shared bucket goes below zero), so the long-run rate stays the limit's. Stores that keep buckets in this
-     * JVM anyway ({@link io.github.ratelimit.store.LocalBucketStore}) ignore the setting. For token-bucket and
-     * fixed-window rules only: a sliding-window rule decides every call in the store, and refuses it at start-up.
+     * {@code capacity + rate × t + N × maxUnsyncedTokens}; the excess is charged back at the next synchronization, so
+     * the long-run rate stays the limit's. Ignored by stores in this JVM; token-bucket and fixed-window rules only.
      *
      * @param maxUnsyncedTokens tokens an instance may take before it synchronizes, at least 1
      * @param maxUnsyncedTime the longest an instance goes without synchronizing, 1 ms to 1 min
@@ -433,17 +432,15 @@ public final class Rule {
         ALL,
 
         /**
-         * Only calls that fail keep their tokens: a call needs a token to go ahead and gets it back when it ends
-         * without failing (limits on guesses: failed logins, wrong API keys). The entry point says how a call ended
-         * ({@link Guard#completed}): to the filters a 401 or a recorded authentication failure fails; to the method
-         * advisor, a call that throws.
+         * Only calls that fail keep their tokens (failed logins, wrong API keys): a call needs a token to go ahead and
+         * gets it back unless it fails ({@link Guard#completed}: a 401 or a recorded authentication failure to the
+         * filters, a throw to the method advisor).
          */
         FAILURES,
 
         /**
-         * Only calls answered with one of the rule's {@link #countedStatuses() statuses} keep their tokens, as with
-         * {@link #FAILURES} ({@code 404}: enumeration). The filters report the status ({@link Guard#completed(Decision,
-         * boolean, int)}; a request that throws is a 500); a call whose status nobody reports keeps its tokens.
+         * Only calls answered with one of the rule's {@link #countedStatuses() statuses} keep their tokens ({@code 404}:
+         * enumeration), as the filters report them ({@link Guard#completed(Decision, boolean, int)}; a throw is a 500).
          */
         STATUSES
     }

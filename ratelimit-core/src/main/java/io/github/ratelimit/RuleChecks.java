@@ -29,9 +29,11 @@ final class RuleChecks {
      * @param cost tokens a call takes
      * @param algorithm the algorithm
      * @param localFirst local-first settings, or {@code null}
+     * @param concurrency the most calls in flight of a concurrency rule, or 0
      */
     record Draft(String where, String name, String publicName, String key, List<Limit> limits, Mode mode,
-                        Duration maxDelay, Integer maxWaiting, long cost, Algorithm algorithm, LocalFirst localFirst) {
+                 Duration maxDelay, Integer maxWaiting, long cost, Algorithm algorithm, LocalFirst localFirst,
+                 int concurrency) {
     }
 
     private RuleChecks() {
@@ -60,6 +62,41 @@ final class RuleChecks {
         if (key == null || key.isBlank()) {
             throw fail(where, key, "key is empty", "Use a key such as 'global', 'ip', 'user' or 'header:X-Api-Key'.");
         }
+        if (d.concurrency() == 0) {
+            checkWindows(where, limits, cost, algorithm, localFirst);
+        }
+        if (mode == Mode.SOFT) {
+            if (maxDelay == null || maxDelay.isZero() || maxDelay.isNegative()) {
+                String value = maxDelay == null ? null : Durations.format(maxDelay);
+                throw fail(where, value, "SOFT mode needs a positive maxDelay, but it is "
+                        + (value == null ? "unset" : value), "Set maxDelay, e.g. '500ms', to bound how long a "
+                        + "request may wait.");
+            }
+            if (maxDelay.compareTo(Rule.MAX_DELAY_LIMIT) > 0) {
+                throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay)
+                        + " is longer than the allowed " + Durations.format(Rule.MAX_DELAY_LIMIT),
+                        "Use a shorter maxDelay or HARD mode.");
+            }
+            if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
+                checkCounterDelay(where, limits, maxDelay);
+            }
+            if (maxWaiting != null && maxWaiting < 0) {
+                throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is negative",
+                        "Use the most calls that may wait at once, e.g. 100, or 0 to reject instead of waiting "
+                                + "when the limit is reached.");
+            }
+        } else if (maxDelay != null) {
+            throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay) + " is set, but "
+                    + "mode is " + mode + " and only SOFT mode waits", "Remove maxDelay or use mode SOFT.");
+        } else if (maxWaiting != null) {
+            throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is set, but mode is "
+                    + mode + " and only SOFT mode waits", "Remove maxWaiting or use mode SOFT.");
+        }
+    }
+
+    /** The checks of a rule's windows (every rule but a concurrency rule): their number, kinds and sizes. */
+    private static void checkWindows(String where, List<Limit> limits, long cost, Algorithm algorithm,
+                                     LocalFirst localFirst) {
         if (limits.isEmpty()) {
             throw fail(where, null, "no limit is set", "Give at least one window, e.g. '5/1s': perSecond, "
                     + "perMinute, perHour, perDay or limits on @RateLimit; limits in properties.");
@@ -132,32 +169,46 @@ final class RuleChecks {
                     + localFirst.maxUnsyncedTokens() + " exceeds the capacity " + smallestCapacity + " of limit '"
                     + smallest + "'", "Keep it a small share of the limit, e.g. 1%.");
         }
-        if (mode == Mode.SOFT) {
-            if (maxDelay == null || maxDelay.isZero() || maxDelay.isNegative()) {
-                String value = maxDelay == null ? null : Durations.format(maxDelay);
-                throw fail(where, value, "SOFT mode needs a positive maxDelay, but it is "
-                        + (value == null ? "unset" : value), "Set maxDelay, e.g. '500ms', to bound how long a "
-                        + "request may wait.");
-            }
-            if (maxDelay.compareTo(Rule.MAX_DELAY_LIMIT) > 0) {
-                throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay)
-                        + " is longer than the allowed " + Durations.format(Rule.MAX_DELAY_LIMIT),
-                        "Use a shorter maxDelay or HARD mode.");
-            }
-            if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
-                checkCounterDelay(where, limits, maxDelay);
-            }
-            if (maxWaiting != null && maxWaiting < 0) {
-                throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is negative",
-                        "Use the most calls that may wait at once, e.g. 100, or 0 to reject instead of waiting "
-                                + "when the limit is reached.");
-            }
-        } else if (maxDelay != null) {
-            throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay) + " is set, but "
-                    + "mode is " + mode + " and only SOFT mode waits", "Remove maxDelay or use mode SOFT.");
-        } else if (maxWaiting != null) {
-            throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is set, but mode is "
-                    + mode + " and only SOFT mode waits", "Remove maxWaiting or use mode SOFT.");
+    }
+
+    /**
+     * Checks a concurrency rule ({@link Rule#concurrency()}): a number of calls in flight, and none of what only a
+     * rule of windows has.
+     *
+     * @param where the rule's source
+     * @param concurrency the most calls in flight per key
+     * @param limits the windows, which must be none
+     * @param cost the cost, which must be 1
+     * @param algorithm the algorithm, which must be the default
+     * @param localFirst local-first settings, which must be none
+     * @param count which calls the rule counts, which must be all
+     * @param permits the permits expression, which must be none
+     */
+    static void checkConcurrency(String where, int concurrency, List<Limit> limits, long cost, Algorithm algorithm,
+                                 LocalFirst localFirst, Rule.Counted count, String permits) {
+        if (concurrency < 1 || concurrency > Rule.MAX_CONCURRENCY) {
+            throw fail(where, String.valueOf(concurrency), "concurrency " + concurrency + " is not between 1 and "
+                    + Rule.MAX_CONCURRENCY, "Give the most calls per key in flight at once, e.g. 2.");
+        }
+        String notFor = null;
+        if (!limits.isEmpty()) {
+            notFor = "limits " + limits;
+        } else if (cost != 1) {
+            notFor = "cost " + cost;
+        } else if (algorithm != Algorithm.TOKEN_BUCKET) {
+            notFor = "algorithm " + algorithm;
+        } else if (localFirst != null) {
+            notFor = "local-first";
+        } else if (count != Rule.Counted.ALL) {
+            notFor = "count " + count;
+        } else if (permits != null) {
+            notFor = "permits '" + permits + "'";
+        }
+        if (notFor != null) {
+            throw fail(where, notFor, "concurrency " + concurrency + " makes a rule of calls in flight, which a "
+                    + "call holds one slot of until it ends; it cannot also have " + notFor + ", which only a rule "
+                    + "of windows has", "Declare two rules: one with the concurrency, one with the rate "
+                    + "(two @RateLimit annotations, or two entries of ratelimit.rules).");
         }
     }
 
@@ -221,8 +272,13 @@ final class RuleChecks {
         if (!rule.publicName().equals(rule.name())) {
             sb.append(", publicName=").append(rule.publicName());
         }
-        sb.append(", key=").append(rule.key())
-                .append(", limits=").append(rule.limits()).append(", mode=").append(rule.mode());
+        sb.append(", key=").append(rule.key());
+        if (rule.concurrency() > 0) {
+            sb.append(", concurrency=").append(rule.concurrency());
+        } else {
+            sb.append(", limits=").append(rule.limits());
+        }
+        sb.append(", mode=").append(rule.mode());
         if (rule.maxDelay() != null) {
             sb.append(", maxDelay=").append(Durations.format(rule.maxDelay()))
                     .append(", maxWaiting=").append(rule.maxWaiting());

@@ -54,6 +54,8 @@ final class CompiledRule {
     final StoreFailurePolicy storeFailurePolicy;
     final MissingKeyPolicy missingKeyPolicy;
     final io.github.ratelimit.Rule.LocalFirst localFirst;
+    /** Whether this is a concurrency rule, whose calls hold slots ({@link Rule#concurrency()}). */
+    final boolean slots;
     /** Places for calls of this (SOFT) rule waiting out a delay. */
     final java.util.concurrent.Semaphore waiting;
     private final Configs defaults;
@@ -88,9 +90,10 @@ final class CompiledRule {
                 : rule.onStoreFailure();
         this.missingKeyPolicy = rule.onMissingKey();
         this.localFirst = rule.localFirst();
+        this.slots = rule.concurrency() > 0;
         this.waiting = new java.util.concurrent.Semaphore(rule.maxWaiting());
         this.fallbackShare = fallbackShare;
-        this.defaults = configs(rule.limits());
+        this.defaults = rule.concurrency() > 0 ? concurrencyConfigs(rule.concurrency()) : configs(rule.limits());
         this.requestPlans = requestPlans;
         if (requestPlans != null) {
             Map<String, Configs> byPlan = new HashMap<>();
@@ -183,6 +186,9 @@ final class CompiledRule {
      *         choice is forgotten: a refund then keeps the tokens rather than resize the key's state
      */
     Configs configsForRefund(String key) {
+        if (rule.concurrency() > 0) {
+            return defaults;
+        }
         Configs own = own(key);
         if (own != NO_ENTRY) {
             return own;
@@ -197,6 +203,9 @@ final class CompiledRule {
      *         rule's own), else those of the plan the call names ({@code ratelimit.plan-from}), else the rule's
      */
     Configs configsFor(String key, RequestContext context) {
+        if (rule.concurrency() > 0) {
+            return defaults;
+        }
         Configs own = own(key);
         if (own != NO_ENTRY) {
             return own;
@@ -240,6 +249,11 @@ final class CompiledRule {
             return defaults;
         }
         return configs(limits);
+    }
+
+    private Configs concurrencyConfigs(int max) {
+        BucketStore.Limits primary = BucketStore.Limits.concurrency(max);
+        return new Configs(primary, primary.scaled(fallbackShare));
     }
 
     private Configs configs(List<Limit> limits) {

@@ -27,7 +27,7 @@ final class DefaultGuard implements Guard {
         this.limiter = limiter;
         this.rules = rules;
         this.ruleList = Arrays.stream(rules).map(r -> r.rule).toList();
-        this.settles = Arrays.stream(rules).anyMatch(r -> r.rule.count() != Counted.ALL);
+        this.settles = Arrays.stream(rules).anyMatch(r -> r.rule.count() != Counted.ALL || r.slots);
     }
 
     @Override
@@ -38,7 +38,8 @@ final class DefaultGuard implements Guard {
     @Override
     public void completed(Decision decision, boolean failed, int status) {
         if (settles && decision != null && decision.permitted()) {
-            limiter.returnTokens(rules, decision, rule -> switch (rule.count()) {
+            // A concurrency rule's slot comes back whatever the outcome: the call is no longer in flight.
+            limiter.returnTokens(rules, decision, rule -> rule.concurrency() > 0 || switch (rule.count()) {
                 case FAILURES -> !failed;
                 case STATUSES -> status != 0 && !rule.countedStatuses().contains(status);
                 default -> false;
@@ -82,13 +83,25 @@ final class DefaultGuard implements Guard {
         if (decision.outcome() != Outcome.DELAYED) {
             return decision;
         }
+        SlotWaits slots = ev.slotWaitCount() == 0 ? null
+                : new SlotWaits(limiter, ev, rules, limiter.clock().currentTimeNanos());
         try {
-            limiter.waiter().await(decision.delayNanos());
-            return decision;
+            if (decision.delayNanos() > 0) {
+                limiter.waiter().await(decision.delayNanos());
+            }
+            return slots == null ? decision : slots.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             ev.refund();
-            return Verdicts.interrupted(decision);
+            Decision interrupted = Verdicts.interrupted(decision);
+            if (slots != null) {
+                limiter.notifyListeners(interrupted);
+            }
+            return interrupted;
+        } catch (RuntimeException | Error e) {
+            // Not a store failure (each rule's policy answers those): what the call took goes back.
+            ev.refund();
+            throw e;
         } finally {
             ev.finish();
         }
@@ -105,6 +118,9 @@ final class DefaultGuard implements Guard {
         if (decision.outcome() != Outcome.DELAYED) {
             return CompletableFuture.completedFuture(decision);
         }
+        if (ev.slotWaitCount() > 0) {
+            return awaitSlots(ev, new SlotWaits(limiter, ev, rules, limiter.clock().currentTimeNanos()));
+        }
         CompletableFuture<Decision> result = new CompletableFuture<>();
         CompletableFuture<Void> timer = limiter.waiter().after(decision.delayNanos());
         timer.whenComplete((ignored, error) -> {
@@ -120,6 +136,36 @@ final class DefaultGuard implements Guard {
         result.whenComplete((ignored, error) -> {
             if (result.isCancelled() && ev.finish()) {
                 ev.refund();
+                timer.cancel(false);
+            }
+        });
+        return result;
+    }
+
+    /** A call waiting for slots, after any delay, without holding a thread ({@link SlotWaits#awaitAsync}). */
+    private CompletableFuture<Decision> awaitSlots(Evaluation ev, SlotWaits slots) {
+        CompletableFuture<Decision> result = new CompletableFuture<>();
+        long delay = ev.decision.delayNanos();
+        CompletableFuture<Void> timer = delay > 0 ? limiter.waiter().after(delay)
+                : CompletableFuture.completedFuture(null);
+        timer.whenComplete((ignored, error) -> {
+            if (error == null) {
+                slots.awaitAsync(result);
+            } else {
+                synchronized (ev) {
+                    ev.refund();
+                }
+                ev.finish();
+                result.completeExceptionally(error);
+            }
+        });
+        result.whenComplete((ignored, error) -> {
+            if (result.isCancelled()) {
+                // What the call took so far goes back; an attempt under way sees the cancellation and gives back its own.
+                synchronized (ev) {
+                    ev.refund();
+                }
+                ev.finish();
                 timer.cancel(false);
             }
         });

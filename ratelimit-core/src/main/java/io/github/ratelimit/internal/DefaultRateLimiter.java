@@ -326,11 +326,13 @@ public final class DefaultRateLimiter implements RateLimiter {
             if (v.outcome().compareTo(worst) > 0) {
                 worst = v.outcome();
             }
-            if (v.outcome() == Outcome.DELAYED) {
+            // A call waiting for a slot waits after the delay, as long as it takes (SlotWaits).
+            if (v.outcome() == Outcome.DELAYED && !(rules[i].slots && v.receipt() == 0)) {
                 delay = Math.max(delay, v.waitNanos());
             }
             if (v.outcome() == Outcome.REJECTED) {
                 retryAfter = v.waitNanos();
+                ev.clearSlotWaits();
                 RuleDecider.abandon(targets, i + 1);
                 ev.refund();
                 ev.finish();
@@ -349,6 +351,7 @@ public final class DefaultRateLimiter implements RateLimiter {
             } else {
                 // A rule cannot count the call when it would run: rejected, everything given back.
                 retryAfter = verdicts[(int) (-1 - aligned)].waitNanos();
+                ev.clearSlotWaits();
                 ev.refund();
                 ev.finish();
                 worst = Outcome.REJECTED;
@@ -364,11 +367,14 @@ public final class DefaultRateLimiter implements RateLimiter {
             ev.finish();
         }
         ev.decision = new Decision(worst, Arrays.asList(Arrays.copyOf(verdicts, n)), delay, retryAfter);
-        notifyListeners(ev.decision);
+        if (ev.slotWaitCount() == 0) {
+            // Listeners hear of a call waiting for a slot once it has one, or gave up (SlotWaits).
+            notifyListeners(ev.decision);
+        }
         return ev;
     }
 
-    private void notifyListeners(Decision decision) {
+    void notifyListeners(Decision decision) {
         for (RateLimiter.Listener listener : listeners) {
             try {
                 listener.onDecision(decision);
@@ -429,5 +435,15 @@ public final class DefaultRateLimiter implements RateLimiter {
 
     Waiter waiter() {
         return settings.waiter();
+    }
+
+    /** @return the limiter's clock */
+    TimeMeter clock() {
+        return settings.timeMeter();
+    }
+
+    /** @return what decides each rule */
+    RuleDecider decider() {
+        return decider;
     }
 }

@@ -70,6 +70,13 @@ final class Evaluation {
     private Charge[] charges;
     private int chargeCount;
     private final AtomicBoolean finished = new AtomicBoolean();
+    /**
+     * The SOFT concurrency rules' targets that found no free slot, with the index of each one's verdict: the call
+     * waits for their slots after the decision ({@link SlotWaits}); {@code null} when none.
+     */
+    private RuleDecider.Target[] slotWaits;
+    private int[] slotVerdicts;
+    private int slotWaitCount;
 
     /**
      * @param waiting the limiter's places among waiting calls
@@ -112,6 +119,39 @@ final class Evaluation {
         }
     }
 
+    /** Records that the call waits for a slot of the target's (SOFT concurrency) rule, for the verdict being decided. */
+    void awaitSlot(RuleDecider.Target target) {
+        if (slotWaits == null) {
+            slotWaits = new RuleDecider.Target[1];
+            slotVerdicts = new int[1];
+        } else if (slotWaitCount == slotWaits.length) {
+            slotWaits = Arrays.copyOf(slotWaits, slotWaitCount * 2);
+            slotVerdicts = Arrays.copyOf(slotVerdicts, slotWaitCount * 2);
+        }
+        slotWaits[slotWaitCount] = target;
+        slotVerdicts[slotWaitCount++] = verdictIndex;
+    }
+
+    /** @return how many rules' slots the call waits for */
+    int slotWaitCount() {
+        return slotWaitCount;
+    }
+
+    /** @return the target of the {@code i}th rule whose slot the call waits for */
+    RuleDecider.Target slotWait(int i) {
+        return slotWaits[i];
+    }
+
+    /** @return the index of the verdict of the {@code i}th rule whose slot the call waits for */
+    int slotVerdict(int i) {
+        return slotVerdicts[i];
+    }
+
+    /** Forgets the slots the call waits for: it was rejected before it could wait. */
+    void clearSlotWaits() {
+        slotWaitCount = 0;
+    }
+
     /** Records the tokens the call took, for the verdict being decided. */
     void charge(KeyState state, CompiledRule rule, long cost, long receipt, long wait) {
         if (charges == null) {
@@ -151,7 +191,8 @@ final class Evaluation {
             for (int i = 0; i < chargeCount; i++) {
                 Charge c = charges[i];
                 CompiledRule rule = c.rule;
-                if (rule.mode != Mode.SOFT || c.receipt == 0 || c.wait >= delay) {
+                // A slot is held from now on, whenever the call runs.
+                if (rule.mode != Mode.SOFT || rule.slots || c.receipt == 0 || c.wait >= delay) {
                     continue;
                 }
                 KeyState.Probe p;

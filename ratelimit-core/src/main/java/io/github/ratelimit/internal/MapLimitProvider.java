@@ -152,6 +152,12 @@ public final class MapLimitProvider implements LimitProvider {
                                 + "' names rule '" + name + "', which does not exist, so the limits would never apply",
                                 "Name one of the rules " + new TreeSet<>(byName.keySet()) + ".");
                     }
+                    if (rule.concurrency() > 0) {
+                        throw new InvalidRateLimitConfigurationException(e.source().of("rules"), name, "key '" + key
+                                + "' names rule '" + name + "', a rule of calls in flight (concurrency "
+                                + rule.concurrency() + "), which has no windows for limits to replace",
+                                "Name rules of windows only; a key's calls in flight follow the rule's concurrency.");
+                    }
                     if (!key.startsWith(rule.key() + ":") && !alternativeOf(rule, key)) {
                         throw new InvalidRateLimitConfigurationException(e.source().of("rules"), name, "key '" + key
                                 + "' names rule '" + name + "', which counts by '" + rule.key() + "', so the limits "

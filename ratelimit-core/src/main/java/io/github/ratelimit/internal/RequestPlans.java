@@ -29,7 +29,9 @@ record RequestPlans(KeyResolver resolver, Map<String, List<Limit>> plans, Set<St
      * @return whether the call's plan applies to it
      */
     boolean appliesTo(Rule rule) {
-        return rules.isEmpty() ? KeyExpressions.atoms(rule.key()).contains("user") : rules.contains(rule.name());
+        // A concurrency rule has no windows for a plan to replace: plans are for it only when named (and then refused).
+        return rules.isEmpty() ? rule.concurrency() == 0 && KeyExpressions.atoms(rule.key()).contains("user")
+                : rules.contains(rule.name());
     }
 
     /**

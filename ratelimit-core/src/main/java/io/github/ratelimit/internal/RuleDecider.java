@@ -73,8 +73,9 @@ final class RuleDecider {
      */
     Target target(CompiledRule rule, RequestContext context, long permits) {
         long own = rule.permitsResolver == null ? 1 : rule.permitsOf(context);
-        long callPermits = own <= 1 ? permits : multiply(rule, permits, own);
-        Target t = new Target(rule, callPermits == 1 ? rule.cost : cost(rule, callPermits));
+        // A call holds one slot of a concurrency rule, whatever it counts as under rules of windows.
+        long callPermits = rule.slots ? 1 : own <= 1 ? permits : CallPermits.multiply(rule, permits, own);
+        Target t = new Target(rule, callPermits == 1 ? rule.cost : CallPermits.cost(rule, callPermits));
         if (own < 0) {
             // A call whose permits are no whole number (text, a fraction, a negative number, nothing) is refused,
             // whatever the rule does with a missing key: skipping the rule would let a client opt out of it.
@@ -113,7 +114,7 @@ final class RuleDecider {
         t.bucketKey = new BucketStore.Key(rule.name, key);
         t.configs = rule.configsFor(key, context);
         if (callPermits != 1) {
-            checkHolds(t, callPermits);
+            CallPermits.checkHolds(rule, t.key, t.cost, t.configs.primary(), callPermits);
         }
         try {
             t.state = store.state(t.bucketKey, t.configs.primary(), rule.localFirst);
@@ -121,51 +122,6 @@ final class RuleDecider {
             t.failure = e;
         }
         return t;
-    }
-
-    private static long multiply(CompiledRule rule, long permits, long own) {
-        try {
-            return Math.multiplyExact(permits, own);
-        } catch (ArithmeticException e) {
-            throw tooLarge(rule, Long.MAX_VALUE, 0, "more permits than a long holds");
-        }
-    }
-
-    private static long cost(CompiledRule rule, long permits) {
-        if (rule.rule.algorithm() == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG) {
-            throw new IllegalArgumentException("Rule '" + rule.name + "' uses SLIDING_WINDOW_LOG, whose log counts "
-                    + "every call at the rule's own cost, so a call of " + permits + " permits cannot be counted: "
-                    + "give the rule another algorithm (SLIDING_WINDOW_COUNTER is the nearest), or a cost of its own");
-        }
-        try {
-            return Math.multiplyExact(rule.cost, permits);
-        } catch (ArithmeticException e) {
-            throw tooLarge(rule, permits, 0, "at its cost of " + rule.cost + " per permit that is more tokens than a "
-                    + "long holds");
-        }
-    }
-
-    /** A call dearer than a window of its key's limits can ever hold would be rejected forever: an error instead. */
-    private static void checkHolds(Target t, long permits) {
-        io.github.ratelimit.Algorithm algorithm = t.configs.primary().algorithm();
-        for (io.github.ratelimit.Limit limit : t.configs.primary().limits()) {
-            long capacity = algorithm.capacity(limit);
-            if (t.cost > capacity) {
-                long most = Long.MAX_VALUE;
-                for (io.github.ratelimit.Limit l : t.configs.primary().limits()) {
-                    most = Math.min(most, algorithm.capacity(l) / t.rule.cost);
-                }
-                throw tooLarge(t.rule, permits, most, (t.key == KeyExpressions.SHARED_MISSING_KEY ? "" : "for its key, ")
-                        + "it takes " + t.cost + " tokens, and the window " + limit + " holds at most " + capacity
-                        + ". Split the call, or give the rule a larger limit");
-            }
-        }
-    }
-
-    private static io.github.ratelimit.CallTooLargeException tooLarge(CompiledRule rule, long permits, long most,
-                                                                      String why) {
-        return new io.github.ratelimit.CallTooLargeException("A call of " + permits + " permits can never pass rule '"
-                + rule.name + "': " + why + ".", rule.publicName, permits, most);
     }
 
     /**
@@ -254,6 +210,9 @@ final class RuleDecider {
             } else {
                 probe = t.state.consume(t.cost);
             }
+            if (!probe.consumed() && rule.slots && rule.mode == Mode.SOFT) {
+                return awaitSlot(t, ev, probe.windows());
+            }
             return settle(rule, t.key, t.cost, t.state, probe, Basis.BUCKET, ev);
         } catch (RuntimeException e) {
             BucketStore.ContentionException contention = contention(e);
@@ -270,8 +229,65 @@ final class RuleDecider {
                 return failed;
             }
             KeyState fallback = fallback(t);
-            return settle(rule, t.key, t.cost, fallback, fallback.consume(t.cost), Basis.FALLBACK_BUCKET, ev);
+            KeyState.Probe probe = fallback.consume(t.cost);
+            if (!probe.consumed() && rule.slots && rule.mode == Mode.SOFT) {
+                return awaitSlot(t, ev, probe.windows());
+            }
+            return settle(rule, t.key, t.cost, fallback, probe, Basis.FALLBACK_BUCKET, ev);
         }
+    }
+
+    /**
+     * A {@link Mode#SOFT} concurrency rule found no free slot: the call waits for one ({@link SlotWaits}) after the
+     * decision, holding a place among the rule's and the limiter's waiting calls meanwhile.
+     *
+     * @return a delayed verdict with no slot yet (receipt 0) and the rule's maxDelay as its wait, the longest it may
+     *         be; or a rejection when every place among the waiting calls is taken
+     */
+    private Verdict awaitSlot(Target t, Evaluation ev, List<Decision.Window> windows) {
+        CompiledRule rule = t.rule;
+        if (takePlaces(rule, ev) == 0) {
+            return Verdicts.of(rule, t.key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, SlotWaits.RETRY_NANOS, 0,
+                    t.cost);
+        }
+        ev.awaitSlot(t);
+        return Verdicts.of(rule, t.key, Outcome.DELAYED, Basis.BUCKET, windows, rule.maxDelayNanos, 0, t.cost);
+    }
+
+    /**
+     * Tries once more to take a slot for a call waiting for one ({@link #awaitSlot}); a store failure answers as the
+     * rule's failure policy says (its local fallback's slots too).
+     *
+     * @param waited how long the call has waited so far
+     * @return the rule's verdict, delayed with its slot's receipt (or as the failure policy says); {@code null} while
+     *         no slot is free
+     */
+    Verdict trySlot(Target t, Evaluation ev, long waited) {
+        CompiledRule rule = t.rule;
+        KeyState state = t.state;
+        Basis basis = Basis.BUCKET;
+        KeyState.Probe probe;
+        try {
+            if (t.failure != null) {
+                throw t.failure;
+            }
+            probe = state.consume(t.cost);
+        } catch (RuntimeException e) {
+            DefaultRateLimiter.STORE_LOG.log(Level.WARNING, () -> "The rate-limit store failed for rule '" + rule.name
+                    + "'; applying " + rule.storeFailurePolicy + ": " + e, null);
+            Verdict failed = failed(t);
+            if (failed != null) {
+                return failed;
+            }
+            state = fallback(t);
+            basis = Basis.FALLBACK_BUCKET;
+            probe = state.consume(t.cost);
+        }
+        if (!probe.consumed()) {
+            return null;
+        }
+        ev.charge(state, rule, t.cost, probe.receipt(), 0);
+        return Verdicts.of(rule, t.key, Outcome.DELAYED, basis, probe.windows(), waited, probe.receipt(), t.cost);
     }
 
     /**
@@ -322,7 +338,8 @@ final class RuleDecider {
         if (probe.consumed()) {
             return Verdicts.of(rule, t.key, Outcome.ALLOWED, basis, probe.windows(), 0, 0, t.cost);
         }
-        long wait = probe.waitNanos();
+        // A SOFT concurrency rule would wait for a slot, for at most its maxDelay.
+        long wait = rule.slots && rule.mode == Mode.SOFT ? rule.maxDelayNanos : probe.waitNanos();
         Outcome outcome = rule.mode == Mode.SOFT && wait <= rule.maxDelayNanos ? Outcome.DELAYED : rejection(rule);
         return Verdicts.of(rule, t.key, outcome, basis, probe.windows(), wait, 0, t.cost);
     }
@@ -368,21 +385,33 @@ final class RuleDecider {
         return reserve(rule, key, cost, state, basis, ev, probe.windows(), wait);
     }
 
+    /**
+     * Takes a place among the rule's waiting calls and, unless the call holds one already, among the limiter's.
+     *
+     * @return 0 when none was free (nothing is held), 1 when the call took the rule's only, 2 when it took both
+     */
+    private int takePlaces(CompiledRule rule, Evaluation ev) {
+        if (!rule.waiting.tryAcquire()) {
+            return 0;
+        }
+        ev.holdRulePermit(rule);
+        if (ev.permitHeld) {
+            return 1;
+        }
+        if (!waiting.tryAcquire()) {
+            ev.releaseRulePermit(rule);
+            return 0;
+        }
+        ev.permitHeld = true;
+        return 2;
+    }
+
     private Verdict reserve(CompiledRule rule, String key, long cost, KeyState state, Basis basis, Evaluation ev,
                             List<Decision.Window> windows, long wait) {
         // A place among this rule's waiting calls, and one among all the limiter's.
-        if (!rule.waiting.tryAcquire()) {
+        int places = takePlaces(rule, ev);
+        if (places == 0) {
             return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0, cost);
-        }
-        ev.holdRulePermit(rule);
-        boolean tookPermit = false;
-        if (!ev.permitHeld) {
-            if (!waiting.tryAcquire()) {
-                ev.releaseRulePermit(rule);
-                return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0, cost);
-            }
-            tookPermit = true;
-            ev.permitHeld = true;
         }
         boolean reserved = false;
         try {
@@ -403,7 +432,7 @@ final class RuleDecider {
         } finally {
             if (!reserved) {
                 ev.releaseRulePermit(rule);
-                if (tookPermit) {
+                if (places == 2) {
                     ev.permitHeld = false;
                     waiting.release();
                 }

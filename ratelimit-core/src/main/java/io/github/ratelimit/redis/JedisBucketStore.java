@@ -125,9 +125,8 @@ public final class JedisBucketStore implements BucketStore {
     }
 
     /**
-     * Deletes the key's state in Redis, in one command, under every algorithm's key (the bucket's, the sliding
-     * log's and counter's), and forgets what this instance remembered of it. Other instances' next decision finds
-     * the bucket gone and starts it full, at the cost of one more round trip.
+     * Deletes the key's state in Redis in one command, under every algorithm's key (a concurrency rule's leases too),
+     * and forgets what this instance remembered of it: every instance's next decision finds the key fresh.
      */
     @Override
     public void reset(BucketStore.Key key) {
@@ -201,6 +200,7 @@ public final class JedisBucketStore implements BucketStore {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            keys.close();
             if (clockThread != null) {
                 clockThread.shutdownNow();
             }

@@ -45,6 +45,8 @@ final class KeyStates {
     private final Cache<BucketStore.Key, Entry> entries;
     private final Cache<BucketStore.Key, Sliding> sliding;
     private final RedisSlidingState.Context slidingContext;
+    /** Concurrency rules' slots, and the renewal of this instance's leases. */
+    private final RedisSlots slots;
 
     /**
      * @param proxies makes the proxies and runs their commands, and the sliding windows' scripts
@@ -67,6 +69,17 @@ final class KeyStates {
         String memberPrefix = Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36) + ".";
         this.slidingContext = new RedisSlidingState.Context(proxies, slidingClock, memberPrefix,
                 new AtomicLong());
+        this.slots = new RedisSlots(slidingContext, clock);
+    }
+
+    /** Stops renewing this instance's leases: its calls' slots run out unless given back. */
+    void close() {
+        slots.close();
+    }
+
+    /** @return concurrency rules' slots */
+    RedisSlots slots() {
+        return slots;
     }
 
     /**
@@ -78,6 +91,9 @@ final class KeyStates {
     BucketStore.KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
         if (limits.onBucket4j()) {
             return entry(key, limits.bucketConfiguration(), localFirst).state();
+        }
+        if (limits.concurrency() > 0) {
+            return slots.state(RedisKeys.slotsKey(prefix, key), limits.concurrency());
         }
         Sliding state = sliding.getIfPresent(key);
         if (state == null || (state.limits() != limits && !state.limits().equals(limits))) {

@@ -5,8 +5,9 @@ import io.github.ratelimit.store.BucketStore;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Redis key names: {@code <prefix>:{<rule>:<key>}} for a bucket, with {@code :log} or {@code :counter} after the
- * closing brace for a sliding window (so never equal to a bucket's key, and on the same slot).
+ * Redis key names: {@code <prefix>:{<rule>:<key>}} for a bucket, with {@code :log}, {@code :counter},
+ * {@code :calendar} or {@code :slots} after the closing brace for a sliding window, calendar quotas or a concurrency
+ * rule's leases (so never equal to a bucket's key, and on the same slot).
  *
  * <p>The braces make the whole bucket id the Redis Cluster hash tag, so a bucket lives on one slot, and different
  * keys of one rule spread over the cluster.
@@ -57,16 +58,25 @@ final class RedisKeys {
     static byte[][] allKeys(String prefix, BucketStore.Key key) {
         return new byte[][] {bucketKey(prefix, key),
                 slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG),
-                slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER), calendarKey(prefix, key)};
+                slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER), calendarKey(prefix, key),
+                slotsKey(prefix, key)};
+    }
+
+    /** The key of a concurrency rule's key's leases: the bucket key with {@code :slots} after its hash tag. */
+    static byte[] slotsKey(String prefix, BucketStore.Key key) {
+        return suffixed(bucketKey(prefix, key), ":slots");
+    }
+
+    private static byte[] suffixed(byte[] base, String suffix) {
+        byte[] tail = suffix.getBytes(StandardCharsets.US_ASCII);
+        byte[] result = java.util.Arrays.copyOf(base, base.length + tail.length);
+        System.arraycopy(tail, 0, result, base.length, tail.length);
+        return result;
     }
 
     /** The key of a key's calendar quotas: the bucket key with {@code :calendar} after its hash tag. */
     static byte[] calendarKey(String prefix, BucketStore.Key key) {
-        byte[] base = bucketKey(prefix, key);
-        byte[] suffix = ":calendar".getBytes(StandardCharsets.US_ASCII);
-        byte[] result = java.util.Arrays.copyOf(base, base.length + suffix.length);
-        System.arraycopy(suffix, 0, result, base.length, suffix.length);
-        return result;
+        return suffixed(bucketKey(prefix, key), ":calendar");
     }
 
     /**
@@ -74,12 +84,8 @@ final class RedisKeys {
      * bucket's slot and never equals a bucket key (those end with the closing brace).
      */
     static byte[] slidingKey(String prefix, BucketStore.Key key, io.github.ratelimit.Algorithm algorithm) {
-        byte[] base = bucketKey(prefix, key);
-        byte[] suffix = (algorithm == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG ? ":log" : ":counter")
-                .getBytes(StandardCharsets.US_ASCII);
-        byte[] result = java.util.Arrays.copyOf(base, base.length + suffix.length);
-        System.arraycopy(suffix, 0, result, base.length, suffix.length);
-        return result;
+        return suffixed(bucketKey(prefix, key),
+                algorithm == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG ? ":log" : ":counter");
     }
 
     /** The key the clock script is routed by; it is never read or written. */

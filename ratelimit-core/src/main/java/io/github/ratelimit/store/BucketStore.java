@@ -107,8 +107,21 @@ public interface BucketStore extends AutoCloseable {
         private final BucketConfiguration configuration;
         /** Whether a window is a calendar quota: the store counts the windows itself, as for sliding windows. */
         private final boolean calendar;
+        /** The most calls in flight, for a concurrency rule (no windows); 0 for a rule of windows. */
+        private final int concurrency;
+
+        private Limits(int concurrency) {
+            this.limits = List.of();
+            this.algorithm = Algorithm.TOKEN_BUCKET;
+            this.longestPeriodNanos = 0;
+            this.longestPermits = concurrency;
+            this.calendar = false;
+            this.configuration = null;
+            this.concurrency = concurrency;
+        }
 
         private Limits(List<Limit> limits, Algorithm algorithm) {
+            this.concurrency = 0;
             this.limits = List.copyOf(limits);
             this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
             if (this.limits.isEmpty()) {
@@ -137,12 +150,37 @@ public interface BucketStore extends AutoCloseable {
         }
 
         /**
+         * @param max the most calls in flight per key, at least 1
+         * @return the limits of a concurrency rule ({@link io.github.ratelimit.Rule#concurrency()}): no windows; the
+         *         store keeps the key's calls in flight ({@link KeyState} for slots)
+         */
+        public static Limits concurrency(int max) {
+            if (max < 1) {
+                throw new IllegalArgumentException("at least one call in flight, not " + max);
+            }
+            return new Limits(max);
+        }
+
+        /**
+         * @return the most calls in flight per key, for a concurrency rule; 0 for a rule of windows. A store keeps such
+         *         a key as slots: {@link KeyState#consume} takes one (any cost takes one) and its receipt is the
+         *         slot's lease, which {@link KeyState#refund} gives back, and nothing else does but the lease's
+         *         expiry in a shared store; {@link KeyState#reserve} is not supported
+         */
+        public int concurrency() {
+            return concurrency;
+        }
+
+        /**
          * @param share the part of each limit to keep, above 0 and at most 1; at least one permit stays
          * @return these limits scaled down (for a local fallback that each of several instances holds)
          */
         public Limits scaled(double share) {
             if (share >= 1.0) {
                 return this;
+            }
+            if (concurrency > 0) {
+                return new Limits(Math.max(1, (int) Math.floor(concurrency * share)));
             }
             Limit[] scaled = new Limit[limits.size()];
             for (int i = 0; i < scaled.length; i++) {
@@ -201,17 +239,18 @@ public interface BucketStore extends AutoCloseable {
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof Limits other && algorithm == other.algorithm && limits.equals(other.limits);
+            return o instanceof Limits other && algorithm == other.algorithm && limits.equals(other.limits)
+                    && concurrency == other.concurrency;
         }
 
         @Override
         public int hashCode() {
-            return 31 * limits.hashCode() + algorithm.hashCode();
+            return 31 * limits.hashCode() + algorithm.hashCode() + concurrency;
         }
 
         @Override
         public String toString() {
-            return algorithm + " " + limits;
+            return concurrency > 0 ? concurrency + " in flight" : algorithm + " " + limits;
         }
     }
 

@@ -48,6 +48,8 @@ public final class LocalBucketStore implements BucketStore {
     /** Sliding-window keys, weighed (a log by the calls it may hold), against a maximum weight of their own. */
     private final Cache<BucketStore.Key, LocalSlidingState> sliding;
     private final TimeMeter timeMeter;
+    /** Concurrency rules' keys: their calls in flight. */
+    private final LocalSlots slots = new LocalSlots();
 
     private LocalBucketStore(Builder builder) {
         this.timeMeter = builder.timeMeter;
@@ -91,6 +93,9 @@ public final class LocalBucketStore implements BucketStore {
         if (limits.onBucket4j()) {
             return bucketFor(key, limits.bucketConfiguration());
         }
+        if (limits.concurrency() > 0) {
+            return slots.state(key, limits.concurrency());
+        }
         LocalSlidingState state = sliding.get(key, k -> LocalSlidingState.create(limits, timeMeter,
                 () -> sliding.getIfPresent(k)));
         if (state.algorithm() != limits.algorithm() || state.calendar() != limits.calendar()) {
@@ -126,6 +131,7 @@ public final class LocalBucketStore implements BucketStore {
     public void reset(BucketStore.Key key) {
         buckets.invalidate(key);
         sliding.invalidate(key);
+        slots.reset(key);
     }
 
     /**

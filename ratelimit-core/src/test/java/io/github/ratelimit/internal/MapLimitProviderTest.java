@@ -107,6 +107,15 @@ class MapLimitProviderTest {
                         + "'header:X-Api-Key:<value>', or name a rule that counts by the key's expression.");
         MapLimitProvider.builder().limits("user:alice", java.util.List.of("api"), "1/1s").build()
                 .checkRules(java.util.List.of(byUser));
+        Rule slots = Rule.builder("exports").key("user").concurrency(2).build();
+        MapLimitProvider forSlots = MapLimitProvider.builder().source("ratelimit.keys[0].limits")
+                .limits("user:alice", java.util.List.of("exports"), "1/1s").build();
+        assertThatThrownBy(() -> forSlots.checkRules(java.util.List.of(byUser, slots)))
+                .hasMessage("ratelimit.keys[0].limits: key 'user:alice' names rule 'exports', a rule of calls in "
+                        + "flight (concurrency 2), which has no windows for limits to replace. Name rules of windows "
+                        + "only; a key's calls in flight follow the rule's concurrency.");
+        // An entry for every rule leaves a concurrency rule alone.
+        MapLimitProvider.builder().limits("user:alice", "1/1s").build().checkRules(java.util.List.of(byUser, slots));
     }
 
     @Test

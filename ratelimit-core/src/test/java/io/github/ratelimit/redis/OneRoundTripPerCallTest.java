@@ -56,4 +56,25 @@ class OneRoundTripPerCallTest {
                     .acquire(alice).verdicts().get(0).windows().get(0).remaining()).isEqualTo(44);
         }
     }
+
+    /** A concurrency rule's take travels with the other rules' scripts; its give-back, after the call, is one more. */
+    @org.junit.jupiter.api.Test
+    void aConcurrencyRuleTakesItsSlotInTheSameRoundTrip() {
+        ManualClock clock = new ManualClock();
+        try (JedisBucketStore store = JedisBucketStore.builder().url(redis.uri())
+                .keyPrefix("p" + UUID.randomUUID().toString().substring(0, 8)).timeMeter(clock).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
+            Guard guard = limiter.guard(Rule.builder("site").key("user").limits("100/1m").build(),
+                    Rule.builder("slow").key("user").concurrency(2).build());
+            RequestContext alice = RequestContext.builder().principal("alice").build();
+            JedisBucketStore.Stats before = store.stats();
+            Decision d = guard.acquire(alice);
+            assertThat(d.permitted()).isTrue();
+            JedisBucketStore.Stats decided = store.stats();
+            assertThat(decided.roundTrips() - before.roundTrips()).as("scripts").isEqualTo(2);
+            assertThat(decided.pipelines() - before.pipelines()).as("round trips").isEqualTo(1);
+            guard.completed(d, false, 200);
+            assertThat(store.stats().pipelines() - decided.pipelines()).as("the give-back").isEqualTo(1);
+        }
+    }
 }

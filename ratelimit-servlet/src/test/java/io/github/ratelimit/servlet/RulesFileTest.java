@@ -121,7 +121,7 @@ class RulesFileTest {
                         + "128.");
         assertThatThrownBy(() -> parse("ratelimit.rules[0].paths", "/x"))
                 .hasMessage("rules.properties: ratelimit.rules[0].limits: not set. Give the rule's windows, e.g. "
-                        + "'5/1s, 100/1m'.");
+                        + "'5/1s, 100/1m', or the calls in flight it allows per key, e.g. concurrency=2.");
         assertThatThrownBy(() -> parse("ratelimit.filter.order", "1"))
                 .hasMessage("rules.properties: 'ratelimit.filter.order' is a setting of the Spring Boot starter, not of "
                         + "the web.xml filter. In web.xml, the order of the filter-mapping elements decides; remove the "

@@ -119,7 +119,8 @@ public final class RateLimitAnnotations {
                 .onMissingKey(annotation.onMissingKey())
                 .algorithm(annotation.algorithm())
                 .count(annotation.count())
-                .permits(annotation.permits());
+                .permits(annotation.permits())
+                .concurrency(annotation.concurrency());
         boolean first = true;
         long[] permits = {annotation.perSecond(), annotation.perMinute(), annotation.perHour(), annotation.perDay()};
         String[] attributes = {"perSecond", "perMinute", "perHour", "perDay"};

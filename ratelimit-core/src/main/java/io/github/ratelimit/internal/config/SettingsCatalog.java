@@ -65,6 +65,7 @@ final class SettingsCatalog {
             p("ratelimit.rules[i].methods", null, "HTTP methods it applies to (any case; GET covers HEAD); all when empty."),
             p("ratelimit.rules[i].key", "global", "What to count by: global, ip, user, basic-user, form-user[:<parameter>], header:<Name>, param:<name>, a custom key; + and | combine."),
             p("ratelimit.rules[i].limits", null, "Windows, e.g. 5/1s, 100/1m, 5/1s burst=20; calendar quotas 1000/1mo, 500/1w, 100/1d@Europe/Berlin with algorithm fixed-window."),
+            p("ratelimit.rules[i].concurrency", null, "Makes a rule of calls in flight instead of windows: at most this many requests per key at once, each holding a slot until its response is written; on Redis, leases that come back within 15 s of a crash."),
             p("ratelimit.rules[i].mode", "hard", "What happens to a request over the limit.", "hard", "soft", "shadow"),
             p("ratelimit.rules[i].max-delay", null, "Longest a SOFT request waits, e.g. 500ms; required for soft."),
             p("ratelimit.rules[i].max-waiting", String.valueOf(Rule.DEFAULT_MAX_WAITING), "Most requests of this SOFT rule waiting at once."),

@@ -217,9 +217,13 @@ final class SettingsSections {
                 b.key(key);
             }
             List<String> limits = v.list(prefix + "limits");
-            if (limits.isEmpty()) {
+            boolean slots = v.get(prefix + "concurrency") != null;
+            if (slots) {
+                b.concurrency(v.intValue(prefix + "concurrency", 1, Rule.MAX_CONCURRENCY));
+            } else if (limits.isEmpty()) {
                 throw new InvalidRateLimitConfigurationException(v.at(prefix + "limits"), null, "not set",
-                        "Give the rule's windows, e.g. '5/1s, 100/1m'.");
+                        "Give the rule's windows, e.g. '5/1s, 100/1m', or the calls in flight it allows per key, "
+                                + "e.g. concurrency=2.");
             }
             b.limits(limits.toArray(String[]::new));
             b.mode(v.enumValue(prefix + "mode", Mode.class));

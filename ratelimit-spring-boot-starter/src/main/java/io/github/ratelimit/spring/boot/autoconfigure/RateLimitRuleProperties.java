@@ -28,6 +28,12 @@ public class RateLimitRuleProperties {
     /** Windows, e.g. 5/1s, 100/1m, 5/1s burst=20; calendar quotas 1000/1mo, 100/1d@Europe/Berlin (fixed-window). */
     private List<String> limits;
 
+    /**
+     * Makes a rule of calls in flight instead of windows: at most this many requests per key at once, each holding a
+     * slot until its response is written; on Redis, leases that come back within 15 s of a crash.
+     */
+    private Integer concurrency;
+
     /** What happens to a request over the limit. */
     private Mode mode;
 
@@ -154,6 +160,14 @@ public class RateLimitRuleProperties {
 
     public void setExempt(List<String> exempt) {
         this.exempt = exempt;
+    }
+
+    public Integer getConcurrency() {
+        return concurrency;
+    }
+
+    public void setConcurrency(Integer concurrency) {
+        this.concurrency = concurrency;
     }
 
     public String getPermits() {

@@ -15,6 +15,7 @@ import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
@@ -80,20 +81,29 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
     }
 
     /**
-     * Runs a permitted call; for rules that count only failures, a call that returns gets its tokens back and one
-     * that throws keeps them.
+     * Runs a permitted call and, for rules that settle when it ends, reports how it ended: a call that returns gets
+     * the tokens of rules that count only failures back, one that throws keeps them, and either gives back its
+     * concurrency rules' slots. A call that returns a {@link CompletionStage} ends when the stage completes (failed
+     * if it completes exceptionally).
      */
     public static Object proceed(MethodInvocation invocation, Guard guard, Decision decision) throws Throwable {
         if (!guard.settlesOnCompletion()) {
             return invocation.proceed();
         }
         boolean failed = true;
+        boolean later = false;
         try {
             Object result = invocation.proceed();
             failed = false;
+            if (result instanceof CompletionStage<?> stage) {
+                later = true;
+                stage.whenComplete((value, error) -> guard.completed(decision, error != null));
+            }
             return result;
         } finally {
-            guard.completed(decision, failed);
+            if (!later) {
+                guard.completed(decision, failed);
+            }
         }
     }
 

@@ -71,6 +71,17 @@ class ApiController {
         return "accepted " + items.size();
     }
 
+    /**
+     * Slow work: sleeps {@code ms} milliseconds (at most 5000). Rule {@code slow} in application.properties lets 2 such
+     * calls per client address run at once: 6 sent together give 2 × 200 and 4 × 429, whatever the rate.
+     */
+    @GetMapping("/slow")
+    String slow(@RequestParam(defaultValue = "1000") long ms) throws InterruptedException {
+        long sleep = Math.max(0, Math.min(ms, 5000));
+        Thread.sleep(sleep);
+        return "slept " + sleep + " ms";
+    }
+
     /** Calls a paid third-party API through a client that is throttled to its quota. */
     @GetMapping("/quote")
     String quote() {
