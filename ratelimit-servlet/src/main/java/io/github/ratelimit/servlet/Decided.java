@@ -4,10 +4,14 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -47,6 +51,30 @@ final class Decided {
     void completed(boolean failed, int status) {
         if (settle()) {
             guard.completed(decision, failed, status);
+        }
+    }
+
+    /**
+     * Runs the chain for a permitted request, and settles the decision when the request ends (once its async
+     * processing completes, if it starts any) for rules that settle then: those that count only some requests get
+     * their tokens back unless it counts, and concurrency rules their slots.
+     */
+    void proceed(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+            throws IOException, ServletException {
+        if (!guard.settlesOnCompletion()) {
+            chain.doFilter(request, response);
+            return;
+        }
+        boolean threw = true;
+        try {
+            chain.doFilter(request, response);
+            threw = false;
+        } finally {
+            if (request.isAsyncStarted()) {
+                request.getAsyncContext().addListener(settleWhenComplete(threw));
+            } else {
+                completed(failed(request, response, threw), status(response, threw));
+            }
         }
     }
 
@@ -101,6 +129,42 @@ final class Decided {
                 shown = shown == null ? now : shown.combine(now);
             }
             return shown;
+        }
+    }
+
+    /**
+     * Settles the decision that ends a {@code SOFT} wait (known once the wait is over, {@code null} before) when the
+     * request completes: the async dispatch that resumes the request passes the filter only when the filter is mapped
+     * to {@code ASYNC} dispatches too, and a slot held until the request's end must come back either way. Added when
+     * the wait starts async processing; settles at most once with the filter's own settlement.
+     */
+    static final class AfterWait implements AsyncListener {
+        volatile Decided decided;
+        private volatile boolean threw;
+
+        @Override
+        public void onComplete(AsyncEvent event) {
+            Decided d = decided;
+            if (d != null && d.decision.permitted() && d.guard.settlesOnCompletion()) {
+                d.completed(d.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw),
+                        status(event.getSuppliedResponse(), threw));
+            }
+        }
+
+        @Override
+        public void onTimeout(AsyncEvent event) {
+            threw = decided != null;
+        }
+
+        @Override
+        public void onError(AsyncEvent event) {
+            threw = decided != null;
+        }
+
+        @Override
+        public void onStartAsync(AsyncEvent event) {
+            // The application's own async processing, after the wait: hear of its end too.
+            event.getAsyncContext().addListener(this);
         }
     }
 

@@ -314,7 +314,18 @@ public class RateLimitFilter implements Filter {
             return;
         }
         if (request.isAsyncSupported() && request.getDispatcherType() == DispatcherType.REQUEST) {
-            delays.awaitAsync(request, response, future, decision -> record(request, response, matched, decision));
+            // The async dispatch that resumes the request may not pass this filter (web.xml maps it to REQUEST
+            // only): a rejection is answered here, and the decision settled when the request ends, whichever does.
+            Decided.AfterWait afterWait = new Decided.AfterWait();
+            delays.awaitAsync(request, response, future, afterWait, decision -> {
+                Decided decided = record(request, response, matched, decision);
+                afterWait.decided = decided;
+                if (decision.outcome() != Outcome.REJECTED) {
+                    return null;
+                }
+                decided.claimChain();
+                return () -> rejectionHandler.reject(request, response, decision);
+            });
             return;
         }
         // No async support: this thread waits.
@@ -352,22 +363,7 @@ public class RateLimitFilter implements Filter {
             rejectionHandler.reject(request, response, decision);
             return;
         }
-        if (!decided.guard.settlesOnCompletion()) {
-            chain.doFilter(request, response);
-            return;
-        }
-        // Rules that count only failures: the tokens come back unless the request turns out a failed attempt.
-        boolean threw = true;
-        try {
-            chain.doFilter(request, response);
-            threw = false;
-        } finally {
-            if (request.isAsyncStarted()) {
-                request.getAsyncContext().addListener(decided.settleWhenComplete(threw));
-            } else {
-                decided.completed(decided.failed(request, response, threw), Decided.status(response, threw));
-            }
-        }
+        decided.proceed(request, response, chain);
     }
 
     /**

@@ -8,13 +8,14 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 
+import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * How {@link RateLimitFilter} waits out a {@code SOFT} delay: with async processing when the request allows it
@@ -49,19 +50,25 @@ final class SoftDelays {
     }
 
     /**
-     * Waits asynchronously: starts async processing and returns at once; when the delay has passed, calls
-     * {@code decided} on the limiter's timer thread and dispatches the request again.
+     * Waits asynchronously: starts async processing and returns at once; when the wait is over, calls
+     * {@code decided} on the limiter's timer thread, then dispatches the request again, or, when {@code decided}
+     * returns an answer (a rejection: a wait for a slot can end without one), writes it on a container thread and
+     * completes the request. The dispatch need not pass the filter again (a {@code web.xml} mapping for
+     * {@code REQUEST} only does not): {@code onEnd}, added to the async context now, hears of the request's end.
      *
-     * @param decided records the decision (a failed timer, the limiter closing, lets the request through)
+     * @param onEnd listens to the request's async processing, from its start here
+     * @param decided records the decision (a failed timer, the limiter closing, lets the request through) and
+     *        returns {@code null} to resume the request, or the answer to write instead
      */
     void awaitAsync(HttpServletRequest request, HttpServletResponse response, CompletableFuture<Decision> wait,
-                    Consumer<Decision> decided) {
+                    AsyncListener onEnd, Function<Decision, Answer> decided) {
         ConnectionWatcher.Watch watch = watcher.watch(probe(request), wait);
         AsyncContext async = request.startAsync();
         // No container timeout: the limiter's timer always completes the future, after at most maxDelay.
         async.setTimeout(0);
         EndOnContainerEvents events = new EndOnContainerEvents(wait);
         async.addListener(events);
+        async.addListener(onEnd);
         wait.whenComplete((decision, error) -> {
             watch.end();
             if (wait.isCancelled()) {
@@ -71,9 +78,33 @@ final class SoftDelays {
                 }
                 return;
             }
-            decided.accept(decision != null ? decision : Decision.unlimited());
-            async.dispatch();
+            Answer answer;
+            try {
+                answer = decided.apply(decision != null ? decision : Decision.unlimited());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.ERROR, "Could not resume a rate-limited request", e);
+                completeQuietly(async);
+                return;
+            }
+            if (answer == null) {
+                async.dispatch();
+                return;
+            }
+            async.start(() -> {
+                try {
+                    answer.write();
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "Could not answer a rate-limited request", e);
+                } finally {
+                    completeQuietly(async);
+                }
+            });
         });
+    }
+
+    /** The answer to a request instead of resuming it after its wait. */
+    interface Answer {
+        void write() throws IOException;
     }
 
     /**

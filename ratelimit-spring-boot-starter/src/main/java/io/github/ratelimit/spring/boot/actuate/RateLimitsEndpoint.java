@@ -16,7 +16,8 @@ import java.util.Map;
 /**
  * The {@code ratelimits} Actuator endpoint: every rule with its name, the name clients see for it in headers and
  * bodies ({@code publicName}: for an unnamed {@code @RateLimit} rule, a digest of its class and method, which this
- * endpoint ties back to them), its source, key, limits, mode and policies; the store and, for Redis, its breaker,
+ * endpoint ties back to them), its source, key, limits (none for a concurrency rule, which has {@code concurrency}
+ * instead: the most calls per key in flight at once), mode and policies; the store and, for Redis, its breaker,
  * counters and, with metrics, the 99th percentile of its recent latency; the most-rejected keys.
  *
  * <p>Keys identify people (user names, client addresses, API keys), so they are shown as Spring Boot shows
@@ -79,6 +80,9 @@ public class RateLimitsEndpoint {
         r.put("source", rule.source());
         r.put("key", rule.key());
         r.put("limits", rule.limits().stream().map(Limit::toString).toList());
+        if (rule.concurrency() > 0) {
+            r.put("concurrency", rule.concurrency());
+        }
         r.put("mode", rule.mode());
         if (rule.maxDelay() != null) {
             r.put("maxDelay", rule.maxDelay().toString());

@@ -184,12 +184,20 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         if (handler != null) {
             exchange.getAttributes().put(DECIDED_HANDLER_ATTRIBUTE, handler);
         }
-        return principal(exchange, matched.needsPrincipal() || plansFromAuthorities)
-                .flatMap(name -> decider.decide(matched.guard(),
-                        new ExchangeRequestContext(exchange, name.orElse(null), addressAsReported, null)))
-                // A request no window could hold (413): what the other phase's filter took for it comes back.
-                .doOnError(CallTooLargeException.class, e -> refund(exchange))
-                .flatMap(decision -> proceedOrReject(exchange, matched.guard(), decision, proceed, handler != null));
+        return Mono.defer(() -> {
+            // A request cancelled before it has its decision (its client went away while Redis answered) gives back
+            // what the decision took: nothing else would end it.
+            ReactiveDecider.Handoff handoff = decider.handoff(matched.guard());
+            return principal(exchange, matched.needsPrincipal() || plansFromAuthorities)
+                    .flatMap(name -> handoff.decide(
+                            new ExchangeRequestContext(exchange, name.orElse(null), addressAsReported, null)))
+                    // A request no window could hold (413): what the other phase's filter took for it comes back.
+                    .doOnError(CallTooLargeException.class, e -> refund(exchange))
+                    .flatMap(decision -> handoff.take()
+                            ? proceedOrReject(exchange, matched.guard(), decision, proceed, handler != null)
+                            : Mono.<Void>empty())
+                    .doOnCancel(handoff::cancel);
+        });
     }
 
     /** The authenticated principal's name, read only when a rule's key may need it. */

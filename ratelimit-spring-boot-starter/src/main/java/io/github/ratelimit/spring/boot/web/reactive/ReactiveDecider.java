@@ -9,6 +9,7 @@ import reactor.core.scheduler.Schedulers;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Decides reactive calls without blocking an event loop, for the WebFlux filter and the advisor alike.
@@ -32,6 +33,10 @@ import java.util.concurrent.RejectedExecutionException;
  *   <li>Returning tokens when a call has ended (a cancelled delay, a call that did not fail on a rule that counts
  *       failures, a refund) writes to the store as a decision does: with a store that blocks, it runs on the store
  *       scheduler too, and nothing waits for it ({@link #offload}).</li>
+ *   <li>A decision made for a call that is cancelled before it gets it (its client went away while the store
+ *       answered, or as its delay ended) is not dropped: a {@link Handoff} settles it as a call that never ran, so a
+ *       concurrency rule's slot comes back (otherwise nothing would ever end that call, and on Redis its lease would
+ *       be renewed as long as the instance runs).</li>
  * </ul>
  */
 public final class ReactiveDecider implements AutoCloseable {
@@ -72,12 +77,97 @@ public final class ReactiveDecider implements AutoCloseable {
      * @return the decision, once the call may go on or is rejected; on a thread that may run non-blocking code
      */
     Mono<Decision> decide(Guard guard, RequestContext context) {
+        return decide(guard, context, null);
+    }
+
+    /**
+     * @param handoff told of the decision as soon as it is made, or {@code null}
+     */
+    private Mono<Decision> decide(Guard guard, RequestContext context, Handoff handoff) {
+        Mono<Decision> decided = Mono.defer(() -> {
+            CompletableFuture<Decision> future = guard.acquireAsync(context);
+            if (handoff != null) {
+                handoff.watch(future);
+            }
+            return settle(future);
+        });
         if (store == null) {
-            return Mono.defer(() -> settle(guard.acquireAsync(context)));
+            return decided;
         }
-        return Mono.defer(() -> settle(guard.acquireAsync(context)))
-                .subscribeOn(store)
+        return decided.subscribeOn(store)
                 .onErrorMap(RejectedExecutionException.class, e -> new StoreBusyException(queue, e));
+    }
+
+    /**
+     * @param guard the rules of the call
+     * @return a hand-off for one subscription's decision
+     */
+    Handoff handoff(Guard guard) {
+        return new Handoff(guard);
+    }
+
+    /**
+     * One call's decision on its way from the limiter to the call, which may be cancelled meanwhile. Exactly one of
+     * two things ends the decision: the call {@linkplain #take() takes} it, and ending it is then the call's part (a
+     * cancellation included: the call is a {@code flatMap}'s inner, cancelled when it subscribes after the
+     * cancellation); or the call is {@linkplain #cancel() cancelled} first, and a permitted decision is settled here
+     * as a call that never ran and did not fail ({@link Guard#completed}): a concurrency rule's slot comes back, a
+     * rule that counts failures or statuses gets its tokens back, other rules keep theirs, as for any call that ends.
+     * Use: {@link #decide} for the decision, {@link #take()} where it reaches the call
+     * ({@code flatMap(d -> take() ? call : empty)}), {@code doOnCancel(handoff::cancel)} outermost; one per
+     * subscription. Thread-safe.
+     */
+    final class Handoff {
+        private static final Object TAKEN = new Object();
+        private static final Object CANCELLED = new Object();
+
+        private final Guard guard;
+        /** {@code null} until the decision is made; then the decision, {@link #TAKEN} or {@link #CANCELLED}. */
+        private final AtomicReference<Object> state = new AtomicReference<>();
+
+        private Handoff(Guard guard) {
+            this.guard = guard;
+        }
+
+        /**
+         * @param context the call
+         * @return the decision, as {@link ReactiveDecider#decide(Guard, RequestContext)} makes it
+         */
+        Mono<Decision> decide(RequestContext context) {
+            return ReactiveDecider.this.decide(guard, context, this);
+        }
+
+        /** Learns the decision when it is made, whatever becomes of the publisher that carries it. */
+        private void watch(CompletableFuture<Decision> future) {
+            future.whenComplete((decision, error) -> {
+                if (decision != null && !state.compareAndSet(null, decision) && state.get() == CANCELLED) {
+                    unwanted(decision);
+                }
+            });
+        }
+
+        /**
+         * @return whether the call gets the decision: {@code false} once it was cancelled (the decision is settled
+         *         here then)
+         */
+        boolean take() {
+            Object s = state.getAndUpdate(x -> x == CANCELLED ? CANCELLED : TAKEN);
+            return s != CANCELLED;
+        }
+
+        /** The call was cancelled: a decision made and not taken is settled now, one not made yet once it is. */
+        void cancel() {
+            Object s = state.getAndUpdate(x -> x == TAKEN ? TAKEN : CANCELLED);
+            if (s instanceof Decision decision) {
+                unwanted(decision);
+            }
+        }
+
+        private void unwanted(Decision decision) {
+            if (decision.permitted() && guard.settlesOnCompletion()) {
+                offload(() -> guard.completed(decision, false, 0));
+            }
+        }
     }
 
     private Mono<Decision> settle(CompletableFuture<Decision> future) {

@@ -199,17 +199,34 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
         if (!decidesOnSubscription(type) && decidedByFilter(handler)) {
             return invocation.proceed();
         }
+        // Each subscription's decision reaches its call through a hand-off: a call cancelled before it has it (its
+        // client went away while Redis answered) gives back what the decision took, as nothing else would end it.
         if (Mono.class.isAssignableFrom(type)) {
-            return Mono.deferContextual(context -> decided(invocation, guard, handler, context)
-                    .flatMap(go -> settled(Mono.from(this.<Publisher<Object>>call(invocation)), go)));
+            return Mono.deferContextual(context -> {
+                ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
+                return decided(invocation, guard, handler, context, handoff)
+                        .flatMap(go -> handoff.take() ? settled(Mono.from(this.<Publisher<Object>>call(invocation)), go)
+                                : Mono.empty())
+                        .doOnCancel(handoff::cancel);
+            });
         }
         if (decidesOnSubscription(type)) {
-            return Flux.deferContextual(context -> decided(invocation, guard, handler, context)
-                    .flatMapMany(go -> settled(Flux.from(this.<Publisher<Object>>call(invocation)), go)));
+            return Flux.deferContextual(context -> {
+                ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
+                return decided(invocation, guard, handler, context, handoff)
+                        .flatMapMany(go -> handoff.take()
+                                ? settled(Flux.from(this.<Publisher<Object>>call(invocation)), go) : Flux.empty())
+                        .doOnCancel(handoff::cancel);
+            });
         }
-        return Mono.deferContextual(context -> decided(invocation, guard, handler, context)
-                .flatMap(go -> settled(Mono.fromCompletionStage(this.<CompletionStage<Object>>call(invocation)), go)))
-                .toFuture();
+        return Mono.deferContextual(context -> {
+            ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
+            return decided(invocation, guard, handler, context, handoff)
+                    .flatMap(go -> handoff.take()
+                            ? settled(Mono.fromCompletionStage(this.<CompletionStage<Object>>call(invocation)), go)
+                            : Mono.empty())
+                    .doOnCancel(handoff::cancel);
+        }).toFuture();
     }
 
     /**
@@ -235,7 +252,8 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
     private record Go(Guard guard, Decision decision, ServerWebExchange markFailedOn) {
     }
 
-    private Mono<Go> decided(MethodInvocation invocation, Guard guard, HandlerId handler, ContextView context) {
+    private Mono<Go> decided(MethodInvocation invocation, Guard guard, HandlerId handler, ContextView context,
+                             ReactiveDecider.Handoff handoff) {
         ServerWebExchange exchange = context.getOrDefault(RateLimitWebFilter.EXCHANGE_CONTEXT_KEY, null);
         if (exchange != null && handler.equals(exchange.getAttribute(RateLimitWebFilter.DECIDED_HANDLER_ATTRIBUTE))) {
             // The filter decided this handler's rules with the URL rules; a call that fails is a failed attempt.
@@ -243,7 +261,7 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
         }
         RateLimitSettings s = settings.get();
         return principal(exchange)
-                .flatMap(name -> decider.get().decide(guard,
+                .flatMap(name -> handoff.decide(
                         exchange != null ? new ExchangeRequestContext(exchange, name.orElse(null),
                                 s.trustContainerForwarding(), invocation)
                                 : new MethodCallContext(invocation, name.orElse(null))))

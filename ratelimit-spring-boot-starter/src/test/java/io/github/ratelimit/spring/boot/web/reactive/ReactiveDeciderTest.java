@@ -19,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The store scheduler's bound: decisions that find every thread busy and the queue full are answered 503 with
- * {@code Retry-After: 1}, never queued without bound; the others are decided once threads free up.
+ * {@code Retry-After: 1}, never queued without bound; the others are decided once threads free up. And the hand-off
+ * of a decision to its call: one made for a call cancelled meanwhile gives its concurrency slot back.
  */
 class ReactiveDeciderTest {
 
@@ -109,5 +110,83 @@ class ReactiveDeciderTest {
             assertThat(decidedOn[0]).isSameAs(caller);
             assertThat(decider.offloads()).isFalse();
         }
+    }
+
+    /**
+     * A decision made after its call was cancelled (the client went away while the store answered, or as a delay
+     * ended) is settled by the hand-off: the concurrency rule's slot comes back. One the call took is the call's to
+     * end: a late cancellation gives nothing back.
+     */
+    @Test
+    void aDecisionItsCancelledCallNeverTookGivesItsSlotBack() {
+        try (RateLimiter limiter = RateLimiter.builder().build();
+             ReactiveDecider decider = new ReactiveDecider(0)) {
+            Guard slots = limiter.guard(Rule.builder("handoff").key("global").concurrency(1).build());
+            // A decision the call's cancellation cannot stop: the store answering, a delay ending at that moment.
+            CompletableFuture<Decision> pending = new CompletableFuture<>() {
+                @Override
+                public boolean cancel(boolean mayInterruptIfRunning) {
+                    return false;
+                }
+            };
+            ReactiveDecider.Handoff handoff = decider.handoff(answering(slots, pending));
+            handoff.decide(RequestContext.empty()).flatMap(d -> handoff.take() ? Mono.just(d) : Mono.<Decision>empty())
+                    .doOnCancel(handoff::cancel).subscribe().dispose();
+            Decision madeTooLate = slots.acquire(RequestContext.empty());
+            assertThat(madeTooLate.permitted()).isTrue();
+            pending.complete(madeTooLate);
+            assertThat(slots.peek(RequestContext.empty()).permitted()).as("the slot came back").isTrue();
+
+            ReactiveDecider.Handoff taking = decider.handoff(
+                    answering(slots, CompletableFuture.completedFuture(slots.acquire(RequestContext.empty()))));
+            Decision taken = taking.decide(RequestContext.empty())
+                    .flatMap(d -> taking.take() ? Mono.just(d) : Mono.<Decision>empty())
+                    .doOnCancel(taking::cancel).block();
+            assertThat(taken.permitted()).isTrue();
+            taking.cancel();
+            assertThat(slots.peek(RequestContext.empty()).permitted()).as("the call holds its slot").isFalse();
+            slots.completed(taken, false, 200);
+            assertThat(slots.peek(RequestContext.empty()).permitted()).isTrue();
+        }
+    }
+
+    /** @return the guard, answering every call with the given future (a decision the store or a delay completes) */
+    private static Guard answering(Guard real, CompletableFuture<Decision> answer) {
+        return new Guard() {
+            @Override
+            public List<Rule> rules() {
+                return real.rules();
+            }
+
+            @Override
+            public Decision acquire(RequestContext context, long permits) {
+                return real.acquire(context, permits);
+            }
+
+            @Override
+            public Decision peek(RequestContext context, long permits) {
+                return real.peek(context, permits);
+            }
+
+            @Override
+            public CompletableFuture<Decision> acquireAsync(RequestContext context, long permits) {
+                return answer;
+            }
+
+            @Override
+            public void completed(Decision decision, boolean failed, int status) {
+                real.completed(decision, failed, status);
+            }
+
+            @Override
+            public Decision refund(Decision decision) {
+                return real.refund(decision);
+            }
+
+            @Override
+            public boolean settlesOnCompletion() {
+                return real.settlesOnCompletion();
+            }
+        };
     }
 }
