@@ -178,6 +178,16 @@ class ConcurrencyLimitsTest {
         guard.completed(third, false, 200);
     }
 
+    /**
+     * Moves the clock once a waiting call has set its next timer, and waits for the attempt that follows to end (the
+     * call settled, or its next timer set): its attempts run on the limiter's threads.
+     */
+    private void advanceWhenWaiting(CompletableFuture<Decision> call, Duration by) {
+        await().until(() -> clock.pendingTimers() > 0 || call.isDone());
+        clock.advance(by);
+        await().until(() -> clock.pendingTimers() > 0 || call.isDone());
+    }
+
     /** SOFT, on the limiter's timers: the wait ends when a slot is freed, or gives up after maxDelay. */
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
@@ -190,10 +200,10 @@ class ConcurrencyLimitsTest {
         CompletableFuture<Decision> waiting = guard.acquireAsync(ALICE);
         assertThat(waiting).isNotDone();
         assertThat(heard).as("listeners hear of a waiting call once it is settled").isEmpty();
-        clock.advance(Duration.ofMillis(300));
+        advanceWhenWaiting(waiting, Duration.ofMillis(300));
         assertThat(waiting).as("no slot was freed").isNotDone();
         guard.completed(first, false, 200);
-        clock.advance(Duration.ofMillis(50));
+        advanceWhenWaiting(waiting, Duration.ofMillis(50));
         Decision got = waiting.join();
         assertThat(got.outcome()).isEqualTo(Outcome.DELAYED);
         assertThat(got.verdicts().get(0).receipt()).as("it holds a slot").isNotZero();
@@ -201,8 +211,8 @@ class ConcurrencyLimitsTest {
         assertThat(heard).containsExactly(got);
 
         CompletableFuture<Decision> late = guard.acquireAsync(ALICE);
-        for (int i = 0; i < 50 && !late.isDone(); i++) {
-            clock.advance(Duration.ofMillis(50));
+        while (!late.isDone()) {
+            advanceWhenWaiting(late, Duration.ofMillis(50));
         }
         Decision gaveUp = late.join();
         assertThat(gaveUp.outcome()).isEqualTo(Outcome.REJECTED);
@@ -212,11 +222,33 @@ class ConcurrencyLimitsTest {
         guard.completed(got, false, 200);
         CompletableFuture<Decision> cancelled = guard.acquireAsync(ALICE);
         assertThat(cancelled.join().outcome()).as("a slot was free at once").isEqualTo(Outcome.ALLOWED);
+        heard.clear();
         CompletableFuture<Decision> abandoned = guard.acquireAsync(ALICE);
         assertThat(abandoned).isNotDone();
         abandoned.cancel(false);
+        assertThat(heard).as("listeners hear of a wait its caller gave up").singleElement()
+                .satisfies(d -> assertThat(d.verdicts().get(0).basis()).isEqualTo(Basis.INTERRUPTED));
         guard.completed(cancelled.join(), false, 200);
         assertThat(guard.acquire(ALICE).outcome()).as("the cancelled wait took no slot").isEqualTo(Outcome.ALLOWED);
+    }
+
+    /**
+     * A waiting call its caller completes some other way (a timeout, {@code complete}) gives back its place among the
+     * waiting calls at once: with one place, the next call may wait again.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void aWaitItsCallerEndsGivesBackItsPlace(String store) {
+        Guard guard = limiter(store, true).guard(Rule.builder("one").key("ip").concurrency(1).mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(10)).maxWaiting(1).build());
+        Decision held = guard.acquire(ALICE);
+        for (int i = 0; i < 3; i++) {
+            CompletableFuture<Decision> waiting = guard.acquireAsync(ALICE);
+            assertThat(waiting).as("wait %d has the one place", i).isNotDone();
+            waiting.completeExceptionally(new java.util.concurrent.TimeoutException("the caller's own timeout"));
+        }
+        guard.completed(held, false, 200);
+        assertThat(guard.acquire(ALICE).outcome()).as("no wait kept a slot").isEqualTo(Outcome.ALLOWED);
     }
 
     /** SOFT on the calling thread, in real time: the waiting thread gets the slot its neighbour frees. */

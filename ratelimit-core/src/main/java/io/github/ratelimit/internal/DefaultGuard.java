@@ -148,26 +148,17 @@ final class DefaultGuard implements Guard {
         long delay = ev.decision.delayNanos();
         CompletableFuture<Void> timer = delay > 0 ? limiter.waiter().after(delay)
                 : CompletableFuture.completedFuture(null);
-        timer.whenComplete((ignored, error) -> {
+        timer.whenCompleteAsync((ignored, error) -> {
             if (error == null) {
                 slots.awaitAsync(result);
             } else {
-                synchronized (ev) {
-                    ev.refund();
-                }
-                ev.finish();
-                result.completeExceptionally(error);
+                slots.abandon(result, error);
             }
-        });
+        }, limiter.slotPolls());
+        // Completed by the caller (cancelled, a timeout): what the call took goes back now, not at the next attempt.
         result.whenComplete((ignored, error) -> {
-            if (result.isCancelled()) {
-                // What the call took so far goes back; an attempt under way sees the cancellation and gives back its own.
-                synchronized (ev) {
-                    ev.refund();
-                }
-                ev.finish();
-                timer.cancel(false);
-            }
+            slots.abandon(result, null);
+            timer.cancel(false);
         });
         return result;
     }

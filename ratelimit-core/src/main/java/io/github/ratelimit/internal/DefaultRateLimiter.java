@@ -92,6 +92,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     /** The compiled rules by the name clients see for them ({@link Rule#publicName()}), which must differ too. */
     private final Map<String, CompiledRule> byPublicName = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final SlotPolls slotPolls = new SlotPolls();
     /** Whether a call's client is one no rule limits, or {@code null} when none is exempt. */
     private final java.util.function.Predicate<RequestContext> exempt;
     /** Where a call's plan comes from, or {@code null}. */
@@ -207,6 +208,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            slotPolls.close();
             try {
                 store.close();
             } finally {
@@ -235,7 +237,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     Evaluation evaluate(CompiledRule[] rules, RequestContext context, long permits) {
         if (exempt != null && exempt.test(context)) {
             Evaluation ev = new Evaluation(waiting);
-            ev.decision = exempted(rules, permits);
+            ev.decision = Verdicts.exempted(rules, permits);
             notifyListeners(ev.decision);
             return ev;
         }
@@ -273,16 +275,6 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
     }
 
-    /** A call whose client no rule limits: every rule allows it, and no store is asked. */
-    private static Decision exempted(CompiledRule[] rules, long permits) {
-        List<Verdict> verdicts = new ArrayList<>(rules.length);
-        for (CompiledRule rule : rules) {
-            verdicts.add(Verdicts.of(rule, null, Outcome.ALLOWED, Basis.EXEMPT, List.of(), 0, 0,
-                    io.github.ratelimit.internal.bucket.BucketKeyState.saturatedMultiply(rule.cost, permits)));
-        }
-        return new Decision(Outcome.ALLOWED, verdicts, 0, 0);
-    }
-
     /**
      * What deciding the call would give now, taking nothing and telling no listener: each rule's verdict, a wait
      * included ({@link io.github.ratelimit.Guard#peek}).
@@ -291,7 +283,7 @@ public final class DefaultRateLimiter implements RateLimiter {
      */
     Decision peek(CompiledRule[] rules, RequestContext context, long permits) {
         if (exempt != null && exempt.test(context)) {
-            return exempted(rules, permits);
+            return Verdicts.exempted(rules, permits);
         }
         List<Verdict> verdicts = new ArrayList<>(rules.length);
         Outcome worst = Outcome.ALLOWED;
@@ -445,5 +437,10 @@ public final class DefaultRateLimiter implements RateLimiter {
     /** @return what decides each rule */
     RuleDecider decider() {
         return decider;
+    }
+
+    /** @return the threads that ask the store for slots for calls waiting asynchronously */
+    SlotPolls slotPolls() {
+        return slotPolls;
     }
 }

@@ -179,7 +179,9 @@ public final class MapLimitProvider implements LimitProvider {
     public List<String> keysNoRuleCounts(Collection<Rule> rules) {
         List<String> unused = new ArrayList<>();
         byKey.forEach((key, entries) -> {
-            if (rules.stream().noneMatch(r -> key.startsWith(r.key() + ":") || alternativeOf(r, key))) {
+            // A concurrency rule has no windows: limits for its keys apply to nothing.
+            if (rules.stream().noneMatch(r -> r.concurrency() == 0 && (key.startsWith(r.key() + ":")
+                    || alternativeOf(r, key)))) {
                 unused.add(entries.get(0).source().of("key") + ": " + key);
             }
         });

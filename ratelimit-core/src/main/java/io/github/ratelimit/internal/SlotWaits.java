@@ -35,6 +35,8 @@ final class SlotWaits {
     private final long deadline;
     private final Verdict[] got;
     private long pause = FIRST_PAUSE_NANOS;
+    /** Whether the wait has ended: settled by an attempt, or abandoned. Guarded by the evaluation's monitor. */
+    private boolean ended;
 
     /**
      * @param rules the guard's rules, in the order of the call's verdicts
@@ -70,46 +72,73 @@ final class SlotWaits {
     }
 
     /**
-     * Waits without holding a thread: each attempt runs on the thread that completes the limiter's timers.
+     * Waits without holding a thread: each attempt runs on one of the limiter's {@link SlotPolls} threads, after a
+     * timer of the limiter's waiter.
      *
-     * @param result completed with the call's decision; when cancelled meanwhile, the call gives back what it took
+     * @param result completed with the call's decision; when it completes otherwise meanwhile (cancelled, completed by
+     *        the caller, a timeout), the wait ends at its next attempt, and {@link #abandon} should be called at once
      */
     void awaitAsync(CompletableFuture<Decision> result) {
         Decision settled;
         synchronized (ev) {
+            if (ended) {
+                return;
+            }
             if (result.isDone()) {
+                abandon(result, null);
                 return;
             }
             try {
                 settled = attempt();
             } catch (RuntimeException | Error e) {
-                ev.refund();
-                ev.finish();
-                result.completeExceptionally(e);
+                abandon(result, e);
                 return;
+            }
+            if (settled != null) {
+                ended = true;
             }
         }
         if (settled != null) {
             ev.finish();
             if (!result.complete(settled) && settled.permitted()) {
-                // Cancelled since the attempt: its slots go back too.
+                // Completed otherwise since the attempt: its slots go back too.
                 synchronized (ev) {
                     ev.refund();
                 }
             }
             return;
         }
-        limiter.waiter().after(nextPause()).whenComplete((ignored, error) -> {
+        limiter.waiter().after(nextPause()).whenCompleteAsync((ignored, error) -> {
             if (error != null) {
-                synchronized (ev) {
-                    ev.refund();
-                }
-                ev.finish();
-                result.completeExceptionally(error);
+                abandon(result, error);
             } else {
                 awaitAsync(result);
             }
-        });
+        }, limiter.slotPolls());
+    }
+
+    /**
+     * Ends the wait without a decision of its own, unless it has ended already: whatever the call took goes back, its
+     * places among the waiting calls too, and listeners hear of it as a call that gave up (basis
+     * {@code INTERRUPTED}).
+     *
+     * @param result completed exceptionally with {@code error}, when there is one
+     * @param error why the wait ends (a timer failed, the limiter closed, an attempt threw), or {@code null} when the
+     *        caller ended it
+     */
+    void abandon(CompletableFuture<Decision> result, Throwable error) {
+        synchronized (ev) {
+            if (ended) {
+                return;
+            }
+            ended = true;
+            ev.refund();
+        }
+        ev.finish();
+        limiter.notifyListeners(Verdicts.interrupted(ev.decision));
+        if (error != null) {
+            result.completeExceptionally(error);
+        }
     }
 
     private long nextPause() {

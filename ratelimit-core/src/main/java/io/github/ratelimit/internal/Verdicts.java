@@ -76,4 +76,14 @@ final class Verdicts {
         }
         return new Decision(Outcome.REJECTED, verdicts, 0, 0);
     }
+
+    /** A call whose client no rule limits: every rule allows it, and no store is asked. */
+    static Decision exempted(CompiledRule[] rules, long permits) {
+        List<Verdict> verdicts = new ArrayList<>(rules.length);
+        for (CompiledRule rule : rules) {
+            verdicts.add(Verdicts.of(rule, null, Outcome.ALLOWED, Basis.EXEMPT, List.of(), 0, 0,
+                    io.github.ratelimit.internal.bucket.BucketKeyState.saturatedMultiply(rule.cost, permits)));
+        }
+        return new Decision(Outcome.ALLOWED, verdicts, 0, 0);
+    }
 }

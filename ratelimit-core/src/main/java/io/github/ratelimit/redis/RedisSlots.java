@@ -108,7 +108,14 @@ final class RedisSlots implements AutoCloseable {
             t.setContextClassLoader(RedisSlots.class.getClassLoader());
             return t;
         });
-        renewer.scheduleWithFixedDelay(this::renewDue, TICK_NANOS, TICK_NANOS, TimeUnit.NANOSECONDS);
+        renewer.scheduleWithFixedDelay(() -> {
+            try {
+                renewDue();
+            } catch (Throwable t) {
+                // A task that throws is never run again: every running call's lease would then run out unnoticed.
+                LOST_LOG.log(Level.ERROR, "Renewing the leases of calls in flight failed; trying again in a second", t);
+            }
+        }, TICK_NANOS, TICK_NANOS, TimeUnit.NANOSECONDS);
     }
 
     /** Renews every lease last renewed {@link #RENEW_NANOS} ago or more; drops those that ran out meanwhile. */

@@ -139,11 +139,42 @@ final class Decided {
      * the wait starts async processing; settles at most once with the filter's own settlement.
      */
     static final class AfterWait implements AsyncListener {
-        volatile Decided decided;
+        private final Guard guard;
+        private volatile Decided decided;
+        private volatile boolean ended;
         private volatile boolean threw;
+
+        AfterWait(Guard guard) {
+            this.guard = guard;
+        }
+
+        /**
+         * Records the decision that ends the wait ({@code record}); when recording fails, or the request has ended
+         * already (the container ended it as the wait ended), settles it here as a call that never ran: nothing else
+         * would, and a slot it holds would stay taken.
+         *
+         * @return the decision as recorded
+         */
+        Decided decided(Decision decision, java.util.function.Function<Decision, Decided> record) {
+            Decided d;
+            try {
+                d = record.apply(decision);
+            } catch (RuntimeException | Error e) {
+                if (decision.permitted() && guard.settlesOnCompletion()) {
+                    guard.completed(decision, false, 0);
+                }
+                throw e;
+            }
+            decided = d;
+            if (ended && d.decision.permitted() && guard.settlesOnCompletion()) {
+                d.completed(false, 0);
+            }
+            return d;
+        }
 
         @Override
         public void onComplete(AsyncEvent event) {
+            ended = true;
             Decided d = decided;
             if (d != null && d.decision.permitted() && d.guard.settlesOnCompletion()) {
                 d.completed(d.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw),

@@ -316,10 +316,9 @@ public class RateLimitFilter implements Filter {
         if (request.isAsyncSupported() && request.getDispatcherType() == DispatcherType.REQUEST) {
             // The async dispatch that resumes the request may not pass this filter (web.xml maps it to REQUEST
             // only): a rejection is answered here, and the decision settled when the request ends, whichever does.
-            Decided.AfterWait afterWait = new Decided.AfterWait();
+            Decided.AfterWait afterWait = new Decided.AfterWait(guard);
             delays.awaitAsync(request, response, future, afterWait, decision -> {
-                Decided decided = record(request, response, matched, decision);
-                afterWait.decided = decided;
+                Decided decided = afterWait.decided(decision, d -> record(request, response, matched, d));
                 if (decision.outcome() != Outcome.REJECTED) {
                     return null;
                 }
@@ -329,7 +328,7 @@ public class RateLimitFilter implements Filter {
             return;
         }
         // No async support: this thread waits.
-        Decision decision = delays.awaitBlocking(request, response, future);
+        Decision decision = delays.awaitBlocking(request, response, future, guard);
         if (decision == null) {
             return; // the client went away while it waited: its tokens are back, and nobody reads an answer
         }

@@ -1,6 +1,7 @@
 package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -87,7 +88,12 @@ final class SoftDelays {
                 return;
             }
             if (answer == null) {
-                async.dispatch();
+                try {
+                    async.dispatch();
+                } catch (IllegalStateException e) {
+                    // The container ended the request as its wait ended: onEnd settles what it holds.
+                    LOG.log(System.Logger.Level.DEBUG, "A rate-limited request ended before it could resume", e);
+                }
                 return;
             }
             async.start(() -> {
@@ -112,8 +118,8 @@ final class SoftDelays {
      *
      * @return the decision, or {@code null} when the client went away meanwhile (the request is over)
      */
-    Decision awaitBlocking(HttpServletRequest request, HttpServletResponse response, CompletableFuture<Decision> wait)
-            throws ServletException {
+    Decision awaitBlocking(HttpServletRequest request, HttpServletResponse response, CompletableFuture<Decision> wait,
+                           Guard guard) throws ServletException {
         ConnectionWatcher.Watch watch = watcher.watch(probe(request), wait);
         try {
             return wait.get(1, TimeUnit.HOURS);
@@ -121,14 +127,24 @@ final class SoftDelays {
             answerGone(response);
             return null;
         } catch (InterruptedException e) {
-            wait.cancel(false);
+            giveUp(wait, guard);
             Thread.currentThread().interrupt();
             throw new ServletException("interrupted while a rate-limited request waited", e);
         } catch (ExecutionException | TimeoutException e) {
-            wait.cancel(false);
+            giveUp(wait, guard);
             throw new ServletException("rate-limit delay failed", e);
         } finally {
             watch.end();
+        }
+    }
+
+    /** Ends a wait this thread no longer follows; a decision that came meanwhile is settled as a call never run. */
+    private static void giveUp(CompletableFuture<Decision> wait, Guard guard) {
+        if (!wait.cancel(false)) {
+            Decision decision = wait.getNow(null);
+            if (decision != null && decision.permitted() && guard.settlesOnCompletion()) {
+                guard.completed(decision, false, 0);
+            }
         }
     }
 

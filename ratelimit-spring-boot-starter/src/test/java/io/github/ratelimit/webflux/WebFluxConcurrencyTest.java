@@ -99,7 +99,11 @@ class WebFluxConcurrencyTest {
         /** Its key reads the method's arguments: decided when its Mono is subscribed, not by the filter. */
         @GetMapping("/wcc/tenant/{tenant}")
         @RateLimit(name = "wcc-tenant", key = "#tenant", concurrency = 1)
-        Mono<String> tenant(@PathVariable String tenant, @RequestParam(defaultValue = "") String gate) {
+        Mono<String> tenant(@PathVariable String tenant, @RequestParam(defaultValue = "") String gate,
+                            @RequestParam(defaultValue = "false") boolean throwNow) {
+            if (throwNow) {
+                throw new IllegalArgumentException("no publisher for tenant " + tenant);
+            }
             return held(gate);
         }
     }
@@ -274,6 +278,22 @@ class WebFluxConcurrencyTest {
         awaitCancelled("gone");
         await("the cancelled call's slot is back").atMost(Duration.ofSeconds(10))
                 .until(() -> getNow(client, "/wcc/tenant/acme", ip).getStatusCode().value() == 200);
+    }
+
+    /** A method that throws instead of returning its publisher has ended: its slot comes back. */
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void aMethodThatThrowsBeforeReturningItsPublisherGivesItsSlotBack(String store) throws Exception {
+        WebClient client = start(store);
+        String ip = "192.0.2.9";
+        // Each call fails (500) rather than being refused for a slot the one before kept; on Redis a slot comes back
+        // a round trip after the answer, so a call may find it still on its way and is sent again.
+        for (int i = 0; i < 3; i++) {
+            await().atMost(Duration.ofSeconds(10)).until(() ->
+                    getNow(client, "/wcc/tenant/broken?throwNow=true", ip).getStatusCode().value() == 500);
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() ->
+                getNow(client, "/wcc/tenant/broken", ip).getStatusCode().value() == 200);
     }
 
     /** Whether a thread of the store's scheduler is inside Jedis: a decision waiting for Redis to answer. */

@@ -50,9 +50,10 @@ public final class RuleNameChecks {
         if (planFrom == null || planRules == null) {
             return;
         }
-        if (planRules.isEmpty() && known.stream().noneMatch(r -> KeyExpressions.atoms(r.key()).contains("user"))) {
+        if (planRules.isEmpty() && known.stream().noneMatch(r -> r.concurrency() == 0
+                && KeyExpressions.atoms(r.key()).contains("user"))) {
             throw new InvalidRateLimitConfigurationException("ratelimit.plan-from", planFrom, "chooses plans for every "
-                    + "rule counting by the user, and no rule does", "Name the rules plans are for in "
+                    + "rule of windows counting by the user, and no rule does", "Name the rules plans are for in "
                     + "ratelimit.plan-rules.");
         }
         Set<String> names = new TreeSet<>();

@@ -95,9 +95,10 @@ public final class RateLimitMethodAutoConfiguration {
         @Bean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
         static ServletMethodRateLimit rateLimitServletMethodDecider(ObjectProvider<RateLimitSettings> settings,
-                                                                    ObjectProvider<CallPrincipal> principals) {
+                                                                    ObjectProvider<CallPrincipal> principals,
+                                                                    ObjectProvider<RateLimitMethodInterceptor.Ends> ends) {
             return new ServletMethodRateLimit(settings::getObject, new WebAccess.Servlet(),
-                    CallPrincipal.firstOf(principals.orderedStream().toList()));
+                    CallPrincipal.firstOf(principals.orderedStream().toList()), ends.getIfAvailable());
         }
     }
 
@@ -111,6 +112,13 @@ public final class RateLimitMethodAutoConfiguration {
         static ReactiveMethodRateLimit rateLimitReactiveMethodDecider(ConfigurableListableBeanFactory beanFactory,
                                                                       ObjectProvider<RateLimitSettings> settings) {
             return ReactiveMethodRateLimit.create(beanFactory, settings::getObject);
+        }
+
+        /** Inside a servlet request, a method returning a publisher holds its call until the publisher ends. */
+        @Bean
+        @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+        static RateLimitMethodInterceptor.Ends rateLimitPublisherEnds() {
+            return ReactiveMethodRateLimit::endWhenDone;
         }
     }
 

@@ -84,9 +84,20 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
      * Runs a permitted call and, for rules that settle when it ends, reports how it ended: a call that returns gets
      * the tokens of rules that count only failures back, one that throws keeps them, and either gives back its
      * concurrency rules' slots. A call that returns a {@link CompletionStage} ends when the stage completes (failed
-     * if it completes exceptionally).
+     * if it completes exceptionally), one that returns a publisher {@code ends} knows when the publisher ends.
      */
     public static Object proceed(MethodInvocation invocation, Guard guard, Decision decision) throws Throwable {
+        return proceed(invocation, guard, decision, null);
+    }
+
+    /**
+     * As {@link #proceed(MethodInvocation, Guard, Decision)}, for a call whose result may be a publisher that ends
+     * later.
+     *
+     * @param ends ends a call when the publisher it returned ends, or {@code null} when no publisher type is known
+     */
+    public static Object proceed(MethodInvocation invocation, Guard guard, Decision decision, Ends ends)
+            throws Throwable {
         if (!guard.settlesOnCompletion()) {
             return invocation.proceed();
         }
@@ -98,6 +109,12 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
             if (result instanceof CompletionStage<?> stage) {
                 later = true;
                 stage.whenComplete((value, error) -> guard.completed(decision, error != null));
+            } else if (ends != null) {
+                Object ending = ends.endWith(result, guard, decision);
+                if (ending != null) {
+                    later = true;
+                    return ending;
+                }
             }
             return result;
         } finally {
@@ -128,5 +145,22 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
             return rules.isEmpty() ? NONE
                     : Optional.of(new Entry(limiter.guard(rules), new HandlerId(userType, specific)));
         });
+    }
+
+    /**
+     * Ends a call when the publisher its method returned ends (the Reactor support provides one), so rules that
+     * settle when a call ends (a concurrency rule's slot) see the work's end, not the method's return.
+     */
+    @FunctionalInterface
+    public interface Ends {
+
+        /**
+         * @param result what the method returned
+         * @param guard the call's rules
+         * @param decision the call's decision
+         * @return the result, reporting the call's end to {@code guard} ({@link Guard#completed(Decision, boolean)})
+         *         when it ends; {@code null} when it is no publisher this knows
+         */
+        Object endWith(Object result, Guard guard, Decision decision);
     }
 }

@@ -91,6 +91,42 @@ abstract class ConcurrencyOverHttpContract {
             }
         }
 
+        /** Calls a service whose method returns a Mono, inside the request: Spring MVC subscribes to it. */
+        @RestController
+        static class Streams {
+            private final Gates gates;
+            private final Exports exports;
+
+            Streams(Gates gates, Exports exports) {
+                this.gates = gates;
+                this.exports = exports;
+            }
+
+            @GetMapping("/cc/stream")
+            reactor.core.publisher.Mono<String> stream(@RequestParam String tenant,
+                                                       @RequestParam(defaultValue = "") String gate) {
+                return exports.stream(tenant, reactor.core.publisher.Mono.fromCallable(() -> gates.pass(gate))
+                        .subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic()));
+            }
+        }
+
+        /** Its key reads the arguments, so the advisor decides it; Spring MVC finishes its response later. */
+        @RestController
+        static class Deferred {
+            static final java.util.Map<String, org.springframework.web.context.request.async.DeferredResult<String>>
+                    PENDING = new java.util.concurrent.ConcurrentHashMap<>();
+
+            @GetMapping("/cc/deferred")
+            @RateLimit(name = "deferred", key = "#tenant", concurrency = 1)
+            org.springframework.web.context.request.async.DeferredResult<String> deferred(@RequestParam String tenant,
+                                                                                           @RequestParam String id) {
+                org.springframework.web.context.request.async.DeferredResult<String> result =
+                        new org.springframework.web.context.request.async.DeferredResult<>(30_000L);
+                PENDING.put(id, result);
+                return result;
+            }
+        }
+
         @Service
         static class Exports {
             private final Gates gates;
@@ -110,6 +146,11 @@ abstract class ConcurrencyOverHttpContract {
 
             @RateLimit(name = "report", key = "#tenant", concurrency = 1)
             CompletableFuture<String> report(String tenant, CompletableFuture<String> work) {
+                return work;
+            }
+
+            @RateLimit(name = "stream", key = "#tenant", concurrency = 1)
+            reactor.core.publisher.Mono<String> stream(String tenant, reactor.core.publisher.Mono<String> work) {
                 return work;
             }
         }
@@ -305,5 +346,55 @@ abstract class ConcurrencyOverHttpContract {
         assertThat(holder).isNotDone();
         gates.open("brief");
         assertThat(holder.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+
+    /** A handler Spring MVC finishes later holds its slot until its async processing completes. */
+    @Test
+    void aDeferredResultHoldsItsSlotUntilItIsSet() throws Exception {
+        String ip = "198.51.100.90";
+        CompletableFuture<HttpResponse<String>> first = get("/cc/deferred?tenant=acme&id=d1", ip);
+        await().atMost(Duration.ofSeconds(20)).until(() -> App.Deferred.PENDING.containsKey("d1"));
+        HttpResponse<String> second = getNow("/cc/deferred?tenant=acme&id=d2", ip);
+        assertThat(second.statusCode()).as("the first is still in flight").isEqualTo(429);
+        App.Deferred.PENDING.get("d1").setResult("done");
+        assertThat(first.get(20, TimeUnit.SECONDS).body()).isEqualTo("done");
+        // The slot comes back as the first's async processing completes, a moment after its answer: a third
+        // request reaches the handler, sent again while it finds the slot still on its way back.
+        await().atMost(Duration.ofSeconds(10)).until(() -> {
+            CompletableFuture<HttpResponse<String>> third = get("/cc/deferred?tenant=acme&id=d3", ip);
+            await().atMost(Duration.ofSeconds(10)).until(() -> App.Deferred.PENDING.containsKey("d3") || third.isDone());
+            return App.Deferred.PENDING.containsKey("d3");
+        });
+        App.Deferred.PENDING.get("d3").setResult("done");
+    }
+
+    /** A service method returning a Mono holds its slot until the Mono ends (here: subscribed and completed). */
+    @Test
+    void aMonoHoldsItsSlotUntilItEnds() {
+        reactor.core.publisher.Sinks.One<String> work = reactor.core.publisher.Sinks.one();
+        reactor.core.publisher.Mono<String> running = exports.stream("acme", work.asMono());
+        reactor.core.Disposable subscribed = running.subscribe();
+        // Decided when subscribed (on Redis, on the store's threads): the work starts once the call has its slot.
+        await().atMost(Duration.ofSeconds(10)).until(() -> work.currentSubscriberCount() > 0);
+        assertThatThrownBy(() -> exports.stream("acme", reactor.core.publisher.Mono.just("x")).block())
+                .isInstanceOf(RateLimitExceededException.class);
+        work.tryEmitValue("done");
+        // The slot comes back as the Mono ends (on Redis, a round trip later).
+        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() ->
+                "x".equals(exports.stream("acme", reactor.core.publisher.Mono.just("x")).block()));
+        subscribed.dispose();
+    }
+
+    /** Inside a request, a service's Mono holds its slot until Spring MVC has its value, not until it is returned. */
+    @Test
+    void aServicesMonoInsideARequestHoldsItsSlotUntilItEnds() throws Exception {
+        String ip = "198.51.100.91";
+        CompletableFuture<HttpResponse<String>> first = get("/cc/stream?tenant=globex&gate=s1", ip);
+        await().atMost(Duration.ofSeconds(20)).until(() -> gates.entered("s1") == 1);
+        assertThat(getNow("/cc/stream?tenant=globex", ip).statusCode()).as("the first is still in flight")
+                .isEqualTo(429);
+        gates.open("s1");
+        assertThat(first.get(20, TimeUnit.SECONDS).body()).isEqualTo("passed s1");
+        await().atMost(Duration.ofSeconds(10)).until(() -> getNow("/cc/stream?tenant=globex", ip).statusCode() == 200);
     }
 }

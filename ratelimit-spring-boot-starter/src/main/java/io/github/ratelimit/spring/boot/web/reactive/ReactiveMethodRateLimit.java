@@ -130,6 +130,22 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
     }
 
     /**
+     * Ends a call decided elsewhere (inside a servlet request) whose method returned a Reactor publisher when the
+     * publisher ends (an error or a cancellation is a failed call): {@link RateLimitMethodInterceptor.Ends}.
+     *
+     * @return the publisher, reporting its end; {@code null} for any other result
+     */
+    public static Object endWhenDone(Object result, Guard guard, Decision decision) {
+        if (result instanceof Mono<?> mono) {
+            return mono.doFinally(signal -> guard.completed(decision, signal != SignalType.ON_COMPLETE));
+        }
+        if (result instanceof Flux<?> flux) {
+            return flux.doFinally(signal -> guard.completed(decision, signal != SignalType.ON_COMPLETE));
+        }
+        return null;
+    }
+
+    /**
      * @return whether the calling thread is a non-blocking one (an event loop, Reactor's parallel scheduler)
      */
     public static boolean onEventLoop() {
@@ -201,12 +217,13 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
         }
         // Each subscription's decision reaches its call through a hand-off: a call cancelled before it has it (its
         // client went away while Redis answered) gives back what the decision took, as nothing else would end it.
+        // The method runs inside the settled publisher, so one that throws (or returns null) ends the call too.
         if (Mono.class.isAssignableFrom(type)) {
             return Mono.deferContextual(context -> {
                 ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
                 return decided(invocation, guard, handler, context, handoff)
-                        .flatMap(go -> handoff.take() ? settled(Mono.from(this.<Publisher<Object>>call(invocation)), go)
-                                : Mono.empty())
+                        .flatMap(go -> handoff.take() ? settled(Mono.defer(() ->
+                                Mono.from(this.<Publisher<Object>>call(invocation))), go) : Mono.empty())
                         .doOnCancel(handoff::cancel);
             });
         }
@@ -215,7 +232,8 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
                 ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
                 return decided(invocation, guard, handler, context, handoff)
                         .flatMapMany(go -> handoff.take()
-                                ? settled(Flux.from(this.<Publisher<Object>>call(invocation)), go) : Flux.empty())
+                                ? settled(Flux.defer(() -> Flux.from(this.<Publisher<Object>>call(invocation))), go)
+                                : Flux.empty())
                         .doOnCancel(handoff::cancel);
             });
         }
@@ -223,7 +241,8 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
             ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
             return decided(invocation, guard, handler, context, handoff)
                     .flatMap(go -> handoff.take()
-                            ? settled(Mono.fromCompletionStage(this.<CompletionStage<Object>>call(invocation)), go)
+                            ? settled(Mono.defer(() -> Mono.fromCompletionStage(
+                                    this.<CompletionStage<Object>>call(invocation))), go)
                             : Mono.empty())
                     .doOnCancel(handoff::cancel);
         }).toFuture();

@@ -47,11 +47,15 @@ public final class ServletMethodRateLimit implements MethodDecider, Ordered {
     private final Supplier<RateLimitSettings> settings;
     private final WebAccess web;
     private final Supplier<String> principal;
+    /** Ends calls whose methods return publishers when those end, or {@code null} without Reactor. */
+    private final RateLimitMethodInterceptor.Ends ends;
 
-    public ServletMethodRateLimit(Supplier<RateLimitSettings> settings, WebAccess web, Supplier<String> principal) {
+    public ServletMethodRateLimit(Supplier<RateLimitSettings> settings, WebAccess web, Supplier<String> principal,
+                                  RateLimitMethodInterceptor.Ends ends) {
         this.settings = settings;
         this.web = web;
         this.principal = principal;
+        this.ends = ends;
     }
 
     @Override
@@ -109,7 +113,11 @@ public final class ServletMethodRateLimit implements MethodDecider, Ordered {
             }
             throw new RateLimitExceededException(decision);
         }
-        return RateLimitMethodInterceptor.proceed(invocation, guard, decision);
+        if (handler && guard.settlesOnCompletion() && MvcAsyncEnds.isAsync(invocation.getMethod().getReturnType())) {
+            // Spring MVC finishes this handler's response later: the call ends then.
+            return MvcAsyncEnds.proceed(invocation, request, guard, decision);
+        }
+        return RateLimitMethodInterceptor.proceed(invocation, guard, decision, ends);
     }
 
     /** @return whether the request is on its own dispatch, not a forward, include or error page */
