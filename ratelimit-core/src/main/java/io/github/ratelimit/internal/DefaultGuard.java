@@ -80,9 +80,11 @@ final class DefaultGuard implements Guard {
         }
         Evaluation ev = limiter.evaluate(rules, context, permits);
         Decision decision = ev.decision;
-        if (decision.outcome() != Outcome.DELAYED) {
-            return decision;
-        }
+        return decision.outcome() != Outcome.DELAYED ? decision : awaitDelayed(ev, decision);
+    }
+
+    /** Waits out a delay, and then any slots, on the calling thread (kept apart: the common path stays small). */
+    private Decision awaitDelayed(Evaluation ev, Decision decision) {
         SlotWaits slots = ev.slotWaitCount() == 0 ? null
                 : new SlotWaits(limiter, ev, rules, limiter.clock().currentTimeNanos());
         try {

@@ -210,10 +210,7 @@ final class RuleDecider {
             } else {
                 probe = t.state.consume(t.cost);
             }
-            if (!probe.consumed() && rule.slots && rule.mode == Mode.SOFT) {
-                return awaitSlot(t, ev, probe.windows());
-            }
-            return settle(rule, t.key, t.cost, t.state, probe, Basis.BUCKET, ev);
+            return settle(t, t.state, probe, Basis.BUCKET, ev);
         } catch (RuntimeException e) {
             BucketStore.ContentionException contention = contention(e);
             if (contention != null) {
@@ -229,11 +226,7 @@ final class RuleDecider {
                 return failed;
             }
             KeyState fallback = fallback(t);
-            KeyState.Probe probe = fallback.consume(t.cost);
-            if (!probe.consumed() && rule.slots && rule.mode == Mode.SOFT) {
-                return awaitSlot(t, ev, probe.windows());
-            }
-            return settle(rule, t.key, t.cost, fallback, probe, Basis.FALLBACK_BUCKET, ev);
+            return settle(t, fallback, fallback.consume(t.cost), Basis.FALLBACK_BUCKET, ev);
         }
     }
 
@@ -363,8 +356,10 @@ final class RuleDecider {
     }
 
     /** @return the verdict a consume's outcome gives; a delayed SOFT call reserves its time first */
-    private Verdict settle(CompiledRule rule, String key, long cost, KeyState state, KeyState.Probe probe, Basis basis,
-                           Evaluation ev) {
+    private Verdict settle(Target t, KeyState state, KeyState.Probe probe, Basis basis, Evaluation ev) {
+        CompiledRule rule = t.rule;
+        String key = t.key;
+        long cost = t.cost;
         if (probe.consumed()) {
             ev.charge(state, rule, cost, probe.receipt(), 0);
             // A rule that counts only failures (or statuses) holds a token while a permitted call runs and gives it
@@ -376,6 +371,9 @@ final class RuleDecider {
             return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt(), cost);
         }
         long wait = probe.waitNanos();
+        if (rule.slots && rule.mode == Mode.SOFT) {
+            return awaitSlot(t, ev, probe.windows());
+        }
         if (rule.mode == Mode.HARD || (rule.mode == Mode.SOFT && wait > rule.maxDelayNanos)) {
             return Verdicts.of(rule, key, Outcome.REJECTED, basis, probe.windows(), wait, 0, cost);
         }
