@@ -35,7 +35,7 @@ import static org.awaitility.Awaitility.await;
  * Concurrency rules' slots in Redis are leases: two instances share one limit exactly; a running call's lease is
  * renewed, so it keeps its slot however long it runs; a crashed instance's leases run out within
  * {@link RedisSlots#LEASE_NANOS}; and what the key holds is validated, garbage replaced, not obeyed. On a standalone
- * Redis and on a Cluster.
+ * Redis, on a Cluster and through Sentinel.
  */
 class RedisSlotsTest {
 
@@ -150,6 +150,32 @@ class RedisSlotsTest {
         assertThat(survivor.acquire(ALICE).permitted()).as("15 s after the crash").isTrue();
         assertThat(survivor.acquire(ALICE).permitted()).isTrue();
         assertThat(survivor.acquire(ALICE).permitted()).isFalse();
+    }
+
+    /** Through Sentinel, as through a direct connection: two instances, one slot between them. */
+    @Test
+    void instancesFoundThroughSentinelShareTheirSlots() {
+        try (io.github.ratelimit.testing.redis.RedisSentinelGroup group =
+                     io.github.ratelimit.testing.redis.RedisSentinelGroup.start()) {
+            Guard[] guards = new Guard[2];
+            for (int i = 0; i < 2; i++) {
+                RateLimiter limiter = RateLimiter.builder().store(JedisBucketStore.builder().keyPrefix(prefix)
+                        .sentinel(group.masterName(), group.sentinels().stream().map(Object::toString).toList())
+                        .build()).build();
+                limiters.add(limiter);
+                guards[i] = limiter.guard(Rule.builder("one").key("ip").concurrency(1).build());
+            }
+            Decision first = guards[0].acquire(ALICE);
+            assertThat(first.permitted()).isTrue();
+            assertThat(guards[1].acquire(ALICE).permitted()).as("the other instance's call holds the slot").isFalse();
+            guards[0].completed(first, false, 200);
+            Decision second = guards[1].acquire(ALICE);
+            assertThat(second.permitted()).isTrue();
+            assertThat(guards[0].acquire(ALICE).permitted()).isFalse();
+            guards[1].completed(second, false, 200);
+            limiters.forEach(RateLimiter::close);
+            limiters.clear();
+        }
     }
 
     @Test
