@@ -77,10 +77,6 @@ final class KeyStates {
         slots.close();
     }
 
-    /** @return concurrency rules' slots */
-    RedisSlots slots() {
-        return slots;
-    }
 
     /**
      * @param key the key

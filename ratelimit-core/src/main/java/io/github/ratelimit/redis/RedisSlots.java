@@ -74,11 +74,6 @@ final class RedisSlots implements AutoCloseable {
         return new Slots(List.of(key), max, RedisSlidingState.ascii(max));
     }
 
-    /** @return the number of leases this instance holds (its calls in flight under concurrency rules) */
-    int held() {
-        return held.size();
-    }
-
     private List<byte[]> args(byte[] op, long lease, byte[] max) {
         TimeMeter given = context.clock();
         byte[] now = given == null ? RedisSlidingState.EMPTY : RedisSlidingState.ascii(given.currentTimeNanos() / 1_000);
