@@ -105,6 +105,7 @@ public interface RateLimiter extends AutoCloseable {
         private LimitProvider limitProvider;
         private Duration limitProviderTtl = Duration.ofMinutes(1);
         private final List<Listener> listeners = new ArrayList<>();
+        private Observer observer;
         private StoreFailurePolicy defaultStoreFailurePolicy = StoreFailurePolicy.FAIL_OPEN;
         private double localFallbackShare = 1.0;
         private long localFallbackMaximumKeys = LocalBucketStore.DEFAULT_MAXIMUM_KEYS;
@@ -215,6 +216,15 @@ public interface RateLimiter extends AutoCloseable {
          */
         public Builder listener(Listener listener) {
             listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        /**
+         * @param observer told as each decision starts and ends, for tracing ({@link Observer}); replaces any earlier
+         * @return this builder
+         */
+        public Builder observer(Observer observer) {
+            this.observer = Objects.requireNonNull(observer, "observer");
             return this;
         }
 
@@ -345,7 +355,7 @@ public interface RateLimiter extends AutoCloseable {
             return new DefaultRateLimiter(new DefaultRateLimiter.Settings(s, fallback, timeMeter, w, ownsWaiter,
                     Map.copyOf(keyResolvers), clientIpResolver, keyResolverFactory, limitProvider, limitProviderTtl,
                     List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting, shadow,
-                    List.copyOf(exempt), Map.copyOf(ruleExempt), planFrom, plans, planRules));
+                    List.copyOf(exempt), Map.copyOf(ruleExempt), planFrom, plans, planRules, observer));
         }
     }
 
@@ -363,6 +373,38 @@ public interface RateLimiter extends AutoCloseable {
          * @param decision the decision, with one verdict per evaluated rule
          */
         void onDecision(Decision decision);
+    }
+
+    /**
+     * Told as each decision starts and as it ends, for tracing: the time between covers the store's round trips and
+     * any {@link Mode#SOFT} wait, for a slot included. {@link Guard#acquire} and {@link Guard#acquireAsync} are
+     * observed; {@link Guard#peek}, a guard with no rules, and the tokens settled after a call are not. Without an
+     * observer (the default) deciding costs nothing more.
+     *
+     * <p>{@link #start} is called on the deciding thread before the decision is made, so an implementation can read
+     * that thread's context (the current trace span); {@link Stop#stop} exactly once, on whichever thread ends the
+     * decision (a scheduler's thread after an asynchronous wait). Implementations must be thread-safe and fast and must
+     * not block; an exception they throw is logged and otherwise ignored: it never changes a decision.
+     */
+    public interface Observer {
+
+        /**
+         * @param rules the deciding guard's rules, in evaluation order
+         * @param context the call
+         * @return what ends the observation, never {@code null}
+         */
+        Stop start(List<Rule> rules, RequestContext context);
+
+        /** Ends one observation. */
+        @FunctionalInterface
+        interface Stop {
+
+            /**
+             * @param decision the decision, or {@code null} when deciding failed
+             * @param failure why deciding failed (an exception the caller then receives), or {@code null}
+             */
+            void stop(Decision decision, Throwable failure);
+        }
     }
 
     /**

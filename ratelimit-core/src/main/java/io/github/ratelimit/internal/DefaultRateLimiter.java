@@ -71,6 +71,7 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @param planFrom where a call's plan comes from, or {@code null}
      * @param plans the plans a call may name
      * @param planRules the rules plans from the call are for; empty for every rule keyed by the user
+     * @param observer told as each decision starts and ends, or {@code null}
      */
     public record Settings(BucketStore store, LocalBucketStore fallbackStore, TimeMeter timeMeter, Waiter waiter,
                            boolean ownsWaiter, Map<String, KeyResolver> keyResolvers, ClientIpResolver clientIpResolver,
@@ -79,7 +80,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                            StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting,
                            boolean shadow, List<String> exempt, Map<String, List<String>> ruleExempt,
                            String planFrom, Map<String, List<io.github.ratelimit.Limit>> plans,
-                           java.util.Set<String> planRules) {
+                           java.util.Set<String> planRules, RateLimiter.Observer observer) {
     }
 
     private final Settings settings;
@@ -156,7 +157,8 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
         // SOFT rules last: time is reserved only once every other rule has allowed the call.
         list.sort(Comparator.comparingInt(r -> r.mode == Mode.SOFT ? 1 : 0));
-        return new DefaultGuard(this, list.toArray(CompiledRule[]::new));
+        Guard guard = new DefaultGuard(this, list.toArray(CompiledRule[]::new));
+        return settings.observer() == null || list.isEmpty() ? guard : new ObservedGuard(guard, settings.observer());
     }
 
     private CompiledRule compile(Rule rule) {

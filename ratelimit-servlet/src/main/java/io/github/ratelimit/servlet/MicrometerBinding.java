@@ -16,8 +16,9 @@ final class MicrometerBinding {
     private MicrometerBinding() {
     }
 
-    static RateLimiter.Listener globalRegistry(BucketStore store, io.github.ratelimit.LimitProvider limitStore) {
-        MicrometerMetrics metrics = new MicrometerMetrics(Metrics.globalRegistry);
+    static RateLimiter.Listener globalRegistry(BucketStore store, io.github.ratelimit.LimitProvider limitStore,
+                                               double nearLimit) {
+        MicrometerMetrics metrics = new MicrometerMetrics(Metrics.globalRegistry, nearLimit);
         metrics.bindStore(store);
         metrics.bindLimitStore(limitStore);
         return metrics;

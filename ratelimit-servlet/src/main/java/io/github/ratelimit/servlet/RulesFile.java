@@ -148,7 +148,7 @@ final class RulesFile {
             throw e.within(source);
         }
         if (settings.metrics() && micrometerPresent()) {
-            builder.listener(MicrometerBinding.globalRegistry(store, limitStore));
+            builder.listener(MicrometerBinding.globalRegistry(store, limitStore, settings.nearLimit()));
         }
         if (limitStore != null) {
             builder.limitProvider(limitStore, settings.limitCacheTtl());

@@ -94,6 +94,7 @@ public final class RateLimitSettings {
     private int rejectStatus;
     private boolean logShadow;
     private boolean metrics;
+    private double nearLimit;
     private boolean methodHeaders;
     private Duration limitCacheTtl;
     private MapLimitProvider limitProvider;
@@ -202,6 +203,11 @@ public final class RateLimitSettings {
         rejectStatus = v.intValue("ratelimit.reject-status", 400, 599);
         logShadow = v.bool("ratelimit.log-shadow");
         metrics = v.bool("ratelimit.metrics");
+        nearLimit = v.decimal("ratelimit.near-limit");
+        if (!(nearLimit > 0 && nearLimit <= 1)) {
+            throw v.badValue("ratelimit.near-limit", v.get("ratelimit.near-limit"), "is not above 0 and at most 1",
+                    "Use the share of a limit left that should count as near it, e.g. 0.2 for 20 %.");
+        }
         methodHeaders = v.bool("ratelimit.method-headers");
         limitCacheTtl = v.duration("ratelimit.limit-cache-ttl", true);
         limitProvider = sections.readLimitProvider();
@@ -288,6 +294,11 @@ public final class RateLimitSettings {
     /** @return whether to record metrics where Micrometer is present */
     public boolean metrics() {
         return metrics;
+    }
+
+    /** @return the share of a window's limit below which a permitted call counts as near the limit */
+    public double nearLimit() {
+        return nearLimit;
     }
 
     /** @return the URL rules, in index order */

@@ -50,6 +50,8 @@ final class SettingsCatalog {
             p("ratelimit.reject-status", "429", "Status of a rejected request, 400 to 599."),
             p("ratelimit.log-shadow", "true", "Whether to log what SHADOW rules would have rejected.", "true", "false"),
             p("ratelimit.metrics", "true", "Whether to record metrics with Micrometer when it is present.", "true", "false"),
+            p("ratelimit.near-limit", "0.2", "Share of a window's limit below which a permitted call counts in "
+                    + "ratelimit.near.limit: 0.2 counts calls that left less than 20 % (above 0, at most 1)."),
             p("ratelimit.limit-cache-ttl", "1m", "How long per-key limits (ratelimit.keys, or a LimitProvider) are cached."),
             p("ratelimit.limit-store.enabled", "false", "Whether per-key limits and plan assignments are also kept in the Redis of the store, changed at run time (they win over ratelimit.keys).", "true", "false"),
             p("ratelimit.limit-store.refresh-interval", "1s", "How often each instance reads the changes of per-key limits made elsewhere: how long another instance keeps a key's old limits."),

@@ -33,6 +33,9 @@ import java.util.function.ToDoubleFunction;
  *       {@code fail_open}, {@code fail_closed}, {@code contention}, {@code key_missing}, {@code waiters_full},
  *       {@code interrupted}, {@code exempt}.</li>
  *   <li>{@code ratelimit.delay{rule}}: timer of the delays SOFT rules imposed.</li>
+ *   <li>{@code ratelimit.near.limit{rule}}: counter of permitted calls that left their key with less than a share of
+ *       a window's limit (default {@value #DEFAULT_NEAR_LIMIT_SHARE}; Envoy's {@code near_limit}): customers approaching
+ *       their limits, seen before they are rejected.</li>
  *   <li>For the Redis store: {@code ratelimit.store.operations}, {@code .round.trips}, {@code .conflicts},
  *       {@code .failures}, {@code .short.circuited}, {@code .contended} (function counters),
  *       {@code ratelimit.store.latency} (timer of every operation, retries included, with the percentiles p50, p95
@@ -45,15 +48,37 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
     private record CounterKey(String rule, Outcome outcome, io.github.ratelimit.Decision.Basis basis) {
     }
 
+    /** The share of a window's limit below which a permitted call counts as near the limit, by default. */
+    public static final double DEFAULT_NEAR_LIMIT_SHARE = 0.2;
+
     private final MeterRegistry registry;
+    private final double nearLimitShare;
     private final Map<CounterKey, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Timer> delays = new ConcurrentHashMap<>();
+    private final Map<String, Counter> nearLimit = new ConcurrentHashMap<>();
 
     /**
+     * Metrics that count near-limit calls at the default share, {@value #DEFAULT_NEAR_LIMIT_SHARE}.
+     *
      * @param registry where the meters go (Spring Boot's registry, or Micrometer's {@code Metrics.globalRegistry})
      */
     public MicrometerMetrics(MeterRegistry registry) {
+        this(registry, DEFAULT_NEAR_LIMIT_SHARE);
+    }
+
+    /**
+     * @param registry where the meters go (Spring Boot's registry, or Micrometer's {@code Metrics.globalRegistry})
+     * @param nearLimitShare a permitted call that leaves its key less than this share of a window's limit counts in
+     *        {@code ratelimit.near.limit}; above 0 and at most 1
+     * @throws IllegalArgumentException when the share is out of range
+     */
+    public MicrometerMetrics(MeterRegistry registry, double nearLimitShare) {
         this.registry = java.util.Objects.requireNonNull(registry, "registry");
+        if (!(nearLimitShare > 0 && nearLimitShare <= 1)) {
+            throw new IllegalArgumentException("The near-limit share must be above 0 and at most 1, but was "
+                    + nearLimitShare);
+        }
+        this.nearLimitShare = nearLimitShare;
     }
 
     @Override
@@ -69,7 +94,23 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
                         .description("Delays imposed by SOFT rules").tag("rule", rule).register(registry))
                         .record(Duration.ofNanos(v.waitNanos()));
             }
+            if ((v.outcome() == Outcome.ALLOWED || v.outcome() == Outcome.DELAYED) && nearLimit(v)) {
+                nearLimit.computeIfAbsent(v.rule(), rule -> Counter.builder("ratelimit.near.limit")
+                        .description("Permitted calls that left their key with less than "
+                                + Math.round(nearLimitShare * 100) + " % of a window's limit")
+                        .tag("rule", rule).register(registry)).increment();
+            }
         }
+    }
+
+    /** Whether the verdict left its key with less than the share of one of its windows' limits. */
+    private boolean nearLimit(Verdict v) {
+        for (Decision.Window w : v.windows()) {
+            if (w.limit() > 0 && w.remaining() < nearLimitShare * w.limit()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The name of the Redis store's latency timer. */

@@ -76,6 +76,27 @@ class ObservabilityTest {
     }
 
     @Test
+    void countsCallsNearTheirLimitAtTheConfiguredShare() {
+        runner.withPropertyValues("ratelimit.near-limit=0.5").run(context -> {
+            RateLimiter limiter = context.getBean(RateLimiter.class);
+            Rule rule = Rule.builder("quota").key("user").limits("4/1m").build();
+            fire(limiter, rule, "alice", 2);
+            MeterRegistry registry = context.getBean(MeterRegistry.class);
+            assertThat(registry.find("ratelimit.near.limit").counter()).as("2 of 4 left: not below half").isNull();
+            fire(limiter, rule, "alice", 3);
+            assertThat(registry.get("ratelimit.near.limit").tag("rule", "quota").counter().count())
+                    .as("1 and 0 of 4 left; the fifth call was rejected").isEqualTo(2);
+        });
+    }
+
+    @Test
+    void refusesToStartWithANearLimitShareOutOfRange() {
+        runner.withPropertyValues("ratelimit.near-limit=20").run(context -> assertThat(context.getStartupFailure())
+                .rootCause().hasMessageContaining("ratelimit.near-limit").hasMessageContaining("is not above 0 and at most 1")
+                .hasMessageContaining("e.g. 0.2"));
+    }
+
+    @Test
     void describesRulesStoreAndTopRejectedKeysInTheEndpoint() {
         new org.springframework.boot.test.context.runner.WebApplicationContextRunner()
                 .withConfiguration(StarterAutoConfigurations.of())

@@ -80,6 +80,12 @@ public class RateLimitProperties {
     private Boolean metrics;
 
     /**
+     * Share of a window's limit below which a permitted call counts in ratelimit.near.limit: 0.2 counts calls that
+     * left less than 20 % (above 0, at most 1).
+     */
+    private Double nearLimit;
+
+    /**
      * Whether @RateLimit rules of methods other than the request's handler (a service method throttling an
      * outbound call) add their items to the response's rate-limit headers.
      */
@@ -237,6 +243,14 @@ public class RateLimitProperties {
 
     public void setMetrics(Boolean metrics) {
         this.metrics = metrics;
+    }
+
+    public Double getNearLimit() {
+        return nearLimit;
+    }
+
+    public void setNearLimit(Double nearLimit) {
+        this.nearLimit = nearLimit;
     }
 
     public Boolean getMethodHeaders() {

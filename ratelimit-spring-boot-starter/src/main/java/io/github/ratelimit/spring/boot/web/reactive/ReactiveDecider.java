@@ -3,6 +3,8 @@ package io.github.ratelimit.spring.boot.web.reactive;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RequestContext;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -84,8 +86,10 @@ public final class ReactiveDecider implements AutoCloseable {
      * @param handoff told of the decision as soon as it is made, or {@code null}
      */
     private Mono<Decision> decide(Guard guard, RequestContext context, Handoff handoff) {
-        Mono<Decision> decided = Mono.defer(() -> {
-            CompletableFuture<Decision> future = guard.acquireAsync(context);
+        Mono<Decision> decided = Mono.deferContextual(view -> {
+            // KEY is a constant javac copies here: reading it needs no context-propagation library at run time.
+            CompletableFuture<Decision> future = acquire(guard, context,
+                    view.getOrDefault(ObservationThreadLocalAccessor.KEY, null));
             if (handoff != null) {
                 handoff.watch(future);
             }
@@ -96,6 +100,19 @@ public final class ReactiveDecider implements AutoCloseable {
         }
         return decided.subscribeOn(store)
                 .onErrorMap(RejectedExecutionException.class, e -> new StoreBusyException(queue, e));
+    }
+
+    /**
+     * Starts deciding with the request's observation (WebFlux keeps it in the Reactor context, not on a thread) as the
+     * current one, so the decision's own observation is a span inside the request's.
+     */
+    private static CompletableFuture<Decision> acquire(Guard guard, RequestContext context, Observation request) {
+        if (request == null) {
+            return guard.acquireAsync(context);
+        }
+        try (Observation.Scope ignored = request.openScope()) {
+            return guard.acquireAsync(context);
+        }
     }
 
     /**

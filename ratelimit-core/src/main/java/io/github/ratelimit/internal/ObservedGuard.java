@@ -1,0 +1,108 @@
+package io.github.ratelimit.internal;
+
+import io.github.ratelimit.Decision;
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.support.RateLimitedLog;
+
+import java.lang.System.Logger.Level;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A guard whose decisions a {@link RateLimiter.Observer} hears of, from their start to their end. Only a limiter
+ * with an observer wraps its guards in one, so a limiter without pays nothing. Immutable; thread-safe.
+ */
+final class ObservedGuard implements Guard {
+
+    private static final RateLimitedLog LOG = new RateLimitedLog(10_000_000_000L);
+
+    private final Guard guard;
+    private final RateLimiter.Observer observer;
+
+    ObservedGuard(Guard guard, RateLimiter.Observer observer) {
+        this.guard = guard;
+        this.observer = observer;
+    }
+
+    @Override
+    public List<Rule> rules() {
+        return guard.rules();
+    }
+
+    @Override
+    public Decision acquire(RequestContext context, long permits) {
+        RateLimiter.Observer.Stop stop = start(context);
+        Decision decision;
+        try {
+            decision = guard.acquire(context, permits);
+        } catch (RuntimeException | Error e) {
+            stop(stop, null, e);
+            throw e;
+        }
+        stop(stop, decision, null);
+        return decision;
+    }
+
+    @Override
+    public CompletableFuture<Decision> acquireAsync(RequestContext context, long permits) {
+        RateLimiter.Observer.Stop stop = start(context);
+        CompletableFuture<Decision> decision;
+        try {
+            decision = guard.acquireAsync(context, permits);
+        } catch (RuntimeException | Error e) {
+            stop(stop, null, e);
+            throw e;
+        }
+        if (decision.isDone()) {
+            // The common case (no wait): ended here, with no callback to register.
+            stop(stop, decision.getNow(null), null);
+        } else {
+            decision.whenComplete((d, failure) -> stop(stop, d, failure));
+        }
+        return decision;
+    }
+
+    private RateLimiter.Observer.Stop start(RequestContext context) {
+        try {
+            RateLimiter.Observer.Stop stop = observer.start(guard.rules(), context);
+            if (stop != null) {
+                return stop;
+            }
+            LOG.log(Level.WARNING, "A rate-limit observer returned no Stop: " + observer, null);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "A rate-limit observer failed to start: " + observer, e);
+        }
+        return (decision, failure) -> { };
+    }
+
+    private void stop(RateLimiter.Observer.Stop stop, Decision decision, Throwable failure) {
+        try {
+            stop.stop(decision, failure);
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "A rate-limit observer failed to stop: " + observer, e);
+        }
+    }
+
+    @Override
+    public Decision peek(RequestContext context, long permits) {
+        return guard.peek(context, permits);
+    }
+
+    @Override
+    public boolean settlesOnCompletion() {
+        return guard.settlesOnCompletion();
+    }
+
+    @Override
+    public void completed(Decision decision, boolean failed, int status) {
+        guard.completed(decision, failed, status);
+    }
+
+    @Override
+    public Decision refund(Decision decision) {
+        return guard.refund(decision);
+    }
+}
