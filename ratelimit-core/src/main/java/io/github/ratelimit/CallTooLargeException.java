@@ -10,8 +10,11 @@ public class CallTooLargeException extends IllegalArgumentException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The rule as clients see it. */
     private final String publicName;
+    /** The permits the call counts as. */
     private final long permits;
+    /** The most permits one call may count as under the rule, for its key. */
     private final long most;
 
     /**

@@ -22,6 +22,10 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
     private static final Decision UNLIMITED = new Decision(Outcome.ALLOWED, List.of(), 0, 0);
 
     /**
+     * @param outcome the most restrictive outcome of the verdicts
+     * @param verdicts one per rule that was evaluated, in evaluation order
+     * @param delayNanos for {@link Outcome#DELAYED}, how long the call is held back; otherwise 0
+     * @param retryAfterNanos for {@link Outcome#REJECTED}, how long until the call could pass; otherwise 0
      * @throws NullPointerException when a component is null
      */
     public Decision {
@@ -224,6 +228,16 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
         }
 
         /**
+         * @param rule the rule's name
+         * @param key the key, or {@code null}
+         * @param mode the rule's mode
+         * @param outcome what the rule decided
+         * @param basis what the verdict rests on
+         * @param windows the state of each window, or {@code null} for none
+         * @param waitNanos the delay or the wait
+         * @param receipt the permits' receipt, or 0
+         * @param publicName the name clients see for the rule, or {@code null} for {@code rule}
+         * @param permits the permits the call asked of this rule, or 0 for the rule's own cost
          * @throws NullPointerException when a required component is null
          */
         public Verdict {

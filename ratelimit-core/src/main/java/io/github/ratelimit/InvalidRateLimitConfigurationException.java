@@ -17,9 +17,13 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
 
     private static final long serialVersionUID = 1L;
 
+    /** Where the bad value is, or {@code null}. */
     private final String where;
+    /** The bad value as written, or {@code null}. */
     private final String value;
+    /** What is wrong, naming the value. */
     private final String constraint;
+    /** What to do about it, or {@code null}. */
     private final String action;
 
     /**

@@ -57,6 +57,8 @@ public record Limit(long permits, Duration period, long capacity, Calendar calen
         }
 
         /**
+         * @param unit the calendar unit
+         * @param zone the time zone whose midnights bound the windows
          * @throws NullPointerException when a component is null
          */
         public Calendar {
@@ -121,9 +123,6 @@ public record Limit(long permits, Duration period, long capacity, Calendar calen
             + "e.g. '5/1s', '100/1m' or '5/1s burst=20'.";
 
     /**
-     * @throws InvalidRateLimitConfigurationException when a value is out of range
-     */
-    /**
      * A window of a fixed length.
      *
      * @param permits tokens added per period
@@ -135,6 +134,13 @@ public record Limit(long permits, Duration period, long capacity, Calendar calen
         this(permits, period, capacity, null);
     }
 
+    /**
+     * @param permits tokens added per period
+     * @param period the refill period
+     * @param capacity the most tokens the bucket holds
+     * @param calendar the calendar the window is aligned to, or {@code null}
+     * @throws InvalidRateLimitConfigurationException when a value is out of range
+     */
     public Limit {
         if (calendar != null) {
             period = switch (calendar.unit()) {

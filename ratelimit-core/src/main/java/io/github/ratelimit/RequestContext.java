@@ -120,43 +120,67 @@ public interface RequestContext {
         private Builder() {
         }
 
-        /** @param remoteAddress the socket peer's address @return this builder */
+        /**
+         * @param remoteAddress the socket peer's address
+         * @return this builder
+         */
         public Builder remoteAddress(String remoteAddress) {
             this.remoteAddress = remoteAddress;
             return this;
         }
 
-        /** @param principal the authenticated principal's name @return this builder */
+        /**
+         * @param principal the authenticated principal's name
+         * @return this builder
+         */
         public Builder principal(String principal) {
             this.principal = principal;
             return this;
         }
 
-        /** @param method the HTTP method @return this builder */
+        /**
+         * @param method the HTTP method
+         * @return this builder
+         */
         public Builder method(String method) {
             this.method = method;
             return this;
         }
 
-        /** @param path the request path @return this builder */
+        /**
+         * @param path the request path
+         * @return this builder
+         */
         public Builder path(String path) {
             this.path = path;
             return this;
         }
 
-        /** @param name a header name @param value a value to add @return this builder */
+        /**
+         * @param name a header name
+         * @param value a value to add
+         * @return this builder
+         */
         public Builder header(String name, String value) {
             headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(value);
             return this;
         }
 
-        /** @param name a request parameter name @param value its value @return this builder */
+        /**
+         * @param name a request parameter name
+         * @param value its value
+         * @return this builder
+         */
         public Builder parameter(String name, String value) {
             parameters.putIfAbsent(name, value);
             return this;
         }
 
-        /** @param name an attribute name @param value its value @return this builder */
+        /**
+         * @param name an attribute name
+         * @param value its value
+         * @return this builder
+         */
         public Builder attribute(String name, Object value) {
             attributes.put(name, value);
             return this;

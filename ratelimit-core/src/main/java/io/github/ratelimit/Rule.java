@@ -419,7 +419,9 @@ public final class Rule {
      */
     public record LocalFirst(long maxUnsyncedTokens, Duration maxUnsyncedTime) {
 
-        /** @throws InvalidRateLimitConfigurationException when a value is out of range */
+        /** @param maxUnsyncedTokens tokens an instance may take before it synchronizes
+         *  @param maxUnsyncedTime the longest an instance goes without synchronizing
+         *  @throws InvalidRateLimitConfigurationException when a value is out of range */
         public LocalFirst {
             RuleChecks.checkLocalFirst(maxUnsyncedTokens, maxUnsyncedTime);
         }

@@ -73,7 +73,9 @@ public final class LimitAdmin {
 
         private static final long serialVersionUID = 1L;
 
+        /** The name given. */
         private final String rule;
+        /** The names of the rules known, in order. */
         private final List<String> knownRules;
 
         UnknownRuleException(String rule, List<String> knownRules) {

@@ -84,6 +84,8 @@ public interface BucketStore extends AutoCloseable {
     public record Key(String rule, String key) {
 
         /**
+         * @param rule the rule's name
+         * @param key the resolved key
          * @throws NullPointerException when a component is null
          */
         public Key {

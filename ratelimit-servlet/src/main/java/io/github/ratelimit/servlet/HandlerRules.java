@@ -33,6 +33,8 @@ public interface HandlerRules {
         private static final Match NONE = new Match(List.of(), null);
 
         /**
+         * @param rules the handler's rules; empty when it has none
+         * @param view the request with the attributes the handler lookup added, or {@code null} for the request itself
          * @throws NullPointerException when {@code rules} is null
          */
         public Match {

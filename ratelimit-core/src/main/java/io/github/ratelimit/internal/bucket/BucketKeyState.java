@@ -19,7 +19,7 @@ import java.util.Arrays;
  * A key's state on a Bucket4j bucket: {@link io.github.ratelimit.Algorithm#TOKEN_BUCKET} and
  * {@link io.github.ratelimit.Algorithm#FIXED_WINDOW}. One verbose operation per probe, one reservation per
  * delayed call, {@code addTokens} per refund: the Redis store's buckets. The local store's bucket is a
- * {@link KeyState} of its own ({@link LocalBucketStore.LocalBucket}), which shares {@link #windows}.
+ * {@link KeyState} of its own ({@code LocalBucketStore.LocalBucket}), which shares {@link #windows}.
  */
 public final class BucketKeyState implements KeyState {
 
@@ -79,11 +79,21 @@ public final class BucketKeyState implements KeyState {
         return new Probe(true, Math.max(0, strategy.nanos), java.util.List.of(), 0);
     }
 
+    /**
+     * @param result a verbose operation's result
+     * @return each window's state, from the bucket's state after the operation
+     */
     public static java.util.List<Decision.Window> windows(VerboseResult<?> result) {
         return windows(result.getState(), result.getOperationTimeNanos());
     }
 
-    /** Each window's state, from a bucket's state at {@code now}. */
+    /**
+     * Each window's state, from a bucket's state at {@code now}.
+     *
+     * @param state a bucket's state
+     * @param now the time of the state, in nanoseconds
+     * @return each window's state
+     */
     public static java.util.List<Decision.Window> windows(BucketState state, long now) {
         Bandwidth[] bandwidths = state.getConfiguration().getBandwidths();
         Decision.Window[] windows = new Decision.Window[bandwidths.length];
@@ -120,7 +130,11 @@ public final class BucketKeyState implements KeyState {
         return (remainder + tokens - 1) / tokens;
     }
 
-    /** @return {@code a * b} for non-negative factors, or {@code Long.MAX_VALUE} when it overflows */
+    /**
+     * @param a a non-negative factor
+     * @param b a non-negative factor
+     * @return {@code a * b} for non-negative factors, or {@code Long.MAX_VALUE} when it overflows
+     */
     public static long saturatedMultiply(long a, long b) {
         long high = Math.multiplyHigh(a, b);
         long low = a * b;

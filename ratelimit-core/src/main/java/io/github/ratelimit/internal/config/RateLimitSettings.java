@@ -306,7 +306,10 @@ public final class RateLimitSettings {
         return rules;
     }
 
-    /** @return the URL rules of one phase */
+    /**
+     * @param phase the phase
+     * @return the URL rules of one phase
+     */
     public List<UrlRule> rules(Phase phase) {
         return rules.stream().filter(r -> r.phase() == phase).toList();
     }

@@ -30,6 +30,19 @@ public record RedisSettings(String url, String sentinelMaster, List<String> sent
 
     /**
      * Copies the lists.
+     *
+     * @param url the URL, or {@code null}
+     * @param sentinelMaster the name the sentinels monitor, or {@code null}
+     * @param sentinelNodes the sentinels as {@code host:port}
+     * @param clusterNodes some Cluster nodes as {@code host:port}
+     * @param username the ACL user for Sentinel and Cluster, or {@code null}
+     * @param password its password, or {@code null}
+     * @param ssl whether Sentinel and Cluster connections use TLS
+     * @param keyPrefix the first part of every key
+     * @param commandTimeout how long a command may take
+     * @param connectTimeout how long connecting, or waiting for a pooled connection, may take
+     * @param poolSize connections per node
+     * @param autoPipelining whether concurrent threads' scripts share round trips
      */
     public RedisSettings {
         sentinelNodes = List.copyOf(sentinelNodes);
