@@ -27,7 +27,7 @@ class SampleApplicationTest {
 
     private final HttpClient http = HttpClient.newHttpClient();
 
-    private HttpResponse<String> send(String method, String path, String ip, String user) throws Exception {
+    private HttpRequest request(String method, String path, String ip, String user) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
                 .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip)
                 .method(method, HttpRequest.BodyPublishers.noBody());
@@ -35,7 +35,11 @@ class SampleApplicationTest {
             b.header("Authorization", "Basic " + Base64.getEncoder()
                     .encodeToString((user + ":" + user).getBytes(StandardCharsets.UTF_8)));
         }
-        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        return b.build();
+    }
+
+    private HttpResponse<String> send(String method, String path, String ip, String user) throws Exception {
+        return http.send(request(method, path, ip, user), HttpResponse.BodyHandlers.ofString());
     }
 
     private List<Integer> statuses(String method, String path, String ip, String user, int n) throws Exception {
@@ -57,6 +61,25 @@ class SampleApplicationTest {
                 v -> assertThat(v).startsWith("application/problem+json"));
         assertThat(rejected.body()).contains("\"status\":429").contains("Rate limit of rule 'hello' exceeded");
         assertThat(send("GET", "/api/hello", "203.0.113.2", null).statusCode()).isEqualTo(200);
+    }
+
+    /**
+     * The READMEs' burst: seven requests sent at once. The token bucket holds 5 tokens and puts one back every 200 ms,
+     * so 5 pass, and one more for each 200 ms the burst lasted: exactly 5 when it took less.
+     */
+    @Test
+    void sevenHellosSentAtOnceGiveFiveAnswersAndTheRest429() {
+        long start = System.nanoTime();
+        List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            sent.add(http.sendAsync(request("GET", "/api/hello", "203.0.113.11", null),
+                    HttpResponse.BodyHandlers.ofString()));
+        }
+        List<Integer> statuses = sent.stream().map(CompletableFuture::join).map(HttpResponse::statusCode).toList();
+        long tokensBack = (System.nanoTime() - start) / 200_000_000L;
+        assertThat(statuses).containsOnly(200, 429);
+        assertThat(statuses.stream().filter(s -> s == 200).count()).as("%s, %d tokens back during the burst", statuses,
+                tokensBack).isBetween(5L, 5 + tokensBack);
     }
 
     @Test
