@@ -77,7 +77,7 @@ class SampleApplicationTest {
         }
         List<Integer> statuses = sent.stream().map(CompletableFuture::join).map(HttpResponse::statusCode).toList();
         long tokensBack = (System.nanoTime() - start) / 200_000_000L;
-        assertThat(statuses).containsOnly(200, 429);
+        assertThat(statuses).as("answers").allMatch(s -> s == 200 || s == 429);
         assertThat(statuses.stream().filter(s -> s == 200).count()).as("%s, %d tokens back during the burst", statuses,
                 tokensBack).isBetween(5L, 5 + tokensBack);
     }
