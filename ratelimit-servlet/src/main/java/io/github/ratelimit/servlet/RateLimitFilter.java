@@ -248,11 +248,11 @@ public class RateLimitFilter implements Filter {
         }
         Map<String, String> properties = RulesFile.read(config, location.trim());
         ClassLoader loader = config.getServletContext().getClassLoader();
-        RulesFile.Settings settings = RulesFile.parse(properties, location, loader);
+        RulesFile.Settings settings = RulesFile.parse(properties, location, loader, FilterGroup.rejectedKeys(config));
         this.limiter = settings.limiter();
         this.ownsLimiter = true;
         this.limitStore = settings.limitStore();
-        this.context = FilterGroup.publish(config, limiter, limitStore, settings.rules());
+        this.context = FilterGroup.publish(config, settings);
         this.enabled = settings.enabled();
         this.urlRules = settings.rules();
         this.headerStyles = settings.headers();

@@ -46,7 +46,7 @@ final class RulesFile {
     record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
                     RejectionHandler rejectionHandler, boolean annotations, boolean trustContainerForwarding,
                     io.github.ratelimit.internal.MapLimitProvider keyLimits, io.github.ratelimit.LimitProvider limitStore,
-                    List<String> planRules, String planFrom) {
+                    List<String> planRules, String planFrom, BucketStore store) {
     }
 
     private RulesFile() {
@@ -122,6 +122,19 @@ final class RulesFile {
      * @throws InvalidRateLimitConfigurationException naming the property, the value and the fix
      */
     static Settings parse(Map<String, String> properties, String source, ClassLoader classLoader) {
+        return parse(properties, source, classLoader, decision -> { });
+    }
+
+    /**
+     * @param properties the merged {@code ratelimit.*} properties
+     * @param source where they come from, for messages (e.g. {@code /WEB-INF/ratelimit.properties})
+     * @param classLoader loads custom key resolvers and the rejection handler
+     * @param listener receives every decision of the limiter (the application's most-rejected keys)
+     * @return the settings, with a built limiter (which owns its store)
+     * @throws InvalidRateLimitConfigurationException naming the property, the value and the fix
+     */
+    static Settings parse(Map<String, String> properties, String source, ClassLoader classLoader,
+                          RateLimiter.Listener listener) {
         Map<String, String> resolved = new TreeMap<>();
         properties.forEach((k, v) -> {
             if (k.startsWith("ratelimit.")) {
@@ -153,6 +166,7 @@ final class RulesFile {
         if (limitStore != null) {
             builder.limitProvider(limitStore, settings.limitCacheTtl());
         }
+        builder.listener(listener);
         RateLimiter limiter;
         try {
             limiter = builder.store(store).build();
@@ -170,7 +184,7 @@ final class RulesFile {
         }
         return new Settings(settings.enabled(), limiter, settings.rules(), settings.headers(), handler,
                 settings.annotations(), settings.trustContainerForwarding(), settings.limitProvider(), limitStore,
-                settings.planRules(), settings.planFrom());
+                settings.planRules(), settings.planFrom(), store);
     }
 
     private static boolean micrometerPresent() {

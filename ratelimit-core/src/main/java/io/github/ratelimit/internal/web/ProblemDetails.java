@@ -54,10 +54,10 @@ public final class ProblemDetails {
      */
     public static String body(String detail, int status, String instance, long retryAfterSeconds) {
         StringBuilder json = new StringBuilder(200).append("{\"type\":\"about:blank\",\"title\":");
-        string(json, title(status)).append(",\"status\":").append(status).append(",\"detail\":");
-        string(json, detail);
+        Json.string(json, title(status)).append(",\"status\":").append(status).append(",\"detail\":");
+        Json.string(json, detail);
         if (instance != null) {
-            string(json.append(",\"instance\":"), instance);
+            Json.string(json.append(",\"instance\":"), instance);
         }
         if (retryAfterSeconds >= 0) {
             json.append(",\"retryAfter\":").append(retryAfterSeconds);
@@ -83,27 +83,5 @@ public final class ProblemDetails {
             case 403 -> "Forbidden";
             default -> "Request Rejected";
         };
-    }
-
-    private static StringBuilder string(StringBuilder json, String value) {
-        json.append('"');
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            switch (c) {
-                case '"' -> json.append("\\\"");
-                case '\\' -> json.append("\\\\");
-                case '\n' -> json.append("\\n");
-                case '\r' -> json.append("\\r");
-                case '\t' -> json.append("\\t");
-                default -> {
-                    if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x2028 || c == 0x2029) {
-                        json.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        json.append(c);
-                    }
-                }
-            }
-        }
-        return json.append('"');
     }
 }

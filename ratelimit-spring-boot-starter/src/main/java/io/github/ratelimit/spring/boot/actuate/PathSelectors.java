@@ -1,6 +1,6 @@
 package io.github.ratelimit.spring.boot.actuate;
 
-import io.github.ratelimit.support.LogText;
+import io.github.ratelimit.internal.admin.AdminInput;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 
@@ -41,12 +41,8 @@ final class PathSelectors {
     }
 
     private static void same(Map<?, ?> path, String name, String given) {
-        Object inPath = path.get(name);
-        if (inPath instanceof String p && !p.equals(given)) {
-            throw new IllegalArgumentException("the path names " + name + " " + LogText.quote(p) + ", but a query "
-                    + "parameter or body field \"" + name + "\" names " + LogText.quote(given) + "; give the " + name
-                    + " once, in the path or (for a key) in the body or query of "
-                    + (name.equals("key") ? "…/ratelimitkeys/{rule}" : "the request"));
+        if (path.get(name) instanceof String inPath) {
+            AdminInput.sameAsPath(name, inPath, given, "…/ratelimitkeys/{rule}");
         }
     }
 

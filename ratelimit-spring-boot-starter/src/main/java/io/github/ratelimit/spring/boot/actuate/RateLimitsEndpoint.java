@@ -1,9 +1,7 @@
 package io.github.ratelimit.spring.boot.actuate;
 
-import io.github.ratelimit.Limit;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.Rule;
-import io.github.ratelimit.redis.JedisBucketStore;
+import io.github.ratelimit.internal.admin.AdminViews;
 import io.github.ratelimit.store.BucketStore;
 import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -65,52 +63,11 @@ public class RateLimitsEndpoint {
 
     Map<String, Object> rateLimits(boolean showKeys) {
         Map<String, Object> result = new LinkedHashMap<>();
-        result.put("rules", limiter.rules().stream().map(RateLimitsEndpoint::describe).toList());
-        result.put("store", store());
+        result.put("rules", limiter.rules().stream().map(AdminViews::rule).toList());
+        result.put("store", AdminViews.store(store, latency == null ? null : () -> latency.percentileMillis(0.99)));
         List<RejectedKeys.Entry> top = rejected.top(20);
         result.put("topRejectedKeys", showKeys ? top : top.stream()
                 .map(e -> new RejectedKeys.Entry(e.rule(), MASK, e.count(), e.error())).toList());
         return result;
-    }
-
-    private static Map<String, Object> describe(Rule rule) {
-        Map<String, Object> r = new LinkedHashMap<>();
-        r.put("name", rule.name());
-        r.put("publicName", rule.publicName());
-        r.put("source", rule.source());
-        r.put("key", rule.key());
-        r.put("limits", rule.limits().stream().map(Limit::toString).toList());
-        if (rule.concurrency() > 0) {
-            r.put("concurrency", rule.concurrency());
-        }
-        r.put("mode", rule.mode());
-        if (rule.maxDelay() != null) {
-            r.put("maxDelay", rule.maxDelay().toString());
-        }
-        r.put("cost", rule.cost());
-        r.put("count", rule.count());
-        r.put("algorithm", rule.algorithm());
-        r.put("onStoreFailure", rule.onStoreFailure());
-        r.put("onMissingKey", rule.onMissingKey());
-        return r;
-    }
-
-    private Map<String, Object> store() {
-        Map<String, Object> s = new LinkedHashMap<>();
-        s.put("type", store.getClass().getSimpleName());
-        if (store instanceof JedisBucketStore redis) {
-            JedisBucketStore.Stats stats = redis.stats();
-            s.put("breaker", stats.breaker());
-            s.put("operations", stats.decisions());
-            s.put("roundTrips", stats.roundTrips());
-            s.put("conflicts", stats.conflicts());
-            s.put("failures", stats.failures());
-            s.put("shortCircuited", stats.shortCircuited());
-            s.put("contended", stats.contended());
-            if (latency != null) {
-                latency.percentileMillis(0.99).ifPresent(p99 -> s.put("latencyP99Millis", p99));
-            }
-        }
-        return s;
     }
 }

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.actuate;
 
+import io.github.ratelimit.internal.admin.AdminViews;
 import io.github.ratelimit.redis.JedisBucketStore;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -19,7 +20,7 @@ import org.springframework.boot.health.contributor.Status;
 public final class RedisStoreHealthIndicator implements HealthIndicator {
 
     /** The store's status while Redis is unreachable: the application serves, rules decide without Redis. */
-    static final Status DEGRADED = new Status("DEGRADED",
+    static final Status DEGRADED = new Status(AdminViews.DEGRADED,
             "Redis is unreachable; rate-limit rules decide by their store-failure policies");
 
     private final JedisBucketStore store;
@@ -31,9 +32,7 @@ public final class RedisStoreHealthIndicator implements HealthIndicator {
     @Override
     public Health health() {
         JedisBucketStore.Stats stats = store.stats();
-        Health.Builder builder = stats.breaker() == JedisBucketStore.BreakerState.CLOSED ? Health.up()
-                : Health.status(DEGRADED);
-        return builder.withDetail("breaker", stats.breaker()).withDetail("failures", stats.failures())
-                .withDetail("shortCircuited", stats.shortCircuited()).build();
+        Health.Builder builder = AdminViews.UP.equals(AdminViews.status(stats)) ? Health.up() : Health.status(DEGRADED);
+        return builder.withDetails(AdminViews.healthDetails(stats)).build();
     }
 }

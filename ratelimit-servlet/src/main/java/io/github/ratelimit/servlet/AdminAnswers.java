@@ -1,0 +1,87 @@
+package io.github.ratelimit.servlet;
+
+import io.github.ratelimit.internal.admin.KeyOperations;
+import io.github.ratelimit.internal.web.Json;
+import io.github.ratelimit.internal.web.ProblemDetails;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Writes {@link RateLimitAdminServlet}'s answers: JSON for a success, RFC 9457 {@code application/problem+json} for
+ * a failure ({@code detail} the message, and the answer's other fields as extension members). Never cached; no body
+ * for {@code HEAD}.
+ */
+final class AdminAnswers {
+
+    /** The titles of the statuses the servlet answers with. */
+    private static final Map<Integer, String> TITLES = Map.of(400, "Bad Request", 403, "Forbidden", 404, "Not Found",
+            405, "Method Not Allowed", 415, "Unsupported Media Type", 503, "Service Unavailable");
+
+    private final HttpServletRequest request;
+    private final HttpServletResponse response;
+
+    AdminAnswers(HttpServletRequest request, HttpServletResponse response) {
+        this.request = request;
+        this.response = response;
+    }
+
+    /**
+     * @param answer an answer of the key operations: JSON under 400, problem details from 400 on
+     * @throws IOException when the client cannot be written to
+     */
+    void write(KeyOperations.Answer answer) throws IOException {
+        if (answer.status() < 400) {
+            json(answer.status(), answer.body());
+            return;
+        }
+        Map<String, Object> extensions = new LinkedHashMap<>(answer.body());
+        Object message = extensions.remove("message");
+        problem(answer.status(), String.valueOf(message), extensions);
+    }
+
+    /**
+     * @param status the status
+     * @param body the body, as {@link Json} writes it
+     * @throws IOException when the client cannot be written to
+     */
+    void json(int status, Object body) throws IOException {
+        send(status, "application/json", Json.write(body));
+    }
+
+    /**
+     * @param status the status, 400 or more
+     * @param detail what went wrong, for people
+     * @throws IOException when the client cannot be written to
+     */
+    void problem(int status, String detail) throws IOException {
+        problem(status, detail, Map.of());
+    }
+
+    private void problem(int status, String detail, Map<String, Object> extensions) throws IOException {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("type", "about:blank");
+        body.put("title", TITLES.getOrDefault(status, "Error"));
+        body.put("status", status);
+        body.put("detail", detail);
+        body.put("instance", request.getRequestURI());
+        extensions.forEach(body::putIfAbsent);
+        send(status, ProblemDetails.MEDIA_TYPE, Json.write(body));
+    }
+
+    private void send(int status, String mediaType, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        response.setStatus(status);
+        response.setContentType(mediaType);
+        response.setCharacterEncoding("UTF-8");
+        response.setHeader("Cache-Control", "no-store");
+        response.setContentLength(bytes.length);
+        if (!"HEAD".equals(request.getMethod())) {
+            response.getOutputStream().write(bytes);
+        }
+    }
+}

@@ -1,0 +1,288 @@
+package io.github.ratelimit.servlet;
+
+import io.github.ratelimit.internal.admin.AdminInput;
+import io.github.ratelimit.internal.admin.AdminViews;
+import io.github.ratelimit.internal.admin.KeyOperations;
+import io.github.ratelimit.internal.admin.RejectedKeys;
+import io.github.ratelimit.redis.JedisBucketStore;
+import io.github.ratelimit.redis.LimitAdmin;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The operations on a live system for a {@code web.xml} application, as JSON over HTTP: what the Spring Boot
+ * starter's Actuator endpoints ({@code ratelimits}, {@code ratelimitkeys} and the store's health) give Boot
+ * applications, with the same checks, messages and answers. It serves the {@link RateLimitFilter}s of its application
+ * that are configured from a rules file (every phase's, when the filter is declared once per phase).
+ *
+ * <h2>In {@code web.xml}</h2>
+ * <pre>{@code
+ * <servlet>
+ *   <servlet-name>rateLimitAdmin</servlet-name>
+ *   <servlet-class>io.github.ratelimit.servlet.RateLimitAdminServlet</servlet-class>
+ * </servlet>
+ * <servlet-mapping>
+ *   <servlet-name>rateLimitAdmin</servlet-name>
+ *   <url-pattern>/ratelimit-admin/*</url-pattern>
+ * </servlet-mapping>
+ * <security-constraint>
+ *   <web-resource-collection>
+ *     <web-resource-name>rate-limit admin</web-resource-name>
+ *     <url-pattern>/ratelimit-admin/*</url-pattern>
+ *   </web-resource-collection>
+ *   <auth-constraint><role-name>ratelimit-admin</role-name></auth-constraint>
+ * </security-constraint>
+ * }</pre>
+ *
+ * <p>Protect the mapping with the container's security: the servlet checks no role itself. It answers only callers
+ * the container has authenticated (403 otherwise), so a mapping left unprotected exposes nothing; init-param
+ * {@code require-authentication=false} lifts that for an application protected otherwise (a network the public
+ * cannot reach). Init-param {@code filter-name} names the filter whose admin and limit store to use (default: the
+ * first filter that started; every filter of the application knows every rule of its rules file).
+ *
+ * <h2>Paths</h2>
+ * <ul>
+ *   <li>{@code GET /}: the rules, each filter's store (type and, for Redis, its breaker and counters) and the 20
+ *       most-rejected keys;
+ *   <li>{@code GET /rejected?count=}: the most-rejected keys, 1 to 1,000 (default 20), most first;
+ *   <li>{@code GET /health}: {@code UP}, or {@code DEGRADED} (with 503) while a Redis store's breaker is open, with
+ *       each store's breaker, failures and short-circuited calls;
+ *   <li>{@code GET /keys/{rule}}: a page of the rule's per-key limits ({@code ?cursor=&count=}); with {@code ?key=},
+ *       one key's entry; {@code GET /keys/{rule}/{key}}: one key's entry;
+ *   <li>{@code POST /keys/{rule}/{key}} with exactly one of the form fields {@code limits=5/1s,100/1m},
+ *       {@code plan=gold} or {@code reset=true}: sets the key's limits or plan, or forgets what it has counted on
+ *       every instance; {@code POST /keys/{rule}} with the key in the field {@code key} does the same for any key;
+ *   <li>{@code DELETE /keys/{rule}/{key}} or {@code DELETE /keys/{rule}?key=}: back to the rule's limits.
+ * </ul>
+ * A key in the path is a key as decisions show it, or the {@code address} a listing gives (which works for any key);
+ * fields come as query parameters or an {@code application/x-www-form-urlencoded} body. A {@code rule} or {@code key}
+ * parameter naming another than the path is refused. Answers: 200 with JSON; 400 for bad input, 404 for an unknown
+ * path, rule (naming the known ones) or entry, or per-key limits not kept, 405 for another method (with
+ * {@code Allow}), 415 for a body that is not a form, 503 while no filter has started or Redis cannot be reached,
+ * each with an RFC 9457 {@code application/problem+json} body. Changes and resets are logged with the caller's name.
+ */
+public class RateLimitAdminServlet extends HttpServlet {
+
+    private static final long serialVersionUID = 1L;
+
+    /** The path that takes a key in the body or query, for messages. */
+    private static final String KEYS_PATH = "…/keys/{rule}";
+
+    private static final String FORM = "application/x-www-form-urlencoded";
+
+    /** The filter whose admin to use, or {@code null} for the first that started. */
+    private String filterName;
+    /** Whether callers the container has not authenticated are refused (init-param {@code require-authentication}). */
+    private boolean requireAuthentication = true;
+
+    /**
+     * Creates the servlet; the container configures it from its init-params.
+     */
+    public RateLimitAdminServlet() {
+    }
+
+    /**
+     * Reads the init-params {@code filter-name} and {@code require-authentication}.
+     *
+     * @throws ServletException when {@code require-authentication} is neither {@code true} nor {@code false}
+     */
+    @Override
+    public void init() throws ServletException {
+        String name = getInitParameter("filter-name");
+        filterName = name == null || name.isBlank() ? null : name.trim();
+        String require = getInitParameter("require-authentication");
+        if (require != null) {
+            String value = require.trim().toLowerCase(Locale.ROOT);
+            if (!value.equals("true") && !value.equals("false")) {
+                throw new ServletException("RateLimitAdminServlet '" + getServletName() + "': init-param "
+                        + "require-authentication = '" + require + "' is neither true nor false");
+            }
+            requireAuthentication = value.equals("true");
+        }
+    }
+
+    /**
+     * Answers every method on every path: see the class's description.
+     *
+     * @param request the request
+     * @param response the response
+     * @throws IOException when the client cannot be written to
+     */
+    @Override
+    protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
+        AdminAnswers answers = new AdminAnswers(request, response);
+        if (requireAuthentication && request.getUserPrincipal() == null) {
+            answers.problem(403, "the rate-limit admin answers authenticated callers only: protect its mapping "
+                    + "with a security-constraint (or set its init-param require-authentication=false)");
+            return;
+        }
+        AdminRoute route = AdminRoute.of(request.getPathInfo());
+        if (route == null) {
+            answers.problem(404, "no such rate-limit admin path; the paths are " + AdminRoute.PATHS);
+            return;
+        }
+        if (!route.allows(request.getMethod())) {
+            response.setHeader("Allow", route.allow());
+            answers.problem(405, "this path answers " + route.allow());
+            return;
+        }
+        if (hasBodyOtherThanForm(request)) {
+            answers.problem(415, "give the fields as a form (" + FORM + ") or in the query, e.g. "
+                    + "limits=5/1s,100/1m, plan=gold or reset=true");
+            return;
+        }
+        FilterGroup.Member member = member();
+        if (member == null) {
+            answers.problem(503, filterName == null ? "no RateLimitFilter configured from a rules file has started "
+                    + "in this application" : "no RateLimitFilter named '" + filterName + "' has started");
+            return;
+        }
+        if (request.getCharacterEncoding() == null) {
+            request.setCharacterEncoding("UTF-8"); // a form's fields, as browsers and curl --data-urlencode send them
+        }
+        try {
+            serve(route, new Parameters(request), member, answers, request.getRemoteUser());
+        } catch (IllegalArgumentException e) {
+            answers.problem(400, e.getMessage());
+        }
+    }
+
+    private void serve(AdminRoute route, Parameters p, FilterGroup.Member member, AdminAnswers answers, String actor)
+            throws IOException {
+        switch (route.kind()) {
+            case SUMMARY -> answers.json(200, summary(member.admin()));
+            case REJECTED -> answers.json(200, Map.of("topRejectedKeys",
+                    rejected(AdminInput.count("count", p.get("count"), 20))));
+            case HEALTH -> health(answers);
+            case RULE_KEYS, KEY -> answers.write(keys(route, p, new KeyOperations(member.admin(),
+                    (rule, key) -> p.checkSelectors(route))).apply(p.method(), actor));
+        }
+    }
+
+    private Map<String, Object> summary(LimitAdmin admin) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("rules", admin.ruleNames().stream().map(admin::rule).map(AdminViews::rule).toList());
+        List<Map<String, Object>> stores = new ArrayList<>();
+        for (FilterGroup.Member m : FilterGroup.members(getServletContext())) {
+            Map<String, Object> store = new LinkedHashMap<>();
+            store.put("filter", m.filter());
+            store.putAll(AdminViews.store(m.store(), null));
+            stores.add(store);
+        }
+        body.put("stores", stores);
+        body.put("topRejectedKeys", rejected(20));
+        return body;
+    }
+
+    private List<Map<String, Object>> rejected(int count) {
+        List<Map<String, Object>> entries = new ArrayList<>();
+        for (RejectedKeys.Entry e : FilterGroup.rejectedKeys(getServletContext()).top(count)) {
+            Map<String, Object> entry = new LinkedHashMap<>();
+            entry.put("rule", e.rule());
+            entry.put("key", e.key());
+            entry.put("count", e.count());
+            entry.put("error", e.error());
+            entries.add(entry);
+        }
+        return entries;
+    }
+
+    private void health(AdminAnswers answers) throws IOException {
+        String status = AdminViews.UP;
+        List<Map<String, Object>> stores = new ArrayList<>();
+        for (FilterGroup.Member m : FilterGroup.members(getServletContext())) {
+            Map<String, Object> store = new LinkedHashMap<>();
+            store.put("filter", m.filter());
+            store.put("type", m.store().getClass().getSimpleName());
+            if (m.store() instanceof JedisBucketStore redis) {
+                JedisBucketStore.Stats stats = redis.stats();
+                store.put("status", AdminViews.status(stats));
+                store.putAll(AdminViews.healthDetails(stats));
+                status = AdminViews.UP.equals(AdminViews.status(stats)) ? status : AdminViews.DEGRADED;
+            } else {
+                store.put("status", AdminViews.UP);
+            }
+            stores.add(store);
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("status", status);
+        body.put("stores", stores);
+        answers.json(AdminViews.UP.equals(status) ? 200 : 503, body);
+    }
+
+    /** An operation on keys, by method. */
+    @FunctionalInterface
+    private interface KeyOperation {
+        KeyOperations.Answer apply(String method, String actor);
+    }
+
+    private static KeyOperation keys(AdminRoute route, Parameters p, KeyOperations operations) {
+        String rule = route.rule();
+        if (route.key() == null) {
+            return (method, actor) -> switch (method) {
+                case "POST" -> operations.changeKey(rule, p.get("key"), p.get("limits"), p.get("plan"),
+                        p.get("reset"), actor);
+                case "DELETE" -> operations.removeKey(rule, p.get("key"), actor);
+                default -> operations.entries(rule, p.get("key"), p.get("cursor"), p.get("count"));
+            };
+        }
+        String key = route.key();
+        return (method, actor) -> switch (method) {
+            case "POST" -> operations.change(rule, key, p.get("limits"), p.get("plan"), p.get("reset"), actor);
+            case "DELETE" -> operations.remove(rule, key, actor);
+            default -> operations.entry(rule, key);
+        };
+    }
+
+    private FilterGroup.Member member() {
+        List<FilterGroup.Member> members = FilterGroup.members(getServletContext());
+        return members.stream().filter(m -> filterName == null || m.filter().equals(filterName)).findFirst()
+                .orElse(null);
+    }
+
+    private static boolean hasBodyOtherThanForm(HttpServletRequest request) {
+        boolean body = request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null;
+        String type = request.getContentType();
+        return body && (type == null || !type.toLowerCase(Locale.ROOT).startsWith(FORM));
+    }
+
+    /** The request's parameters as the key operations take them: one string, or a list when given more than once. */
+    private record Parameters(HttpServletRequest request) {
+
+        String method() {
+            return request.getMethod().equals("HEAD") ? "GET" : request.getMethod();
+        }
+
+        Object get(String name) {
+            String[] values;
+            try {
+                values = request.getParameterValues(name);
+            } catch (IllegalStateException e) {
+                // Tomcat refuses parameters it cannot parse (bad %-encoding, too many, a body over maxPostSize).
+                throw new IllegalArgumentException("the request's parameters cannot be read: " + e.getMessage());
+            }
+            return values == null ? null : values.length == 1 ? values[0] : List.of(values);
+        }
+
+        /** Refuses a {@code rule} or {@code key} parameter that names another than the path. */
+        void checkSelectors(AdminRoute route) {
+            Object rule = get("rule");
+            if (rule != null) {
+                AdminInput.sameAsPath("rule", route.rule(), AdminInput.text("rule", rule), KEYS_PATH);
+            }
+            Object key = get("key");
+            if (route.key() != null && key != null) {
+                AdminInput.sameAsPath("key", route.key(), AdminInput.text("key", key), KEYS_PATH);
+            }
+        }
+    }
+}
