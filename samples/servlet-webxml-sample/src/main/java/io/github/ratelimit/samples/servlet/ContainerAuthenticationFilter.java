@@ -19,7 +19,9 @@ import java.util.stream.Collectors;
  * application asks, with {@link HttpServletRequest#authenticate}, instead of before every filter as a
  * {@code <security-constraint>} makes it: the rate-limit filter declared before this one then limits password
  * guessing. Like Spring Security's HTTP Basic, it checks the credentials a request sends on any path, and the
- * {@code protected-paths} (exact paths within the application) also need them and the {@code role}.
+ * {@code protected-paths} also need them and the {@code role}: each an exact path within the application
+ * ({@code /me}), or a path ending in {@code /*} for everything under it ({@code /ratelimit-admin/*}). Declare the
+ * filter once per role (web.xml declares it for {@code user} and for {@code ratelimit-admin}).
  */
 public class ContainerAuthenticationFilter implements Filter {
 
@@ -43,7 +45,9 @@ public class ContainerAuthenticationFilter implements Filter {
         HttpServletRequest request = (HttpServletRequest) req;
         HttpServletResponse response = (HttpServletResponse) res;
         String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
-        boolean needsUser = protectedPaths.contains(path);
+        boolean needsUser = protectedPaths.stream().anyMatch(p -> p.endsWith("/*")
+                ? path.equals(p.substring(0, p.length() - 2)) || path.startsWith(p.substring(0, p.length() - 1))
+                : path.equals(p));
         if ((request.getHeader("Authorization") != null || needsUser) && !request.authenticate(response)) {
             return; // the container answered 401 and asked for credentials
         }

@@ -14,7 +14,9 @@ import java.util.Map;
 /**
  * Runs the web application directory ({@code src/main/webapp}, with its {@code WEB-INF/web.xml}) in an embedded
  * Tomcat, as a servlet container would run the WAR. Users for basic authentication: {@code alice}/{@code alice}
- * and {@code bob}/{@code bob}.
+ * and {@code bob}/{@code bob} (role {@code user}), and {@code admin}/{@code admin} (roles {@code user} and
+ * {@code ratelimit-admin}, for the admin servlet under {@code /ratelimit-admin/}). Only for {@code exec:java} and the
+ * tests: the WAR leaves this class out (its {@code pom.xml}), a container deploys the WAR itself.
  */
 public final class SampleServer implements AutoCloseable {
 
@@ -46,6 +48,9 @@ public final class SampleServer implements AutoCloseable {
         tomcat.addRole("alice", "user");
         tomcat.addUser("bob", "bob");
         tomcat.addRole("bob", "user");
+        tomcat.addUser("admin", "admin");
+        tomcat.addRole("admin", "user");
+        tomcat.addRole("admin", "ratelimit-admin");
         Context context = tomcat.addWebapp("", webappDirectory().getAbsolutePath());
         context.setParentClassLoader(SampleServer.class.getClassLoader());
         ((StandardJarScanner) context.getJarScanner()).setScanClassPath(false);
@@ -83,17 +88,45 @@ public final class SampleServer implements AutoCloseable {
         }
     }
 
+    /** The system property naming the port; the environment variable {@code PORT} when unset; 8080 when neither. */
+    public static final String PORT_PROPERTY = "port";
+
     /**
-     * Starts the sample on port 8080 (or the first argument) and waits.
+     * Starts the sample and waits: on the port of the first argument, else of the system property {@code port}
+     * ({@code -Dport=9090}), else of the environment variable {@code PORT}, else 8080.
      *
      * @param args optionally the port
+     * @throws Exception when the port is not a number from 0 to 65535, or the application fails to start
      */
     public static void main(String[] args) throws Exception {
-        int port = args.length > 0 ? Integer.parseInt(args[0]) : 8080;
+        int port = port(args.length > 0 ? args[0] : System.getProperty(PORT_PROPERTY, System.getenv("PORT")));
         SampleServer server = start(port, Map.of());
-        System.out.println("Servlet sample on http://localhost:" + server.port() + "/ (Ctrl+C to stop). Try:");
-        System.out.println("  for i in $(seq 7); do curl -s -o /dev/null -w '%{http_code}\\n' localhost:" + server.port()
+        String base = "http://localhost:" + server.port();
+        System.out.println("Servlet sample on " + base + "/ (Ctrl+C to stop). Try:");
+        System.out.println("  for i in $(seq 7); do curl -s -o /dev/null -w '%{http_code}\\n' " + base
                 + "/hello; done");
+        System.out.println("  curl -u admin:admin " + base + "/ratelimit-admin/");
         server.tomcat.getServer().await();
+    }
+
+    /**
+     * @param value a port as given, or {@code null} (or blank) for 8080
+     * @return the port
+     * @throws IllegalArgumentException when it is not a whole number from 0 to 65535
+     */
+    static int port(String value) {
+        if (value == null || value.isBlank()) {
+            return 8080;
+        }
+        try {
+            int port = Integer.parseInt(value.trim());
+            if (port >= 0 && port <= 65535) {
+                return port;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("port '" + value + "' is not a whole number from 0 to 65535: give it as "
+                + "-Dport=9090 or PORT=9090");
     }
 }
