@@ -65,7 +65,9 @@ import java.util.Map;
  * </ul>
  * A key in the path is a key as decisions show it, or the {@code address} a listing gives (which works for any key);
  * fields come as query parameters or an {@code application/x-www-form-urlencoded} body. A {@code rule} or {@code key}
- * parameter naming another than the path is refused. Answers: 200 with JSON; 400 for bad input, 404 for an unknown
+ * parameter naming another than the path is refused. A change (POST, DELETE) a browser sends from a page of another
+ * site ({@code Origin} not this host, or {@code Sec-Fetch-Site} cross-site or same-site) is refused with 403, so
+ * a page elsewhere cannot post a form with the credentials the browser keeps for this one. Answers: 200 with JSON; 400 for bad input, 404 for an unknown
  * path, rule (naming the known ones) or entry, or per-key limits not kept, 405 for another method (with
  * {@code Allow}), 415 for a body that is not a form, 503 while no filter has started or Redis cannot be reached,
  * each with an RFC 9457 {@code application/problem+json} body. Changes and resets are logged with the caller's name.
@@ -133,6 +135,11 @@ public class RateLimitAdminServlet extends HttpServlet {
         if (!route.allows(request.getMethod())) {
             response.setHeader("Allow", route.allow());
             answers.problem(405, "this path answers " + route.allow());
+            return;
+        }
+        if (!request.getMethod().equals("GET") && !request.getMethod().equals("HEAD") && crossSite(request)) {
+            answers.problem(403, "a change sent by a browser from another site is refused (Origin or "
+                    + "Sec-Fetch-Site says so): send it from a tool such as curl, or a page of this site");
             return;
         }
         if (hasBodyOtherThanForm(request)) {
@@ -247,6 +254,33 @@ public class RateLimitAdminServlet extends HttpServlet {
         List<FilterGroup.Member> members = FilterGroup.members(getServletContext());
         return members.stream().filter(m -> filterName == null || m.filter().equals(filterName)).findFirst()
                 .orElse(null);
+    }
+
+    /**
+     * Whether a browser sent the request from a page of another site: a form posted there would carry the credentials
+     * the browser keeps for this one (HTTP Basic, a session cookie), and a form is a request browsers send across
+     * sites without asking. Tools such as curl send neither header.
+     */
+    static boolean crossSite(HttpServletRequest request) {
+        String fetchSite = request.getHeader("Sec-Fetch-Site");
+        if (fetchSite != null && !fetchSite.equals("same-origin") && !fetchSite.equals("none")) {
+            return true;
+        }
+        String origin = request.getHeader("Origin");
+        if (origin == null) {
+            return false;
+        }
+        String host = request.getHeader("Host");
+        try {
+            java.net.URI uri = new java.net.URI(origin);
+            if (uri.getHost() == null || host == null) {
+                return true;    // "null" (a sandboxed page, a redirect), or no Host to compare it with
+            }
+            String authority = uri.getPort() < 0 ? uri.getHost() : uri.getHost() + ":" + uri.getPort();
+            return !authority.equalsIgnoreCase(host.trim());
+        } catch (java.net.URISyntaxException e) {
+            return true;
+        }
     }
 
     private static boolean hasBodyOtherThanForm(HttpServletRequest request) {

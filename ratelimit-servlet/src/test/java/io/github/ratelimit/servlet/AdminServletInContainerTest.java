@@ -96,6 +96,33 @@ class AdminServletInContainerTest {
     }
 
     @Test
+    void refusesChangesABrowserSendsFromAnotherSite(@TempDir Path dir) throws Exception {
+        try (TomcatServer server = server(dir, true, OPEN)) {
+            int port = server.port();
+            for (int i = 0; i < 3; i++) {
+                RawHttp.send(port, "GET", "/api/x", "X-User: mallory");
+            }
+            for (String header : new String[] {"Origin: https://evil.example", "Origin: null",
+                    "Origin: http://127.0.0.1:1", "Sec-Fetch-Site: cross-site", "Sec-Fetch-Site: same-site"}) {
+                RawHttp.Response forged = RawHttp.send(port, "POST", "/admin/keys/api/mallory?reset=true",
+                        "Content-Length: 0", header);
+                assertThat(forged.status()).as(header).isEqualTo(403);
+                assertThat(forged.body()).as(header).contains("from another site is refused");
+                assertThat(RawHttp.send(port, "DELETE", "/admin/keys/api/mallory", header).status()).as(header)
+                        .isEqualTo(403);
+            }
+            assertThat(RawHttp.send(port, "GET", "/api/x", "X-User: mallory").status()).as("still limited")
+                    .isEqualTo(429);
+            assertThat(RawHttp.send(port, "GET", "/admin/health", "Origin: https://evil.example").status())
+                    .as("reading is no change").isEqualTo(200);
+            RawHttp.Response sameSite = RawHttp.send(port, "POST", "/admin/keys/api/mallory?reset=true",
+                    "Content-Length: 0", "Origin: http://127.0.0.1:" + port, "Sec-Fetch-Site: same-origin");
+            assertThat(sameSite.status()).as("a page of this site: %s", sameSite.body()).isEqualTo(200);
+            assertThat(RawHttp.send(port, "GET", "/api/x", "X-User: mallory").status()).isEqualTo(200);
+        }
+    }
+
+    @Test
     void answersRequestsItCannotReadWith400Or404NeverA500(@TempDir Path dir) throws Exception {
         try (TomcatServer server = server(dir, true, OPEN)) {
             int port = server.port();
