@@ -44,6 +44,7 @@ class OneConfigurationModelTest {
         PROPERTIES.put("ratelimit.default-store-failure-policy", "fail-closed");
         PROPERTIES.put("ratelimit.local-fallback-share", "0.5");
         PROPERTIES.put("ratelimit.max-waiting", "50");
+        PROPERTIES.put("ratelimit.near-limit", "0.3");
         PROPERTIES.put("ratelimit.trusted-proxies", "10.0.0.0/8, 192.168.0.1");
         PROPERTIES.put("ratelimit.forwarded-header", "forwarded");
         PROPERTIES.put("ratelimit.ipv6-prefix-length", "56");
