@@ -104,7 +104,7 @@ public final class SampleServer implements AutoCloseable {
         String base = "http://localhost:" + server.port();
         System.out.println("Servlet sample on " + base + "/ (Ctrl+C to stop). Try:");
         System.out.println("  for i in $(seq 7); do curl -s -o /dev/null -w '%{http_code}\\n' " + base
-                + "/hello; done");
+                + "/hello & done | sort | uniq -c");
         System.out.println("  curl -u admin:admin " + base + "/ratelimit-admin/");
         server.tomcat.getServer().await();
     }
