@@ -5,7 +5,11 @@ import brave.handler.SpanHandler;
 import brave.propagation.TraceContext;
 import io.github.ratelimit.RateLimit;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.github.ratelimit.testing.redis.RedisServerExtension;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
@@ -26,16 +30,21 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A Boot application with Micrometer Tracing (Brave), over real HTTP, Spring MVC on Tomcat and WebFlux on Netty: each
+ * A Boot application with Micrometer Tracing (Brave), over real HTTP, Spring MVC on Tomcat and WebFlux on Netty, on
+ * the local store and on a real Redis: each
  * decision is a {@code ratelimit.decision} span inside the request's server span, in the request's trace, tagged with
  * the rule and the outcome, never the key.
  */
 class TracingOverHttpTest {
+
+    @RegisterExtension
+    static final RedisServerExtension redis = new RedisServerExtension();
 
     /** Every span the application finished, as a tracing exporter would receive it. */
     static final class Spans extends SpanHandler {
@@ -86,10 +95,19 @@ class TracingOverHttpTest {
         assertThat(http.send(request, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(429);
     }
 
-    @ParameterizedTest
-    @EnumSource(value = WebApplicationType.class, names = {"SERVLET", "REACTIVE"})
-    void eachDecisionIsASpanInsideTheRequestsSpan(WebApplicationType type) throws Exception {
-        try (ConfigurableApplicationContext context = start(type)) {
+    /** The store on which each kind of application decides: Redis moves WebFlux's decisions to a scheduler's thread. */
+    static Stream<Arguments> applications() {
+        return Stream.of(Arguments.of(WebApplicationType.SERVLET, "local"),
+                Arguments.of(WebApplicationType.REACTIVE, "local"),
+                Arguments.of(WebApplicationType.SERVLET, "redis"),
+                Arguments.of(WebApplicationType.REACTIVE, "redis"));
+    }
+
+    @ParameterizedTest(name = "{0} on {1}")
+    @MethodSource("applications")
+    void eachDecisionIsASpanInsideTheRequestsSpan(WebApplicationType type, String store) throws Exception {
+        try (ConfigurableApplicationContext context = start(type, store.equals("local") ? "ratelimit.store=local"
+                : "ratelimit.redis.url=" + redis.uri(), "ratelimit.redis.key-prefix=tracing-" + type)) {
             twoRequests(context);
 
             Spans spans = context.getBean(Spans.class);
