@@ -18,10 +18,6 @@ import java.util.Map;
  */
 final class AdminAnswers {
 
-    /** The titles of the statuses the servlet answers with. */
-    private static final Map<Integer, String> TITLES = Map.of(400, "Bad Request", 403, "Forbidden", 404, "Not Found",
-            405, "Method Not Allowed", 415, "Unsupported Media Type", 503, "Service Unavailable");
-
     private final HttpServletRequest request;
     private final HttpServletResponse response;
 
@@ -63,14 +59,8 @@ final class AdminAnswers {
     }
 
     private void problem(int status, String detail, Map<String, Object> extensions) throws IOException {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("type", "about:blank");
-        body.put("title", TITLES.getOrDefault(status, "Error"));
-        body.put("status", status);
-        body.put("detail", detail);
-        body.put("instance", request.getRequestURI());
-        extensions.forEach(body::putIfAbsent);
-        send(status, ProblemDetails.MEDIA_TYPE, Json.write(body));
+        send(status, ProblemDetails.MEDIA_TYPE, ProblemDetails.body(detail, status, request.getRequestURI(),
+                extensions));
     }
 
     private void send(int status, String mediaType, String body) throws IOException {

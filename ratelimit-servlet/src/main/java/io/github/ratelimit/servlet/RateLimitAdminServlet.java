@@ -212,9 +212,10 @@ public class RateLimitAdminServlet extends HttpServlet {
             store.put("type", m.store().getClass().getSimpleName());
             if (m.store() instanceof JedisBucketStore redis) {
                 JedisBucketStore.Stats stats = redis.stats();
-                store.put("status", AdminViews.status(stats));
+                String storeStatus = AdminViews.status(stats);
+                store.put("status", storeStatus);
                 store.putAll(AdminViews.healthDetails(stats));
-                status = AdminViews.UP.equals(AdminViews.status(stats)) ? status : AdminViews.DEGRADED;
+                status = AdminViews.UP.equals(storeStatus) ? status : AdminViews.DEGRADED;
             } else {
                 store.put("status", AdminViews.UP);
             }

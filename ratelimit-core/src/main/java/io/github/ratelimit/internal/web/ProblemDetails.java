@@ -3,6 +3,9 @@ package io.github.ratelimit.internal.web;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitHeaders;
 
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 /**
  * The RFC 9457 {@code application/problem+json} body every web entry point answers a rejection with (the servlet
  * filter, Spring MVC, Spring WebFlux), so clients read one shape whichever way the application is built:
@@ -75,12 +78,40 @@ public final class ProblemDetails {
         }
     }
 
+    /**
+     * As {@link #body(String, int, String, long)}, for answers other than rejections (the admin servlet's): the
+     * extension members follow the standard ones, which they cannot replace.
+     *
+     * @param detail what happened, for people
+     * @param status the response status
+     * @param instance the request URI, or {@code null}
+     * @param extensions more members, as {@link Json} writes them
+     * @return the problem details JSON, escaped as {@link #body(Decision, int, String)}'s
+     */
+    public static String body(String detail, int status, String instance, Map<String, ?> extensions) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("type", "about:blank");
+        body.put("title", title(status));
+        body.put("status", status);
+        body.put("detail", detail);
+        if (instance != null) {
+            body.put("instance", instance);
+        }
+        extensions.forEach(body::putIfAbsent);
+        return Json.write(body);
+    }
+
+    /** The status's reason phrase, which RFC 9457 asks of the title of type {@code about:blank}. */
     private static String title(int status) {
         return switch (status) {
+            case 400 -> "Bad Request";
+            case 403 -> "Forbidden";
+            case 404 -> "Not Found";
+            case 405 -> "Method Not Allowed";
+            case 413 -> "Content Too Large";
+            case 415 -> "Unsupported Media Type";
             case 429 -> "Too Many Requests";
             case 503 -> "Service Unavailable";
-            case 413 -> "Content Too Large";
-            case 403 -> "Forbidden";
             default -> "Request Rejected";
         };
     }
