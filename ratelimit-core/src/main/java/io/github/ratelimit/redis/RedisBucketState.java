@@ -39,11 +39,6 @@ final class RedisBucketState implements KeyState, Pipelining {
     }
 
     @Override
-    public Probe known(long cost) {
-        return null;
-    }
-
-    @Override
     public Sent send(long cost) {
         if (CasProxyManager.busy(ref)) {
             return () -> proxy.consume(cost);

@@ -69,11 +69,6 @@ final class RedisSlidingState implements KeyState, Pipelining {
     }
 
     @Override
-    public Probe known(long cost) {
-        return null;
-    }
-
-    @Override
     public Sent send(long cost) {
         ScriptRunner.Sent sent = start(PROBE, cost, ZERO, ZERO);
         return () -> probe(checked(PROBE, sent.await()));

@@ -174,11 +174,6 @@ final class RedisSlots implements AutoCloseable {
         }
 
         @Override
-        public Probe known(long cost) {
-            return null;
-        }
-
-        @Override
         public Pipelining.Sent send(long cost) {
             // Positive, and never 0, which means "no receipt".
             long lease = ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE | 1;

@@ -13,9 +13,11 @@ public interface Pipelining {
     /**
      * @param cost the permits the call would take
      * @return what {@link KeyState#consume} would answer without asking the store (a rejection remembered until a
-     *         later time), or {@code null} when only the store can tell
+     *         later time), or {@code null} when only the store can tell (the default: a state that remembers nothing)
      */
-    KeyState.Probe known(long cost);
+    default KeyState.Probe known(long cost) {
+        return null;
+    }
 
     /**
      * Starts {@link KeyState#consume}: the store sees it with the other operations the thread starts before it
