@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -31,46 +32,14 @@ class ReactiveDeciderTest {
              ReactiveDecider decider = new ReactiveDecider(2, 6)) {
             Guard real = limiter.guard(Rule.builder("decider").limits("1000/1s").build());
             // A guard whose decisions block, as a frozen Redis would, until released.
-            Guard blocking = new Guard() {
-                @Override
-                public List<Rule> rules() {
-                    return real.rules();
+            Guard blocking = answering(real, (context, permits) -> {
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                 }
-
-                @Override
-                public Decision acquire(RequestContext context, long permits) {
-                    return real.acquire(context, permits);
-                }
-
-                @Override
-                public Decision peek(RequestContext context, long permits) {
-                    return real.peek(context, permits);
-                }
-
-                @Override
-                public CompletableFuture<Decision> acquireAsync(RequestContext context, long permits) {
-                    try {
-                        release.await(30, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                    return real.acquireAsync(context, permits);
-                }
-
-                @Override
-                public void completed(Decision decision, boolean failed, int status) {
-                }
-
-                @Override
-                public Decision refund(Decision decision) {
-                    return decision;
-                }
-
-                @Override
-                public boolean settlesOnCompletion() {
-                    return false;
-                }
-            };
+                return real.acquireAsync(context, permits);
+            });
             assertThat(decider.offloads()).isTrue();
             List<CompletableFuture<Decision>> all = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
@@ -129,7 +98,7 @@ class ReactiveDeciderTest {
                     return false;
                 }
             };
-            ReactiveDecider.Handoff handoff = decider.handoff(answering(slots, pending));
+            ReactiveDecider.Handoff handoff = decider.handoff(answering(slots, (context, permits) -> pending));
             handoff.decide(RequestContext.empty()).flatMap(d -> handoff.take() ? Mono.just(d) : Mono.<Decision>empty())
                     .doOnCancel(handoff::cancel).subscribe().dispose();
             Decision madeTooLate = slots.acquire(RequestContext.empty());
@@ -137,8 +106,9 @@ class ReactiveDeciderTest {
             pending.complete(madeTooLate);
             assertThat(slots.peek(RequestContext.empty()).permitted()).as("the slot came back").isTrue();
 
+            Decision decided = slots.acquire(RequestContext.empty());
             ReactiveDecider.Handoff taking = decider.handoff(
-                    answering(slots, CompletableFuture.completedFuture(slots.acquire(RequestContext.empty()))));
+                    answering(slots, (context, permits) -> CompletableFuture.completedFuture(decided)));
             Decision taken = taking.decide(RequestContext.empty())
                     .flatMap(d -> taking.take() ? Mono.just(d) : Mono.<Decision>empty())
                     .doOnCancel(taking::cancel).block();
@@ -150,8 +120,12 @@ class ReactiveDeciderTest {
         }
     }
 
-    /** @return the guard, answering every call with the given future (a decision the store or a delay completes) */
-    private static Guard answering(Guard real, CompletableFuture<Decision> answer) {
+    /**
+     * @return the guard, its asynchronous calls answered by {@code answer} (a decision the store or a delay completes,
+     *         or one that blocks as a frozen Redis would)
+     */
+    private static Guard answering(Guard real,
+                                   BiFunction<RequestContext, Long, CompletableFuture<Decision>> answer) {
         return new Guard() {
             @Override
             public List<Rule> rules() {
@@ -170,7 +144,7 @@ class ReactiveDeciderTest {
 
             @Override
             public CompletableFuture<Decision> acquireAsync(RequestContext context, long permits) {
-                return answer;
+                return answer.apply(context, permits);
             }
 
             @Override
