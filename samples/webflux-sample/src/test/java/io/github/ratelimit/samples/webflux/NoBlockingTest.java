@@ -30,8 +30,15 @@ class NoBlockingTest {
     @BeforeAll
     static void installBlockHound() {
         // Reported, not thrown: a throw inside Netty would turn into a failed request and hide where it came from.
-        BlockHound.install(builder -> builder.blockingMethodCallback(method -> BLOCKING.add(method + " on "
-                + Thread.currentThread().getName() + "\n" + stack())));
+        // One allowance, for Netty and not for us: when two threads contend for a buffer, Netty 4.2's adaptive
+        // allocator grows its magazine array under a StampedLock held for a few instructions, which BlockHound sees
+        // as a park. Netty's own BlockHound integration (netty-common's Hidden) does not list it yet; other projects
+        // that run BlockHound on Netty 4.2 (Armeria) make the same allowance. Nothing of the limiter is inside it.
+        BlockHound.install(builder -> builder
+                .allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup",
+                        "tryExpandMagazines")
+                .blockingMethodCallback(method -> BLOCKING.add(method + " on "
+                        + Thread.currentThread().getName() + "\n" + stack())));
     }
 
     private static String stack() {
