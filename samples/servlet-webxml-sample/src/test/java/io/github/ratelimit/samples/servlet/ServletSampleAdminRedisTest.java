@@ -1,5 +1,6 @@
 package io.github.ratelimit.samples.servlet;
 
+import io.github.ratelimit.testing.redis.RedisServer;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
@@ -122,5 +123,41 @@ class ServletSampleAdminRedisTest {
         JsonNode stores = client.admin("GET", "/", null).json().get("stores");
         assertThat(stores.get(0).get("breaker").asString()).isEqualTo("CLOSED");
         assertThat(stores.get(0).has("roundTrips")).isTrue();
+    }
+
+    /**
+     * Its own Redis, killed under the sample: requests fail open while the breaker counts failures, and once it opens
+     * the admin's health says DEGRADED with 503 and the open breaker, an orchestrator's probe can act on; with Redis
+     * back, UP again.
+     */
+    @Test
+    void healthIsDegradedWhileRedisIsGoneAndUpWhenItIsBack() throws Exception {
+        try (RedisServer own = RedisServer.start();
+             SampleServer sample = SampleServer.start(0, Map.of("ratelimit.store", "redis",
+                     "ratelimit.redis.url", own.uri().toString()))) {
+            AdminClient c = new AdminClient(sample.port());
+            assertThat(c.get("/hello").status()).isEqualTo(200);
+            assertThat(c.admin("GET", "/health", null).status()).isEqualTo(200);
+            own.kill();
+            AdminClient.Answer health = Awaitility.await("the breaker opens").atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(10)).until(() -> {
+                        assertThat(c.get("/hello").status()).as("fail-open serves").isEqualTo(200);
+                        return c.admin("GET", "/health", null);
+                    }, answer -> answer.status() == 503);
+            JsonNode degraded = health.json();
+            assertThat(degraded.get("status").asString()).isEqualTo("DEGRADED");
+            assertThat(degraded.get("stores")).anySatisfy(store -> {
+                assertThat(store.get("status").asString()).isEqualTo("DEGRADED");
+                assertThat(store.get("breaker").asString()).isIn("OPEN", "HALF_OPEN");
+                assertThat(store.get("failures").asLong()).isPositive();
+            });
+            own.restart();
+            Awaitility.await("the store recovers with Redis").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(50)).until(() -> {
+                        c.get("/hello");
+                        return c.admin("GET", "/health", null).status();
+                    }, status -> status == 200);
+            assertThat(c.admin("GET", "/health", null).json().get("status").asString()).isEqualTo("UP");
+        }
     }
 }
