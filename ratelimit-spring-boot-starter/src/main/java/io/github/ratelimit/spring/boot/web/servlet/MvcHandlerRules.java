@@ -10,8 +10,9 @@ import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
+import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.RequestPath;
 import org.springframework.web.method.HandlerMethod;
@@ -23,7 +24,6 @@ import org.springframework.web.servlet.handler.BeanNameUrlHandlerMapping;
 import org.springframework.web.servlet.handler.SimpleUrlHandlerMapping;
 import org.springframework.web.servlet.function.support.RouterFunctionMapping;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
-import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
 import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.pattern.PathPattern;
@@ -44,8 +44,8 @@ import java.util.function.Predicate;
  * The {@code @RateLimit} rules of the Spring MVC handler method that will serve a request, for the rate-limit
  * filter to decide together with the URL rules: one decision per request.
  *
- * <p>The handler is found as the {@code DispatcherServlet} will find it, through the same handler mappings (those
- * of Spring MVC's {@link HandlerMappingIntrospector}, as Spring Security's request matchers use), on a view of the
+ * <p>The handler is found as the {@code DispatcherServlet} will find it, through the same handler mappings (every
+ * {@link HandlerMapping} bean, in the dispatcher's order: {@link #handlerMappings}), on a view of the
  * request whose attributes are its own: the lookup adds no attribute to the request (a mapping's {@code params}
  * condition reads the request's parameters, as Spring MVC's own lookup does), and the keys of the decision are
  * resolved against that view, which has the attributes the lookup added (path variables). Only requests mapped to
@@ -67,7 +67,6 @@ public final class MvcHandlerRules implements HandlerRules {
     /** The request attribute naming the {@link HandlerId} whose rules the filter decided for the request. */
     static final String DECIDED_ATTRIBUTE = MvcHandlerRules.class.getName() + ".decided";
 
-    private final ObjectProvider<HandlerMappingIntrospector> introspector;
     private final ListableBeanFactory beanFactory;
     private final HandlerRuleCache rules;
     private volatile List<HandlerMapping> mappings;
@@ -106,13 +105,10 @@ public final class MvcHandlerRules implements HandlerRules {
     private volatile Set<String> dispatcherServlets;
 
     /**
-     * @param introspector Spring MVC's handler mappings
-     * @param beanFactory where the dispatcher servlets and their registrations are
+     * @param beanFactory where Spring MVC's handler mappings, the dispatcher servlets and their registrations are
      * @param readsInvocation whether a rule's key needs the method call (its arguments) to be resolved
      */
-    MvcHandlerRules(ObjectProvider<HandlerMappingIntrospector> introspector, ListableBeanFactory beanFactory,
-                    Predicate<Rule> readsInvocation) {
-        this.introspector = introspector;
+    MvcHandlerRules(ListableBeanFactory beanFactory, Predicate<Rule> readsInvocation) {
         this.beanFactory = beanFactory;
         this.rules = new HandlerRuleCache(readsInvocation);
     }
@@ -264,9 +260,7 @@ public final class MvcHandlerRules implements HandlerRules {
     private List<HandlerMapping> mappings() {
         List<HandlerMapping> m = mappings;
         if (m == null) {
-            HandlerMappingIntrospector source = introspector.getIfAvailable();
-            List<HandlerMapping> found = source == null || source.getHandlerMappings() == null ? List.of()
-                    : List.copyOf(source.getHandlerMappings());
+            List<HandlerMapping> found = handlerMappings(beanFactory);
             m = anyHandlerMethodHasRules(found) ? found : List.of();
             List<PathPattern> patterns = patternsWithRules(m);
             patternsWithRules = patterns;
@@ -275,6 +269,21 @@ public final class MvcHandlerRules implements HandlerRules {
             mappings = m;
         }
         return m;
+    }
+
+    /**
+     * Spring MVC's handler mappings in the order the dispatcher servlet asks them: every {@link HandlerMapping} bean
+     * of the context and its ancestors, sorted by {@code @Order} and {@code Ordered}. (Spring Framework 7.1 removes
+     * the {@code HandlerMappingIntrospector} that used to give this list.)
+     *
+     * @param beanFactory the application's bean factory
+     * @return the mappings, or none when Spring MVC declares none
+     */
+    static List<HandlerMapping> handlerMappings(ListableBeanFactory beanFactory) {
+        List<HandlerMapping> found = new ArrayList<>(BeanFactoryUtils.beansOfTypeIncludingAncestors(beanFactory,
+                HandlerMapping.class, true, false).values());
+        AnnotationAwareOrderComparator.sort(found);
+        return List.copyOf(found);
     }
 
     private static boolean anyHandlerMethodHasRules(List<HandlerMapping> mappings) {

@@ -3,7 +3,6 @@ package io.github.ratelimit.spring.boot.web.servlet;
 import io.github.ratelimit.servlet.HandlerRules;
 import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.web.servlet.handler.HandlerMappingIntrospector;
 
 /**
  * Creates {@link MvcHandlerRules}; a bean only where Spring MVC is on the class path, so the filter's
@@ -19,7 +18,6 @@ public final class MvcHandlerRulesFactory {
 
     public HandlerRules create() {
         SpelKeyResolverFactory spel = new SpelKeyResolverFactory(beanFactory);
-        return new MvcHandlerRules(beanFactory.getBeanProvider(HandlerMappingIntrospector.class), beanFactory,
-                spel::readsInvocation);
+        return new MvcHandlerRules(beanFactory, spel::readsInvocation);
     }
 }
