@@ -82,7 +82,7 @@ class StoreHealthAndEndpointTest {
         assertThat(get("/busy/ping").statusCode()).isEqualTo(200);
         HttpResponse<String> healthy = get("/actuator/health");
         assertThat(healthy.statusCode()).isEqualTo(200);
-        assertThat(json(healthy).at("/components/rateLimitStore/status").asText()).isEqualTo("UP");
+        assertThat(json(healthy).at("/components/rateLimitStore/status").asString()).isEqualTo("UP");
         assertThat(get("/actuator/health/ratelimit").statusCode()).isEqualTo(200);
 
         REDIS.kill();
@@ -91,25 +91,25 @@ class StoreHealthAndEndpointTest {
             org.awaitility.Awaitility.await("the store reported degraded").atMost(Duration.ofSeconds(20))
                     .pollInterval(Duration.ofMillis(10)).until(() -> {
                         assertThat(get("/busy/ping").statusCode()).as("fail-open serves").isEqualTo(200);
-                        return json(get("/actuator/health")).at("/components/rateLimitStore/status").asText();
+                        return json(get("/actuator/health")).at("/components/rateLimitStore/status").asString();
                     }, "DEGRADED"::equals);
 
             HttpResponse<String> application = get("/actuator/health");
             assertThat(application.statusCode()).as("the application stays in its load balancer").isEqualTo(200);
-            assertThat(json(application).at("/status").asText()).isEqualTo("UP");
-            assertThat(json(application).at("/components/rateLimitStore/description").asText())
+            assertThat(json(application).at("/status").asString()).isEqualTo("UP");
+            assertThat(json(application).at("/components/rateLimitStore/description").asString())
                     .contains("store-failure policies");
 
             HttpResponse<String> group = get("/actuator/health/ratelimit");
             assertThat(group.statusCode()).as("a group that orders DEGRADED").isEqualTo(503);
-            assertThat(json(group).at("/status").asText()).isEqualTo("DEGRADED");
+            assertThat(json(group).at("/status").asString()).isEqualTo("DEGRADED");
         } finally {
             REDIS.restart();
         }
         org.awaitility.Awaitility.await("the store recovers with Redis").atMost(Duration.ofSeconds(20))
                 .pollInterval(Duration.ofMillis(10)).until(() -> {
                     get("/busy/ping");
-                    return json(get("/actuator/health")).at("/components/rateLimitStore/status").asText();
+                    return json(get("/actuator/health")).at("/components/rateLimitStore/status").asString();
                 }, "UP"::equals);
     }
 
@@ -121,9 +121,9 @@ class StoreHealthAndEndpointTest {
         JsonNode body = json(get("/actuator/ratelimits"));
         JsonNode top = body.at("/topRejectedKeys");
         assertThat(top.isArray() && !top.isEmpty()).as("rejected keys listed: %s", body).isTrue();
-        top.forEach(entry -> assertThat(entry.at("/key").asText()).isEqualTo("******"));
+        top.forEach(entry -> assertThat(entry.at("/key").asString()).isEqualTo("******"));
         assertThat(body.toString()).doesNotContain("127.0.0.1");
-        assertThat(body.at("/rules/0/name").asText()).isEqualTo("api");
-        assertThat(top.get(0).at("/rule").asText()).isEqualTo("api");
+        assertThat(body.at("/rules/0/name").asString()).isEqualTo("api");
+        assertThat(top.get(0).at("/rule").asString()).isEqualTo("api");
     }
 }

@@ -147,7 +147,7 @@ final class AdminApp implements BeforeAllCallback, AfterAllCallback {
     }
 
     static String message(HttpResponse<String> response) {
-        return json(response).path("message").asText();
+        return json(response).path("message").asString();
     }
 
     static String query(String value) {

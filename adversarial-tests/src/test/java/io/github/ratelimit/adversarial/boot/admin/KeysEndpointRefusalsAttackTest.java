@@ -98,7 +98,7 @@ class KeysEndpointRefusalsAttackTest {
             assertThat(statuses).as("%s: the rule's own 2/1h", client).containsExactly(200, 200, 429);
         }
         JsonNode shown = json(APP.admin("GET", "/by-client/wide-open", null));
-        assertThat(shown.path("problem").asText()).contains("250 limits, more than the 8");
+        assertThat(shown.path("problem").asString()).contains("250 limits, more than the 8");
     }
 
     @Test
@@ -156,7 +156,7 @@ class KeysEndpointRefusalsAttackTest {
         // The same name given twice alike is no override; a key in the query of …/{rule} is the documented form.
         assertThat(APP.admin("POST", "/by-client/alice", body("key", "alice", "limits", "3/1h")).statusCode())
                 .isEqualTo(200);
-        assertThat(json(APP.admin("GET", "/by-client?key=bob", null)).path("limits").get(0).asText()).isEqualTo("9/1h");
+        assertThat(json(APP.admin("GET", "/by-client?key=bob", null)).path("limits").get(0).asString()).isEqualTo("9/1h");
         assertThat(APP.jedis.hget(APP.ruleKey("by-client"), "alice")).startsWith("limits\t3/1h\t");
     }
 

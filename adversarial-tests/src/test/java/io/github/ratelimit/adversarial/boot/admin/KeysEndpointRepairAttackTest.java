@@ -77,7 +77,7 @@ class KeysEndpointRepairAttackTest {
         for (String key : new String[] {"junk", "binary", "no-plan"}) {
             HttpResponse<String> shown = APP.admin("GET", "/by-client/" + key, null);
             assertThat(shown.statusCode()).as(shown.body()).isEqualTo(200);
-            assertThat(json(shown).path("problem").asText()).as(key).isNotBlank();
+            assertThat(json(shown).path("problem").asString()).as(key).isNotBlank();
             assertThat(json(shown).path("limits")).as(key).isEmpty();
             for (int i = 0; i < 2; i++) {
                 assertThat(APP.call("/api/client/x", "X-Client: " + key).statusCode()).isEqualTo(200);
@@ -88,15 +88,15 @@ class KeysEndpointRepairAttackTest {
         HttpResponse<String> page = APP.admin("GET", "/by-client?count=100", null);
         assertThat(page.statusCode()).as(page.body()).isEqualTo(200);
         java.util.Map<String, JsonNode> listed = new java.util.HashMap<>();
-        json(page).path("entries").forEach(e -> listed.put(e.path("key").asText(), e));
+        json(page).path("entries").forEach(e -> listed.put(e.path("key").asString(), e));
         // Before, a count of entries with a problem and a size of at least 4: neither said which entry was which.
         for (String key : new String[] {"junk", "binary", "no-plan"}) {
             assertThat(listed.get(key)).as(key).isNotNull();
-            assertThat(listed.get(key).path("problem").asText()).as(key).startsWith(key.equals("no-plan")
+            assertThat(listed.get(key).path("problem").asString()).as(key).startsWith(key.equals("no-plan")
                     ? "plan 'gold' is not known" : "unreadable: ");
             assertThat(listed.get(key).path("limits")).as(key).isEmpty();
         }
         assertThat(listed.get("readable").has("problem")).isFalse();
-        assertThat(listed.get("readable").at("/limits/0").asText()).isEqualTo("20/1h");
+        assertThat(listed.get("readable").at("/limits/0").asString()).isEqualTo("20/1h");
     }
 }

@@ -73,7 +73,7 @@ class ConcurrencyRulesEndpointsTest {
 
     private JsonNode rule(JsonNode listing, String name) {
         for (JsonNode rule : listing.at("/rules")) {
-            if (rule.at("/name").asText().equals(name)) {
+            if (rule.at("/name").asString().equals(name)) {
                 return rule;
             }
         }
@@ -82,7 +82,7 @@ class ConcurrencyRulesEndpointsTest {
 
     private static List<String> texts(JsonNode array) {
         List<String> all = new ArrayList<>();
-        array.forEach(n -> all.add(n.asText()));
+        array.forEach(n -> all.add(n.asString()));
         return all;
     }
 
@@ -95,7 +95,7 @@ class ConcurrencyRulesEndpointsTest {
         JsonNode slow = rule(listing, "cre-slow");
         assertThat(slow.at("/concurrency").asInt()).isEqualTo(2);
         assertThat(slow.at("/limits").isArray() && slow.at("/limits").isEmpty()).as("%s", slow).isTrue();
-        assertThat(slow.at("/key").asText()).isEqualTo("ip");
+        assertThat(slow.at("/key").asString()).isEqualTo("ip");
 
         JsonNode exports = rule(listing, "cre-exports");
         assertThat(exports.at("/concurrency").asInt()).as("an annotation's").isEqualTo(3);
@@ -116,7 +116,7 @@ class ConcurrencyRulesEndpointsTest {
         for (String[] change : refused) {
             HttpResponse<String> r = send(port, "POST", change[0], change[1]);
             assertThat(r.statusCode()).as("%s %s -> %s", change[0], change[1], r.body()).isEqualTo(400);
-            assertThat(JSON.readTree(r.body()).at("/message").asText()).as(r.body())
+            assertThat(JSON.readTree(r.body()).at("/message").asString()).as(r.body())
                     .contains("concurrency").contains("alice");
         }
         for (String rule : List.of("cre-slow", "cre-exports")) {

@@ -92,8 +92,8 @@ class RateLimitKeysEndpointTest {
             HttpResponse<String> set = send(port, "POST", "/actuator/ratelimitkeys/api/alice", "{\"limits\":\"2/1h\"}");
             assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
             JsonNode entry = JSON.readTree(set.body());
-            assertThat(entry.at("/limits/0").asText()).isEqualTo("2/1h");
-            assertThat(entry.at("/changedBy").asText()).isEqualTo("unknown");
+            assertThat(entry.at("/limits/0").asString()).isEqualTo("2/1h");
+            assertThat(entry.at("/changedBy").asString()).isEqualTo("unknown");
             // The live bucket shrinks to 2: two more calls, then 429.
             assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(200);
             assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(200);
@@ -104,7 +104,7 @@ class RateLimitKeysEndpointTest {
             assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).as("reset: full again").isEqualTo(200);
 
             HttpResponse<String> page = send(port, "GET", "/actuator/ratelimitkeys/api?count=10", null);
-            assertThat(JSON.readTree(page.body()).at("/entries/0/key").asText()).isEqualTo("alice");
+            assertThat(JSON.readTree(page.body()).at("/entries/0/key").asString()).isEqualTo("alice");
 
             assertThat(JSON.readTree(send(port, "DELETE", "/actuator/ratelimitkeys/api/alice", null).body())
                     .at("/removed").asBoolean()).isTrue();
@@ -117,7 +117,7 @@ class RateLimitKeysEndpointTest {
                     "{\"limits\":\"1/1s\",\"plan\":\"tiny\"}", "{\"limits\":\"\"}"}) {
                 HttpResponse<String> r = send(port, "POST", "/actuator/ratelimitkeys/api/bob", body);
                 assertThat(r.statusCode()).as("%s -> %s", body, r.body()).isEqualTo(400);
-                assertThat(JSON.readTree(r.body()).at("/message").asText()).isNotBlank();
+                assertThat(JSON.readTree(r.body()).at("/message").asString()).isNotBlank();
             }
             assertThat(send(port, "GET", "/actuator/ratelimitkeys/api?count=0", null).statusCode()).isEqualTo(400);
             assertThat(send(port, "GET", "/actuator/ratelimitkeys/api?cursor=x", null).statusCode()).isEqualTo(400);

@@ -99,14 +99,14 @@ class ConfigurationMetadataTest {
         JsonNode generated = read("META-INF/spring-configuration-metadata.json");
         Set<String> names = new TreeSet<>();
         for (JsonNode p : generated.get("properties")) {
-            names.add(p.get("name").asText());
+            names.add(p.get("name").asString());
         }
         for (RateLimitSettings.Property p : bootProperties()) {
             String name = p.name().replaceAll("\\[i]\\..*", "").replaceAll("\\.<[a-z]+>", "");
             assertThat(names).as("metadata for %s", p.name()).contains(name);
         }
         for (JsonNode p : generated.get("properties")) {
-            String name = p.get("name").asText();
+            String name = p.get("name").asString();
             if (name.startsWith("ratelimit.") && !Set.of("ratelimit.rules", "ratelimit.keys", "ratelimit.plans")
                     .contains(name)) {
                 RateLimitSettings.Property model = bootProperties().stream().filter(m -> m.name().equals(name))
