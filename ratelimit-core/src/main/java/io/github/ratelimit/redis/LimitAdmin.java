@@ -44,10 +44,11 @@ import java.util.function.Supplier;
  *       encoded address too. Listings give every entry's address: it works in a URL path, in a query, in JSON and in
  *       Java alike, for any key (an IPv6 client's {@code 2001:db8::/64}, a key holding a {@code /}, a {@code %} or a
  *       control character);</li>
- *   <li>for an entry stored under a key over 128 characters in full (an older version's, or another tool's), which
- *       the limiter never reads, the listing's address is {@value #STORED_PREFIX} and the key's UTF-8 bytes in
- *       unpadded base64url: show and delete reach that very entry, so every entry a listing shows can be removed
- *       (set and reset take it as the key in full, hashed).</li>
+ *   <li>for an entry stored under a field the limiter never reads (by an older version, another tool, or anyone
+ *       with access to Redis: a key over 128 characters in full, the empty field, bytes that are not UTF-8), the
+ *       listing's address is {@value #STORED_PREFIX} and the field's bytes in unpadded base64url: show and delete
+ *       reach that very entry, so every entry a listing shows can be removed (set and reset take a key over 128
+ *       characters as the key in full, hashed, and refuse the others).</li>
  * </ul>
  * A key with a lone UTF-16 surrogate is refused: it has no UTF-8 form, so it would reach another key.
  *
@@ -61,8 +62,8 @@ public final class LimitAdmin {
     public static final String ADDRESS_PREFIX = "~b64:";
 
     /**
-     * The start of the address of an entry stored under a key over 128 characters in full (by an older version, or
-     * another tool), which the limiter never reads: show and delete reach that entry as stored.
+     * The start of the address of an entry stored under a field the limiter never reads (a key over 128 characters in
+     * full, the empty field, bytes that are not UTF-8): show and delete reach that entry as stored.
      */
     public static final String STORED_PREFIX = "~stored:";
 
@@ -196,18 +197,47 @@ public final class LimitAdmin {
      *         {@value #ADDRESS_PREFIX} and its UTF-8 bytes in unpadded base64url
      */
     public static String address(String key) {
-        if (key.length() > KeyExpressions.MAX_KEY_LENGTH) {
-            // Not a key the limiter counts by (it hashes those): an entry stored under the key in full.
-            return STORED_PREFIX + base64(key);
-        }
-        boolean plain = !key.isEmpty() && !key.equals(".") && !key.equals("..") && !key.startsWith(ADDRESS_PREFIX)
-                && !key.startsWith(STORED_PREFIX) && key.chars().allMatch(c -> (c >= 'a' && c <= 'z')
-                || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~:@!$'()*,=".indexOf(c) >= 0);
-        return plain ? key : ADDRESS_PREFIX + base64(key);
+        return address(key.getBytes(StandardCharsets.UTF_8));
     }
 
-    private static String base64(String key) {
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(key.getBytes(StandardCharsets.UTF_8));
+    /**
+     * @param field a field of a rule's hash in Redis: what an entry is stored under
+     * @return the address that reaches that very entry: for a key the limiter may count by (UTF-8, 1 to 128
+     *         characters), the key when it is safe in a URL path segment and query as it is, else
+     *         {@value #ADDRESS_PREFIX} and the field in unpadded base64url; for any other field,
+     *         {@value #STORED_PREFIX} and the field in unpadded base64url
+     */
+    public static String address(byte[] field) {
+        String key = utf8(field);
+        if (key == null || key.isEmpty() || key.length() > KeyExpressions.MAX_KEY_LENGTH) {
+            return STORED_PREFIX + base64(field); // not a key the limiter counts by (it hashes long ones)
+        }
+        boolean plain = !key.equals(".") && !key.equals("..") && !key.startsWith(ADDRESS_PREFIX)
+                && !key.startsWith(STORED_PREFIX) && key.chars().allMatch(c -> (c >= 'a' && c <= 'z')
+                || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~:@!$'()*,=".indexOf(c) >= 0);
+        return plain ? key : ADDRESS_PREFIX + base64(field);
+    }
+
+    /**
+     * @param field a field of a rule's hash in Redis
+     * @return it as text for people: its UTF-8, with U+FFFD for bytes that are not
+     */
+    public static String shown(byte[] field) {
+        return new String(field, StandardCharsets.UTF_8);
+    }
+
+    private static String base64(byte[] bytes) {
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
+    }
+
+    /** @return the bytes as UTF-8 text, or {@code null} when they are not UTF-8 */
+    private static String utf8(byte[] bytes) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+        } catch (CharacterCodingException e) {
+            return null;
+        }
     }
 
     /**
@@ -221,12 +251,11 @@ public final class LimitAdmin {
 
     /**
      * @param address a key as shown, a key over 128 characters in full, or an {@link #address(String) address}
-     * @return the key as stored: the limiter's key, or for a {@value #STORED_PREFIX} address, the key in full an
-     *         older entry is stored under
+     * @return the key it names, in full (not hashed)
      * @throws IllegalArgumentException when the address is empty, has a lone UTF-16 surrogate (no UTF-8 form, so it
-     *         would reach another key), or is an encoded one that does not decode
+     *         would reach another key), is an encoded one that does not decode, or reaches a field that is no key
      */
-    static String stored(String address) {
+    private static String stored(String address) {
         if (address == null || address.isEmpty()) {
             throw new IllegalArgumentException("key is missing: give the key as decisions and listings show it, or "
                     + "the address a listing gives");
@@ -237,18 +266,30 @@ public final class LimitAdmin {
             KeyExpressions.checkNoLoneSurrogate(address, "an admin operation");
             return address;
         }
-        try {
-            byte[] bytes = Base64.getUrlDecoder().decode(address.substring(prefix.length()));
-            String key = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
-            if (key.isEmpty()) {
-                throw new IllegalArgumentException("empty");
-            }
-            return key;
-        } catch (IllegalArgumentException | CharacterCodingException e) {
-            throw new IllegalArgumentException("address " + LogText.quote(address) + " is not " + prefix
-                    + " followed by a key's UTF-8 bytes in base64url; use the address a listing gives");
+        String key = utf8(decoded(address, prefix));
+        if ((key == null || key.isEmpty()) && prefix.equals(ADDRESS_PREFIX)) {
+            throw notDecoded(address, prefix);
         }
+        if (key == null || key.isEmpty()) {
+            throw new IllegalArgumentException("address " + LogText.quote(address) + " reaches an entry stored under "
+                    + (key == null ? "bytes that are not UTF-8" : "the empty field") + ", which no key is: it can be "
+                    + "shown and removed, not set or reset");
+        }
+        return key;
+    }
+
+    private static byte[] decoded(String address, String prefix) {
+        try {
+            return Base64.getUrlDecoder().decode(address.substring(prefix.length()));
+        } catch (IllegalArgumentException e) {
+            throw notDecoded(address, prefix);
+        }
+    }
+
+    private static IllegalArgumentException notDecoded(String address, String prefix) {
+        return new IllegalArgumentException("address " + LogText.quote(address) + " is not " + prefix + " followed by "
+                + (prefix.equals(ADDRESS_PREFIX) ? "a key's UTF-8 bytes" : "a stored field's bytes")
+                + " in base64url; use the address a listing gives");
     }
 
     /**
@@ -261,7 +302,7 @@ public final class LimitAdmin {
      */
     public Optional<RedisLimitProvider.Entry> get(String rule, String address) {
         Rule r = rule(rule);
-        return store().getStored(r.name(), storedKey(address)).map(e -> checked(r, e));
+        return store().getStored(r.name(), field(address)).map(e -> checked(r, e));
     }
 
     /**
@@ -286,12 +327,13 @@ public final class LimitAdmin {
      * @param limits the limits, comma-separated ({@code 5/1s,100/1m}), 1 to {@value Rule#MAX_LIMITS}, that the rule
      *        can use
      * @param actor who makes the change, or {@code null} when not known
+     * @return the entry as this change wrote it
      * @throws UnknownRuleException when the rule is not known
      * @throws InvalidRateLimitConfigurationException when the limits do not parse or the rule cannot use them
      * @throws IllegalStateException when per-key limits are not kept here
      * @throws RateLimitStoreException when Redis fails
      */
-    public void setLimits(String rule, String address, String limits, String actor) {
+    public RedisLimitProvider.Entry setLimits(String rule, String address, String limits, String actor) {
         Rule r = rule(rule);
         String key = key(address);
         List<Limit> parsed;
@@ -300,7 +342,7 @@ public final class LimitAdmin {
         } catch (InvalidRateLimitConfigurationException e) {
             throw e.within("limits for key " + LogText.quote(key) + " of rule '" + r.name() + "'");
         }
-        store().setLimits(r, key, parsed, actor);
+        return store().setLimits(r, key, parsed, actor);
     }
 
     /**
@@ -308,14 +350,15 @@ public final class LimitAdmin {
      * @param address the key's address
      * @param plan a plan the limit store knows, whose limits the rule can use
      * @param actor who makes the change, or {@code null} when not known
+     * @return the entry as this change wrote it
      * @throws UnknownRuleException when the rule is not known
      * @throws IllegalArgumentException when the plan is not known, or the rule cannot use its limits
      * @throws IllegalStateException when per-key limits are not kept here
      * @throws RateLimitStoreException when Redis fails
      */
-    public void assignPlan(String rule, String address, String plan, String actor) {
+    public RedisLimitProvider.Entry assignPlan(String rule, String address, String plan, String actor) {
         Rule r = rule(rule);
-        store().assignPlan(r, key(address), plan, actor);
+        return store().assignPlan(r, key(address), plan, actor);
     }
 
     /**
@@ -329,7 +372,7 @@ public final class LimitAdmin {
      */
     public boolean remove(String rule, String address, String actor) {
         Rule r = rule(rule);
-        return store().removeStored(r.name(), storedKey(address), actor);
+        return store().removeStored(r.name(), field(address), actor);
     }
 
     /**
@@ -357,12 +400,13 @@ public final class LimitAdmin {
 
     /**
      * @param address a key as shown, a key over 128 characters in full, or an {@link #address(String) address}
-     * @return the key the entry that {@link #get} and {@link #remove} reach is stored under: for a
-     *         {@value #STORED_PREFIX} address, the key in full as stored; else {@link #key(String)}
+     * @return the field of the rule's hash that {@link #get} and {@link #remove} reach: for a {@value #STORED_PREFIX}
+     *         address, the bytes it carries; else the UTF-8 of {@link #key(String)}
      * @throws IllegalArgumentException as {@link #key(String)}
      */
-    public static String storedKey(String address) {
-        return address.startsWith(STORED_PREFIX) ? stored(address) : key(address);
+    public static byte[] field(String address) {
+        return address != null && address.startsWith(STORED_PREFIX) ? decoded(address, STORED_PREFIX)
+                : key(address).getBytes(StandardCharsets.UTF_8);
     }
 
     private RedisLimitProvider store() {
@@ -382,8 +426,9 @@ public final class LimitAdmin {
             rule.withLimits(e.limits());
             return e;
         } catch (InvalidRateLimitConfigurationException x) {
-            return new RedisLimitProvider.Entry(e.rule(), e.key(), List.of(), e.plan(), e.changedBy(), e.changedAt(),
-                    "the rule cannot use the limits " + e.limits() + ": " + x.constraint() + "; the rule's own apply");
+            return new RedisLimitProvider.Entry(e.rule(), e.key(), e.address(), List.of(), e.plan(), e.changedBy(),
+                    e.changedAt(), "the rule cannot use the limits " + e.limits() + ": " + x.constraint()
+                    + "; the rule's own apply");
         }
     }
 }

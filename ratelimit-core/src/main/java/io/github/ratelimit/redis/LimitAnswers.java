@@ -121,7 +121,8 @@ final class LimitAnswers {
         Answer answer;
         try {
             byte[] value = jedis.hget(ruleKey(rule.name()), utf8(key));
-            answer = value == null ? Answer.NONE : answer(rule, LimitEntries.read(rule.name(), key, value, plans));
+            answer = value == null ? Answer.NONE
+                    : answer(rule, LimitEntries.read(rule.name(), key, LimitAdmin.address(key), value, plans));
         } catch (JedisException e) {
             if (!wrongType(e)) {
                 failures.incrementAndGet();
@@ -280,8 +281,8 @@ final class LimitAnswers {
      * @return whether the key's entry changed (a {@code del} of no entry does not)
      * @throws JedisException when Redis fails
      */
-    boolean change(String op, String rule, String key, String value, String by) {
-        List<byte[]> args = List.of(utf8(op), utf8(key), utf8(value), utf8(rule), utf8(by),
+    boolean change(String op, String rule, byte[] field, String value, String by) {
+        List<byte[]> args = List.of(utf8(op), field, utf8(value), utf8(rule), utf8(by),
                 utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES)), utf8(token()));
         List<?> result = (List<?>) CHANGE.run(jedis, List.of(ruleKey(rule), stream()), args);
         long repaired = (Long) result.get(1);
@@ -291,7 +292,7 @@ final class LimitAnswers {
                     + " key(s) of per-key limits that held another type", null);
             forgetAll(); // what this instance knew may have come from what the garbage replaced
         } else {
-            forget(rule, key);
+            forget(rule, LimitAdmin.shown(field)); // a field that is no key (not UTF-8) is no answer of the limiter
         }
         return Long.valueOf(1).equals(result.get(0));
     }

@@ -27,6 +27,12 @@ final class LimitEntries {
 
     private static final int SNIPPET = 60;
 
+    /** The longest name of who made a change that is written or shown; a longer one is cut. */
+    static final int MAX_ACTOR = 200;
+
+    /** The longest message of the limits' parser that an entry's problem repeats; a longer one is cut. */
+    private static final int MAX_MESSAGE = 300;
+
     private LimitEntries() {
     }
 
@@ -75,13 +81,15 @@ final class LimitEntries {
     /**
      * The one form of who made a change, written and read back alike: what could end a line or hide text (control
      * and format characters, line separators, lone surrogates) becomes a space, so the entry's fields, separated by
-     * tabs, stay apart, and no stored name reaches a log or an HTTP answer with them.
+     * tabs, stay apart, and no stored name reaches a log or an HTTP answer with them; cut after
+     * {@value #MAX_ACTOR} characters, so no stored name makes an answer long.
      *
      * @param actor who made a change, as given or stored
-     * @return it without those characters
+     * @return it without those characters, at most {@value #MAX_ACTOR} characters and an ellipsis
      */
     static String actor(String actor) {
-        return actor.replaceAll("[\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}]", " ");
+        String cut = actor.length() <= MAX_ACTOR ? actor : actor.substring(0, MAX_ACTOR) + "…";
+        return cut.replaceAll("[\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}]", " ");
     }
 
     /** @return the stored value of limits of a key's own */
@@ -96,52 +104,72 @@ final class LimitEntries {
 
     /**
      * @param rule the rule's name
-     * @param key the key
+     * @param key the key, as shown
+     * @param address the address that reaches the entry
      * @param value the stored value
      * @param plans the plans this instance knows
      * @return the entry; one with a problem and no limits when the value cannot give the key limits
      */
-    static RedisLimitProvider.Entry read(String rule, String key, byte[] value, Map<String, List<Limit>> plans) {
+    static RedisLimitProvider.Entry read(String rule, String key, String address, byte[] value,
+                                         Map<String, List<Limit>> plans) {
         String text;
         try {
             text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(value)).toString();
         } catch (CharacterCodingException e) {
-            return unreadable(rule, key, null, null, "the stored value is not UTF-8 text");
+            return unreadable(rule, key, address, null, null, "the stored value is not UTF-8 text");
         }
         String[] parts = text.split("\t", -1);
         String by = parts.length > 2 ? actor(parts[2]) : "unknown";
         Instant at = parts.length > 3 ? instant(parts[3]) : null;
         if (parts.length >= 2 && parts[0].equals("limits")) {
             try {
-                return new RedisLimitProvider.Entry(rule, key, parse(parts[1]), null, by, at, null);
+                return new RedisLimitProvider.Entry(rule, key, address, parse(parts[1]), null, by, at, null);
             } catch (RuntimeException e) {
                 // InvalidRateLimitConfigurationException above all; anything else a parser might throw the same way.
                 // The parser's message holds the stored text: escaped, as all stored text that reaches a log or an
                 // HTTP answer.
-                return unreadable(rule, key, by, at, "the stored limits " + snippet(parts[1]) + " cannot be used: "
-                        + LogText.escape(e.getMessage()));
+                String message = String.valueOf(e.getMessage());
+                return unreadable(rule, key, address, by, at, "the stored limits " + snippet(parts[1])
+                        + " cannot be used: " + LogText.escape(message.length() <= MAX_MESSAGE ? message
+                        : message.substring(0, MAX_MESSAGE) + "…"));
             }
         }
         if (parts.length >= 2 && parts[0].equals("plan")) {
             String invalid = PlanNames.problem(parts[1]);
             if (invalid != null) {
-                return unreadable(rule, key, by, at, invalid);
+                return unreadable(rule, key, address, by, at, invalid);
             }
             List<Limit> limits = plans.get(parts[1]);
             if (limits == null) {
-                return new RedisLimitProvider.Entry(rule, key, List.of(), parts[1], by, at,
+                return new RedisLimitProvider.Entry(rule, key, address, List.of(), parts[1], by, at,
                         PlanNames.unknown(parts[1], plans.keySet()) + ", so the rule's own limits apply");
             }
-            return new RedisLimitProvider.Entry(rule, key, limits, parts[1], by, at, null);
+            return new RedisLimitProvider.Entry(rule, key, address, limits, parts[1], by, at, null);
         }
-        return unreadable(rule, key, parts.length > 2 ? by : null, at, "the stored value " + snippet(text)
+        return unreadable(rule, key, address, parts.length > 2 ? by : null, at, "the stored value " + snippet(text)
                 + " is not '<limits|plan>\\t<limits or plan>\\t<who>\\t<when>'");
     }
 
-    private static RedisLimitProvider.Entry unreadable(String rule, String key, String by, Instant at, String why) {
-        return new RedisLimitProvider.Entry(rule, key, List.of(), null, by == null ? "unknown" : by, at,
+    private static RedisLimitProvider.Entry unreadable(String rule, String key, String address, String by,
+                                                       Instant at, String why) {
+        return new RedisLimitProvider.Entry(rule, key, address, List.of(), null, by == null ? "unknown" : by, at,
                 "unreadable: " + why + "; the rule's own limits apply until the entry is set again or removed");
+    }
+
+    /**
+     * @param rule the rule's name
+     * @param key the key, as stored
+     * @param limits the limits written (a plan's, for a plan)
+     * @param plan the plan's name, or {@code null} for limits of the key's own
+     * @param by who made the change, as written
+     * @param millis when, as written
+     * @return the entry as a change wrote it
+     */
+    static RedisLimitProvider.Entry written(String rule, String key, List<Limit> limits, String plan, String by,
+                                            long millis) {
+        return new RedisLimitProvider.Entry(rule, key, LimitAdmin.address(key), List.copyOf(limits), plan, by,
+                Instant.ofEpochMilli(millis), null);
     }
 
     private static Instant instant(String millis) {

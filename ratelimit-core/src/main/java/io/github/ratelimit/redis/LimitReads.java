@@ -34,14 +34,14 @@ final class LimitReads {
 
     /**
      * @param rule the rule's name
-     * @param stored the key exactly as stored
+     * @param field the field exactly as stored
      * @return its entry
      * @throws RateLimitStoreException when Redis fails
      */
-    Optional<RedisLimitProvider.Entry> get(String rule, String stored) {
+    Optional<RedisLimitProvider.Entry> get(String rule, byte[] field) {
         try {
-            byte[] value = jedis.hget(answers.ruleKey(rule), stored.getBytes(StandardCharsets.UTF_8));
-            return value == null ? Optional.empty() : Optional.of(LimitEntries.read(rule, stored, value, plans));
+            byte[] value = jedis.hget(answers.ruleKey(rule), field);
+            return value == null ? Optional.empty() : Optional.of(read(rule, field, value));
         } catch (JedisException e) {
             if (LimitAnswers.wrongType(e)) {
                 answers.garbage(rule);
@@ -73,7 +73,7 @@ final class LimitReads {
                     from.getBytes(StandardCharsets.UTF_8), new ScanParams().count(count));
             List<RedisLimitProvider.Entry> entries = new ArrayList<>();
             for (Map.Entry<byte[], byte[]> e : page.getResult()) {
-                entries.add(LimitEntries.read(rule, new String(e.getKey(), StandardCharsets.UTF_8), e.getValue(), plans));
+                entries.add(read(rule, e.getKey(), e.getValue()));
             }
             return new RedisLimitProvider.Page(entries, page.isCompleteIteration() ? null : page.getCursor());
         } catch (JedisException e) {
@@ -83,5 +83,10 @@ final class LimitReads {
             }
             throw RedisLimitProvider.failed(e);
         }
+    }
+
+    /** @return the entry stored under the field, shown as text and addressed by its bytes */
+    private RedisLimitProvider.Entry read(String rule, byte[] field, byte[] value) {
+        return LimitEntries.read(rule, LimitAdmin.shown(field), LimitAdmin.address(field), value, plans);
     }
 }

@@ -68,7 +68,8 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * One key's entry.
      *
      * @param rule the rule's name
-     * @param key the key, as the rule counts by it
+     * @param key the key, as the rule counts by it (as stored: for a field that is not UTF-8, with U+FFFD)
+     * @param address what reaches this very entry in the admin operations ({@link LimitAdmin#address(byte[])})
      * @param limits the limits that apply (a plan's, for a plan); empty when there is a problem
      * @param plan the plan's name, or {@code null} for limits of the key's own
      * @param changedBy who made the change, as given
@@ -76,8 +77,8 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @param problem why the entry gives the key no limits of its own (unreadable, a plan not known here), or
      *        {@code null} when it does
      */
-    public record Entry(String rule, String key, List<Limit> limits, String plan, String changedBy, Instant changedAt,
-                        String problem) {
+    public record Entry(String rule, String key, String address, List<Limit> limits, String plan, String changedBy,
+                        Instant changedAt, String problem) {
     }
 
     /**
@@ -130,12 +131,13 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @param key the key, as the rule counts by it (a longer one than 128 characters is hashed, as the limiter does)
      * @param limits the limits, 1 to {@value Rule#MAX_LIMITS}, that the rule can use
      * @param actor who makes the change (for the log and the entry), or {@code null} when not known
+     * @return the entry as written
      * @throws InvalidRateLimitConfigurationException when the rule cannot use the limits (a burst on a sliding
      *         window, two limits on one window, more than a log keeps, more than a rule may have), naming them
      * @throws IllegalArgumentException when an argument is missing or empty
      * @throws RateLimitStoreException when Redis fails
      */
-    public void setLimits(Rule rule, String key, List<Limit> limits, String actor) {
+    public Entry setLimits(Rule rule, String key, List<Limit> limits, String actor) {
         String k = key(rule, key);
         if (limits == null || limits.isEmpty()) {
             throw new IllegalArgumentException("limits for rule '" + rule.name() + "' key " + LogText.quote(k) + " are "
@@ -144,9 +146,11 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
         LimitEntries.usable(rule, limits, "limits " + limits + " for key " + LogText.quote(k) + " of rule '"
                 + rule.name() + "'");
         String by = by(actor);
-        change("set", rule.name(), k, LimitEntries.limits(limits, by, clock.millis()), by);
+        long now = clock.millis();
+        change("set", rule.name(), utf8(k), LimitEntries.limits(limits, by, now), by);
         AUDIT.log(Level.INFO, () -> "Limits of rule '" + rule.name() + "' key " + LogText.quote(k) + " set to "
                 + String.join(",", limits.stream().map(Limit::toString).toList()) + " by " + who(actor));
+        return LimitEntries.written(rule.name(), k, limits, null, by, now);
     }
 
     /**
@@ -156,13 +160,14 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @param key the key, as the rule counts by it
      * @param plan a plan this store was built with, whose limits the rule can use
      * @param actor who makes the change, or {@code null} when not known
+     * @return the entry as written
      * @throws InvalidRateLimitConfigurationException when the rule cannot use the plan's limits
      * @throws InvalidRateLimitConfigurationException when the name is not a plan's name ({@code PlanNames}: the
      *         same rule as {@link Builder#plan} and configuration)
      * @throws IllegalArgumentException when the plan is not known, or an argument is missing
      * @throws RateLimitStoreException when Redis fails
      */
-    public void assignPlan(Rule rule, String key, String plan, String actor) {
+    public Entry assignPlan(Rule rule, String key, String plan, String actor) {
         String k = key(rule, key);
         PlanNames.check(null, plan);
         if (!plans.containsKey(plan)) {
@@ -171,9 +176,11 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
         LimitEntries.usable(rule, plans.get(plan), "plan '" + plan + "' " + plans.get(plan) + " for key "
                 + LogText.quote(k) + " of rule '" + rule.name() + "'");
         String by = by(actor);
-        change("set", rule.name(), k, LimitEntries.plan(plan, by, clock.millis()), by);
+        long now = clock.millis();
+        change("set", rule.name(), utf8(k), LimitEntries.plan(plan, by, now), by);
         AUDIT.log(Level.INFO, () -> "Rule '" + rule.name() + "' key " + LogText.quote(k) + " put on plan '" + plan
                 + "' by " + who(actor));
+        return LimitEntries.written(rule.name(), k, plans.get(plan), plan, by, now);
     }
 
     /**
@@ -186,13 +193,13 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @throws RateLimitStoreException when Redis fails
      */
     public boolean remove(String rule, String key, String actor) {
-        return removeKey(rule, key(rule, key), actor);
+        return removeField(rule, utf8(key(rule, key)), actor);
     }
 
-    private boolean removeKey(String rule, String k, String actor) {
-        boolean removed = change("del", rule, k, "", by(actor));
+    private boolean removeField(String rule, byte[] field, String actor) {
+        boolean removed = change("del", rule, field, "", by(actor));
         if (removed) {
-            AUDIT.log(Level.INFO, () -> "Rule " + LogText.quote(rule) + " key " + LogText.quote(k)
+            AUDIT.log(Level.INFO, () -> "Rule " + LogText.quote(rule) + " key " + LogText.quote(LimitAdmin.shown(field))
                     + " back to the rule's limits by " + who(actor));
         }
         return removed;
@@ -206,7 +213,7 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @throws RateLimitStoreException when Redis fails
      */
     public Optional<Entry> get(String rule, String key) {
-        return reads.get(rule, key(rule, key));
+        return reads.get(rule, utf8(key(rule, key)));
     }
 
     /**
@@ -225,25 +232,16 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
         return reads.list(rule, cursor, count);
     }
 
-    /**
-     * @param rule the rule's name
-     * @param stored a key exactly as stored, not hashed here even when long (an older version's entry)
-     * @return its entry
-     */
-    Optional<Entry> getStored(String rule, String stored) {
-        key(rule, stored);
-        return reads.get(rule, stored);
+    /** @return the entry under the field exactly as stored, any bytes (a long key not hashed, written elsewhere) */
+    Optional<Entry> getStored(String rule, byte[] field) {
+        key(rule, "");
+        return reads.get(rule, field);
     }
 
-    /**
-     * @param rule the rule's name
-     * @param stored a key exactly as stored, not hashed here even when long (an older version's entry)
-     * @param actor who makes the change, or {@code null}
-     * @return whether the key had an entry
-     */
-    boolean removeStored(String rule, String stored, String actor) {
-        key(rule, stored);
-        return removeKey(rule, stored, actor);
+    /** @return whether the field exactly as stored, any bytes, had an entry, which is now removed */
+    boolean removeStored(String rule, byte[] field, String actor) {
+        key(rule, "");
+        return removeField(rule, field, actor);
     }
 
     /**
@@ -275,9 +273,9 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
         return answers.refreshes();
     }
 
-    private boolean change(String op, String rule, String key, String value, String by) {
+    private boolean change(String op, String rule, byte[] field, String value, String by) {
         try {
-            return answers.change(op, rule, key, value, by);
+            return answers.change(op, rule, field, value, by);
         } catch (JedisException e) {
             throw failed(e);
         }

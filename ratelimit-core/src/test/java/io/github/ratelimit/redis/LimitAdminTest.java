@@ -160,21 +160,35 @@ class LimitAdminTest {
             LimitAdmin admin = LimitAdmin.of(limiter, store);
             byte[] hash = utf8(prefix + ":{limits}:rule:api");
             // Stored by an older version (a long key in full) or another tool, behind the limiter's back.
-            String[] stored = {"x".repeat(200), "u".repeat(129), "~b64:YWxpY2U", "~stored:YWxpY2U", "~sha256:0"};
+            String[] stored = {"x".repeat(200), "u".repeat(129), "~b64:YWxpY2U", "~stored:YWxpY2U", "~sha256:0", ""};
             for (String key : stored) {
                 REDIS.client().hset(hash, utf8(key), utf8("limits\t3/1h\tops\t1"));
             }
-            admin.setLimits("api", "alice", "4/1h", "ops");
+            // Written by anyone with access to Redis: a field that is not UTF-8, which no key is.
+            byte[] notUtf8 = {(byte) 0xff, 'k', (byte) 0xc3};
+            REDIS.client().hset(hash, notUtf8, utf8("limits\t3/1h\tops\t1"));
+            assertThat(admin.setLimits("api", "alice", "4/1h", "ops").limits()).hasToString("[4/1h]");
             List<RedisLimitProvider.Entry> listed = admin.list("api", null, 100).entries();
             assertThat(listed).extracting(RedisLimitProvider.Entry::key).containsExactlyInAnyOrder(
-                    "x".repeat(200), "u".repeat(129), "~b64:YWxpY2U", "~stored:YWxpY2U", "~sha256:0", "alice");
+                    "x".repeat(200), "u".repeat(129), "~b64:YWxpY2U", "~stored:YWxpY2U", "~sha256:0", "", "\uFFFDk\uFFFD",
+                    "alice");
+            assertThat(listed).filteredOn(e -> e.key().isEmpty()).extracting(RedisLimitProvider.Entry::address)
+                    .containsExactly("~stored:");
+            assertThat(listed).filteredOn(e -> e.key().contains("\uFFFD")).extracting(RedisLimitProvider.Entry::address)
+                    .containsExactly("~stored:_2vD");
             for (RedisLimitProvider.Entry entry : listed) {
-                String address = LimitAdmin.address(entry.key());
+                String address = entry.address();
                 assertThat(admin.get("api", address)).as(address).map(RedisLimitProvider.Entry::key).contains(entry.key());
                 assertThat(admin.remove("api", address, "ops")).as(address).isTrue();
-                assertThat(REDIS.client().hexists(hash, utf8(entry.key()))).as(address).isFalse();
+                assertThat(REDIS.client().hexists(hash, LimitAdmin.field(address))).as(address).isFalse();
             }
             assertThat(REDIS.client().exists(hash)).as("every entry listed was removed").isFalse();
+            for (String noKey : new String[] {"~stored:", "~stored:_2vD"}) {
+                assertThatThrownBy(() -> admin.setLimits("api", noKey, "1/1h", "ops")).as(noKey)
+                        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("which no key is");
+                assertThatThrownBy(() -> admin.reset("api", noKey, "ops")).as(noKey)
+                        .hasMessageContaining("can be shown and removed, not set or reset");
+            }
             // The key in full still means the limiter's (hashed) key, for set and reset alike.
             admin.setLimits("api", "x".repeat(200), "5/1h", "ops");
             assertThat(admin.list("api", null, 100).entries()).extracting(RedisLimitProvider.Entry::key)

@@ -310,6 +310,22 @@ class RedisLimitProviderRepairTest {
     }
 
     @Test
+    void hugeStoredTextMakesNoLongEntry() {
+        String prefix = prefix();
+        String huge = "\u0001".repeat(100_000);
+        try (RedisLimitProvider store = store(prefix)) {
+            REDIS.client().hset(utf8(ruleKey(prefix, "api")), utf8("limits"), utf8("limits\ta" + huge + "\tops\t1"));
+            REDIS.client().hset(utf8(ruleKey(prefix, "api")), utf8("actor"), utf8("limits\t1/1h\t" + huge + "\t1"));
+            RedisLimitProvider.Entry limits = store.get("api", "limits").orElseThrow();
+            assertThat(limits.limits()).as("never obeyed").isEmpty();
+            assertThat(limits.problem()).startsWith("unreadable: the stored limits 'a\\u0001").hasSizeLessThan(3_000);
+            RedisLimitProvider.Entry actor = store.get("api", "actor").orElseThrow();
+            assertThat(actor.limits()).hasToString("[1/1h]");
+            assertThat(actor.changedBy()).hasSize(LimitEntries.MAX_ACTOR + 1).endsWith(" …");
+        }
+    }
+
+    @Test
     void aTamperedCursorIsRefusedNotSentToRedis() {
         try (RedisLimitProvider store = store(prefix())) {
             for (String cursor : new String[] {"18446744073709551616", "99999999999999999999999999", "-1", "1e3", " 7",

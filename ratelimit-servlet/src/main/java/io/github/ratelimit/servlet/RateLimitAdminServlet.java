@@ -6,6 +6,7 @@ import io.github.ratelimit.internal.admin.KeyOperations;
 import io.github.ratelimit.internal.admin.RejectedKeys;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.redis.LimitAdmin;
+import io.github.ratelimit.support.LogText;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
@@ -64,13 +65,15 @@ import java.util.Map;
  *   <li>{@code DELETE /keys/{rule}/{key}} or {@code DELETE /keys/{rule}?key=}: back to the rule's limits.
  * </ul>
  * A key in the path is a key as decisions show it, or the {@code address} a listing gives (which works for any key);
- * fields come as query parameters or an {@code application/x-www-form-urlencoded} body. A {@code rule} or {@code key}
- * parameter naming another than the path is refused. A change (POST, DELETE) a browser sends from a page of another
- * site ({@code Origin} not this host, or {@code Sec-Fetch-Site} cross-site or same-site) is refused with 403, so
- * a page elsewhere cannot post a form with the credentials the browser keeps for this one. Answers: 200 with JSON; 400 for bad input, 404 for an unknown
- * path, rule (naming the known ones) or entry, or per-key limits not kept, 405 for another method (with
- * {@code Allow}), 415 for a body that is not a form, 503 while no filter has started or Redis cannot be reached,
- * each with an RFC 9457 {@code application/problem+json} body. Changes and resets are logged with the caller's name.
+ * fields come as query parameters or, for a POST, an {@code application/x-www-form-urlencoded} body (UTF-8 unless it
+ * names another charset). A {@code rule} or {@code key} parameter naming another than the path is refused. A change
+ * (POST, DELETE) a browser sends from a page of another site ({@code Origin} not this host, or {@code Sec-Fetch-Site}
+ * cross-site or same-site) is refused with 403, so a page elsewhere cannot post a form with the credentials the
+ * browser keeps for this one. Answers: 200 with JSON; 400 for bad input (a body on another method than POST
+ * included), 404 for an unknown path, rule (naming the known ones) or entry, or per-key limits not kept, 405 for
+ * another method (with {@code Allow}), 415 for a body that is not a form or a charset not known here, 503 while no
+ * filter has started or Redis cannot be reached, each with an RFC 9457 {@code application/problem+json} body. A
+ * change answers with the entry as it wrote it. Changes and resets are logged with the caller's name.
  */
 public class RateLimitAdminServlet extends HttpServlet {
 
@@ -142,9 +145,21 @@ public class RateLimitAdminServlet extends HttpServlet {
                     + "Sec-Fetch-Site says so): send it from a tool such as curl, or a page of this site");
             return;
         }
-        if (hasBodyOtherThanForm(request)) {
+        if (hasBody(request) && !request.getMethod().equals("POST")) {
+            // Containers parse a form body for POST only, and a DELETE's content has no meaning (RFC 9110, 9.3.5):
+            // read as nothing, its key would be missing, or another than it names would be removed.
+            answers.problem(400, request.getMethod() + " takes its fields in the query, e.g. DELETE "
+                    + KEYS_PATH + "?key=…; its body is not read");
+            return;
+        }
+        if (hasBody(request) && !isForm(request)) {
             answers.problem(415, "give the fields as a form (" + FORM + ") or in the query, e.g. "
                     + "limits=5/1s,100/1m, plan=gold or reset=true");
+            return;
+        }
+        if (!knownCharset(request.getCharacterEncoding())) {
+            answers.problem(415, "the charset " + LogText.quote(request.getCharacterEncoding()) + " is not known "
+                    + "here: send the form in UTF-8 (or name no charset)");
             return;
         }
         FilterGroup.Member member = member();
@@ -284,10 +299,22 @@ public class RateLimitAdminServlet extends HttpServlet {
         }
     }
 
-    private static boolean hasBodyOtherThanForm(HttpServletRequest request) {
-        boolean body = request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null;
+    private static boolean hasBody(HttpServletRequest request) {
+        return request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null;
+    }
+
+    private static boolean isForm(HttpServletRequest request) {
         String type = request.getContentType();
-        return body && (type == null || !type.toLowerCase(Locale.ROOT).startsWith(FORM));
+        return type != null && type.toLowerCase(Locale.ROOT).startsWith(FORM);
+    }
+
+    /** Whether the parameters can be decoded as sent: no charset named (UTF-8 is taken), or one this JVM has. */
+    private static boolean knownCharset(String charset) {
+        try {
+            return charset == null || java.nio.charset.Charset.isSupported(charset);
+        } catch (java.nio.charset.IllegalCharsetNameException e) {
+            return false;
+        }
     }
 
     /** The request's parameters as the key operations take them: one string, or a list when given more than once. */

@@ -100,16 +100,20 @@ public final class AdminViews {
 
     /**
      * @param rule a rule's name
-     * @param key a key as stored
+     * @param field the field of the rule's hash an entry is (or would be) stored under
      * @param name the name of one more field
      * @param value its value
      * @return the rule, the key, its address and the field
      */
-    public static Map<String, Object> key(String rule, String key, String name, Object value) {
+    public static Map<String, Object> key(String rule, byte[] field, String name, Object value) {
+        return key(rule, LimitAdmin.shown(field), LimitAdmin.address(field), name, value);
+    }
+
+    private static Map<String, Object> key(String rule, String key, String address, String name, Object value) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("rule", rule);
         m.put("key", key);
-        m.put("address", LimitAdmin.address(key));
+        m.put("address", address);
         m.put(name, value);
         return m;
     }
@@ -119,7 +123,8 @@ public final class AdminViews {
      * @return the rule, key, address, limits, plan, who changed it and when, and its problem, if any
      */
     public static Map<String, Object> entry(RedisLimitProvider.Entry e) {
-        Map<String, Object> m = key(e.rule(), e.key(), "limits", e.limits().stream().map(Limit::toString).toList());
+        Map<String, Object> m = key(e.rule(), e.key(), e.address(), "limits",
+                e.limits().stream().map(Limit::toString).toList());
         if (e.plan() != null) {
             m.put("plan", e.plan());
         }

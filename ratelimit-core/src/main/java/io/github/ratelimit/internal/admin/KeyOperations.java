@@ -15,7 +15,7 @@ import java.util.function.Supplier;
  * {@code ratelimitkeys} endpoint, the admin servlet): a page of a rule's per-key limits or one key's entry; setting a
  * key's limits or plan, or resetting what it has counted; removing its limits. Input is checked by
  * {@link AdminInput}, keys are addressed and rules named through {@link LimitAdmin}. Answers: 200; 400 with a
- * message for bad input (limits the rule cannot use, a cursor no page gave, a field of the wrong type); 404 for an
+ * message for bad input (limits the rule cannot use, a malformed cursor, a field of the wrong type); 404 for an
  * unknown rule (naming the known ones), a key without an entry, or per-key limits not kept here; 503 while the store
  * cannot be reached. Thread-safe.
  */
@@ -93,7 +93,7 @@ public final class KeyOperations {
         return answer(() -> {
             selectors.accept(rule, key);
             return admin.get(rule, key).map(e -> new Answer(OK, AdminViews.entry(e)))
-                    .orElseGet(() -> new Answer(NOT_FOUND, AdminViews.key(rule, LimitAdmin.storedKey(key), "message",
+                    .orElseGet(() -> new Answer(NOT_FOUND, AdminViews.key(rule, LimitAdmin.field(key), "message",
                             "no limits of its own: the rule's apply")));
         });
     }
@@ -107,7 +107,7 @@ public final class KeyOperations {
      * @param plan a plan's name, a string, or {@code null}
      * @param reset {@code true} to forget what the key has counted, or {@code null}
      * @param actor who asks, or {@code null} when not known
-     * @return the entry now, or what was reset
+     * @return the entry as the change wrote it, or what was reset
      */
     public Answer change(String rule, String key, Object limits, Object plan, Object reset, String actor) {
         return answer(() -> {
@@ -125,7 +125,7 @@ public final class KeyOperations {
      * @param plan a plan's name, a string, or {@code null}
      * @param reset {@code true} to forget what the key has counted, or {@code null}
      * @param actor who asks, or {@code null} when not known
-     * @return the entry now, or what was reset
+     * @return the entry as the change wrote it, or what was reset
      */
     public Answer changeKey(String rule, Object key, Object limits, Object plan, Object reset, String actor) {
         return answer(() -> {
@@ -146,7 +146,7 @@ public final class KeyOperations {
         }
         return answer(() -> {
             selectors.accept(rule, key);
-            return new Answer(OK, AdminViews.key(rule, LimitAdmin.storedKey(key), "removed",
+            return new Answer(OK, AdminViews.key(rule, LimitAdmin.field(key), "removed",
                     admin.remove(rule, key, actor)));
         });
     }
@@ -169,17 +169,15 @@ public final class KeyOperations {
             } catch (UnsupportedOperationException e) {
                 throw new IllegalArgumentException("this application's store cannot reset a key: " + e.getMessage());
             }
-            return new Answer(OK, AdminViews.key(rule, LimitAdmin.key(key), "reset", true));
+            return new Answer(OK, AdminViews.key(rule, LimitAdmin.field(LimitAdmin.key(key)), "reset", true));
         }
         if (!admin.keepsLimits()) {
             return notKept();
         }
-        if (limits != null) {
-            admin.setLimits(rule, key, AdminInput.text("limits", limits), actor);
-        } else {
-            admin.assignPlan(rule, key, AdminInput.text("plan", plan), actor);
-        }
-        return entry(rule, key);
+        // The entry as this change wrote it: read back, it could be another operator's change made since, or gone.
+        return new Answer(OK, AdminViews.entry(limits != null
+                ? admin.setLimits(rule, key, AdminInput.text("limits", limits), actor)
+                : admin.assignPlan(rule, key, AdminInput.text("plan", plan), actor)));
     }
 
     /**

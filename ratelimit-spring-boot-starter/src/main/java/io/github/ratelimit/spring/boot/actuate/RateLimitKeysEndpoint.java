@@ -36,7 +36,7 @@ import java.security.Principal;
  * acts on what its path names. A key in the path or the query is a key as decisions show it, or the {@code address} a listing gives (which
  * works for any key, one holding a {@code /} or a control character included). Every field has a strict JSON type
  * (strings, and {@code reset} the boolean {@code true}). Answers: 200; 400 with a message for bad input (limits the
- * rule cannot use, a cursor no page gave, a field of the wrong type); 404 for an unknown rule (naming the known ones),
+ * rule cannot use, a malformed cursor, a field of the wrong type); 404 for an unknown rule (naming the known ones),
  * a key without an entry, or per-key limits not kept here; 503 while Redis cannot be reached.
  *
  * <p>Limits and plans need {@code ratelimit.limit-store.enabled=true}; reset works with any store. Its access is
@@ -89,7 +89,7 @@ public class RateLimitKeysEndpoint {
      * @param plan a plan's name, a string
      * @param reset {@code true} to forget what the key has counted
      * @param security the caller
-     * @return the entry now, or what was reset
+     * @return the entry as the change wrote it, or what was reset
      */
     @WriteOperation
     public WebEndpointResponse<Object> change(@Selector String rule, @Selector String key, @Nullable Object limits,
@@ -106,7 +106,7 @@ public class RateLimitKeysEndpoint {
      * @param plan a plan's name, a string
      * @param reset {@code true} to forget what the key has counted
      * @param security the caller
-     * @return the entry now, or what was reset
+     * @return the entry as the change wrote it, or what was reset
      */
     @WriteOperation
     public WebEndpointResponse<Object> changeKey(@Selector String rule, @Nullable Object key, @Nullable Object limits,
