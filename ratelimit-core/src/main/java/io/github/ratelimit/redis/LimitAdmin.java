@@ -67,6 +67,16 @@ public final class LimitAdmin {
      */
     public static final String STORED_PREFIX = "~stored:";
 
+    /**
+     * The longest field of a rule's hash a listing shows, in bytes: an entry stored under a longer one (which no key
+     * is, and whose address no URL could carry) is removed by the listing that finds it, a repair
+     * ({@link RedisLimitProvider#repairs()}).
+     */
+    public static final int MAX_FIELD = 2048;
+
+    /** The most characters of a field's text an answer shows. */
+    private static final int MAX_SHOWN = 300;
+
     private static final System.Logger AUDIT = System.getLogger("io.github.ratelimit.limits");
 
     /** Thrown when an operation names a rule the limiter does not know: its message names those it knows. */
@@ -220,10 +230,12 @@ public final class LimitAdmin {
 
     /**
      * @param field a field of a rule's hash in Redis
-     * @return it as text for people: its UTF-8, with U+FFFD for bytes that are not
+     * @return it as text for people: its UTF-8, with U+FFFD for bytes that are not, cut after 300 characters (the
+     *         address reaches it whole)
      */
     public static String shown(byte[] field) {
-        return new String(field, StandardCharsets.UTF_8);
+        String text = new String(field, StandardCharsets.UTF_8);
+        return text.length() <= MAX_SHOWN ? text : text.substring(0, MAX_SHOWN) + "…";
     }
 
     private static String base64(byte[] bytes) {

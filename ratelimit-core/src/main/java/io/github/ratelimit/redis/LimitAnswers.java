@@ -292,7 +292,7 @@ final class LimitAnswers {
                     + " key(s) of per-key limits that held another type", null);
             forgetAll(); // what this instance knew may have come from what the garbage replaced
         } else {
-            forget(rule, LimitAdmin.shown(field)); // a field that is no key (not UTF-8) is no answer of the limiter
+            forget(rule, new String(field, StandardCharsets.UTF_8)); // not UTF-8: no key, no answer of the limiter
         }
         return Long.valueOf(1).equals(result.get(0));
     }
@@ -333,6 +333,21 @@ final class LimitAnswers {
     }
 
     /** Warns (at most every 10 s) that a rule's hash holds another type. */
+    /**
+     * Removes entries stored under fields no key is and no address could carry in a URL (over
+     * {@value LimitAdmin#MAX_FIELD} bytes), which the limiter never reads: a listing that finds them repairs them.
+     *
+     * @param rule the rule's name
+     * @param fields the fields
+     * @throws JedisException when Redis fails
+     */
+    void removeUnaddressable(String rule, List<byte[]> fields) {
+        long removed = jedis.hdel(ruleKey(rule), fields.toArray(new byte[0][]));
+        repairs.addAndGet(removed);
+        GARBAGE_LOG.log(Level.WARNING, () -> "Removed " + removed + " per-key entries of rule " + LogText.quote(rule)
+                + " stored under fields of over " + LimitAdmin.MAX_FIELD + " bytes, which no key is", null);
+    }
+
     void garbage(String rule) {
         GARBAGE_LOG.log(Level.WARNING, () -> "The per-key limits of rule " + LogText.quote(rule) + " in Redis, "
                 + LogText.escape(prefix) + ":{limits}:rule:" + LogText.escape(rule) + ", hold another type than a "

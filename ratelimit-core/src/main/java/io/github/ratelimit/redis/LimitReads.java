@@ -55,7 +55,7 @@ final class LimitReads {
      * @param rule the rule's name
      * @param cursor {@code null} for the first page, else the previous page's {@code next}
      * @param count about how many entries per page, 1 to 1,000
-     * @return the page
+     * @return the page, without entries under fields of over {@value LimitAdmin#MAX_FIELD} bytes: it removes those
      * @throws IllegalArgumentException when the count is out of range or the cursor is not one a page gave
      * @throws RateLimitStoreException when Redis fails
      */
@@ -72,8 +72,16 @@ final class LimitReads {
             ScanResult<Map.Entry<byte[], byte[]>> page = jedis.hscan(answers.ruleKey(rule),
                     from.getBytes(StandardCharsets.UTF_8), new ScanParams().count(count));
             List<RedisLimitProvider.Entry> entries = new ArrayList<>();
+            List<byte[]> unaddressable = new ArrayList<>();
             for (Map.Entry<byte[], byte[]> e : page.getResult()) {
-                entries.add(read(rule, e.getKey(), e.getValue()));
+                if (e.getKey().length > LimitAdmin.MAX_FIELD) {
+                    unaddressable.add(e.getKey());
+                } else {
+                    entries.add(read(rule, e.getKey(), e.getValue()));
+                }
+            }
+            if (!unaddressable.isEmpty()) {
+                answers.removeUnaddressable(rule, unaddressable);
             }
             return new RedisLimitProvider.Page(entries, page.isCompleteIteration() ? null : page.getCursor());
         } catch (JedisException e) {

@@ -303,9 +303,11 @@ public class RateLimitAdminServlet extends HttpServlet {
         return request.getContentLengthLong() > 0 || request.getHeader("Transfer-Encoding") != null;
     }
 
+    /** Whether the body is a form the container parses: exactly that media type (parameters such as a charset aside). */
     private static boolean isForm(HttpServletRequest request) {
         String type = request.getContentType();
-        return type != null && type.toLowerCase(Locale.ROOT).startsWith(FORM);
+        int parameters = type == null ? -1 : type.indexOf(';');
+        return type != null && (parameters < 0 ? type : type.substring(0, parameters)).trim().equalsIgnoreCase(FORM);
     }
 
     /** Whether the parameters can be decoded as sent: no charset named (UTF-8 is taken), or one this JVM has. */

@@ -4,6 +4,7 @@ import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.RateLimitStoreException;
 
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -169,7 +170,9 @@ public final class KeyOperations {
             } catch (UnsupportedOperationException e) {
                 throw new IllegalArgumentException("this application's store cannot reset a key: " + e.getMessage());
             }
-            return new Answer(OK, AdminViews.key(rule, LimitAdmin.field(LimitAdmin.key(key)), "reset", true));
+            // The key reset, as the limiter counts by it: its bytes, not read again as an address.
+            return new Answer(OK, AdminViews.key(rule, LimitAdmin.key(key).getBytes(StandardCharsets.UTF_8), "reset",
+                    true));
         }
         if (!admin.keepsLimits()) {
             return notKept();
