@@ -1,10 +1,11 @@
 package io.github.ratelimit.servlet;
 
-
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.metrics.MicrometerMetrics;
 import io.github.ratelimit.store.BucketStore;
 import io.micrometer.core.instrument.Metrics;
+
+import java.util.OptionalDouble;
 
 /**
  * The filter's metrics, in Micrometer's global registry (where an application without Spring adds the registries
@@ -22,5 +23,10 @@ final class MicrometerBinding {
         metrics.bindStore(store);
         metrics.bindLimitStore(limitStore);
         return metrics;
+    }
+
+    /** @return the Redis store's 99th percentile latency in milliseconds, from the global registry, when recorded */
+    static OptionalDouble storeLatencyP99() {
+        return MicrometerMetrics.storeLatencyMillis(Metrics.globalRegistry, 0.99);
     }
 }

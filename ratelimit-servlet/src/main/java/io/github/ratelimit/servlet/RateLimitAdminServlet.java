@@ -52,8 +52,8 @@ import java.util.Map;
  *
  * <h2>Paths</h2>
  * <ul>
- *   <li>{@code GET /}: the rules, each filter's store (type and, for Redis, its breaker and counters) and the 20
- *       most-rejected keys;
+ *   <li>{@code GET /}: the rules, each filter's store (type and, for Redis, its breaker and counters, and with
+ *       Micrometer the 99th percentile of its recent latency) and the 20 most-rejected keys;
  *   <li>{@code GET /rejected?count=}: the most-rejected keys, 1 to 1,000 (default 20), most first;
  *   <li>{@code GET /health}: {@code UP}, or {@code DEGRADED} (with 503) while a Redis store's breaker is open, with
  *       each store's breaker, failures and short-circuited calls;
@@ -197,7 +197,9 @@ public class RateLimitAdminServlet extends HttpServlet {
         for (FilterGroup.Member m : FilterGroup.members(getServletContext())) {
             Map<String, Object> store = new LinkedHashMap<>();
             store.put("filter", m.filter());
-            store.putAll(AdminViews.store(m.store(), null));
+            // With Micrometer, the latency the filters' metrics record in its global registry (as Boot's endpoint).
+            store.putAll(AdminViews.store(m.store(), RulesFile.micrometerPresent()
+                    ? MicrometerBinding::storeLatencyP99 : null));
             stores.add(store);
         }
         body.put("stores", stores);

@@ -187,7 +187,8 @@ final class RulesFile {
                 settings.planRules(), settings.planFrom(), store);
     }
 
-    private static boolean micrometerPresent() {
+    /** @return whether Micrometer is on the class path, so {@link MicrometerBinding} may be linked */
+    static boolean micrometerPresent() {
         try {
             // Not MicrometerBinding's own question: linking that class loads Micrometer's types.
             Class.forName("io.micrometer.core.instrument.MeterRegistry", false, RulesFile.class.getClassLoader());

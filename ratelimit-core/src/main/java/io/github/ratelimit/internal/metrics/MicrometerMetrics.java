@@ -11,10 +11,12 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
@@ -115,6 +117,25 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
 
     /** The name of the Redis store's latency timer. */
     public static final String STORE_LATENCY = "ratelimit.store.latency";
+
+    /**
+     * @param registry where the {@value #STORE_LATENCY} timer is registered
+     * @param percentile a percentile the timer publishes: 0.5, 0.95 or 0.99
+     * @return its value in milliseconds over the timer's recent window, or empty when there is no such timer (no Redis
+     *         store, or metrics off) or it recorded nothing yet (or the registry keeps no percentiles)
+     */
+    public static OptionalDouble storeLatencyMillis(MeterRegistry registry, double percentile) {
+        Timer timer = registry.find(STORE_LATENCY).timer();
+        if (timer == null || timer.count() == 0) {
+            return OptionalDouble.empty();
+        }
+        for (ValueAtPercentile v : timer.takeSnapshot().percentileValues()) {
+            if (v.percentile() == percentile) {
+                return OptionalDouble.of(v.value(TimeUnit.MILLISECONDS));
+            }
+        }
+        return OptionalDouble.empty();
+    }
 
     private static final String REPAIRS = "ratelimit.store.repairs";
     private static final String REPAIRS_DESCRIPTION = "Keys whose stored state was garbage (another type, unreadable, "

@@ -8,8 +8,6 @@ import io.github.ratelimit.internal.metrics.MicrometerMetrics;
 import io.github.ratelimit.spring.boot.actuate.StoreLatency;
 import io.github.ratelimit.store.BucketStore;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 import io.micrometer.observation.ObservationRegistry;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -19,8 +17,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
-import java.util.OptionalDouble;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Micrometer, when the application has a registry: every decision counted and timed, the store's breaker, repairs
@@ -73,17 +69,6 @@ public final class RateLimitMetricsAutoConfiguration {
     @ConditionalOnBean(MeterRegistry.class)
     @ConditionalOnMissingBean
     StoreLatency rateLimitStoreLatency(MeterRegistry registry) {
-        return percentile -> {
-            Timer timer = registry.find(MicrometerMetrics.STORE_LATENCY).timer();
-            if (timer == null || timer.count() == 0) {
-                return OptionalDouble.empty();
-            }
-            for (ValueAtPercentile v : timer.takeSnapshot().percentileValues()) {
-                if (v.percentile() == percentile) {
-                    return OptionalDouble.of(v.value(TimeUnit.MILLISECONDS));
-                }
-            }
-            return OptionalDouble.empty();
-        };
+        return percentile -> MicrometerMetrics.storeLatencyMillis(registry, percentile);
     }
 }
