@@ -1,10 +1,14 @@
 package io.github.ratelimit.samples.boot;
 
+import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.test.annotation.DirtiesContext;
 
 import java.net.URI;
@@ -21,11 +25,39 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The sample's limits on password guessing, over real HTTP with Spring Security's HTTP Basic: the rules decide
  * before Spring Security, and only failed logins count. Each test gets a fresh application (a user name locked by
  * one must not lock it for the next).
+ *
+ * <p>The limiter's clock stands still ({@link FrozenClock}): the login rules put a token back every 6 s (10/1m) and
+ * every 12 s (5/1m), and hundreds of requests take longer than that on a loaded machine, so on the wall clock the
+ * exact counts below would depend on the machine's speed.
  */
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"ratelimit.trusted-proxies=127.0.0.1,::1", "spring.application.name=login-attempts-test"})
+@Import(LoginAttemptsTest.FrozenClock.class)
 class LoginAttemptsTest {
+
+    /**
+     * The limiter's time source (the starter's {@value RateLimitAutoConfiguration#TIME_METER_BEAN} bean), stopped.
+     * Imported, and on purpose not annotated: the sample's component scan covers this package, and must not find it
+     * for the tests that start the sample without it.
+     */
+    static class FrozenClock {
+        @Bean(RateLimitAutoConfiguration.TIME_METER_BEAN)
+        TimeMeter rateLimitTimeMeter() {
+            long now = System.currentTimeMillis() * 1_000_000L;
+            return new TimeMeter() {
+                @Override
+                public long currentTimeNanos() {
+                    return now;
+                }
+
+                @Override
+                public boolean isWallClockBased() {
+                    return true;
+                }
+            };
+        }
+    }
 
     @LocalServerPort
     int port;

@@ -1,5 +1,7 @@
 package io.github.ratelimit.samples.webflux;
 
+import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -8,6 +10,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -25,8 +28,35 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The sample's limits on password guessing over real HTTP, with Spring Security's reactive HTTP Basic: the rules
  * decide before Spring Security's chain, and only failed logins (401) keep their token. A fresh application per
  * test (a user name locked by one must not lock it for the next).
+ *
+ * <p>The limiter's clock stands still ({@link FrozenClock}): the login rules put a token back every 6 s (10/1m) and
+ * every 12 s (5/1m), and hundreds of requests take longer than that on a loaded machine, so on the wall clock the
+ * exact counts below would depend on the machine's speed.
  */
 class WebFluxLoginAttemptsTest {
+
+    /**
+     * The limiter's time source (the starter's {@value RateLimitAutoConfiguration#TIME_METER_BEAN} bean), stopped.
+     * A source of the application, and on purpose not annotated: the sample's component scan covers this package,
+     * and must not find it for the tests that start the sample without it.
+     */
+    static class FrozenClock {
+        @Bean(RateLimitAutoConfiguration.TIME_METER_BEAN)
+        TimeMeter rateLimitTimeMeter() {
+            long now = System.currentTimeMillis() * 1_000_000L;
+            return new TimeMeter() {
+                @Override
+                public long currentTimeNanos() {
+                    return now;
+                }
+
+                @Override
+                public boolean isWallClockBased() {
+                    return true;
+                }
+            };
+        }
+    }
 
     private final HttpClient http = HttpClient.newHttpClient();
     private ConfigurableApplicationContext app;
@@ -34,8 +64,8 @@ class WebFluxLoginAttemptsTest {
 
     @BeforeEach
     void start() {
-        app = SpringApplication.run(WebFluxSampleApplication.class, "--server.port=0",
-                "--ratelimit.trusted-proxies=127.0.0.1,::1");
+        app = SpringApplication.run(new Class<?>[] {WebFluxSampleApplication.class, FrozenClock.class},
+                new String[] {"--server.port=0", "--ratelimit.trusted-proxies=127.0.0.1,::1"});
         base = "http://localhost:" + ((WebServerApplicationContext) app).getWebServer().getPort();
     }
 
