@@ -39,6 +39,12 @@ class NoBlockingTest {
                         "tryExpandMagazines")
                 .blockingMethodCallback(method -> BLOCKING.add(method + " on "
                         + Thread.currentThread().getName() + "\n" + stack())));
+        // Test classes that ran before in this JVM may have started Reactor's shared schedulers. Their idle workers
+        // wait inside ScheduledThreadPoolExecutor$DelayedWorkQueue.take, which Reactor's integration allows, but a
+        // call entered before the instrumentation does not carry the allowance: its next park was reported
+        // ("Unsafe#park on parallel-1", idle in take, when NoBlockingTest ran after WebFluxSampleTest). Fresh
+        // schedulers start their threads, and every call of theirs, under BlockHound.
+        reactor.core.scheduler.Schedulers.shutdownNow();
     }
 
     private static String stack() {
