@@ -235,7 +235,11 @@ public final class LimitAdmin {
      */
     public static String shown(byte[] field) {
         String text = new String(field, StandardCharsets.UTF_8);
-        return text.length() <= MAX_SHOWN ? text : text.substring(0, MAX_SHOWN) + "…";
+        if (text.length() <= MAX_SHOWN) {
+            return text;
+        }
+        int end = Character.isHighSurrogate(text.charAt(MAX_SHOWN - 1)) ? MAX_SHOWN - 1 : MAX_SHOWN; // a pair whole
+        return text.substring(0, end) + "…";
     }
 
     private static String base64(byte[] bytes) {

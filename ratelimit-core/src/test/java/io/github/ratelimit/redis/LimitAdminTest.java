@@ -183,6 +183,11 @@ class LimitAdminTest {
                 assertThat(REDIS.client().hexists(hash, LimitAdmin.field(address))).as(address).isFalse();
             }
             assertThat(REDIS.client().exists(hash)).as("every entry listed was removed").isFalse();
+            // A long field is shown cut, never in the middle of a character.
+            assertThat(LimitAdmin.shown(utf8("a".repeat(299) + "\uD83D\uDE00".repeat(10))))
+                    .isEqualTo("a".repeat(299) + "…");
+            assertThat(LimitAdmin.shown(utf8("a".repeat(298) + "\uD83D\uDE00".repeat(10))))
+                    .isEqualTo("a".repeat(298) + "\uD83D\uDE00…");
             for (String noKey : new String[] {"~stored:", "~stored:_2vD"}) {
                 assertThatThrownBy(() -> admin.setLimits("api", noKey, "1/1h", "ops")).as(noKey)
                         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("which no key is");
