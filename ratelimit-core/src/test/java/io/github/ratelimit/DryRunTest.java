@@ -48,4 +48,31 @@ class DryRunTest {
                     .contains(Mode.HARD, Mode.SOFT);
         }
     }
+
+    /**
+     * A call no window of a rule could ever hold is refused with {@link CallTooLargeException} (413 on the web), but a
+     * dry run refuses nothing: it records what it would have rejected, and the call goes on. (Issue 33, item 3: a
+     * batch of 11 on a 10/1m rule got 413 under {@code ratelimit.shadow=true}, and no metric counted it.)
+     */
+    @Test
+    void aCallNoWindowCouldHoldIsRecordedNotRefused() {
+        List<Decision> heard = new ArrayList<>();
+        try (RateLimiter limiter = RateLimiter.builder().timeMeter(clock).waiter(clock).shadow(true)
+                .listener(heard::add).build()) {
+            Guard batch = limiter.guard(Rule.builder("batch").limits("10/1m").build());
+            Decision eleven = batch.acquire(RequestContext.empty(), 11);
+            assertThat(eleven.outcome()).isEqualTo(Outcome.SHADOW_REJECTED);
+            assertThat(eleven.permitted()).isTrue();
+            assertThat(heard).extracting(Decision::outcome).containsExactly(Outcome.SHADOW_REJECTED);
+            assertThat(batch.acquire(RequestContext.empty(), Long.MAX_VALUE).outcome())
+                    .as("more permits than a long holds once multiplied").isEqualTo(Outcome.SHADOW_REJECTED);
+            assertThat(batch.acquire(RequestContext.empty(), 10).outcome()).as("what fits is counted")
+                    .isEqualTo(Outcome.ALLOWED);
+        }
+        try (RateLimiter limiter = RateLimiter.builder().timeMeter(clock).waiter(clock).build()) {
+            Guard batch = limiter.guard(Rule.builder("batch").limits("10/1m").build());
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> batch.acquire(RequestContext.empty(), 11))
+                    .as("without the dry run").isInstanceOf(CallTooLargeException.class);
+        }
+    }
 }

@@ -1,5 +1,6 @@
 package io.github.ratelimit.internal;
 
+import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
@@ -69,9 +70,25 @@ final class RuleDecider {
      * @param permits the call's permits, at least 1: it takes the rule's cost that many times (and, for a rule with a
      *        {@linkplain io.github.ratelimit.Rule#permits() permits expression}, that many times its value)
      * @return the rule's key for the call and its state, or the verdict a missing key gives
-     * @throws io.github.ratelimit.CallTooLargeException when the call takes more than the key's limits can ever hold
+     * @throws CallTooLargeException when the call takes more than the key's limits can ever hold, unless the rule is
+     *         SHADOW: then its verdict is {@code SHADOW_REJECTED}
      */
     Target target(CompiledRule rule, RequestContext context, long permits) {
+        try {
+            return targetOrTooLarge(rule, context, permits);
+        } catch (CallTooLargeException e) {
+            if (rule.mode != Mode.SHADOW) {
+                throw e;
+            }
+            // A SHADOW rule (a dry run included) refuses nothing: a call no window could hold is what it would have
+            // rejected, recorded as such, and the call goes on.
+            Target t = new Target(rule, rule.cost);
+            t.verdict = Verdicts.of(rule, null, Outcome.SHADOW_REJECTED, Basis.BUCKET, List.of(), 0, 0, rule.cost);
+            return t;
+        }
+    }
+
+    private Target targetOrTooLarge(CompiledRule rule, RequestContext context, long permits) {
         long own = rule.permitsResolver == null ? 1 : rule.permitsOf(context);
         // A call holds one slot of a concurrency rule, whatever it counts as under rules of windows.
         long callPermits = rule.slots ? 1 : own <= 1 ? permits : CallPermits.multiply(rule, permits, own);
