@@ -4,6 +4,7 @@ import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.exceptions.JedisRedirectionException;
@@ -27,11 +28,17 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Failures are the caller's as before: a reply that is an error is that call's
  * {@link redis.clients.jedis.exceptions.JedisDataException}; a broken connection or a timeout fails every call of
- * its batch; a script Redis does not have (NOSCRIPT) is run again on its own by its caller, which loads it. A call
- * that cannot be sent within {@code queueTimeoutNanos} (every lane stuck on a slow Redis) gives up with a
- * {@link JedisConnectionException}. A call taken into a batch waits for that batch's reply, which the socket timeout
- * bounds; a caller that sends finds its own call done after the batches ahead of it, each so bounded. Waiting ignores
- * interruption, as a blocking socket read does, and keeps the thread's interrupt status.
+ * its batch; a script Redis does not have (NOSCRIPT) is run again on its own by its caller, which loads it.
+ *
+ * <p><b>Waiting for this instance's own lanes is not Redis failing.</b> A crowd of callers waits its turn here as
+ * long as Redis keeps answering: a queued call gives up (with a {@link JedisConnectionException}, a store failure)
+ * only when Redis has answered none of this pipeline's batches for {@code queueTimeoutNanos} (the command timeout)
+ * since the call was queued, that is, when the lanes are stuck on a Redis that does not answer in time. So a
+ * thousand calls at once are decided by Redis, however long their queue takes to drain, and never by a failure
+ * policy while Redis answers; the queue is as long as the callers are many, each one call. A call taken into a
+ * batch waits for that batch's reply, which the socket timeout bounds; a caller that sends finds its own call done
+ * after the batches ahead of it, each so bounded. Waiting ignores interruption, as a blocking socket read does, and
+ * keeps the thread's interrupt status.
  *
  * <p>Only for a client whose pipeline goes to one server (standalone, Sentinel); on a Cluster, Jedis's pipeline
  * spans nodes with a thread pool per sync, so the store sends calls directly there. A Cluster client the store
@@ -58,8 +65,8 @@ final class AutoPipeline implements ScriptRunner {
         final List<byte[]> keys;
         final List<byte[]> args;
         final Thread owner = Thread.currentThread();
-        /** When the call gives up waiting to be sent. */
-        long deadline;
+        /** When the call was queued, on {@link System#nanoTime}. */
+        long queuedAt;
         /** Whether its owner waits for it: only such a caller is woken to send (others are busy elsewhere). */
         volatile boolean awaited;
         Object reply;
@@ -89,6 +96,15 @@ final class AutoPipeline implements ScriptRunner {
         }
     }
 
+    /** A call given up before it was sent: Redis saw nothing of it. */
+    static final class NotSentException extends JedisConnectionException {
+        private static final long serialVersionUID = 1L;
+
+        NotSentException(String message) {
+            super(message);
+        }
+    }
+
     private final UnifiedJedis jedis;
     private final int maxBatch;
     private final long queueTimeoutNanos;
@@ -96,6 +112,8 @@ final class AutoPipeline implements ScriptRunner {
     private final AtomicInteger freeLanes;
     /** Pipelines sent: the round trips actually made. */
     final LongAdder batches = new LongAdder();
+    /** When Redis last answered a batch ({@link System#nanoTime}): what queued calls measure its silence from. */
+    private volatile long lastAnswer = System.nanoTime();
     /** Whether Redis redirected a pipelined call: the client is a Cluster, and calls go one by one. */
     volatile boolean redirected;
 
@@ -106,7 +124,7 @@ final class AutoPipeline implements ScriptRunner {
      * @param jedis a client whose pipeline goes to one server
      * @param lanes how many batches may be on the wire at once, at least 1
      * @param maxBatch the most calls in one batch, at least 1
-     * @param queueTimeoutNanos how long a call may wait to be sent
+     * @param queueTimeoutNanos how long Redis may answer none of the batches while a call waits to be sent
      */
     AutoPipeline(UnifiedJedis jedis, int lanes, int maxBatch, long queueTimeoutNanos) {
         if (lanes < 1 || maxBatch < 1 || queueTimeoutNanos <= 0) {
@@ -130,13 +148,12 @@ final class AutoPipeline implements ScriptRunner {
             return () -> script.run(jedis, keys, args);
         }
         Call call = new Call(script, keys, args);
-        call.deadline = System.nanoTime() + queueTimeoutNanos;
+        call.queuedAt = System.nanoTime();
         queue.add(call);
         return call;
     }
 
     private Object await(Call call) {
-        long deadline = call.deadline;
         call.awaited = true;
         boolean interrupted = false;
         try {
@@ -150,13 +167,16 @@ final class AutoPipeline implements ScriptRunner {
                     continue;
                 }
                 if (call.get() == QUEUED) {
-                    long left = deadline - System.nanoTime();
+                    // Redis's silence counts from the later of the call's queueing and its last answer: lanes busy
+                    // with batches Redis answers are this instance's crowd, not a failure.
+                    long left = Math.max(call.queuedAt, lastAnswer) + queueTimeoutNanos - System.nanoTime();
                     if (left <= 0 && call.compareAndSet(QUEUED, ABANDONED)) {
                         if (freeLanes.get() > 0) {
                             wakeHead(); // it may have been woken to take a lane; the next caller takes it instead
                         }
-                        throw new JedisConnectionException("no Redis connection was free to send the command within "
-                                + queueTimeoutNanos / 1_000_000 + " ms (the command timeout)");
+                        throw new NotSentException("Redis answered none of this instance's pipelined calls "
+                                + "within " + queueTimeoutNanos / 1_000_000 + " ms (the command timeout) while this one "
+                                + "waited to be sent");
                     }
                     LockSupport.parkNanos(this, Math.max(left, 1_000));
                 } else if (call.get() == TAKEN) {
@@ -238,7 +258,12 @@ final class AutoPipeline implements ScriptRunner {
         boolean finished = false;
         try {
             Object reply = call.script.run(jedis, call.keys, call.args);
+            lastAnswer = System.nanoTime();
             call.finish(reply, null, false);
+            finished = true;
+        } catch (JedisDataException e) {
+            lastAnswer = System.nanoTime(); // an error reply is an answer
+            call.finish(null, e, false);
             finished = true;
         } catch (JedisException e) {
             call.finish(null, e, false);
@@ -269,6 +294,7 @@ final class AutoPipeline implements ScriptRunner {
                 replies[i] = pipeline.evalsha(batch[i].script.sha(), batch[i].keys, batch[i].args);
             }
             pipeline.sync();
+            lastAnswer = System.nanoTime();
             for (int i = 0; i < n; i++) {
                 try {
                     batch[i].finish(replies[i].get(), null, false);

@@ -15,9 +15,13 @@ import io.github.ratelimit.store.RateLimitStoreException;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 
 /**
  * A Bucket4j proxy manager that decides with about one Redis round trip.
@@ -47,14 +51,30 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         volatile byte[] lastWritten;
         /** When the key written last by this JVM expires (store clock), if it was this JVM's write; else MAX. */
         volatile long lastSeenExpiresAt = Long.MAX_VALUE;
-        /** Commands of this JVM on the bucket started and not yet settled. */
-        final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
+        /**
+         * Whether a compare-and-set of this JVM is on its way for the bucket (when commands are combined); guarded by
+         * this ref's monitor, as is {@link #waiting}.
+         */
+        boolean onWire;
+        /** Commands started while one was on its way, in order: the next group ({@link BucketCommand}). */
+        final ArrayDeque<BucketCommand<?>> waiting = new ArrayDeque<>();
+        /**
+         * Refunds to be tried again whose earlier write reached Redis unanswered, while they wait: a conflict that brings
+         * back exactly the state such a write left shows it was done ({@link #refundLate}). Usually {@code null}.
+         */
+        volatile List<Unconfirmed> unconfirmed;
 
         Ref(byte[] key, BucketConfiguration configuration, long version) {
             this.key = key;
             this.configuration = configuration;
             this.version = version;
         }
+    }
+
+    /** A refund whose write reached Redis unanswered: the states its writes would have left, and whether one did. */
+    static final class Unconfirmed {
+        final List<byte[]> updates = new java.util.concurrent.CopyOnWriteArrayList<>();
+        volatile boolean done;
     }
 
     /**
@@ -71,11 +91,15 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
 
     private final UnifiedJedis jedis;
     private final ScriptRunner scripts;
+    private final Supplier<ScriptRunner> lateScripts;
+    /** What the store gives back late, after Redis failed when a call ended. */
+    final LateRefunds lateRefunds = new LateRefunds();
     private final CasScript script;
     private final CircuitBreaker breaker;
     private final TimeMeter clock;
     private final int maxAttempts;
     private final long budgetNanos;
+    private final boolean combining;
     final LongAdder decisions = new LongAdder();
     final LongAdder roundTrips = new LongAdder();
     final LongAdder conflicts = new LongAdder();
@@ -87,35 +111,30 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     volatile LongConsumer latencyObserver;
     final LongAdder repairs = new LongAdder();
 
-    CasProxyManager(UnifiedJedis jedis, ScriptRunner scripts, CasScript script, CircuitBreaker breaker, TimeMeter clock, int maxAttempts,
-                    long budgetNanos) {
+    /**
+     * @param lateScripts runs the store's calls off the request path (late refunds, lease renewals), with their
+     *        longer timeout; asked on first use
+     * @param combining whether the commands of this JVM on one bucket are combined, one compare-and-set of this JVM on
+     *        its way per bucket at a time ({@link BucketCommand}); else each is computed from the state last seen and
+     *        may conflict with this JVM's other commands
+     */
+    CasProxyManager(UnifiedJedis jedis, ScriptRunner scripts, Supplier<ScriptRunner> lateScripts, CasScript script,
+                    CircuitBreaker breaker, TimeMeter clock, int maxAttempts, long budgetNanos, boolean combining) {
         super(ClientSideConfig.getDefault().withClientClock(clock));
         this.jedis = jedis;
         this.scripts = scripts;
+        this.lateScripts = lateScripts;
         this.script = script;
         this.breaker = breaker;
         this.clock = clock;
         this.maxAttempts = maxAttempts;
         this.budgetNanos = budgetNanos;
+        this.combining = combining;
     }
 
     /** Thrown at once while the breaker is open: made once, without a stack trace. */
-    private static final RateLimitStoreException BREAKER_OPEN = new RateLimitStoreException(
-            "Redis circuit breaker is open; not waiting on Redis", null, false) {
-        private static final long serialVersionUID = 1L;
-    };
-
-    /**
-     * Fails at once, before any other work, while the breaker is open (and it is not yet time for a probe).
-     *
-     * @throws RateLimitStoreException when it is open
-     */
-    void refuseIfOpen() {
-        if (breaker.refusesNow()) {
-            shortCircuited.increment();
-            throw BREAKER_OPEN;
-        }
-    }
+    private static final RedisCallException BREAKER_OPEN = RedisCallException.refusal(
+            "Redis circuit breaker is open; not waiting on Redis");
 
     /** @return the breaker's epoch for one operation on Redis, counted as a decision */
     private long acquire() {
@@ -129,10 +148,19 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     }
 
     /** @return the exception for a failed command, counted, and reported to the breaker */
-    private RateLimitStoreException failed(JedisException e, long epoch) {
+    private RedisCallException failed(JedisException e, long epoch) {
+        return failed(e, epoch, null);
+    }
+
+    /**
+     * @param update for a compare-and-set, the state it would have written
+     * @return the exception for a failed command, counted, and reported to the breaker
+     */
+    private RedisCallException failed(JedisException e, long epoch, byte[] update) {
         failures.increment();
         breaker.onFailure(epoch);
-        return new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
+        boolean sent = !RedisCallException.unsent(e);
+        return new RedisCallException("Redis command failed: " + e.getMessage(), e, sent, sent ? update : null);
     }
 
     @Override
@@ -141,34 +169,107 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     }
 
     /**
-     * Starts a command on a bucket: computes it from the state this JVM last saw and sends the compare-and-set
-     * ({@link ScriptRunner#send}), so that the commands a thread starts before it awaits one share a round trip.
-     * Every command started must be {@linkplain Command#await awaited}, on the thread that started it.
+     * Starts a command on a bucket. When the bucket is free (no command of this JVM on its way or waiting), computes
+     * it from the state this JVM last saw and sends the compare-and-set at once ({@link ScriptRunner#send}), so that
+     * the commands a thread starts before it awaits one share a round trip; else it waits its turn and goes with the
+     * bucket's next group ({@link BucketCommand}). Every command started must be {@linkplain BucketCommand#await
+     * awaited}, on the thread that started it.
      *
      * @param ref the bucket
      * @param request the command
      * @return the command on its way
      * @throws RateLimitStoreException when the breaker is open
      */
-    <T> Command<T> send(Ref ref, Request<T> request) {
+    <T> BucketCommand<T> send(Ref ref, Request<T> request) {
         long epoch = acquire();
         RemoteCommand<T> command = new CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand<>(
                 ref.configuration, request.getCommand(), ref.version, TokensInheritanceStrategy.ADDITIVE);
+        BucketCommand<T> c = new BucketCommand<>(this, ref, request, command, epoch, System.nanoTime());
+        if (combining) {
+            synchronized (ref) {
+                if (ref.onWire || !ref.waiting.isEmpty()) {
+                    ref.waiting.add(c);
+                    return c;
+                }
+                ref.onWire = true;
+            }
+        }
+        List<BucketCommand<?>> group = List.of(c);
+        try {
+            c.sentAlone(group, attempt(ref, group, expected(ref), true));
+        } catch (RuntimeException e) {
+            finishAll(group, null, e);
+            handOver(ref);
+            throw e;
+        }
+        return c;
+    }
+
+    /** @return the state to expect in Redis: the last seen, or none once the key this JVM wrote has expired */
+    private byte[] expected(Ref ref) {
         byte[] expected = ref.lastSeen;
         if (expected != null && clock.currentTimeNanos() >= ref.lastSeenExpiresAt) {
             // The key this JVM wrote has expired (its bucket was full again): expect it absent, not stale.
-            expected = null;
+            return null;
         }
-        long started = System.nanoTime();
-        ref.inFlight.incrementAndGet();
+        return expected;
+    }
+
+    /**
+     * Takes the bucket's waiting commands as the next group, if the bucket is free and {@code own} still waits to be
+     * taken; the caller then leads the group ({@link #sendAndSettle}).
+     *
+     * @return the group, in the order its commands were started; or {@code null} when a group is on its way
+     */
+    List<BucketCommand<?>> takeGroup(Ref ref, BucketCommand<?> own) {
+        synchronized (ref) {
+            if (ref.onWire || !own.queued()) {
+                return null;
+            }
+            ref.onWire = true;
+            List<BucketCommand<?>> group = new ArrayList<>(ref.waiting.size());
+            for (BucketCommand<?> c; (c = ref.waiting.poll()) != null; ) {
+                c.take();
+                group.add(c);
+            }
+            return group;
+        }
+    }
+
+    /** Sends a group taken from the bucket's queue, settles it, and frees the bucket for the next one. */
+    void sendAndSettle(Ref ref, List<BucketCommand<?>> group) {
+        Attempt attempt;
         try {
-            Attempt<T> first = attempt(ref, request, command, expected, expected != null && expected != ref.lastWritten,
-                    true);
-            return new Command<>(this, ref, request, command, first, started, epoch);
+            if (breaker.refusesNow()) {
+                // Redis failed while these waited: they fail at once, as a call started now would.
+                shortCircuited.add(group.size());
+                throw BREAKER_OPEN;
+            }
+            attempt = attempt(ref, group, expected(ref), false);
         } catch (RuntimeException e) {
-            ref.inFlight.decrementAndGet();
-            recordLatency(started);
-            throw e;
+            finishAll(group, null, e);
+            handOver(ref);
+            return;
+        }
+        settle(ref, group, attempt);
+    }
+
+    /**
+     * Frees the bucket once a group is done, and wakes the owner of the first waiting command who awaits it: that
+     * owner leads the next group. (An owner who does not await yet leads it when it does.)
+     */
+    private void handOver(Ref ref) {
+        if (!combining) {
+            return;
+        }
+        synchronized (ref) {
+            ref.onWire = false;
+            for (BucketCommand<?> c : ref.waiting) {
+                if (c.awaited()) {
+                    c.wake();
+                    return;
+                }
+            }
         }
     }
 
@@ -181,52 +282,45 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 clock.currentTimeNanos(), null);
     }
 
-    /** @return whether a command of this JVM on the bucket is on its way (its state may change under a new one) */
-    static boolean busy(Ref ref) {
-        return ref.inFlight.get() > 0;
-    }
-
-    /** A command started by {@link #send}: its first attempt on the wire, to await. */
-    record Command<T>(CasProxyManager manager, Ref ref, Request<T> request, RemoteCommand<T> command,
-                      Attempt<T> first, long started, long epoch) {
-
-        /**
-         * @return the command's result, once Redis took its state (after retries on conflicts)
-         * @throws RateLimitStoreException when Redis fails
-         * @throws BucketStore.ContentionException when the bucket kept changing
-         */
-        CommandResult<T> await() {
-            return manager.settle(ref, request, command, first, started, epoch);
-        }
-    }
-
     /**
-     * One attempt: the time it computed at, its result, the state it expects and the one it writes, sent.
+     * One attempt of a group: the time it computed at, each command's result in order, the state it expects and the
+     * one it writes, sent.
      */
-    record Attempt<T>(long now, CommandResult<T> result, byte[] expected, byte[] update, long ttl,
-                              ScriptRunner.Sent sent) {
+    record Attempt(long now, CommandResult<?>[] results, byte[] expected, byte[] update, long ttl,
+                   ScriptRunner.Sent sent) {
     }
 
-    private <T> Attempt<T> attempt(Ref ref, Request<T> request, RemoteCommand<T> command, byte[] expected,
-                                   boolean fromRedis, boolean first) {
-        long now = first && request.getClientSideTime() != null
-                ? request.getClientSideTime() : clock.currentTimeNanos();
+    private Attempt attempt(Ref ref, List<BucketCommand<?>> group, byte[] expected, boolean first) {
+        // A command sent alone at once computes at the time its request was made; a group, or a retry, now.
+        Long requested = group.get(0).request.getClientSideTime();
+        long now = first && group.size() == 1 && requested != null ? requested : clock.currentTimeNanos();
+        return attempt(ref, group, expected, expected != null && expected != ref.lastWritten, now);
+    }
+
+    private Attempt attempt(Ref ref, List<BucketCommand<?>> group, byte[] expected, boolean fromRedis, long now) {
         MutableBucketEntry entry = entry(ref, expected, fromRedis, now);
-        CommandResult<T> result = command.execute(entry, now);
+        CommandResult<?>[] results = new CommandResult<?>[group.size()];
+        for (int i = 0; i < results.length; i++) {
+            // In the order the commands were started, each from the state the one before left.
+            results[i] = group.get(i).command.execute(entry, now);
+        }
         byte[] update = null;
         long ttl = 0;
         if (entry.exists()) {
             ttl = ttlMillis(entry.get(), now);
             if (entry.isStateModified()) {
-                update = CompactState.encode(entry.get(), request.getBackwardCompatibilityVersion());
+                update = CompactState.encode(entry.get(), group.get(0).request.getBackwardCompatibilityVersion());
             }
         }
         roundTrips.increment();
-        return new Attempt<>(now, result, expected, update, ttl, script.send(scripts, ref.key, expected, update, ttl));
+        return new Attempt(now, results, expected, update, ttl, script.send(scripts, ref.key, expected, update, ttl));
     }
 
-    private <T> CommandResult<T> settle(Ref ref, Request<T> request, RemoteCommand<T> command, Attempt<T> attempt,
-                                        long started, long epoch) {
+    /**
+     * Awaits a group's attempt, retries it on conflicts from the state each brings back, hands each command its result
+     * (or the failure), and frees the bucket for the next group.
+     */
+    void settle(Ref ref, List<BucketCommand<?>> group, Attempt attempt) {
         try {
             // The retry budget bounds the time retries spend besides their round trips (backoffs, computing): a
             // slow store (a failover, a cold connection, a distant Redis) must never turn ordinary conflicts into a
@@ -251,11 +345,15 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                     } else {
                         ref.lastSeen = attempt.expected();
                     }
-                    breaker.onSuccess(epoch);
-                    return attempt.result();
+                    for (BucketCommand<?> c : group) {
+                        breaker.onSuccess(c.epoch);
+                    }
+                    finishAll(group, attempt.results(), null);
+                    return;
                 }
                 byte[] stored = reply.stored();
                 conflicts.increment();
+                confirmUnconfirmed(ref, stored);
                 byte[] expected = stored.length == 0 ? null : stored;
                 ref.lastSeen = expected;
                 ref.lastSeenExpiresAt = Long.MAX_VALUE;
@@ -266,20 +364,44 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 // The first retry runs at once whatever the first round trip took: it carries the state the
                 // conflict brought back.
                 if (n >= maxAttempts || (n > 1 && spent > budgetNanos)) {
-                    breaker.onSuccess(epoch); // Redis answered; the key is just too contended.
-                    contended.increment();
-                    throw new BucketStore.ContentionException("the Redis bucket kept changing under concurrent writers "
-                            + "for " + n + " attempts (" + (System.nanoTime() - started) / 1_000_000
-                            + " ms, of which " + spent / 1_000_000 + " ms besides round trips)");
+                    for (BucketCommand<?> c : group) {
+                        breaker.onSuccess(c.epoch); // Redis answered; the key is just too contended.
+                    }
+                    contended.add(group.size());
+                    finishAll(group, null, new BucketStore.ContentionException("the Redis bucket kept changing under "
+                            + "concurrent writers for " + n + " attempts (" + (System.nanoTime() - group.get(0).started)
+                            / 1_000_000 + " ms, of which " + spent / 1_000_000 + " ms besides round trips)"));
+                    return;
                 }
                 backOff(n, budgetNanos - spent);
-                attempt = attempt(ref, request, command, expected, true, false);
+                attempt = attempt(ref, group, expected, true, clock.currentTimeNanos());
             }
         } catch (JedisException e) {
-            throw failed(e, epoch);
+            RateLimitStoreException failure = null;
+            for (BucketCommand<?> c : group) {
+                failure = failed(e, c.epoch, attempt.update());
+            }
+            finishAll(group, null, failure);
+        } catch (RuntimeException e) {
+            // Not Redis's failure (a bug, or garbage the decoder refused): every command of the group learns of it.
+            finishAll(group, null, e);
         } finally {
-            ref.inFlight.decrementAndGet();
-            recordLatency(started);
+            // Whatever happened (an Error included), no command of the group is left for its owner to wait on.
+            for (BucketCommand<?> c : group) {
+                if (!c.done()) {
+                    c.finish(null, new RateLimitStoreException("the Redis command did not complete", null));
+                }
+            }
+            handOver(ref);
+        }
+    }
+
+    /** Hands each command of a group its result (or the failure), and records its latency. */
+    private void finishAll(List<BucketCommand<?>> group, CommandResult<?>[] results, RuntimeException error) {
+        for (int i = 0; i < group.size(); i++) {
+            BucketCommand<?> c = group.get(i);
+            recordLatency(c.started);
+            c.finish(results == null ? null : results[i], error);
         }
     }
 
@@ -301,6 +423,148 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         long started = System.nanoTime();
         ScriptRunner.Sent sent = scripts.send(script, keys, args);
         return () -> settle(sent, epoch, started);
+    }
+
+    /**
+     * Starts one script off the request path (a lease's renewal, a refund tried again) under the same circuit breaker
+     * and counters, on the store's own connections for such calls, whose timeout is the longer background timeout.
+     *
+     * @param script the script
+     * @param keys its keys
+     * @param args its arguments
+     * @return the call, to await on this thread
+     * @throws RateLimitStoreException when the breaker is open
+     */
+    ScriptRunner.Sent sendLate(LuaScript script, java.util.List<byte[]> keys, java.util.List<byte[]> args) {
+        long epoch = acquire();
+        roundTrips.increment();
+        long started = System.nanoTime();
+        ScriptRunner.Sent sent = lateScripts.get().send(script, keys, args);
+        return () -> settle(sent, epoch, started);
+    }
+
+    /**
+     * Gives tokens back to a bucket later, off the request path, after the refund failed: at once when Redis
+     * certainly did not see it; when its write reached Redis unanswered, only once this instance has seen that the
+     * write was not done. (This instance's writes to a bucket go one at a time, so its next one meets the state that
+     * write left, if it was done: then the refund is not made again. Only another instance's write in between can
+     * hide it, and the refund is then made again: at most the refund's tokens given twice.)
+     *
+     * @param ref the bucket
+     * @param tokens the tokens to give back
+     * @param failure why the refund failed
+     */
+    void refundLate(Ref ref, long tokens, RateLimitStoreException failure) {
+        Unconfirmed unconfirmed = new Unconfirmed();
+        if (failure instanceof RedisCallException call && call.sent() && call.update() != null) {
+            unconfirmed.updates.add(call.update());
+        }
+        watch(ref, unconfirmed, true);
+        lateRefunds.offer(tokens + " token(s) to " + RedisKeys.printable(ref.key), () -> {
+            try {
+                casLate(ref, tokens, unconfirmed);
+            } catch (RedisCallException e) {
+                if (e.sent() && e.update() != null) {
+                    unconfirmed.updates.add(e.update());
+                }
+                throw e;
+            }
+        }, () -> watch(ref, unconfirmed, false));
+    }
+
+    /** Adds or removes a refund tried again from those the bucket's conflicts are checked for. */
+    private static void watch(Ref ref, Unconfirmed unconfirmed, boolean add) {
+        synchronized (ref) {
+            List<Unconfirmed> now = ref.unconfirmed == null ? new ArrayList<>() : new ArrayList<>(ref.unconfirmed);
+            if (add) {
+                now.add(unconfirmed);
+            } else {
+                now.remove(unconfirmed);
+            }
+            ref.unconfirmed = now.isEmpty() ? null : List.copyOf(now);
+        }
+    }
+
+    /**
+     * Marks done the oldest unconfirmed refund of the bucket whose write left exactly the state a conflict brought back.
+     * One state shows one write done, never more: the refunds of this instance unanswered in a row were computed from
+     * the same state, so at most one of them was done, and two of them that would have written the same bytes are the
+     * same change; the others are made again. So the state is struck from every other refund's writes.
+     */
+    private static void confirmUnconfirmed(Ref ref, byte[] stored) {
+        List<Unconfirmed> watched = ref.unconfirmed;
+        if (watched == null) {
+            return;
+        }
+        synchronized (ref) {
+            boolean confirmed = false;
+            for (Unconfirmed u : ref.unconfirmed == null ? List.<Unconfirmed>of() : ref.unconfirmed) {
+                boolean wrote = u.updates.removeIf(update -> java.util.Arrays.equals(update, stored));
+                if (wrote && !confirmed && !u.done) {
+                    u.done = true;
+                    confirmed = true;
+                }
+            }
+        }
+    }
+
+    /**
+     * One late refund of a bucket: a compare-and-set of its own on the calls off the request path, retried on
+     * conflicts, unless a write of the refund's is seen done meanwhile.
+     */
+    private void casLate(Ref ref, long tokens, Unconfirmed unconfirmed) {
+        if (unconfirmed.done) {
+            return;
+        }
+        long epoch = acquire();
+        long started = System.nanoTime();
+        RemoteCommand<?> command = new CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand<>(
+                ref.configuration, new io.github.bucket4j.distributed.remote.commands.AddTokensCommand(tokens),
+                ref.version, TokensInheritanceStrategy.ADDITIVE);
+        byte[] expected = expected(ref);
+        byte[] update = null;
+        try {
+            for (int n = 1; ; n++) {
+                long now = clock.currentTimeNanos();
+                MutableBucketEntry entry = entry(ref, expected, expected != null && expected != ref.lastWritten, now);
+                command.execute(entry, now);
+                update = entry.isStateModified() ? CompactState.encode(entry.get(),
+                        getClientSideConfig().getBackwardCompatibilityVersion()) : null;
+                long ttl = entry.exists() ? ttlMillis(entry.get(), now) : 0;
+                roundTrips.increment();
+                CasScript.Reply reply = CasScript.reply(script.send(lateScripts.get(), ref.key, expected, update, ttl)
+                        .await());
+                if (reply.stored() == null) {
+                    if (update != null) {
+                        ref.lastWritten = update;
+                        ref.lastSeen = update;
+                        ref.lastSeenExpiresAt = now + ttl * 1_000_000L;
+                    }
+                    breaker.onSuccess(epoch);
+                    return;
+                }
+                conflicts.increment();
+                confirmUnconfirmed(ref, reply.stored());
+                expected = reply.stored().length == 0 ? null : reply.stored();
+                // What this instance decides next starts from the state Redis holds: the state that showed a write done
+                // is not met again as a conflict, so it shows no other.
+                ref.lastSeen = expected;
+                ref.lastSeenExpiresAt = Long.MAX_VALUE;
+                if (unconfirmed.done) {
+                    breaker.onSuccess(epoch);
+                    return;
+                }
+                if (n >= maxAttempts) {
+                    breaker.onSuccess(epoch);
+                    throw new BucketStore.ContentionException("the Redis bucket kept changing under concurrent "
+                            + "writers for " + n + " attempts of a late refund");
+                }
+            }
+        } catch (JedisException e) {
+            throw failed(e, epoch, update);
+        } finally {
+            recordLatency(started);
+        }
     }
 
     /**
@@ -345,7 +609,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      */
     JedisBucketStore.Stats stats(JedisBucketStore.BreakerState breaker, long pipelines) {
         return new JedisBucketStore.Stats(decisions.sum(), roundTrips.sum(), conflicts.sum(), failures.sum(),
-                shortCircuited.sum(), contended.sum(), breaker, latencyNanos.sum(), pipelines, repairs.sum());
+                shortCircuited.sum(), contended.sum(), breaker, latencyNanos.sum(), pipelines, repairs.sum(),
+                lateRefunds.late.sum(), lateRefunds.lost.sum(), lateRefunds.unconfirmed.sum());
     }
 
     /**

@@ -29,8 +29,9 @@ import java.util.function.LongSupplier;
  *
  * <p>About one round trip per decision: the store remembers the last state it saw of each bucket, computes the
  * decision from it with Bucket4j, and one script compares and stores (see {@code docs/redis.md}). Concurrent
- * calls for one bucket in this JVM are batched into one round trip (Bucket4j's batching), so a hot key does not
- * cause a compare-and-swap retry storm; retries are bounded in number and time.
+ * calls for one bucket in this JVM are combined into one compare-and-set, one of this JVM's on its way per bucket at a
+ * time, so a hot key causes no conflict within an instance and no retry storm; retries (after another instance's
+ * write) are bounded in number and time.
  *
  * <p>Bucket time is Redis server time (calibrated from {@code TIME} now and then, advanced by the JVM's
  * monotonic clock in between), so instances with skewed clocks still share one limit. Keys are
@@ -74,9 +75,17 @@ public final class JedisBucketStore implements BucketStore {
      *        0 when scripts are sent one by one
      * @param repairs keys whose state was garbage (of another type, unreadable, out of range, without an expiry)
      *        and was replaced with fresh state instead of obeyed ({@code docs/RELIABILITY.md})
+     * @param lateRefunds refunds (tokens, or a concurrency rule's slot) that failed when a call ended, because Redis
+     *        did, and were given back later, off the request path
+     * @param lostRefunds refunds given up: Redis kept failing for 15 s after the call ended (a slot not given back
+     *        runs out by then anyway), or 10,000 already waited
+     * @param unconfirmedRefunds refunds of a sliding counter or a calendar quota whose call reached Redis but was not
+     *        answered in time: Redis that is slow rather than gone runs them late, and they are not tried again, since
+     *        Redis might have run them (their count would be given back twice)
      */
     public record Stats(long decisions, long roundTrips, long conflicts, long failures, long shortCircuited,
-                        long contended, BreakerState breaker, long latencyNanos, long pipelines, long repairs) {
+                        long contended, BreakerState breaker, long latencyNanos, long pipelines, long repairs,
+                        long lateRefunds, long lostRefunds, long unconfirmedRefunds) {
     }
 
     private final UnifiedJedis jedis;
@@ -90,6 +99,8 @@ public final class JedisBucketStore implements BucketStore {
     private final AutoPipeline pipeline;
     private final KeyStates keys;
     private final ScheduledExecutorService clockThread;
+    /** The calls off the request path: their own connections, with the longer timeout; made on first use. */
+    private final LateClient late;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private JedisBucketStore(JedisStoreOptions b, UnifiedJedis jedis, boolean ownsClient) {
@@ -105,9 +116,15 @@ public final class JedisBucketStore implements BucketStore {
         boolean cluster = jedis instanceof RedisClusterClient || jedis instanceof redis.clients.jedis.JedisCluster;
         this.pipeline = b.autoPipelining && !cluster
                 ? new AutoPipeline(jedis, AutoPipeline.LANES, AutoPipeline.MAX_BATCH, b.commandTimeout.toNanos()) : null;
-        ScriptRunner scripts = pipeline != null ? pipeline : ScriptRunner.direct(jedis);
-        this.proxies = new CasProxyManager(jedis, scripts, script, breaker, clock, b.maxAttempts, b.retryBudget.toNanos());
-        this.keys = new KeyStates(proxies, clock, b.timeMeter, prefix, b.batching, b.maximumCachedBuckets);
+        ScriptRunner scripts = pipeline != null ? pipeline : new DirectRunner(jedis, b.commandTimeout.toNanos());
+        // Renewals and late refunds wait as long as a slow Redis takes (the background timeout), on connections of
+        // their own, so the request path's short timeout never loses them. An application's own client keeps its
+        // timeouts.
+        this.late = ownsClient ? new LateClient(() -> JedisClients.connect(b, b.backgroundTimeout, LateClient.POOL_SIZE),
+                b.backgroundTimeout, true) : new LateClient(() -> jedis, b.commandTimeout, false);
+        this.proxies = new CasProxyManager(jedis, scripts, late::runner, script, breaker, clock, b.maxAttempts,
+                b.retryBudget.toNanos(), b.batching);
+        this.keys = new KeyStates(proxies, clock, b.timeMeter, prefix, b.maximumCachedBuckets);
         this.clockThread = serverClock == null ? null : serverClock.startCalibrating(
                 () -> script.serverTimeMicros(jedis, RedisKeys.clockKey(prefix)), b.clockCalibrationInterval);
     }
@@ -117,10 +134,14 @@ public final class JedisBucketStore implements BucketStore {
         return new Builder();
     }
 
+    /**
+     * The key's state, as this instance remembers it: no call to Redis. Its operations go to Redis, and fail at once
+     * while the circuit breaker is open; its {@code refund} never throws for Redis's failure: what cannot be given back
+     * at once is given back later, off the request path ({@link Stats#lateRefunds()}), and a concurrency rule's lease
+     * is never renewed again once given back, whatever Redis does.
+     */
     @Override
     public KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
-        // Before any other work: during an outage the rule's failure policy decides as fast as it can.
-        proxies.refuseIfOpen();
         return keys.state(key, limits, localFirst);
     }
 
@@ -169,6 +190,16 @@ public final class JedisBucketStore implements BucketStore {
         proxies.latencyObserver = observer;
     }
 
+    /** @return refunds waiting to be tried again, off the request path (for tests) */
+    int lateRefundsWaiting() {
+        return proxies.lateRefunds.waiting();
+    }
+
+    /** @return the leases of calls in flight this instance renews (for tests) */
+    int leasesRenewed() {
+        return keys.leasesRenewed();
+    }
+
     /** @return the circuit breaker's state now */
     public BreakerState breakerState() {
         return breaker.state();
@@ -201,6 +232,8 @@ public final class JedisBucketStore implements BucketStore {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             keys.close();
+            proxies.lateRefunds.close();
+            late.close();
             if (clockThread != null) {
                 clockThread.shutdownNow();
             }
@@ -314,6 +347,21 @@ public final class JedisBucketStore implements BucketStore {
         }
 
         /**
+         * How long Redis may take to answer the store's calls off the request path, on connections of their own (two
+         * per node, opened on first use): renewing the leases of calls in flight, and giving back tokens and slots that
+         * could not be given back when a call ended because Redis failed then. Longer than the command timeout, so a
+         * Redis that is slow but answers loses none of them. With an application's own {@link #client}, its timeouts
+         * apply instead.
+         *
+         * @param timeout the timeout (default 2 s)
+         * @return this builder
+         */
+        public Builder backgroundTimeout(Duration timeout) {
+            options.backgroundTimeout = JedisStoreOptions.positive("backgroundTimeout", timeout);
+            return this;
+        }
+
+        /**
          * @param poolSize connections per Redis node (default 16)
          * @return this builder
          */
@@ -382,7 +430,11 @@ public final class JedisBucketStore implements BucketStore {
         }
 
         /**
-         * @param batching whether concurrent calls for one bucket in this JVM share a round trip (default true)
+         * @param batching whether concurrent calls for one bucket in this JVM are combined (default true): one
+         *        compare-and-set of this JVM on its way per bucket at a time, the calls that come meanwhile computed in
+         *        order from the state it wrote and sent together as the next one, so they never conflict with each
+         *        other; {@code false} sends each at once, computed from the state last seen (calls then conflict, and
+         *        retry, as instances do)
          * @return this builder
          */
         public Builder batching(boolean batching) {

@@ -12,6 +12,7 @@ import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisURIHelper;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.Locale;
@@ -32,32 +33,43 @@ final class JedisClients {
      * @return a client the store owns and closes
      */
     static UnifiedJedis connect(JedisStoreOptions b) {
+        return connect(b, b.commandTimeout, b.poolSize);
+    }
+
+    /**
+     * @param b the builder, with exactly one of a URL, a Sentinel master or Cluster nodes
+     * @param commandTimeout how long a command may take on this client's connections
+     * @param poolSize connections per node
+     * @return a client the store owns and closes
+     */
+    static UnifiedJedis connect(JedisStoreOptions b, Duration commandTimeout, int poolSize) {
         ConnectionPoolConfig pool = new ConnectionPoolConfig();
-        pool.setMaxTotal(b.poolSize);
-        pool.setMaxIdle(b.poolSize);
+        pool.setMaxTotal(poolSize);
+        pool.setMaxIdle(poolSize);
         pool.setMaxWait(b.connectTimeout);
         pool.setBlockWhenExhausted(true);
         if (b.url != null) {
             URI uri = parseUrl(b.url);
-            DefaultJedisClientConfig config = clientConfig(b, JedisURIHelper.getUser(uri), JedisURIHelper.getPassword(uri),
-                    JedisURIHelper.isRedisSSLScheme(uri)).database(JedisURIHelper.getDBIndex(uri)).build();
+            DefaultJedisClientConfig config = clientConfig(b, commandTimeout, JedisURIHelper.getUser(uri),
+                    JedisURIHelper.getPassword(uri), JedisURIHelper.isRedisSSLScheme(uri))
+                    .database(JedisURIHelper.getDBIndex(uri)).build();
             return RedisClient.builder().hostAndPort(JedisURIHelper.getHostAndPort(uri))
                     .clientConfig(config).poolConfig(pool).build();
         }
-        JedisClientConfig config = clientConfig(b, b.user, b.password, b.ssl).build();
+        JedisClientConfig config = clientConfig(b, commandTimeout, b.user, b.password, b.ssl).build();
         if (b.sentinelMaster != null) {
-            JedisClientConfig sentinelConfig = clientConfig(b, null, null, b.ssl).build();
+            JedisClientConfig sentinelConfig = clientConfig(b, commandTimeout, null, null, b.ssl).build();
             return RedisSentinelClient.builder().masterName(b.sentinelMaster).sentinels(b.sentinels)
                     .clientConfig(config).sentinelClientConfig(sentinelConfig).poolConfig(pool).build();
         }
         return RedisClusterClient.builder().nodes(b.clusterNodes).clientConfig(config).poolConfig(pool)
-                .maxAttempts(3).maxTotalRetriesDuration(b.commandTimeout.multipliedBy(3)).build();
+                .maxAttempts(3).maxTotalRetriesDuration(commandTimeout.multipliedBy(3)).build();
     }
 
-    private static DefaultJedisClientConfig.Builder clientConfig(JedisStoreOptions b, String user, String password,
-                                                                 boolean ssl) {
+    private static DefaultJedisClientConfig.Builder clientConfig(JedisStoreOptions b, Duration commandTimeout,
+                                                                 String user, String password, boolean ssl) {
         return DefaultJedisClientConfig.builder()
-                .socketTimeoutMillis((int) b.commandTimeout.toMillis())
+                .socketTimeoutMillis((int) commandTimeout.toMillis())
                 .connectionTimeoutMillis((int) b.connectTimeout.toMillis())
                 .user(user).password(password).ssl(ssl)
                 .clientName("ratelimit");

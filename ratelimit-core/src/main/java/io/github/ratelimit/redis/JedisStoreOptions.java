@@ -27,6 +27,7 @@ final class JedisStoreOptions {
     String keyPrefix = "ratelimit";
     Duration commandTimeout = Duration.ofMillis(50);
     Duration connectTimeout = Duration.ofMillis(200);
+    Duration backgroundTimeout = Duration.ofSeconds(2);
     int poolSize = 16;
     int maxAttempts = 32;
     Duration retryBudget = Duration.ofMillis(100);

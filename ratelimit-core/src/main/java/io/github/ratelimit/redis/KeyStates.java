@@ -7,7 +7,6 @@ import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.distributed.proxy.optimization.DelayParameters;
 import io.github.bucket4j.distributed.proxy.optimization.NopeOptimizationListener;
-import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.distributed.proxy.optimization.delay.DelayOptimization;
 import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.internal.bucket.BucketKeyState;
@@ -41,7 +40,6 @@ final class KeyStates {
     private final CasProxyManager proxies;
     private final TimeMeter clock;
     private final String prefix;
-    private final boolean batching;
     private final Cache<BucketStore.Key, Entry> entries;
     private final Cache<BucketStore.Key, Sliding> sliding;
     private final RedisSlidingState.Context slidingContext;
@@ -53,15 +51,13 @@ final class KeyStates {
      * @param clock the store's clock, which dates configuration versions
      * @param slidingClock the clock sliding windows use, or {@code null} for the server's {@code TIME}
      * @param prefix the Redis key prefix
-     * @param batching whether concurrent calls for one key share a round trip (when the rule is not local-first)
      * @param maximum the most keys remembered, of each kind
      */
     KeyStates(CasProxyManager proxies, TimeMeter clock, TimeMeter slidingClock, String prefix,
-              boolean batching, long maximum) {
+              long maximum) {
         this.proxies = proxies;
         this.clock = clock;
         this.prefix = prefix;
-        this.batching = batching;
         this.entries = Caffeine.newBuilder().maximumSize(maximum).expireAfterAccess(Duration.ofMinutes(10)).build();
         this.sliding = Caffeine.newBuilder().maximumSize(maximum).expireAfterAccess(Duration.ofMinutes(10)).build();
         // Sliding windows read the server's TIME in their script, unless the store was given a clock. Log members
@@ -70,6 +66,11 @@ final class KeyStates {
         this.slidingContext = new RedisSlidingState.Context(proxies, slidingClock, memberPrefix,
                 new AtomicLong());
         this.slots = new RedisSlots(slidingContext, clock);
+    }
+
+    /** @return the leases of calls in flight this instance renews */
+    int leasesRenewed() {
+        return slots.held();
     }
 
     /** Stops renewing this instance's leases: its calls' slots run out unless given back. */
@@ -92,15 +93,23 @@ final class KeyStates {
             return slots.state(RedisKeys.slotsKey(prefix, key), limits.concurrency());
         }
         Sliding state = sliding.getIfPresent(key);
-        if (state == null || (state.limits() != limits && !state.limits().equals(limits))) {
-            BucketStore.KeyState redis = limits.calendar()
-                    ? new RedisCalendarState(slidingContext, clock, RedisKeys.calendarKey(prefix, key), limits)
-                    : new RedisSlidingState(slidingContext, RedisKeys.slidingKey(prefix, key, limits.algorithm()),
-                            limits);
-            state = new Sliding(limits, new RejectionMemo(redis, clock));
-            sliding.put(key, state);
+        if (state != null && sameLimits(state, limits)) {
+            return state.state;
         }
-        return state.state;
+        // Made once per key and limits, atomically: one state per key is what its calls of this JVM share.
+        return sliding.asMap().compute(key, (k, known) -> known != null && sameLimits(known, limits) ? known
+                : newSliding(k, limits)).state;
+    }
+
+    private static boolean sameLimits(Sliding state, BucketStore.Limits limits) {
+        return state.limits() == limits || state.limits().equals(limits);
+    }
+
+    private Sliding newSliding(BucketStore.Key key, BucketStore.Limits limits) {
+        BucketStore.KeyState redis = limits.calendar()
+                ? new RedisCalendarState(slidingContext, clock, RedisKeys.calendarKey(prefix, key), limits)
+                : new RedisSlidingState(slidingContext, RedisKeys.slidingKey(prefix, key, limits.algorithm()), limits);
+        return new Sliding(limits, new RejectionMemo(redis, clock));
     }
 
     /**
@@ -111,19 +120,28 @@ final class KeyStates {
      */
     Entry entry(BucketStore.Key key, BucketConfiguration configuration, LocalFirst localFirst) {
         Entry entry = entries.getIfPresent(key);
-        if (entry == null || (entry.ref.configuration != configuration
-                && !entry.ref.configuration.equals(configuration))) {
-            // Two threads may both get here; each entry is valid, and the later version merely wins.
-            CasProxyManager.Ref ref = newRef(key, configuration, entry == null ? Long.MIN_VALUE : entry.ref.version);
-            Bucket proxy = newProxy(ref, localFirst);
-            // Redis computes each write's expiry from the state it writes, so a reservation needs no second look.
-            // A local-first bucket decides in this JVM, mostly: it has no round trip to share.
-            KeyState redis = localFirst != null ? new BucketKeyState(proxy)
-                    : new RedisBucketState(new BucketKeyState(proxy), ref, proxies);
-            entry = new Entry(ref, proxy, new RejectionMemo(redis, clock));
-            entries.put(key, entry);
+        if (entry != null && sameConfiguration(entry, configuration)) {
+            return entry;
         }
-        return entry;
+        // Made once per key and configuration, atomically: two entries of one key would be two queues of this JVM's
+        // commands on one bucket, whose compare-and-sets would conflict with each other.
+        return entries.asMap().compute(key, (k, known) -> known != null && sameConfiguration(known, configuration)
+                ? known : newEntry(k, configuration, localFirst, known == null ? Long.MIN_VALUE : known.ref.version));
+    }
+
+    private static boolean sameConfiguration(Entry entry, BucketConfiguration configuration) {
+        return entry.ref.configuration == configuration || entry.ref.configuration.equals(configuration);
+    }
+
+    private Entry newEntry(BucketStore.Key key, BucketConfiguration configuration, LocalFirst localFirst,
+                           long previousVersion) {
+        CasProxyManager.Ref ref = newRef(key, configuration, previousVersion);
+        Bucket proxy = newProxy(ref, localFirst);
+        // Redis computes each write's expiry from the state it writes, so a reservation needs no second look.
+        // A local-first bucket decides in this JVM, mostly: it has no round trip to share.
+        KeyState redis = localFirst != null ? new BucketKeyState(proxy)
+                : new RedisBucketState(new BucketKeyState(proxy), ref, proxies);
+        return new Entry(ref, proxy, new RejectionMemo(redis, clock));
     }
 
     /** @param key a key whose next write should carry a new version, or {@code null} for every key */
@@ -154,9 +172,8 @@ final class KeyStates {
             builder = builder.withOptimization(new DelayOptimization(
                     new DelayParameters(localFirst.maxUnsyncedTokens(), localFirst.maxUnsyncedTime()),
                     NopeOptimizationListener.INSTANCE, clock));
-        } else if (batching) {
-            builder = builder.withOptimization(Optimizations.batching());
         }
+        // Otherwise no optimization: the proxies' manager combines this JVM's concurrent commands on a key itself.
         return builder.build(ref, () -> ref.configuration);
     }
 }

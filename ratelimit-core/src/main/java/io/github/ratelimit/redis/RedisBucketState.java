@@ -3,18 +3,20 @@ package io.github.ratelimit.redis;
 import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.distributed.remote.CommandResult;
 import io.github.bucket4j.distributed.remote.RemoteVerboseResult;
+import io.github.bucket4j.distributed.remote.commands.AddTokensCommand;
 import io.github.bucket4j.distributed.remote.commands.TryConsumeAndReturnRemainingTokensCommand;
 import io.github.bucket4j.distributed.remote.commands.VerboseCommand;
 import io.github.ratelimit.internal.bucket.BucketKeyState;
 import io.github.ratelimit.internal.bucket.Pipelining;
 import io.github.ratelimit.store.BucketStore.KeyState;
+import io.github.ratelimit.store.RateLimitStoreException;
 
 /**
  * A token-bucket or fixed-window key in Redis whose consume can also be started apart ({@link Pipelining}), for one
- * round trip per request however many rules it meets. A consume called directly goes through the Bucket4j proxy (and
- * its batching of concurrent calls on one key); a consume started apart sends its compare-and-set at once, unless
- * another call of this JVM is already on its way for the key: then it waits its turn through the proxy as a direct
- * call would, because a compare-and-set computed from a state about to change would only conflict.
+ * round trip per request however many rules it meets. Either way the command goes through the key's queue in
+ * {@link CasProxyManager}: sent at once when no other command of this JVM is on its way for the key, else combined
+ * with the others waiting into the key's next compare-and-set ({@link BucketCommand}), so this JVM's calls on one
+ * key never conflict with each other.
  */
 final class RedisBucketState implements KeyState, Pipelining {
 
@@ -40,10 +42,7 @@ final class RedisBucketState implements KeyState, Pipelining {
 
     @Override
     public Sent send(long cost) {
-        if (CasProxyManager.busy(ref)) {
-            return () -> proxy.consume(cost);
-        }
-        CasProxyManager.Command<RemoteVerboseResult<ConsumptionProbe>> command = proxies.send(ref,
+        BucketCommand<RemoteVerboseResult<ConsumptionProbe>> command = proxies.send(ref,
                 proxies.request(VerboseCommand.from(new TryConsumeAndReturnRemainingTokensCommand(cost))));
         return () -> {
             CommandResult<RemoteVerboseResult<ConsumptionProbe>> result = command.await();
@@ -66,8 +65,16 @@ final class RedisBucketState implements KeyState, Pipelining {
         return proxy.reserve(cost, maxWaitNanos);
     }
 
+    /**
+     * Gives the tokens back (tokens are interchangeable: the receipt is not needed). When Redis fails at that moment,
+     * they are given back later, off the request path ({@link CasProxyManager#refundLate}); this never throws for it.
+     */
     @Override
     public void refund(long cost, long receipt) {
-        proxy.refund(cost, receipt);
+        try {
+            proxies.send(ref, proxies.request(new AddTokensCommand(cost))).await();
+        } catch (RateLimitStoreException e) {
+            proxies.refundLate(ref, cost, e);
+        }
     }
 }

@@ -5,6 +5,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.internal.bucket.Pipelining;
 import io.github.ratelimit.store.BucketStore.KeyState;
+import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.store.BucketStore;
 
 import java.nio.charset.StandardCharsets;
@@ -92,17 +93,22 @@ final class RedisCalendarState implements KeyState, Pipelining {
 
     /** Starts an operation; its await sends it once more, at the script's time, if the bounds did not hold it. */
     private java.util.function.Supplier<Reply> start(byte[] op, long cost, byte[] arg, byte[] minWait) {
+        return start(op, cost, arg, minWait, false);
+    }
+
+    /** @param late whether the call goes off the request path ({@link CasProxyManager#sendLate}) */
+    private java.util.function.Supplier<Reply> start(byte[] op, long cost, byte[] arg, byte[] minWait, boolean late) {
         TimeMeter given = context.clock();
         boolean explicit = given != null;
         long now = (explicit ? given : storeClock).currentTimeNanos() / 1_000;
         Call call = call(op, cost, arg, minWait, now, explicit);
-        ScriptRunner.Sent sent = context.calls().send(SCRIPT, keys, call.args());
+        ScriptRunner.Sent sent = send(call, late);
         return () -> {
             List<?> reply = checked(op, sent.await());
             if (RedisSlidingState.number(reply.get(0)) == 2) {
                 // The script's time is in another window: again, with bounds and the time for it.
                 Call again = call(op, cost, arg, minWait, RedisSlidingState.number(reply.get(1)), true);
-                reply = checked(op, context.calls().send(SCRIPT, keys, again.args()).await());
+                reply = checked(op, send(again, late).await());
                 if (RedisSlidingState.number(reply.get(0)) == 2) {
                     throw new IllegalStateException("calendar windows computed for the script's own time did not "
                             + "hold it");
@@ -111,6 +117,10 @@ final class RedisCalendarState implements KeyState, Pipelining {
             }
             return new Reply(reply, call);
         };
+    }
+
+    private ScriptRunner.Sent send(Call call, boolean late) {
+        return late ? context.calls().sendLate(SCRIPT, keys, call.args()) : context.calls().send(SCRIPT, keys, call.args());
     }
 
     /** @return the reply as a probe, whose windows carry the open windows' lengths (a day may last 23 or 25 hours) */
@@ -168,10 +178,27 @@ final class RedisCalendarState implements KeyState, Pipelining {
                 List.of(), RedisSlidingState.number(reply.get(2)) * 1_000);
     }
 
+    /**
+     * Gives back the call counted at the receipt's time. When Redis fails at that moment and certainly did not see the
+     * refund, it is tried again later, off the request path ({@link LateRefunds}); a refund that reached Redis
+     * unanswered is not tried again (its count would be given back twice), only counted. Never throws for it.
+     */
     @Override
     public void refund(long cost, long receipt) {
-        if (receipt > 0) {
-            start(REFUND, cost, RedisSlidingState.ascii(receipt / 1_000), ZERO).get();
+        if (receipt <= 0) {
+            return;
+        }
+        byte[] at = RedisSlidingState.ascii(receipt / 1_000);
+        try {
+            start(REFUND, cost, at, ZERO).get();
+        } catch (RateLimitStoreException e) {
+            LateRefunds late = context.calls().lateRefunds;
+            if (e instanceof RedisCallException call && call.sent()) {
+                late.unconfirmed.increment();
+                return;
+            }
+            late.offer(cost + " permit(s) to " + RedisKeys.printable(keys.get(0)),
+                    () -> start(REFUND, cost, at, ZERO, true).get());
         }
     }
 

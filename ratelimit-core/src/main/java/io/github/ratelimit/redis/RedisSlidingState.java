@@ -9,6 +9,7 @@ import io.github.ratelimit.Limit;
 import io.github.ratelimit.internal.bucket.Pipelining;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.RateLimitStoreException;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -107,10 +108,28 @@ final class RedisSlidingState implements KeyState, Pipelining {
         return new Probe(reserved, waitNanos(number(reply.get(1))), List.of(), number(reply.get(2)) * 1_000);
     }
 
+    /**
+     * Forgets the call counted at the receipt's time. When Redis fails at that moment, it is tried again later, off
+     * the request path ({@link LateRefunds}): at once when Redis certainly did not see it, and for the log whatever
+     * happened (forgetting the call counted at a time twice forgets nothing more); a counter's refund that reached
+     * Redis unanswered is not tried again (its count would be given back twice), only counted. Never throws for it.
+     */
     @Override
     public void refund(long cost, long receipt) {
-        if (receipt > 0) {
-            run(REFUND, cost, ascii(receipt / 1_000), ZERO);
+        if (receipt <= 0) {
+            return;
+        }
+        byte[] at = ascii(receipt / 1_000);
+        try {
+            run(REFUND, cost, at, ZERO);
+        } catch (RateLimitStoreException e) {
+            LateRefunds late = context.calls().lateRefunds;
+            if (script != LOG && e instanceof RedisCallException call && call.sent()) {
+                late.unconfirmed.increment();
+                return;
+            }
+            late.offer(cost + " permit(s) to " + RedisKeys.printable(keys.get(0)),
+                    () -> checked(REFUND, start(REFUND, cost, at, ZERO, true).await()));
         }
     }
 
@@ -120,6 +139,11 @@ final class RedisSlidingState implements KeyState, Pipelining {
     }
 
     private ScriptRunner.Sent start(byte[] op, long cost, byte[] maxWait, byte[] minWait) {
+        return start(op, cost, maxWait, minWait, false);
+    }
+
+    /** @param late whether the call goes off the request path ({@link CasProxyManager#sendLate}) */
+    private ScriptRunner.Sent start(byte[] op, long cost, byte[] maxWait, byte[] minWait, boolean late) {
         List<byte[]> args = new ArrayList<>(8 + windowArgs.length);
         TimeMeter clock = context.clock();
         args.add(clock == null ? EMPTY : ascii(clock.currentTimeNanos() / 1_000));
@@ -131,7 +155,7 @@ final class RedisSlidingState implements KeyState, Pipelining {
         args.add(KEEP);
         args.addAll(Arrays.asList(windowArgs));
         args.add(minWait);
-        return context.calls().send(script, keys, args);
+        return late ? context.calls().sendLate(script, keys, args) : context.calls().send(script, keys, args);
     }
 
     private List<?> checked(byte[] op, Object answer) {

@@ -4,6 +4,7 @@ import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.internal.bucket.Pipelining;
 import io.github.ratelimit.store.BucketStore.KeyState;
+import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.RateLimitedLog;
 
 import java.lang.System.Logger.Level;
@@ -122,7 +123,8 @@ final class RedisSlots implements AutoCloseable {
             for (Map.Entry<Long, Held> e : held.entrySet()) {
                 Held h = e.getValue();
                 if (now - h.renewedNanos() >= RENEW_NANOS) {
-                    sent.add(context.calls().send(SCRIPT, List.of(h.key()), args(RENEW, e.getKey(), h.max())));
+                    // Off the request path: a slow Redis answers within the background timeout, not the command's.
+                    sent.add(context.calls().sendLate(SCRIPT, List.of(h.key()), args(RENEW, e.getKey(), h.max())));
                     due.add(e);
                 }
             }
@@ -145,6 +147,11 @@ final class RedisSlots implements AutoCloseable {
                 // Redis failed: this lease is tried again at the next tick, while it may still be live.
             }
         }
+    }
+
+    /** @return the leases this instance renews now */
+    int held() {
+        return held.size();
     }
 
     @Override
@@ -205,12 +212,24 @@ final class RedisSlots implements AutoCloseable {
             throw new UnsupportedOperationException("a slot cannot be reserved ahead: nothing says when a call ends");
         }
 
+        /**
+         * Gives the slot back. Its lease is forgotten first, so it is never renewed again, whatever Redis does now;
+         * when Redis fails at that moment, giving it back is tried again off the request path ({@link LateRefunds}:
+         * the same lease given back twice is given back once) until the lease would have run out anyway. Never throws
+         * for Redis's failure.
+         */
         @Override
         public void refund(long cost, long receipt) {
-            if (receipt != 0) {
-                // Forgotten first: a lease given back is never renewed, even if the store fails now (it then runs out).
-                held.remove(receipt);
+            if (receipt == 0) {
+                return;
+            }
+            held.remove(receipt);
+            try {
                 run(keys, GIVE_BACK, receipt, maxArg);
+            } catch (RateLimitStoreException e) {
+                context.calls().lateRefunds.offer("the slot of lease " + receipt + " at "
+                        + RedisKeys.printable(keys.get(0)), () -> checked(keys, context.calls().sendLate(SCRIPT, keys,
+                        args(GIVE_BACK, receipt, maxArg)).await()));
             }
         }
     }

@@ -3,7 +3,7 @@ package io.github.ratelimit.redis;
 import java.util.List;
 
 /**
- * Runs a store's scripts on Redis: one call at a time on a pooled connection ({@link #direct}), or many threads'
+ * Runs a store's scripts on Redis: one call at a time on a pooled connection ({@link DirectRunner}), or many threads'
  * calls sent together ({@link AutoPipeline}). Either way a call returns the script's reply or throws the
  * {@link redis.clients.jedis.exceptions.JedisException} Redis or the connection gave, so the store's breaker and
  * failure policies see the same outcomes.
@@ -41,14 +41,5 @@ interface ScriptRunner {
          * @throws redis.clients.jedis.exceptions.JedisException when Redis or the connection fails
          */
         Object await();
-    }
-
-    /**
-     * @param jedis the client
-     * @return a runner that sends each call on its own, on a connection borrowed from the client's pool, when it
-     *         is awaited (a Cluster routes each key to its node: one round trip per call)
-     */
-    static ScriptRunner direct(redis.clients.jedis.UnifiedJedis jedis) {
-        return (script, keys, args) -> () -> script.run(jedis, keys, args);
     }
 }

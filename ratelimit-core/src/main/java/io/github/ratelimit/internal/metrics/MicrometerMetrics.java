@@ -40,6 +40,9 @@ import java.util.function.ToDoubleFunction;
  *       their limits, seen before they are rejected.</li>
  *   <li>For the Redis store: {@code ratelimit.store.operations}, {@code .round.trips}, {@code .conflicts},
  *       {@code .failures}, {@code .short.circuited}, {@code .contended} (function counters),
+ *       {@code ratelimit.store.refunds{result=late|lost|unconfirmed}} (function counters of the refunds, tokens or
+ *       slots, that could not be made when their call ended because Redis failed then: made late, given up, or sent
+ *       unanswered and not tried again),
  *       {@code ratelimit.store.latency} (timer of every operation, retries included, with the percentiles p50, p95
  *       and p99 and a percentile histogram) and {@code ratelimit.store.breaker.open}
  *       (gauge: 1 while the circuit breaker is open or probing, else 0).</li>
@@ -138,6 +141,7 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
     }
 
     private static final String REPAIRS = "ratelimit.store.repairs";
+    private static final String REFUNDS = "ratelimit.store.refunds";
     private static final String REPAIRS_DESCRIPTION = "Keys whose stored state was garbage (another type, unreadable, "
             + "out of range, no expiry) and was replaced instead of obeyed";
 
@@ -180,6 +184,12 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
                 .tag("state", "buckets").description(REPAIRS_DESCRIPTION).register(registry);
         counter(registry, redis, "ratelimit.store.contended", "Operations given up because the bucket kept changing "
                 + "under concurrent writers (each rejected its call)", s -> s.stats().contended());
+        refunds(registry, redis, "late", "given back late, off the request path, after Redis failed when the call ended",
+                s -> s.stats().lateRefunds());
+        refunds(registry, redis, "lost", "given up: Redis kept failing for 15 s after the call ended, or too many waited",
+                s -> s.stats().lostRefunds());
+        refunds(registry, redis, "unconfirmed", "sent to Redis unanswered and not tried again (a sliding counter's or "
+                + "a calendar quota's, which Redis may have run)", s -> s.stats().unconfirmedRefunds());
         // Every operation recorded, so operators read p50/p95/p99 (and Prometheus a histogram to aggregate instances).
         Timer latency = Timer.builder(STORE_LATENCY).description("Time Redis operations took, retries included")
                 .publishPercentiles(0.5, 0.95, 0.99).publishPercentileHistogram()
@@ -189,6 +199,13 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
         Gauge.builder("ratelimit.store.breaker.open", redis,
                         s -> s.breakerState() == JedisBucketStore.BreakerState.CLOSED ? 0 : 1)
                 .description("1 while the Redis circuit breaker is open or probing").register(registry);
+    }
+
+    private static void refunds(MeterRegistry registry, JedisBucketStore store, String result, String description,
+                                ToDoubleFunction<JedisBucketStore> value) {
+        FunctionCounter.builder(REFUNDS, store, value).tag("result", result)
+                .description("Refunds (tokens, slots) that could not be made when the call ended: " + description)
+                .baseUnit("refunds").register(registry);
     }
 
     private static void counter(MeterRegistry registry, JedisBucketStore store, String name, String description,

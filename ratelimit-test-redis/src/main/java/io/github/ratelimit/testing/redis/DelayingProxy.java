@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 
 /**
  * A TCP proxy on a loopback port in front of a server (a {@link RedisServer}), which holds everything a client sends
@@ -30,14 +31,17 @@ public final class DelayingProxy implements AutoCloseable {
 
     private final ServerSocket server;
     private final InetSocketAddress upstream;
-    private final long delayNanos;
+    /** The delay of each chunk a client sends, in nanoseconds. */
+    private volatile LongSupplier delays;
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private final LongAdder chunks = new LongAdder();
+    private final LongAdder held = new LongAdder();
     private volatile boolean closed;
 
     private DelayingProxy(InetSocketAddress upstream, Duration delay) throws IOException {
         this.upstream = upstream;
-        this.delayNanos = delay.toNanos();
+        long nanos = delay.toNanos();
+        this.delays = () -> nanos;
         this.server = new ServerSocket(0, 50, InetAddress.getByName(Ports.LOOPBACK));
         Thread acceptor = new Thread(this::accept, "delaying-proxy-accept-" + server.getLocalPort());
         acceptor.setDaemon(true);
@@ -64,6 +68,37 @@ public final class DelayingProxy implements AutoCloseable {
     /** @return the loopback port clients connect to */
     public int port() {
         return server.getLocalPort();
+    }
+
+    /**
+     * Changes the delay of what clients send from now on (what is held keeps its time).
+     *
+     * @param delay how long to hold what clients send, at least zero
+     */
+    public void delay(Duration delay) {
+        if (delay.isNegative()) {
+            throw new IllegalArgumentException("delay " + delay + " is negative");
+        }
+        long nanos = delay.toNanos();
+        this.delays = () -> nanos;
+    }
+
+    /**
+     * Holds each chunk clients send from now on for a delay of its own (a slow store's spread of latencies); chunks
+     * still go on in the order they came, so one held longer holds those behind it too.
+     *
+     * @param nanos the delay of the next chunk, in nanoseconds, at least zero; called on the proxy's threads
+     */
+    public void delays(LongSupplier nanos) {
+        this.delays = java.util.Objects.requireNonNull(nanos, "nanos");
+    }
+
+    /**
+     * @return the chunks clients sent that the proxy holds still, not yet passed on (what a client sent before it gave
+     *         up waiting is passed on all the same: 0 means the server has been sent everything)
+     */
+    public long held() {
+        return held.sum();
     }
 
     /** @return the chunks clients have sent through the proxy so far */
@@ -112,7 +147,8 @@ public final class DelayingProxy implements AutoCloseable {
         try (InputStream in = client.getInputStream()) {
             for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
                 chunks.increment();
-                held.add(new Chunk(Arrays.copyOf(buffer, n), System.nanoTime() + delayNanos));
+                this.held.increment();
+                held.add(new Chunk(Arrays.copyOf(buffer, n), System.nanoTime() + Math.max(0, delays.getAsLong())));
             }
         } catch (IOException e) {
             // the connection ended
@@ -121,7 +157,7 @@ public final class DelayingProxy implements AutoCloseable {
         }
     }
 
-    private static void writeWhenDue(BlockingQueue<Chunk> held, Socket target, Socket client) {
+    private void writeWhenDue(BlockingQueue<Chunk> held, Socket target, Socket client) {
         try (OutputStream out = target.getOutputStream()) {
             while (true) {
                 Chunk chunk = held.take();
@@ -131,8 +167,12 @@ public final class DelayingProxy implements AutoCloseable {
                 for (long left = chunk.dueNanos() - System.nanoTime(); left > 0; left = chunk.dueNanos() - System.nanoTime()) {
                     LockSupport.parkNanos(left);
                 }
-                out.write(chunk.bytes());
-                out.flush();
+                try {
+                    out.write(chunk.bytes());
+                    out.flush();
+                } finally {
+                    this.held.decrement();
+                }
             }
         } catch (IOException e) {
             closeQuietly(client);
