@@ -15,16 +15,22 @@ import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.core.annotation.AnnotationAwareOrderComparator;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.RequestPath;
+import org.springframework.web.accept.ContentNegotiationManager;
+import org.springframework.web.accept.ContentNegotiationStrategy;
+import org.springframework.web.accept.FixedContentNegotiationStrategy;
+import org.springframework.web.accept.HeaderContentNegotiationStrategy;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExecutionChain;
 import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.handler.AbstractHandlerMapping;
 import org.springframework.web.servlet.handler.AbstractHandlerMethodMapping;
 import org.springframework.web.servlet.handler.BeanNameUrlHandlerMapping;
 import org.springframework.web.servlet.handler.SimpleUrlHandlerMapping;
 import org.springframework.web.servlet.function.support.RouterFunctionMapping;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
 import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
 import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.pattern.PathPattern;
 
@@ -36,6 +42,7 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
@@ -52,10 +59,13 @@ import java.util.function.Predicate;
  * one of this context's {@link DispatcherServlet}s are looked up, only when some handler method has rules at all,
  * and only when the request's path matches a path pattern of such a method (so a request no rule is about costs a
  * path parse and a few pattern matches, not a lookup through every mapping; most, a comparison of their first path
- * segment). What a lookup found is remembered by the request's shape (method, URI, {@code Accept},
- * {@code Content-Type}) when nothing else can change it (no mapping conditions on parameters or other headers, only
- * Spring's own kinds of mappings): the next request of that shape gets the handler's rules, and the attributes the
- * lookup set, without a lookup. A handler whose rules read
+ * segment). What a lookup found is remembered by the request's {@link RequestShape} (its method, path, every
+ * {@code Accept} and {@code Content-Type} line in order, whether it has a body) when nothing else can change it
+ * ({@link #answersByShape}: no mapping condition on parameters, other headers, a version, or of its own; content
+ * negotiation by the {@code Accept} header alone; only Spring's own kinds of mappings): the next request of that shape
+ * gets the handler's rules, and the attributes the lookup set, without a lookup. A request with no shape (an
+ * {@code OPTIONS} request, too many header lines, too long) is looked up every time, and the cache is bounded
+ * ({@link #MAX_SHAPES}). A handler whose rules read
  * the method's arguments ({@code #id}, {@code #p0}, {@code #root}) cannot be decided before the arguments exist:
  * the advisor decides those at the call, and returns the filter's tokens when it rejects.
  *
@@ -83,13 +93,10 @@ public final class MvcHandlerRules implements HandlerRules {
      */
     private volatile String[] firstSegments;
     /**
-     * Lookups by the request's shape ({@link #shape}), when what every mapping finds depends on nothing else
+     * Lookups by the request's {@link RequestShape}, when what every mapping finds depends on nothing else
      * ({@link #answersByShape}); else {@code null}. Bounded, so a flood of distinct paths costs misses, not memory.
      */
-    private volatile Cache<String, Looked> lookups;
-
-    /** Requests of one shape at most this long are looked up once; longer ones every time (the cache stays small). */
-    static final int MAX_SHAPE_LENGTH = 512;
+    private volatile Cache<RequestShape, Looked> lookups;
 
     /** The most shapes remembered. */
     static final int MAX_SHAPES = 2048;
@@ -127,8 +134,8 @@ public final class MvcHandlerRules implements HandlerRules {
         if (mapping == null || !isDispatcherServlet(request, mapping.getServletName())) {
             return Match.none();
         }
-        Cache<String, Looked> cache = lookups;
-        String shape = cache == null ? null : shape(request);
+        Cache<RequestShape, Looked> cache = lookups;
+        RequestShape shape = cache == null ? null : RequestShape.of(request);
         Looked looked = shape == null ? null : cache.getIfPresent(shape);
         if (looked == null) {
             looked = lookUp(request, all);
@@ -168,39 +175,24 @@ public final class MvcHandlerRules implements HandlerRules {
     }
 
     /**
-     * What the handler lookup of a request depends on when {@link #answersByShape}: its method, URI, and the
-     * {@code Accept} and {@code Content-Type} headers (a mapping's {@code produces} and {@code consumes}, the welcome
-     * page's check of {@code Accept}). {@code null}, for no caching, when it is too long, or for {@code OPTIONS}
-     * (a CORS preflight is answered by the request's {@code Origin}).
-     */
-    static String shape(HttpServletRequest request) {
-        String method = request.getMethod();
-        String uri = request.getRequestURI();
-        if (method == null || uri == null || "OPTIONS".equals(method)) {
-            return null;
-        }
-        String accept = request.getHeader("Accept");
-        String type = request.getContentType();
-        int length = method.length() + uri.length() + (accept == null ? 0 : accept.length())
-                + (type == null ? 0 : type.length()) + 3;
-        if (length > MAX_SHAPE_LENGTH) {
-            return null;
-        }
-        return method + '\n' + uri + '\n' + (accept == null ? "" : accept) + '\n' + (type == null ? "" : type);
-    }
-
-    /**
-     * Whether what every mapping finds depends on the request's {@link #shape} alone: mappings of Spring's own of
-     * known kinds, no API versioning, and no request mapping with conditions on parameters, other headers, a version,
-     * or of its own.
+     * Whether what every mapping finds depends on the request's {@link RequestShape} alone: mappings of Spring's own of
+     * known kinds, no API versioning, content negotiation by the {@code Accept} header alone (not by a query
+     * parameter or a strategy of the application's), and no request mapping with conditions on parameters, other
+     * headers, a version, or of its own. Read once, from the mappings the context declares.
      */
     static boolean answersByShape(List<HandlerMapping> mappings) {
         for (HandlerMapping mapping : mappings) {
-            if (mapping instanceof org.springframework.web.servlet.handler.AbstractHandlerMapping any
-                    && any.getApiVersionStrategy() != null) {
+            if (mapping instanceof AbstractHandlerMapping any && any.getApiVersionStrategy() != null) {
                 return false;   // API versions: a header, a parameter or the path decides
             }
             if (mapping instanceof RequestMappingInfoHandlerMapping methods) {
+                if (!methods.getClass().getName().startsWith("org.springframework.")) {
+                    return false;   // a subclass of the application's may match by anything
+                }
+                if (methods instanceof RequestMappingHandlerMapping annotated
+                        && !negotiatesByAcceptAlone(annotated.getContentNegotiationManager())) {
+                    return false;
+                }
                 for (RequestMappingInfo info : methods.getHandlerMethods().keySet()) {
                     if (!info.getParamsCondition().isEmpty() || !info.getHeadersCondition().isEmpty()
                             || info.getVersionCondition().getVersion() != null || info.getCustomCondition() != null) {
@@ -216,6 +208,20 @@ public final class MvcHandlerRules implements HandlerRules {
                     || mapping.getClass().getName().startsWith("org.springframework.boot.")
                     && mapping.getClass().getSimpleName().startsWith("WelcomePage"))) {
                 return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Whether the media types a request accepts, which {@code produces} conditions match, come from its
+     * {@code Accept} lines alone (or from nothing the request carries).
+     */
+    private static boolean negotiatesByAcceptAlone(ContentNegotiationManager manager) {
+        for (ContentNegotiationStrategy strategy : manager.getStrategies()) {
+            if (strategy.getClass() != HeaderContentNegotiationStrategy.class
+                    && strategy.getClass() != FixedContentNegotiationStrategy.class) {
+                return false;   // a query parameter (favor-parameter), or a strategy that may read anything
             }
         }
         return true;
@@ -334,7 +340,7 @@ public final class MvcHandlerRules implements HandlerRules {
             if (!text.startsWith("/") || first.isEmpty() || first.chars().anyMatch(c -> "{}*?\\".indexOf(c) >= 0)) {
                 return null;
             }
-            segments.add(first.toLowerCase(java.util.Locale.ROOT));
+            segments.add(first.toLowerCase(Locale.ROOT));
         }
         return segments.toArray(String[]::new);
     }

@@ -13,8 +13,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The shortcuts that answer most requests before any parse or lookup. The first-segment check may only ever say "no
  * handler with rules here" when no pattern could match, so every doubt (a variable or wildcard first, a path Spring
- * would decode, a servlet mapped by prefix) turns it off; a lookup is remembered by a shape that holds everything it
- * depends on, or not at all.
+ * would decode, a servlet mapped by prefix) turns it off. (What a lookup is remembered by: {@code RequestShapeTest}.)
  */
 class MvcHandlerRulesShortcutsTest {
 
@@ -59,25 +58,6 @@ class MvcHandlerRulesShortcutsTest {
         assertThat(MvcHandlerRules.mayMatch(request("/spring", "/spring/mvc/x/hello", "/x/hello"), API))
                 .as("a servlet mapped by prefix: Spring matches what follows it").isTrue();
         assertThat(MvcHandlerRules.mayMatch(request("/app", "/app", null), API)).as("the context's root").isTrue();
-    }
-
-    @Test
-    void aShapeIsTheMethodUriAcceptAndContentTypeAndNoneForWhatMustNotBeRemembered() {
-        MockHttpServletRequest json = request("", "/api/x", null);
-        json.addHeader("Accept", "application/json");
-        MockHttpServletRequest csv = request("", "/api/x", null);
-        csv.addHeader("Accept", "text/csv");
-        assertThat(MvcHandlerRules.shape(json)).isNotEqualTo(MvcHandlerRules.shape(csv)).contains("/api/x");
-        MockHttpServletRequest posted = request("", "/api/x", null);
-        posted.setMethod("POST");
-        posted.setContentType("application/json");
-        assertThat(MvcHandlerRules.shape(posted)).isNotEqualTo(MvcHandlerRules.shape(request("", "/api/x", null)));
-
-        MockHttpServletRequest preflight = request("", "/api/x", null);
-        preflight.setMethod("OPTIONS");
-        assertThat(MvcHandlerRules.shape(preflight)).as("CORS preflights depend on Origin").isNull();
-        assertThat(MvcHandlerRules.shape(request("", "/" + "a".repeat(MvcHandlerRules.MAX_SHAPE_LENGTH), null)))
-                .as("too long to remember").isNull();
     }
 
     private static MockHttpServletRequest request(String context, String uri, String pathInfo) {
