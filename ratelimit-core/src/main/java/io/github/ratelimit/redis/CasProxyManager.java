@@ -486,24 +486,35 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     }
 
     /**
-     * Marks done the oldest unconfirmed refund of the bucket whose write left exactly the state a conflict brought back.
-     * One state shows one write done, never more: the refunds of this instance unanswered in a row were computed from
-     * the same state, so at most one of them was done, and two of them that would have written the same bytes are the
-     * same change; the others are made again. So the state is struck from every other refund's writes.
+     * Marks done the refunds of the bucket whose unanswered write left exactly the state a conflict brought back. One
+     * state shows one write done, never more: the writes of this instance unanswered in a row were computed from the
+     * same state, so at most one of them was done, and two that would have written the same bytes are the same change.
+     * The write is the oldest such; every refund it carried is done (a combined write carries several, which share the
+     * very array of its state); the state is struck from every other refund's writes, which are made again.
      */
     private static void confirmUnconfirmed(Ref ref, byte[] stored) {
-        List<Unconfirmed> watched = ref.unconfirmed;
-        if (watched == null) {
+        if (ref.unconfirmed == null) {
             return;
         }
         synchronized (ref) {
-            boolean confirmed = false;
-            for (Unconfirmed u : ref.unconfirmed == null ? List.<Unconfirmed>of() : ref.unconfirmed) {
-                boolean wrote = u.updates.removeIf(update -> java.util.Arrays.equals(update, stored));
-                if (wrote && !confirmed && !u.done) {
-                    u.done = true;
-                    confirmed = true;
+            List<Unconfirmed> watched = ref.unconfirmed == null ? List.of() : ref.unconfirmed;
+            byte[] done = null;
+            for (Unconfirmed u : watched) {
+                for (byte[] update : u.updates) {
+                    if (done == null && java.util.Arrays.equals(update, stored)) {
+                        done = update;
+                    }
                 }
+            }
+            if (done == null) {
+                return;
+            }
+            for (Unconfirmed u : watched) {
+                if (u.updates.contains(done)) {
+                    u.done = true;
+                }
+                byte[] write = done;
+                u.updates.removeIf(update -> update != write && java.util.Arrays.equals(update, stored));
             }
         }
     }
