@@ -116,6 +116,7 @@ public interface RateLimiter extends AutoCloseable {
         private String planFrom;
         private Map<String, List<Limit>> plans = Map.of();
         private Set<String> planRules = Set.of();
+        private boolean planHeaderTrusted;
 
         private Builder() {
         }
@@ -310,7 +311,8 @@ public interface RateLimiter extends AutoCloseable {
          * {@link #limitProvider} (whose entries still win): a plan a trusted gateway names in a header, or a user's
          * granted authority ({@code authority:PLAN_} in the Spring Boot starter).
          *
-         * @param expression where a call's plan name comes from, resolved like a key: {@code header:X-Plan}, a custom
+         * @param expression where a call's plan name comes from, resolved like a key: {@code header:X-Plan} (believed
+         *        only from a trusted proxy of the {@link #clientIpResolver}, see {@link #planHeaderTrusted}), a custom
          *        resolver's name, or an expression of the {@link #keyResolverFactory} (SpEL in Spring)
          * @param plans the plans by name; a call whose plan is none of them (or that names none) gets the rule's own
          *        limits
@@ -318,12 +320,29 @@ public interface RateLimiter extends AutoCloseable {
          *        ({@code user}, {@code user|ip})
          * @return this builder
          * @throws InvalidRateLimitConfigurationException when a rule cannot use a plan's limits (raised when the rule
-         *         is registered)
+         *         is registered); when the expression reads a header while no proxy is trusted and the header is not
+         *         declared trusted (raised by {@link #build()})
          */
         public Builder planFrom(String expression, Map<String, List<Limit>> plans, Collection<String> rules) {
             this.planFrom = Objects.requireNonNull(expression, "expression");
             this.plans = Map.copyOf(plans);
             this.planRules = Set.copyOf(rules);
+            return this;
+        }
+
+        /**
+         * Believes a plan named in a header ({@link #planFrom} {@code header:<Name>}) from every peer, not only from the
+         * trusted proxies of the {@link #clientIpResolver}: for a deployment in which nothing reaches the application
+         * without passing something that sets or removes the header (a gateway, a sidecar) whose addresses cannot be
+         * listed as trusted proxies. Without it (the default) a plan header is believed only from a trusted proxy,
+         * a call from any other peer gets the rule's own limits, and a limiter that reads its plan from a header but
+         * trusts no proxy fails to build ({@code ratelimit.plan-header-trusted}).
+         *
+         * @param trusted whether the plan header is believed from every peer
+         * @return this builder
+         */
+        public Builder planHeaderTrusted(boolean trusted) {
+            this.planHeaderTrusted = trusted;
             return this;
         }
 
@@ -355,7 +374,8 @@ public interface RateLimiter extends AutoCloseable {
             return new DefaultRateLimiter(new DefaultRateLimiter.Settings(s, fallback, timeMeter, w, ownsWaiter,
                     Map.copyOf(keyResolvers), clientIpResolver, keyResolverFactory, limitProvider, limitProviderTtl,
                     List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting, shadow,
-                    List.copyOf(exempt), Map.copyOf(ruleExempt), planFrom, plans, planRules, observer));
+                    List.copyOf(exempt), Map.copyOf(ruleExempt), planFrom, plans, planRules, planHeaderTrusted,
+                    observer));
         }
     }
 

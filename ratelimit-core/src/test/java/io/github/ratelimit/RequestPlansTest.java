@@ -1,6 +1,7 @@
 package io.github.ratelimit;
 
 import io.github.ratelimit.Decision.Outcome;
+import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.testing.ManualClock;
@@ -42,8 +43,17 @@ class RequestPlansTest {
         limiters.forEach(RateLimiter::close);
     }
 
+    /** The gateway that sets X-Plan: the calls of most tests come from it. */
+    private static final String GATEWAY = "192.0.2.1";
+
     private RateLimiter limiter(String store, Set<String> rules, LimitProvider provider) {
+        return limiter(store, rules, provider, ClientIpResolver.builder().trustedProxies(GATEWAY).build(), false);
+    }
+
+    private RateLimiter limiter(String store, Set<String> rules, LimitProvider provider, ClientIpResolver clientIp,
+                                boolean headerTrusted) {
         RateLimiter.Builder b = RateLimiter.builder().timeMeter(clock).waiter(clock)
+                .clientIpResolver(clientIp).planHeaderTrusted(headerTrusted)
                 .planFrom("header:X-Plan", PLANS, rules)
                 .store("redis".equals(store)
                         ? JedisBucketStore.builder().url(redis.uri()).keyPrefix("plans-" + UUID.randomUUID())
@@ -58,7 +68,7 @@ class RequestPlansTest {
     }
 
     private static RequestContext call(String user, String plan) {
-        RequestContext.Builder b = RequestContext.builder().principal(user).remoteAddress("192.0.2.1");
+        RequestContext.Builder b = RequestContext.builder().principal(user).remoteAddress(GATEWAY);
         return plan == null ? b.build() : b.header("X-Plan", plan).build();
     }
 
@@ -128,7 +138,7 @@ class RequestPlansTest {
 
     @Test
     void aPlanARuleCannotUseFailsWhenTheRuleIsRegistered() {
-        RateLimiter limiter = RateLimiter.builder().timeMeter(clock)
+        RateLimiter limiter = RateLimiter.builder().timeMeter(clock).planHeaderTrusted(true)
                 .planFrom("header:X-Plan", Map.of("huge", List.of(Limit.parse("20000/1m"))), Set.of()).build();
         limiters.add(limiter);
         assertThatThrownBy(() -> limiter.guard(Rule.builder("log").key("user").limits("10/1m")
@@ -137,5 +147,73 @@ class RequestPlansTest {
                 .hasMessageContaining("rule 'log': plan 'huge'").hasMessageContaining("ratelimit.plan-rules");
         assertThatThrownBy(() -> RateLimiter.builder().planFrom("headr:X-Plan", PLANS, Set.of()).build())
                 .isInstanceOf(InvalidRateLimitConfigurationException.class).hasMessageContaining("headr:X-Plan");
+    }
+
+    /** An anonymous call from its own address, naming a plan itself, or through a proxy that names it. */
+    private static RequestContext anonymous(String peer, String forwardedFor, String plan) {
+        RequestContext.Builder b = RequestContext.builder().remoteAddress(peer).header("X-Plan", plan);
+        return forwardedFor == null ? b.build() : b.header("X-Forwarded-For", forwardedFor).build();
+    }
+
+    /**
+     * Anyone can send X-Plan: from a client that is no trusted proxy it names no plan (the rule's own limits apply),
+     * from a trusted proxy it is the gateway's word.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void aPlanHeaderIsBelievedOnlyFromATrustedProxy(String store) {
+        RateLimiter limiter = limiter(store, Set.of("site"), null,
+                ClientIpResolver.builder().trustedProxies("10.0.0.0/8").build(), false);
+        Guard site = limiter.guard(Rule.builder("site").key("ip").limits("5/1m").build());
+        assertThat(admitted(site, anonymous("203.0.113.7", null, "pro"))).as("a client naming its own plan")
+                .isEqualTo(5);
+        assertThat(admitted(site, anonymous("203.0.113.8", "198.51.100.1", "pro")))
+                .as("a client forwarding for another, naming a plan").isEqualTo(5);
+        assertThat(admitted(site, anonymous("10.0.0.1", "203.0.113.9", "pro"))).as("through the trusted proxy")
+                .isEqualTo(10);
+        assertThat(admitted(site, anonymous("10.0.0.1", "203.0.113.10", "free"))).isEqualTo(2);
+    }
+
+    @Test
+    void aPlanHeaderWithNoTrustedProxyStopsTheBuild() {
+        assertThatThrownBy(() -> RateLimiter.builder().planFrom("header:X-Plan", PLANS, Set.of()).build())
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessageStartingWith("ratelimit.plan-from: 'header:X-Plan' takes the plan from the request header "
+                        + "X-Plan, which any client can send, and no proxy is trusted to set it "
+                        + "(ratelimit.trusted-proxies is empty)")
+                .hasMessageContaining("List the proxies that set the header in ratelimit.trusted-proxies")
+                .hasMessageContaining("ratelimit.plan-header-trusted=true")
+                .hasMessageContaining("planHeaderTrusted(true)");
+        assertThatThrownBy(() -> RateLimiter.builder().planFrom("custom | header:X-Plan", PLANS, Set.of())
+                .keyResolver("custom", c -> null).build())
+                .as("a header among alternatives").isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessageContaining("header X-Plan");
+    }
+
+    /** ratelimit.plan-header-trusted: the operator says whatever reaches the application sets the header. */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aPlanHeaderDeclaredTrustedIsBelievedFromEveryPeer(boolean proxiesListed) {
+        ClientIpResolver clientIp = proxiesListed ? ClientIpResolver.builder().trustedProxies("10.0.0.0/8").build()
+                : ClientIpResolver.direct();
+        Guard site = limiter("local", Set.of("site"), null, clientIp, true)
+                .guard(Rule.builder("site").key("ip").limits("5/1m").build());
+        assertThat(admitted(site, anonymous("203.0.113.7", null, "pro"))).isEqualTo(10);
+    }
+
+    /** A custom resolver, or an expression of the key-resolver factory (SpEL), reads what its author chose. */
+    @Test
+    void planSourcesThatAreNoHeaderAtomAreNotVetted() {
+        RateLimiter custom = RateLimiter.builder().timeMeter(clock).planFrom("plan-of", PLANS, Set.of("site"))
+                .keyResolver("plan-of", c -> c.header("X-Plan")).build();
+        limiters.add(custom);
+        Guard byCustom = custom.guard(Rule.builder("site").key("ip").limits("5/1m").build());
+        assertThat(admitted(byCustom, anonymous("203.0.113.7", null, "pro"))).isEqualTo(10);
+        RateLimiter factory = RateLimiter.builder().timeMeter(clock).planFrom("#plan", PLANS, Set.of("site"))
+                .keyResolverFactory((expression, source) -> expression.startsWith("#") ? c -> c.header("X-Plan") : null)
+                .build();
+        limiters.add(factory);
+        Guard byFactory = factory.guard(Rule.builder("site").key("ip").limits("5/1m").build());
+        assertThat(admitted(byFactory, anonymous("203.0.113.7", null, "pro"))).isEqualTo(10);
     }
 }

@@ -65,8 +65,10 @@ class ChargingInputsAttackTest {
                         List.of("/p/**"), Set.of()))
                 .rule(UrlRule.of(Rule.builder("scanned").key("header:X-Key").limits("1/1h")
                         .count(HttpStatuses.parse("404")).build(), List.of("/s/**"), Set.of()))
+                // The header stands for one a gateway sets on every request, so it is declared trusted here: the
+                // attack is on the plan's name, not on who may send one (PlansFromRequestInContainerTest).
                 .limiter(b -> b.planFrom("header:X-Plan", Map.of("pro", List.of(Limit.parse("3/1h"))),
-                        List.of("planned")))
+                        List.of("planned")).planHeaderTrusted(true))
                 .servlet("statuses", new StatusServlet(), "/s/*")
                 .tomcat(t -> t.getConnector().setProperty("maxHttpHeaderSize", "65536"))
                 .start();

@@ -71,6 +71,7 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @param planFrom where a call's plan comes from, or {@code null}
      * @param plans the plans a call may name
      * @param planRules the rules plans from the call are for; empty for every rule keyed by the user
+     * @param planHeaderTrusted whether a plan header is believed from every peer, not only from a trusted proxy
      * @param observer told as each decision starts and ends, or {@code null}
      */
     public record Settings(BucketStore store, LocalBucketStore fallbackStore, TimeMeter timeMeter, Waiter waiter,
@@ -80,7 +81,8 @@ public final class DefaultRateLimiter implements RateLimiter {
                            StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting,
                            boolean shadow, List<String> exempt, Map<String, List<String>> ruleExempt,
                            String planFrom, Map<String, List<io.github.ratelimit.Limit>> plans,
-                           java.util.Set<String> planRules, RateLimiter.Observer observer) {
+                           java.util.Set<String> planRules, boolean planHeaderTrusted,
+                           RateLimiter.Observer observer) {
     }
 
     private final Settings settings;
@@ -111,9 +113,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         this.decider = new RuleDecider(store, fallbackStore, waiting);
         this.exempt = settings.exempt().isEmpty() ? null
                 : settings.clientIpResolver().clientIn(settings.exempt(), "exempt address");
-        this.requestPlans = settings.planFrom() == null ? null : new RequestPlans(KeyExpressions.compileValue(
-                settings.planFrom(), settings.keyResolvers(), settings.clientIpResolver(), settings.keyResolverFactory(),
-                "plan-from"), settings.plans(), settings.planRules());
+        this.requestPlans = settings.planFrom() == null ? null : RequestPlans.of(settings);
         if (settings.limitProvider() != null) {
             settings.limitProvider().onChange(new LimitProvider.Changes() {
                 @Override

@@ -16,6 +16,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.function.Predicate;
 
 /**
  * Compiles key expressions into resolvers, once, when a rule is registered, and defines the text of a resolved
@@ -119,6 +120,27 @@ public final class KeyExpressions {
      */
     public static KeyResolver compileValue(String expression, Map<String, KeyResolver> custom,
                                            ClientIpResolver clientIp, KeyResolver.Factory factory, String where) {
+        return compileValue(expression, custom, clientIp, factory, where, null);
+    }
+
+    /**
+     * As {@link #compileValue(String, Map, ClientIpResolver, KeyResolver.Factory, String)}, reading the built-in
+     * grammar's {@code header:<Name>} atoms only from the calls a test believes (a plan header only from a trusted
+     * proxy); for any other call such an atom resolves to nothing. The factory's expressions and the other atoms are
+     * not affected.
+     *
+     * @param expression the expression
+     * @param custom the registered custom resolvers by name
+     * @param clientIp the resolver behind {@code ip}
+     * @param factory asked first with the whole expression, or {@code null}
+     * @param where the rule's source and the attribute, for messages
+     * @param headersBelieved whether a call's {@code header:} atoms are read, or {@code null} for always
+     * @return a resolver of the raw value, {@code null} when nothing resolves
+     * @throws InvalidRateLimitConfigurationException naming an unknown atom and the available ones
+     */
+    public static KeyResolver compileValue(String expression, Map<String, KeyResolver> custom,
+                                           ClientIpResolver clientIp, KeyResolver.Factory factory, String where,
+                                           Predicate<RequestContext> headersBelieved) {
         if (factory != null) {
             KeyResolver own = factory.create(expression, where);
             if (own != null) {
@@ -128,7 +150,10 @@ public final class KeyExpressions {
         String[] texts = expression.split("\\|", -1);
         KeyResolver[] parts = new KeyResolver[texts.length];
         for (int i = 0; i < texts.length; i++) {
-            parts[i] = atom(texts[i].trim(), expression, custom, clientIp, where);
+            String atom = texts[i].trim();
+            KeyResolver part = atom(atom, expression, custom, clientIp, where);
+            parts[i] = headersBelieved != null && atom.startsWith("header:")
+                    ? context -> headersBelieved.test(context) ? part.resolve(context) : null : part;
         }
         return context -> {
             for (KeyResolver part : parts) {

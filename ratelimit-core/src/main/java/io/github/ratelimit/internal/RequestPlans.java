@@ -1,8 +1,10 @@
 package io.github.ratelimit.internal;
 
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.support.RateLimitedLog;
 
@@ -10,19 +12,79 @@ import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * Plans chosen by the call itself ({@code ratelimit.plan-from}): a plan a trusted gateway names in a header, a
  * user's granted authority. For the keys of the rules it applies to that have no limits of their own from the limit
  * provider. Immutable; thread-safe.
  *
- * @param resolver gives a call's plan name, or {@code null} when it names none
- * @param plans the plans by name
- * @param rules the names of the rules it applies to; empty for every rule keyed by the user
+ * <h2>A plan header is believed only from a trusted proxy</h2>
+ * Any client can send any header, so a {@code header:<Name>} of the built-in grammar is read only when the call's
+ * socket peer is a trusted proxy ({@code ratelimit.trusted-proxies}, the list the {@code ip} key and the exemptions
+ * believe forwarding headers from); a call from any other peer names no plan and gets the rule's own limits. A limiter
+ * that reads its plan from a header but trusts no proxy would believe no call at all, so it is refused when built,
+ * unless the operator says that whatever reaches the application sets the header
+ * ({@code ratelimit.plan-header-trusted=true}): the header is then believed from every peer. Expressions of the
+ * key-resolver factory (SpEL, {@code authority:<prefix>}) and custom resolvers read what their author chose; they are
+ * not vetted.
  */
-record RequestPlans(KeyResolver resolver, Map<String, List<Limit>> plans, Set<String> rules) {
+final class RequestPlans {
+
+    /** The source the limiter compiles the expression under: the starter's factories know it by this name. */
+    static final String WHERE = "plan-from";
 
     private static final RateLimitedLog LOG = new RateLimitedLog(10_000_000_000L);
+
+    private final KeyResolver resolver;
+    private final Map<String, List<Limit>> plans;
+    private final Set<String> rules;
+
+    private RequestPlans(KeyResolver resolver, Map<String, List<Limit>> plans, Set<String> rules) {
+        this.resolver = resolver;
+        this.plans = plans;
+        this.rules = rules;
+    }
+
+    /**
+     * @param settings the limiter's settings, with a {@link DefaultRateLimiter.Settings#planFrom() plan-from}
+     * @return the plans chosen by the call
+     * @throws InvalidRateLimitConfigurationException when the expression is unknown, or reads a header while no proxy
+     *         is trusted and the header is not declared trusted
+     */
+    static RequestPlans of(DefaultRateLimiter.Settings settings) {
+        String expression = settings.planFrom();
+        KeyResolver.Factory factory = settings.keyResolverFactory();
+        KeyResolver own = factory == null ? null : factory.create(expression, WHERE);
+        if (own != null) {
+            // SpEL or authority:<prefix>: whatever it reads is its author's choice.
+            return new RequestPlans(own, settings.plans(), settings.planRules());
+        }
+        ClientIpResolver clientIp = settings.clientIpResolver();
+        String header = KeyExpressions.atoms(expression).stream().filter(a -> a.startsWith("header:")).findFirst()
+                .map(a -> a.substring("header:".length()).trim()).orElse(null);
+        if (header != null && !settings.planHeaderTrusted() && !clientIp.readsForwardedHeader()) {
+            throw new InvalidRateLimitConfigurationException("ratelimit.plan-from", expression, "'" + expression
+                    + "' takes the plan from the request header " + header + ", which any client can send, and no "
+                    + "proxy is trusted to set it (ratelimit.trusted-proxies is empty), so the header would be believed "
+                    + "from anyone: a client sending '" + header + ": <plan>' would choose its own limits",
+                    "List the proxies that set the header in ratelimit.trusted-proxies (it is then believed from them "
+                    + "only; a call from any other peer gets the rule's own limits), or, when nothing can reach the "
+                    + "application without passing something that sets or removes the header, say so with "
+                    + "ratelimit.plan-header-trusted=true. In code: RateLimiter.Builder.clientIpResolver with "
+                    + "trustedProxies, or planHeaderTrusted(true).");
+        }
+        Predicate<RequestContext> believed = settings.planHeaderTrusted() ? null
+                : context -> clientIp.isTrustedProxy(context.remoteAddress());
+        KeyResolver resolver = KeyExpressions.compileValue(expression, settings.keyResolvers(), clientIp, null, WHERE,
+                believed);
+        return new RequestPlans(resolver, settings.plans(), settings.planRules());
+    }
+
+    /** @return the plans by name */
+    Map<String, List<Limit>> plans() {
+        return plans;
+    }
 
     /**
      * @param rule a rule
@@ -36,7 +98,8 @@ record RequestPlans(KeyResolver resolver, Map<String, List<Limit>> plans, Set<St
 
     /**
      * @param context a call
-     * @return the plan the call names, or {@code null} when it names none (or its resolver fails)
+     * @return the plan the call names, or {@code null} when it names none (or its resolver fails, or it names it in a
+     *         header from a peer that is not a trusted proxy)
      */
     String planOf(RequestContext context) {
         try {

@@ -143,6 +143,24 @@ public final class ClientIpResolver {
     }
 
     /**
+     * Whether a call's socket peer is one of the trusted proxies, so that what a proxy adds to the request for the
+     * client may be believed: the forwarding header, and a plan header ({@code ratelimit.plan-from=header:X-Plan}).
+     * A client that connects directly can send any header; only a trusted proxy's are its own.
+     *
+     * @param remoteAddress the socket peer address as {@link #resolve(String, List)} takes it, or {@code null} when
+     *        unknown
+     * @return whether it is an IP literal within the trusted proxies; always {@code false} when no proxy is trusted
+     *         ({@link #direct()})
+     */
+    public boolean isTrustedProxy(String remoteAddress) {
+        if (trustedProxies.isEmpty() || remoteAddress == null) {
+            return false;
+        }
+        IpAddress peer = HopParser.parseNode(remoteAddress.strip());
+        return peer != null && isTrusted(peer);
+    }
+
+    /**
      * Resolves the rate-limit key of a request's client.
      *
      * @param remoteAddress the socket peer address as the container reports it (for example

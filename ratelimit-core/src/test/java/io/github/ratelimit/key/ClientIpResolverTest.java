@@ -35,6 +35,18 @@ class ClientIpResolverTest {
         return resolver.resolve(remote, Arrays.asList(values));
     }
 
+    /** Whether the socket peer is a trusted proxy: whose headers (a plan header) may be believed. */
+    @Test
+    void onlyATrustedProxyIsATrustedPeer() {
+        assertThat(XFF.isTrustedProxy("10.0.0.1")).isTrue();
+        assertThat(XFF.isTrustedProxy(" [::1] ")).as("brackets and spaces, as a container may report").isTrue();
+        assertThat(XFF.isTrustedProxy("::ffff:192.168.3.4")).as("IPv4-mapped").isTrue();
+        assertThat(XFF.isTrustedProxy("203.0.113.7")).isFalse();
+        assertThat(XFF.isTrustedProxy("proxy.internal")).as("no host names").isFalse();
+        assertThat(XFF.isTrustedProxy(null)).isFalse();
+        assertThat(ClientIpResolver.direct().isTrustedProxy("127.0.0.1")).as("no proxy trusted").isFalse();
+    }
+
     @Nested
     class DirectConnections {
 

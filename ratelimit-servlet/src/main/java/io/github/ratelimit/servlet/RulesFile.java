@@ -180,7 +180,8 @@ final class RulesFile {
                 }
             }
             store.close();
-            throw e;
+            // A value the limiter refuses (ratelimit.plan-from) is located in the file, as the settings' own errors are.
+            throw e instanceof InvalidRateLimitConfigurationException invalid ? invalid.within(source) : e;
         }
         return new Settings(settings.enabled(), limiter, settings.rules(), settings.headers(), handler,
                 settings.annotations(), settings.trustContainerForwarding(), settings.limitProvider(), limitStore,

@@ -3,6 +3,7 @@ package io.github.ratelimit.servlet;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -12,21 +13,29 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * {@code ratelimit.plan-from=header:X-Plan} with the {@code web.xml} filter in a real Tomcat, on the local store and
- * on a real Redis: a request's plan gives its key the plan's limits; an entry of the key's own wins.
+ * on a real Redis: a request's plan gives its key the plan's limits; an entry of the key's own wins. The header is the
+ * word of the trusted proxy (127.0.0.1 here) only: the same header from another peer (127.0.0.2, a loopback address
+ * too) names no plan, and a rules file that reads a plan header while trusting no proxy stops deployment.
  */
 class PlansFromRequestInContainerTest {
 
     @RegisterExtension
     static final RedisServerExtension redis = new RedisServerExtension();
 
-    @ParameterizedTest
-    @ValueSource(strings = {"local", "redis"})
-    void theRequestNamesItsPlan(String store, @TempDir Path dir) throws Exception {
+    /** A peer that is no trusted proxy. */
+    private static final String STRANGER = "127.0.0.2";
+
+    private static Path rules(Path dir, String store, String... more) throws Exception {
         List<String> lines = new ArrayList<>(List.of(
                 "ratelimit.rules[0].name=api",
                 "ratelimit.rules[0].paths=/api/**",
@@ -37,27 +46,89 @@ class PlansFromRequestInContainerTest {
                 "ratelimit.plan-rules=api",
                 "ratelimit.keys[0].key=header:X-Api-Key:k-own",
                 "ratelimit.keys[0].limits=3/1m"));
+        lines.addAll(List.of(more));
         if (store.equals("redis")) {
             lines.add("ratelimit.redis.url=" + redis.uri());
             lines.add("ratelimit.redis.key-prefix=plans-" + System.nanoTime());
         }
-        Path rules = Files.writeString(dir.resolve("ratelimit.properties"), String.join("\n", lines));
-        try (TomcatServer server = TomcatServer.builder()
+        return Files.writeString(dir.resolve("ratelimit.properties"), String.join("\n", lines));
+    }
+
+    private static TomcatServer start(Path rules) throws Exception {
+        return TomcatServer.builder()
                 .filterClass(RateLimitFilter.class.getName()).filterParam("config", "file:" + rules)
-                .servletClass("ok", DryRunInContainerTest.Ok.class.getName(), false, "/*").start()) {
-            assertThat(admitted(server, "k-1", "pro")).isEqualTo(5);
-            assertThat(admitted(server, "k-2", null)).isEqualTo(2);
-            assertThat(admitted(server, "k-3", "platinum")).isEqualTo(2);
-            assertThat(admitted(server, "k-own", "pro")).as("the key's own entry wins").isEqualTo(3);
+                .servletClass("ok", DryRunInContainerTest.Ok.class.getName(), false, "/*").start();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void theRequestNamesItsPlan(String store, @TempDir Path dir) throws Exception {
+        try (TomcatServer server = start(rules(dir, store, "ratelimit.trusted-proxies=127.0.0.1"))) {
+            assertThat(admitted(server, null, "k-1", "pro")).isEqualTo(5);
+            assertThat(admitted(server, null, "k-2", null)).isEqualTo(2);
+            assertThat(admitted(server, null, "k-3", "platinum")).isEqualTo(2);
+            assertThat(admitted(server, null, "k-own", "pro")).as("the key's own entry wins").isEqualTo(3);
         }
     }
 
-    private static int admitted(TomcatServer server, String key, String plan) throws Exception {
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void aPlanHeaderFromAPeerThatIsNoTrustedProxyNamesNoPlan(String store, @TempDir Path dir) throws Exception {
+        try (TomcatServer server = start(rules(dir, store, "ratelimit.trusted-proxies=127.0.0.1"))) {
+            assertThat(admitted(server, STRANGER, "k-4", "pro")).as("the rule's own limits").isEqualTo(2);
+            assertThat(admitted(server, null, "k-5", "pro")).as("from the trusted proxy").isEqualTo(5);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void aPlanHeaderDeclaredTrustedIsBelievedFromEveryPeer(String store, @TempDir Path dir) throws Exception {
+        try (TomcatServer server = start(rules(dir, store, "ratelimit.plan-header-trusted=true"))) {
+            assertThat(admitted(server, STRANGER, "k-6", "pro")).isEqualTo(5);
+        }
+    }
+
+    @Test
+    void aPlanHeaderWithNoTrustedProxyStopsDeployment(@TempDir Path dir) throws Exception {
+        Path rules = rules(dir, "local");
+        List<Throwable> logged = new CopyOnWriteArrayList<>();
+        Logger catalina = Logger.getLogger("org.apache.catalina");
+        Handler capture = new Handler() {
+            @Override
+            public void publish(LogRecord record) {
+                if (record.getThrown() != null) {
+                    logged.add(record.getThrown());
+                }
+            }
+
+            @Override
+            public void flush() {
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        catalina.addHandler(capture);
+        try {
+            assertThatThrownBy(() -> start(rules).close()).hasMessageContaining("failed to start");
+        } finally {
+            catalina.removeHandler(capture);
+        }
+        assertThat(logged).map(Throwable::getMessage).anySatisfy(m -> assertThat(m)
+                .startsWith("RateLimitFilter 'rateLimit' cannot start: file:" + rules + ": ratelimit.plan-from: "
+                        + "'header:X-Plan' takes the plan from the request header X-Plan, which any client can send, "
+                        + "and no proxy is trusted to set it (ratelimit.trusted-proxies is empty)")
+                .contains("List the proxies that set the header in ratelimit.trusted-proxies")
+                .contains("ratelimit.plan-header-trusted=true"));
+    }
+
+    private static int admitted(TomcatServer server, String from, String key, String plan) throws Exception {
         int n = 0;
         for (int i = 0; i < 20; i++) {
             RawHttp.Response r = plan == null
-                    ? RawHttp.send(server.port(), "GET", "/api/x", "X-Api-Key: " + key)
-                    : RawHttp.send(server.port(), "GET", "/api/x", "X-Api-Key: " + key, "X-Plan: " + plan);
+                    ? RawHttp.sendFrom(from, server.port(), "GET", "/api/x", "X-Api-Key: " + key)
+                    : RawHttp.sendFrom(from, server.port(), "GET", "/api/x", "X-Api-Key: " + key, "X-Plan: " + plan);
             if (r.status() != 200) {
                 assertThat(r.status()).isEqualTo(429);
                 return n;

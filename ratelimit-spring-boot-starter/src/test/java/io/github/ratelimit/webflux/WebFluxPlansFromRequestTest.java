@@ -1,12 +1,14 @@
 package io.github.ratelimit.webflux;
 
 import io.github.ratelimit.RateLimit;
+import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -21,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Plans named by the request on WebFlux over real HTTP ({@code ratelimit.plan-from=header:X-Plan}, as a trusted
- * gateway sets it), on the local store and on a real Redis: a handler's {@code @RateLimit} and a URL rule take the
+ * gateway sets it: believed from {@code ratelimit.trusted-proxies} only), on the local store and on a real Redis: a handler's {@code @RateLimit} and a URL rule take the
  * named plan's limits; a stored entry ({@code ratelimit.keys}) wins; an unknown plan is the rule's own limits.
  */
 class WebFluxPlansFromRequestTest {
@@ -74,7 +76,7 @@ class WebFluxPlansFromRequestTest {
         List<String> properties = new ArrayList<>(List.of(
                 "ratelimit.rules[0].name=wp-url", "ratelimit.rules[0].paths=/wp/url",
                 "ratelimit.rules[0].key=header:X-Tenant", "ratelimit.rules[0].limits=2/1m",
-                "ratelimit.plans.pro=5/1m", "ratelimit.plan-from=header:X-Plan",
+                "ratelimit.plans.pro=5/1m", "ratelimit.plan-from=header:X-Plan", "ratelimit.trusted-proxies=127.0.0.1",
                 "ratelimit.plan-rules=wp-url, wp-annotated",
                 "ratelimit.keys[0].key=header:X-Tenant:acme", "ratelimit.keys[0].limits=3/1m"));
         if (store.equals("redis")) {
@@ -114,6 +116,33 @@ class WebFluxPlansFromRequestTest {
                 assertThat(admitted(client, path, "t3", "gold")).as(path + ": no such plan").isEqualTo(2);
                 assertThat(admitted(client, path, "acme", "pro")).as(path + ": acme's own entry wins").isEqualTo(3);
             }
+        }
+    }
+
+    /**
+     * The header is the trusted proxy's word (127.0.0.1): an anonymous client connecting from 127.0.0.2, a loopback
+     * address that is no trusted proxy, names no plan with it.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void aPlanHeaderFromAPeerThatIsNoTrustedProxyNamesNoPlan(String store) throws Exception {
+        try (ConfigurableApplicationContext context = start(store)) {
+            int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+            for (String path : List.of("/wp/url", "/wp/annotated")) {
+                int admitted = 0;
+                for (int i = 0; i < 20; i++) {
+                    int status = RawHttp.sendFrom("127.0.0.2", port, "GET", path, "X-Tenant: t20", "X-Plan: pro")
+                            .status();
+                    if (status != 200) {
+                        assertThat(status).isEqualTo(429);
+                        break;
+                    }
+                    admitted++;
+                }
+                assertThat(admitted).as(path + ": the rule's own limits").isEqualTo(2);
+            }
+            WebTestClient client = WebFluxApps.client(context);
+            assertThat(admitted(client, "/wp/url", "t21", "pro")).as("from the trusted proxy").isEqualTo(5);
         }
     }
 

@@ -88,6 +88,7 @@ public final class RateLimitSettings {
     private Map<String, List<String>> ruleExempt;
     private String planFrom;
     private List<String> planRules;
+    private boolean planHeaderTrusted;
     private ClientIpResolver clientIp;
     private boolean trustContainerForwarding;
     private Set<HeaderStyle> headers;
@@ -228,6 +229,13 @@ public final class RateLimitSettings {
         if (planFrom == null && !planRules.isEmpty()) {
             throw v.badValue("ratelimit.plan-rules", String.join(", ", planRules), "is set without "
                     + "ratelimit.plan-from", "Say where a call's plan comes from, e.g. ratelimit.plan-from=header:X-Plan.");
+        }
+        // Whether a plan header is believed from every peer is checked against the trusted proxies when the limiter is
+        // built, where it is known whether plan-from reads a header at all (a SpEL expression does not).
+        planHeaderTrusted = v.bool("ratelimit.plan-header-trusted");
+        if (planFrom == null && planHeaderTrusted) {
+            throw v.badValue("ratelimit.plan-header-trusted", "true", "is set without ratelimit.plan-from",
+                    "Remove it, or say which header names the plan, e.g. ratelimit.plan-from=header:X-Plan.");
         }
         rejectionHandler = v.get("ratelimit.rejection-handler");
         annotations = v.bool("ratelimit.annotations");
@@ -371,7 +379,7 @@ public final class RateLimitSettings {
                 .maxWaiting(maxWaiting).clientIpResolver(clientIp).shadow(shadow).exempt(exempt);
         ruleExempt.forEach(builder::exempt);
         if (planFrom != null) {
-            builder.planFrom(planFrom, limitProvider.plans(), planRules);
+            builder.planFrom(planFrom, limitProvider.plans(), planRules).planHeaderTrusted(planHeaderTrusted);
         }
         if (limitProvider != null) {
             builder.limitProvider(limitProvider, limitCacheTtl);

@@ -42,6 +42,22 @@ public final class RawHttp {
      * @return the response
      */
     public static Response send(int port, String method, String target, List<String> headerLines) throws IOException {
+        return sendFrom(null, port, method, target, headerLines.toArray(String[]::new));
+    }
+
+    /**
+     * As {@link #send(int, String, String, String...)}, from a local address of the test's choosing, so the server sees
+     * another socket peer: {@code 127.0.0.2} is a loopback address too, but not {@code 127.0.0.1}.
+     *
+     * @param localAddress the address the connection comes from, e.g. {@code 127.0.0.2}; {@code null} for any
+     * @param port the server's port on 127.0.0.1
+     * @param method the request method, sent as is
+     * @param target the request target, sent as is
+     * @param headerLines header lines without line ends, sent as is
+     * @return the response
+     */
+    public static Response sendFrom(String localAddress, int port, String method, String target,
+                                    String... headerLines) throws IOException {
         StringBuilder head = new StringBuilder();
         head.append(method).append(' ').append(target).append(" HTTP/1.1\r\n");
         head.append("Host: 127.0.0.1:").append(port).append("\r\n");
@@ -49,7 +65,7 @@ public final class RawHttp {
             head.append(line).append("\r\n");
         }
         head.append("Connection: close\r\n\r\n");
-        return sendBytes(port, head.toString().getBytes(StandardCharsets.ISO_8859_1));
+        return sendBytes(localAddress, port, head.toString().getBytes(StandardCharsets.ISO_8859_1));
     }
 
     /** @see #send(int, String, String, List) */
@@ -63,7 +79,14 @@ public final class RawHttp {
      * @return the response; status 0 when the server closed the connection without one
      */
     public static Response sendBytes(int port, byte[] request) throws IOException {
+        return sendBytes(null, port, request);
+    }
+
+    private static Response sendBytes(String localAddress, int port, byte[] request) throws IOException {
         try (Socket socket = new Socket()) {
+            if (localAddress != null) {
+                socket.bind(new InetSocketAddress(localAddress, 0));
+            }
             socket.connect(new InetSocketAddress("127.0.0.1", port), 5_000);
             socket.setSoTimeout(15_000);
             OutputStream out = socket.getOutputStream();

@@ -136,6 +136,44 @@ class OneConfigurationModelTest {
         }
     }
 
+    /**
+     * {@code ratelimit.plan-header-trusted} reaches the limiter through both faces: a plan header from a peer that is
+     * no trusted proxy (203.0.113.5; the proxies are 10.0.0.0/8) is ignored without it and believed with it.
+     */
+    @ParameterizedTest
+    @CsvSource({"false, 3", "true, 10"})
+    void aPlanHeaderIsBelievedAlikeInBothEntryPoints(boolean headerTrusted, int admitted, @TempDir Path dir)
+            throws Exception {
+        Map<String, String> properties = new LinkedHashMap<>(PROPERTIES);
+        properties.put("ratelimit.plan-from", "header:X-Plan");
+        properties.put("ratelimit.plan-header-trusted", String.valueOf(headerTrusted));
+        Path rulesFile = dir.resolve("ratelimit.properties");
+        Files.writeString(rulesFile, properties.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining("\n")));
+        RateLimitFilter filter = new RateLimitFilter();
+        try (TomcatServer server = TomcatServer.builder().filter(filter).filterParam("config", "file:" + rulesFile)
+                .servlet("ok", new Ok(), "/*").start()) {
+            List<Boolean> fromFile = planScript(filter.limiter(), filter.urlRules());
+            assertThat(fromFile.stream().filter(b -> b).count()).as("plan-header-trusted=" + headerTrusted)
+                    .isEqualTo(admitted);
+            boot.withPropertyValues(pairs(properties)).run(context -> assertThat(planScript(
+                    context.getBean(RateLimiter.class), context.getBean(RateLimitSettings.class).rules()))
+                    .isEqualTo(fromFile));
+        }
+    }
+
+    /** Twelve calls of rule 'api' by alice, from a peer that is no trusted proxy, naming plan pro. */
+    private static List<Boolean> planScript(RateLimiter limiter, List<UrlRule> rules) {
+        Guard api = limiter.guard(rules.stream().filter(r -> r.rule().name().equals("api")).findFirst().orElseThrow()
+                .rule());
+        List<Boolean> permitted = new ArrayList<>();
+        for (int i = 0; i < 12; i++) {
+            permitted.add(api.acquire(RequestContext.builder().principal("alice").remoteAddress("203.0.113.5")
+                    .header("X-Plan", "pro").build()).permitted());
+        }
+        return permitted;
+    }
+
     @Test
     void yamlStyleIndexedListsBindLikeCommaSeparatedOnes() {
         Map<String, String> indexed = new LinkedHashMap<>(PROPERTIES);

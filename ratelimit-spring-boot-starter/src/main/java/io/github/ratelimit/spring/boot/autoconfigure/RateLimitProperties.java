@@ -102,9 +102,17 @@ public class RateLimitProperties {
 
     /**
      * Where a call's plan comes from, for keys with no entry of their own: authority:PLAN_ (authority PLAN_pro selects
-     * plan pro), header:Name (set by a trusted gateway), a KeyResolver bean's name, or SpEL over #request.
+     * plan pro), header:Name (believed only from ratelimit.trusted-proxies, or from every peer with
+     * plan-header-trusted), a KeyResolver bean's name, or SpEL over #request.
      */
     private String planFrom;
+
+    /**
+     * Whether a plan header (plan-from=header:Name) is believed from every peer rather than only from
+     * ratelimit.trusted-proxies: only when nothing reaches the application without passing something that sets or
+     * removes the header. Without trusted-proxies, a plan header needs it.
+     */
+    private Boolean planHeaderTrusted;
 
     /** Names of the rules plans from the call are for; by default every rule counting by the user. */
     private List<String> planRules;
@@ -283,6 +291,14 @@ public class RateLimitProperties {
 
     public void setPlanFrom(String planFrom) {
         this.planFrom = planFrom;
+    }
+
+    public Boolean getPlanHeaderTrusted() {
+        return planHeaderTrusted;
+    }
+
+    public void setPlanHeaderTrusted(Boolean planHeaderTrusted) {
+        this.planHeaderTrusted = planHeaderTrusted;
     }
 
     public List<String> getPlanRules() {
