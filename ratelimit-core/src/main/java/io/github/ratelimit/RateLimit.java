@@ -123,9 +123,10 @@ public @interface RateLimit {
      * How many permits a call counts as under this rule, computed from the call, e.g. the size of a batch:
      * {@code @RateLimit(name = "batch", key = "ip", perMinute = 10, permits = "#items.size()")} lets 10 items a
      * minute through, however they are split into calls. SpEL over the arguments in Spring (checked at start-up like
-     * keys), or a key atom ({@code header:X-Items}). The rule takes {@link #cost()} times that value; 0 counts as 1; a
-     * value that is no whole number (text, a fraction, a negative number, nothing) refuses the call; a call of more
-     * than a window can hold is refused ({@link CallTooLargeException}, HTTP 413 on the web). Only this annotation's
+     * keys), or a key atom ({@code header:X-Items}). The rule takes {@link #cost()} times that value; 0 counts as 1;
+     * leading zeros are ignored ({@code 007} is 7, in decimal); a value that is no whole number (text, a fraction, a
+     * sign, nothing) refuses the call; a call of more than a window can hold, however many digits its count has, is
+     * refused ({@link CallTooLargeException}, HTTP 413 on the web). Only this annotation's
      * rule is weighed: the method's other rules count the call once.
      *
      * @return the expression, or empty for one permit per call

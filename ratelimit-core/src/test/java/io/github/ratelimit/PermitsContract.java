@@ -192,7 +192,7 @@ abstract class PermitsContract {
                 .onMissingKey(MissingKeyPolicy.SKIP).build());
         Guard shared = limiter.guard(Rule.builder("shared").key("user").limits("10/1m").permits("header:X-Items")
                 .onMissingKey(MissingKeyPolicy.SHARED).build());
-        for (String garbage : List.of("", "abc", "-1", "1.5", "1e3", "+4", "0x10", "9999999999999999999",
+        for (String garbage : List.of("", "abc", "-1", "1.5", "1e3", "+4", "0x10", "-99999999999999999999",
                 "\u0661\u0662")) {
             RequestContext call = items(garbage);
             for (Guard guard : List.of(strict, lenient, shared)) {
@@ -228,6 +228,35 @@ abstract class PermitsContract {
                 .isInstanceOf(CallTooLargeException.class).hasMessageContaining("more permits than a long holds");
         assertThat(remaining(limiter.guard(site).acquire(ALICE))).as("site took nothing either").isEqualTo(99);
         assertThat(remaining(both.acquire(items("5")))).as("the largest call that fits").isEqualTo(98);
+    }
+
+    /**
+     * A count of 19 digits or more is still a whole number: more than any window holds (a CallTooLargeException, 413
+     * on the web), not a missing count refused with 429; leading zeros are the same number, in decimal.
+     */
+    @Test
+    void aPermitsValueTooLargeForALongIsACallTooLargeAndLeadingZerosAreIgnored() {
+        Rule site = Rule.builder("site").key("user").limits("100/1m").build();
+        Rule batch = Rule.builder("batch").key("user").limits("10/1m").permits("header:X-Items")
+                .onMissingKey(MissingKeyPolicy.SHARED).build();
+        RateLimiter limiter = limiter();
+        Guard both = limiter.guard(site, batch);
+        for (String huge : List.of("9223372036854775808", "9999999999999999999", "99999999999999999999",
+                "1" + "0".repeat(400), " 00000000000000000000099999999999999999999 ")) {
+            assertThatThrownBy(() -> both.acquire(items(huge))).as("'%s'", huge)
+                    .isInstanceOfSatisfying(CallTooLargeException.class, e -> {
+                        assertThat(e.publicName()).isEqualTo("batch");
+                        assertThat(e.most()).isEqualTo(10);
+                        assertThat(e.describe()).contains("at most 10");
+                    });
+        }
+        assertThat(remaining(limiter.guard(site).acquire(ALICE))).as("site took nothing").isEqualTo(99);
+        Guard alone = limiter.guard(batch);
+        assertThat(remaining(alone.acquire(items("0000000000000000000005")))).as("22 characters: 5").isEqualTo(5);
+        assertThat(remaining(alone.acquire(items("00000000000000000000")))).as("zero counts as 1").isEqualTo(4);
+        Guard decimal = limiter.guard(Rule.builder("decimal").key("user").limits("10/1m").permits("header:X-Items")
+                .build());
+        assertThat(remaining(decimal.acquire(items("010")))).as("ten, not octal eight").isZero();
     }
 
     @Test

@@ -37,6 +37,8 @@ final class CompiledRule {
     private static final RateLimitedLog PROVIDER_LOG = new RateLimitedLog(10_000_000_000L);
     private static final RateLimitedLog PERMITS_LOG = new RateLimitedLog(10_000_000_000L);
     private static final long MAX_PER_KEY_ENTRIES = 100_000;
+    /** The digits of {@link Long#MAX_VALUE}: a count of more is more than any window holds. */
+    private static final int MAX_LONG_DIGITS = 19;
     private static final long MAX_DISTINCT_LIMIT_SETS = 10_000;
 
     final Rule rule;
@@ -130,8 +132,11 @@ final class CompiledRule {
     /**
      * @param context a call
      * @return how many permits the call counts as under this rule, from its {@link Rule#permits()} expression: at
-     *         least 1 (0 counts as 1), or -1 when the expression gives no whole number of at most 18 digits (nothing,
-     *         text, a fraction, a negative number), which refuses the call
+     *         least 1 (0 counts as 1; leading zeros are ignored, so {@code 007} is 7, never octal);
+     *         {@link Long#MAX_VALUE} for a whole number larger than a long holds, which no window can hold, so the call
+     *         is too large ({@link io.github.ratelimit.CallTooLargeException}, 413 on the web), not refused as if it
+     *         had no count; -1 when the expression gives no whole number (nothing, text, a fraction, a sign), which
+     *         refuses the call
      */
     long permitsOf(RequestContext context) {
         String value;
@@ -146,13 +151,26 @@ final class CompiledRule {
             return -1;
         }
         String digits = value.trim();
-        if (digits.isEmpty() || digits.length() > 18 || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (digits.isEmpty() || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
             PERMITS_LOG.log(Level.WARNING, "The permits expression of rule '" + name + "' gave "
                     + LogText.quote(value) + ", which is no whole number; refusing the call", null);
             return -1;
         }
-        return Math.max(1, Long.parseLong(digits));
+        int start = 0;
+        while (start < digits.length() - 1 && digits.charAt(start) == '0') {
+            start++;
+        }
+        String significant = digits.substring(start);
+        if (significant.length() > MAX_LONG_DIGITS) {
+            return Long.MAX_VALUE;
+        }
+        try {
+            return Math.max(1, Long.parseLong(significant));
+        } catch (NumberFormatException e) {
+            return Long.MAX_VALUE; // 19 digits beyond Long.MAX_VALUE
+        }
     }
+
 
     /**
      * Forgets the provider's answer for a key (or every key, for {@code null}), so the next call asks again.

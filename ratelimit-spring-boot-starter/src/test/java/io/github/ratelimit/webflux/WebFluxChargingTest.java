@@ -25,7 +25,8 @@ import java.util.List;
 
 /**
  * Charging by size and by outcome on WebFlux over real HTTP, on the local store and on a real Redis: a handler's
- * {@code @RateLimit(permits = "#items.size()")} (413 for a batch no window holds), and the WebFilter's URL rule with
+ * {@code @RateLimit(permits = "#items.size()")} (413 for a batch no window holds), a URL rule's count from a header,
+ * and the WebFilter's URL rule with
  * {@code count=statuses:404,5xx}, where an error's status is the one its handler answers (a 404 for no handler); and
  * exemptions, which charge nothing.
  */
@@ -48,6 +49,11 @@ class WebFluxChargingTest {
             return Mono.just("accepted " + items.size());
         }
 
+        @PostMapping("/wc/upload")
+        Mono<String> upload() {
+            return Mono.just("uploaded");
+        }
+
         @GetMapping("/wc/status/{code}")
         Mono<String> status(@PathVariable int code) {
             return code == 200 ? Mono.just("fine") : Mono.error(new ResponseStatusException(HttpStatus.valueOf(code)));
@@ -64,7 +70,9 @@ class WebFluxChargingTest {
                 "ratelimit.rules[0].name=wc-errors", "ratelimit.rules[0].paths=/wc/**", "ratelimit.rules[0].key=ip",
                 "ratelimit.rules[0].limits=4/1m", "ratelimit.rules[0].count=statuses:404,5xx",
                 "ratelimit.trusted-proxies=127.0.0.1,::1", "ratelimit.exempt=203.0.113.0/24",
-                "ratelimit.rules[0].exempt=198.51.100.7"));
+                "ratelimit.rules[0].exempt=198.51.100.7",
+                "ratelimit.rules[1].name=wc-upload", "ratelimit.rules[1].paths=/wc/upload", "ratelimit.rules[1].key=ip",
+                "ratelimit.rules[1].limits=5/1m", "ratelimit.rules[1].permits=header:X-Items"));
         if (store.equals("redis")) {
             properties.add("ratelimit.redis.url=" + redis.uri());
             properties.add("ratelimit.redis.key-prefix=wc-" + System.nanoTime());
@@ -93,6 +101,28 @@ class WebFluxChargingTest {
                     .expectHeader().doesNotExist("Retry-After")
                     .expectBody(String.class).value(body -> org.assertj.core.api.Assertions.assertThat(body)
                             .contains("'wc-batch'").contains("at most 10"));
+        }
+    }
+
+    /**
+     * A URL rule's count from a header: 19 digits and more are a count too large for any window (413), not a missing
+     * one (429); leading zeros are no digits; what is no whole number is still refused.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void aCountTooLargeForALongIsACallTooLarge(String store) {
+        try (ConfigurableApplicationContext context = start(store)) {
+            WebTestClient client = WebFluxApps.client(context);
+            for (String huge : List.of("9223372036854775808", "99999999999999999999", "1" + "0".repeat(100))) {
+                client.post().uri("/wc/upload").header("X-Items", huge).exchange().expectStatus().isEqualTo(413)
+                        .expectHeader().doesNotExist("Retry-After")
+                        .expectBody(String.class).value(body -> org.assertj.core.api.Assertions.assertThat(body)
+                                .contains("'wc-upload'").contains("at most 5"));
+            }
+            client.post().uri("/wc/upload").header("X-Items", "lots").exchange().expectStatus().isEqualTo(429);
+            client.post().uri("/wc/upload").header("X-Items", "0000000000000000000005").exchange().expectStatus()
+                    .isOk();
+            client.post().uri("/wc/upload").header("X-Items", "1").exchange().expectStatus().isEqualTo(429);
         }
     }
 

@@ -75,7 +75,7 @@ final class SettingsCatalog {
             p("ratelimit.rules[i].cost", "1", "Tokens one request takes."),
             p("ratelimit.rules[i].count", "all", "Which requests the tokens pay for: all admitted, only failed attempts, or only responses with the statuses given, e.g. statuses:404,5xx.", "all", "failures", "statuses:<codes>"),
             p("ratelimit.rules[i].exempt", null, "Key values the rule never limits, as it resolves them (alice for key user); for keys that read the client address, addresses and ranges too."),
-            p("ratelimit.rules[i].permits", null, "How many permits a request counts as, resolved like a key: header:<Name>, param:<name>, a custom key, or SpEL over #request; a whole number (0 counts as 1); anything else refuses the request."),
+            p("ratelimit.rules[i].permits", null, "How many permits a request counts as, resolved like a key: header:<Name>, param:<name>, a custom key, or SpEL over #request; a whole number (0 counts as 1; leading zeros are ignored; one no window holds, however many digits, gets 413); anything else refuses the request."),
             p("ratelimit.rules[i].phase", "after-authentication", "Whether the rule decides before authentication (for login attempts) or after.", "after-authentication", "before-authentication"),
             p("ratelimit.rules[i].on-store-failure", "default", "What the rule decides when the store fails.", "default", "fail-open", "fail-closed", "local-fallback"),
             p("ratelimit.rules[i].on-missing-key", "reject", "What the rule does when its key cannot be resolved.", "reject", "skip", "shared"),

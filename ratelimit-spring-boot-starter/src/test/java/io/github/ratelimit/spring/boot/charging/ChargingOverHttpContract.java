@@ -166,12 +166,26 @@ abstract class ChargingOverHttpContract {
         assertThat(send("POST", "/c/upload", "192.0.2.6", null, "X-Items", "1").headers().firstValue("RateLimit")
                 .orElse("")).as("the 413 gave back what the filter before authentication took")
                 .contains("\"pre-1m\";r=98");
-        for (String garbage : List.of("-1", "2.5", "lots", "99999999999999999999")) {
+        for (String garbage : List.of("-1", "2.5", "lots", "-99999999999999999999")) {
             assertThat(send("POST", "/c/upload", "192.0.2.4", null, "X-Items", garbage).statusCode())
                     .as("'%s': no whole number: refused, never a 500", garbage).isEqualTo(429);
         }
         assertThat(send("POST", "/c/upload", "192.0.2.4", null, "X-Items", "5").statusCode())
                 .as("nothing was taken").isEqualTo(200);
+    }
+
+    /** 19 digits and more are a count too large for any window (413), not a missing one; leading zeros are no digits. */
+    @Test
+    void aCountTooLargeForALongIsACallTooLarge() throws Exception {
+        String ip = "192.0.2.7";
+        for (String huge : List.of("9223372036854775808", "99999999999999999999", "1" + "0".repeat(100))) {
+            HttpResponse<String> r = send("POST", "/c/upload", ip, null, "X-Items", huge);
+            assertThat(r.statusCode()).as("'%s'", huge).isEqualTo(413);
+            assertThat(r.body()).contains("'upload'").contains("at most 5");
+        }
+        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "0000000000000000000005").statusCode())
+                .as("22 characters, the whole number 5, and nothing taken before").isEqualTo(200);
+        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "1").statusCode()).isEqualTo(429);
     }
 
     @Test
