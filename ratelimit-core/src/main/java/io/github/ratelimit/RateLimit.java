@@ -149,7 +149,14 @@ public @interface RateLimit {
     /** @return what the rule does when the key cannot be resolved */
     MissingKeyPolicy onMissingKey() default MissingKeyPolicy.REJECT;
 
-    /** @return how the buckets refill */
+    /**
+     * How the rule counts calls within its windows. {@link Algorithm#TOKEN_BUCKET}, the default, stands for none
+     * given (an annotation cannot tell a default from the same value written out): a rule with a calendar quota in
+     * {@link #limits()} ({@code 1000/1mo}) is then a {@link Algorithm#FIXED_WINDOW} rule, the only one that counts it;
+     * any other algorithm with a calendar quota fails at start-up.
+     *
+     * @return the algorithm
+     */
     Algorithm algorithm() default Algorithm.TOKEN_BUCKET;
 
     /**

@@ -51,18 +51,19 @@ public final class Rule {
 
     private final Values v;
 
-    private Rule(Builder b) {
+    private Rule(Builder b, Algorithm algorithm) {
         this.v = new Values(b.name, b.publicName != null ? b.publicName : b.name,
                 b.source != null ? b.source : "rule '" + b.name + "'", b.key.trim(), List.copyOf(b.limits), b.mode,
                 b.maxDelay, b.mode == Mode.SOFT ? (b.maxWaiting != null ? b.maxWaiting : DEFAULT_MAX_WAITING) : 0,
-                b.cost, b.onStoreFailure, b.onMissingKey, b.algorithm, b.localFirst, b.count, b.countedStatuses,
+                b.cost, b.onStoreFailure, b.onMissingKey, algorithm, b.localFirst, b.count, b.countedStatuses,
                 b.permits == null || b.permits.isBlank() ? null : b.permits.trim(), b.concurrency);
     }
 
     /**
      * @param name the rule's id: unique within a limiter; names buckets, metrics and headers
      * @return a builder with the defaults: key {@code global}, {@link Mode#HARD}, cost 1,
-     *         {@link StoreFailurePolicy#DEFAULT}, {@link MissingKeyPolicy#REJECT}, {@link Algorithm#TOKEN_BUCKET}
+     *         {@link StoreFailurePolicy#DEFAULT}, {@link MissingKeyPolicy#REJECT}, {@link Algorithm#TOKEN_BUCKET} (or
+     *         {@link Algorithm#FIXED_WINDOW} for a rule with a calendar quota)
      */
     public static Builder builder(String name) {
         return new Builder(name);
@@ -222,7 +223,8 @@ public final class Rule {
         private long cost = 1;
         private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.DEFAULT;
         private MissingKeyPolicy onMissingKey = MissingKeyPolicy.REJECT;
-        private Algorithm algorithm = Algorithm.TOKEN_BUCKET;
+        /** The algorithm given, or {@code null} for the default, which depends on the limits. */
+        private Algorithm algorithm;
         private LocalFirst localFirst;
         private Counted count = Counted.ALL;
         private HttpStatuses countedStatuses;
@@ -336,7 +338,9 @@ public final class Rule {
             return this;
         }
 
-        /** @param algorithm how the buckets refill
+        /** @param algorithm how the rule counts calls within its windows; without it, {@link Algorithm#TOKEN_BUCKET},
+         *         or {@link Algorithm#FIXED_WINDOW} when a limit is a calendar quota ({@code 1000/1mo}), which only a
+         *         fixed window counts (another algorithm given with one fails in {@link #build()})
          *  @return this builder */
         public Builder algorithm(Algorithm algorithm) {
             this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
@@ -394,13 +398,17 @@ public final class Rule {
          *  @throws InvalidRateLimitConfigurationException naming the source, the bad value, the constraint, the fix */
         public Rule build() {
             String p = permits == null || permits.isBlank() ? null : permits.trim();
+            // A calendar quota is a fixed window: a rule with one and no algorithm of its own is one.
+            Algorithm algorithm = this.algorithm != null ? this.algorithm
+                    : limits.stream().anyMatch(l -> l.calendar() != null) ? Algorithm.FIXED_WINDOW
+                    : Algorithm.TOKEN_BUCKET;
             if (concurrency != 0) {
                 RuleChecks.checkConcurrency(where(), concurrency, limits, cost, algorithm, localFirst, count, p);
             }
             RuleChecks.check(new RuleChecks.Draft(where(), name, publicName, key, limits, mode, maxDelay, maxWaiting,
                     cost, algorithm, localFirst, concurrency));
             RuleChecks.checkCounting(where(), count, countedStatuses, p, algorithm);
-            return new Rule(this);
+            return new Rule(this, algorithm);
         }
     }
 

@@ -118,8 +118,9 @@ final class RuleChecks {
             }
             if (limit.calendar() != null && algorithm != Algorithm.FIXED_WINDOW) {
                 throw fail(where, limit.toString(), "limit '" + limit + "' is a calendar quota, a fixed window aligned "
-                        + "to the calendar, which a " + algorithm + " rule cannot count", "Give the rule the "
-                        + "FIXED_WINDOW algorithm (algorithm=fixed-window), or a window of a fixed length ('1d').");
+                        + "to the calendar, which a " + algorithm + " rule cannot count", "Remove the algorithm (a rule "
+                        + "with a calendar quota is a FIXED_WINDOW rule by default) or give FIXED_WINDOW "
+                        + "(algorithm=fixed-window), or give a window of a fixed length ('1d').");
             }
             if (calendar && limit.calendar() == null && limit.period().toNanos() % 1_000_000 != 0) {
                 throw fail(where, limit.toString(), "limit '" + limit + "' is not a whole number of milliseconds, "

@@ -183,6 +183,24 @@ class CalendarQuotasTest {
         assertThat(exhaust(guard)).as("the month's 3 stay counted").isEqualTo(2);
     }
 
+    /** A calendar quota is a fixed window: a rule given no algorithm is one; another algorithm given still fails. */
+    @Test
+    void aRuleWithACalendarQuotaAndNoAlgorithmIsAFixedWindow() {
+        assertThat(Rule.builder("q").limits("2/1d@Asia/Tokyo").build().algorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
+        assertThat(Rule.builder("q").limits("10/1s", "1000/1mo").build().algorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
+        assertThat(Rule.builder("q").limits("2/1d").build().algorithm()).as("24 hours, no calendar")
+                .isEqualTo(Algorithm.TOKEN_BUCKET);
+        assertThat(Rule.builder("q").concurrency(2).build().algorithm()).isEqualTo(Algorithm.TOKEN_BUCKET);
+        assertThatThrownBy(() -> Rule.builder("q").limits("2/1d@Asia/Tokyo").algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                .build()).isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessageContaining("which a SLIDING_WINDOW_LOG rule cannot count");
+        Guard quota = limiter("local", "2026-03-10T12:00", null).guard(Rule.builder("tokyo").key("user")
+                .limits("2/1d@Asia/Tokyo").build());
+        assertThat(quota.acquire(ALICE).permitted()).isTrue();
+        assertThat(quota.acquire(ALICE).permitted()).isTrue();
+        assertThat(quota.acquire(ALICE).permitted()).isFalse();
+    }
+
     @Test
     void calendarQuotasAreWrittenAndCheckedStrictly() {
         assertThat(Limit.parse("1000/1mo").window()).isEqualTo("1mo");
@@ -195,9 +213,12 @@ class CalendarQuotasTest {
                 "5/1d@", "5/1mo@")) {
             assertThatThrownBy(() -> Limit.parse(bad)).as(bad).isInstanceOf(InvalidRateLimitConfigurationException.class);
         }
-        assertThatThrownBy(() -> Rule.builder("q").limits("1000/1mo").build())
+        assertThatThrownBy(() -> Rule.builder("q").limits("1000/1mo").algorithm(Algorithm.TOKEN_BUCKET).build())
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
-                .hasMessageContaining("calendar quota").hasMessageContaining("FIXED_WINDOW");
+                .hasMessage("rule 'q': limit '1000/1mo' is a calendar quota, a fixed window aligned to the calendar, "
+                        + "which a TOKEN_BUCKET rule cannot count. Remove the algorithm (a rule with a calendar quota is "
+                        + "a FIXED_WINDOW rule by default) or give FIXED_WINDOW (algorithm=fixed-window), or give a "
+                        + "window of a fixed length ('1d').");
         assertThatThrownBy(() -> Rule.builder("q").limits("1000/1mo").algorithm(Algorithm.FIXED_WINDOW)
                 .localFirst(new Rule.LocalFirst(10, Duration.ofMillis(100))).build())
                 .isInstanceOf(InvalidRateLimitConfigurationException.class).hasMessageContaining("local-first");

@@ -1,5 +1,6 @@
 package io.github.ratelimit.servlet;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
@@ -126,6 +127,24 @@ class RulesFileTest {
                 .hasMessage("rules.properties: 'ratelimit.filter.order' is a setting of the Spring Boot starter, not of "
                         + "the web.xml filter. In web.xml, the order of the filter-mapping elements decides; remove the "
                         + "property.");
+    }
+
+    /** A calendar quota with no algorithm given is a fixed window; another algorithm given with one still fails. */
+    @Test
+    void aCalendarQuotaWithNoAlgorithmIsAFixedWindow() {
+        RulesFile.Settings s = parse("ratelimit.rules[0].name", "tokyo", "ratelimit.rules[0].paths", "/q/**",
+                "ratelimit.rules[0].limits", "2/1d@Asia/Tokyo");
+        try {
+            assertThat(s.rules().get(0).rule().algorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
+        } finally {
+            s.limiter().close();
+        }
+        assertThatThrownBy(() -> parse("ratelimit.rules[0].name", "tokyo", "ratelimit.rules[0].paths", "/q/**",
+                "ratelimit.rules[0].limits", "2/1d@Asia/Tokyo", "ratelimit.rules[0].algorithm", "token-bucket"))
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessageStartingWith("rules.properties: ratelimit.rules[0]: limit '2/1d@Asia/Tokyo' is a calendar "
+                        + "quota, a fixed window aligned to the calendar, which a TOKEN_BUCKET rule cannot count. Remove "
+                        + "the algorithm");
     }
 
     @Test

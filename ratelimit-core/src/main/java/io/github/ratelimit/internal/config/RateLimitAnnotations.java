@@ -1,5 +1,6 @@
 package io.github.ratelimit.internal.config;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.RateLimit;
@@ -117,7 +118,6 @@ public final class RateLimitAnnotations {
                 .cost(annotation.cost())
                 .onStoreFailure(annotation.onStoreFailure())
                 .onMissingKey(annotation.onMissingKey())
-                .algorithm(annotation.algorithm())
                 .count(annotation.count())
                 .permits(annotation.permits())
                 .concurrency(annotation.concurrency());
@@ -149,6 +149,11 @@ public final class RateLimitAnnotations {
                     "Set one, or write the burst into limits, e.g. '5/1s burst=20'.");
         }
         builder.limits(annotation.limits());
+        // TOKEN_BUCKET is the attribute's default, which Java cannot tell from TOKEN_BUCKET written out: it means no
+        // algorithm given, so a rule with a calendar quota is the fixed window it must be (Rule.Builder#algorithm).
+        if (annotation.algorithm() != Algorithm.TOKEN_BUCKET) {
+            builder.algorithm(annotation.algorithm());
+        }
         if (annotation.maxWaiting() != -1) {
             builder.maxWaiting(annotation.maxWaiting());
         }

@@ -242,7 +242,10 @@ final class SettingsSections {
             }
             b.onStoreFailure(v.enumValue(prefix + "on-store-failure", StoreFailurePolicy.class));
             b.onMissingKey(v.enumValue(prefix + "on-missing-key", MissingKeyPolicy.class));
-            b.algorithm(v.enumValue(prefix + "algorithm", Algorithm.class));
+            if (v.get(prefix + "algorithm") != null) {
+                // Without one, the rule's: token-bucket, or fixed-window for a calendar quota.
+                b.algorithm(v.enumValue(prefix + "algorithm", Algorithm.class));
+            }
             if (v.get(prefix + "local-first-tokens") != null) {
                 try {
                     b.localFirst(new LocalFirst(v.longValue(prefix + "local-first-tokens", 1, Long.MAX_VALUE),

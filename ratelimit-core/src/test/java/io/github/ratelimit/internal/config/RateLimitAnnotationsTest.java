@@ -47,6 +47,28 @@ class RateLimitAnnotationsTest {
         }
     }
 
+    static class Quotas {
+        @RateLimit(name = "tokyo", key = "user", limits = "2/1d@Asia/Tokyo")
+        public void calendar() {
+        }
+
+        @RateLimit(name = "log", key = "user", limits = "2/1d@Asia/Tokyo", algorithm = Algorithm.SLIDING_WINDOW_LOG)
+        public void calendarAndLog() {
+        }
+    }
+
+    /** A calendar quota with no algorithm given is a fixed window; another algorithm with one fails. */
+    @Test
+    void aCalendarQuotaWithNoAlgorithmIsAFixedWindow() throws Exception {
+        assertThat(RateLimitAnnotations.rulesFor(method(Quotas.class, "calendar"))).singleElement()
+                .satisfies(rule -> assertThat(rule.algorithm()).isEqualTo(Algorithm.FIXED_WINDOW));
+        assertThat(RateLimitAnnotations.rulesFor(method(OrderController.class, "list")).get(0).algorithm())
+                .isEqualTo(Algorithm.TOKEN_BUCKET);
+        assertThatThrownBy(() -> RateLimitAnnotations.rulesFor(method(Quotas.class, "calendarAndLog")))
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessageContaining("calendarAndLog").hasMessageContaining("which a SLIDING_WINDOW_LOG rule cannot count");
+    }
+
     static class Broken {
         @RateLimit(key = "user")
         public void noLimit() {

@@ -25,7 +25,7 @@ public class RateLimitRuleProperties {
     /** What to count by: global, ip, user, basic-user, form-user, header:Name, param:name, a KeyResolver bean's name; + and | combine. */
     private String key;
 
-    /** Windows, e.g. 5/1s, 100/1m, 5/1s burst=20; calendar quotas 1000/1mo, 100/1d@Europe/Berlin (fixed-window). */
+    /** Windows, e.g. 5/1s, 100/1m, 5/1s burst=20; calendar quotas 1000/1mo, 100/1d@Europe/Berlin, which make the rule a fixed window. */
     private List<String> limits;
 
     /**
@@ -67,7 +67,7 @@ public class RateLimitRuleProperties {
     /** What the rule does when its key cannot be resolved. */
     private MissingKeyPolicy onMissingKey;
 
-    /** How buckets refill. */
+    /** How the rule counts calls within its windows; fixed-window when not given and a limit is a calendar quota. */
     private Algorithm algorithm;
 
     /**

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Mode;
@@ -8,6 +9,7 @@ import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.servlet.RateLimitFilter;
@@ -214,6 +216,19 @@ class RateLimitAutoConfigurationTest {
                 .hasMessage("ratelimit.store: 'redis' needs a Redis server, but none of ratelimit.redis.url, "
                         + "ratelimit.redis.sentinel.master, ratelimit.redis.cluster.nodes or spring.data.redis.* is "
                         + "set. Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379."));
+    }
+
+    /** ratelimit.rules[i]: a calendar quota with no algorithm is a fixed window; another algorithm given fails. */
+    @Test
+    void aCalendarQuotaWithNoAlgorithmIsAFixedWindow() {
+        ApplicationContextRunner tokyo = runner.withPropertyValues("ratelimit.rules[0].name=tokyo",
+                "ratelimit.rules[0].paths=/q/**", "ratelimit.rules[0].limits=2/1d@Asia/Tokyo");
+        tokyo.run(context -> assertThat(context.getBean(RateLimitSettings.class).rules().get(0).rule().algorithm())
+                .isEqualTo(Algorithm.FIXED_WINDOW));
+        tokyo.withPropertyValues("ratelimit.rules[0].algorithm=sliding-window-counter").run(context ->
+                assertThat(configError(context)).hasMessageStartingWith("ratelimit.rules[0]: limit '2/1d@Asia/Tokyo' "
+                        + "is a calendar quota, a fixed window aligned to the calendar, which a SLIDING_WINDOW_COUNTER "
+                        + "rule cannot count. Remove the algorithm"));
     }
 
     @Test
