@@ -4,6 +4,7 @@ import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
+import io.github.ratelimit.testing.CapturedLog;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import org.junit.jupiter.api.AfterEach;
@@ -215,5 +216,55 @@ class RequestPlansTest {
         limiters.add(factory);
         Guard byFactory = factory.guard(Rule.builder("site").key("ip").limits("5/1m").build());
         assertThat(admitted(byFactory, anonymous("203.0.113.7", null, "pro"))).isEqualTo(10);
+    }
+
+    private static List<String> planFromWarnings(CapturedLog log) {
+        return log.messages().stream().filter(m -> m.contains("named no plan")).toList();
+    }
+
+    /**
+     * A plan source that names no plan for any call of its first minute (an attribute set too late, a header no
+     * trusted proxy sends) is reported once, on the limiter's clock, at the first call after that minute.
+     */
+    @Test
+    void aPlanSourceThatNamesNoPlanInItsFirstMinuteIsReportedOnce() {
+        try (CapturedLog log = CapturedLog.of("io.github.ratelimit")) {
+            Guard api = limiter("local", Set.of(), null).guard(Rule.builder("api").key("user").limits("1000/1m")
+                    .build());
+            clock.advance(Duration.ofHours(3)); // the minute starts with the first call, not with the limiter
+            api.acquire(call("alice", null));
+            clock.advance(Duration.ofSeconds(59));
+            api.acquire(userFromPeer("bob", "203.0.113.7", "pro"));
+            assertThat(planFromWarnings(log)).as("59 s, and a plan from a peer that is no trusted proxy").isEmpty();
+            clock.advance(Duration.ofSeconds(1));
+            api.acquire(call("carol", null));
+            assertThat(planFromWarnings(log)).singleElement().asString()
+                    .startsWith("ratelimit.plan-from 'header:X-Plan' named no plan for any call in its first minute")
+                    .contains("run before the rate-limit filter (Spring Boot: order -99, ratelimit.filter.order)")
+                    .contains("believed only from ratelimit.trusted-proxies");
+            clock.advance(Duration.ofMinutes(5));
+            api.acquire(call("dave", null));
+            api.acquire(call("erin", "pro"));
+            assertThat(planFromWarnings(log)).as("once").hasSize(1);
+        }
+    }
+
+    @Test
+    void aPlanSourceThatNamedAPlanInItsFirstMinuteIsNeverReported() {
+        try (CapturedLog log = CapturedLog.of("io.github.ratelimit")) {
+            Guard api = limiter("local", Set.of(), null).guard(Rule.builder("api").key("user").limits("1000/1m")
+                    .build());
+            api.acquire(call("alice", null));
+            clock.advance(Duration.ofSeconds(30));
+            api.acquire(call("bob", "free"));
+            clock.advance(Duration.ofMinutes(2));
+            api.acquire(call("carol", null));
+            assertThat(planFromWarnings(log)).isEmpty();
+        }
+    }
+
+    /** A user's call from a peer of the test's choosing, naming a plan. */
+    private static RequestContext userFromPeer(String user, String peer, String plan) {
+        return RequestContext.builder().principal(user).remoteAddress(peer).header("X-Plan", plan).build();
     }
 }

@@ -1,5 +1,6 @@
 package io.github.ratelimit.internal;
 
+import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.RequestContext;
@@ -12,6 +13,8 @@ import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 
 /**
@@ -28,22 +31,42 @@ import java.util.function.Predicate;
  * ({@code ratelimit.plan-header-trusted=true}): the header is then believed from every peer. Expressions of the
  * key-resolver factory (SpEL, {@code authority:<prefix>}) and custom resolvers read what their author chose; they are
  * not vetted.
+ *
+ * <h2>A source that never names a plan is reported once</h2>
+ * A plan read from something set too late (a request attribute a filter sets after the rate-limit filter has run),
+ * or from a header that only untrusted peers send, names no plan on any call, silently: every key gets the rule's own
+ * limits. So when no call of the first minute (on the limiter's clock, from the first call that asked) named a plan,
+ * the first call after it logs one warning; a source that named a plan in its first minute is never reported.
  */
 final class RequestPlans {
 
     /** The source the limiter compiles the expression under: the starter's factories know it by this name. */
     static final String WHERE = "plan-from";
 
-    private static final RateLimitedLog LOG = new RateLimitedLog(10_000_000_000L);
+    /** How long a source may name no plan before it is reported. */
+    static final long WATCH_NANOS = 60_000_000_000L;
 
+    private static final RateLimitedLog LOG = new RateLimitedLog(10_000_000_000L);
+    private static final System.Logger WARNING_LOG = System.getLogger("io.github.ratelimit");
+    private static final long NOT_YET = Long.MIN_VALUE;
+
+    private final String expression;
     private final KeyResolver resolver;
     private final Map<String, List<Limit>> plans;
     private final Set<String> rules;
+    private final TimeMeter clock;
+    /** When the first call asked for its plan, or {@link #NOT_YET}. */
+    private final AtomicLong firstCall = new AtomicLong(NOT_YET);
+    /** Whether watching is over: a plan was named within the first minute, or the minute is over. */
+    private volatile boolean watched;
+    private final AtomicBoolean warned = new AtomicBoolean();
 
-    private RequestPlans(KeyResolver resolver, Map<String, List<Limit>> plans, Set<String> rules) {
+    private RequestPlans(String expression, KeyResolver resolver, DefaultRateLimiter.Settings settings) {
+        this.expression = expression;
         this.resolver = resolver;
-        this.plans = plans;
-        this.rules = rules;
+        this.plans = settings.plans();
+        this.rules = settings.planRules();
+        this.clock = settings.timeMeter();
     }
 
     /**
@@ -58,7 +81,7 @@ final class RequestPlans {
         KeyResolver own = factory == null ? null : factory.create(expression, WHERE);
         if (own != null) {
             // SpEL or authority:<prefix>: whatever it reads is its author's choice.
-            return new RequestPlans(own, settings.plans(), settings.planRules());
+            return new RequestPlans(expression, own, settings);
         }
         ClientIpResolver clientIp = settings.clientIpResolver();
         String header = KeyExpressions.atoms(expression).stream().filter(a -> a.startsWith("header:")).findFirst()
@@ -78,7 +101,7 @@ final class RequestPlans {
                 : context -> clientIp.isTrustedProxy(context.remoteAddress());
         KeyResolver resolver = KeyExpressions.compileValue(expression, settings.keyResolvers(), clientIp, null, WHERE,
                 believed);
-        return new RequestPlans(resolver, settings.plans(), settings.planRules());
+        return new RequestPlans(expression, resolver, settings);
     }
 
     /** @return the plans by name */
@@ -102,12 +125,40 @@ final class RequestPlans {
      *         header from a peer that is not a trusted proxy)
      */
     String planOf(RequestContext context) {
+        String plan;
         try {
-            return resolver.resolve(context);
+            plan = resolver.resolve(context);
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "Resolving the plan of a call (ratelimit.plan-from) failed; the rule's own limits "
                     + "apply", e);
-            return null;
+            plan = null;
+        }
+        if (!watched) {
+            watch(plan != null);
+        }
+        return plan;
+    }
+
+    /** Ends watching when a plan is named within the first minute; warns once when none was by its end. */
+    private void watch(boolean named) {
+        long now = clock.currentTimeNanos();
+        long first = firstCall.get();
+        if (first == NOT_YET) {
+            first = firstCall.compareAndSet(NOT_YET, now) ? now : firstCall.get();
+        }
+        if (now - first < WATCH_NANOS) {
+            if (named) {
+                watched = true;
+            }
+            return;
+        }
+        watched = true;
+        if (warned.compareAndSet(false, true)) {
+            WARNING_LOG.log(Level.WARNING, "ratelimit.plan-from '" + expression + "' named no plan for any call in "
+                    + "its first minute: every key got its rule's own limits. If the plan is a request attribute, the "
+                    + "filter that sets it must run before the rate-limit filter (Spring Boot: order -99, "
+                    + "ratelimit.filter.order); a plan header is believed only from ratelimit.trusted-proxies; check "
+                    + "the header's or the authority's name. (Logged once.)");
         }
     }
 }
