@@ -15,7 +15,6 @@ import io.github.ratelimit.store.RateLimitStoreException;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -51,13 +50,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         volatile byte[] lastWritten;
         /** When the key written last by this JVM expires (store clock), if it was this JVM's write; else MAX. */
         volatile long lastSeenExpiresAt = Long.MAX_VALUE;
-        /**
-         * Whether a compare-and-set of this JVM is on its way for the bucket (when commands are combined); guarded by
-         * this ref's monitor, as is {@link #waiting}.
-         */
-        boolean onWire;
-        /** Commands started while one was on its way, in order: the next group ({@link BucketCommand}). */
-        final ArrayDeque<BucketCommand<?>> waiting = new ArrayDeque<>();
+        /** This JVM's commands on the bucket, combined when they come while one is on its way. */
+        final KeyQueue queue = new KeyQueue(Integer.MAX_VALUE);
         /**
          * Refunds to be tried again whose earlier write reached Redis unanswered, while they wait: a conflict that brings
          * back exactly the state such a write left shows it was done ({@link #refundLate}). Usually {@code null}.
@@ -130,7 +124,40 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         this.maxAttempts = maxAttempts;
         this.budgetNanos = budgetNanos;
         this.combining = combining;
+        this.cluster = jedis instanceof redis.clients.jedis.RedisClusterClient
+                || jedis instanceof redis.clients.jedis.JedisCluster;
     }
+
+    /**
+     * Loads scripts into Redis's script cache before their first run, once per store (best effort: one that fails to
+     * load is tried again next time, and a script Redis lacks is loaded when it is run anyway). A script's first run
+     * otherwise costs a NOSCRIPT answer and a second call with its text; should that first answer come late, the store
+     * could not tell whether the script ran, so a refund that must not be made twice would not be tried again. On a
+     * Cluster, whose nodes cache scripts each, nothing is loaded ahead.
+     *
+     * @param key a key the scripts will run on
+     * @param scripts the scripts
+     */
+    void preload(byte[] key, LuaScript... scripts) {
+        if (cluster) {
+            return;
+        }
+        for (LuaScript s : scripts) {
+            if (!loaded.contains(s) && !breaker.refusesNow()) {
+                try {
+                    s.load(jedis, key);
+                    loaded.add(s);
+                } catch (JedisException e) {
+                    // Loaded when it is first run instead.
+                }
+            }
+        }
+    }
+
+    /** Scripts this store has loaded into Redis's script cache ({@link #preload}). */
+    private final java.util.Set<LuaScript> loaded = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Whether the client is a Cluster's, whose nodes each have a script cache of their own. */
+    private final boolean cluster;
 
     /** Thrown at once while the breaker is open: made once, without a stack trace. */
     private static final RedisCallException BREAKER_OPEN = RedisCallException.refusal(
@@ -185,14 +212,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         RemoteCommand<T> command = new CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand<>(
                 ref.configuration, request.getCommand(), ref.version, TokensInheritanceStrategy.ADDITIVE);
         BucketCommand<T> c = new BucketCommand<>(this, ref, request, command, epoch, System.nanoTime());
-        if (combining) {
-            synchronized (ref) {
-                if (ref.onWire || !ref.waiting.isEmpty()) {
-                    ref.waiting.add(c);
-                    return c;
-                }
-                ref.onWire = true;
-            }
+        if (combining && !ref.queue.goesAlone(c)) {
+            return c;
         }
         List<BucketCommand<?>> group = List.of(c);
         try {
@@ -215,28 +236,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         return expected;
     }
 
-    /**
-     * Takes the bucket's waiting commands as the next group, if the bucket is free and {@code own} still waits to be
-     * taken; the caller then leads the group ({@link #sendAndSettle}).
-     *
-     * @return the group, in the order its commands were started; or {@code null} when a group is on its way
-     */
-    List<BucketCommand<?>> takeGroup(Ref ref, BucketCommand<?> own) {
-        synchronized (ref) {
-            if (ref.onWire || !own.queued()) {
-                return null;
-            }
-            ref.onWire = true;
-            List<BucketCommand<?>> group = new ArrayList<>(ref.waiting.size());
-            for (BucketCommand<?> c; (c = ref.waiting.poll()) != null; ) {
-                c.take();
-                group.add(c);
-            }
-            return group;
-        }
-    }
-
-    /** Sends a group taken from the bucket's queue, settles it, and frees the bucket for the next one. */
+    /** Sends a group taken from the bucket's queue and settles it (the queue is then handed over by its leader). */
     void sendAndSettle(Ref ref, List<BucketCommand<?>> group) {
         Attempt attempt;
         try {
@@ -248,28 +248,15 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             attempt = attempt(ref, group, expected(ref), false);
         } catch (RuntimeException e) {
             finishAll(group, null, e);
-            handOver(ref);
             return;
         }
         settle(ref, group, attempt);
     }
 
-    /**
-     * Frees the bucket once a group is done, and wakes the owner of the first waiting command who awaits it: that
-     * owner leads the next group. (An owner who does not await yet leads it when it does.)
-     */
-    private void handOver(Ref ref) {
-        if (!combining) {
-            return;
-        }
-        synchronized (ref) {
-            ref.onWire = false;
-            for (BucketCommand<?> c : ref.waiting) {
-                if (c.awaited()) {
-                    c.wake();
-                    return;
-                }
-            }
+    /** Frees the bucket once a command sent alone is settled, when commands are combined. */
+    void handOver(Ref ref) {
+        if (combining) {
+            ref.queue.handOver();
         }
     }
 
@@ -317,8 +304,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     }
 
     /**
-     * Awaits a group's attempt, retries it on conflicts from the state each brings back, hands each command its result
-     * (or the failure), and frees the bucket for the next group.
+     * Awaits a group's attempt, retries it on conflicts from the state each brings back, and hands each command its
+     * result (or the failure).
      */
     void settle(Ref ref, List<BucketCommand<?>> group, Attempt attempt) {
         try {
@@ -392,7 +379,6 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                     c.finish(null, new RateLimitStoreException("the Redis command did not complete", null));
                 }
             }
-            handOver(ref);
         }
     }
 
@@ -418,7 +404,20 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @throws RateLimitStoreException when the breaker is open
      */
     ScriptRunner.Sent send(LuaScript script, java.util.List<byte[]> keys, java.util.List<byte[]> args) {
+        return send(script, keys, args, 1);
+    }
+
+    /**
+     * Starts one script that performs several operations of this JVM on a key, combined ({@link KeyQueue}): as many
+     * decisions, one round trip.
+     *
+     * @param operations the operations the script performs
+     * @return the call, to await on this thread
+     * @throws RateLimitStoreException when the breaker is open
+     */
+    ScriptRunner.Sent send(LuaScript script, java.util.List<byte[]> keys, java.util.List<byte[]> args, int operations) {
         long epoch = acquire();
+        decisions.add(operations - 1);
         roundTrips.increment();
         long started = System.nanoTime();
         ScriptRunner.Sent sent = scripts.send(script, keys, args);

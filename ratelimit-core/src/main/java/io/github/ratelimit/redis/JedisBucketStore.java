@@ -124,7 +124,7 @@ public final class JedisBucketStore implements BucketStore {
                 b.backgroundTimeout, true) : new LateClient(() -> jedis, b.commandTimeout, false);
         this.proxies = new CasProxyManager(jedis, scripts, late::runner, script, breaker, clock, b.maxAttempts,
                 b.retryBudget.toNanos(), b.batching);
-        this.keys = new KeyStates(proxies, clock, b.timeMeter, prefix, b.maximumCachedBuckets);
+        this.keys = new KeyStates(proxies, clock, b.timeMeter, prefix, b.batching, b.maximumCachedBuckets);
         this.clockThread = serverClock == null ? null : serverClock.startCalibrating(
                 () -> script.serverTimeMicros(jedis, RedisKeys.clockKey(prefix)), b.clockCalibrationInterval);
     }

@@ -51,10 +51,12 @@ final class KeyStates {
      * @param clock the store's clock, which dates configuration versions
      * @param slidingClock the clock sliding windows use, or {@code null} for the server's {@code TIME}
      * @param prefix the Redis key prefix
+     * @param combining whether this JVM's concurrent operations on a sliding window's key are combined into one script
+     *        run (a bucket's are combined by the proxies' manager)
      * @param maximum the most keys remembered, of each kind
      */
     KeyStates(CasProxyManager proxies, TimeMeter clock, TimeMeter slidingClock, String prefix,
-              long maximum) {
+              boolean combining, long maximum) {
         this.proxies = proxies;
         this.clock = clock;
         this.prefix = prefix;
@@ -64,7 +66,7 @@ final class KeyStates {
         // are unique across instances: a random prefix per store, then a sequence number.
         String memberPrefix = Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36) + ".";
         this.slidingContext = new RedisSlidingState.Context(proxies, slidingClock, memberPrefix,
-                new AtomicLong());
+                new AtomicLong(), combining);
         this.slots = new RedisSlots(slidingContext, clock);
     }
 

@@ -28,9 +28,45 @@ final class LuaScript {
         }
     }
 
+    /**
+     * The script that runs a script of the store several times in one call, in order, on the same key: what a crowd
+     * of this JVM's operations on one key costs Redis ({@link KeyQueue}). Its arguments are the number of runs, then
+     * for each run the number of its arguments and the arguments; its reply, the list of each run's reply. The source
+     * becomes the body of a function whose parameter {@code ARGV} hides the call's own, so each run reads its own
+     * arguments as it would alone; a run's {@code return} ends that run. Work per call: the runs', at most as many as
+     * its caller sends (a group's size).
+     *
+     * @param source a script of the store, reading {@code KEYS[1]} and {@code ARGV}
+     * @return the combined script's source
+     */
+    static String combined(String source) {
+        return "local function run(ARGV)\n" + source + "\nend\n" + """
+                local out = {}
+                local at = 2
+                for c = 1, tonumber(ARGV[1]) do
+                  local n = tonumber(ARGV[at])
+                  local args = {}
+                  for j = 1, n do args[j] = ARGV[at + j] end
+                  at = at + n + 1
+                  out[c] = run(args)
+                end
+                return out
+                """;
+    }
+
     /** @return the script's SHA-1, as hex ASCII, for EVALSHA */
     byte[] sha() {
         return sha;
+    }
+
+    /**
+     * Loads the script into the script cache of the node that holds the key.
+     *
+     * @param jedis the client
+     * @param key a key the script will run on
+     */
+    void load(UnifiedJedis jedis, byte[] key) {
+        jedis.scriptLoad(source, key);
     }
 
     Object run(UnifiedJedis jedis, List<byte[]> keys, List<byte[]> args) {

@@ -50,6 +50,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
         for (int i = 0; i < names.length; i++) {
             names[i] = list.get(i).window().getBytes(StandardCharsets.UTF_8);
         }
+        context.calls().preload(key, SCRIPT);
     }
 
     BucketStore.Limits limits() {

@@ -19,7 +19,10 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A key's sliding log or counters in Redis: each operation is one script ({@link SlidingScripts}), so one round
- * trip, atomic across every window, with the time read on the server unless the store was given a clock.
+ * trip, atomic across every window, with the time read on the server unless the store was given a clock. This JVM's
+ * operations on the key wait in its {@link KeyQueue}: one script run on its way at a time, the operations that come
+ * meanwhile sent together as one run of the combined script, at most {@value #MAX_COMBINED}, performed in the order
+ * they came, each exactly as it would be alone.
  */
 final class RedisSlidingState implements KeyState, Pipelining {
 
@@ -31,26 +34,64 @@ final class RedisSlidingState implements KeyState, Pipelining {
     static final byte[] EMPTY = new byte[0];
     static final byte[] KEEP = Long.toString(CasProxyManager.KEEP_AFTER_FULL_MILLIS).getBytes(StandardCharsets.US_ASCII);
 
-    /** What every state of one store shares. */
-    record Context(CasProxyManager calls, TimeMeter clock,
-                   String memberPrefix, AtomicLong sequence) {
+    /**
+     * What every state of one store shares.
+     *
+     * @param combining whether this JVM's concurrent operations on one key are combined into one script run
+     */
+    record Context(CasProxyManager calls, TimeMeter clock, String memberPrefix, AtomicLong sequence,
+                   boolean combining) {
     }
+
+    /** The most operations of this JVM one script run performs for a key ({@link LuaScript#combined}). */
+    static final int MAX_COMBINED = 64;
 
     private static final LuaScript LOG = new LuaScript(SlidingScripts.LOG);
     private static final LuaScript COUNTER = new LuaScript(SlidingScripts.COUNTER);
+    private static final LuaScript LOG_COMBINED = new LuaScript(LuaScript.combined(SlidingScripts.LOG));
+    private static final LuaScript COUNTER_COMBINED = new LuaScript(LuaScript.combined(SlidingScripts.COUNTER));
+
+    /** One operation waiting in the key's queue, and once done, its reply. */
+    private static final class Operation extends KeyQueue.Call {
+        final List<byte[]> args;
+        Object reply;
+        RuntimeException error;
+
+        Operation(List<byte[]> args) {
+            this.args = args;
+        }
+
+        void finish(Object reply, RuntimeException error) {
+            this.reply = reply;
+            this.error = error;
+            finished();
+        }
+
+        Object reply() {
+            if (error != null) {
+                throw error;
+            }
+            return reply;
+        }
+    }
 
     private final Context context;
     private final BucketStore.Limits limits;
     private final List<byte[]> keys;
     private final LuaScript script;
+    private final LuaScript combined;
     /** Per window: its period in microseconds and its limit. */
     private final byte[][] windowArgs;
+    /** This JVM's operations on the key: one script run on its way at a time, those that come meanwhile combined. */
+    private final KeyQueue queue = new KeyQueue(MAX_COMBINED);
 
     RedisSlidingState(Context context, byte[] key, BucketStore.Limits limits) {
         this.context = context;
         this.limits = limits;
         this.keys = List.of(key);
         this.script = limits.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? LOG : COUNTER;
+        this.combined = script == LOG ? LOG_COMBINED : COUNTER_COMBINED;
+        context.calls().preload(key, script, combined);
         List<Limit> list = limits.limits();
         this.windowArgs = new byte[list.size() * 2 + 1][];
         windowArgs[0] = ascii(list.size());
@@ -155,7 +196,70 @@ final class RedisSlidingState implements KeyState, Pipelining {
         args.add(KEEP);
         args.addAll(Arrays.asList(windowArgs));
         args.add(minWait);
-        return late ? context.calls().sendLate(script, keys, args) : context.calls().send(script, keys, args);
+        if (late) {
+            return context.calls().sendLate(script, keys, args);
+        }
+        if (!context.combining()) {
+            return context.calls().send(script, keys, args);
+        }
+        Operation operation = new Operation(args);
+        if (queue.goesAlone(operation)) {
+            ScriptRunner.Sent sent;
+            try {
+                sent = context.calls().send(script, keys, args);
+            } catch (RuntimeException e) {
+                queue.handOver();
+                throw e;
+            }
+            return () -> {
+                try {
+                    return sent.await();
+                } finally {
+                    queue.handOver();
+                }
+            };
+        }
+        return () -> {
+            queue.awaitTurn(operation, this::sendTogether);
+            return operation.reply();
+        };
+    }
+
+    /**
+     * Sends the operations of a group this thread leads as one script run ({@link LuaScript#combined}), in the order
+     * they were started, and hands each its reply; a failure is each one's.
+     */
+    private void sendTogether(List<Operation> group) {
+        try {
+            if (group.size() == 1) {
+                Operation alone = group.get(0);
+                alone.finish(context.calls().send(script, keys, alone.args).await(), null);
+                return;
+            }
+            List<byte[]> args = new ArrayList<>(1 + group.size() * (1 + group.get(0).args.size()));
+            args.add(ascii(group.size()));
+            for (Operation o : group) {
+                args.add(ascii(o.args.size()));
+                args.addAll(o.args);
+            }
+            List<?> replies = (List<?>) context.calls().send(combined, keys, args, group.size()).await();
+            for (int i = 0; i < group.size(); i++) {
+                group.get(i).finish(replies.get(i), null);
+            }
+        } catch (RuntimeException e) {
+            for (Operation o : group) {
+                if (!o.done()) {
+                    o.finish(null, e);
+                }
+            }
+        } finally {
+            // Whatever happened (an Error included), no operation of the group is left for its owner to wait on.
+            for (Operation o : group) {
+                if (!o.done()) {
+                    o.finish(null, new RateLimitStoreException("the Redis call did not complete", null));
+                }
+            }
+        }
     }
 
     private List<?> checked(byte[] op, Object answer) {

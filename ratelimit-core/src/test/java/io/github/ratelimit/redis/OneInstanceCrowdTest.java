@@ -123,6 +123,57 @@ class OneInstanceCrowdTest {
         }
     }
 
+    /**
+     * 200 calls at once on one key of a sliding window (and of a token bucket): with room for all, every one admitted in
+     * fewer script runs than calls (the calls that came while one was on its way were combined into one run, which
+     * performs them in order, each exactly as alone); with room for 50 in the hour, exactly 50 admitted.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.EnumSource(value = Algorithm.class, names = {"SLIDING_WINDOW_LOG",
+            "SLIDING_WINDOW_COUNTER", "TOKEN_BUCKET"})
+    void aCrowdOnOneKeyIsCombinedIntoFewerRunsAndAdmitsExactlyTheLimit(Algorithm algorithm) throws Exception {
+        try (JedisBucketStore store = store();
+             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard spare = limiter.guard(Rule.builder("spare").limits("1000/1h").algorithm(algorithm).build());
+            assertThat(crowd(spare, 200)).isEqualTo(200);
+            JedisBucketStore.Stats stats = store.stats();
+            assertThat(stats.decisions()).isEqualTo(200);
+            assertThat(stats.roundTrips()).as("script runs for 200 calls; %s", stats).isLessThan(200);
+            Guard exact = limiter.guard(Rule.builder("exact").limits("50/1h").algorithm(algorithm).build());
+            assertThat(crowd(exact, 200)).as("%s", store.stats()).isEqualTo(50);
+            assertThat(store.stats().conflicts()).isZero();
+            assertThat(store.stats().failures()).isZero();
+        }
+    }
+
+    /** @return how many of {@code calls} made at once the guard admitted, each decided by the store */
+    private static long crowd(Guard guard, int calls) throws Exception {
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService pool = Executors.newFixedThreadPool(calls);
+        AtomicLong admitted = new AtomicLong();
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int c = 0; c < calls; c++) {
+                futures.add(pool.submit(() -> {
+                    start.await();
+                    Decision d = guard.acquire(RequestContext.empty());
+                    assertThat(d.binding().basis()).isEqualTo(Basis.BUCKET);
+                    if (d.permitted()) {
+                        admitted.incrementAndGet();
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> f : futures) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        return admitted.get();
+    }
+
     /** Threads that keep cores busy until closed, as a load generator on the same machine does. */
     private static final class Busy implements AutoCloseable {
         private final List<Thread> threads = new ArrayList<>();
