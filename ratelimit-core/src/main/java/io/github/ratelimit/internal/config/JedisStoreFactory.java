@@ -12,7 +12,7 @@ final class JedisStoreFactory {
     static BucketStore create(RedisSettings s, io.github.bucket4j.TimeMeter clock) {
         JedisBucketStore.Builder b = JedisBucketStore.builder().keyPrefix(s.keyPrefix())
                 .commandTimeout(s.commandTimeout()).connectTimeout(s.connectTimeout()).poolSize(s.poolSize())
-                .autoPipelining(s.autoPipelining());
+                .autoPipelining(s.autoPipelining()).backgroundTimeout(s.backgroundTimeout());
         if (s.url() != null) {
             b.url(s.url());
         } else if (s.sentinelMaster() != null) {

@@ -23,10 +23,11 @@ import java.util.List;
  * @param connectTimeout how long connecting, or waiting for a pooled connection, may take
  * @param poolSize connections per node
  * @param autoPipelining whether concurrent threads' scripts share round trips (standalone and Sentinel)
+ * @param backgroundTimeout how long a call off the request path may take (lease renewals, late refunds)
  */
 public record RedisSettings(String url, String sentinelMaster, List<String> sentinelNodes, List<String> clusterNodes,
                             String username, String password, boolean ssl, String keyPrefix, Duration commandTimeout,
-                            Duration connectTimeout, int poolSize, boolean autoPipelining) {
+                            Duration connectTimeout, int poolSize, boolean autoPipelining, Duration backgroundTimeout) {
 
     /**
      * Copies the lists.
@@ -43,6 +44,7 @@ public record RedisSettings(String url, String sentinelMaster, List<String> sent
      * @param connectTimeout how long connecting, or waiting for a pooled connection, may take
      * @param poolSize connections per node
      * @param autoPipelining whether concurrent threads' scripts share round trips
+     * @param backgroundTimeout how long a call off the request path may take
      */
     public RedisSettings {
         sentinelNodes = List.copyOf(sentinelNodes);

@@ -34,6 +34,7 @@ final class SettingsCatalog {
             p("ratelimit.redis.ssl", "false", "Whether Sentinel and Cluster connections use TLS (a URL says so with rediss://).", "true", "false"),
             p("ratelimit.redis.key-prefix", "ratelimit", "First part of every Redis key; instances that share limits share it."),
             p("ratelimit.redis.command-timeout", "50ms", "A Redis command fails after this, and the rule's failure policy applies."),
+            p("ratelimit.redis.background-timeout", "2s", "How long Redis may take to answer the store's calls off the request path, on connections of their own: renewing the leases of calls in flight, and giving back slots and tokens that could not be given back when a call ended. Longer than the command timeout, so a slow Redis loses none of them."),
             p("ratelimit.redis.connect-timeout", "200ms", "Connecting, or waiting for a pooled connection, fails after this."),
             p("ratelimit.redis.pool-size", "16", "Connections per Redis node."),
             p("ratelimit.redis.auto-pipelining", "true", "Whether decisions made at once by several threads share Redis round trips (standalone and Sentinel; not on a Cluster).", "true", "false"),

@@ -90,7 +90,8 @@ final class SettingsSections {
         RedisSettings settings = new RedisSettings(url, master, sentinels, cluster, v.get("ratelimit.redis.username"),
                 v.get("ratelimit.redis.password"), v.bool("ratelimit.redis.ssl"), v.orDefault("ratelimit.redis.key-prefix"),
                 v.duration("ratelimit.redis.command-timeout", true), v.duration("ratelimit.redis.connect-timeout", true),
-                v.intValue("ratelimit.redis.pool-size", 1, 10_000), v.bool("ratelimit.redis.auto-pipelining"));
+                v.intValue("ratelimit.redis.pool-size", 1, 10_000), v.bool("ratelimit.redis.auto-pipelining"),
+                v.duration("ratelimit.redis.background-timeout", true));
         return settings;
     }
 

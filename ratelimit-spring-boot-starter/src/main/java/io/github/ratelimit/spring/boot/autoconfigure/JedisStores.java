@@ -33,7 +33,8 @@ final class JedisStores {
                 .commandTimeout(client.commandTimeout())
                 .connectTimeout(client.connectTimeout())
                 .poolSize(client.poolSize())
-                .autoPipelining(client.autoPipelining());
+                .autoPipelining(client.autoPipelining())
+                .backgroundTimeout(client.backgroundTimeout());
         if (clock != null) {
             b.timeMeter(clock);
         }

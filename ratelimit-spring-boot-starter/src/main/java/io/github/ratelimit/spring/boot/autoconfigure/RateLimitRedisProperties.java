@@ -28,6 +28,12 @@ public class RateLimitRedisProperties {
     /** A Redis command fails after this, and the rule's failure policy applies. */
     private Duration commandTimeout;
 
+    /**
+     * How long Redis may take to answer the store's calls off the request path, on connections of their own: renewing
+     * the leases of calls in flight, and giving back slots and tokens that could not be given back when a call ended.
+     */
+    private Duration backgroundTimeout;
+
     /** Connecting, or waiting for a pooled connection, fails after this. */
     private Duration connectTimeout;
 
@@ -94,6 +100,14 @@ public class RateLimitRedisProperties {
 
     public void setCommandTimeout(Duration commandTimeout) {
         this.commandTimeout = commandTimeout;
+    }
+
+    public Duration getBackgroundTimeout() {
+        return backgroundTimeout;
+    }
+
+    public void setBackgroundTimeout(Duration backgroundTimeout) {
+        this.backgroundTimeout = backgroundTimeout;
     }
 
     public Duration getConnectTimeout() {
