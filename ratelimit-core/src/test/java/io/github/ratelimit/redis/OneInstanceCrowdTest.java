@@ -216,6 +216,22 @@ class OneInstanceCrowdTest {
     }
 
     /**
+     * The same crowd on a Cluster, where calls go one by one on pooled connections (16 per node), not pipelined: a
+     * call that finds every connection busy with this instance's calls waits for one while Redis answers them, and
+     * the key's calls are combined all the same.
+     */
+    @ParameterizedTest(name = "{0} {1} on a Cluster")
+    @org.junit.jupiter.params.provider.CsvSource({"TOKEN_BUCKET, HARD", "SLIDING_WINDOW_COUNTER, SOFT"})
+    void aThousandClientsOnOneKeyOfAClusterAreDecidedByRedis(Algorithm algorithm, Mode mode) throws Exception {
+        try (io.github.ratelimit.testing.redis.RedisCluster cluster =
+                     io.github.ratelimit.testing.redis.RedisCluster.start(3, 0);
+             JedisBucketStore store = JedisBucketStore.builder()
+                     .cluster(cluster.nodes().stream().map(Object::toString).toList()).build()) {
+            crowdOfAThousand(store, algorithm, mode);
+        }
+    }
+
+    /**
      * 1000 clients at once on one key of each algorithm, HARD and SOFT (the attack's rule: {@code 1/10ms}, SOFT calls
      * waiting up to 640 ms, 1000 of them at most): no decision by a failure policy, and no more admitted than the rule
      * allows over the time the crowd took.
@@ -223,9 +239,14 @@ class OneInstanceCrowdTest {
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("crowds")
     void aThousandClientsOnOneKeyAreDecidedByRedisNotByAFailurePolicy(Algorithm algorithm, Mode mode) throws Exception {
+        try (JedisBucketStore store = store()) {
+            crowdOfAThousand(store, algorithm, mode);
+        }
+    }
+
+    private static void crowdOfAThousand(JedisBucketStore store, Algorithm algorithm, Mode mode) throws Exception {
         Bases bases = new Bases();
-        try (JedisBucketStore store = store();
-             RateLimiter limiter = RateLimiter.builder().store(store).listener(bases).maxWaiting(1000).build()) {
+        try (RateLimiter limiter = RateLimiter.builder().store(store).listener(bases).maxWaiting(1000).build()) {
             Rule.Builder rule = Rule.builder("crowd").limits("1/10ms").algorithm(algorithm).mode(mode);
             if (mode == Mode.SOFT) {
                 rule.maxDelay(Duration.ofMillis(640)).maxWaiting(1000);
