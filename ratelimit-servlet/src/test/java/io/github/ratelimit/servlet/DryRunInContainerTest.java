@@ -46,4 +46,27 @@ class DryRunInContainerTest {
             }
         }
     }
+
+    /**
+     * A request no window could hold ({@code X-Items: 11} on 10/1m) is answered 413 without the dry run; with it, the
+     * servlet answers. (Issue 33, item 3.)
+     */
+    @Test
+    void aRequestNoWindowCouldHoldReachesTheServlet(@TempDir Path dir) throws Exception {
+        for (boolean shadow : new boolean[] {true, false}) {
+            Path rules = Files.writeString(dir.resolve("ratelimit-" + shadow + ".properties"), String.join("\n",
+                    "ratelimit.shadow=" + shadow,
+                    "ratelimit.rules[0].name=items",
+                    "ratelimit.rules[0].paths=/api/**",
+                    "ratelimit.rules[0].key=ip",
+                    "ratelimit.rules[0].limits=10/1m",
+                    "ratelimit.rules[0].permits=header:X-Items"));
+            try (TomcatServer server = TomcatServer.builder()
+                    .filterClass(RateLimitFilter.class.getName()).filterParam("config", "file:" + rules)
+                    .servletClass("ok", Ok.class.getName(), false, "/*").start()) {
+                RawHttp.Response response = RawHttp.send(server.port(), "GET", "/api/x", "X-Items: 11");
+                assertThat(response.status()).as("shadow=%s", shadow).isEqualTo(shadow ? 200 : 413);
+            }
+        }
+    }
 }
