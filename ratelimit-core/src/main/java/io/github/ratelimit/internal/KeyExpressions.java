@@ -1,7 +1,9 @@
 package io.github.ratelimit.internal;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.support.LogText;
@@ -218,6 +220,50 @@ public final class KeyExpressions {
                         java.util.Locale.ROOT, "%04x", (int) c) + "), or the address a listing gives");
             }
         }
+    }
+
+    /**
+     * @param key a key
+     * @return whether it is the hash the limiter makes of a key over {@value #MAX_KEY_LENGTH} characters:
+     *         {@value #HASH_PREFIX} and 64 lowercase hex digits
+     */
+    public static boolean isHash(String key) {
+        if (key.length() != HASH_PREFIX.length() + 64 || !key.startsWith(HASH_PREFIX)) {
+            return false;
+        }
+        for (int i = HASH_PREFIX.length(); i < key.length(); i++) {
+            char c = key.charAt(i);
+            if (!(c >= '0' && c <= '9') && !(c >= 'a' && c <= 'f')) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Why a rule can never count by a key given from outside (an operator's) that has a form only the limiter itself
+     * writes: one starting with {@value #HASH_PREFIX} that is no hash ({@link #isHash}), or the shared bucket of calls
+     * without a key, {@value #SHARED_MISSING_KEY}, for a rule that keeps none. No value can take these forms (values
+     * escape a {@code ~}), nor can a tag of an alternative unless the rule's expression has a {@code ~}, which is then
+     * left to the caller.
+     *
+     * @param key a key, as the limiter counts by it (a longer one than {@value #MAX_KEY_LENGTH} characters hashed)
+     * @param rule the rule
+     * @return why the rule never counts by the key, or {@code null} when it may
+     */
+    public static String neverCounted(String key, Rule rule) {
+        if (rule.key().indexOf('~') >= 0) {
+            return null;
+        }
+        if (key.startsWith(HASH_PREFIX) && !isHash(key)) {
+            return "it starts like a hashed key and is none: the limiter writes a key over " + MAX_KEY_LENGTH
+                    + " characters as " + HASH_PREFIX + " and the SHA-256 of the key in 64 lowercase hex digits";
+        }
+        if (key.equals(SHARED_MISSING_KEY) && rule.onMissingKey() != MissingKeyPolicy.SHARED) {
+            return "it is the bucket of calls without a key, which only a rule with on-missing-key SHARED keeps, and "
+                    + "this rule's is " + rule.onMissingKey();
+        }
+        return null;
     }
 
     /**

@@ -52,6 +52,18 @@ import java.util.function.Supplier;
  * </ul>
  * A key with a lone UTF-16 surrogate is refused: it has no UTF-8 form, so it would reach another key.
  *
+ * <p><b>Keys over 128 characters.</b> The limiter counts a key over 128 characters as {@code ~sha256:} and the
+ * SHA-256 of the key in 64 lowercase hex digits, and decisions, the most-rejected keys and listings show it so. That
+ * text is the key's address: a reset through it forgets what the client's calls counted (its state under every
+ * algorithm's Redis key, a concurrency rule's leases included), and limits or a plan set through it are the ones the
+ * client's next calls get, exactly as through the key in full. No value can pose as a hash (values escape a
+ * {@code ~}), so a {@code ~sha256:} key that is no hash (another length, upper-case or other digits), or
+ * {@code ~missing} (the bucket of calls without a key) for a rule whose {@link Rule#onMissingKey()} is not
+ * {@code SHARED}, is no key the rule counts by: {@link #setLimits}, {@link #assignPlan} and {@link #reset} refuse it
+ * ({@link IllegalArgumentException}: a 400 on every face) rather than answer as done and reach no client, and an
+ * entry stored under such a field, or under a {@value #STORED_PREFIX} address, is listed and shown with a
+ * {@linkplain RedisLimitProvider.Entry#problem() problem} saying that no client gets its limits, and can be deleted.
+ *
  * <p>The rules known are those the limiter has registered ({@link RateLimiter#rules()}: every URL rule and annotation
  * once an application has started) and those given when this was made (URL rules of another phase's filter).
  * Thread-safe, if the limiter and the store are.
@@ -346,6 +358,7 @@ public final class LimitAdmin {
      * @return the entry as this change wrote it
      * @throws UnknownRuleException when the rule is not known
      * @throws InvalidRateLimitConfigurationException when the limits do not parse or the rule cannot use them
+     * @throws IllegalArgumentException when the address is not one, or names a key the rule never counts by
      * @throws IllegalStateException when per-key limits are not kept here
      * @throws RateLimitStoreException when Redis fails
      */
@@ -368,7 +381,8 @@ public final class LimitAdmin {
      * @param actor who makes the change, or {@code null} when not known
      * @return the entry as this change wrote it
      * @throws UnknownRuleException when the rule is not known
-     * @throws IllegalArgumentException when the plan is not known, or the rule cannot use its limits
+     * @throws IllegalArgumentException when the plan is not known, the rule cannot use its limits, or the address is
+     *         not one or names a key the rule never counts by
      * @throws IllegalStateException when per-key limits are not kept here
      * @throws RateLimitStoreException when Redis fails
      */
@@ -399,12 +413,14 @@ public final class LimitAdmin {
      * @param address the key's address
      * @param actor who makes the change, or {@code null} when not known
      * @throws UnknownRuleException when the rule is not known
+     * @throws IllegalArgumentException when the address is not one, or names a key the rule never counts by
      * @throws UnsupportedOperationException when the store cannot reset a key
      * @throws RateLimitStoreException when the store cannot be reached
      */
     public void reset(String rule, String address, String actor) {
         Rule r = rule(rule);
         String key = key(address);
+        checkCounted(r, key);
         List<RateLimiter> counting = limiters().stream()
                 .filter(l -> l.rules().stream().anyMatch(x -> x.name().equals(r.name()))).toList();
         for (RateLimiter l : counting.isEmpty() ? List.of(limiter) : counting) {
@@ -425,6 +441,23 @@ public final class LimitAdmin {
                 : key(address).getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * Refuses a change of a key the rule never counts by, which would answer as done and reach no client's calls
+     * ({@link KeyExpressions#neverCounted}).
+     *
+     * @param rule the rule
+     * @param key the key, as the limiter counts by it
+     * @throws IllegalArgumentException saying why, and what to give instead
+     */
+    static void checkCounted(Rule rule, String key) {
+        String why = KeyExpressions.neverCounted(key, rule);
+        if (why != null) {
+            throw new IllegalArgumentException("key " + LogText.quote(key) + " is no key of rule '" + rule.name()
+                    + "': " + why + "; a change there would reach no client's calls. Give the key as decisions show "
+                    + "it, the key in full, or the address a listing gives");
+        }
+    }
+
     private RedisLimitProvider store() {
         if (limitStore == null) {
             throw new IllegalStateException("per-key limits are not kept at run time here: switch them on with "
@@ -433,8 +466,16 @@ public final class LimitAdmin {
         return limitStore;
     }
 
-    /** The entry, with a problem when the rule cannot use its limits (it then gives the rule's own). */
+    /**
+     * The entry, with a problem when no client's calls read it (it is stored under a field the rule never counts by)
+     * or when the rule cannot use its limits (it then gives the rule's own).
+     */
     private static RedisLimitProvider.Entry checked(Rule rule, RedisLimitProvider.Entry e) {
+        String unread = unread(rule, e);
+        if (unread != null) {
+            return new RedisLimitProvider.Entry(e.rule(), e.key(), e.address(), List.of(), e.plan(), e.changedBy(),
+                    e.changedAt(), unread);
+        }
         if (e.problem() != null) {
             return e;
         }
@@ -446,5 +487,24 @@ public final class LimitAdmin {
                     e.changedAt(), "the rule cannot use the limits " + e.limits() + ": " + x.constraint()
                     + "; the rule's own apply");
         }
+    }
+
+    /**
+     * @return why no client's calls read the entry, with what to do, or {@code null} when the rule may count by its
+     *         field
+     */
+    private static String unread(Rule rule, RedisLimitProvider.Entry e) {
+        if (e.address().startsWith(STORED_PREFIX)) {
+            String key = utf8(decoded(e.address(), STORED_PREFIX));
+            if (key != null && key.length() > KeyExpressions.MAX_KEY_LENGTH) {
+                return "stored under the key in full, which calls never read: they read its hash, "
+                        + KeyExpressions.bounded(key) + ", so no client gets these limits; set them through this "
+                        + "address (they are written under the hash) and delete this entry";
+            }
+            return "stored under a field that is no key: no client gets these limits; delete this entry";
+        }
+        String why = KeyExpressions.neverCounted(e.key(), rule);
+        return why == null ? null : "stored under a key the rule never counts by (" + why + "): no client gets these "
+                + "limits; delete this entry";
     }
 }

@@ -134,7 +134,8 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @return the entry as written
      * @throws InvalidRateLimitConfigurationException when the rule cannot use the limits (a burst on a sliding
      *         window, two limits on one window, more than a log keeps, more than a rule may have), naming them
-     * @throws IllegalArgumentException when an argument is missing or empty
+     * @throws IllegalArgumentException when an argument is missing or empty, or the key is one the rule never counts
+     *         by (a {@code ~sha256:} key that is no hash, {@code ~missing} for a rule that keeps no shared bucket)
      * @throws RateLimitStoreException when Redis fails
      */
     public Entry setLimits(Rule rule, String key, List<Limit> limits, String actor) {
@@ -164,7 +165,8 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @throws InvalidRateLimitConfigurationException when the rule cannot use the plan's limits
      * @throws InvalidRateLimitConfigurationException when the name is not a plan's name ({@code PlanNames}: the
      *         same rule as {@link Builder#plan} and configuration)
-     * @throws IllegalArgumentException when the plan is not known, or an argument is missing
+     * @throws IllegalArgumentException when the plan is not known, an argument is missing, or the key is one the
+     *         rule never counts by
      * @throws RateLimitStoreException when Redis fails
      */
     public Entry assignPlan(Rule rule, String key, String plan, String actor) {
@@ -285,8 +287,11 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
         return new RateLimitStoreException("Redis command failed: " + e.getMessage(), e);
     }
 
+    /** Checks the key as {@link #key(String, String)} does, and that the rule may count by it. */
     private static String key(Rule rule, String key) {
-        return key(Objects.requireNonNull(rule, "rule").name(), key);
+        String k = key(Objects.requireNonNull(rule, "rule").name(), key);
+        LimitAdmin.checkCounted(rule, k);
+        return k;
     }
 
     /** Checks the rule's name and the key; @return the key as the limiter stores it (hashed beyond 128 characters) */

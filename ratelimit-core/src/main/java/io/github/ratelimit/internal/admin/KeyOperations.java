@@ -16,9 +16,9 @@ import java.util.function.Supplier;
  * {@code ratelimitkeys} endpoint, the admin servlet): a page of a rule's per-key limits or one key's entry; setting a
  * key's limits or plan, or resetting what it has counted; removing its limits. Input is checked by
  * {@link AdminInput}, keys are addressed and rules named through {@link LimitAdmin}. Answers: 200; 400 with a
- * message for bad input (limits the rule cannot use, a malformed cursor, a field of the wrong type); 404 for an
- * unknown rule (naming the known ones), a key without an entry, or per-key limits not kept here; 503 while the store
- * cannot be reached. Thread-safe.
+ * message for bad input (limits the rule cannot use, a malformed cursor, a field of the wrong type, a change of a
+ * key the rule never counts by); 404 for an unknown rule (naming the known ones), a key without an entry, or per-key
+ * limits not kept here; 503 while the store cannot be reached. Thread-safe.
  */
 public final class KeyOperations {
 
