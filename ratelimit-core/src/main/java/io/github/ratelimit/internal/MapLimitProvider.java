@@ -60,12 +60,30 @@ public final class MapLimitProvider implements LimitProvider {
     }
 
     private final Map<String, List<Entry>> byKey;
+    /**
+     * The entries whose key is longer than a key the limiter counts by ({@value KeyExpressions#MAX_KEY_LENGTH}
+     * characters), under {@code <key expression>:} and the hash the limiter counts such a key by: an entry written with
+     * the key in full applies as one written with its hash. Every split of the entry's text at a colon is registered
+     * (the key expression may hold colons itself: {@code header:X-Api-Key}); splits no rule's expression matches are
+     * never asked for.
+     */
+    private final Map<String, List<Entry>> byHash;
     private final Map<String, List<Limit>> plans;
 
     private MapLimitProvider(Map<String, List<Entry>> byKey, Map<String, List<Limit>> plans) {
         Map<String, List<Entry>> copy = new HashMap<>();
-        byKey.forEach((k, v) -> copy.put(k, List.copyOf(v)));
+        Map<String, List<Entry>> hashed = new HashMap<>();
+        byKey.forEach((k, v) -> {
+            copy.put(k, List.copyOf(v));
+            for (int colon = k.indexOf(':'); colon > 0; colon = k.indexOf(':', colon + 1)) {
+                String value = k.substring(colon + 1);
+                if (value.length() > KeyExpressions.MAX_KEY_LENGTH) {
+                    hashed.putIfAbsent(k.substring(0, colon + 1) + KeyExpressions.bounded(value), List.copyOf(v));
+                }
+            }
+        });
         this.byKey = Map.copyOf(copy);
+        this.byHash = Map.copyOf(hashed);
         this.plans = Map.copyOf(plans);
     }
 
@@ -85,7 +103,11 @@ public final class MapLimitProvider implements LimitProvider {
 
     @Override
     public List<Limit> limitsFor(Rule rule, String key) {
-        List<Limit> exact = limitsOf(byKey.get(rule.key() + ":" + key), rule);
+        String entryKey = rule.key() + ":" + key;
+        List<Limit> exact = limitsOf(byKey.get(entryKey), rule);
+        if (exact == null && key.startsWith(KeyExpressions.HASH_PREFIX)) {
+            exact = limitsOf(byHash.get(entryKey), rule);
+        }
         return exact != null ? exact : limitsOf(byAlternative(rule, key), rule);
     }
 

@@ -171,6 +171,27 @@ class MapLimitProviderTest {
         }
     }
 
+    /**
+     * A key over 128 characters is counted by its hash: an entry written with the key in full applies to it, as one
+     * written with the hash does (it never matched: a 1/1h entry for a 200-character API key let 5 of 5 through).
+     */
+    @Test
+    void anEntryWrittenWithALongKeyInFullAppliesToTheKeysHash() {
+        String apiKey = "k".repeat(200);
+        MapLimitProvider provider = MapLimitProvider.builder()
+                .limits("header:X-Api-Key:" + apiKey, java.util.List.of("api"), "1/1h").build();
+        try (RateLimiter limiter = RateLimiter.builder().limitProvider(provider, java.time.Duration.ofMinutes(1)).build()) {
+            Guard api = limiter.guard(Rule.builder("api").key("header:X-Api-Key").limits("5/1h").build());
+            RequestContext client = RequestContext.builder().header("X-Api-Key", apiKey).build();
+            assertThat(api.acquire(client).permitted()).isTrue();
+            assertThat(api.acquire(client).permitted()).as("the entry's 1/1h, not the rule's 5/1h").isFalse();
+            RequestContext other = RequestContext.builder().header("X-Api-Key", "j".repeat(200)).build();
+            for (int i = 0; i < 5; i++) {
+                assertThat(api.acquire(other).permitted()).as("another long key keeps the rule's limits").isTrue();
+            }
+        }
+    }
+
     @Test
     void keysNoDeclaredRuleCountsByAreListedForAWarning() {
         MapLimitProvider provider = MapLimitProvider.builder().source("ratelimit.keys[0].limits")
