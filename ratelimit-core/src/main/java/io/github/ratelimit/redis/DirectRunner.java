@@ -15,9 +15,14 @@ import java.util.NoSuchElementException;
  * with this instance's other calls, the pool gives up after its wait ({@code connectTimeout}); the call then asks
  * again, for as long as Redis keeps answering: it fails (a store failure, so the rule's failure policy) only when
  * Redis has answered none of this runner's calls for {@code timeoutNanos} (the command timeout) since it began, that
- * is, when the connections are held by calls Redis does not answer in time. Thread-safe.
+ * is, when the connections are held by calls Redis does not answer in time; or, however Redis answers, after
+ * {@value #MOST_TIMEOUTS} command timeouts in all (connections held and never given back would otherwise hold the call
+ * for good). The pool the store builds for itself serves waiting callers in turn, so none is passed over. Thread-safe.
  */
 final class DirectRunner implements ScriptRunner {
+
+    /** The longest a call waits for connections, in command timeouts, whatever Redis answers meanwhile. */
+    static final int MOST_TIMEOUTS = 100;
 
     private final UnifiedJedis jedis;
     private final long timeoutNanos;
@@ -50,8 +55,9 @@ final class DirectRunner implements ScriptRunner {
                 lastAnswer = System.nanoTime(); // an error reply is an answer
                 throw e;
             } catch (JedisException e) {
+                long now = System.nanoTime();
                 if (!(e.getCause() instanceof NoSuchElementException)
-                        || System.nanoTime() - Math.max(began, lastAnswer) > timeoutNanos) {
+                        || now - Math.max(began, lastAnswer) > timeoutNanos || now - began > MOST_TIMEOUTS * timeoutNanos) {
                     throw e;
                 }
                 // Every connection is in use by this instance's calls, which Redis answers: ask the pool again.

@@ -48,6 +48,8 @@ final class JedisClients {
         pool.setMaxIdle(poolSize);
         pool.setMaxWait(b.connectTimeout);
         pool.setBlockWhenExhausted(true);
+        // Callers waiting for a connection are served in turn: a crowd waits its turn, none is passed over.
+        pool.setFairness(true);
         if (b.url != null) {
             URI uri = parseUrl(b.url);
             DefaultJedisClientConfig config = clientConfig(b, commandTimeout, JedisURIHelper.getUser(uri),
