@@ -4,7 +4,6 @@ import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
-import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.exceptions.JedisRedirectionException;
@@ -14,6 +13,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 
 /**
  * Sends the scripts of many threads together: calls made while others are on the wire are queued, and the next
@@ -30,15 +30,16 @@ import java.util.concurrent.locks.LockSupport;
  * {@link redis.clients.jedis.exceptions.JedisDataException}; a broken connection or a timeout fails every call of
  * its batch; a script Redis does not have (NOSCRIPT) is run again on its own by its caller, which loads it.
  *
- * <p><b>Waiting for this instance's own lanes is not Redis failing.</b> A crowd of callers waits its turn here as
- * long as Redis keeps answering: a queued call gives up (with a {@link JedisConnectionException}, a store failure)
- * only when Redis has answered none of this pipeline's batches for {@code queueTimeoutNanos} (the command timeout)
- * since the call was queued, that is, when the lanes are stuck on a Redis that does not answer in time. So a
- * thousand calls at once are decided by Redis, however long their queue takes to drain, and never by a failure
- * policy while Redis answers; the queue is as long as the callers are many, each one call. A call taken into a
- * batch waits for that batch's reply, which the socket timeout bounds; a caller that sends finds its own call done
- * after the batches ahead of it, each so bounded. Waiting ignores interruption, as a blocking socket read does, and
- * keeps the thread's interrupt status.
+ * <p><b>Waiting for this instance's own lanes is not Redis failing.</b> A crowd of callers waits its turn here: a
+ * queued call gives up (with a {@link NotSentException}, a store failure that Redis never saw) only once the store's
+ * circuit breaker has opened meanwhile (Redis kept failing: the batches on the wire each fail within the socket
+ * timeout, so a dead Redis opens it within its failure streak), or after {@value #MOST_TIMEOUTS} command timeouts in
+ * all, a bound that no queue of live callers reaches. Neither this JVM's own pauses (a garbage collection stops the
+ * sender too) nor a queue that takes a while to drain count as Redis's silence. So a thousand calls at once are
+ * decided by Redis and never by a failure policy while Redis answers; the queue is as long as the callers are many,
+ * each one call. A call taken into a batch waits for that batch's reply, which the socket timeout bounds; a caller that
+ * sends finds its own call done after the batches ahead of it, each so bounded. Waiting ignores interruption, as a
+ * blocking socket read does, and keeps the thread's interrupt status.
  *
  * <p>Only for a client whose pipeline goes to one server (standalone, Sentinel); on a Cluster, Jedis's pipeline
  * spans nodes with a thread pool per sync, so the store sends calls directly there. A Cluster client the store
@@ -107,13 +108,16 @@ final class AutoPipeline implements ScriptRunner {
 
     private final UnifiedJedis jedis;
     private final int maxBatch;
+    /** The longest a call waits to be sent, in command timeouts, unless the breaker opens first. */
+    static final int MOST_TIMEOUTS = 20;
+
     private final long queueTimeoutNanos;
+    /** Whether the store's circuit breaker refuses calls now: Redis kept failing while a call waited. */
+    private final BooleanSupplier refusing;
     private final ConcurrentLinkedQueue<Call> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger freeLanes;
     /** Pipelines sent: the round trips actually made. */
     final LongAdder batches = new LongAdder();
-    /** When Redis last answered a batch ({@link System#nanoTime}): what queued calls measure its silence from. */
-    private volatile long lastAnswer = System.nanoTime();
     /** Whether Redis redirected a pipelined call: the client is a Cluster, and calls go one by one. */
     volatile boolean redirected;
 
@@ -124,9 +128,10 @@ final class AutoPipeline implements ScriptRunner {
      * @param jedis a client whose pipeline goes to one server
      * @param lanes how many batches may be on the wire at once, at least 1
      * @param maxBatch the most calls in one batch, at least 1
-     * @param queueTimeoutNanos how long Redis may answer none of the batches while a call waits to be sent
+     * @param queueTimeoutNanos the command timeout: a call waits to be sent at most {@value #MOST_TIMEOUTS} of them
+     * @param refusing whether the store's circuit breaker refuses calls now
      */
-    AutoPipeline(UnifiedJedis jedis, int lanes, int maxBatch, long queueTimeoutNanos) {
+    AutoPipeline(UnifiedJedis jedis, int lanes, int maxBatch, long queueTimeoutNanos, BooleanSupplier refusing) {
         if (lanes < 1 || maxBatch < 1 || queueTimeoutNanos <= 0) {
             throw new IllegalArgumentException("lanes " + lanes + ", maxBatch " + maxBatch + ", queueTimeoutNanos "
                     + queueTimeoutNanos + ": each must be positive");
@@ -134,6 +139,7 @@ final class AutoPipeline implements ScriptRunner {
         this.jedis = jedis;
         this.maxBatch = maxBatch;
         this.queueTimeoutNanos = queueTimeoutNanos;
+        this.refusing = refusing;
         this.freeLanes = new AtomicInteger(lanes);
     }
 
@@ -167,18 +173,21 @@ final class AutoPipeline implements ScriptRunner {
                     continue;
                 }
                 if (call.get() == QUEUED) {
-                    // Redis's silence counts from the later of the call's queueing and its last answer: lanes busy
-                    // with batches Redis answers are this instance's crowd, not a failure.
-                    long left = Math.max(call.queuedAt, lastAnswer) + queueTimeoutNanos - System.nanoTime();
-                    if (left <= 0 && call.compareAndSet(QUEUED, ABANDONED)) {
+                    // Lanes busy with batches on the wire are this instance's crowd, not a failure: each batch ends
+                    // within the socket timeout, and Redis failing opens the breaker.
+                    long waited = System.nanoTime() - call.queuedAt;
+                    long most = MOST_TIMEOUTS * queueTimeoutNanos;
+                    boolean open = refusing.getAsBoolean();
+                    if ((open || waited >= most) && call.compareAndSet(QUEUED, ABANDONED)) {
                         if (freeLanes.get() > 0) {
                             wakeHead(); // it may have been woken to take a lane; the next caller takes it instead
                         }
-                        throw new NotSentException("Redis answered none of this instance's pipelined calls "
-                                + "within " + queueTimeoutNanos / 1_000_000 + " ms (the command timeout) while this one "
-                                + "waited to be sent");
+                        throw new NotSentException(open ? "the Redis circuit breaker opened while this call waited "
+                                + "to be sent" : "this call waited " + waited / 1_000_000 + " ms to be sent, the most "
+                                + "a call waits (" + MOST_TIMEOUTS + " command timeouts)");
                     }
-                    LockSupport.parkNanos(this, Math.max(left, 1_000));
+                    // Looks at the breaker again now and then: nothing else wakes a queued call when Redis fails.
+                    LockSupport.parkNanos(this, Math.max(1_000, Math.min(most - waited, queueTimeoutNanos / 2)));
                 } else if (call.get() == TAKEN) {
                     // On the wire: the sender's reads are bounded by the socket timeout, and it finishes every call.
                     LockSupport.park(this);
@@ -258,12 +267,7 @@ final class AutoPipeline implements ScriptRunner {
         boolean finished = false;
         try {
             Object reply = call.script.run(jedis, call.keys, call.args);
-            lastAnswer = System.nanoTime();
             call.finish(reply, null, false);
-            finished = true;
-        } catch (JedisDataException e) {
-            lastAnswer = System.nanoTime(); // an error reply is an answer
-            call.finish(null, e, false);
             finished = true;
         } catch (JedisException e) {
             call.finish(null, e, false);
@@ -294,7 +298,6 @@ final class AutoPipeline implements ScriptRunner {
                 replies[i] = pipeline.evalsha(batch[i].script.sha(), batch[i].keys, batch[i].args);
             }
             pipeline.sync();
-            lastAnswer = System.nanoTime();
             for (int i = 0; i < n; i++) {
                 try {
                     batch[i].finish(replies[i].get(), null, false);

@@ -100,6 +100,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     final LongAdder failures = new LongAdder();
     final LongAdder shortCircuited = new LongAdder();
     final LongAdder contended = new LongAdder();
+    /** Calls Redis answered later than the socket timeout, asked once more ({@link #answeredLate}). */
+    final LongAdder lateAnswers = new LongAdder();
     final LongAdder latencyNanos = new LongAdder();
     /** Where each operation's latency goes besides the total ({@link JedisBucketStore#latencyObserver}), or null. */
     volatile LongConsumer latencyObserver;
@@ -176,18 +178,18 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
 
     /** @return the exception for a failed command, counted, and reported to the breaker */
     private RedisCallException failed(JedisException e, long epoch) {
-        return failed(e, epoch, null);
+        return failed(e, epoch, List.of());
     }
 
     /**
-     * @param update for a compare-and-set, the state it would have written
+     * @param updates for a compare-and-set, the states its unanswered writes would have left
      * @return the exception for a failed command, counted, and reported to the breaker
      */
-    private RedisCallException failed(JedisException e, long epoch, byte[] update) {
+    private RedisCallException failed(JedisException e, long epoch, List<byte[]> updates) {
         failures.increment();
         breaker.onFailure(epoch);
         boolean sent = !RedisCallException.unsent(e);
-        return new RedisCallException("Redis command failed: " + e.getMessage(), e, sent, sent ? update : null);
+        return new RedisCallException("Redis command failed: " + e.getMessage(), e, sent, sent ? updates : List.of());
     }
 
     @Override
@@ -308,6 +310,10 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * result (or the failure).
      */
     void settle(Ref ref, List<BucketCommand<?>> group, Attempt attempt) {
+        // An attempt Redis answered later than the socket timeout: asked once more, from the same state; if its write
+        // was done, the second meets exactly the state it left, and its results stand.
+        Attempt late = null;
+        boolean askedAgain = false;
         try {
             // The retry budget bounds the time retries spend besides their round trips (backoffs, computing): a
             // slow store (a failover, a cold connection, a distant Redis) must never turn ordinary conflicts into a
@@ -316,7 +322,21 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             long retryRoundTrips = 0;
             for (int n = 1; ; n++) {
                 long sent = System.nanoTime();
-                CasScript.Reply reply = CasScript.reply(attempt.sent().await());
+                CasScript.Reply reply;
+                try {
+                    reply = CasScript.reply(attempt.sent().await());
+                } catch (JedisException e) {
+                    if (askedAgain || !answeredLate(e)) {
+                        throw e;
+                    }
+                    askedAgain = true;
+                    late = attempt;
+                    lateAnswers.increment();
+                    attempt = attempt(ref, group, late.expected(), late.expected() != null
+                            && late.expected() != ref.lastWritten, clock.currentTimeNanos());
+                    n--;
+                    continue;
+                }
                 if (answered != 0) {
                     retryRoundTrips += System.nanoTime() - sent;
                 }
@@ -339,6 +359,18 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                     return;
                 }
                 byte[] stored = reply.stored();
+                if (late != null && late.update() != null && java.util.Arrays.equals(stored, late.update())) {
+                    // The attempt answered late was done: its results are the commands' own.
+                    ref.lastWritten = late.update();
+                    ref.lastSeen = late.update();
+                    ref.lastSeenExpiresAt = late.now() + late.ttl() * 1_000_000L;
+                    for (BucketCommand<?> c : group) {
+                        breaker.onSuccess(c.epoch);
+                    }
+                    finishAll(group, late.results(), null);
+                    return;
+                }
+                late = null;
                 conflicts.increment();
                 confirmUnconfirmed(ref, stored);
                 byte[] expected = stored.length == 0 ? null : stored;
@@ -366,7 +398,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         } catch (JedisException e) {
             RateLimitStoreException failure = null;
             for (BucketCommand<?> c : group) {
-                failure = failed(e, c.epoch, attempt.update());
+                failure = failed(e, c.epoch, late, attempt);
             }
             finishAll(group, null, failure);
         } catch (RuntimeException e) {
@@ -380,6 +412,26 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 }
             }
         }
+    }
+
+    /**
+     * @param late the attempt answered late and asked again, or {@code null}
+     * @param attempt the attempt that failed
+     * @return the exception for a failed compare-and-set, counted, and reported to the breaker: sent when either attempt
+     *         was (the one answered late certainly was), with the states the sent ones would have written
+     */
+    private RedisCallException failed(JedisException e, long epoch, Attempt late, Attempt attempt) {
+        failures.increment();
+        breaker.onFailure(epoch);
+        boolean lastSent = !RedisCallException.unsent(e);
+        List<byte[]> updates = new ArrayList<>(2);
+        if (late != null && late.update() != null) {
+            updates.add(late.update());
+        }
+        if (lastSent && attempt.update() != null) {
+            updates.add(attempt.update());
+        }
+        return new RedisCallException("Redis command failed: " + e.getMessage(), e, late != null || lastSent, updates);
     }
 
     /** Hands each command of a group its result (or the failure), and records its latency. */
@@ -404,7 +456,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @throws RateLimitStoreException when the breaker is open
      */
     ScriptRunner.Sent send(LuaScript script, java.util.List<byte[]> keys, java.util.List<byte[]> args) {
-        return send(script, keys, args, 1);
+        return send(script, keys, args, 1, true);
     }
 
     /**
@@ -412,16 +464,50 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * decisions, one round trip.
      *
      * @param operations the operations the script performs
+     * @param askAgain whether a late answer may be asked once more ({@link #answeredLate}): for decisions, which
+     *        counted twice are only stricter; never for a refund that is not the same done twice (a counter's, a
+     *        calendar's), which would be given twice
      * @return the call, to await on this thread
      * @throws RateLimitStoreException when the breaker is open
      */
-    ScriptRunner.Sent send(LuaScript script, java.util.List<byte[]> keys, java.util.List<byte[]> args, int operations) {
+    ScriptRunner.Sent send(LuaScript script, java.util.List<byte[]> keys, java.util.List<byte[]> args, int operations,
+                           boolean askAgain) {
         long epoch = acquire();
         decisions.add(operations - 1);
         roundTrips.increment();
         long started = System.nanoTime();
         ScriptRunner.Sent sent = scripts.send(script, keys, args);
-        return () -> settle(sent, epoch, started);
+        return () -> settle(() -> {
+            try {
+                return sent.await();
+            } catch (JedisException e) {
+                if (!askAgain || !answeredLate(e)) {
+                    throw e;
+                }
+                // A stall, not an outage (the breaker is closed): asked once more before the failure policy applies.
+                lateAnswers.increment();
+                roundTrips.increment();
+                return scripts.send(script, keys, args).await();
+            }
+        }, epoch, started);
+    }
+
+    /**
+     * @param e a failure of a call that was sent
+     * @return whether Redis did not answer it within the socket timeout while the breaker is closed: a stall of a Redis
+     *         that answers others (a busy machine, a long script), which a decision asks once more, rather than an
+     *         outage, which the breaker answers
+     */
+    private boolean answeredLate(JedisException e) {
+        if (RedisCallException.unsent(e) || breaker.refusesNow()) {
+            return false;
+        }
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.net.SocketTimeoutException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -455,16 +541,16 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      */
     void refundLate(Ref ref, long tokens, RateLimitStoreException failure) {
         Unconfirmed unconfirmed = new Unconfirmed();
-        if (failure instanceof RedisCallException call && call.sent() && call.update() != null) {
-            unconfirmed.updates.add(call.update());
+        if (failure instanceof RedisCallException call && call.sent()) {
+            unconfirmed.updates.addAll(call.updates());
         }
         watch(ref, unconfirmed, true);
         lateRefunds.offer(tokens + " token(s) to " + RedisKeys.printable(ref.key), () -> {
             try {
                 casLate(ref, tokens, unconfirmed);
             } catch (RedisCallException e) {
-                if (e.sent() && e.update() != null) {
-                    unconfirmed.updates.add(e.update());
+                if (e.sent()) {
+                    unconfirmed.updates.addAll(e.updates());
                 }
                 throw e;
             }
@@ -571,7 +657,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 }
             }
         } catch (JedisException e) {
-            throw failed(e, epoch, update);
+            throw failed(e, epoch, update == null ? List.of() : List.of(update));
         } finally {
             recordLatency(started);
         }
@@ -620,7 +706,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     JedisBucketStore.Stats stats(JedisBucketStore.BreakerState breaker, long pipelines) {
         return new JedisBucketStore.Stats(decisions.sum(), roundTrips.sum(), conflicts.sum(), failures.sum(),
                 shortCircuited.sum(), contended.sum(), breaker, latencyNanos.sum(), pipelines, repairs.sum(),
-                lateRefunds.late.sum(), lateRefunds.lost.sum(), lateRefunds.unconfirmed.sum());
+                lateRefunds.late.sum(), lateRefunds.lost.sum(), lateRefunds.unconfirmed.sum(), lateAnswers.sum());
     }
 
     /**

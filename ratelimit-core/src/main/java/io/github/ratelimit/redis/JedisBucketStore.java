@@ -38,11 +38,14 @@ import java.util.function.LongSupplier;
  * {@code <prefix>:{<rule>:<key>}}, hash-tagged to one Cluster slot per bucket, and expire once a bucket would be
  * full again, judged from its state after each write (so a reservation's debt is never forgiven).
  *
- * <p>Failures: commands time out after {@link Builder#commandTimeout} (default 50 ms); once failures have kept
+ * <p>Failures: commands time out after {@link Builder#commandTimeout} (default 50 ms); a decision answered later
+ * than that while the breaker is closed (a stall, not an outage) is asked once more; once failures have kept
  * coming for {@link Builder#breakerMinFailureStreak} (default 250 ms, at least
  * {@link Builder#breakerFailureThreshold} of them in a row) the circuit breaker opens and calls fail at once,
  * without waiting on Redis, until a probe after {@link Builder#breakerOpenDuration} succeeds. Every failure
- * surfaces as a {@link RateLimitStoreException}, on which the limiter applies the rule's failure policy.
+ * surfaces as a {@link RateLimitStoreException}, on which the limiter applies the rule's failure policy. Waiting for
+ * this instance's own pipelines or pooled connections is not a failure. What a call gives back when it ends, when
+ * Redis fails just then, is given back later, off the request path ({@link Stats#lateRefunds()}).
  *
  * <p>Thread-safe. {@link #close()} closes the Jedis client if the store created it, and the clock thread.
  */
@@ -82,10 +85,12 @@ public final class JedisBucketStore implements BucketStore {
      * @param unconfirmedRefunds refunds of a sliding counter or a calendar quota whose call reached Redis but was not
      *        answered in time: Redis that is slow rather than gone runs them late, and they are not tried again, since
      *        Redis might have run them (their count would be given back twice)
+     * @param lateAnswers operations Redis answered later than the command timeout while the breaker was closed (a
+     *        stall), asked once more before their rule's failure policy would apply
      */
     public record Stats(long decisions, long roundTrips, long conflicts, long failures, long shortCircuited,
                         long contended, BreakerState breaker, long latencyNanos, long pipelines, long repairs,
-                        long lateRefunds, long lostRefunds, long unconfirmedRefunds) {
+                        long lateRefunds, long lostRefunds, long unconfirmedRefunds, long lateAnswers) {
     }
 
     private final UnifiedJedis jedis;
@@ -115,7 +120,8 @@ public final class JedisBucketStore implements BucketStore {
         // Many threads' scripts share round trips, except on a Cluster (see AutoPipeline) or when switched off.
         boolean cluster = jedis instanceof RedisClusterClient || jedis instanceof redis.clients.jedis.JedisCluster;
         this.pipeline = b.autoPipelining && !cluster
-                ? new AutoPipeline(jedis, AutoPipeline.LANES, AutoPipeline.MAX_BATCH, b.commandTimeout.toNanos()) : null;
+                ? new AutoPipeline(jedis, AutoPipeline.LANES, AutoPipeline.MAX_BATCH, b.commandTimeout.toNanos(),
+                        breaker::refusesNow) : null;
         ScriptRunner scripts = pipeline != null ? pipeline : new DirectRunner(jedis, b.commandTimeout.toNanos());
         // Renewals and late refunds wait as long as a slow Redis takes (the background timeout), on connections of
         // their own, so the request path's short timeout never loses them. An application's own client keeps its

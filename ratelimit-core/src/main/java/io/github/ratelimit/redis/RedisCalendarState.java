@@ -103,13 +103,15 @@ final class RedisCalendarState implements KeyState, Pipelining {
         boolean explicit = given != null;
         long now = (explicit ? given : storeClock).currentTimeNanos() / 1_000;
         Call call = call(op, cost, arg, minWait, now, explicit);
-        ScriptRunner.Sent sent = send(call, late);
+        // A count given back twice is given twice: a refund answered late is not asked again.
+        boolean askAgain = op != REFUND;
+        ScriptRunner.Sent sent = send(call, late, askAgain);
         return () -> {
             List<?> reply = checked(op, sent.await());
             if (RedisSlidingState.number(reply.get(0)) == 2) {
                 // The script's time is in another window: again, with bounds and the time for it.
                 Call again = call(op, cost, arg, minWait, RedisSlidingState.number(reply.get(1)), true);
-                reply = checked(op, send(again, late).await());
+                reply = checked(op, send(again, late, askAgain).await());
                 if (RedisSlidingState.number(reply.get(0)) == 2) {
                     throw new IllegalStateException("calendar windows computed for the script's own time did not "
                             + "hold it");
@@ -120,8 +122,9 @@ final class RedisCalendarState implements KeyState, Pipelining {
         };
     }
 
-    private ScriptRunner.Sent send(Call call, boolean late) {
-        return late ? context.calls().sendLate(SCRIPT, keys, call.args()) : context.calls().send(SCRIPT, keys, call.args());
+    private ScriptRunner.Sent send(Call call, boolean late, boolean askAgain) {
+        return late ? context.calls().sendLate(SCRIPT, keys, call.args())
+                : context.calls().send(SCRIPT, keys, call.args(), 1, askAgain);
     }
 
     /** @return the reply as a probe, whose windows carry the open windows' lengths (a day may last 23 or 25 hours) */

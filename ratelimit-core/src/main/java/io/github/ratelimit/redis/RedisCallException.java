@@ -4,6 +4,7 @@ import io.github.ratelimit.store.RateLimitStoreException;
 import redis.clients.jedis.exceptions.JedisException;
 
 import java.net.ConnectException;
+import java.util.List;
 import java.util.NoSuchElementException;
 
 /**
@@ -13,8 +14,8 @@ import java.util.NoSuchElementException;
  *   <li>{@linkplain #sent() not sent}: refused by the open circuit breaker, given up while it waited for one of this
  *       instance's own lanes or connections, or no connection could be opened: Redis saw nothing of it;</li>
  *   <li>sent and unanswered (a timeout, a connection lost on the way): Redis may have run it or not. For a
- *       compare-and-set, {@link #update()} is the state it would have written, by which a later look at the key can
- *       tell whether it did.</li>
+ *       compare-and-set, {@link #updates()} are the states it would have written, by which a later look at the key
+ *       can tell whether it did.</li>
  * </ul>
  */
 final class RedisCallException extends RateLimitStoreException {
@@ -22,26 +23,26 @@ final class RedisCallException extends RateLimitStoreException {
     private static final long serialVersionUID = 1L;
 
     private final boolean sent;
-    private final transient byte[] update;
+    private final transient List<byte[]> updates;
 
     /**
      * @param message what failed
      * @param cause the underlying failure, or {@code null}
      * @param sent whether the call may have reached Redis
-     * @param update for a compare-and-set that may have reached Redis, the state it would have written; else
-     *        {@code null}
+     * @param updates for a compare-and-set that may have reached Redis, the states its unanswered writes would have
+     *        left (its first ask's and, when it was asked again, the second's: at most one of them was done); else empty
      */
-    RedisCallException(String message, Throwable cause, boolean sent, byte[] update) {
+    RedisCallException(String message, Throwable cause, boolean sent, List<byte[]> updates) {
         super(message, cause);
         this.sent = sent;
-        this.update = update;
+        this.updates = List.copyOf(updates);
     }
 
     /** A refusal thrown often during an outage: made once, without a stack trace. */
     private RedisCallException(String message) {
         super(message, null, false);
         this.sent = false;
-        this.update = null;
+        this.updates = List.of();
     }
 
     /** @return a refusal that never reaches Redis, made once without a stack trace */
@@ -82,8 +83,11 @@ final class RedisCallException extends RateLimitStoreException {
         return sent;
     }
 
-    /** @return for a compare-and-set that may have reached Redis, the state it would have written; else {@code null} */
-    byte[] update() {
-        return update;
+    /**
+     * @return for a compare-and-set that may have reached Redis, the states its unanswered writes would have left;
+     *         else empty
+     */
+    List<byte[]> updates() {
+        return updates;
     }
 }

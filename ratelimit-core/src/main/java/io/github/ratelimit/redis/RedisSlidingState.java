@@ -47,18 +47,21 @@ final class RedisSlidingState implements KeyState, Pipelining {
     static final int MAX_COMBINED = 64;
 
     private static final LuaScript LOG = new LuaScript(SlidingScripts.LOG);
-    private static final LuaScript COUNTER = new LuaScript(SlidingScripts.COUNTER);
     private static final LuaScript LOG_COMBINED = new LuaScript(LuaScript.combined(SlidingScripts.LOG));
-    private static final LuaScript COUNTER_COMBINED = new LuaScript(LuaScript.combined(SlidingScripts.COUNTER));
+    /** The counters' script, which performs a run of operations, one alone included, parsing the hash once. */
+    private static final LuaScript COUNTER_RUN = new LuaScript(SlidingScripts.COUNTER_RUN);
 
     /** One operation waiting in the key's queue, and once done, its reply. */
     private static final class Operation extends KeyQueue.Call {
         final List<byte[]> args;
+        /** Whether a late answer may be asked once more: not for a counter's refund, which would be given twice. */
+        final boolean askAgain;
         Object reply;
         RuntimeException error;
 
-        Operation(List<byte[]> args) {
+        Operation(List<byte[]> args, boolean askAgain) {
             this.args = args;
+            this.askAgain = askAgain;
         }
 
         void finish(Object reply, RuntimeException error) {
@@ -89,8 +92,8 @@ final class RedisSlidingState implements KeyState, Pipelining {
         this.context = context;
         this.limits = limits;
         this.keys = List.of(key);
-        this.script = limits.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? LOG : COUNTER;
-        this.combined = script == LOG ? LOG_COMBINED : COUNTER_COMBINED;
+        this.script = limits.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? LOG : COUNTER_RUN;
+        this.combined = script == LOG ? LOG_COMBINED : COUNTER_RUN;
         context.calls().preload(key, script, combined);
         List<Limit> list = limits.limits();
         this.windowArgs = new byte[list.size() * 2 + 1][];
@@ -196,17 +199,16 @@ final class RedisSlidingState implements KeyState, Pipelining {
         args.add(KEEP);
         args.addAll(Arrays.asList(windowArgs));
         args.add(minWait);
-        if (late) {
-            return context.calls().sendLate(script, keys, args);
+        // Forgetting a log's entry twice forgets it once; a counter's count given back twice is given twice.
+        boolean askAgain = op != REFUND || script == LOG;
+        if (late || !context.combining()) {
+            return alone(args, late, askAgain);
         }
-        if (!context.combining()) {
-            return context.calls().send(script, keys, args);
-        }
-        Operation operation = new Operation(args);
+        Operation operation = new Operation(args, askAgain);
         if (queue.goesAlone(operation)) {
             ScriptRunner.Sent sent;
             try {
-                sent = context.calls().send(script, keys, args);
+                sent = alone(args, false, askAgain);
             } catch (RuntimeException e) {
                 queue.handOver();
                 throw e;
@@ -226,23 +228,45 @@ final class RedisSlidingState implements KeyState, Pipelining {
     }
 
     /**
-     * Sends the operations of a group this thread leads as one script run ({@link LuaScript#combined}), in the order
-     * they were started, and hands each its reply; a failure is each one's.
+     * Starts one operation alone: the log's script, or the counters' run of one.
+     *
+     * @param late whether it goes off the request path ({@link CasProxyManager#sendLate})
+     * @param askAgain whether a late answer may be asked once more
+     */
+    private ScriptRunner.Sent alone(List<byte[]> args, boolean late, boolean askAgain) {
+        if (script == LOG) {
+            return late ? context.calls().sendLate(LOG, keys, args) : context.calls().send(LOG, keys, args, 1, askAgain);
+        }
+        List<byte[]> run = new ArrayList<>(2 + args.size());
+        run.add(ascii(1));
+        run.add(ascii(args.size()));
+        run.addAll(args);
+        ScriptRunner.Sent sent = late ? context.calls().sendLate(COUNTER_RUN, keys, run)
+                : context.calls().send(COUNTER_RUN, keys, run, 1, askAgain);
+        return () -> ((List<?>) sent.await()).get(0);
+    }
+
+    /**
+     * Sends the operations of a group this thread leads as one script run (the counters' run, or the log's script run
+     * several times, {@link LuaScript#combined}), in the order they were started, and hands each its reply; a failure
+     * is each one's.
      */
     private void sendTogether(List<Operation> group) {
         try {
             if (group.size() == 1) {
-                Operation alone = group.get(0);
-                alone.finish(context.calls().send(script, keys, alone.args).await(), null);
+                Operation one = group.get(0);
+                one.finish(alone(one.args, false, one.askAgain).await(), null);
                 return;
             }
             List<byte[]> args = new ArrayList<>(1 + group.size() * (1 + group.get(0).args.size()));
             args.add(ascii(group.size()));
+            boolean askAgain = true;
             for (Operation o : group) {
                 args.add(ascii(o.args.size()));
                 args.addAll(o.args);
+                askAgain &= o.askAgain;
             }
-            List<?> replies = (List<?>) context.calls().send(combined, keys, args, group.size()).await();
+            List<?> replies = (List<?>) context.calls().send(combined, keys, args, group.size(), askAgain).await();
             for (int i = 0; i < group.size(); i++) {
                 group.get(i).finish(replies.get(i), null);
             }

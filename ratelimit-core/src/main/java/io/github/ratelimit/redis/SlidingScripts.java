@@ -4,8 +4,9 @@ import io.github.ratelimit.Limit;
 import io.github.ratelimit.Rule;
 
 /**
- * The scripts of the sliding-window algorithms in Redis: one script per operation, so a decision is one round
- * trip and atomic across every window. The arithmetic is the same as in this JVM (the local store's {@code SlidingLogState} and
+ * The scripts of the sliding-window algorithms in Redis: one script run per operation (the counter's performs a run of
+ * operations of one key, each as alone: {@link #COUNTER_RUN}), so a decision is one round trip and atomic across every
+ * window. The arithmetic is the same as in this JVM (the local store's {@code SlidingLogState} and
  * {@code SlidingCounterState}), in microseconds.
  *
  * <p>Common arguments: ARGV[1] the time in microseconds since the epoch, or '' to read the server's
@@ -205,15 +206,63 @@ final class SlidingScripts {
      * a name that is not canonical is garbage, replaced. Fields of periods this caller's rule does not have are
      * otherwise left (another instance may use them: a rolling deploy, other per-key limits).
      *
-     * <p>Worst case per call: one {@code HGETALL} of at most {@value #COUNTER_HARD_FIELDS} entries (two instances'
+     * <p>One script run performs a run of operations on the key ({@link KeyQueue}: the operations of this JVM that came
+     * while one was on its way, or one alone), in order, each exactly as it would alone: the hash is read, checked and
+     * parsed once per run, and each operation then works on the counts in memory, writing what it changes to Redis as
+     * it goes, so a crowd on one key costs Redis about one parse per run. Arguments: the number of operations, then for
+     * each the number of its arguments and the common arguments of the class documentation (every operation of a run
+     * has the same windows: one key, one rule's limits). Reply: each operation's reply, a repair reported once, by the
+     * first.
+     *
+     * <p>Worst case per run: one {@code HGETALL} of at most {@value #COUNTER_HARD_FIELDS} entries (two instances'
      * windows at their most: {@link Rule#MAX_COUNTER_DELAY_INTERVALS} plus three per window, for
-     * {@link Rule#MAX_LIMITS} windows, each), a sort of this rule's entries per window, and one pass over them to
-     * find the earliest time a call fits (each step either passes an entry or moves one interval past it), so
-     * O(F log F) for F entries, whatever the number of waiters or their intervals' spread; measured in
+     * {@link Rule#MAX_LIMITS} windows, each); then per operation a sort of this rule's entries per window when one was
+     * added, and one pass over them to find the earliest time a call fits (each step either passes an entry or moves
+     * one interval past it), so O(F log F) for F entries per operation, whatever the number of waiters or their
+     * intervals' spread, for at most {@link RedisSlidingState#MAX_COMBINED} operations; measured in
      * {@code docs/RELIABILITY.md}.
      */
-    static final String COUNTER = COMMON + """
-            replaceUnless('hash', 'HLEN', %d)
+    static final String COUNTER_RUN = """
+            local key = KEYS[1]
+            local count = tonumber(ARGV[1])
+            local ops = {}
+            local at = 2
+            for c = 1, count do
+              local len = tonumber(ARGV[at])
+              local a = {}
+              for j = 1, len do a[j] = ARGV[at + j] end
+              at = at + len + 1
+              ops[c] = a
+            end
+            local TIME = nil
+            local function nowOf(a)
+              if a[1] ~= '' then return tonumber(a[1]) end
+              if not TIME then
+                local t = redis.call('TIME')
+                TIME = tonumber(t[1]) * 1000000 + tonumber(t[2])
+              end
+              return TIME
+            end
+            local A = ops[1]
+            local now = nowOf(A)
+            local keep = tonumber(A[6])
+            local n = tonumber(A[7])
+            local W, N, P = {}, {}, {}
+            local longest = 0
+            for i = 1, n do
+              P[i] = A[6 + 2 * i]
+              W[i] = tonumber(P[i])
+              N[i] = tonumber(A[7 + 2 * i])
+              if W[i] > longest then longest = W[i] end
+            end
+            local AHEAD = %d
+            local repaired = 0
+            local function fmt(x) return string.format('%%d', x) end
+            local t = redis.call('TYPE', key).ok
+            if t ~= 'none' and (t ~= 'hash' or redis.call('HLEN', key) > %d) then
+              redis.call('UNLINK', key)
+              repaired = 1
+            end
             local MAXV = %d
             local MAXF = %d + 3 * n
             local c, K = {}, {}
@@ -255,6 +304,7 @@ final class SlidingScripts {
                 end
               end
             end
+            local sorted = {}
             local function lastCounted(i)
               local m = nil
               for idx in pairs(c[i]) do
@@ -270,17 +320,20 @@ final class SlidingScripts {
               end
               return s + (c[i][k - 1] or 0) * ((W[i] - (t - k * W[i])) / W[i])
             end
-            -- The earliest time the call fits window i: one pass over its intervals in order, with the sum of
-            -- the counts from the pointer on (what is counted in an interval includes every later reservation).
-            local function earliest(i)
+            -- The earliest time a call of cost fits window i at now: one pass over its intervals in order, with the
+            -- sum of the counts from the pointer on (what is counted in an interval includes every later reservation).
+            local function earliest(i, cost, now)
               if cost > N[i] then return -1 end
               local ks, ci, Wi, Ni = K[i], c[i], W[i], N[i]
-              table.sort(ks)
+              if not sorted[i] then
+                table.sort(ks)
+                sorted[i] = true
+              end
               local m = #ks
               local suffix = {}
               local s = 0
               for q = m, 1, -1 do
-                s = s + ci[ks[q]]
+                s = s + (ci[ks[q]] or 0)
                 suffix[q] = s
               end
               local k = math.floor(now / Wi)
@@ -302,85 +355,125 @@ final class SlidingScripts {
                 while q <= m and ks[q] < k do q = q + 1 end
               end
             end
-            if op == 'f' then
-              for i = 1, n do
-                local k = math.floor(maxWait / W[i])
-                local v = c[i][k]
-                if v then
-                  local field = P[i] .. ':' .. fmt(k)
-                  if v <= cost then
-                    redis.call('HDEL', key, field)
-                  else
-                    redis.call('HINCRBY', key, field, -cost)
+            local function add(i, k, delta)
+              if not c[i][k] then
+                K[i][#K[i] + 1] = k
+                sorted[i] = false
+                own = own + 1
+                held = held + 1
+              end
+              c[i][k] = (c[i][k] or 0) + delta
+            end
+            local counted = false
+            local horizonAfter = 0
+            local out = {}
+            for r = 1, count do
+              local a = ops[r]
+              local now = nowOf(a)
+              local cost = tonumber(a[2])
+              local op = a[3]
+              local maxWait = tonumber(a[4])
+              local minWait = tonumber(a[8 + 2 * n]) or 0
+              local rep = 0
+              if r == 1 then rep = repaired end
+              if op == 'f' then
+                for i = 1, n do
+                  local k = math.floor(maxWait / W[i])
+                  local v = c[i][k]
+                  if v then
+                    local field = P[i] .. ':' .. fmt(k)
+                    if v <= cost then
+                      redis.call('HDEL', key, field)
+                      c[i][k] = nil
+                      held = held - 1
+                      own = own - 1
+                      for q = #K[i], 1, -1 do
+                        if K[i][q] == k then table.remove(K[i], q) break end
+                      end
+                    else
+                      redis.call('HINCRBY', key, field, -cost)
+                      c[i][k] = v - cost
+                    end
                   end
                 end
+                out[r] = {0, rep}
+              else
+                local at = now
+                for i = 1, n do
+                  local e = earliest(i, cost, now)
+                  if e < 0 then at = -1 break end
+                  if e > at then at = e end
+                end
+                if op == 'r' and at >= 0 and at < now + minWait then at = now + minWait end
+                local consumed = 0
+                local receipt = 0
+                local fits = at >= 0 and (at == now or (op == 'r' and at - now <= maxWait))
+                -- A peek: whether the cost fits now, counting nothing.
+                local fitsNow = fits and at == now
+                if op == 'k' then fits = false end
+                if fits and at > now then
+                  -- A reservation takes at most one entry per window; this rule's entries stay within so many.
+                  local needed = 0
+                  for i = 1, n do
+                    if not c[i][math.floor(at / W[i])] then needed = needed + 1 end
+                  end
+                  if own + needed > MAXF then fits = false end
+                end
+                if fits then
+                  for i = 1, n do
+                    local k = math.floor(at / W[i])
+                    add(i, k, cost)
+                    redis.call('HINCRBY', key, P[i] .. ':' .. fmt(k), cost)
+                  end
+                  consumed = 1
+                  receipt = at
+                  counted = true
+                end
+                local horizon = 0
+                for i = 1, n do
+                  local last = lastCounted(i)
+                  if last then
+                    local u = (last + 2) * W[i] - now
+                    if u > horizon then horizon = u end
+                  end
+                end
+                if consumed == 1 and horizon > horizonAfter then horizonAfter = horizon end
+                if op == 'k' and fitsNow then consumed = 1 end
+                local wait = -1
+                if at >= 0 then wait = at - now end
+                local reply = {consumed, wait, receipt, rep}
+                for i = 1, n do
+                  local rem = math.floor(N[i] - load(i, now) + 1e-9)
+                  if rem < 0 then rem = 0 end
+                  local last = lastCounted(i)
+                  local reset = 0
+                  if last then reset = math.max(0, (last + 2) * W[i] - now) end
+                  reply[#reply + 1] = rem
+                  reply[#reply + 1] = reset
+                end
+                out[r] = reply
               end
-              if held > 0 and redis.call('PTTL', key) == -1 then
-                redis.call('PEXPIRE', key, fmt(math.ceil(2 * longest / 1000) + keep))
-                repaired = 1
-              end
-              return {0, repaired}
             end
-            local at = now
-            for i = 1, n do
-              local e = earliest(i)
-              if e < 0 then at = -1 break end
-              if e > at then at = e end
-            end
-            if op == 'r' and at >= 0 and at < now + minWait then at = now + minWait end
-            local consumed = 0
-            local receipt = 0
-            local fits = at >= 0 and (at == now or (op == 'r' and at - now <= maxWait))
-            -- A peek: whether the cost fits now, counting nothing.
-            local fitsNow = fits and at == now
-            if op == 'k' then fits = false end
-            if fits and at > now then
-              -- A reservation takes at most one entry per window; this rule's entries stay within so many.
-              local needed = 0
-              for i = 1, n do
-                if not c[i][math.floor(at / W[i])] then needed = needed + 1 end
-              end
-              if own + needed > MAXF then fits = false end
-            end
-            if fits then
-              for i = 1, n do
-                local k = math.floor(at / W[i])
-                c[i][k] = (c[i][k] or 0) + cost
-                redis.call('HINCRBY', key, P[i] .. ':' .. fmt(k), cost)
-              end
-              consumed = 1
-              receipt = at
-            end
-            local horizon = 0
-            for i = 1, n do
-              local last = lastCounted(i)
-              if last then
-                local u = (last + 2) * W[i] - now
-                if u > horizon then horizon = u end
-              end
-            end
-            if consumed == 1 then
-              expire(math.ceil(horizon / 1000) + keep)
+            -- Never shortens the key's life: another instance may count by a longer window.
+            if counted then
+              local ms = math.ceil(horizonAfter / 1000) + keep
+              if ms > redis.call('PTTL', key) then redis.call('PEXPIRE', key, fmt(ms)) end
             elseif held > 0 and redis.call('PTTL', key) == -1 then
               -- Every path that leaves the key keeps an expiry: one without is given one.
+              local horizon = 0
+              for i = 1, n do
+                local last = lastCounted(i)
+                if last then
+                  local u = (last + 2) * W[i] - now
+                  if u > horizon then horizon = u end
+                end
+              end
               redis.call('PEXPIRE', key, fmt(math.max(math.ceil(horizon / 1000), math.ceil(2 * longest / 1000)) + keep))
-              repaired = 1
-            end
-            if op == 'k' and fitsNow then consumed = 1 end
-            local wait = -1
-            if at >= 0 then wait = at - now end
-            local out = {consumed, wait, receipt, repaired}
-            for i = 1, n do
-              local rem = math.floor(N[i] - load(i, now) + 1e-9)
-              if rem < 0 then rem = 0 end
-              local last = lastCounted(i)
-              local reset = 0
-              if last then reset = math.max(0, (last + 2) * W[i] - now) end
-              out[#out + 1] = rem
-              out[#out + 1] = reset
+              -- A repair, reported by the first operation's reply: {consumed, wait, receipt, repaired, ...} or {0, repaired}.
+              if #out[1] > 2 then out[1][4] = 1 else out[1][2] = 1 end
             end
             return out
-            """.formatted(COUNTER_HARD_FIELDS, Limit.MAX_PERMITS, Rule.MAX_COUNTER_DELAY_INTERVALS);
+            """.formatted(AHEAD_MICROS, COUNTER_HARD_FIELDS, Limit.MAX_PERMITS, Rule.MAX_COUNTER_DELAY_INTERVALS);
 
     private SlidingScripts() {
     }

@@ -40,7 +40,9 @@ import java.util.function.ToDoubleFunction;
  *       their limits, seen before they are rejected.</li>
  *   <li>For the Redis store: {@code ratelimit.store.operations}, {@code .round.trips}, {@code .conflicts},
  *       {@code .failures}, {@code .short.circuited}, {@code .contended} (function counters),
- *       {@code ratelimit.store.refunds{result=late|lost|unconfirmed}} (function counters of the refunds, tokens or
+ *       {@code ratelimit.store.late.answers} (operations answered later than the command timeout while the breaker
+ *       was closed, asked once more), {@code ratelimit.store.refunds{result=late|lost|unconfirmed}} (function counters
+ *       of the refunds, tokens or
  *       slots, that could not be made when their call ended because Redis failed then: made late, given up, or sent
  *       unanswered and not tried again),
  *       {@code ratelimit.store.latency} (timer of every operation, retries included, with the percentiles p50, p95
@@ -184,6 +186,8 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
                 .tag("state", "buckets").description(REPAIRS_DESCRIPTION).register(registry);
         counter(registry, redis, "ratelimit.store.contended", "Operations given up because the bucket kept changing "
                 + "under concurrent writers (each rejected its call)", s -> s.stats().contended());
+        counter(registry, redis, "ratelimit.store.late.answers", "Operations Redis answered later than the command "
+                + "timeout while the breaker was closed, asked once more before the failure policy", s -> s.stats().lateAnswers());
         refunds(registry, redis, "late", "given back late, off the request path, after Redis failed when the call ended",
                 s -> s.stats().lateRefunds());
         refunds(registry, redis, "lost", "given up: Redis kept failing for 15 s after the call ended, or too many waited",
