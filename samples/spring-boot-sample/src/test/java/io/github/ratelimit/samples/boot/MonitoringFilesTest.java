@@ -138,7 +138,7 @@ class MonitoringFilesTest {
         queries.putAll(alertQueries());
         assertThat(dashboardQueries()).as("the dashboard's panels").hasSizeGreaterThanOrEqualTo(10);
         assertThat(alertQueries()).as("the alert rules").containsOnlyKeys("RateLimitFailOpenDecisions",
-                "RateLimitStoreBreakerOpen", "RateLimitRejectionRatioRising", "RateLimitStoreSlow");
+                "RateLimitStoreBreakerOpen", "RateLimitRejectionRatioRising", "RateLimitStoreSlow", "RateLimitRefundsLost");
 
         List<String> missing = new ArrayList<>();
         queries.forEach((where, expr) -> {
