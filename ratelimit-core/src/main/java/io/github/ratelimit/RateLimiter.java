@@ -4,10 +4,12 @@ package io.github.ratelimit;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.internal.DefaultRateLimiter;
+import io.github.ratelimit.internal.ScheduledWaiter;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
+import io.github.ratelimit.store.RateLimitStoreException;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -69,7 +71,7 @@ public interface RateLimiter extends AutoCloseable {
      * @param key the key as the rule counts by it (as decisions and the Actuator endpoint show it)
      * @throws IllegalArgumentException when the key has a lone UTF-16 surrogate, which no key the limiter counts by
      *         has (it would reach another key in Redis)
-     * @throws io.github.ratelimit.store.RateLimitStoreException when the store cannot be reached
+     * @throws RateLimitStoreException when the store cannot be reached
      */
     void reset(String rule, String key);
 
@@ -458,7 +460,7 @@ public interface RateLimiter extends AutoCloseable {
          * @return a new real-time waiter
          */
         static Waiter system() {
-            return new io.github.ratelimit.internal.ScheduledWaiter();
+            return new ScheduledWaiter();
         }
     }
 }

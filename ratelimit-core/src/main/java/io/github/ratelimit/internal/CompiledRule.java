@@ -5,6 +5,7 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
@@ -23,6 +24,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Semaphore;
 
 /**
  * A rule with everything a decision needs resolved up front: its key resolver, its store limits
@@ -55,11 +57,11 @@ final class CompiledRule {
     final long maxDelayNanos;
     final StoreFailurePolicy storeFailurePolicy;
     final MissingKeyPolicy missingKeyPolicy;
-    final io.github.ratelimit.Rule.LocalFirst localFirst;
+    final Rule.LocalFirst localFirst;
     /** Whether this is a concurrency rule, whose calls hold slots ({@link Rule#concurrency()}). */
     final boolean slots;
     /** Places for calls of this (SOFT) rule waiting out a delay. */
-    final java.util.concurrent.Semaphore waiting;
+    final Semaphore waiting;
     private final Configs defaults;
     private final double fallbackShare;
     private final LimitProvider provider;
@@ -85,7 +87,7 @@ final class CompiledRule {
         this.permitsResolver = permitsResolver;
         this.exemption = exemption;
         // A limiter in shadow mode (a dry run) runs every rule as SHADOW, whatever the rule says.
-        this.mode = shadow ? io.github.ratelimit.Mode.SHADOW : rule.mode();
+        this.mode = shadow ? Mode.SHADOW : rule.mode();
         this.cost = rule.cost();
         this.maxDelayNanos = rule.maxDelay() == null ? 0 : rule.maxDelay().toNanos();
         this.storeFailurePolicy = rule.onStoreFailure() == StoreFailurePolicy.DEFAULT ? defaultPolicy
@@ -93,7 +95,7 @@ final class CompiledRule {
         this.missingKeyPolicy = rule.onMissingKey();
         this.localFirst = rule.localFirst();
         this.slots = rule.concurrency() > 0;
-        this.waiting = new java.util.concurrent.Semaphore(rule.maxWaiting());
+        this.waiting = new Semaphore(rule.maxWaiting());
         this.fallbackShare = fallbackShare;
         this.defaults = rule.concurrency() > 0 ? concurrencyConfigs(rule.concurrency()) : configs(rule.limits());
         this.requestPlans = requestPlans;
@@ -134,7 +136,7 @@ final class CompiledRule {
      * @return how many permits the call counts as under this rule, from its {@link Rule#permits()} expression: at
      *         least 1 (0 counts as 1; leading zeros are ignored, so {@code 007} is 7, never octal);
      *         {@link Long#MAX_VALUE} for a whole number larger than a long holds, which no window can hold, so the call
-     *         is too large ({@link io.github.ratelimit.CallTooLargeException}, 413 on the web), not refused as if it
+     *         is too large ({@link CallTooLargeException}, 413 on the web), not refused as if it
      *         had no count; -1 when the expression gives no whole number (nothing, text, a fraction, a sign), which
      *         refuses the call
      */

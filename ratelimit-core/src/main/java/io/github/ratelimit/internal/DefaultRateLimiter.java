@@ -7,6 +7,7 @@ import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter.Waiter;
@@ -30,9 +31,12 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Predicate;
 
 /**
  * The engine behind {@link RateLimiter}. Not part of the public API.
@@ -80,8 +84,8 @@ public final class DefaultRateLimiter implements RateLimiter {
                            Duration limitProviderTtl, List<RateLimiter.Listener> listeners,
                            StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting,
                            boolean shadow, List<String> exempt, Map<String, List<String>> ruleExempt,
-                           String planFrom, Map<String, List<io.github.ratelimit.Limit>> plans,
-                           java.util.Set<String> planRules, boolean planHeaderTrusted,
+                           String planFrom, Map<String, List<Limit>> plans,
+                           Set<String> planRules, boolean planHeaderTrusted,
                            RateLimiter.Observer observer) {
     }
 
@@ -97,7 +101,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final SlotPolls slotPolls = new SlotPolls();
     /** Whether a call's client is one no rule limits, or {@code null} when none is exempt. */
-    private final java.util.function.Predicate<RequestContext> exempt;
+    private final Predicate<RequestContext> exempt;
     /** Where a call's plan comes from, or {@code null}. */
     private final RequestPlans requestPlans;
 
@@ -136,8 +140,8 @@ public final class DefaultRateLimiter implements RateLimiter {
 
     @Override
     public void reset(String rule, String key) {
-        java.util.Objects.requireNonNull(rule, "rule");
-        java.util.Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(rule, "rule");
+        Objects.requireNonNull(key, "key");
         KeyExpressions.checkNoLoneSurrogate(key, "rule " + LogText.quote(rule));
         store.reset(new BucketStore.Key(rule, key));
         if (fallbackStore != null && fallbackStore != store) {
@@ -279,7 +283,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 
     /**
      * What deciding the call would give now, taking nothing and telling no listener: each rule's verdict, a wait
-     * included ({@link io.github.ratelimit.Guard#peek}).
+     * included ({@link Guard#peek}).
      *
      * @throws IllegalArgumentException as {@link #evaluate} does
      */
@@ -388,7 +392,7 @@ public final class DefaultRateLimiter implements RateLimiter {
      *         them ({@link Verdicts#refunded}); the others, and any whose store failed, as they were
      */
     Decision returnTokens(CompiledRule[] rules, Decision decision,
-                          java.util.function.Predicate<io.github.ratelimit.Rule> giveBack) {
+                          Predicate<Rule> giveBack) {
         List<Verdict> after = null;
         List<Verdict> verdicts = decision.verdicts();
         for (int i = 0; i < verdicts.size(); i++) {

@@ -16,6 +16,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.function.Predicate;
@@ -51,7 +52,7 @@ public final class KeyExpressions {
     /** Keys longer than this are replaced by a hash of them. */
     public static final int MAX_KEY_LENGTH = 128;
 
-    /** The key of the bucket {@link io.github.ratelimit.MissingKeyPolicy#SHARED} counts calls without a key in. */
+    /** The key of the bucket {@link MissingKeyPolicy#SHARED} counts calls without a key in. */
     public static final String SHARED_MISSING_KEY = "~missing";
 
     /** The start of a hashed key. */
@@ -109,7 +110,7 @@ public final class KeyExpressions {
 
     /**
      * Compiles an expression whose value is used as it is, not as a key: a rule's {@link
-     * io.github.ratelimit.Rule#permits() permits}. One atom or the factory's expression, or alternatives separated by
+     * Rule#permits() permits}. One atom or the factory's expression, or alternatives separated by
      * {@code |} (the first that resolves); no {@code +}.
      *
      * @param expression the expression
@@ -217,7 +218,7 @@ public final class KeyExpressions {
                 throw new IllegalArgumentException("key for " + where + " contains a lone UTF-16 surrogate, "
                         + LogText.escape(String.valueOf(c)) + ", at index " + i + ", which has no UTF-8 form; give "
                         + "the key as decisions show it (the limiter writes a lone surrogate as \\u" + String.format(
-                        java.util.Locale.ROOT, "%04x", (int) c) + "), or the address a listing gives");
+                        Locale.ROOT, "%04x", (int) c) + "), or the address a listing gives");
             }
         }
     }
@@ -283,7 +284,7 @@ public final class KeyExpressions {
                 if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
                     sb.append(c).append(value.charAt(++i));
                 } else {
-                    sb.append("\\u").append(String.format(java.util.Locale.ROOT, "%04x", (int) c));
+                    sb.append("\\u").append(String.format(Locale.ROOT, "%04x", (int) c));
                 }
             } else {
                 sb.append(c);

@@ -7,6 +7,8 @@ import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.internal.bucket.Pipelining;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
@@ -57,7 +59,7 @@ final class RuleDecider {
 
     /**
      * @param store the primary store
-     * @param fallbackStore local buckets for {@link io.github.ratelimit.StoreFailurePolicy#LOCAL_FALLBACK}
+     * @param fallbackStore local buckets for {@link StoreFailurePolicy#LOCAL_FALLBACK}
      * @param waiting the limiter's places among waiting calls
      */
     RuleDecider(BucketStore store, BucketStore fallbackStore, Semaphore waiting) {
@@ -68,7 +70,7 @@ final class RuleDecider {
 
     /**
      * @param permits the call's permits, at least 1: it takes the rule's cost that many times (and, for a rule with a
-     *        {@linkplain io.github.ratelimit.Rule#permits() permits expression}, that many times its value)
+     *        {@linkplain Rule#permits() permits expression}, that many times its value)
      * @return the rule's key for the call and its state, or the verdict a missing key gives
      * @throws CallTooLargeException when the call takes more than the key's limits can ever hold, unless the rule is
      *         SHADOW: then its verdict is {@code SHADOW_REJECTED}
@@ -302,7 +304,7 @@ final class RuleDecider {
 
     /**
      * @return the verdict the rule's failure policy gives a call whose store failed, or {@code null} for
-     *         {@link io.github.ratelimit.StoreFailurePolicy#LOCAL_FALLBACK}, whose local bucket then decides
+     *         {@link StoreFailurePolicy#LOCAL_FALLBACK}, whose local bucket then decides
      */
     private static Verdict failed(Target t) {
         CompiledRule rule = t.rule;
@@ -383,7 +385,7 @@ final class RuleDecider {
             // back unless the call fails: its windows say nothing of the caller's request rate, so a permitted call
             // does not report them (they would take over the headers: a login rule's 5/1m on every response). A
             // rejection reports them.
-            List<Decision.Window> windows = rule.rule.count() != io.github.ratelimit.Rule.Counted.ALL
+            List<Decision.Window> windows = rule.rule.count() != Rule.Counted.ALL
                     ? List.of() : probe.windows();
             return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt(), cost);
         }

@@ -1,13 +1,16 @@
 package io.github.ratelimit.redis;
 
+import io.github.ratelimit.support.RateLimitedLog;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.exceptions.JedisRedirectionException;
 
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -27,7 +30,7 @@ import java.util.function.BooleanSupplier;
  * ({@link #send}) and then await them: they go in one batch, which is how one request's rules share a round trip.
  *
  * <p>Failures are the caller's as before: a reply that is an error is that call's
- * {@link redis.clients.jedis.exceptions.JedisDataException}; a broken connection or a timeout fails every call of
+ * {@link JedisDataException}; a broken connection or a timeout fails every call of
  * its batch; a script Redis does not have (NOSCRIPT) is run again on its own by its caller, which loads it.
  *
  * <p><b>Waiting for this instance's own lanes is not Redis failing.</b> A crowd of callers waits its turn here: a
@@ -121,8 +124,8 @@ final class AutoPipeline implements ScriptRunner {
     /** Whether Redis redirected a pipelined call: the client is a Cluster, and calls go one by one. */
     volatile boolean redirected;
 
-    private static final io.github.ratelimit.support.RateLimitedLog REDIRECT_LOG =
-            new io.github.ratelimit.support.RateLimitedLog(3_600_000_000_000L);
+    private static final RateLimitedLog REDIRECT_LOG =
+            new RateLimitedLog(3_600_000_000_000L);
 
     /**
      * @param jedis a client whose pipeline goes to one server
@@ -225,7 +228,7 @@ final class AutoPipeline implements ScriptRunner {
      * started other calls and is busy) is passed over: it goes with whatever batch the woken caller sends.
      */
     private void wakeHead() {
-        for (java.util.Iterator<Call> it = queue.iterator(); it.hasNext(); ) {
+        for (Iterator<Call> it = queue.iterator(); it.hasNext(); ) {
             Call head = it.next();
             int state = head.get();
             if (state == QUEUED && head.awaited) {

@@ -3,6 +3,8 @@ package io.github.ratelimit.redis;
 import io.github.bucket4j.distributed.remote.CommandResult;
 import io.github.bucket4j.distributed.remote.RemoteCommand;
 import io.github.bucket4j.distributed.remote.Request;
+import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.RateLimitStoreException;
 
 import java.util.List;
 
@@ -57,8 +59,8 @@ final class BucketCommand<T> extends KeyQueue.Call {
 
     /**
      * @return the command's result, once Redis took the state its group wrote (after retries on conflicts)
-     * @throws io.github.ratelimit.store.RateLimitStoreException when Redis fails, or refuses while the breaker is open
-     * @throws io.github.ratelimit.store.BucketStore.ContentionException when the bucket kept changing under other
+     * @throws RateLimitStoreException when Redis fails, or refuses while the breaker is open
+     * @throws BucketStore.ContentionException when the bucket kept changing under other
      *         instances' writes
      */
     CommandResult<T> await() {

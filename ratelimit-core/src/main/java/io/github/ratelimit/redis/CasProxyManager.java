@@ -7,18 +7,31 @@ import io.github.bucket4j.distributed.proxy.AbstractProxyManager;
 import io.github.bucket4j.distributed.proxy.ClientSideConfig;
 import io.github.bucket4j.distributed.remote.CommandResult;
 import io.github.bucket4j.distributed.remote.MutableBucketEntry;
+import io.github.bucket4j.distributed.remote.RemoteBucketState;
 import io.github.bucket4j.distributed.remote.RemoteCommand;
 import io.github.bucket4j.distributed.remote.Request;
+import io.github.bucket4j.distributed.remote.commands.AddTokensCommand;
 import io.github.bucket4j.distributed.remote.commands.CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand;
+import io.github.ratelimit.Limit;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.RateLimitStoreException;
+import io.github.ratelimit.support.RateLimitedLog;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
+import java.lang.System.Logger.Level;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
 
@@ -67,7 +80,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
 
     /** A refund whose write reached Redis unanswered: the states its writes would have left, and whether one did. */
     static final class Unconfirmed {
-        final List<byte[]> updates = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final List<byte[]> updates = new CopyOnWriteArrayList<>();
         volatile boolean done;
     }
 
@@ -78,10 +91,9 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     static final long KEEP_AFTER_FULL_MILLIS = 1_000;
 
     /** The longest time to live written: a bucket of the longest allowed period, with a day to spare. */
-    static final long MAX_TTL_MILLIS = java.time.Duration.ofDays(io.github.ratelimit.Limit.MAX_PERIOD_DAYS + 1).toMillis();
+    static final long MAX_TTL_MILLIS = Duration.ofDays(Limit.MAX_PERIOD_DAYS + 1).toMillis();
 
-    private static final io.github.ratelimit.support.RateLimitedLog CORRUPT_LOG =
-            new io.github.ratelimit.support.RateLimitedLog(10_000_000_000L);
+    private static final RateLimitedLog CORRUPT_LOG = new RateLimitedLog(10_000_000_000L);
 
     private final UnifiedJedis jedis;
     private final ScriptRunner scripts;
@@ -94,6 +106,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     private final int maxAttempts;
     private final long budgetNanos;
     private final boolean combining;
+    /** Whether the client is a Cluster's, whose nodes each have a script cache of their own. */
+    private final boolean cluster;
     final LongAdder decisions = new LongAdder();
     final LongAdder roundTrips = new LongAdder();
     final LongAdder conflicts = new LongAdder();
@@ -113,9 +127,11 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @param combining whether the commands of this JVM on one bucket are combined, one compare-and-set of this JVM on
      *        its way per bucket at a time ({@link BucketCommand}); else each is computed from the state last seen and
      *        may conflict with this JVM's other commands
+     * @param cluster whether the client is a Cluster's, whose nodes each have a script cache of their own
      */
     CasProxyManager(UnifiedJedis jedis, ScriptRunner scripts, Supplier<ScriptRunner> lateScripts, CasScript script,
-                    CircuitBreaker breaker, TimeMeter clock, int maxAttempts, long budgetNanos, boolean combining) {
+                    CircuitBreaker breaker, TimeMeter clock, int maxAttempts, long budgetNanos, boolean combining,
+                    boolean cluster) {
         super(ClientSideConfig.getDefault().withClientClock(clock));
         this.jedis = jedis;
         this.scripts = scripts;
@@ -126,40 +142,37 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         this.maxAttempts = maxAttempts;
         this.budgetNanos = budgetNanos;
         this.combining = combining;
-        this.cluster = jedis instanceof redis.clients.jedis.RedisClusterClient
-                || jedis instanceof redis.clients.jedis.JedisCluster;
+        this.cluster = cluster;
     }
 
     /**
-     * Loads scripts into Redis's script cache before their first run, once per store (best effort: one that fails to
-     * load is tried again next time, and a script Redis lacks is loaded when it is run anyway). A script's first run
-     * otherwise costs a NOSCRIPT answer and a second call with its text; should that first answer come late, the store
-     * could not tell whether the script ran, so a refund that must not be made twice would not be tried again. On a
-     * Cluster, whose nodes cache scripts each, nothing is loaded ahead.
+     * Loads scripts into Redis's script cache ahead of their first run (best effort: at the first failure it stops, and
+     * is called again later for what is not loaded yet). A script's first run otherwise costs a NOSCRIPT answer and a
+     * second call with its text; should that first answer come late, the store could not tell whether the script ran,
+     * so a refund that must not be made twice would not be tried again. On a Cluster, whose nodes cache scripts each,
+     * nothing is loaded ahead. Not on the request path: the store calls it at start-up and with each clock calibration.
      *
-     * @param key a key the scripts will run on
+     * @param key a key to route the loads by
      * @param scripts the scripts
      */
-    void preload(byte[] key, LuaScript... scripts) {
+    void preload(byte[] key, List<LuaScript> scripts) {
         if (cluster) {
             return;
         }
         for (LuaScript s : scripts) {
-            if (!loaded.contains(s) && !breaker.refusesNow()) {
+            if (!loaded.contains(s)) {
                 try {
                     s.load(jedis, key);
                     loaded.add(s);
                 } catch (JedisException e) {
-                    // Loaded when it is first run instead.
+                    return; // Redis is not there yet: the next call tries again.
                 }
             }
         }
     }
 
     /** Scripts this store has loaded into Redis's script cache ({@link #preload}). */
-    private final java.util.Set<LuaScript> loaded = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    /** Whether the client is a Cluster's, whose nodes each have a script cache of their own. */
-    private final boolean cluster;
+    private final Set<LuaScript> loaded = ConcurrentHashMap.newKeySet();
 
     /** Thrown at once while the breaker is open: made once, without a stack trace. */
     private static final RedisCallException BREAKER_OPEN = RedisCallException.refusal(
@@ -359,7 +372,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                     return;
                 }
                 byte[] stored = reply.stored();
-                if (late != null && late.update() != null && java.util.Arrays.equals(stored, late.update())) {
+                if (late != null && late.update() != null && Arrays.equals(stored, late.update())) {
                     // The attempt answered late was done: its results are the commands' own.
                     ref.lastWritten = late.update();
                     ref.lastSeen = late.update();
@@ -455,7 +468,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      *         Redis fails
      * @throws RateLimitStoreException when the breaker is open
      */
-    ScriptRunner.Sent send(LuaScript script, java.util.List<byte[]> keys, java.util.List<byte[]> args) {
+    ScriptRunner.Sent send(LuaScript script, List<byte[]> keys, List<byte[]> args) {
         return send(script, keys, args, 1, true);
     }
 
@@ -470,7 +483,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @return the call, to await on this thread
      * @throws RateLimitStoreException when the breaker is open
      */
-    ScriptRunner.Sent send(LuaScript script, java.util.List<byte[]> keys, java.util.List<byte[]> args, int operations,
+    ScriptRunner.Sent send(LuaScript script, List<byte[]> keys, List<byte[]> args, int operations,
                            boolean askAgain) {
         long epoch = acquire();
         decisions.add(operations - 1);
@@ -503,7 +516,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             return false;
         }
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof java.net.SocketTimeoutException) {
+            if (t instanceof SocketTimeoutException) {
                 return true;
             }
         }
@@ -520,7 +533,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @return the call, to await on this thread
      * @throws RateLimitStoreException when the breaker is open
      */
-    ScriptRunner.Sent sendLate(LuaScript script, java.util.List<byte[]> keys, java.util.List<byte[]> args) {
+    ScriptRunner.Sent sendLate(LuaScript script, List<byte[]> keys, List<byte[]> args) {
         long epoch = acquire();
         roundTrips.increment();
         long started = System.nanoTime();
@@ -586,7 +599,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             byte[] done = null;
             for (Unconfirmed u : watched) {
                 for (byte[] update : u.updates) {
-                    if (done == null && java.util.Arrays.equals(update, stored)) {
+                    if (done == null && Arrays.equals(update, stored)) {
                         done = update;
                     }
                 }
@@ -599,7 +612,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                     u.done = true;
                 }
                 byte[] write = done;
-                u.updates.removeIf(update -> update != write && java.util.Arrays.equals(update, stored));
+                u.updates.removeIf(update -> update != write && Arrays.equals(update, stored));
             }
         }
     }
@@ -615,7 +628,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         long epoch = acquire();
         long started = System.nanoTime();
         RemoteCommand<?> command = new CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand<>(
-                ref.configuration, new io.github.bucket4j.distributed.remote.commands.AddTokensCommand(tokens),
+                ref.configuration, new AddTokensCommand(tokens),
                 ref.version, TokensInheritanceStrategy.ADDITIVE);
         byte[] expected = expected(ref);
         byte[] update = null;
@@ -671,7 +684,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @return its reply
      * @throws RateLimitStoreException when the breaker is open or Redis fails
      */
-    Object call(java.util.function.Supplier<Object> call) {
+    Object call(Supplier<Object> call) {
         long epoch = acquire();
         roundTrips.increment();
         return settle(call::get, epoch, System.nanoTime());
@@ -714,7 +727,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * again (a reservation that took it below zero included), plus {@link #KEEP_AFTER_FULL_MILLIS}. Expiring a
      * full bucket loses nothing; expiring one that still owes tokens would forgive the debt.
      */
-    static long ttlMillis(io.github.bucket4j.distributed.remote.RemoteBucketState state, long nowNanos) {
+    static long ttlMillis(RemoteBucketState state, long nowNanos) {
         long full = state.calculateFullRefillingTime(nowNanos);
         long millis = full >= MAX_TTL_MILLIS * 1_000_000L ? MAX_TTL_MILLIS : (full + 999_999) / 1_000_000;
         return Math.min(MAX_TTL_MILLIS, millis + KEEP_AFTER_FULL_MILLIS);
@@ -736,8 +749,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             return;
         }
         long bound = Math.min(BACKOFF_CAP_NANOS, BACKOFF_BASE_NANOS << Math.min(attempt - 2, 16));
-        java.util.concurrent.locks.LockSupport.parkNanos(
-                Math.min(nanosLeft, java.util.concurrent.ThreadLocalRandom.current().nextLong(bound)));
+        LockSupport.parkNanos(
+                Math.min(nanosLeft, ThreadLocalRandom.current().nextLong(bound)));
     }
 
     /**
@@ -751,7 +764,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         }
         String problem;
         try {
-            io.github.bucket4j.distributed.remote.RemoteBucketState decoded = CompactState.decode(state);
+            RemoteBucketState decoded = CompactState.decode(state);
             problem = fromRedis ? StoredBucketCheck.problem(decoded, nowNanos) : null;
             if (problem == null) {
                 return new MutableBucketEntry(decoded);
@@ -772,7 +785,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      */
     void repaired(byte[] key, String what) {
         repairs.increment();
-        CORRUPT_LOG.log(System.Logger.Level.WARNING, () -> "Garbage in Redis at " + RedisKeys.printable(key) + ": "
+        CORRUPT_LOG.log(Level.WARNING, () -> "Garbage in Redis at " + RedisKeys.printable(key) + ": "
                 + what, null);
     }
 

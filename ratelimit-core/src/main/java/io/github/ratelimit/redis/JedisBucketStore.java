@@ -5,18 +5,22 @@ package io.github.ratelimit.redis;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.RateLimitStoreException;
+import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
@@ -118,7 +122,7 @@ public final class JedisBucketStore implements BucketStore {
         this.breaker = new CircuitBreaker(b.breakerFailureThreshold, b.breakerMinFailureStreak.toNanos(),
                 b.breakerOpenDuration.toNanos(), nanoTime);
         // Many threads' scripts share round trips, except on a Cluster (see AutoPipeline) or when switched off.
-        boolean cluster = jedis instanceof RedisClusterClient || jedis instanceof redis.clients.jedis.JedisCluster;
+        boolean cluster = jedis instanceof RedisClusterClient || jedis instanceof JedisCluster;
         this.pipeline = b.autoPipelining && !cluster
                 ? new AutoPipeline(jedis, AutoPipeline.LANES, AutoPipeline.MAX_BATCH, b.commandTimeout.toNanos(),
                         breaker::refusesNow) : null;
@@ -129,10 +133,27 @@ public final class JedisBucketStore implements BucketStore {
         this.late = ownsClient ? new LateClient(() -> JedisClients.connect(b, b.backgroundTimeout, LateClient.POOL_SIZE),
                 b.backgroundTimeout, true) : new LateClient(() -> jedis, b.commandTimeout, false);
         this.proxies = new CasProxyManager(jedis, scripts, late::runner, script, breaker, clock, b.maxAttempts,
-                b.retryBudget.toNanos(), b.batching);
+                b.retryBudget.toNanos(), b.batching, cluster);
         this.keys = new KeyStates(proxies, clock, b.timeMeter, prefix, b.batching, b.maximumCachedBuckets);
         this.clockThread = serverClock == null ? null : serverClock.startCalibrating(
                 () -> script.serverTimeMicros(jedis, RedisKeys.clockKey(prefix)), b.clockCalibrationInterval);
+        // The sliding windows' and calendar quotas' scripts, loaded ahead (at start-up, then with each calibration
+        // until they are): their first run is then never a NOSCRIPT answered late, which would leave a refund
+        // unconfirmed. Off the request path, so that no call waits for a load.
+        byte[] routing = RedisKeys.clockKey(prefix);
+        List<LuaScript> ahead = List.of(RedisSlidingState.COUNTER_RUN, RedisSlidingState.LOG,
+                RedisSlidingState.LOG_COMBINED, RedisCalendarState.SCRIPT);
+        proxies.preload(routing, ahead);
+        if (clockThread != null) {
+            long every = b.clockCalibrationInterval.toMillis();
+            clockThread.scheduleWithFixedDelay(() -> {
+                try {
+                    proxies.preload(routing, ahead);
+                } catch (RuntimeException e) {
+                    // Tried again next time; a script Redis lacks is loaded when it is run anyway.
+                }
+            }, every, every, TimeUnit.MILLISECONDS);
+        }
     }
 
     /** @return a builder */
@@ -230,7 +251,7 @@ public final class JedisBucketStore implements BucketStore {
      * @return the Redis key its state lives under, as bytes (UTF-8): the bucket's for a token bucket or fixed
      *         window, with {@code :log}, {@code :counter} or ({@code :calendar}, a calendar quota's) after it
      */
-    public byte[] redisKey(BucketStore.Key key, io.github.ratelimit.Algorithm algorithm) {
+    public byte[] redisKey(BucketStore.Key key, Algorithm algorithm) {
         return algorithm.isSliding() ? RedisKeys.slidingKey(prefix, key, algorithm) : RedisKeys.bucketKey(prefix, key);
     }
 

@@ -1,5 +1,6 @@
 package io.github.ratelimit.redis;
 
+import io.github.ratelimit.store.RateLimitStoreException;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
@@ -35,7 +36,7 @@ final class LateClient implements AutoCloseable {
 
     /**
      * @return the runner of calls off the request path, its client opened on first use
-     * @throws io.github.ratelimit.store.RateLimitStoreException once the store is closed
+     * @throws RateLimitStoreException once the store is closed
      */
     synchronized ScriptRunner runner() {
         if (closed) {

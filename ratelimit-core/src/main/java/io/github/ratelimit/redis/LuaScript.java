@@ -40,19 +40,28 @@ final class LuaScript {
      * @return the combined script's source
      */
     static String combined(String source) {
-        return "local function run(ARGV)\n" + source + "\nend\n" + """
+        return "local function run(ARGV)\n" + source + "\nend\n" + RUNS + """
                 local out = {}
-                local at = 2
-                for c = 1, tonumber(ARGV[1]) do
-                  local n = tonumber(ARGV[at])
-                  local args = {}
-                  for j = 1, n do args[j] = ARGV[at + j] end
-                  at = at + n + 1
-                  out[c] = run(args)
-                end
+                for c = 1, #ops do out[c] = run(ops[c]) end
                 return out
                 """;
     }
+
+    /**
+     * Lua: the runs of a call whose arguments are the number of runs, then for each run the number of its arguments
+     * and the arguments, as {@code ops}, a list of each run's arguments.
+     */
+    static final String RUNS = """
+            local ops = {}
+            local at = 2
+            for c = 1, tonumber(ARGV[1]) do
+              local len = tonumber(ARGV[at])
+              local a = {}
+              for j = 1, len do a[j] = ARGV[at + j] end
+              at = at + len + 1
+              ops[c] = a
+            end
+            """;
 
     /** @return the script's SHA-1, as hex ASCII, for EVALSHA */
     byte[] sha() {

@@ -5,14 +5,15 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.internal.bucket.Pipelining;
 import io.github.ratelimit.store.BucketStore.KeyState;
-import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.RateLimitStoreException;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * A key's calendar quotas in Redis ({@link CalendarScript}): each operation is one script, atomic across every
@@ -31,7 +32,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
     private static final byte[] ZERO = RedisSlidingState.ZERO;
     private static final byte[] EMPTY = RedisSlidingState.EMPTY;
     private static final byte[] KEEP = RedisSlidingState.KEEP;
-    private static final LuaScript SCRIPT = new LuaScript(CalendarScript.SOURCE);
+    static final LuaScript SCRIPT = new LuaScript(CalendarScript.SOURCE);
 
     private final RedisSlidingState.Context context;
     /** The store's clock: the server's time as the store tracks it, or the clock the store was given. */
@@ -50,7 +51,6 @@ final class RedisCalendarState implements KeyState, Pipelining {
         for (int i = 0; i < names.length; i++) {
             names[i] = list.get(i).window().getBytes(StandardCharsets.UTF_8);
         }
-        context.calls().preload(key, SCRIPT);
     }
 
     BucketStore.Limits limits() {
@@ -93,12 +93,12 @@ final class RedisCalendarState implements KeyState, Pipelining {
     }
 
     /** Starts an operation; its await sends it once more, at the script's time, if the bounds did not hold it. */
-    private java.util.function.Supplier<Reply> start(byte[] op, long cost, byte[] arg, byte[] minWait) {
+    private Supplier<Reply> start(byte[] op, long cost, byte[] arg, byte[] minWait) {
         return start(op, cost, arg, minWait, false);
     }
 
     /** @param late whether the call goes off the request path ({@link CasProxyManager#sendLate}) */
-    private java.util.function.Supplier<Reply> start(byte[] op, long cost, byte[] arg, byte[] minWait, boolean late) {
+    private Supplier<Reply> start(byte[] op, long cost, byte[] arg, byte[] minWait, boolean late) {
         TimeMeter given = context.clock();
         boolean explicit = given != null;
         long now = (explicit ? given : storeClock).currentTimeNanos() / 1_000;
@@ -158,7 +158,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
 
     @Override
     public Pipelining.Sent send(long cost) {
-        java.util.function.Supplier<Reply> started = start(PROBE, cost, ZERO, ZERO);
+        Supplier<Reply> started = start(PROBE, cost, ZERO, ZERO);
         return () -> probe(started.get());
     }
 

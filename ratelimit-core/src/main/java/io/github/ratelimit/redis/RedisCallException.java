@@ -6,6 +6,7 @@ import redis.clients.jedis.exceptions.JedisException;
 import java.net.ConnectException;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.Set;
 
 /**
  * A Redis call of the store that failed, with what is known of its effect, which decides whether giving back tokens or
@@ -75,7 +76,7 @@ final class RedisCallException extends RateLimitStoreException {
     }
 
     /** The methods of Jedis's that open and set up a connection, before any command of the store is written on it. */
-    private static final java.util.Set<String> CONNECTING = java.util.Set.of("initializeFromClientConfig",
+    private static final Set<String> CONNECTING = Set.of("initializeFromClientConfig",
             "makeObject", "connect");
 
     /** @return whether the call may have reached Redis (and so may have taken effect) */

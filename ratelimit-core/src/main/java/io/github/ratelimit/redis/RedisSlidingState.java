@@ -46,10 +46,10 @@ final class RedisSlidingState implements KeyState, Pipelining {
     /** The most operations of this JVM one script run performs for a key ({@link LuaScript#combined}). */
     static final int MAX_COMBINED = 64;
 
-    private static final LuaScript LOG = new LuaScript(SlidingScripts.LOG);
-    private static final LuaScript LOG_COMBINED = new LuaScript(LuaScript.combined(SlidingScripts.LOG));
+    static final LuaScript LOG = new LuaScript(SlidingScripts.LOG);
+    static final LuaScript LOG_COMBINED = new LuaScript(LuaScript.combined(SlidingScripts.LOG));
     /** The counters' script, which performs a run of operations, one alone included, parsing the hash once. */
-    private static final LuaScript COUNTER_RUN = new LuaScript(SlidingScripts.COUNTER_RUN);
+    static final LuaScript COUNTER_RUN = new LuaScript(SlidingScripts.COUNTER_RUN);
 
     /** One operation waiting in the key's queue, and once done, its reply. */
     private static final class Operation extends KeyQueue.Call {
@@ -94,7 +94,6 @@ final class RedisSlidingState implements KeyState, Pipelining {
         this.keys = List.of(key);
         this.script = limits.algorithm() == Algorithm.SLIDING_WINDOW_LOG ? LOG : COUNTER_RUN;
         this.combined = script == LOG ? LOG_COMBINED : COUNTER_RUN;
-        context.calls().preload(key, script, combined);
         List<Limit> list = limits.limits();
         this.windowArgs = new byte[list.size() * 2 + 1][];
         windowArgs[0] = ascii(list.size());

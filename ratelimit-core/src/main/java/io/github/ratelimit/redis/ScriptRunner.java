@@ -1,11 +1,13 @@
 package io.github.ratelimit.redis;
 
+import redis.clients.jedis.exceptions.JedisException;
+
 import java.util.List;
 
 /**
  * Runs a store's scripts on Redis: one call at a time on a pooled connection ({@link DirectRunner}), or many threads'
  * calls sent together ({@link AutoPipeline}). Either way a call returns the script's reply or throws the
- * {@link redis.clients.jedis.exceptions.JedisException} Redis or the connection gave, so the store's breaker and
+ * {@link JedisException} Redis or the connection gave, so the store's breaker and
  * failure policies see the same outcomes.
  */
 interface ScriptRunner {
@@ -15,7 +17,7 @@ interface ScriptRunner {
      * @param keys its keys (one, for every script of this store)
      * @param args its arguments
      * @return the script's reply
-     * @throws redis.clients.jedis.exceptions.JedisException when Redis or the connection fails
+     * @throws JedisException when Redis or the connection fails
      */
     default Object run(LuaScript script, List<byte[]> keys, List<byte[]> args) {
         return send(script, keys, args).await();
@@ -38,7 +40,7 @@ interface ScriptRunner {
 
         /**
          * @return the script's reply, once it has come
-         * @throws redis.clients.jedis.exceptions.JedisException when Redis or the connection fails
+         * @throws JedisException when Redis or the connection fails
          */
         Object await();
     }

@@ -70,15 +70,7 @@ final class SlidingScripts {
             local maxWait = tonumber(ARGV[4])
             local member = ARGV[5]
             local keep = tonumber(ARGV[6])
-            local n = tonumber(ARGV[7])
-            local W, N, P = {}, {}, {}
-            local longest = 0
-            for i = 1, n do
-              P[i] = ARGV[6 + 2 * i]
-              W[i] = tonumber(P[i])
-              N[i] = tonumber(ARGV[7 + 2 * i])
-              if W[i] > longest then longest = W[i] end
-            end
+            """ + windowsOf("ARGV") + """
             -- After the windows: the earliest a reserved call will run, in microseconds from now.
             local minWait = tonumber(ARGV[8 + 2 * n]) or 0
             local AHEAD = %d
@@ -222,18 +214,9 @@ final class SlidingScripts {
      * intervals' spread, for at most {@link RedisSlidingState#MAX_COMBINED} operations; measured in
      * {@code docs/RELIABILITY.md}.
      */
-    static final String COUNTER_RUN = """
+    static final String COUNTER_RUN = LuaScript.RUNS + """
             local key = KEYS[1]
-            local count = tonumber(ARGV[1])
-            local ops = {}
-            local at = 2
-            for c = 1, count do
-              local len = tonumber(ARGV[at])
-              local a = {}
-              for j = 1, len do a[j] = ARGV[at + j] end
-              at = at + len + 1
-              ops[c] = a
-            end
+            local count = #ops
             local TIME = nil
             local function nowOf(a)
               if a[1] ~= '' then return tonumber(a[1]) end
@@ -246,15 +229,7 @@ final class SlidingScripts {
             local A = ops[1]
             local now = nowOf(A)
             local keep = tonumber(A[6])
-            local n = tonumber(A[7])
-            local W, N, P = {}, {}, {}
-            local longest = 0
-            for i = 1, n do
-              P[i] = A[6 + 2 * i]
-              W[i] = tonumber(P[i])
-              N[i] = tonumber(A[7 + 2 * i])
-              if W[i] > longest then longest = W[i] end
-            end
+            """ + windowsOf("A") + """
             local AHEAD = %d
             local repaired = 0
             local function fmt(x) return string.format('%%d', x) end
@@ -311,6 +286,18 @@ final class SlidingScripts {
                 if m == nil or idx > m then m = idx end
               end
               return m
+            end
+            -- How long, from t, until the last interval counted in any window stops counting as the previous one.
+            local function horizonAt(t)
+              local horizon = 0
+              for i = 1, n do
+                local last = lastCounted(i)
+                if last then
+                  local u = (last + 2) * W[i] - t
+                  if u > horizon then horizon = u end
+                end
+              end
+              return horizon
             end
             local function load(i, t)
               local k = math.floor(t / W[i])
@@ -429,14 +416,7 @@ final class SlidingScripts {
                   receipt = at
                   counted = true
                 end
-                local horizon = 0
-                for i = 1, n do
-                  local last = lastCounted(i)
-                  if last then
-                    local u = (last + 2) * W[i] - now
-                    if u > horizon then horizon = u end
-                  end
-                end
+                local horizon = horizonAt(now)
                 if consumed == 1 and horizon > horizonAfter then horizonAfter = horizon end
                 if op == 'k' and fitsNow then consumed = 1 end
                 local wait = -1
@@ -460,20 +440,32 @@ final class SlidingScripts {
               if ms > redis.call('PTTL', key) then redis.call('PEXPIRE', key, fmt(ms)) end
             elseif held > 0 and redis.call('PTTL', key) == -1 then
               -- Every path that leaves the key keeps an expiry: one without is given one.
-              local horizon = 0
-              for i = 1, n do
-                local last = lastCounted(i)
-                if last then
-                  local u = (last + 2) * W[i] - now
-                  if u > horizon then horizon = u end
-                end
-              end
+              local horizon = horizonAt(now)
               redis.call('PEXPIRE', key, fmt(math.max(math.ceil(horizon / 1000), math.ceil(2 * longest / 1000)) + keep))
               -- A repair, reported by the first operation's reply: {consumed, wait, receipt, repaired, ...} or {0, repaired}.
               if #out[1] > 2 then out[1][4] = 1 else out[1][2] = 1 end
             end
             return out
             """.formatted(AHEAD_MICROS, COUNTER_HARD_FIELDS, Limit.MAX_PERMITS, Rule.MAX_COUNTER_DELAY_INTERVALS);
+
+    /**
+     * Lua: the windows of a call's arguments {@code args} (ARGV, or one operation's of a run): {@code n}, then per
+     * window {@code P} its period as sent, {@code W} the period in microseconds and {@code N} its limit, and
+     * {@code longest}, the longest period.
+     */
+    private static String windowsOf(String args) {
+        return """
+                local n = tonumber(%1$s[7])
+                local W, N, P = {}, {}, {}
+                local longest = 0
+                for i = 1, n do
+                  P[i] = %1$s[6 + 2 * i]
+                  W[i] = tonumber(P[i])
+                  N[i] = tonumber(%1$s[7 + 2 * i])
+                  if W[i] > longest then longest = W[i] end
+                end
+                """.formatted(args);
+    }
 
     private SlidingScripts() {
     }

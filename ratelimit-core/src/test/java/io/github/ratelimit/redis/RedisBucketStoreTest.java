@@ -17,6 +17,7 @@ import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServer;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -119,6 +120,46 @@ class RedisBucketStoreTest {
             assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
             assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.REJECTED);
             assertThat(store.stats().failures()).isZero();
+        }
+    }
+
+    private static final List<LuaScript> LOADED_AHEAD = List.of(RedisSlidingState.COUNTER_RUN, RedisSlidingState.LOG,
+            RedisSlidingState.LOG_COMBINED, RedisCalendarState.SCRIPT);
+
+    private static boolean loaded(Jedis jedis, List<LuaScript> scripts) {
+        String[] shas = scripts.stream().map(s -> new String(s.sha(), StandardCharsets.US_ASCII)).toArray(String[]::new);
+        return jedis.scriptExists(shas).stream().allMatch(Boolean::booleanValue);
+    }
+
+    @Test
+    void loadsTheSlidingAndCalendarScriptsAtStartUpSoThatNoCallMeetsNoscript() {
+        admin.scriptFlush();
+        assertThat(loaded(admin, LOADED_AHEAD)).isFalse();
+        try (JedisBucketStore store = store(prefix()).build();
+             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            assertThat(loaded(admin, LOADED_AHEAD)).isTrue();
+            long evals = redis.commandCalls("eval");
+            Guard counter = limiter.guard(Rule.builder("counter").limits("5/1s")
+                    .algorithm(Algorithm.SLIDING_WINDOW_COUNTER).build());
+            Guard log = limiter.guard(Rule.builder("log").limits("5/1s").algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+            assertThat(counter.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+            assertThat(log.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+            // Each first run went by EVALSHA alone: no NOSCRIPT, no EVAL with the script's text.
+            assertThat(redis.commandCalls("eval") - evals).isZero();
+        }
+    }
+
+    @Test
+    void loadsTheScriptsOnceRedisAnswersWhenItWasDownAtStartUp() {
+        try (RedisServer late = RedisServer.start()) {
+            late.kill();
+            try (JedisBucketStore store = JedisBucketStore.builder().url(late.uri().toString())
+                    .clockCalibrationInterval(Duration.ofMillis(100)).build()) {
+                late.restart();
+                try (Jedis jedis = new Jedis(late.host(), late.port())) {
+                    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> loaded(jedis, LOADED_AHEAD));
+                }
+            }
         }
     }
 

@@ -1,8 +1,10 @@
 package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlRule;
@@ -27,6 +29,7 @@ import java.util.Properties;
 import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -45,7 +48,7 @@ final class RulesFile {
     /** What the file configures. */
     record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
                     RejectionHandler rejectionHandler, boolean annotations, boolean trustContainerForwarding,
-                    io.github.ratelimit.internal.MapLimitProvider keyLimits, io.github.ratelimit.LimitProvider limitStore,
+                    MapLimitProvider keyLimits, LimitProvider limitStore,
                     List<String> planRules, String planFrom, BucketStore store) {
     }
 
@@ -70,7 +73,7 @@ final class RulesFile {
     }
 
     private static void overlay(Map<String, String> properties, List<String> names,
-                                java.util.function.Function<String, String> value) {
+                                Function<String, String> value) {
         for (String n : names) {
             if (n.startsWith("ratelimit.")) {
                 properties.put(n, value.apply(n));
@@ -153,7 +156,7 @@ final class RulesFile {
         settings.keyResolvers().forEach((name, className) -> builder.keyResolver(name,
                 instantiate("ratelimit.key-resolvers." + name, className, KeyResolver.class, classLoader, source)));
         BucketStore store = settings.createStore();
-        io.github.ratelimit.LimitProvider limitStore;
+        LimitProvider limitStore;
         try {
             limitStore = settings.createLimitStore(store);
         } catch (InvalidRateLimitConfigurationException e) {

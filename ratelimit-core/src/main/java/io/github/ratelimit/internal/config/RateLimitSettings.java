@@ -14,6 +14,7 @@ import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;
+import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 
@@ -401,7 +402,7 @@ public final class RateLimitSettings {
 
     /**
      * The per-key limits kept in Redis when {@code ratelimit.limit-store.enabled} is set: a
-     * {@link io.github.ratelimit.redis.RedisLimitProvider} on the store's client and key prefix, with the plans of
+     * {@link RedisLimitProvider} on the store's client and key prefix, with the plans of
      * {@code ratelimit.plans}, answering from {@code ratelimit.keys} for keys without an entry of their own.
      *
      * @param store the store {@link #createStore} made (the limit store shares its Redis client)

@@ -1,5 +1,7 @@
 package io.github.ratelimit.internal.config;
 
+import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.store.BucketStore;
 
 import java.time.Duration;
@@ -60,7 +62,7 @@ public record RedisSettings(String url, String sentinelMaster, List<String> sent
 
     /**
      * @return a Redis store for these settings; needs Jedis on the class path and {@link #hasServer()}
-     * @throws io.github.ratelimit.InvalidRateLimitConfigurationException when the store refuses a value
+     * @throws InvalidRateLimitConfigurationException when the store refuses a value
      */
     public BucketStore toStore() {
         return toStore(null);
@@ -69,9 +71,9 @@ public record RedisSettings(String url, String sentinelMaster, List<String> sent
     /**
      * @param clock replaces the Redis server's clock (tests that control time), or {@code null}
      * @return a Redis store for these settings, as {@link #toStore()}
-     * @throws io.github.ratelimit.InvalidRateLimitConfigurationException when the store refuses a value
+     * @throws InvalidRateLimitConfigurationException when the store refuses a value
      */
-    public BucketStore toStore(io.github.bucket4j.TimeMeter clock) {
+    public BucketStore toStore(TimeMeter clock) {
         return JedisStoreFactory.create(this, clock);
     }
 

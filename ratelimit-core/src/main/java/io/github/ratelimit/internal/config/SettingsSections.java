@@ -1,6 +1,7 @@
 package io.github.ratelimit.internal.config;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.HttpStatuses;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
@@ -272,7 +273,7 @@ final class SettingsSections {
         String trimmed = text == null ? "" : text.trim();
         if (trimmed.regionMatches(true, 0, "statuses:", 0, "statuses:".length())) {
             try {
-                b.count(io.github.ratelimit.HttpStatuses.parse(trimmed.substring("statuses:".length())));
+                b.count(HttpStatuses.parse(trimmed.substring("statuses:".length())));
             } catch (InvalidRateLimitConfigurationException e) {
                 throw v.badValue(name, text, "is no status set: " + e.constraint(), e.action());
             }

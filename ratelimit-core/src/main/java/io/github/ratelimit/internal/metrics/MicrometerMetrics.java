@@ -3,8 +3,10 @@ package io.github.ratelimit.internal.metrics;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.redis.JedisBucketStore;
+import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.BucketStore;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -16,6 +18,7 @@ import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalDouble;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -52,7 +55,7 @@ import java.util.function.ToDoubleFunction;
  */
 public final class MicrometerMetrics implements RateLimiter.Listener {
 
-    private record CounterKey(String rule, Outcome outcome, io.github.ratelimit.Decision.Basis basis) {
+    private record CounterKey(String rule, Outcome outcome, Decision.Basis basis) {
     }
 
     /** The share of a window's limit below which a permitted call counts as near the limit, by default. */
@@ -80,7 +83,7 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
      * @throws IllegalArgumentException when the share is out of range
      */
     public MicrometerMetrics(MeterRegistry registry, double nearLimitShare) {
-        this.registry = java.util.Objects.requireNonNull(registry, "registry");
+        this.registry = Objects.requireNonNull(registry, "registry");
         if (!(nearLimitShare > 0 && nearLimitShare <= 1)) {
             throw new IllegalArgumentException("The near-limit share must be above 0 and at most 1, but was "
                     + nearLimitShare);
@@ -153,10 +156,10 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
      *
      * @param provider the limiter's limit provider, or {@code null}
      */
-    public void bindLimitStore(io.github.ratelimit.LimitProvider provider) {
-        if (provider instanceof io.github.ratelimit.redis.RedisLimitProvider limits) {
+    public void bindLimitStore(LimitProvider provider) {
+        if (provider instanceof RedisLimitProvider limits) {
             io.micrometer.core.instrument.FunctionCounter.builder(REPAIRS, limits,
-                            io.github.ratelimit.redis.RedisLimitProvider::repairs)
+                            RedisLimitProvider::repairs)
                     .tag("state", "limits")
                     .description(REPAIRS_DESCRIPTION).register(registry);
         }

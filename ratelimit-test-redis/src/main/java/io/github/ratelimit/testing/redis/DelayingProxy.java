@@ -9,6 +9,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
@@ -90,7 +91,7 @@ public final class DelayingProxy implements AutoCloseable {
      * @param nanos the delay of the next chunk, in nanoseconds, at least zero; called on the proxy's threads
      */
     public void delays(LongSupplier nanos) {
-        this.delays = java.util.Objects.requireNonNull(nanos, "nanos");
+        this.delays = Objects.requireNonNull(nanos, "nanos");
     }
 
     /**

@@ -12,11 +12,15 @@ import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.testing.redis.DelayingProxy;
 
 import java.time.Duration;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
 import java.util.Locale;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * Refunds against a slow store (issue 33, item 5): a rule that counts only 404s gives back the token of every other
@@ -44,7 +48,7 @@ public final class SlowStoreSoak {
 
     public static void main(String[] args) throws Exception {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-        java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.SEVERE);
+        Logger.getLogger("").setLevel(Level.SEVERE);
         int seconds = intArg(args, "--seconds", 60);
         int threads = intArg(args, "--threads", 64);
         int clients = intArg(args, "--clients", 2000);
@@ -59,7 +63,7 @@ public final class SlowStoreSoak {
             // A fixed window of a day: nothing comes back within the run (unless it crosses midnight UTC: checked).
             Guard guard = limiter.guard(Rule.builder("not-found").key("ip").limits(CAPACITY + "/1d")
                     .algorithm(Algorithm.FIXED_WINDOW).count(HttpStatuses.parse("404")).build());
-            long day = java.time.LocalDate.now(java.time.ZoneOffset.UTC).toEpochDay();
+            long day = LocalDate.now(ZoneOffset.UTC).toEpochDay();
             AtomicLongArray kept = new AtomicLongArray(clients);
             AtomicLongArray uncertain = new AtomicLongArray(clients);
             LongAdder calls = new LongAdder();
@@ -117,7 +121,7 @@ public final class SlowStoreSoak {
                 }
                 Thread.sleep(100);
             }
-            if (java.time.LocalDate.now(java.time.ZoneOffset.UTC).toEpochDay() != day) {
+            if (LocalDate.now(ZoneOffset.UTC).toEpochDay() != day) {
                 throw new IllegalStateException("the run crossed midnight UTC, when every window was refilled: run again");
             }
             JedisBucketStore.Stats stats = store.stats();

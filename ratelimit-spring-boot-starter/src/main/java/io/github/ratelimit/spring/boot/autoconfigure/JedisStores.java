@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
+import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.internal.config.RedisSettings;
 import io.github.ratelimit.redis.JedisBucketStore;
@@ -7,6 +8,8 @@ import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.core.env.Environment;
 
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 
@@ -27,7 +30,7 @@ final class JedisStores {
      * @return the store
      */
     static JedisBucketStore fromSpringDataRedis(RedisSettings client, Environment env,
-                                                io.github.bucket4j.TimeMeter clock) {
+                                                TimeMeter clock) {
         JedisBucketStore.Builder b = JedisBucketStore.builder()
                 .keyPrefix(client.keyPrefix())
                 .commandTimeout(client.commandTimeout())
@@ -75,7 +78,7 @@ final class JedisStores {
     }
 
     private static String encode(String s) {
-        return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8);
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
     }
 
     private static List<String> nodes(List<String> nodes, String property) {
