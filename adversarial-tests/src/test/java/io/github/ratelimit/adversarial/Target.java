@@ -252,6 +252,15 @@ final class Target implements AutoCloseable {
             return this;
         }
 
+        /** A filter deciding the URL rules the way the Spring Boot starter registers them: in code, answering 429. */
+        private static RateLimitFilter.Builder filter(RateLimiter limiter, List<UrlRule> urlRules,
+                                                      Set<HeaderStyle> headers) {
+            RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter).headers(headers)
+                    .rejectionHandler(new ProblemDetailsRejectionHandler(429));
+            urlRules.forEach(r -> builder.urlRule(r.rule(), r.methods(), r.paths()));
+            return builder;
+        }
+
         Target start() throws Exception {
             ManualClock clock = new ManualClock();
             RateLimiter.Builder lb = RateLimiter.builder().timeMeter(clock).waiter(clock).clientIpResolver(clientIp);
@@ -271,11 +280,11 @@ final class Target implements AutoCloseable {
                 TomcatServer.Builder b = TomcatServer.builder();
                 before.forEach(b::filterBefore);
                 if (!beforeRules.isEmpty()) {
-                    b.filterBefore("rateLimitBeforeAuthentication", new RateLimitFilter(limiter, beforeRules, headers,
-                            new ProblemDetailsRejectionHandler(429), false));
+                    b.filterBefore("rateLimitBeforeAuthentication", filter(limiter, beforeRules, headers)
+                            .beforeAuthentication().build());
                 }
                 between.forEach(b::filterBefore);
-                b.filter(new RateLimitFilter(limiter, rules, headers, new ProblemDetailsRejectionHandler(429), false));
+                b.filter(filter(limiter, rules, headers).build());
                 // The counting servlet takes whatever the other servlets' (more specific) mappings leave.
                 b.servlet("counting", new CountingServlet(reached), "/*");
                 servlets.forEach((name, s) -> b.servlet(name, s, mappings.get(name)));

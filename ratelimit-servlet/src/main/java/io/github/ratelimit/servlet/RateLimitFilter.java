@@ -1,38 +1,33 @@
 package io.github.ratelimit.servlet;
 
-
-import io.github.ratelimit.CallTooLargeException;
-import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
-import io.github.ratelimit.Guard;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
-import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.internal.config.RateLimitSettings;
+import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.internal.config.RuleNameChecks;
 import io.github.ratelimit.internal.web.Phase;
-import io.github.ratelimit.internal.web.UrlGuards;
 import io.github.ratelimit.internal.web.UrlRule;
-import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
-import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletResponse;
 
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 
 /**
  * Rate limits requests with the core engine, as a plain Jakarta Servlet filter: no Spring needed.
@@ -82,9 +77,9 @@ import java.util.concurrent.CompletableFuture;
  * a request marked with {@link #FAILED_ATTEMPT_ATTRIBUTE}, or a handler whose own rules count failures that
  * throws. A 404, a 403 or a server error elsewhere costs them nothing.
  *
- * <p>For programmatic registration (the Spring Boot starter uses it), see {@link #RateLimitFilter(RateLimiter,
- * List, Set, RejectionHandler, boolean)}. Thread-safe after {@code init}. {@link #destroy()} closes the limiter if
- * the filter built it.
+ * <p>For registration in code (the Spring Boot starter uses it), see {@link #builder(RateLimiter)}. This class is
+ * the filter's configuration: what {@code web.xml} gives it, or the builder; the requests themselves take the same
+ * path either way. Thread-safe after {@code init}. {@link #destroy()} closes the limiter if the filter built it.
  */
 public class RateLimitFilter implements Filter {
 
@@ -100,11 +95,7 @@ public class RateLimitFilter implements Filter {
      */
     public static final String FAILED_ATTEMPT_ATTRIBUTE = RateLimitFilter.class.getName() + ".failedAttempt";
 
-    private static final java.util.concurrent.atomic.AtomicInteger INSTANCES = new java.util.concurrent.atomic.AtomicInteger();
-
     private static final String DEFAULT_CONFIG = "/WEB-INF/ratelimit.properties";
-    /** Every decision the rate-limit filters took on a request, for {@link #refund}. */
-    private static final String DECISIONS_ATTRIBUTE = RateLimitFilter.class.getName() + ".decisions";
 
     /**
      * The servlet-context attribute, followed by {@code .} and the filter's name, under which a filter configured
@@ -128,11 +119,19 @@ public class RateLimitFilter implements Filter {
      */
     public static final String ADMIN_ATTRIBUTE = RateLimitFilter.class.getName() + ".admin";
 
+    /**
+     * How long a request waits out a {@code SOFT} delay before the filter first asks {@link ClientConnections}
+     * whether its client is still there, and how often it asks after that: a quarter of a second, so a client that
+     * goes away gives its tokens back within about that long, for at most one non-blocking check per waiting request
+     * and interval (the {@code max-waiting} caps bound the waiting requests).
+     */
+    public static final Duration CONNECTION_CHECK_INTERVAL = Duration.ofMillis(250);
+
     private RateLimiter limiter;
     private boolean ownsLimiter;
     /** The application's context, once this filter joined its {@link FilterGroup}; {@code null} before. */
-    private jakarta.servlet.ServletContext context;
-    private io.github.ratelimit.LimitProvider limitStore;
+    private ServletContext context;
+    private LimitProvider limitStore;
     private List<UrlRule> urlRules;
     private Set<HeaderStyle> headerStyles;
     private RejectionHandler rejectionHandler;
@@ -140,29 +139,17 @@ public class RateLimitFilter implements Filter {
     private boolean enabled = true;
     private boolean trustContainerForwarding;
     /** Per-key limits of the rules file whose rule names to check once every rule is known, or {@code null}. */
-    private io.github.ratelimit.internal.MapLimitProvider keyLimitsToCheck;
-    private java.util.function.Consumer<List<Rule>> planRulesCheck = known -> { };
+    private MapLimitProvider keyLimitsToCheck;
+    private Consumer<List<Rule>> planRulesCheck = known -> { };
     /** Every URL rule of the rules file, whichever phase this instance decides. */
     private List<UrlRule> allUrlRules = List.of();
-    private volatile boolean warnedAboutRemoteIp;
-    /** Marks the requests this filter instance decided, so another instance (the other phase) still decides. */
-    private final String decidedAttribute = RateLimitFilter.class.getName() + ".decided." + INSTANCES.incrementAndGet();
-
-    /**
-     * How long a request waits out a {@code SOFT} delay before the filter first asks {@link ClientConnections}
-     * whether its client is still there, and how often it asks after that: a quarter of a second, so a client that
-     * goes away gives its tokens back within about that long, for at most one non-blocking check per waiting request
-     * and interval (the {@code max-waiting} caps bound the waiting requests).
-     */
-    public static final java.time.Duration CONNECTION_CHECK_INTERVAL = java.time.Duration.ofMillis(250);
 
     /** Waits out SOFT delays, ending the wait of a request whose client has gone. */
     private final SoftDelays delays = new SoftDelays(CONNECTION_CHECK_INTERVAL);
-
     /** Where the rules of a request's handler come from: the servlets' annotations, a framework's handlers. */
-    private final List<HandlerRules> handlerRules = new java.util.concurrent.CopyOnWriteArrayList<>();
-    /** The guards of the URL rules and handlers' rules, per combination. */
-    private UrlGuards<Guard> guards;
+    private final List<HandlerRules> handlerRules = new CopyOnWriteArrayList<>();
+    /** What the filter does with each request; {@code null} until configured. */
+    private RequestDecider decider;
 
     /**
      * For {@code web.xml}: configured in {@link #init(FilterConfig)} from the rules file.
@@ -170,43 +157,26 @@ public class RateLimitFilter implements Filter {
     public RateLimitFilter() {
     }
 
-    /**
-     * For programmatic registration.
-     *
-     * @param limiter the limiter; not closed by the filter
-     * @param urlRules the URL rules
-     * @param headerStyles the rate-limit headers to write
-     * @param rejectionHandler writes rejections
-     * @param scanAnnotations whether to apply the {@code @RateLimit} annotations of registered servlets
-     * @throws InvalidRateLimitConfigurationException when a rule is invalid for the limiter (an unknown key)
-     */
-    public RateLimitFilter(RateLimiter limiter, List<UrlRule> urlRules, Set<HeaderStyle> headerStyles,
-                           RejectionHandler rejectionHandler, boolean scanAnnotations) {
-        this(limiter, urlRules, headerStyles, rejectionHandler, scanAnnotations, false);
+    private RateLimitFilter(Builder builder) {
+        this.limiter = builder.limiter;
+        this.urlRules = List.copyOf(builder.urlRules);
+        this.headerStyles = builder.headerStyles;
+        this.rejectionHandler = builder.rejectionHandler;
+        this.scanAnnotations = builder.scanAnnotations;
+        this.trustContainerForwarding = builder.trustContainerForwarding;
+        this.ownsLimiter = false;
+        this.decider = newDecider();
     }
 
     /**
-     * For programmatic registration.
+     * Starts a filter configured in code rather than by {@code web.xml}, for containers configured in code (the Spring
+     * Boot starter registers its filters this way).
      *
-     * @param limiter the limiter; not closed by the filter
-     * @param urlRules the URL rules
-     * @param headerStyles the rate-limit headers to write
-     * @param rejectionHandler writes rejections
-     * @param scanAnnotations whether to apply the {@code @RateLimit} annotations of registered servlets
-     * @param trustContainerForwarding whether the {@code ip} key takes the address the request reports (rewritten
-     *        by the container's forwarding configuration) instead of the connection's
-     * @throws InvalidRateLimitConfigurationException when a rule is invalid for the limiter (an unknown key)
+     * @param limiter the limiter that decides; the filter does not close it
+     * @return a builder
      */
-    public RateLimitFilter(RateLimiter limiter, List<UrlRule> urlRules, Set<HeaderStyle> headerStyles,
-                           RejectionHandler rejectionHandler, boolean scanAnnotations, boolean trustContainerForwarding) {
-        this.limiter = Objects.requireNonNull(limiter, "limiter");
-        this.urlRules = List.copyOf(urlRules);
-        this.headerStyles = headerStyles.isEmpty() ? EnumSet.noneOf(HeaderStyle.class) : EnumSet.copyOf(headerStyles);
-        this.rejectionHandler = Objects.requireNonNull(rejectionHandler, "rejectionHandler");
-        this.scanAnnotations = scanAnnotations;
-        this.trustContainerForwarding = trustContainerForwarding;
-        this.ownsLimiter = false;
-        this.guards = new UrlGuards<>(limiter, this.urlRules, guard -> guard);
+    public static Builder builder(RateLimiter limiter) {
+        return new Builder(limiter);
     }
 
     @Override
@@ -215,11 +185,9 @@ public class RateLimitFilter implements Filter {
         try {
             if (limiter == null) {
                 configureFrom(config);
-            }
-            // Compile every rule now, so an unknown key or a name clash fails deployment rather than a request (the
-            // programmatic constructor compiled its rules already).
-            if (guards == null) {
-                guards = new UrlGuards<>(limiter, urlRules, guard -> guard);
+                // Compile every rule now, so an unknown key or a name clash fails deployment rather than a request (a
+                // filter built in code compiled its rules already).
+                decider = newDecider();
             }
             if (scanAnnotations) {
                 ServletAnnotationRules servlets = ServletAnnotationRules.scan(config.getServletContext());
@@ -239,6 +207,11 @@ public class RateLimitFilter implements Filter {
             destroy();
             throw new ServletException("RateLimitFilter '" + name + "' cannot start: " + e, e);
         }
+    }
+
+    private RequestDecider newDecider() {
+        return new RequestDecider(limiter, urlRules, headerStyles, rejectionHandler, trustContainerForwarding,
+                handlerRules, delays);
     }
 
     private void configureFrom(FilterConfig config) {
@@ -276,93 +249,12 @@ public class RateLimitFilter implements Filter {
 
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
-        if (!enabled || !(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)) {
+        RequestDecider decider = this.decider;
+        if (!enabled || decider == null) {
             chain.doFilter(req, res);
             return;
         }
-        if (request.getAttribute(decidedAttribute) instanceof Decided decided) {
-            // Decided by this filter already: the async re-dispatch after its delay, or a forward, an error page.
-            if (decided.claimChain()) {
-                proceedOrReject(request, response, chain, decided);
-            } else {
-                chain.doFilter(req, res);
-            }
-            return;
-        }
-        Matched matched = Matched.of(request, handlerRules, guards);
-        if (matched == null) {
-            chain.doFilter(req, res);
-            return;
-        }
-        Guard guard = matched.guard();
-        if (!trustContainerForwarding && !warnedAboutRemoteIp && HttpRequestContext.containerRewroteAddress(request)) {
-            warnedAboutRemoteIp = true;
-            HttpRequestContext.warnContainerRewritesAddresses();
-        }
-        CompletableFuture<Decision> future;
-        try {
-            future = guard.acquireAsync(new HttpRequestContext(matched.view(), trustContainerForwarding));
-        } catch (CallTooLargeException e) { // no window could ever hold the request: 413, nothing taken here
-            refund(request);   // nor by the other phase's filter
-            ProblemDetailsRejectionHandler.tooLarge(request, response, e);
-            return;
-        }
-        if (future.isDone()) {
-            Decided decided = record(request, response, matched, future.join());
-            decided.claimChain();
-            proceedOrReject(request, response, chain, decided);
-            return;
-        }
-        if (request.isAsyncSupported() && request.getDispatcherType() == DispatcherType.REQUEST) {
-            // The async dispatch that resumes the request may not pass this filter (web.xml maps it to REQUEST
-            // only): a rejection is answered here, and the decision settled when the request ends, whichever does.
-            Decided.AfterWait afterWait = new Decided.AfterWait(guard);
-            delays.awaitAsync(request, response, future, afterWait, decision -> {
-                Decided decided = afterWait.decided(decision, d -> record(request, response, matched, d));
-                if (decision.outcome() != Outcome.REJECTED) {
-                    return null;
-                }
-                decided.claimChain();
-                return () -> rejectionHandler.reject(request, response, decision);
-            });
-            return;
-        }
-        // No async support: this thread waits.
-        Decision decision = delays.awaitBlocking(request, response, future, guard);
-        if (decision == null) {
-            return; // the client went away while it waited: its tokens are back, and nobody reads an answer
-        }
-        Decided decided = record(request, response, matched, decision);
-        decided.claimChain();
-        proceedOrReject(request, response, chain, decided);
-    }
-
-    /** Records this filter's decision on the request (and in the combined decision attribute), and the headers. */
-    private Decided record(HttpServletRequest request, HttpServletResponse response, Matched matched,
-                           Decision decision) {
-        Decided decided = new Decided(matched.guard(), decision, matched.handlerCountsFailures());
-        request.setAttribute(decidedAttribute, decided);
-        if (decision.permitted() && !decision.verdicts().isEmpty()) {
-            Decided.Decisions all = request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decided.Decisions d ? d
-                    : new Decided.Decisions();
-            all.add(decided);
-            request.setAttribute(DECISIONS_ATTRIBUTE, all);
-        }
-        Decision shown = request.getAttribute(DECISION_ATTRIBUTE) instanceof Decision earlier
-                ? earlier.combine(decision) : decision;
-        request.setAttribute(DECISION_ATTRIBUTE, shown);
-        RateLimitHeaders.write(shown, headerStyles, response::setHeader);
-        return decided;
-    }
-
-    private void proceedOrReject(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
-                                 Decided decided) throws IOException, ServletException {
-        Decision decision = decided.decision;
-        if (decision.outcome() == Outcome.REJECTED) {
-            rejectionHandler.reject(request, response, decision);
-            return;
-        }
-        decided.proceed(request, response, chain);
+        decider.doFilter(req, res, chain);
     }
 
     /**
@@ -402,26 +294,7 @@ public class RateLimitFilter implements Filter {
      * @param request the request
      */
     public static void refund(ServletRequest request) {
-        if (request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decided.Decisions decisions) {
-            Decision shown = decisions.refund();
-            if (shown != null) {
-                request.setAttribute(DECISION_ATTRIBUTE, shown);
-            }
-        }
-    }
-
-    /**
-     * @return the limiter deciding for this filter (for diagnostics)
-     */
-    public RateLimiter limiter() {
-        return limiter;
-    }
-
-    /**
-     * @return the URL rules
-     */
-    public List<UrlRule> urlRules() {
-        return urlRules;
+        RequestDecider.refund(request);
     }
 
     @Override
@@ -440,6 +313,118 @@ public class RateLimitFilter implements Filter {
         }
         if (ownsLimiter && limiter != null) {
             limiter.close();
+        }
+    }
+
+    /**
+     * Configures a filter in code: its URL rules, headers and rejections. Not thread-safe; build once.
+     */
+    public static final class Builder {
+
+        private final RateLimiter limiter;
+        private final List<UrlRule> urlRules = new ArrayList<>();
+        private Phase phase = Phase.AFTER_AUTHENTICATION;
+        private Set<HeaderStyle> headerStyles = EnumSet.allOf(HeaderStyle.class);
+        private RejectionHandler rejectionHandler = new ProblemDetailsRejectionHandler();
+        private boolean scanAnnotations;
+        private boolean trustContainerForwarding;
+
+        private Builder(RateLimiter limiter) {
+            this.limiter = Objects.requireNonNull(limiter, "limiter");
+        }
+
+        /**
+         * Adds a URL rule: the rule decides the requests whose path matches one of the patterns, whatever their method.
+         *
+         * @param rule the rule
+         * @param paths path patterns within the application, Ant style ({@code /api/**}, {@code /users/*}), at
+         *        least one
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException naming the rule's source when a pattern is malformed or none
+         *         is given
+         */
+        public Builder urlRule(Rule rule, String... paths) {
+            return urlRule(rule, Set.of(), List.of(paths));
+        }
+
+        /**
+         * Adds a URL rule: the rule decides the requests whose path matches one of the patterns and whose method is
+         * one of the methods ({@code GET} includes {@code HEAD}).
+         *
+         * @param rule the rule
+         * @param methods HTTP methods, any case, or empty for all
+         * @param paths path patterns within the application, Ant style ({@code /api/**}, {@code /users/*}), at
+         *        least one
+         * @return this builder
+         * @throws InvalidRateLimitConfigurationException naming the rule's source when a pattern is malformed or none
+         *         is given
+         */
+        public Builder urlRule(Rule rule, Set<String> methods, List<String> paths) {
+            urlRules.add(UrlRule.of(rule, paths, methods, Phase.AFTER_AUTHENTICATION));
+            return this;
+        }
+
+        /**
+         * Says that the filter decides before authentication (registered ahead of the security filters, to limit
+         * authentication attempts): none of its rules may then be keyed by the {@code user}, whom nobody knows yet.
+         * By default the filter decides after authentication.
+         *
+         * @return this builder
+         */
+        public Builder beforeAuthentication() {
+            this.phase = Phase.BEFORE_AUTHENTICATION;
+            return this;
+        }
+
+        /**
+         * @param headerStyles the rate-limit headers to write on responses, or none; by default every style
+         * @return this builder
+         */
+        public Builder headers(Set<HeaderStyle> headerStyles) {
+            this.headerStyles = Set.copyOf(headerStyles);
+            return this;
+        }
+
+        /**
+         * @param rejectionHandler writes rejections; by default a {@link ProblemDetailsRejectionHandler} with status
+         *        429
+         * @return this builder
+         */
+        public Builder rejectionHandler(RejectionHandler rejectionHandler) {
+            this.rejectionHandler = Objects.requireNonNull(rejectionHandler, "rejectionHandler");
+            return this;
+        }
+
+        /**
+         * @param scanAnnotations whether to apply the {@code @RateLimit} annotations of the registered servlets (read
+         *        at {@code init}); by default not
+         * @return this builder
+         */
+        public Builder annotations(boolean scanAnnotations) {
+            this.scanAnnotations = scanAnnotations;
+            return this;
+        }
+
+        /**
+         * @param trustContainerForwarding whether the {@code ip} key takes the address the request reports (rewritten
+         *        by the container's forwarding configuration) instead of the connection's; by default not
+         * @return this builder
+         */
+        public Builder trustContainerForwarding(boolean trustContainerForwarding) {
+            this.trustContainerForwarding = trustContainerForwarding;
+            return this;
+        }
+
+        /**
+         * @return the filter, its rules compiled
+         * @throws InvalidRateLimitConfigurationException when a rule is invalid for the limiter (an unknown key), or
+         *         keyed by the user before authentication
+         */
+        public RateLimitFilter build() {
+            if (phase == Phase.BEFORE_AUTHENTICATION) {
+                urlRules.replaceAll(r -> UrlRule.of(r.rule(), r.paths(), r.methods(), phase));
+            }
+            return new RateLimitFilter(this);
         }
     }
 }

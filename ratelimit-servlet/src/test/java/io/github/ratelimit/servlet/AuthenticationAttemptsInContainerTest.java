@@ -6,8 +6,6 @@ import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.internal.web.Phase;
-import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.ManualClock;
@@ -27,11 +25,11 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.util.Base64;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Password guessing limited in a real Tomcat: the filter decides once before an authentication filter (rules on
@@ -111,19 +109,17 @@ class AuthenticationAttemptsInContainerTest {
 
     private void start() throws Exception {
         RateLimiter limiter = RateLimiter.builder().timeMeter(clock).waiter(clock).build();
-        UrlRule perAddress = UrlRule.of(Rule.builder("attempts-by-address").key("ip").limits("20/1h")
-                .count(Counted.FAILURES).build(), List.of("/**"), Set.of(), Phase.BEFORE_AUTHENTICATION);
-        UrlRule perUser = UrlRule.of(Rule.builder("attempts-by-user").key("basic-user").limits("5/1h")
-                .count(Counted.FAILURES).onMissingKey(MissingKeyPolicy.SKIP).build(), List.of("/**"), Set.of(),
-                Phase.BEFORE_AUTHENTICATION);
-        UrlRule calls = UrlRule.of(Rule.builder("calls-by-user").key("user").limits("1000/1h").build(),
-                List.of("/**"), Set.of());
+        Rule perAddress = Rule.builder("attempts-by-address").key("ip").limits("20/1h").count(Counted.FAILURES).build();
+        Rule perUser = Rule.builder("attempts-by-user").key("basic-user").limits("5/1h").count(Counted.FAILURES)
+                .onMissingKey(MissingKeyPolicy.SKIP).build();
+        Rule calls = Rule.builder("calls-by-user").key("user").limits("1000/1h").build();
         server = TomcatServer.builder()
-                .filterBefore("rateLimitBeforeAuthentication", new RateLimitFilter(limiter, List.of(perAddress, perUser),
-                        Set.of(HeaderStyle.X_RATELIMIT), new ProblemDetailsRejectionHandler(429), false))
+                .filterBefore("rateLimitBeforeAuthentication", RateLimitFilter.builder(limiter).beforeAuthentication()
+                        .urlRule(perAddress, "/**").urlRule(perUser, "/**").headers(Set.of(HeaderStyle.X_RATELIMIT))
+                        .build())
                 .filterBefore("authentication", new BasicAuthentication())
-                .filter(new RateLimitFilter(limiter, List.of(calls), Set.of(HeaderStyle.X_RATELIMIT),
-                        new ProblemDetailsRejectionHandler(429), true))
+                .filter(RateLimitFilter.builder(limiter).urlRule(calls, "/**").headers(Set.of(HeaderStyle.X_RATELIMIT))
+                        .annotations(true).build())
                 .servlet("me", new Me(), "/*")
                 .servlet("broken", new Broken(), "/broken")
                 .servlet("verify", new Verify(), "/verify")
@@ -199,10 +195,13 @@ class AuthenticationAttemptsInContainerTest {
 
     @Test
     void aRuleBeforeAuthenticationCannotBeKeyedByTheUser() {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> UrlRule.of(Rule.builder("r").source("ratelimit.rules[0]")
-                        .key("user|ip").limits("5/1m").build(), List.of("/**"), Set.of(), Phase.BEFORE_AUTHENTICATION))
-                .hasMessage("ratelimit.rules[0]: key 'user|ip' uses 'user', but the rule decides before "
-                        + "authentication, when no user is known. Key it by 'ip', 'basic-user' or 'form-user' (the user "
-                        + "name a login claims), 'param:<name>' or a header, or decide after authentication.");
+        Rule byUser = Rule.builder("r").source("ratelimit.rules[0]").key("user|ip").limits("5/1m").build();
+        try (RateLimiter anyLimiter = RateLimiter.builder().build()) {
+            RateLimitFilter.Builder before = RateLimitFilter.builder(anyLimiter).beforeAuthentication().urlRule(byUser, "/**");
+            assertThatThrownBy(before::build).hasMessage("ratelimit.rules[0]: key 'user|ip' uses 'user', but the rule "
+                    + "decides before authentication, when no user is known. Key it by 'ip', 'basic-user' or "
+                    + "'form-user' (the user name a login claims), 'param:<name>' or a header, or decide after "
+                    + "authentication.");
+        }
     }
 }

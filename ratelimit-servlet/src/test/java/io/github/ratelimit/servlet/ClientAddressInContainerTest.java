@@ -3,7 +3,6 @@ package io.github.ratelimit.servlet;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
@@ -53,10 +52,10 @@ class ClientAddressInContainerTest {
     private void start(Filter... before) throws Exception {
         RateLimiter limiter = RateLimiter.builder().timeMeter(clock)
                 .clientIpResolver(ClientIpResolver.builder().trustedProxies("127.0.0.1").build()).build();
-        UrlRule rule = UrlRule.of(Rule.builder("api").key("ip").limits("5/1s").build(), List.of("/**"), Set.of());
+        Rule rule = Rule.builder("api").key("ip").limits("5/1s").build();
         TomcatServer.Builder b = TomcatServer.builder()
-                .filter(new RateLimitFilter(limiter, List.of(rule), Set.of(HeaderStyle.X_RATELIMIT),
-                        new ProblemDetailsRejectionHandler(429), false))
+                .filter(RateLimitFilter.builder(limiter).urlRule(rule, "/**").headers(Set.of(HeaderStyle.X_RATELIMIT))
+                        .build())
                 .servlet("ok", new Ok(), "/*");
         for (int i = 0; i < before.length; i++) {
             b.filterBefore("wrapper" + i, before[i]);

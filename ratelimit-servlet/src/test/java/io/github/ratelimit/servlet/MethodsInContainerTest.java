@@ -4,7 +4,6 @@ import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
-import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.ManualClock;
@@ -64,10 +63,11 @@ class MethodsInContainerTest {
 
     private void start() throws Exception {
         RateLimiter limiter = RateLimiter.builder().timeMeter(clock).build();
-        UrlRule getOnly = UrlRule.of(Rule.builder("get-only").limits("5/1h").build(), List.of("/plain"), Set.of("GET"));
+        Rule getOnly = Rule.builder("get-only").limits("5/1h").build();
         server = TomcatServer.builder()
-                .filter(new RateLimitFilter(limiter, List.of(getOnly), Set.of(HeaderStyle.X_RATELIMIT),
-                        new ProblemDetailsRejectionHandler(429), true))
+                .filter(RateLimitFilter.builder(limiter).urlRule(getOnly, Set.of("GET"), List.of("/plain"))
+                        .headers(Set.of(HeaderStyle.X_RATELIMIT)).rejectionHandler(new ProblemDetailsRejectionHandler(429))
+                        .annotations(true).build())
                 .servletClass("annotated", AnnotatedGet.class.getName(), true, "/annotated")
                 .servletClass("any", AnyMethod.class.getName(), true, "/any")
                 .servletClass("plain", Plain.class.getName(), true, "/plain")

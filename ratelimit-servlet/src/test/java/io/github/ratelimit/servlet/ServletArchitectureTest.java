@@ -1,18 +1,42 @@
 package io.github.ratelimit.servlet;
 
+import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
+import io.github.ratelimit.testing.InternalTypes;
 import org.junit.jupiter.api.Test;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** The filter must run in a plain web.xml application: no Spring anywhere in this module. */
 class ServletArchitectureTest {
 
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages("io.github.ratelimit.servlet");
+
     @Test
     void usesNoSpring() {
         noClasses().should().dependOnClassesThat().resideInAnyPackage("org.springframework..", "org.aspectj..")
-                .check(new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-                        .importPackages("io.github.ratelimit.servlet"));
+                .check(MAIN);
+    }
+
+    /**
+     * What a {@code web.xml} application and the Spring Boot starter use: the filter (and its builder), the admin
+     * servlet, the rejection handlers, the request context, and the two extension points the starter plugs into.
+     */
+    @Test
+    void thePublicTypesAreTheFilterTheAdminServletAndTheirExtensionPoints() {
+        assertThat(InternalTypes.publicTypesOutsideInternal(MAIN)).containsExactly(
+                "io.github.ratelimit.servlet.ClientConnections", "io.github.ratelimit.servlet.HandlerRules",
+                "io.github.ratelimit.servlet.HttpRequestContext",
+                "io.github.ratelimit.servlet.ProblemDetailsRejectionHandler",
+                "io.github.ratelimit.servlet.RateLimitAdminServlet", "io.github.ratelimit.servlet.RateLimitFilter",
+                "io.github.ratelimit.servlet.RejectionHandler");
+    }
+
+    @Test
+    void publicSignaturesExposeNoInternalType() {
+        InternalTypes.areNamedByNoPublicSignature().check(MAIN);
     }
 }

@@ -51,8 +51,8 @@ class UnnamedRulesInContainerTest {
     private int start() throws Exception {
         RateLimiter limiter = RateLimiter.builder().timeMeter(clock).build();
         TomcatServer server = TomcatServer.builder()
-                .filter(new RateLimitFilter(limiter, List.of(), EnumSet.allOf(HeaderStyle.class),
-                        new ProblemDetailsRejectionHandler(429), true))
+                .filter(RateLimitFilter.builder(limiter).headers(EnumSet.allOf(HeaderStyle.class))
+                        .rejectionHandler(new ProblemDetailsRejectionHandler(429)).annotations(true).build())
                 .servletClass("figures", QuarterlyFiguresServlet.class.getName(), true, "/figures")
                 .start();
         servers.add(server);

@@ -4,6 +4,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.servlet.RateLimitFilter;
@@ -20,6 +21,7 @@ import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -90,15 +92,15 @@ class OneConfigurationModelTest {
     }
 
     /** What a limiter decides for a scripted series of calls: the outcome and basis of every verdict. */
-    private static List<String> script(RateLimiter limiter, List<UrlRule> rules) {
+    private static List<String> script(RateLimiter limiter, List<Rule> rules) {
         List<String> seen = new ArrayList<>();
-        for (UrlRule rule : rules) {
-            Guard guard = limiter.guard(rule.rule());
+        for (Rule rule : rules) {
+            Guard guard = limiter.guard(rule);
             for (String user : List.of("alice", "bob", "eve")) {
                 for (int i = 0; i < 4; i++) {
                     Decision d = guard.acquireAsync(RequestContext.builder().principal(user).remoteAddress("10.0.0.9")
                             .header("Forwarded", "for=203.0.113.7").parameter("username", user).build()).join();
-                    seen.add(rule.rule().name() + " " + user + " " + d.verdicts().stream()
+                    seen.add(rule.name() + " " + user + " " + d.verdicts().stream()
                             .map(v -> v.outcome() + "/" + v.basis() + "/" + v.key()).collect(Collectors.joining(",")));
                 }
             }
@@ -109,6 +111,17 @@ class OneConfigurationModelTest {
     /** A rule's every setting but where it was declared (a file, or Spring's properties). */
     private static List<String> describe(List<UrlRule> rules) {
         return rules.stream().map(r -> r + " " + r.rule()).toList();
+    }
+
+    /** The URL rules' rules in name order, as a limiter lists the rules registered on it. */
+    private static List<Rule> byName(List<UrlRule> rules) {
+        return rules.stream().map(UrlRule::rule).sorted(Comparator.comparing(Rule::name)).toList();
+    }
+
+    /** The limiter a filter configured from its rules file publishes for the application's own servlets. */
+    private static RateLimiter publishedLimiter(TomcatServer server) {
+        return (RateLimiter) server.context().getServletContext()
+                .getAttribute(RateLimitFilter.LIMITER_ATTRIBUTE + ".rateLimit");
     }
 
     private static final class Ok extends HttpServlet {
@@ -122,16 +135,23 @@ class OneConfigurationModelTest {
         RateLimitFilter filter = new RateLimitFilter(); // as web.xml declares it: configured by its init-params
         try (TomcatServer server = TomcatServer.builder().filter(filter).filterParam("config", "file:" + rulesFile)
                 .servlet("ok", new Ok(), "/*").start()) {
-            List<UrlRule> fileRules = filter.urlRules();
-            List<String> fileDecisions = script(filter.limiter(), fileRules);
+            RateLimiter fileLimiter = publishedLimiter(server);
+            List<Rule> fileRules = fileLimiter.rules();
+            List<String> fileDecisions = script(fileLimiter, fileRules);
+            // What the filter read from the file, path patterns and methods included, is what the rules file's parser
+            // gives; the filter's limiter holds the same rules.
+            List<UrlRule> parsed = RateLimitSettings.parse(PROPERTIES, null, RateLimitSettings.EntryPoint.SERVLET_FILTER)
+                    .rules();
+            assertThat(fileRules.stream().map(Rule::toString).toList())
+                    .isEqualTo(byName(parsed).stream().map(Rule::toString).toList());
 
             boot.withPropertyValues(pairs(PROPERTIES)).run(context -> {
                 assertThat(context).hasNotFailed();
                 RateLimitSettings settings = context.getBean(RateLimitSettings.class);
-                assertThat(describe(settings.rules())).isEqualTo(describe(fileRules));
+                assertThat(describe(settings.rules())).isEqualTo(describe(parsed));
                 assertThat(settings.headers()).containsExactly(io.github.ratelimit.RateLimitHeaders.HeaderStyle.X_RATELIMIT);
                 assertThat(settings.rejectStatus()).isEqualTo(503);
-                assertThat(script(context.getBean(RateLimiter.class), settings.rules())).isEqualTo(fileDecisions);
+                assertThat(script(context.getBean(RateLimiter.class), byName(settings.rules()))).isEqualTo(fileDecisions);
             });
         }
     }
@@ -153,19 +173,19 @@ class OneConfigurationModelTest {
         RateLimitFilter filter = new RateLimitFilter();
         try (TomcatServer server = TomcatServer.builder().filter(filter).filterParam("config", "file:" + rulesFile)
                 .servlet("ok", new Ok(), "/*").start()) {
-            List<Boolean> fromFile = planScript(filter.limiter(), filter.urlRules());
+            RateLimiter fileLimiter = publishedLimiter(server);
+            List<Boolean> fromFile = planScript(fileLimiter, fileLimiter.rules());
             assertThat(fromFile.stream().filter(b -> b).count()).as("plan-header-trusted=" + headerTrusted)
                     .isEqualTo(admitted);
             boot.withPropertyValues(pairs(properties)).run(context -> assertThat(planScript(
-                    context.getBean(RateLimiter.class), context.getBean(RateLimitSettings.class).rules()))
+                    context.getBean(RateLimiter.class), byName(context.getBean(RateLimitSettings.class).rules())))
                     .isEqualTo(fromFile));
         }
     }
 
     /** Twelve calls of rule 'api' by alice, from a peer that is no trusted proxy, naming plan pro. */
-    private static List<Boolean> planScript(RateLimiter limiter, List<UrlRule> rules) {
-        Guard api = limiter.guard(rules.stream().filter(r -> r.rule().name().equals("api")).findFirst().orElseThrow()
-                .rule());
+    private static List<Boolean> planScript(RateLimiter limiter, List<Rule> rules) {
+        Guard api = limiter.guard(rules.stream().filter(r -> r.name().equals("api")).findFirst().orElseThrow());
         List<Boolean> permitted = new ArrayList<>();
         for (int i = 0; i < 12; i++) {
             permitted.add(api.acquire(RequestContext.builder().principal("alice").remoteAddress("203.0.113.5")

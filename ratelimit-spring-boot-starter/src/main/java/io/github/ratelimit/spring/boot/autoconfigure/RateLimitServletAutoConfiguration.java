@@ -8,11 +8,11 @@ import io.github.ratelimit.servlet.ClientConnections;
 import io.github.ratelimit.servlet.ProblemDetailsRejectionHandler;
 import io.github.ratelimit.servlet.RateLimitFilter;
 import io.github.ratelimit.servlet.RejectionHandler;
-import io.github.ratelimit.spring.boot.method.SpelKeyResolverFactory;
-import io.github.ratelimit.spring.boot.web.servlet.AuthenticationFailureMarker;
-import io.github.ratelimit.spring.boot.web.servlet.MvcHandlerRulesFactory;
-import io.github.ratelimit.spring.boot.web.servlet.RateLimitExceptionResolver;
-import io.github.ratelimit.spring.boot.web.servlet.TomcatClientConnections;
+import io.github.ratelimit.spring.boot.internal.method.SpelKeyResolverFactory;
+import io.github.ratelimit.spring.boot.internal.web.servlet.AuthenticationFailureMarker;
+import io.github.ratelimit.spring.boot.internal.web.servlet.MvcHandlerRulesFactory;
+import io.github.ratelimit.spring.boot.internal.web.servlet.RateLimitExceptionResolver;
+import io.github.ratelimit.spring.boot.internal.web.servlet.TomcatClientConnections;
 import jakarta.servlet.DispatcherType;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -91,8 +91,13 @@ public final class RateLimitServletAutoConfiguration {
                                                                        ConfigurableListableBeanFactory beanFactory,
                                                                        ObjectProvider<ClientConnections> connections) {
         SpelKeyResolverFactory.checkedForUrlRules(rules, beanFactory);
-        RateLimitFilter filter = new RateLimitFilter(limiter, rules, settings.headers(), rejectionHandler, false,
-                settings.trustContainerForwarding());
+        RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter).headers(settings.headers())
+                .rejectionHandler(rejectionHandler).trustContainerForwarding(settings.trustContainerForwarding());
+        rules.forEach(rule -> builder.urlRule(rule.rule(), rule.methods(), rule.paths()));
+        if (rules.stream().anyMatch(rule -> rule.phase() == Phase.BEFORE_AUTHENTICATION)) {
+            builder.beforeAuthentication();
+        }
+        RateLimitFilter filter = builder.build();
         // A SOFT wait whose client goes away ends, and returns its tokens, where the server can tell (Tomcat).
         connections.ifUnique(filter::clientConnections);
         FilterRegistrationBean<RateLimitFilter> registration = new FilterRegistrationBean<>(filter);

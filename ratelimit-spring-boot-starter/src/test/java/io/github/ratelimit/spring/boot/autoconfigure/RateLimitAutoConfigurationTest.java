@@ -29,6 +29,9 @@ import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.mock.web.MockFilterChain;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -393,9 +396,21 @@ class RateLimitAutoConfigurationTest {
             FilterRegistrationBean<RateLimitFilter> registration = context.getBean("rateLimitFilter", FilterRegistrationBean.class);
             assertThat(registration.isEnabled()).isTrue();
             assertThat(registration.getOrder()).isEqualTo(-99);
-            assertThat(registration.getFilter().urlRules()).singleElement()
-                    .satisfies(r -> assertThat(r.paths()).containsExactly("/api/**"));
+            MockHttpServletResponse api = new MockHttpServletResponse();
+            registration.getFilter().doFilter(request("/api/orders"), api, new MockFilterChain());
+            assertThat(api.getHeader("X-RateLimit-Remaining")).as("a request the rule applies to").isEqualTo("4");
+            MockHttpServletResponse other = new MockHttpServletResponse();
+            registration.getFilter().doFilter(request("/other"), other, new MockFilterChain());
+            assertThat(other.getHeader("X-RateLimit-Remaining")).as("a request outside /api/**").isNull();
         });
+    }
+
+    /** A GET of a path within the application, as the container hands it to the filters. */
+    private static MockHttpServletRequest request(String path) {
+        MockHttpServletRequest request = new MockHttpServletRequest("GET", path);
+        request.setServletPath(path);
+        request.setRemoteAddr("192.0.2.1");
+        return request;
     }
 
     @Test
@@ -403,9 +418,8 @@ class RateLimitAutoConfigurationTest {
         web.withPropertyValues("ratelimit.rules[0].name=global", "ratelimit.rules[0].paths=/**",
                 "ratelimit.rules[0].limits=10000/1s", "ratelimit.rules[0].local-first-tokens=100",
                 "ratelimit.rules[0].local-first-time=50ms").run(context -> {
-            @SuppressWarnings("unchecked")
-            FilterRegistrationBean<RateLimitFilter> registration = context.getBean("rateLimitFilter", FilterRegistrationBean.class);
-            assertThat(registration.getFilter().urlRules().get(0).rule().localFirst())
+            // The filter compiled its URL rule on the limiter at start-up.
+            assertThat(context.getBean(RateLimiter.class).rules()).singleElement().extracting(Rule::localFirst)
                     .isEqualTo(new io.github.ratelimit.Rule.LocalFirst(100, java.time.Duration.ofMillis(50)));
         });
         web.withPropertyValues("ratelimit.rules[0].paths=/**", "ratelimit.rules[0].limits=10/1s",

@@ -1,0 +1,52 @@
+package io.github.ratelimit.spring.boot.internal.method;
+
+import io.github.ratelimit.Guard;
+import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import org.springframework.beans.factory.ObjectProvider;
+
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * The application's {@link RateLimiter}, looked up when first used, so the infrastructure beans that apply
+ * {@code @RateLimit} do not force the limiter and its store to be created while post-processors are registered.
+ */
+public final class LazyLimiter implements RateLimiter {
+
+    private final ObjectProvider<RateLimiter> provider;
+    private volatile RateLimiter limiter;
+
+    public LazyLimiter(ObjectProvider<RateLimiter> provider) {
+        this.provider = provider;
+    }
+
+    private RateLimiter limiter() {
+        RateLimiter l = limiter;
+        if (l == null) {
+            l = provider.getObject();
+            limiter = l;
+        }
+        return l;
+    }
+
+    @Override
+    public Guard guard(Collection<Rule> rules) {
+        return limiter().guard(rules);
+    }
+
+    @Override
+    public List<Rule> rules() {
+        return limiter().rules();
+    }
+
+    @Override
+    public void reset(String rule, String key) {
+        limiter().reset(rule, key);
+    }
+
+    @Override
+    public void close() {
+        // The limiter bean's own lifecycle closes it.
+    }
+}
