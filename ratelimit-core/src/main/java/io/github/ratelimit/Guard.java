@@ -56,8 +56,11 @@ public interface Guard {
     /**
      * Decides a call without blocking: the returned future completes at once unless the decision is
      * {@link Outcome#DELAYED}, in which case it completes when the delay has passed. Cancelling the future
-     * before then returns the reserved tokens. Dependent actions added without an executor run on the JDK's
-     * delay-scheduler thread: keep them short (e.g. an {@code AsyncContext.dispatch()}).
+     * before then returns the reserved tokens. Dependent actions added without an executor run on the thread that
+     * completes the future: the caller's, when it completes at once; else the limiter's delay thread
+     * ({@code ratelimit-delays-<n>}), or, for a call waiting for a concurrency slot, one of the limiter's few
+     * slot-poll threads ({@code ratelimit-slot-polls-<n>}): keep them short (e.g. an
+     * {@code AsyncContext.dispatch()}).
      *
      * @param context the call
      * @return the decision, completed when the call may go on (or is rejected)
