@@ -79,7 +79,7 @@ final class DefaultGuard implements Guard {
             return Decision.unlimited();
         }
         Evaluation ev = limiter.evaluate(rules, context, permits);
-        Decision decision = ev.decision;
+        Decision decision = ev.decision();
         return decision.outcome() != Outcome.DELAYED ? decision : awaitDelayed(ev, decision);
     }
 
@@ -116,7 +116,7 @@ final class DefaultGuard implements Guard {
             return CompletableFuture.completedFuture(Decision.unlimited());
         }
         Evaluation ev = limiter.evaluate(rules, context, permits);
-        Decision decision = ev.decision;
+        Decision decision = ev.decision();
         if (decision.outcome() != Outcome.DELAYED) {
             return CompletableFuture.completedFuture(decision);
         }
@@ -147,7 +147,7 @@ final class DefaultGuard implements Guard {
     /** A call waiting for slots, after any delay, without holding a thread ({@link SlotWaits#awaitAsync}). */
     private CompletableFuture<Decision> awaitSlots(Evaluation ev, SlotWaits slots) {
         CompletableFuture<Decision> result = new CompletableFuture<>();
-        long delay = ev.decision.delayNanos();
+        long delay = ev.decision().delayNanos();
         CompletableFuture<Void> timer = delay > 0 ? limiter.waiter().after(delay)
                 : CompletableFuture.completedFuture(null);
         timer.whenCompleteAsync((ignored, error) -> {

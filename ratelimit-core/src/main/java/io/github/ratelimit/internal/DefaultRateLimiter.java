@@ -114,7 +114,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         this.fallbackStore = settings.fallbackStore();
         this.listeners = settings.listeners().toArray(RateLimiter.Listener[]::new);
         this.waiting = new Semaphore(settings.maxWaiting());
-        this.decider = new RuleDecider(store, fallbackStore, waiting);
+        this.decider = new RuleDecider(store, fallbackStore);
         this.exempt = settings.exempt().isEmpty() ? null
                 : settings.clientIpResolver().clientIn(settings.exempt(), "exempt address");
         this.requestPlans = settings.planFrom() == null ? null : RequestPlans.of(settings);
@@ -243,8 +243,8 @@ public final class DefaultRateLimiter implements RateLimiter {
     Evaluation evaluate(CompiledRule[] rules, RequestContext context, long permits) {
         if (exempt != null && exempt.test(context)) {
             Evaluation ev = new Evaluation(waiting);
-            ev.decision = Verdicts.exempted(rules, permits);
-            notifyListeners(ev.decision);
+            ev.decided(Verdicts.exempted(rules, permits));
+            notifyListeners(ev.decision());
             return ev;
         }
         RuleDecider.Target[] targets = new RuleDecider.Target[rules.length];
@@ -260,11 +260,11 @@ public final class DefaultRateLimiter implements RateLimiter {
             // store nothing, whichever rule rejects it.
             early = RuleDecider.knownRejection(targets);
             if (early >= 0) {
-                ev.verdictIndex = early;
+                ev.decidingVerdict(early);
                 earlyVerdict = decider.decide(targets[early], ev);
                 if (earlyVerdict.outcome() == Outcome.REJECTED) {
-                    ev.decision = new Decision(Outcome.REJECTED, List.of(earlyVerdict), 0, earlyVerdict.waitNanos());
-                    notifyListeners(ev.decision);
+                    ev.decided(new Decision(Outcome.REJECTED, List.of(earlyVerdict), 0, earlyVerdict.waitNanos()));
+                    notifyListeners(ev.decision());
                     return ev;
                 }
             }
@@ -318,7 +318,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         long delay = 0;
         long retryAfter = 0;
         for (int i = 0; i < rules.length; i++) {
-            ev.verdictIndex = n;
+            ev.decidingVerdict(n);
             Verdict v = i == early ? earlyVerdict : decider.decide(targets[i], ev);
             verdicts[n++] = v;
             if (v.outcome().compareTo(worst) > 0) {
@@ -343,31 +343,32 @@ public final class DefaultRateLimiter implements RateLimiter {
             }
         }
         if (worst == Outcome.DELAYED) {
-            long aligned = ev.align(delay, verdicts);
-            if (aligned >= 0) {
-                delay = aligned;
+            Evaluation.Alignment aligned = ev.align(delay, verdicts);
+            if (!aligned.rejected()) {
+                delay = aligned.delayNanos();
             } else {
                 // A rule cannot count the call when it would run: rejected, everything given back.
-                retryAfter = verdicts[(int) (-1 - aligned)].waitNanos();
+                int rejecting = aligned.rejectingVerdict();
+                retryAfter = verdicts[rejecting].waitNanos();
                 ev.clearSlotWaits();
                 ev.refund();
                 ev.finish();
                 worst = Outcome.REJECTED;
                 delay = 0;
                 for (int i = 0; i < n; i++) {
-                    if (i != (int) (-1 - aligned)) {
+                    if (i != rejecting) {
                         verdicts[i] = Verdicts.refunded(verdicts[i], rules[i]);
                     }
                 }
             }
         }
-        if (worst != Outcome.DELAYED && (ev.permitHeld || ev.rulePermitCount > 0)) {
+        if (worst != Outcome.DELAYED && ev.holdsWaitingPlaces()) {
             ev.finish();
         }
-        ev.decision = new Decision(worst, Arrays.asList(Arrays.copyOf(verdicts, n)), delay, retryAfter);
+        ev.decided(new Decision(worst, Arrays.asList(Arrays.copyOf(verdicts, n)), delay, retryAfter));
         if (ev.slotWaitCount() == 0) {
             // Listeners hear of a call waiting for a slot once it has one, or gave up (SlotWaits).
-            notifyListeners(ev.decision);
+            notifyListeners(ev.decision());
         }
         return ev;
     }

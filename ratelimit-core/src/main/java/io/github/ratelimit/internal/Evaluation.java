@@ -19,10 +19,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A call that a SOFT rule delays holds, while it waits:
  * <ol>
  *   <li><b>Places among the waiting calls</b>: one of each delaying rule's own ({@code rule.waiting}, the rule's
- *       {@code maxWaiting}) and one of the limiter's ({@link #permitHeld}, the limiter's ceiling on waiting calls).
- *       A rule whose places are taken rejects with {@code WAITERS_FULL}, so one flooded rule cannot turn another's
- *       delays into rejections. {@link DefaultRateLimiter} takes them in {@code reserve}; a place taken for a
- *       reservation that then fails is given back at once.</li>
+ *       {@code maxWaiting}) and one of the limiter's ({@link #limiterPlaceHeld}, the limiter's ceiling on waiting
+ *       calls). A rule whose places are taken rejects with {@code WAITERS_FULL}, so one flooded rule cannot turn
+ *       another's delays into rejections. {@link RuleDecider} takes them ({@link #takeWaitingPlaces}) before it
+ *       reserves; a place taken for a reservation that then fails is given back at once
+ *       ({@link #giveBackWaitingPlaces}).</li>
  *   <li><b>Charges</b>: every token the call took, in every rule, with the store's receipt (a sliding window's
  *       record of when the call was counted) and the wait it was counted at. When a later rule rejects the call, or
  *       the caller gives up (cancels, is interrupted), {@link #refund()} returns them all: a rejected call costs no
@@ -57,16 +58,52 @@ final class Evaluation {
         }
     }
 
+    /** What {@link #takeWaitingPlaces} took. */
+    enum PlacesTaken {
+        /** No place was free: nothing is held, and the rule rejects the call ({@code WAITERS_FULL}). */
+        NONE,
+        /** The rule's place; the call held one of the limiter's already (another SOFT rule delays it too). */
+        RULE,
+        /** The rule's place and one of the limiter's. */
+        RULE_AND_LIMITER
+    }
+
+    /**
+     * What {@link #align} found: the delay the call waits, or the verdict of a rule that cannot count the call
+     * within its maxDelay. Made only for a call a SOFT rule delays, whose verdicts are copied anyway.
+     *
+     * @param delayNanos the delay, possibly longer than before; 0 when rejected
+     * @param rejectingVerdict the index of the rejecting rule's verdict, when {@link #rejected()}
+     */
+    record Alignment(long delayNanos, int rejectingVerdict) {
+
+        private static final int NONE = -1;
+
+        static Alignment delay(long delayNanos) {
+            return new Alignment(delayNanos, NONE);
+        }
+
+        static Alignment rejectedBy(int verdict) {
+            return new Alignment(0, verdict);
+        }
+
+        /** @return whether a rule rejects the call (its charge already given back) */
+        boolean rejected() {
+            return rejectingVerdict != NONE;
+        }
+    }
+
     /** The limiter's places among waiting calls, of which this call may hold one. */
     private final Semaphore waiting;
-    Decision decision;
+    /** The decision, once made. */
+    private Decision decision;
     /** The index of the verdict being decided, for the charges made while deciding it. */
-    int verdictIndex;
+    private int verdictIndex;
     /** Whether this call holds one of the limiter's places among waiting calls. */
-    boolean permitHeld;
+    private boolean limiterPlaceHeld;
     /** The rules whose own waiting place this call holds (it is delayed by them). */
-    private CompiledRule[] rulePermits;
-    int rulePermitCount;
+    private CompiledRule[] rulePlaces;
+    private int rulePlaceCount;
     private Charge[] charges;
     private int chargeCount;
     private final AtomicBoolean finished = new AtomicBoolean();
@@ -85,36 +122,87 @@ final class Evaluation {
         this.waiting = waiting;
     }
 
-    /** Records that this call holds a place among {@code rule}'s waiting calls. */
-    void holdRulePermit(CompiledRule rule) {
-        if (rulePermits == null) {
-            rulePermits = new CompiledRule[2];
-        } else if (rulePermitCount == rulePermits.length) {
-            rulePermits = Arrays.copyOf(rulePermits, rulePermitCount * 2);
-        }
-        rulePermits[rulePermitCount++] = rule;
+    /** @return the decision, once {@link #decided} */
+    Decision decision() {
+        return decision;
     }
 
-    /** Gives back this call's place among {@code rule}'s waiting calls. */
-    void releaseRulePermit(CompiledRule rule) {
-        for (int i = rulePermitCount - 1; i >= 0; i--) {
-            if (rulePermits[i] == rule) {
-                rulePermits[i] = rulePermits[--rulePermitCount];
-                rulePermits[rulePermitCount] = null;
+    /** Records the call's decision. */
+    void decided(Decision decision) {
+        this.decision = decision;
+    }
+
+    /** Says which verdict is being decided: the charges, places and slot waits recorded from now on are its. */
+    void decidingVerdict(int index) {
+        this.verdictIndex = index;
+    }
+
+    /**
+     * Takes a place among {@code rule}'s waiting calls and, unless the call holds one already, among the limiter's.
+     *
+     * @return what was taken; with {@link PlacesTaken#NONE} nothing is held
+     */
+    PlacesTaken takeWaitingPlaces(CompiledRule rule) {
+        if (!rule.waiting.tryAcquire()) {
+            return PlacesTaken.NONE;
+        }
+        holdRulePlace(rule);
+        if (limiterPlaceHeld) {
+            return PlacesTaken.RULE;
+        }
+        if (!waiting.tryAcquire()) {
+            releaseRulePlace(rule);
+            return PlacesTaken.NONE;
+        }
+        limiterPlaceHeld = true;
+        return PlacesTaken.RULE_AND_LIMITER;
+    }
+
+    /** Gives back what {@link #takeWaitingPlaces} took for {@code rule}: its reservation failed. */
+    void giveBackWaitingPlaces(CompiledRule rule, PlacesTaken taken) {
+        if (taken == PlacesTaken.NONE) {
+            return;
+        }
+        releaseRulePlace(rule);
+        if (taken == PlacesTaken.RULE_AND_LIMITER) {
+            limiterPlaceHeld = false;
+            waiting.release();
+        }
+    }
+
+    /** @return whether the call holds any place among waiting calls, a rule's or the limiter's */
+    boolean holdsWaitingPlaces() {
+        return limiterPlaceHeld || rulePlaceCount > 0;
+    }
+
+    private void holdRulePlace(CompiledRule rule) {
+        if (rulePlaces == null) {
+            rulePlaces = new CompiledRule[2];
+        } else if (rulePlaceCount == rulePlaces.length) {
+            rulePlaces = Arrays.copyOf(rulePlaces, rulePlaceCount * 2);
+        }
+        rulePlaces[rulePlaceCount++] = rule;
+    }
+
+    private void releaseRulePlace(CompiledRule rule) {
+        for (int i = rulePlaceCount - 1; i >= 0; i--) {
+            if (rulePlaces[i] == rule) {
+                rulePlaces[i] = rulePlaces[--rulePlaceCount];
+                rulePlaces[rulePlaceCount] = null;
                 rule.waiting.release();
                 return;
             }
         }
     }
 
-    private void releasePermits() {
-        for (int i = 0; i < rulePermitCount; i++) {
-            rulePermits[i].waiting.release();
-            rulePermits[i] = null;
+    private void releasePlaces() {
+        for (int i = 0; i < rulePlaceCount; i++) {
+            rulePlaces[i].waiting.release();
+            rulePlaces[i] = null;
         }
-        rulePermitCount = 0;
-        if (permitHeld) {
-            permitHeld = false;
+        rulePlaceCount = 0;
+        if (limiterPlaceHeld) {
+            limiterPlaceHeld = false;
             waiting.release();
         }
     }
@@ -182,10 +270,10 @@ final class Evaluation {
      * own earliest time, and the call waits for the latest. A rule whose count moves the time further moves
      * it for the others (at most three rounds; then the call keeps the counts it has).
      *
-     * @return the delay, possibly longer; or, as {@code -1 - index}, the verdict of a rule that cannot count
-     *         the call within its maxDelay (its charge is already given back)
+     * @return the delay, possibly longer; or the verdict of a rule that cannot count the call within its maxDelay
+     *         (its charge is already given back, its verdict in {@code verdicts} a rejection)
      */
-    long align(long delay, Verdict[] verdicts) {
+    Alignment align(long delay, Verdict[] verdicts) {
         for (int round = 0; round < 3; round++) {
             boolean moved = false;
             for (int i = 0; i < chargeCount; i++) {
@@ -200,7 +288,7 @@ final class Evaluation {
                     c.state.refund(c.cost, c.receipt);
                 } catch (RuntimeException e) {
                     // The store failed: the call keeps the counts it has, at their earlier times.
-                    return delay;
+                    return Alignment.delay(delay);
                 }
                 try {
                     // The rule never makes the call wait longer than its own maxDelay, but accepts the wait
@@ -210,14 +298,14 @@ final class Evaluation {
                     // Its early place is given back and the store cannot take a later one: the call goes on
                     // uncounted by this rule, as a store failure under fail-open would let it.
                     removeCharge(i);
-                    return delay;
+                    return Alignment.delay(delay);
                 }
                 Verdict v = verdicts[c.verdict];
                 if (!p.consumed()) {
                     removeCharge(i);
                     verdicts[c.verdict] = Verdicts.copy(v, Outcome.REJECTED, v.basis(), v.windows(),
                             p.waitNanos(), 0);
-                    return -1 - c.verdict;
+                    return Alignment.rejectedBy(c.verdict);
                 }
                 c.receipt = p.receipt();
                 c.wait = p.waitNanos();
@@ -232,7 +320,7 @@ final class Evaluation {
                 break;
             }
         }
-        return delay;
+        return Alignment.delay(delay);
     }
 
     private void removeCharge(int i) {
@@ -246,7 +334,7 @@ final class Evaluation {
         if (!finished.compareAndSet(false, true)) {
             return false;
         }
-        releasePermits();
+        releasePlaces();
         return true;
     }
 }

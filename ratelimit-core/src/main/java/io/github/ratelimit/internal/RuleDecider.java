@@ -16,7 +16,6 @@ import io.github.ratelimit.support.RateLimitedLog;
 
 import java.lang.System.Logger.Level;
 import java.util.List;
-import java.util.concurrent.Semaphore;
 
 /**
  * Decides one rule for one call: resolves its key, acts on the key's state in the store (or, when the store fails,
@@ -55,17 +54,14 @@ final class RuleDecider {
 
     private final BucketStore store;
     private final BucketStore fallbackStore;
-    private final Semaphore waiting;
 
     /**
      * @param store the primary store
      * @param fallbackStore local buckets for {@link StoreFailurePolicy#LOCAL_FALLBACK}
-     * @param waiting the limiter's places among waiting calls
      */
-    RuleDecider(BucketStore store, BucketStore fallbackStore, Semaphore waiting) {
+    RuleDecider(BucketStore store, BucketStore fallbackStore) {
         this.store = store;
         this.fallbackStore = fallbackStore;
-        this.waiting = waiting;
     }
 
     /**
@@ -258,7 +254,7 @@ final class RuleDecider {
      */
     private Verdict awaitSlot(Target t, Evaluation ev, List<Decision.Window> windows) {
         CompiledRule rule = t.rule;
-        if (takePlaces(rule, ev) == 0) {
+        if (ev.takeWaitingPlaces(rule) == Evaluation.PlacesTaken.NONE) {
             return Verdicts.of(rule, t.key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, SlotWaits.RETRY_NANOS, 0,
                     t.cost);
         }
@@ -402,32 +398,11 @@ final class RuleDecider {
         return reserve(rule, key, cost, state, basis, ev, probe.windows(), wait);
     }
 
-    /**
-     * Takes a place among the rule's waiting calls and, unless the call holds one already, among the limiter's.
-     *
-     * @return 0 when none was free (nothing is held), 1 when the call took the rule's only, 2 when it took both
-     */
-    private int takePlaces(CompiledRule rule, Evaluation ev) {
-        if (!rule.waiting.tryAcquire()) {
-            return 0;
-        }
-        ev.holdRulePermit(rule);
-        if (ev.permitHeld) {
-            return 1;
-        }
-        if (!waiting.tryAcquire()) {
-            ev.releaseRulePermit(rule);
-            return 0;
-        }
-        ev.permitHeld = true;
-        return 2;
-    }
-
     private Verdict reserve(CompiledRule rule, String key, long cost, KeyState state, Basis basis, Evaluation ev,
                             List<Decision.Window> windows, long wait) {
         // A place among this rule's waiting calls, and one among all the limiter's.
-        int places = takePlaces(rule, ev);
-        if (places == 0) {
+        Evaluation.PlacesTaken places = ev.takeWaitingPlaces(rule);
+        if (places == Evaluation.PlacesTaken.NONE) {
             return Verdicts.of(rule, key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, wait, 0, cost);
         }
         boolean reserved = false;
@@ -448,11 +423,7 @@ final class RuleDecider {
                     reservation.receipt(), cost);
         } finally {
             if (!reserved) {
-                ev.releaseRulePermit(rule);
-                if (places == 2) {
-                    ev.permitHeld = false;
-                    waiting.release();
-                }
+                ev.giveBackWaitingPlaces(rule, places);
             }
         }
     }

@@ -135,7 +135,7 @@ final class SlotWaits {
             ev.refund();
         }
         ev.finish();
-        limiter.notifyListeners(Verdicts.interrupted(ev.decision));
+        limiter.notifyListeners(Verdicts.interrupted(ev.decision()));
         if (error != null) {
             result.completeExceptionally(error);
         }
@@ -155,7 +155,7 @@ final class SlotWaits {
         boolean all = true;
         for (int i = 0; i < got.length; i++) {
             if (got[i] == null) {
-                ev.verdictIndex = ev.slotVerdict(i);
+                ev.decidingVerdict(ev.slotVerdict(i));
                 got[i] = limiter.decider().trySlot(ev.slotWait(i), ev, waited);
                 all &= got[i] != null;
             }
@@ -174,7 +174,7 @@ final class SlotWaits {
 
     /** Every slot is held (or a failure policy let the call go): delayed by the time it waited. */
     private Decision settle(long waited) {
-        List<Verdict> verdicts = new ArrayList<>(ev.decision.verdicts());
+        List<Verdict> verdicts = new ArrayList<>(ev.decision().verdicts());
         Outcome worst = Outcome.ALLOWED;
         for (int i = 0; i < got.length; i++) {
             verdicts.set(ev.slotVerdict(i), got[i]);
@@ -190,13 +190,13 @@ final class SlotWaits {
             Verdict rejecting = verdicts.stream().filter(v -> v.outcome() == Outcome.REJECTED).findFirst().get();
             return new Decision(Outcome.REJECTED, verdicts, 0, rejecting.waitNanos());
         }
-        return new Decision(Outcome.DELAYED, verdicts, Math.max(ev.decision.delayNanos(), waited), 0);
+        return new Decision(Outcome.DELAYED, verdicts, Math.max(ev.decision().delayNanos(), waited), 0);
     }
 
     /** The time is up: everything the call took goes back, and it is rejected. */
     private Decision giveUp() {
         ev.refund();
-        List<Verdict> verdicts = new ArrayList<>(ev.decision.verdicts());
+        List<Verdict> verdicts = new ArrayList<>(ev.decision().verdicts());
         for (int i = 0; i < verdicts.size(); i++) {
             verdicts.set(i, Verdicts.refunded(verdicts.get(i), rules[i]));
         }
