@@ -373,11 +373,16 @@ public interface RateLimiter extends AutoCloseable {
                     .maximumKeys(localFallbackMaximumKeys).build();
             boolean ownsWaiter = waiter == null;
             Waiter w = ownsWaiter ? Waiter.system() : waiter;
-            return new DefaultRateLimiter(new DefaultRateLimiter.Settings(s, fallback, timeMeter, w, ownsWaiter,
-                    Map.copyOf(keyResolvers), clientIpResolver, keyResolverFactory, limitProvider, limitProviderTtl,
-                    List.copyOf(listeners), defaultStoreFailurePolicy, localFallbackShare, maxWaiting, shadow,
-                    List.copyOf(exempt), Map.copyOf(ruleExempt), planFrom, plans, planRules, planHeaderTrusted,
-                    observer));
+            return new DefaultRateLimiter(new DefaultRateLimiter.Settings(
+                    new DefaultRateLimiter.Settings.Stores(s, fallback, defaultStoreFailurePolicy,
+                            localFallbackShare),
+                    new DefaultRateLimiter.Settings.Timing(timeMeter, w, ownsWaiter),
+                    new DefaultRateLimiter.Settings.Keys(Map.copyOf(keyResolvers), clientIpResolver,
+                            keyResolverFactory),
+                    new DefaultRateLimiter.Settings.PerKeyLimits(limitProvider, limitProviderTtl),
+                    new DefaultRateLimiter.Settings.Plans(planFrom, plans, planRules, planHeaderTrusted),
+                    new DefaultRateLimiter.Settings.Exemptions(List.copyOf(exempt), Map.copyOf(ruleExempt)),
+                    List.copyOf(listeners), observer, maxWaiting, shadow));
         }
     }
 

@@ -20,7 +20,6 @@ import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.support.RateLimitedLog;
 
 import java.lang.System.Logger.Level;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -76,27 +75,37 @@ final class CompiledRule {
      */
     private final Cache<String, Configs> planned;
 
-    CompiledRule(Rule rule, KeyResolver resolver, KeyResolver permitsResolver, Exemption exemption,
-                 RequestPlans requestPlans, StoreFailurePolicy defaultPolicy,
-                 double fallbackShare, LimitProvider provider, Duration providerTtl, TimeMeter timeMeter,
-                 boolean shadow) {
+    /**
+     * Compiles the rule's key and permits expressions and its exemptions.
+     *
+     * @param rule the rule
+     * @param settings the limiter's settings
+     * @param requestPlans the plans calls may name, when they are for this rule; else {@code null}
+     * @throws InvalidRateLimitConfigurationException when an expression, an exemption or a plan does not fit the rule
+     */
+    CompiledRule(Rule rule, DefaultRateLimiter.Settings settings, RequestPlans requestPlans) {
+        DefaultRateLimiter.Settings.Keys keys = settings.keys();
         this.rule = rule;
         this.name = rule.name();
         this.publicName = rule.publicName();
-        this.resolver = resolver;
-        this.permitsResolver = permitsResolver;
-        this.exemption = exemption;
+        this.resolver = KeyExpressions.compile(rule.key(), keys.resolvers(), keys.clientIpResolver(), keys.factory(),
+                rule.source());
+        this.permitsResolver = rule.permits() == null ? null : KeyExpressions.compileValue(rule.permits(),
+                keys.resolvers(), keys.clientIpResolver(), keys.factory(), rule.source() + ": permits");
+        List<String> exemptions = settings.exemptions().byRule().get(rule.name());
+        this.exemption = exemptions == null || exemptions.isEmpty() ? null
+                : Exemption.of(exemptions, rule, keys.clientIpResolver());
         // A limiter in shadow mode (a dry run) runs every rule as SHADOW, whatever the rule says.
-        this.mode = shadow ? Mode.SHADOW : rule.mode();
+        this.mode = settings.shadow() ? Mode.SHADOW : rule.mode();
         this.cost = rule.cost();
         this.maxDelayNanos = rule.maxDelay() == null ? 0 : rule.maxDelay().toNanos();
-        this.storeFailurePolicy = rule.onStoreFailure() == StoreFailurePolicy.DEFAULT ? defaultPolicy
-                : rule.onStoreFailure();
+        this.storeFailurePolicy = rule.onStoreFailure() == StoreFailurePolicy.DEFAULT
+                ? settings.stores().defaultFailurePolicy() : rule.onStoreFailure();
         this.missingKeyPolicy = rule.onMissingKey();
         this.localFirst = rule.localFirst();
         this.slots = rule.concurrency() > 0;
         this.waiting = new Semaphore(rule.maxWaiting());
-        this.fallbackShare = fallbackShare;
+        this.fallbackShare = settings.stores().localFallbackShare();
         this.defaults = rule.concurrency() > 0 ? concurrencyConfigs(rule.concurrency()) : configs(rule.limits());
         this.requestPlans = requestPlans;
         if (requestPlans != null) {
@@ -118,11 +127,14 @@ final class CompiledRule {
             this.planConfigs = Map.of();
             this.planned = null;
         }
+        LimitProvider provider = settings.perKeyLimits().provider();
         this.provider = provider;
         if (provider != null) {
+            TimeMeter timeMeter = settings.timing().timeMeter();
             Ticker ticker = timeMeter == TimeMeter.SYSTEM_MILLISECONDS || timeMeter == TimeMeter.SYSTEM_NANOTIME
                     ? Ticker.systemTicker() : timeMeter::currentTimeNanos;
-            this.perKey = Caffeine.newBuilder().maximumSize(MAX_PER_KEY_ENTRIES).expireAfterWrite(providerTtl)
+            this.perKey = Caffeine.newBuilder().maximumSize(MAX_PER_KEY_ENTRIES)
+                    .expireAfterWrite(settings.perKeyLimits().ttl())
                     .ticker(ticker).build();
             this.distinct = Caffeine.newBuilder().maximumSize(MAX_DISTINCT_LIMIT_SETS).build();
         } else {

@@ -6,8 +6,8 @@ import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
-import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter.Waiter;
@@ -53,40 +53,85 @@ public final class DefaultRateLimiter implements RateLimiter {
     private static final RateLimitedLog LISTENER_LOG = new RateLimitedLog(10_000_000_000L);
 
     /**
-     * Everything the builder configured.
+     * Everything {@link RateLimiter.Builder} configured: in small records of what belongs together, so that no two
+     * values of one type sit side by side in a long list.
      *
-     * @param store the primary store
-     * @param fallbackStore local buckets for {@link StoreFailurePolicy#LOCAL_FALLBACK}
-     * @param timeMeter the clock
-     * @param waiter how delays pass
-     * @param ownsWaiter whether the limiter created the waiter (and so closes it)
-     * @param keyResolvers custom resolvers by name
-     * @param clientIpResolver the resolver behind {@code ip}
-     * @param keyResolverFactory compiles key expressions of another language first, or {@code null}
-     * @param limitProvider per-key limits, or {@code null}
-     * @param limitProviderTtl how long per-key limits are cached
-     * @param listeners decision listeners
-     * @param defaultStoreFailurePolicy the policy of rules that say {@code DEFAULT}
-     * @param localFallbackShare the share of limits a fallback bucket holds
-     * @param maxWaiting the cap on waiting calls
-     * @param shadow whether every rule behaves as {@link Mode#SHADOW}
-     * @param exempt client addresses and ranges no rule limits
-     * @param ruleExempt by rule name, key values (and addresses, for rules keyed by address) the rule never limits
-     * @param planFrom where a call's plan comes from, or {@code null}
+     * @param stores where buckets live, and what a rule does when its store fails
+     * @param timing the clock and how delays pass
+     * @param keys what key expressions are compiled with
+     * @param perKeyLimits per-key limits
      * @param plans the plans a call may name
-     * @param planRules the rules plans from the call are for; empty for every rule keyed by the user
-     * @param planHeaderTrusted whether a plan header is believed from every peer, not only from a trusted proxy
+     * @param exemptions the clients and keys no rule limits
+     * @param listeners decision listeners
      * @param observer told as each decision starts and ends, or {@code null}
+     * @param maxWaiting the cap on waiting calls, all rules together
+     * @param shadow whether every rule behaves as {@link Mode#SHADOW} (a dry run)
      */
-    public record Settings(BucketStore store, LocalBucketStore fallbackStore, TimeMeter timeMeter, Waiter waiter,
-                           boolean ownsWaiter, Map<String, KeyResolver> keyResolvers, ClientIpResolver clientIpResolver,
-                           KeyResolver.Factory keyResolverFactory, LimitProvider limitProvider,
-                           Duration limitProviderTtl, List<RateLimiter.Listener> listeners,
-                           StoreFailurePolicy defaultStoreFailurePolicy, double localFallbackShare, int maxWaiting,
-                           boolean shadow, List<String> exempt, Map<String, List<String>> ruleExempt,
-                           String planFrom, Map<String, List<Limit>> plans,
-                           Set<String> planRules, boolean planHeaderTrusted,
-                           RateLimiter.Observer observer) {
+    public record Settings(Stores stores, Timing timing, Keys keys, PerKeyLimits perKeyLimits, Plans plans,
+                           Exemptions exemptions, List<RateLimiter.Listener> listeners, RateLimiter.Observer observer,
+                           int maxWaiting, boolean shadow) {
+
+        /**
+         * Where buckets live, and what a rule does when its store fails.
+         *
+         * @param store the primary store
+         * @param fallbackStore local buckets for {@link StoreFailurePolicy#LOCAL_FALLBACK}
+         * @param defaultFailurePolicy the policy of rules that say {@link StoreFailurePolicy#DEFAULT}
+         * @param localFallbackShare the share of limits a fallback bucket holds
+         */
+        public record Stores(BucketStore store, LocalBucketStore fallbackStore,
+                             StoreFailurePolicy defaultFailurePolicy, double localFallbackShare) {
+        }
+
+        /**
+         * The clock and how delays pass.
+         *
+         * @param timeMeter the clock
+         * @param waiter how delays pass
+         * @param ownsWaiter whether the limiter created the waiter (and so closes it)
+         */
+        public record Timing(TimeMeter timeMeter, Waiter waiter, boolean ownsWaiter) {
+        }
+
+        /**
+         * What key expressions are compiled with.
+         *
+         * @param resolvers custom resolvers by name
+         * @param clientIpResolver the resolver behind {@code ip}
+         * @param factory compiles key expressions of another language first, or {@code null}
+         */
+        public record Keys(Map<String, KeyResolver> resolvers, ClientIpResolver clientIpResolver,
+                           KeyResolver.Factory factory) {
+        }
+
+        /**
+         * Per-key limits.
+         *
+         * @param provider the per-key limits, or {@code null} for none
+         * @param ttl how long per-key limits are cached
+         */
+        public record PerKeyLimits(LimitProvider provider, Duration ttl) {
+        }
+
+        /**
+         * The plans a call may name.
+         *
+         * @param from where a call's plan comes from, or {@code null} when calls name none
+         * @param byName the plans' limits by plan name
+         * @param rules the rules plans from the call are for; empty for every rule keyed by the user
+         * @param headerTrusted whether a plan header is believed from every peer, not only from a trusted proxy
+         */
+        public record Plans(String from, Map<String, List<Limit>> byName, Set<String> rules, boolean headerTrusted) {
+        }
+
+        /**
+         * The clients and keys no rule limits.
+         *
+         * @param clients client addresses and ranges no rule limits
+         * @param byRule by rule name, key values (and addresses, for rules keyed by address) the rule never limits
+         */
+        public record Exemptions(List<String> clients, Map<String, List<String>> byRule) {
+        }
     }
 
     private final Settings settings;
@@ -110,16 +155,18 @@ public final class DefaultRateLimiter implements RateLimiter {
      */
     public DefaultRateLimiter(Settings settings) {
         this.settings = settings;
-        this.store = settings.store();
-        this.fallbackStore = settings.fallbackStore();
+        this.store = settings.stores().store();
+        this.fallbackStore = settings.stores().fallbackStore();
         this.listeners = settings.listeners().toArray(RateLimiter.Listener[]::new);
         this.waiting = new Semaphore(settings.maxWaiting());
         this.decider = new RuleDecider(store, fallbackStore);
-        this.exempt = settings.exempt().isEmpty() ? null
-                : settings.clientIpResolver().clientIn(settings.exempt(), "exempt address");
-        this.requestPlans = settings.planFrom() == null ? null : RequestPlans.of(settings);
-        if (settings.limitProvider() != null) {
-            settings.limitProvider().onChange(new LimitProvider.Changes() {
+        List<String> exemptClients = settings.exemptions().clients();
+        this.exempt = exemptClients.isEmpty() ? null
+                : settings.keys().clientIpResolver().clientIn(exemptClients, "exempt address");
+        this.requestPlans = settings.plans().from() == null ? null : RequestPlans.of(settings);
+        LimitProvider limitProvider = settings.perKeyLimits().provider();
+        if (limitProvider != null) {
+            limitProvider.onChange(new LimitProvider.Changes() {
                 @Override
                 public void keyChanged(String rule, String key) {
                     CompiledRule c = compiled.get(rule);
@@ -170,18 +217,8 @@ public final class DefaultRateLimiter implements RateLimiter {
         if (existing != null) {
             return checkSame(existing, rule);
         }
-        KeyResolver resolver = KeyExpressions.compile(rule.key(), settings.keyResolvers(),
-                settings.clientIpResolver(), settings.keyResolverFactory(), rule.source());
-        KeyResolver permits = rule.permits() == null ? null : KeyExpressions.compileValue(rule.permits(),
-                settings.keyResolvers(), settings.clientIpResolver(), settings.keyResolverFactory(),
-                rule.source() + ": permits");
-        List<String> exemptions = settings.ruleExempt().get(rule.name());
-        Exemption exemption = exemptions == null || exemptions.isEmpty() ? null
-                : Exemption.of(exemptions, rule, settings.clientIpResolver());
         RequestPlans plans = requestPlans != null && requestPlans.appliesTo(rule) ? requestPlans : null;
-        CompiledRule fresh = new CompiledRule(rule, resolver, permits, exemption, plans, settings.defaultStoreFailurePolicy(),
-                settings.localFallbackShare(), settings.limitProvider(), settings.limitProviderTtl(),
-                settings.timeMeter(), settings.shadow());
+        CompiledRule fresh = new CompiledRule(rule, settings, plans);
         existing = compiled.putIfAbsent(rule.name(), fresh);
         if (existing != null) {
             return checkSame(existing, rule);
@@ -221,7 +258,8 @@ public final class DefaultRateLimiter implements RateLimiter {
                 try {
                     fallbackStore.close();
                 } finally {
-                    if (settings.ownsWaiter() && settings.waiter() instanceof AutoCloseable closeable) {
+                    Settings.Timing timing = settings.timing();
+                    if (timing.ownsWaiter() && timing.waiter() instanceof AutoCloseable closeable) {
                         try {
                             closeable.close();
                         } catch (Exception e) {
@@ -433,12 +471,12 @@ public final class DefaultRateLimiter implements RateLimiter {
     }
 
     Waiter waiter() {
-        return settings.waiter();
+        return settings.timing().waiter();
     }
 
     /** @return the limiter's clock */
     TimeMeter clock() {
-        return settings.timeMeter();
+        return settings.timing().timeMeter();
     }
 
     /** @return what decides each rule */

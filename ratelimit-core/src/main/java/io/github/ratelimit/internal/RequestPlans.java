@@ -64,29 +64,30 @@ final class RequestPlans {
     private RequestPlans(String expression, KeyResolver resolver, DefaultRateLimiter.Settings settings) {
         this.expression = expression;
         this.resolver = resolver;
-        this.plans = settings.plans();
-        this.rules = settings.planRules();
-        this.clock = settings.timeMeter();
+        this.plans = settings.plans().byName();
+        this.rules = settings.plans().rules();
+        this.clock = settings.timing().timeMeter();
     }
 
     /**
-     * @param settings the limiter's settings, with a {@link DefaultRateLimiter.Settings#planFrom() plan-from}
+     * @param settings the limiter's settings, with a {@link DefaultRateLimiter.Settings.Plans#from() plan-from}
      * @return the plans chosen by the call
      * @throws InvalidRateLimitConfigurationException when the expression is unknown, or reads a header while no proxy
      *         is trusted and the header is not declared trusted
      */
     static RequestPlans of(DefaultRateLimiter.Settings settings) {
-        String expression = settings.planFrom();
-        KeyResolver.Factory factory = settings.keyResolverFactory();
+        String expression = settings.plans().from();
+        KeyResolver.Factory factory = settings.keys().factory();
         KeyResolver own = factory == null ? null : factory.create(expression, WHERE);
         if (own != null) {
             // SpEL or authority:<prefix>: whatever it reads is its author's choice.
             return new RequestPlans(expression, own, settings);
         }
-        ClientIpResolver clientIp = settings.clientIpResolver();
+        ClientIpResolver clientIp = settings.keys().clientIpResolver();
         String header = KeyExpressions.atoms(expression).stream().filter(a -> a.startsWith("header:")).findFirst()
                 .map(a -> a.substring("header:".length()).trim()).orElse(null);
-        if (header != null && !settings.planHeaderTrusted() && !clientIp.readsForwardedHeader()) {
+        boolean headerTrusted = settings.plans().headerTrusted();
+        if (header != null && !headerTrusted && !clientIp.readsForwardedHeader()) {
             throw new InvalidRateLimitConfigurationException("ratelimit.plan-from", expression, "'" + expression
                     + "' takes the plan from the request header " + header + ", which any client can send, and no "
                     + "proxy is trusted to set it (ratelimit.trusted-proxies is empty), so the header would be believed "
@@ -97,10 +98,10 @@ final class RequestPlans {
                     + "ratelimit.plan-header-trusted=true. In code: RateLimiter.Builder.clientIpResolver with "
                     + "trustedProxies, or planHeaderTrusted(true).");
         }
-        Predicate<RequestContext> believed = settings.planHeaderTrusted() ? null
+        Predicate<RequestContext> believed = headerTrusted ? null
                 : context -> clientIp.isTrustedProxy(context.remoteAddress());
-        KeyResolver resolver = KeyExpressions.compileValue(expression, settings.keyResolvers(), clientIp, null, WHERE,
-                believed);
+        KeyResolver resolver = KeyExpressions.compileValue(expression, settings.keys().resolvers(), clientIp, null,
+                WHERE, believed);
         return new RequestPlans(expression, resolver, settings);
     }
 
