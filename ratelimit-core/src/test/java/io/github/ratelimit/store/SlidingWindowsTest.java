@@ -233,4 +233,30 @@ class SlidingWindowsTest {
         assertThat(leaky.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
         assertThat(leaky.acquireAsync(RequestContext.empty()).getNow(null)).isNull();
     }
+
+    @Test
+    void aCallACounterCannotHoldWhenAnotherSoftRuleMakesItRunIsRejectedAndGivesEverythingBack() {
+        // This store holds a counter's intervals from the oldest to the newest, so it bounds their span; Redis holds
+        // only the intervals counted (a hash field each), so it holds this call and delays it.
+        RateLimiter limiter = limiter(store(1_000));
+        Rule slow = Rule.builder("slow").algorithm(Algorithm.SLIDING_WINDOW_LOG).limits("1/10s").mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(20)).build();
+        Rule fast = Rule.builder("fast").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).limits("1/100ms").mode(Mode.SOFT)
+                .maxDelay(Duration.ofMillis(200)).build();
+        Guard both = limiter.guard(slow, fast);
+        assertThat(both.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+        // The counter has room at 200 ms, but the log makes the call run at 10 s: a hundred of the counter's
+        // intervals ahead, more than a counter key holds delayed calls in. The call is rejected, and the log's place
+        // at 10 s is given back.
+        Decision rejected = both.acquireAsync(RequestContext.empty()).getNow(null);
+        assertThat(rejected).as("decided at once, not delayed").isNotNull();
+        assertThat(rejected.outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(rejected.verdicts()).filteredOn(v -> v.rule().equals("fast"))
+                .singleElement().satisfies(v -> assertThat(v.outcome()).isEqualTo(Outcome.REJECTED));
+        assertThat(rejected.retryAfterNanos()).isPositive();
+        CompletableFuture<Decision> slowAgain = limiter.guard(slow).acquireAsync(RequestContext.empty());
+        clock.advance(Duration.ofSeconds(10));
+        assertThat(slowAgain.getNow(null)).as("the log's place at 10 s is free again").isNotNull()
+                .extracting(Decision::delayNanos).isEqualTo(10_000_000_000L);
+    }
 }
