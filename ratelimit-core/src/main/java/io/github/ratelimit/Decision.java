@@ -176,6 +176,9 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
     public record Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<Window> windows,
                           long waitNanos, long receipt, String publicName, long permits) {
 
+        // Wide on purpose: users read these components by name (listeners, rejection handlers, tests), so they stay
+        // one public record. The engine builds verdicts in one place (internal Verdicts.of and Verdicts.copy).
+
         /**
          * A verdict that does not say how many permits the call asked (the rule's own cost).
          *

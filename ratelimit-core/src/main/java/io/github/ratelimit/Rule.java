@@ -42,7 +42,10 @@ public final class Rule {
     /** The default {@link #maxWaiting()} of a {@link Mode#SOFT} rule. */
     public static final int DEFAULT_MAX_WAITING = 100;
 
-    /** A rule's values, after defaults: one record, so equality covers every value. */
+    /**
+     * A rule's values, after defaults: one record, so equality covers every value. Wide on purpose, and built by
+     * position in one place only (the constructor below), from the builder's named fields.
+     */
     private record Values(String name, String publicName, String source, String key, List<Limit> limits, Mode mode,
                           Duration maxDelay, int maxWaiting, long cost, StoreFailurePolicy onStoreFailure,
                           MissingKeyPolicy onMissingKey, Algorithm algorithm, LocalFirst localFirst, Counted count,

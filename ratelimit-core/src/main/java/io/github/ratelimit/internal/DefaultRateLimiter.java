@@ -363,7 +363,7 @@ public final class DefaultRateLimiter implements RateLimiter {
                 worst = v.outcome();
             }
             // A call waiting for a slot waits after the delay, as long as it takes (SlotWaits).
-            if (v.outcome() == Outcome.DELAYED && !(rules[i].slots && v.receipt() == 0)) {
+            if (v.outcome() == Outcome.DELAYED && !Verdicts.awaitsSlot(v, rules[i])) {
                 delay = Math.max(delay, v.waitNanos());
             }
             if (v.outcome() == Outcome.REJECTED) {

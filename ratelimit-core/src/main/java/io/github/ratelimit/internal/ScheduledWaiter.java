@@ -6,6 +6,8 @@ import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -51,13 +53,13 @@ public final class ScheduledWaiter implements Waiter, AutoCloseable {
             return timer;
         }
         pending.add(timer);
-        java.util.concurrent.ScheduledFuture<?> task;
+        ScheduledFuture<?> task;
         try {
             task = s.schedule(() -> {
                 pending.remove(timer);
                 timer.complete(null);
             }, nanos, TimeUnit.NANOSECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             task = null; // closed meanwhile
         }
         if (task == null || closed) {
@@ -70,7 +72,7 @@ public final class ScheduledWaiter implements Waiter, AutoCloseable {
             }
             return timer;
         }
-        java.util.concurrent.ScheduledFuture<?> scheduled = task;
+        ScheduledFuture<?> scheduled = task;
         timer.whenComplete((ignored, error) -> {
             if (timer.isCancelled()) {
                 pending.remove(timer);

@@ -5,6 +5,7 @@ import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.internal.bucket.BucketKeyState;
 
 import java.math.BigInteger;
 import java.util.ArrayList;
@@ -27,6 +28,14 @@ final class Verdicts {
                         long receipt) {
         return new Verdict(v.rule(), v.key(), v.mode(), outcome, basis, windows, wait, receipt, v.publicName(),
                 v.permits());
+    }
+
+    /**
+     * @return whether {@code v} is a delayed verdict of a concurrency rule that found no free slot: the call waits for
+     *         one after the decision ({@link SlotWaits}); the verdict holds no receipt until it has one
+     */
+    static boolean awaitsSlot(Verdict v, CompiledRule rule) {
+        return rule.slots && v.outcome() == Outcome.DELAYED && v.receipt() == 0;
     }
 
     /** @return the permits the call of {@code v} took from {@code rule} */
@@ -82,7 +91,7 @@ final class Verdicts {
         List<Verdict> verdicts = new ArrayList<>(rules.length);
         for (CompiledRule rule : rules) {
             verdicts.add(Verdicts.of(rule, null, Outcome.ALLOWED, Basis.EXEMPT, List.of(), 0, 0,
-                    io.github.ratelimit.internal.bucket.BucketKeyState.saturatedMultiply(rule.cost, permits)));
+                    BucketKeyState.saturatedMultiply(rule.cost, permits)));
         }
         return new Decision(Outcome.ALLOWED, verdicts, 0, 0);
     }

@@ -95,6 +95,8 @@ public final class JedisBucketStore implements BucketStore {
     public record Stats(long decisions, long roundTrips, long conflicts, long failures, long shortCircuited,
                         long contended, BreakerState breaker, long latencyNanos, long pipelines, long repairs,
                         long lateRefunds, long lostRefunds, long unconfirmedRefunds, long lateAnswers) {
+        // Wide on purpose: users, the metrics and the admin views read these counters by name, so they stay one public record;
+        // only the store's proxy manager builds it, in one place.
     }
 
     private final UnifiedJedis jedis;

@@ -1,5 +1,6 @@
 package io.github.ratelimit.internal.web;
 
+import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitHeaders;
 
@@ -43,7 +44,7 @@ public final class ProblemDetails {
      * @return the problem details JSON of a 413 answer: the rule as clients see it and the most a request may count
      *         as, no {@code retryAfter} (waiting cannot help)
      */
-    public static String tooLarge(io.github.ratelimit.CallTooLargeException e, String instance) {
+    public static String tooLarge(CallTooLargeException e, String instance) {
         return body(e.describe(), TOO_LARGE, instance, -1);
     }
 
