@@ -15,6 +15,9 @@ import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
 
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocketFactory;
+
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -344,6 +347,22 @@ public final class JedisBucketStore implements BucketStore {
          */
         public Builder ssl(boolean ssl) {
             options.ssl = ssl;
+            return this;
+        }
+
+        /**
+         * TLS on every connection the store makes (a URL's, whatever its scheme, and Sentinel's and Cluster's), with
+         * sockets from this factory: for a server whose certificate the JVM's default trust store does not hold, or
+         * that asks for a client certificate. Without it, TLS ({@code rediss://}, {@link #ssl(boolean)}) uses the
+         * JVM's default factory.
+         *
+         * @param socketFactory makes the TLS sockets, e.g. {@code sslContext.getSocketFactory()}
+         * @param parameters the protocols and cipher suites to enable, or {@code null} for the factory's own
+         * @return this builder
+         */
+        public Builder ssl(SSLSocketFactory socketFactory, SSLParameters parameters) {
+            options.sslSocketFactory = Objects.requireNonNull(socketFactory, "socketFactory");
+            options.sslParameters = parameters;
             return this;
         }
 

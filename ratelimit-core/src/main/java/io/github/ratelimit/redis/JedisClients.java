@@ -70,11 +70,15 @@ final class JedisClients {
 
     private static DefaultJedisClientConfig.Builder clientConfig(JedisStoreOptions b, Duration commandTimeout,
                                                                  String user, String password, boolean ssl) {
-        return DefaultJedisClientConfig.builder()
+        DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
                 .socketTimeoutMillis((int) commandTimeout.toMillis())
                 .connectionTimeoutMillis((int) b.connectTimeout.toMillis())
                 .user(user).password(password).ssl(ssl)
                 .clientName("ratelimit");
+        if (b.sslSocketFactory != null) {
+            config.ssl(true).sslSocketFactory(b.sslSocketFactory).sslParameters(b.sslParameters);
+        }
+        return config;
     }
 
     static URI parseUrl(String url) {

@@ -5,6 +5,8 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.UnifiedJedis;
 
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocketFactory;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
@@ -24,6 +26,8 @@ final class JedisStoreOptions {
     String user;
     String password;
     boolean ssl;
+    SSLSocketFactory sslSocketFactory;
+    SSLParameters sslParameters;
     String keyPrefix = "ratelimit";
     Duration commandTimeout = Duration.ofMillis(50);
     Duration connectTimeout = Duration.ofMillis(200);

@@ -28,6 +28,7 @@ import org.springframework.boot.context.properties.source.IterableConfigurationP
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotatedTypeMetadata;
@@ -50,7 +51,7 @@ import java.util.Map;
         // The meter registry its metrics bind to, whichever export creates it.
         "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
         "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
-        // spring.data.redis.* settings the Redis store reuses.
+        // The Redis connection (spring.data.redis.*, or another DataRedisConnectionDetails) the Redis store reuses.
         "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"})
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
@@ -123,9 +124,11 @@ public final class RateLimitAutoConfiguration {
     }
 
     /**
-     * The store: Redis when {@code ratelimit.redis.*} names a server, or else {@code spring.data.redis.*} does
-     * (unless {@code ratelimit.store=local}); this JVM otherwise ({@link OnRedisStoreCondition} says which and why in
-     * the conditions report). Its clock is the {@value #TIME_METER_BEAN} bean when there is one.
+     * The store: Redis when {@code ratelimit.redis.*} names a server, or else Spring Boot's Redis connection does:
+     * {@code spring.data.redis.*}, or a {@code DataRedisConnectionDetails} bean of the application's (Testcontainers'
+     * {@code @ServiceConnection}, Docker Compose), unless {@code ratelimit.store=local}; this JVM otherwise
+     * ({@link OnRedisStoreCondition} says which and why in the conditions report). Its clock is the
+     * {@value #TIME_METER_BEAN} bean when there is one.
      */
     @Conditional(OnRedisStoreCondition.class)
     static class RedisStoreConfiguration {
@@ -134,7 +137,8 @@ public final class RateLimitAutoConfiguration {
         @ConditionalOnMissingBean
         BucketStore rateLimitBucketStore(RateLimitSettings settings, Environment environment,
                                          ConfigurableListableBeanFactory beanFactory) {
-            if (!settings.redis().hasServer() && !springDataRedisConfigured(environment)) {
+            if (!settings.redis().hasServer() && !springDataRedisConfigured(environment)
+                    && connectionDetailsBean(beanFactory) == null) {
                 throw new InvalidRateLimitConfigurationException("ratelimit.store", "redis", "'redis' needs a Redis "
                         + "server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master, "
                         + "ratelimit.redis.cluster.nodes or spring.data.redis.* is set", "Set one of them, e.g. "
@@ -142,7 +146,8 @@ public final class RateLimitAutoConfiguration {
             }
             requireJedis(beanFactory.getBeanClassLoader());
             return settings.redis().hasServer() ? settings.createStore(clock(beanFactory))
-                    : JedisStores.fromSpringDataRedis(settings.redis(), environment, clock(beanFactory));
+                    : JedisStores.fromSpringBoot(settings.redis(), environment, connectionDetails(beanFactory),
+                            clock(beanFactory));
         }
     }
 
@@ -158,18 +163,26 @@ public final class RateLimitAutoConfiguration {
     }
 
     /**
-     * Whether the store is Redis: {@code ratelimit.store=redis}, or a server named by {@code ratelimit.redis.*} or
-     * {@code spring.data.redis.*}, unless {@code ratelimit.store=local}. Reads the properties as Spring binds them,
-     * relaxed names and indexed lists included, and says which one decided.
+     * Whether the store is Redis: {@code ratelimit.store=redis}, or a server named by {@code ratelimit.redis.*},
+     * {@code spring.data.redis.*} or a {@code DataRedisConnectionDetails} bean other than the one Boot makes from
+     * those properties, unless {@code ratelimit.store=local}. Reads the properties as Spring binds them, relaxed names
+     * and indexed lists included, and says which one decided. Evaluated as beans are registered, after Spring Data
+     * Redis's auto-configuration, so it sees the connection details of the application and of Boot.
      */
-    static final class OnRedisStoreCondition extends SpringBootCondition {
+    static final class OnRedisStoreCondition extends SpringBootCondition implements ConfigurationCondition {
+
+        @Override
+        public ConfigurationPhase getConfigurationPhase() {
+            return ConfigurationPhase.REGISTER_BEAN;
+        }
 
         @Override
         public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            return redisStore(context.getEnvironment(), ConditionMessage.forCondition("Rate-limit Redis store"));
+            return redisStore(context, ConditionMessage.forCondition("Rate-limit Redis store"));
         }
 
-        static ConditionOutcome redisStore(Environment env, ConditionMessage.Builder message) {
+        static ConditionOutcome redisStore(ConditionContext context, ConditionMessage.Builder message) {
+            Environment env = context.getEnvironment();
             Binder binder = Binder.get(env);
             String store = binder.bind("ratelimit.store", String.class).map(v -> v.trim().toLowerCase(Locale.ROOT))
                     .orElse("auto");
@@ -188,21 +201,31 @@ public final class RateLimitAutoConfiguration {
             if (springDataRedisConfigured(env)) {
                 return ConditionOutcome.match(message.found("properties").items("spring.data.redis.*"));
             }
+            String details = connectionDetailsBean(context.getBeanFactory());
+            if (details != null) {
+                return ConditionOutcome.match(message.found("DataRedisConnectionDetails bean").items(details));
+            }
             if (store.equals("redis")) {
                 return ConditionOutcome.match(message.because("ratelimit.store=redis (without a server: start-up "
                         + "fails with what to set)"));
             }
-            return ConditionOutcome.noMatch(message.didNotFind("property").items("ratelimit.redis.url",
-                    "ratelimit.redis.sentinel.master", "ratelimit.redis.cluster.nodes", "spring.data.redis.*"));
+            return ConditionOutcome.noMatch(message.didNotFind("property or bean").items("ratelimit.redis.url",
+                    "ratelimit.redis.sentinel.master", "ratelimit.redis.cluster.nodes", "spring.data.redis.*",
+                    "DataRedisConnectionDetails"));
         }
     }
 
     /** The inverse of {@link OnRedisStoreCondition}, with the same reason: exactly one store configuration applies. */
-    static final class OnLocalStoreCondition extends SpringBootCondition {
+    static final class OnLocalStoreCondition extends SpringBootCondition implements ConfigurationCondition {
+
+        @Override
+        public ConfigurationPhase getConfigurationPhase() {
+            return ConfigurationPhase.REGISTER_BEAN;
+        }
 
         @Override
         public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            ConditionOutcome redis = OnRedisStoreCondition.redisStore(context.getEnvironment(),
+            ConditionOutcome redis = OnRedisStoreCondition.redisStore(context,
                     ConditionMessage.forCondition("Rate-limit local store"));
             return new ConditionOutcome(!redis.isMatch(), redis.getConditionMessage());
         }
@@ -215,6 +238,50 @@ public final class RateLimitAutoConfiguration {
                 || env.containsProperty("spring.data.redis.sentinel.master")
                 || env.containsProperty("spring.data.redis.cluster.nodes")
                 || env.containsProperty("spring.data.redis.cluster.nodes[0]");
+    }
+
+    /** Spring Boot's description of its Redis connection, in {@code spring-boot-data-redis}. */
+    private static final String CONNECTION_DETAILS =
+            "org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails";
+
+    /** The connection details Boot makes from {@code spring.data.redis.*}, which name a server only with them. */
+    static final String PROPERTIES_CONNECTION_DETAILS =
+            "org.springframework.boot.data.redis.autoconfigure.PropertiesDataRedisConnectionDetails";
+
+    /**
+     * @param beanFactory the context's bean factory, or {@code null}
+     * @return the name of a {@code DataRedisConnectionDetails} bean Boot did not make from {@code spring.data.redis.*}
+     *         (the application's own, Testcontainers' {@code @ServiceConnection}'s, Docker Compose's), or {@code null};
+     *         no bean is made to find it
+     */
+    private static String connectionDetailsBean(ConfigurableListableBeanFactory beanFactory) {
+        Class<?> type = connectionDetailsType(beanFactory);
+        if (type == null) {
+            return null;
+        }
+        for (String name : beanFactory.getBeanNamesForType(type, true, false)) {
+            Class<?> actual = beanFactory.getType(name, false);
+            if (actual == null || !actual.getName().equals(PROPERTIES_CONNECTION_DETAILS)) {
+                return name;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * @param beanFactory the context's bean factory
+     * @return the {@code DataRedisConnectionDetails} bean, Boot's own included, or {@code null} when there is none or
+     *         {@code spring-boot-data-redis} is not on the class path
+     */
+    private static Object connectionDetails(ConfigurableListableBeanFactory beanFactory) {
+        Class<?> type = connectionDetailsType(beanFactory);
+        return type == null ? null : beanFactory.getBeanProvider(type).getIfAvailable();
+    }
+
+    private static Class<?> connectionDetailsType(ConfigurableListableBeanFactory beanFactory) {
+        ClassLoader loader = beanFactory == null ? null : beanFactory.getBeanClassLoader();
+        return beanFactory == null || !ClassUtils.isPresent(CONNECTION_DETAILS, loader) ? null
+                : ClassUtils.resolveClassName(CONNECTION_DETAILS, loader);
     }
 
     /**
