@@ -26,7 +26,7 @@ import java.util.Locale;
  * application that already talks to Redis needs no second set of connection properties: from the
  * {@code DataRedisConnectionDetails} bean when the context has one ({@link ConnectionDetailsTarget}), else from the
  * {@code spring.data.redis.*} properties (host, port, url, database, username, password, ssl.enabled, sentinel,
- * cluster). Loaded only when Jedis is present.
+ * cluster; an SSL bundle, which only the details carry, stops start-up). Loaded only when Jedis is present.
  */
 final class JedisStores {
 
@@ -62,6 +62,14 @@ final class JedisStores {
     }
 
     private static void fromSpringDataRedis(JedisBucketStore.Builder b, Environment env) {
+        String bundle = env.getProperty("spring.data.redis.ssl.bundle");
+        if (bundle != null && !bundle.isBlank()) {
+            // Without it, TLS would trust only the JVM's default certificates: refused at start-up, not at each call.
+            throw new InvalidRateLimitConfigurationException("spring.data.redis.ssl.bundle", bundle, "SSL bundle '" + bundle
+                    + "' reaches the rate-limit store only through Spring Boot's Redis connection details, which "
+                    + "spring-boot-data-redis (Spring Data Redis's auto-configuration) provides", "Add "
+                    + "org.springframework.boot:spring-boot-data-redis, or name the server in ratelimit.redis.url.");
+        }
         Binder binder = Binder.get(env);
         String user = env.getProperty("spring.data.redis.username");
         String password = env.getProperty("spring.data.redis.password");
@@ -77,7 +85,8 @@ final class JedisStores {
             b.cluster(cluster);
             replicated(b, user, password, ssl, env);
         } else if (url != null) {
-            b.url(url);
+            // ssl.enabled makes TLS of a redis:// URL too, as Boot's own clients do.
+            b.url(ssl ? url.trim().replaceFirst("(?i)^redis://", "rediss://") : url);
         } else {
             standalone(b, env.getProperty("spring.data.redis.host", "localhost"),
                     env.getProperty("spring.data.redis.port", Integer.class, 6379),

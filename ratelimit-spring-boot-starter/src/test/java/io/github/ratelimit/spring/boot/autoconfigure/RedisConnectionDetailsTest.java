@@ -54,6 +54,11 @@ class RedisConnectionDetailsTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(StarterAutoConfigurations.of(DataRedisAutoConfiguration.class));
 
+    /** An application without spring-boot-data-redis: no connection details, only the properties. */
+    private final ApplicationContextRunner withoutBootDataRedis = new ApplicationContextRunner()
+            .withConfiguration(StarterAutoConfigurations.of())
+            .withClassLoader(new FilteredClassLoader("org.springframework.boot.data.redis"));
+
     @BeforeAll
     static void startServers() {
         plain = RedisServer.start();
@@ -204,8 +209,8 @@ class RedisConnectionDetailsTest {
     void readsSpringDataRedisPropertiesThroughBootsConnectionDetails() {
         try (Jedis redis = jedis(plain, 5)) {
             redis.flushDB();
-            runner.withPropertyValues("spring.data.redis.host=" + plain.host(), "spring.data.redis.port=" + plain.port(),
-                    "spring.data.redis.database=5").run(context -> {
+            runner.withPropertyValues("spring.data.redis.host=" + plain.host(),
+                    "spring.data.redis.port=" + plain.port(), "spring.data.redis.database=5").run(context -> {
                         assertThat(acquire(context.getBean(RateLimiter.class), "boot-props").permitted()).isTrue();
                         assertThat(redis.keys("ratelimit:*")).anyMatch(key -> key.contains("boot-props"));
                     });
@@ -216,13 +221,38 @@ class RedisConnectionDetailsTest {
     void readsSpringDataRedisPropertiesWithoutSpringBootDataRedis() {
         try (Jedis redis = jedis(plain, 6)) {
             redis.flushDB();
-            new ApplicationContextRunner().withConfiguration(StarterAutoConfigurations.of())
-                    .withClassLoader(new FilteredClassLoader("org.springframework.boot.data.redis"))
-                    .withPropertyValues("spring.data.redis.url=" + plain.uri() + "/6").run(context -> {
-                        assertThat(acquire(context.getBean(RateLimiter.class), "no-boot-redis").permitted()).isTrue();
-                        assertThat(redis.keys("ratelimit:*")).anyMatch(key -> key.contains("no-boot-redis"));
-                    });
+            withoutBootDataRedis.withPropertyValues("spring.data.redis.url=" + plain.uri() + "/6").run(context -> {
+                assertThat(acquire(context.getBean(RateLimiter.class), "no-boot-redis").permitted()).isTrue();
+                assertThat(redis.keys("ratelimit:*")).anyMatch(key -> key.contains("no-boot-redis"));
+            });
         }
+    }
+
+    /** spring.data.redis.ssl.enabled with a redis:// URL: TLS, which a plain server cannot answer, never plain text. */
+    @Test
+    void neverFallsBackToPlainTextWhenSslIsEnabled() {
+        try (Jedis redis = jedis(plain, 8)) {
+            redis.flushDB();
+            for (ApplicationContextRunner app : List.of(runner, withoutBootDataRedis)) {
+                app.withPropertyValues("spring.data.redis.url=" + plain.uri() + "/8",
+                        "spring.data.redis.ssl.enabled=true", "ratelimit.redis.connect-timeout=100ms")
+                        .run(context -> assertThat(acquire(context.getBean(RateLimiter.class), "plain").binding()
+                                .basis()).isNotEqualTo(Decision.Basis.BUCKET));
+            }
+            assertThat(redis.keys("ratelimit:*")).isEmpty();
+        }
+    }
+
+    @Test
+    void refusesAnSslBundleItCannotReadWithoutSpringBootDataRedis() {
+        withoutBootDataRedis.withPropertyValues("spring.data.redis.host=" + withTls.host(),
+                        "spring.data.redis.port=" + tlsPort, "spring.data.redis.ssl.enabled=true",
+                        "spring.data.redis.ssl.bundle=redis")
+                .run(context -> assertThat(configError(context)).hasMessage("spring.data.redis.ssl.bundle: SSL "
+                        + "bundle 'redis' reaches the rate-limit store only through Spring Boot's Redis connection "
+                        + "details, which spring-boot-data-redis (Spring Data Redis's auto-configuration) provides. "
+                        + "Add org.springframework.boot:spring-boot-data-redis, or name the server in "
+                        + "ratelimit.redis.url."));
     }
 
     @Test
@@ -299,7 +329,8 @@ class RedisConnectionDetailsTest {
                     .withPropertyValues("spring.data.redis.host=" + withTls.host(), "spring.data.redis.port=" + tlsPort,
                             "spring.data.redis.database=7", "spring.data.redis.ssl.enabled=true");
             tls.withPropertyValues("spring.data.redis.ssl.bundle=redis",
-                    "spring.ssl.bundle.pem.redis.truststore.certificate=classpath:redis-tls/server.crt").run(context -> {
+                    "spring.ssl.bundle.pem.redis.truststore.certificate=classpath:redis-tls/server.crt")
+                    .run(context -> {
                         assertThat(acquire(context.getBean(RateLimiter.class), "tls").binding().basis())
                                 .isEqualTo(Decision.Basis.BUCKET);
                         assertThat(redis.keys("ratelimit:*")).anyMatch(key -> key.contains("tls"));
