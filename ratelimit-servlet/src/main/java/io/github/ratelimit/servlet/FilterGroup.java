@@ -2,7 +2,7 @@ package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.internal.admin.RejectedKeys;
+import io.github.ratelimit.internal.admin.RejectedKeySummary;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.redis.RedisLimitProvider;
@@ -96,7 +96,7 @@ final class FilterGroup {
      * @param config a filter's configuration
      * @return the application's most-rejected keys, which the filter's limiter reports to
      */
-    static RejectedKeys rejectedKeys(FilterConfig config) {
+    static RejectedKeySummary rejectedKeys(FilterConfig config) {
         return rejectedKeys(config.getServletContext());
     }
 
@@ -104,12 +104,12 @@ final class FilterGroup {
      * @param context the application's context
      * @return the application's most-rejected keys, made on first use
      */
-    static RejectedKeys rejectedKeys(ServletContext context) {
+    static RejectedKeySummary rejectedKeys(ServletContext context) {
         synchronized (FilterGroup.class) {
-            if (context.getAttribute(REJECTED_KEYS_ATTRIBUTE) instanceof RejectedKeys rejected) {
+            if (context.getAttribute(REJECTED_KEYS_ATTRIBUTE) instanceof RejectedKeySummary rejected) {
                 return rejected;
             }
-            RejectedKeys rejected = new RejectedKeys(REJECTED_KEYS_CAPACITY);
+            RejectedKeySummary rejected = new RejectedKeySummary(REJECTED_KEYS_CAPACITY);
             context.setAttribute(REJECTED_KEYS_ATTRIBUTE, rejected);
             return rejected;
         }

@@ -3,7 +3,7 @@ package io.github.ratelimit.servlet;
 import io.github.ratelimit.internal.admin.AdminInput;
 import io.github.ratelimit.internal.admin.AdminViews;
 import io.github.ratelimit.internal.admin.KeyOperations;
-import io.github.ratelimit.internal.admin.RejectedKeys;
+import io.github.ratelimit.internal.admin.RejectedKeySummary;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.support.LogText;
@@ -209,7 +209,7 @@ public class RateLimitAdminServlet extends HttpServlet {
 
     private List<Map<String, Object>> rejected(int count) {
         List<Map<String, Object>> entries = new ArrayList<>();
-        for (RejectedKeys.Entry e : FilterGroup.rejectedKeys(getServletContext()).top(count)) {
+        for (RejectedKeySummary.Entry e : FilterGroup.rejectedKeys(getServletContext()).top(count)) {
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("rule", e.rule());
             entry.put("key", e.key());

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.boot;
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.domain.JavaModifier;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitProperties;
@@ -11,15 +12,16 @@ import io.github.ratelimit.testing.InternalTypes;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The starter's packages by technology, as their {@code package-info.java} say: the technologies never meet but
- * through the {@code method} package's SPI, only the auto-configuration wires them, and no package grows past 15
- * files.
+ * through the {@code method} package's SPI, and only the auto-configuration wires them.
  */
 class StarterArchitectureTest {
 
@@ -95,15 +97,30 @@ class StarterArchitectureTest {
     }
 
     @Test
-    void everyClassIsInAPackageOfATechnologyAndNoPackageHoldsMoreThan15Files() {
-        Map<String, Integer> files = new TreeMap<>();
+    void everyClassIsInAPackageOfATechnology() {
+        Set<String> packages = new TreeSet<>();
         for (JavaClass c : MAIN) {
-            if (c.isTopLevelClass()) {
-                files.merge(c.getPackageName(), 1, Integer::sum);
+            packages.add(c.getPackageName());
+        }
+        assertThat(packages).containsOnly(ROOT + ".autoconfigure", ROOT + ".autoconfigure.diagnostics",
+                ROOT + ".internal.method", ROOT + ".internal.web.servlet", ROOT + ".internal.web.reactive", ROOT + ".actuate");
+    }
+
+    /** One word for one thing: no two public top-level types of the published modules share a simple name. */
+    @Test
+    void noTwoPublicTypesShareASimpleName() {
+        JavaClasses published = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TEST_FIXTURES)
+                .importPackages("io.github.ratelimit");
+        Map<String, Set<String>> byName = new TreeMap<>();
+        for (JavaClass c : published) {
+            if (c.isTopLevelClass() && c.getModifiers().contains(JavaModifier.PUBLIC)
+                    && !c.getPackageName().startsWith("io.github.ratelimit.testing")) {
+                byName.computeIfAbsent(c.getSimpleName(), n -> new TreeSet<>()).add(c.getName());
             }
         }
-        assertThat(files).containsOnlyKeys(ROOT + ".autoconfigure", ROOT + ".autoconfigure.diagnostics",
-                ROOT + ".internal.method", ROOT + ".internal.web.servlet", ROOT + ".internal.web.reactive", ROOT + ".actuate");
-        assertThat(files).allSatisfy((pkg, n) -> assertThat(n).as(pkg).isLessThanOrEqualTo(15));
+        assertThat(byName).as("public types of the published modules").containsKeys("RateLimiter", "RateLimitFilter",
+                "RateLimitAutoConfiguration");
+        assertThat(byName).allSatisfy((name, types) -> assertThat(types).as(name).hasSize(1));
     }
 }

@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.internal.admin.RejectedKeySummary;
 
 import java.util.List;
 
@@ -26,13 +27,13 @@ public final class RejectedKeys implements RateLimiter.Listener {
     public record Entry(String rule, String key, long count, long error) {
     }
 
-    private final io.github.ratelimit.internal.admin.RejectedKeys summary;
+    private final RejectedKeySummary summary;
 
     /**
      * @param capacity how many keys to track at most
      */
     public RejectedKeys(int capacity) {
-        this.summary = new io.github.ratelimit.internal.admin.RejectedKeys(capacity);
+        this.summary = new RejectedKeySummary(capacity);
     }
 
     @Override

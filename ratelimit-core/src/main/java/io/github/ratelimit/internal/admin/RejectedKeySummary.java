@@ -25,7 +25,7 @@ import java.util.Map;
  *
  * <p>Shared by the Spring Boot starter's {@code ratelimits} endpoint and the servlet module's admin servlet.
  */
-public final class RejectedKeys implements RateLimiter.Listener {
+public final class RejectedKeySummary implements RateLimiter.Listener {
 
     /**
      * One tracked key.
@@ -46,7 +46,7 @@ public final class RejectedKeys implements RateLimiter.Listener {
     /**
      * @param capacity how many keys to track at most
      */
-    public RejectedKeys(int capacity) {
+    public RejectedKeySummary(int capacity) {
         int count = Math.max(1, Math.min(16, capacity / 64));
         this.summaries = new Summary[count];
         for (int i = 0; i < count; i++) {
