@@ -95,8 +95,9 @@ class ArchitectureTest {
     }
 
     /**
-     * The API a newcomer has to hold: the user API plus the Redis stores' builders, 29 top-level types, listed so that
-     * a type made public, or one gone, is a decision this test and docs/architecture.md record.
+     * The API a newcomer has to hold: the user API, the configuration model and the Redis stores' builders, 30
+     * top-level types, listed so that a type made public, or one gone, is a decision this test and
+     * docs/architecture.md record.
      */
     private static final List<String> PUBLIC_API = List.of(
             "io.github.ratelimit.Algorithm", "io.github.ratelimit.CallTooLargeException",
@@ -106,6 +107,7 @@ class ArchitectureTest {
             "io.github.ratelimit.RateLimit", "io.github.ratelimit.RateLimitExceededException",
             "io.github.ratelimit.RateLimitHeaders", "io.github.ratelimit.RateLimiter",
             "io.github.ratelimit.RequestContext", "io.github.ratelimit.Rule", "io.github.ratelimit.StoreFailurePolicy",
+            "io.github.ratelimit.config.RateLimitConfig",
             "io.github.ratelimit.key.ClientIpResolver", "io.github.ratelimit.key.KeyResolver",
             "io.github.ratelimit.key.NamedKeyResolver",
             "io.github.ratelimit.redis.JedisBucketStore", "io.github.ratelimit.redis.LimitAdmin",
@@ -121,6 +123,16 @@ class ArchitectureTest {
                 .filter(n -> !n.startsWith("io.github.ratelimit.testing.")) // the Redis test harness, on the class path
                 .toList();
         assertThat(api).as("public top-level types outside internal").containsExactlyElementsOf(PUBLIC_API);
+    }
+
+    /** The configuration model is plain data over the API's constants: every face binds it, so it binds to nothing. */
+    @Test
+    void theConfigurationModelUsesOnlyTheApi() {
+        noClasses().that().resideInAPackage("io.github.ratelimit.config..").should().dependOnClassesThat()
+                .resideInAnyPackage("io.github.ratelimit.internal..", "io.github.ratelimit.key..",
+                        "io.github.ratelimit.store..", "io.github.ratelimit.redis..", "io.github.ratelimit.support..")
+                .because("the model holds values as written; the settings read and check them")
+                .check(core);
     }
 
     @Test

@@ -172,7 +172,7 @@ final class RulesFile {
         builder.listener(listener);
         RateLimiter limiter;
         try {
-            limiter = builder.store(store).build();
+            limiter = settings.build(builder.store(store));
         } catch (RuntimeException e) {
             // Nothing owns them yet: the limit store's refresh thread and the store's connections go with the error.
             if (limitStore instanceof AutoCloseable closeable) {

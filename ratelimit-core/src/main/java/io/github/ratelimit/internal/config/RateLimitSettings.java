@@ -1,7 +1,5 @@
 package io.github.ratelimit.internal.config;
 
-
-
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
@@ -9,6 +7,7 @@ import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.config.RateLimitConfig;
 import io.github.ratelimit.internal.DecisionLog;
 import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.internal.web.Phase;
@@ -17,27 +16,25 @@ import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
+import io.github.ratelimit.support.Durations;
 
 import java.time.Duration;
-import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.regex.Matcher;
 
 /**
- * The {@code ratelimit.*} settings: one model, read from flat properties, for every entry point. The servlet
- * filter feeds it its rules file; the Spring Boot starter feeds it the {@code ratelimit.*} properties Spring
- * bound; both get the same limiter, URL rules and responses from the same text, with the same defaults and the
- * same messages.
+ * The {@code ratelimit.*} settings, read and checked from the one configuration model, {@link RateLimitConfig}, for
+ * every entry point. The Spring Boot starter binds the model and hands it to {@link #of}; the servlet filter's rules
+ * file is filled into it by {@link #parse}; both get the same limiter, URL rules and responses, with the same
+ * defaults (the model's) and the same messages.
  *
- * <p>{@link #parse} checks everything, at start-up: an unknown property (a typo) is rejected with the nearest known
- * name; a bad value with its property path, the value, the constraint and the fix. Property names are canonical:
- * lower case, words joined by {@code -}, indices in brackets ({@code ratelimit.rules[0].max-delay}). Lists are
- * comma-separated text or indexed entries ({@code limits[0]}, {@code limits[1]}). Every property, its default and
- * its allowed values: {@link #properties()}; in prose, {@code docs/servlet.md}.
+ * <p>Everything is checked at start-up: an unknown property (a typo) is rejected with the nearest known name
+ * ({@link #checkNames}); a bad value with its property path, the value, the constraint and the fix. Property names
+ * are canonical: lower case, words joined by {@code -}, indices in brackets ({@code ratelimit.rules[0].max-delay}).
+ * Lists are comma-separated text or indexed entries ({@code limits[0]}, {@code limits[1]}). Every property, its
+ * default and its allowed values: {@link #properties()}; in prose, {@code docs/servlet.md}.
  *
  * <p>Immutable; the limiter parts are built anew by {@link #applyTo} and {@link #createStore}.
  */
@@ -109,27 +106,24 @@ public final class RateLimitSettings {
     private int filterOrder;
     private int beforeAuthenticationOrder;
 
-    // ---- parsing state -----------------------------------------------------------------------------------
+    // ---- reading state -----------------------------------------------------------------------------------
 
-    private final Map<String, String> values;
-    /** Reads and checks the values, with messages naming each property. */
+    /** The checks, with messages naming each property. */
     private final SettingsValues v;
-    private final String source;
 
-    private RateLimitSettings(Map<String, String> values, String source, EntryPoint entryPoint) {
-        this.v = new SettingsValues(values, source);
-        this.values = values;
-        this.source = source;
+    private RateLimitSettings(String source, EntryPoint entryPoint) {
+        this.v = new SettingsValues(source);
         this.entryPoint = entryPoint;
     }
 
     /**
-     * Reads and checks settings.
+     * Reads and checks settings from text: a rules file's properties, filled into a {@link RateLimitConfig} and read
+     * as {@link #of} reads one.
      *
      * @param properties {@code ratelimit.*} properties by canonical name; others are ignored; list properties as
      *        comma-separated text or as indexed entries
      * @param source where they come from, the prefix of every message (a file: {@code /WEB-INF/ratelimit.properties});
-     *        {@code null} when property paths alone say where (Spring's properties)
+     *        {@code null} when property paths alone say where
      * @param entryPoint which entry point reads them
      * @return the settings
      * @throws InvalidRateLimitConfigurationException for an unknown property (naming the nearest known one) or a
@@ -137,14 +131,43 @@ public final class RateLimitSettings {
      */
     public static RateLimitSettings parse(Map<String, String> properties, String source, EntryPoint entryPoint) {
         Map<String, String> canonical = new TreeMap<>();
-        properties.forEach((k, v) -> {
+        properties.forEach((k, value) -> {
             if (k != null && k.startsWith(P)) {
-                canonical.put(k.trim(), v == null ? "" : v.trim());
+                canonical.put(k.trim(), value == null ? "" : value.trim());
             }
         });
-        RateLimitSettings settings = new RateLimitSettings(joinListElements(canonical), source, entryPoint);
-        settings.read();
+        SettingsCatalog.checkNames(canonical.keySet(), source, entryPoint);
+        return of(new TextBinder(new SettingsValues(source)).bind(canonical), source, entryPoint);
+    }
+
+    /**
+     * Reads and checks settings from a filled model (Spring Boot binds one; {@link #parse} fills one from text).
+     *
+     * @param config the model, unchanged by this
+     * @param source where its values come from, the prefix of every message; {@code null} when property paths alone
+     *        say where (Spring's properties)
+     * @param entryPoint which entry point reads them
+     * @return the settings
+     * @throws InvalidRateLimitConfigurationException for a bad value, naming the property, the value, the
+     *         constraint and the fix
+     */
+    public static RateLimitSettings of(RateLimitConfig config, String source, EntryPoint entryPoint) {
+        RateLimitSettings settings = new RateLimitSettings(source, entryPoint);
+        settings.read(config);
         return settings;
+    }
+
+    /**
+     * Refuses a value that is not of its property's kind, as a rules file would: for an entry point whose own
+     * conversion failed (Spring's binder), so the message is the same in every face.
+     *
+     * @param name a canonical property name, e.g. {@code ratelimit.rules[0].max-delay}
+     * @param text the value as written
+     * @throws InvalidRateLimitConfigurationException when the text is not a value of the property's kind (a whole
+     *         number in its range, a boolean, a number, a duration); returns when it is one, or the name is unknown
+     */
+    public static void checkText(String name, String text) {
+        new TextBinder(new SettingsValues(null)).check(name, text);
     }
 
     /**
@@ -154,75 +177,56 @@ public final class RateLimitSettings {
         return SettingsCatalog.PROPERTIES;
     }
 
-    /** Indexed entries of list properties ({@code limits[0]}, {@code limits[1]}) become one comma-separated value. */
-    private static Map<String, String> joinListElements(Map<String, String> in) {
-        Map<String, TreeMap<Integer, String>> lists = new LinkedHashMap<>();
-        Map<String, String> out = new TreeMap<>();
-        for (Map.Entry<String, String> e : in.entrySet()) {
-            Matcher m = SettingsCatalog.LIST_ELEMENT.matcher(e.getKey());
-            if (m.matches() && !e.getKey().matches("ratelimit\\.(rules|keys)\\[\\d{1,6}]")) {
-                lists.computeIfAbsent(m.group(1), k -> new TreeMap<>()).put(Integer.parseInt(m.group(2)), e.getValue());
-            } else {
-                out.put(e.getKey(), e.getValue());
-            }
-        }
-        lists.forEach((name, elements) -> {
-            String joined = String.join(", ", elements.values());
-            out.merge(name, joined, (a, b) -> a.isEmpty() ? b : a + ", " + b);
-        });
-        return out;
-    }
-
-    private void read() {
+    private void read(RateLimitConfig c) {
         SettingsSections sections = new SettingsSections(v);
-        SettingsCatalog.checkNames(values.keySet(), source, entryPoint);
-        enabled = v.bool("ratelimit.enabled");
-        store = v.enumValue("ratelimit.store", StoreKind.class);
-        localMaximumKeys = v.longValue("ratelimit.local.maximum-keys", 1, Long.MAX_VALUE);
-        redis = sections.redisSettings();
+        enabled = c.getEnabled();
+        store = v.parseEnum("ratelimit.store", c.getStore(), StoreKind.class);
+        localMaximumKeys = v.whole("ratelimit.local.maximum-keys", c.getLocal().getMaximumKeys());
+        redis = sections.redisSettings(c.getRedis());
         if (store == StoreKind.REDIS && !redis.hasServer() && entryPoint == EntryPoint.SERVLET_FILTER) {
             throw new InvalidRateLimitConfigurationException(v.at("ratelimit.store"), "redis", "'redis' "
                     + "needs a Redis server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master or "
                     + "ratelimit.redis.cluster.nodes is set", "Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379.");
         }
-        defaultStoreFailurePolicy = v.enumValue("ratelimit.default-store-failure-policy", StoreFailurePolicy.class);
+        defaultStoreFailurePolicy = v.parseEnum("ratelimit.default-store-failure-policy",
+                c.getDefaultStoreFailurePolicy(), StoreFailurePolicy.class);
         if (defaultStoreFailurePolicy == StoreFailurePolicy.DEFAULT) {
             throw v.badValue("ratelimit.default-store-failure-policy", "default", "is not one of [fail-open, "
                     + "fail-closed, local-fallback]", "Use one of them.");
         }
-        localFallbackShare = v.decimal("ratelimit.local-fallback-share");
+        localFallbackShare = c.getLocalFallbackShare();
         if (!(localFallbackShare > 0 && localFallbackShare <= 1)) {
-            throw v.badValue("ratelimit.local-fallback-share", v.get("ratelimit.local-fallback-share"), "is not above 0 "
+            throw v.badValue("ratelimit.local-fallback-share", ConfigModel.text(localFallbackShare), "is not above 0 "
                     + "and at most 1", "With N instances, use 1/N, e.g. 0.25 for four.");
         }
-        maxWaiting = v.intValue("ratelimit.max-waiting", 0, Integer.MAX_VALUE);
-        shadow = v.bool("ratelimit.shadow");
-        trustContainerForwarding = v.bool("ratelimit.trust-container-forwarding");
-        clientIp = sections.clientIp(trustContainerForwarding);
-        exempt = v.list("ratelimit.exempt");
+        maxWaiting = (int) v.whole("ratelimit.max-waiting", c.getMaxWaiting());
+        shadow = c.getShadow();
+        trustContainerForwarding = c.getTrustContainerForwarding();
+        clientIp = sections.clientIp(c, trustContainerForwarding);
+        exempt = SettingsValues.list(c.getExempt());
         clientIp.clientIn(exempt, v.at("ratelimit.exempt") + ": entry");
-        headers = sections.headerStyles();
-        rejectStatus = v.intValue("ratelimit.reject-status", 400, 599);
-        logShadow = v.bool("ratelimit.log-shadow");
-        metrics = v.bool("ratelimit.metrics");
-        nearLimit = v.decimal("ratelimit.near-limit");
+        headers = sections.headerStyles(c.getHeaders());
+        rejectStatus = (int) v.whole("ratelimit.reject-status", c.getRejectStatus());
+        logShadow = c.getLogShadow();
+        metrics = c.getMetrics();
+        nearLimit = c.getNearLimit();
         if (!(nearLimit > 0 && nearLimit <= 1)) {
-            throw v.badValue("ratelimit.near-limit", v.get("ratelimit.near-limit"), "is not above 0 and at most 1",
+            throw v.badValue("ratelimit.near-limit", ConfigModel.text(nearLimit), "is not above 0 and at most 1",
                     "Use the share of a limit left that should count as near it, e.g. 0.2 for 20 %.");
         }
-        methodHeaders = v.bool("ratelimit.method-headers");
-        limitCacheTtl = v.duration("ratelimit.limit-cache-ttl", true);
-        limitProvider = sections.readLimitProvider();
-        limitStore = v.bool("ratelimit.limit-store.enabled");
-        limitStoreRefresh = v.duration("ratelimit.limit-store.refresh-interval", true);
+        methodHeaders = c.getMethodHeaders();
+        limitCacheTtl = v.positive("ratelimit.limit-cache-ttl", c.getLimitCacheTtl());
+        limitProvider = sections.readLimitProvider(c);
+        limitStore = c.getLimitStore().getEnabled();
+        limitStoreRefresh = v.positive("ratelimit.limit-store.refresh-interval", c.getLimitStore().getRefreshInterval());
         if (limitStoreRefresh.compareTo(Duration.ofMillis(10)) < 0) {
-            throw v.badValue("ratelimit.limit-store.refresh-interval", limitStoreRefresh.toString(), "is below 10ms",
-                    "Use e.g. 1s.");
+            throw v.badValue("ratelimit.limit-store.refresh-interval", Durations.format(limitStoreRefresh),
+                    "is below 10ms", "Use e.g. 1s.");
         }
-        rules = sections.urlRules();
-        ruleExempt = sections.ruleExemptions();
-        planFrom = v.get("ratelimit.plan-from");
-        planRules = v.list("ratelimit.plan-rules");
+        rules = sections.urlRules(c.getRules());
+        ruleExempt = sections.ruleExemptions(c.getRules());
+        planFrom = SettingsValues.text(c.getPlanFrom());
+        planRules = SettingsValues.list(c.getPlanRules());
         if (planFrom != null && (limitProvider == null || limitProvider.plans().isEmpty())) {
             throw v.badValue("ratelimit.plan-from", planFrom, "names where a call's plan comes from, but no plan is "
                     + "defined", "Define the plans, e.g. ratelimit.plans.pro=100/1m.");
@@ -233,17 +237,17 @@ public final class RateLimitSettings {
         }
         // Whether a plan header is believed from every peer is checked against the trusted proxies when the limiter is
         // built, where it is known whether plan-from reads a header at all (a SpEL expression does not).
-        planHeaderTrusted = v.bool("ratelimit.plan-header-trusted");
+        planHeaderTrusted = c.getPlanHeaderTrusted();
         if (planFrom == null && planHeaderTrusted) {
             throw v.badValue("ratelimit.plan-header-trusted", "true", "is set without ratelimit.plan-from",
                     "Remove it, or say which header names the plan, e.g. ratelimit.plan-from=header:X-Plan.");
         }
-        rejectionHandler = v.get("ratelimit.rejection-handler");
-        annotations = v.bool("ratelimit.annotations");
-        keyResolvers = sections.keyResolverClasses();
-        filterOrder = v.intValue("ratelimit.filter.order", Integer.MIN_VALUE, Integer.MAX_VALUE);
-        beforeAuthenticationOrder = v.intValue("ratelimit.filter.before-authentication-order", Integer.MIN_VALUE,
-                Integer.MAX_VALUE);
+        rejectionHandler = SettingsValues.text(c.getRejectionHandler());
+        annotations = c.getAnnotations();
+        keyResolvers = sections.keyResolverClasses(c.getKeyResolvers());
+        filterOrder = (int) v.whole("ratelimit.filter.order", c.getFilter().getOrder());
+        beforeAuthenticationOrder = (int) v.whole("ratelimit.filter.before-authentication-order",
+                c.getFilter().getBeforeAuthenticationOrder());
     }
 
     // ---- names ---------------------------------------------------------------------------------------------
@@ -389,6 +393,30 @@ public final class RateLimitSettings {
             builder.listener(new DecisionLog());
         }
         return builder;
+    }
+
+    /**
+     * Builds a limiter these settings were {@linkplain #applyTo applied} to. A {@code ratelimit.plan-from} that is
+     * none of the forms it may take is refused naming every form, not only the keys.
+     *
+     * @param builder the limiter's builder, complete
+     * @return the limiter
+     * @throws InvalidRateLimitConfigurationException when the builder refuses a value
+     */
+    public RateLimiter build(RateLimiter.Builder builder) {
+        try {
+            return builder.build();
+        } catch (InvalidRateLimitConfigurationException e) {
+            if (planFrom != null && "plan-from".equals(e.where()) && e.constraint() != null
+                    && e.constraint().startsWith("unknown key")) {
+                throw new InvalidRateLimitConfigurationException("ratelimit.plan-from", planFrom, e.constraint(),
+                        "Write where a call's plan comes from as header:<Name> (believed only from "
+                                + "ratelimit.trusted-proxies), a custom key (a KeyResolver), authority:<prefix> (Spring "
+                                + "Boot with Spring Security: authority PLAN_pro selects plan pro) or a SpEL expression "
+                                + "over #request (Spring Boot).");
+            }
+            throw e;
+        }
     }
 
     /**

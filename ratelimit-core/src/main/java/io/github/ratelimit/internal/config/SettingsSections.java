@@ -10,6 +10,7 @@ import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.config.RateLimitConfig;
 import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlRule;
@@ -24,6 +25,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 
@@ -44,11 +46,11 @@ final class SettingsSections {
     }
 
 
-    RedisSettings redisSettings() {
-        String url = v.get("ratelimit.redis.url");
-        String master = v.get("ratelimit.redis.sentinel.master");
-        List<String> sentinels = v.list("ratelimit.redis.sentinel.nodes");
-        List<String> cluster = v.list("ratelimit.redis.cluster.nodes");
+    RedisSettings redisSettings(RateLimitConfig.Redis r) {
+        String url = SettingsValues.text(r.getUrl());
+        String master = SettingsValues.text(r.getSentinel().getMaster());
+        List<String> sentinels = SettingsValues.list(r.getSentinel().getNodes());
+        List<String> cluster = SettingsValues.list(r.getCluster().getNodes());
         int targets = (url != null ? 1 : 0) + (master != null ? 1 : 0) + (cluster.isEmpty() ? 0 : 1);
         if (targets > 1) {
             List<String> set = new ArrayList<>();
@@ -83,17 +85,20 @@ final class SettingsSections {
         for (String node : cluster) {
             checkNode("ratelimit.redis.cluster.nodes", node);
         }
-        String prefix = v.get("ratelimit.redis.key-prefix");
-        if (prefix != null && (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0)) {
+        String prefix = SettingsValues.text(r.getKeyPrefix());
+        if (prefix == null) {
+            prefix = new RateLimitConfig.Redis().getKeyPrefix();
+        }
+        if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
             throw v.badValue("ratelimit.redis.key-prefix", prefix, "contains a brace", "Use text without braces, e.g. "
                     + "'ratelimit'.");
         }
-        RedisSettings settings = new RedisSettings(url, master, sentinels, cluster, v.get("ratelimit.redis.username"),
-                v.get("ratelimit.redis.password"), v.bool("ratelimit.redis.ssl"), v.orDefault("ratelimit.redis.key-prefix"),
-                v.duration("ratelimit.redis.command-timeout", true), v.duration("ratelimit.redis.connect-timeout", true),
-                v.intValue("ratelimit.redis.pool-size", 1, 10_000), v.bool("ratelimit.redis.auto-pipelining"),
-                v.duration("ratelimit.redis.background-timeout", true));
-        return settings;
+        return new RedisSettings(url, master, sentinels, cluster, SettingsValues.text(r.getUsername()),
+                SettingsValues.text(r.getPassword()), r.getSsl(), prefix,
+                v.positive("ratelimit.redis.command-timeout", r.getCommandTimeout()),
+                v.positive("ratelimit.redis.connect-timeout", r.getConnectTimeout()),
+                (int) v.whole("ratelimit.redis.pool-size", r.getPoolSize()), r.getAutoPipelining(),
+                v.positive("ratelimit.redis.background-timeout", r.getBackgroundTimeout()));
     }
 
     private void checkNode(String property, String node) {
@@ -117,8 +122,8 @@ final class SettingsSections {
      *        excludes a list of trusted proxies of the limiter's own
      * @return the resolver of client addresses behind trusted proxies
      */
-    ClientIpResolver clientIp(boolean trustContainerForwarding) {
-        List<String> proxies = v.list("ratelimit.trusted-proxies");
+    ClientIpResolver clientIp(RateLimitConfig c, boolean trustContainerForwarding) {
+        List<String> proxies = SettingsValues.list(c.getTrustedProxies());
         if (trustContainerForwarding && !proxies.isEmpty()) {
             throw new InvalidRateLimitConfigurationException(v.at("ratelimit.trust-container-forwarding"), "true",
                     "'true' while ratelimit.trusted-proxies is set too: the container's forwarding configuration and "
@@ -132,15 +137,16 @@ final class SettingsSections {
         } catch (InvalidRateLimitConfigurationException e) {
             throw e.within(v.at("ratelimit.trusted-proxies"));
         }
-        b.forwardedHeader(v.enumValue("ratelimit.forwarded-header", ClientIpResolver.ForwardedHeader.class));
-        int ipv6 = v.intValue("ratelimit.ipv6-prefix-length", 1, 128);
-        b.ipv6PrefixLength(ipv6);
+        b.forwardedHeader(v.parseEnum("ratelimit.forwarded-header", c.getForwardedHeader(),
+                ClientIpResolver.ForwardedHeader.class));
+        b.ipv6PrefixLength((int) v.whole("ratelimit.ipv6-prefix-length", c.getIpv6PrefixLength()));
         return b.build();
     }
 
-    Set<HeaderStyle> headerStyles() {
+    Set<HeaderStyle> headerStyles(List<String> configured) {
         EnumSet<HeaderStyle> set = EnumSet.noneOf(HeaderStyle.class);
-        for (String style : v.listOrDefault("ratelimit.headers")) {
+        List<String> styles = SettingsValues.list(configured);
+        for (String style : styles.isEmpty() ? new RateLimitConfig().getHeaders() : styles) {
             if (!style.equalsIgnoreCase("none")) {
                 set.add(v.parseEnum("ratelimit.headers", style, HeaderStyle.class));
             }
@@ -148,31 +154,34 @@ final class SettingsSections {
         return Collections.unmodifiableSet(set);
     }
 
-    MapLimitProvider readLimitProvider() {
-        List<String> plans = v.namesUnder("ratelimit.plans.");
-        TreeMap<Integer, String> keys = v.indexes("keys");
-        if (plans.isEmpty() && keys.isEmpty()) {
+    MapLimitProvider readLimitProvider(RateLimitConfig c) {
+        Map<String, List<String>> plans = new TreeMap<>(c.getPlans());
+        List<RateLimitConfig.KeyEntry> keys = c.getKeys();
+        if (plans.isEmpty() && keys.stream().allMatch(Objects::isNull)) {
             return null;
         }
         MapLimitProvider.Builder b = MapLimitProvider.builder();
-        for (String plan : plans) {
-            b.source(v.at("ratelimit.plans." + plan)).plan(plan, v.list("ratelimit.plans." + plan).toArray(String[]::new));
-        }
-        for (int i : keys.keySet()) {
+        plans.forEach((plan, limits) -> b.source(v.at("ratelimit.plans." + plan)).plan(plan,
+                SettingsValues.list(limits).toArray(String[]::new)));
+        for (int i = 0; i < keys.size(); i++) {
+            RateLimitConfig.KeyEntry entry = keys.get(i);
+            if (entry == null) {
+                continue;
+            }
             String prefix = "ratelimit.keys[" + i + "].";
-            String key = v.get(prefix + "key");
+            String key = SettingsValues.text(entry.getKey());
             if (key == null) {
                 throw new InvalidRateLimitConfigurationException(v.at(prefix + "key"), null, "not set",
                         "Name the key whose limits these are, e.g. 'user:241531'.");
             }
-            String plan = v.get(prefix + "plan");
-            List<String> limits = v.list(prefix + "limits");
+            String plan = SettingsValues.text(entry.getPlan());
+            List<String> limits = SettingsValues.list(entry.getLimits());
             if ((plan == null) == limits.isEmpty()) {
                 throw new InvalidRateLimitConfigurationException(v.at("ratelimit.keys[" + i + "]"), key, "key '" + key
                         + "' has " + (plan == null ? "neither a plan nor limits" : "both a plan and limits"),
                         "Give exactly one of " + prefix + "plan and " + prefix + "limits.");
             }
-            List<String> rules = v.list(prefix + "rules");
+            List<String> rules = SettingsValues.list(entry.getRules());
             // Messages name the part at fault: .key, .plan, .limits or .rules of this entry.
             b.entry(v.at("ratelimit.keys[" + i + "]"));
             if (plan != null) {
@@ -188,88 +197,91 @@ final class SettingsSections {
      * @return by URL rule name, the key values (and, for rules keyed by address, addresses and ranges) the rule never
      *         limits ({@code ratelimit.rules[i].exempt})
      */
-    Map<String, List<String>> ruleExemptions() {
+    Map<String, List<String>> ruleExemptions(List<RateLimitConfig.UrlRuleEntry> entries) {
         Map<String, List<String>> result = new LinkedHashMap<>();
-        for (int i : v.indexes("rules").keySet()) {
-            String prefix = "ratelimit.rules[" + i + "].";
-            List<String> exempt = v.list(prefix + "exempt");
+        for (int i = 0; i < entries.size(); i++) {
+            RateLimitConfig.UrlRuleEntry r = entries.get(i);
+            List<String> exempt = r == null ? List.of() : SettingsValues.list(r.getExempt());
             if (!exempt.isEmpty()) {
-                String name = v.get(prefix + "name");
+                String name = SettingsValues.text(r.getName());
                 result.put(name == null ? "rules[" + i + "]" : name, exempt);
             }
         }
         return result;
     }
 
-    List<UrlRule> urlRules() {
+    List<UrlRule> urlRules(List<RateLimitConfig.UrlRuleEntry> entries) {
         List<UrlRule> result = new ArrayList<>();
         Set<String> names = new LinkedHashSet<>();
-        for (int i : v.indexes("rules").keySet()) {
+        for (int i = 0; i < entries.size(); i++) {
+            RateLimitConfig.UrlRuleEntry r = entries.get(i);
+            if (r == null) {
+                continue;
+            }
             String prefix = "ratelimit.rules[" + i + "].";
             String where = "ratelimit.rules[" + i + "]";
-            String name = v.get(prefix + "name");
+            String name = SettingsValues.text(r.getName());
             String ruleName = name == null ? "rules[" + i + "]" : name;
             if (!names.add(ruleName)) {
                 throw v.badValue(prefix + "name", ruleName, "names a second URL rule", "Give each rule a name of its "
                         + "own; rules with one name share their buckets.");
             }
             Rule.Builder b = Rule.builder(ruleName).source(v.at(where));
-            String key = v.get(prefix + "key");
+            String key = SettingsValues.text(r.getKey());
             if (key != null) {
                 b.key(key);
             }
-            List<String> limits = v.list(prefix + "limits");
-            boolean slots = v.get(prefix + "concurrency") != null;
-            if (slots) {
-                b.concurrency(v.intValue(prefix + "concurrency", 1, Rule.MAX_CONCURRENCY));
+            List<String> limits = SettingsValues.list(r.getLimits());
+            if (r.getConcurrency() != null) {
+                b.concurrency((int) v.whole(prefix + "concurrency", r.getConcurrency()));
             } else if (limits.isEmpty()) {
                 throw new InvalidRateLimitConfigurationException(v.at(prefix + "limits"), null, "not set",
                         "Give the rule's windows, e.g. '5/1s, 100/1m', or the calls in flight it allows per key, "
                                 + "e.g. concurrency=2.");
             }
             b.limits(limits.toArray(String[]::new));
-            b.mode(v.enumValue(prefix + "mode", Mode.class));
-            Duration maxDelay = v.duration(prefix + "max-delay", true);
+            b.mode(v.parseEnum(prefix + "mode", r.getMode(), Mode.class));
+            Duration maxDelay = v.positive(prefix + "max-delay", r.getMaxDelay());
             if (maxDelay != null) {
                 b.maxDelay(maxDelay);
             }
-            if (v.get(prefix + "max-waiting") != null) {
-                b.maxWaiting(v.intValue(prefix + "max-waiting", 0, Integer.MAX_VALUE));
+            if (r.getMaxWaiting() != null) {
+                b.maxWaiting((int) v.whole(prefix + "max-waiting", r.getMaxWaiting()));
             }
-            b.cost(v.longValue(prefix + "cost", 1, Long.MAX_VALUE));
-            count(v, prefix + "count", b);
-            String permits = v.get(prefix + "permits");
+            b.cost(v.whole(prefix + "cost", r.getCost()));
+            count(v, prefix + "count", r.getCount(), b);
+            String permits = SettingsValues.text(r.getPermits());
             if (permits != null) {
                 b.permits(permits);
             }
-            b.onStoreFailure(v.enumValue(prefix + "on-store-failure", StoreFailurePolicy.class));
-            b.onMissingKey(v.enumValue(prefix + "on-missing-key", MissingKeyPolicy.class));
-            if (v.get(prefix + "algorithm") != null) {
+            b.onStoreFailure(v.parseEnum(prefix + "on-store-failure", r.getOnStoreFailure(), StoreFailurePolicy.class));
+            b.onMissingKey(v.parseEnum(prefix + "on-missing-key", r.getOnMissingKey(), MissingKeyPolicy.class));
+            String algorithm = SettingsValues.text(r.getAlgorithm());
+            if (algorithm != null) {
                 // Without one, the rule's: token-bucket, or fixed-window for a calendar quota.
-                b.algorithm(v.enumValue(prefix + "algorithm", Algorithm.class));
+                b.algorithm(v.parseEnum(prefix + "algorithm", algorithm, Algorithm.class));
             }
-            if (v.get(prefix + "local-first-tokens") != null) {
+            if (r.getLocalFirstTokens() != null) {
                 try {
-                    b.localFirst(new LocalFirst(v.longValue(prefix + "local-first-tokens", 1, Long.MAX_VALUE),
-                            v.duration(prefix + "local-first-time", true)));
+                    b.localFirst(new LocalFirst(v.whole(prefix + "local-first-tokens", r.getLocalFirstTokens()),
+                            v.positive(prefix + "local-first-time", r.getLocalFirstTime())));
                 } catch (InvalidRateLimitConfigurationException e) {
                     throw e.within(v.at(where));
                 }
             }
-            List<String> paths = v.list(prefix + "paths");
+            List<String> paths = SettingsValues.list(r.getPaths());
             if (paths.isEmpty()) {
                 throw new InvalidRateLimitConfigurationException(v.at(prefix + "paths"), null, "not set",
                         "Give the paths the rule applies to, e.g. '/api/**'.");
             }
-            Phase phase = v.enumValue(prefix + "phase", Phase.class);
-            result.add(UrlRule.of(b.build(), paths, new LinkedHashSet<>(v.list(prefix + "methods")), phase));
+            Phase phase = v.parseEnum(prefix + "phase", r.getPhase(), Phase.class);
+            result.add(UrlRule.of(b.build(), paths, new LinkedHashSet<>(SettingsValues.list(r.getMethods())), phase));
         }
         return List.copyOf(result);
     }
 
     /** Reads {@code count}: {@code all}, {@code failures}, or {@code statuses:<codes>} ({@code statuses:404,5xx}). */
-    private static void count(SettingsValues v, String name, Rule.Builder b) {
-        String text = v.get(name);
+    private static void count(SettingsValues v, String name, String text, Rule.Builder b) {
         String trimmed = text == null ? "" : text.trim();
         if (trimmed.regionMatches(true, 0, "statuses:", 0, "statuses:".length())) {
             try {
@@ -279,14 +291,12 @@ final class SettingsSections {
             }
             return;
         }
-        b.count(v.enumValue(name, Counted.class));
+        b.count(v.parseEnum(name, trimmed.isEmpty() ? "all" : trimmed, Counted.class));
     }
 
-    Map<String, String> keyResolverClasses() {
+    Map<String, String> keyResolverClasses(Map<String, String> configured) {
         Map<String, String> result = new LinkedHashMap<>();
-        for (String name : v.namesUnder("ratelimit.key-resolvers.")) {
-            result.put(name, v.get("ratelimit.key-resolvers." + name));
-        }
+        new TreeMap<>(configured).forEach((name, className) -> result.put(name, SettingsValues.text(className)));
         return Collections.unmodifiableMap(result);
     }
 }

@@ -1,57 +1,46 @@
 package io.github.ratelimit.internal.config;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import io.github.ratelimit.internal.config.RateLimitSettings.Property;
 import io.github.ratelimit.support.Durations;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
-import java.util.TreeMap;
-import java.util.regex.Matcher;
 
 /**
- * The {@code ratelimit.*} values as text, read and checked one property at a time: the default a property's
- * {@link SettingsCatalog catalog} entry gives when it is unset, and a message naming the property, the value, the
- * constraint and the fix when it is wrong.
+ * Checks of the {@code ratelimit.*} values one property at a time, for the model's values and for text on its way
+ * into the model: the range and kind its {@link ConfigModel model} field declares, and a message naming the property,
+ * the value, the constraint and the fix when it is wrong.
  */
 final class SettingsValues {
 
-    private final Map<String, String> values;
     private final String source;
 
     /**
-     * @param values the values by canonical name
-     * @param source where they come from, the prefix of every message, or {@code null}
+     * @param source where the values come from, the prefix of every message, or {@code null}
      */
-    SettingsValues(Map<String, String> values, String source) {
-        this.values = values;
+    SettingsValues(String source) {
         this.source = source;
     }
 
-    String get(String name) {
-        String v = values.get(name);
-        return v == null || v.isEmpty() ? null : v;
+    /** @return the text trimmed, or {@code null} when blank */
+    static String text(String value) {
+        return value == null || value.isBlank() ? null : value.trim();
     }
 
-    /** The value, else the property's default. */
-    String orDefault(String name) {
-        String v = get(name);
-        if (v != null) {
-            return v;
+    /** @return the elements, each split at commas, trimmed, blanks dropped; empty for {@code null} */
+    static List<String> list(List<String> values) {
+        List<String> result = new ArrayList<>();
+        if (values != null) {
+            for (String value : values) {
+                if (value != null) {
+                    result.addAll(split(value));
+                }
+            }
         }
-        Property p = SettingsCatalog.find(SettingsCatalog.pattern(name));
-        return p == null ? null : p.defaultValue();
-    }
-
-    List<String> list(String name) {
-        return split(get(name));
-    }
-
-    List<String> listOrDefault(String name) {
-        return split(orDefault(name));
+        return List.copyOf(result);
     }
 
     static List<String> split(String v) {
@@ -61,76 +50,64 @@ final class SettingsValues {
         return Arrays.stream(v.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
     }
 
-    List<String> namesUnder(String prefix) {
-        return values.keySet().stream().filter(k -> k.startsWith(prefix)).map(k -> k.substring(prefix.length())).toList();
-    }
-
-    TreeMap<Integer, String> indexes(String group) {
-        TreeMap<Integer, String> result = new TreeMap<>();
-        for (String name : values.keySet()) {
-            Matcher m = SettingsCatalog.INDEXED.matcher(name);
-            if (m.matches() && m.group(1).equals(group)) {
-                result.put(Integer.parseInt(m.group(2)), name);
-            }
+    /** Checks a whole number against the range its property declares. */
+    long whole(String name, long value) {
+        ConfigModel.Entry e = ConfigModel.entry(SettingsCatalog.pattern(name));
+        long min = e == null ? Long.MIN_VALUE : e.described().min();
+        long max = e == null ? Long.MAX_VALUE : e.described().max();
+        if (value < min || value > max) {
+            throw badValue(name, String.valueOf(value), "is out of range", "Use a value from " + min + " to " + max + ".");
         }
-        return result;
+        return value;
     }
 
-    boolean bool(String name) {
-        String v = orDefault(name);
-        if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
-            return Boolean.parseBoolean(v);
-        }
-        throw badValue(name, v, "is not a boolean", "Use true or false.");
-    }
-
-    int intValue(String name, int min, int max) {
-        long v = longValue(name, min, max);
-        return (int) v;
-    }
-
-    long longValue(String name, long min, long max) {
-        String v = orDefault(name);
-        long parsed;
+    /** @return a whole number parsed from text, with the property's message when it is not one */
+    Long parseWhole(String name, String text) {
         try {
-            parsed = Long.parseLong(v.replace("_", ""));
+            return Long.parseLong(text.replace("_", ""));
         } catch (NumberFormatException e) {
-            throw badValue(name, v, "is not a whole number", "Write digits, e.g. " + (min > 0 ? min : 100) + ".");
+            ConfigModel.Entry entry = ConfigModel.entry(SettingsCatalog.pattern(name));
+            long min = entry == null ? 0 : entry.described().min();
+            throw badValue(name, text, "is not a whole number", "Write digits, e.g. " + (min > 0 ? min : 100) + ".");
         }
-        if (parsed < min || parsed > max) {
-            throw badValue(name, v, "is out of range", "Use a value from " + min + " to " + max + ".");
-        }
-        return parsed;
     }
 
-    double decimal(String name) {
-        String v = orDefault(name);
+    boolean parseBoolean(String name, String text) {
+        if (text.equalsIgnoreCase("true") || text.equalsIgnoreCase("false")) {
+            return Boolean.parseBoolean(text);
+        }
+        throw badValue(name, text, "is not a boolean", "Use true or false.");
+    }
+
+    double parseDecimal(String name, String text) {
         try {
-            return Double.parseDouble(v);
+            return Double.parseDouble(text);
         } catch (NumberFormatException e) {
-            throw badValue(name, v, "is not a number", "Use e.g. 0.5.");
+            throw badValue(name, text, "is not a number", "Use e.g. 0.5.");
         }
     }
 
-    Duration duration(String name, boolean positive) {
-        String v = orDefault(name);
-        if (v == null) {
-            return null;
-        }
-        Duration d = Durations.parseOrNull(v);
+    Duration parseDuration(String name, String text) {
+        Duration d = Durations.parseOrNull(text);
         if (d == null) {
-            throw badValue(name, v, "is not a duration", "Use " + Durations.SYNTAX + ".");
-        }
-        if (positive && (d.isZero() || d.isNegative())) {
-            throw badValue(name, v, "is not positive", "Use a positive duration, e.g. '500ms'.");
+            throw badValue(name, text, "is not a duration", "Use " + Durations.SYNTAX + ".");
         }
         return d;
     }
 
-    <E extends Enum<E>> E enumValue(String name, Class<E> type) {
-        return parseEnum(name, orDefault(name), type);
+    /** Checks that a duration, when set, is positive. */
+    Duration positive(String name, Duration d) {
+        if (d != null && (d.isZero() || d.isNegative())) {
+            String text = d.isZero() ? "0s" : "-" + Durations.format(d.negated());
+            throw badValue(name, text, "is not positive", "Use a positive duration, e.g. '500ms'.");
+        }
+        return d;
     }
 
+    /**
+     * @return the constant a value names, in any case, {@code -} for {@code _}; refused with the values the
+     *         property allows, as the docs write them
+     */
     <E extends Enum<E>> E parseEnum(String name, String value, Class<E> type) {
         String normalized = value.trim().toUpperCase(Locale.ROOT).replace('-', '_');
         for (E constant : type.getEnumConstants()) {
@@ -138,14 +115,14 @@ final class SettingsValues {
                 return constant;
             }
         }
-        Property p = SettingsCatalog.find(SettingsCatalog.pattern(name));
-        List<String> allowed = p != null && !p.values().isEmpty() ? p.values() : Arrays.stream(type.getEnumConstants())
-                .map(c -> c.name().toLowerCase(Locale.ROOT).replace('_', '-')).toList();
+        ConfigModel.Entry e = ConfigModel.entry(SettingsCatalog.pattern(name));
+        List<String> allowed = e != null && !e.property().values().isEmpty() ? e.property().values()
+                : Arrays.stream(type.getEnumConstants()).map(c -> c.name().toLowerCase(Locale.ROOT).replace('_', '-'))
+                .toList();
         throw badValue(name, value, "is not one of " + allowed, "Use one of them.");
     }
 
-    InvalidRateLimitConfigurationException badValue(String name, String value, String constraint,
-                                                            String action) {
+    InvalidRateLimitConfigurationException badValue(String name, String value, String constraint, String action) {
         return new InvalidRateLimitConfigurationException(at(name), value, "'" + value + "' " + constraint, action);
     }
 

@@ -223,7 +223,8 @@ class ObservabilityTest {
         runner.withPropertyValues("ratelimit.redis.url=" + redis.uri(), "ratelimit.redis.auto-pipelining=sometimes")
                 .run(context -> assertThat(context).getFailure()
                         .hasStackTraceContaining("Failed to bind properties under 'ratelimit.redis.auto-pipelining'")
-                        .rootCause().hasMessageContaining("Invalid boolean value 'sometimes'"));
+                        .rootCause().hasMessage("ratelimit.redis.auto-pipelining: 'sometimes' is not a boolean. Use "
+                                + "true or false."));
     }
 
     @Test

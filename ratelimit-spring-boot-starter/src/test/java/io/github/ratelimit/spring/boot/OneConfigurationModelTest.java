@@ -230,6 +230,53 @@ class OneConfigurationModelTest {
                         + "its bean name is the key's name."));
     }
 
+    /**
+     * A mistake stops both entry points with one message: a misspelt property of a URL rule that leaves the rule with
+     * no property Spring could bind (which Spring alone would report as "left unbound"), a value from a list written
+     * wrong (listed as the docs write the values), a value of the wrong kind, a plan source that is none of the forms.
+     */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+            "ratelimit.rules[3].limts | 5/1s | unknown property 'ratelimit.rules[3].limts'. Did you mean "
+                    + "'ratelimit.rules[3].limits'? Every property: <page>.",
+            "ratelimit.rules[1].on-store-failure | fail-opn | ratelimit.rules[1].on-store-failure: 'fail-opn' is not "
+                    + "one of [default, fail-open, fail-closed, local-fallback]. Use one of them.",
+            "ratelimit.default-store-failure-policy | FAIL_CLOSD | ratelimit.default-store-failure-policy: "
+                    + "'FAIL_CLOSD' is not one of [fail-open, fail-closed, local-fallback]. Use one of them.",
+            "ratelimit.redis.command-timeout | soon | ratelimit.redis.command-timeout: 'soon' is not a duration. Use "
+                    + "<number><unit> with unit ms, s, m, h or d, e.g. '500ms', '1s', '1m'.",
+            "ratelimit.rules[1].cost | two | ratelimit.rules[1].cost: 'two' is not a whole number. Write digits, e.g. 1.",
+            "ratelimit.plan-from | heder:X-Plan | <plan-from>"})
+    void aMistakeStopsBothEntryPointsWithOneMessage(String property, String value, String expected, @TempDir Path dir)
+            throws Exception {
+        Map<String, String> typo = new LinkedHashMap<>(PROPERTIES);
+        typo.put(property, value);
+        String message = expected.replace("<plan-from>", PLAN_FROM);
+        bothStopWith(typo, dir, message.replace("<page>", "docs/servlet.md"),
+                message.replace("<page>", "docs/spring-boot.md"));
+    }
+
+    /** Starts a web.xml filter on a rules file of these properties, and Spring Boot on them: both must fail so. */
+    private void bothStopWith(Map<String, String> properties, Path dir, String fileMessage, String bootMessage)
+            throws Exception {
+        Path rulesFile = dir.resolve("ratelimit.properties");
+        Files.writeString(rulesFile, properties.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
+                .collect(Collectors.joining("\n")));
+        RecordingFilter filter = new RecordingFilter();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> TomcatServer.builder().filter(filter)
+                        .filterParam("config", "file:" + rulesFile).servlet("ok", new Ok(), "/*").start().close())
+                .hasMessageContaining("failed to start");
+        assertThat(filter.failure).hasMessage("RateLimitFilter 'rateLimit' cannot start: file:" + rulesFile + ": "
+                + fileMessage);
+        boot.withPropertyValues(pairs(properties)).run(context -> assertThat(configError(context))
+                .hasMessage(bootMessage));
+    }
+
+    private static final String PLAN_FROM = "ratelimit.plan-from: unknown key 'heder:X-Plan'. Write where a call's plan "
+            + "comes from as header:<Name> (believed only from ratelimit.trusted-proxies), a custom key (a KeyResolver), "
+            + "authority:<prefix> (Spring Boot with Spring Security: authority PLAN_pro selects plan pro) or a SpEL "
+            + "expression over #request (Spring Boot).";
+
     @Test
     void relaxedNamesOfKnownPropertiesAreFine() {
         new ApplicationContextRunner().withConfiguration(StarterAutoConfigurations.of())
@@ -274,16 +321,7 @@ class OneConfigurationModelTest {
         } else {
             typo.put(property, value);
         }
-        Path rulesFile = dir.resolve("ratelimit.properties");
-        Files.writeString(rulesFile, typo.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
-                .collect(Collectors.joining("\n")));
-        RecordingFilter filter = new RecordingFilter();
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> TomcatServer.builder().filter(filter)
-                        .filterParam("config", "file:" + rulesFile).servlet("ok", new Ok(), "/*").start().close())
-                .hasMessageContaining("failed to start");
-        assertThat(filter.failure).hasMessage("RateLimitFilter 'rateLimit' cannot start: file:" + rulesFile + ": "
-                + expected);
-        boot.withPropertyValues(pairs(typo)).run(context -> assertThat(configError(context)).hasMessage(expected));
+        bothStopWith(typo, dir, expected, expected);
     }
 
     /** A rate-limit filter that keeps why it could not start. */

@@ -13,30 +13,15 @@ import io.github.ratelimit.store.BucketStore;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
-import org.springframework.boot.autoconfigure.condition.ConditionMessage;
-import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
-import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.ConfigurationPropertiesBindHandlerAdvisor;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.context.properties.bind.Bindable;
-import org.springframework.boot.context.properties.bind.Binder;
-import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySource;
-import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
-import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.ConditionContext;
-import org.springframework.context.annotation.Conditional;
-import org.springframework.context.annotation.ConfigurationCondition;
 import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
-import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.util.ClassUtils;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -57,33 +42,28 @@ import java.util.Map;
 @EnableConfigurationProperties(RateLimitProperties.class)
 // Imported, not annotated @Configuration: a component scan of these packages (the starter's own tests) must not find
 // them before the application's own BucketStore bean.
-@Import({RateLimitAutoConfiguration.RedisStoreConfiguration.class,
-        RateLimitAutoConfiguration.LocalStoreConfiguration.class})
+@Import(RateLimitAutoConfiguration.StoreConfiguration.class)
 public final class RateLimitAutoConfiguration {
 
     /**
-     * The {@code ratelimit.*} settings, read by the model the servlet filter uses too: Spring binds the properties,
-     * {@link RateLimitSettings} applies the defaults, checks every value and refuses unknown properties (with the
-     * nearest known name), so a typo stops start-up here as it does in a rules file.
+     * The {@code ratelimit.*} settings, read from the model Spring bound ({@link RateLimitProperties} is the core's
+     * {@code RateLimitConfig}) by {@link RateLimitSettings}, which the servlet filter uses too: it checks every value,
+     * with messages that name the property.
      */
     @Bean
     @ConditionalOnMissingBean
-    RateLimitSettings rateLimitSettings(RateLimitProperties properties, Environment environment) {
-        RateLimitSettings.checkNames(propertyNames(environment), RateLimitSettings.EntryPoint.SPRING_BOOT);
-        return RateLimitSettings.parse(PropertiesFlattener.flatten(properties), null,
-                RateLimitSettings.EntryPoint.SPRING_BOOT);
+    RateLimitSettings rateLimitSettings(RateLimitProperties properties) {
+        return RateLimitSettings.of(properties, null, RateLimitSettings.EntryPoint.SPRING_BOOT);
     }
 
-    /** Every {@code ratelimit.*} name in the environment, canonical: what a user wrote, typos included. */
-    static List<String> propertyNames(Environment environment) {
-        ConfigurationPropertyName root = ConfigurationPropertyName.of("ratelimit");
-        List<String> names = new ArrayList<>();
-        for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
-            if (source instanceof IterableConfigurationPropertySource iterable) {
-                iterable.stream().filter(root::isAncestorOf).map(ConfigurationPropertyName::toString).forEach(names::add);
-            }
-        }
-        return names;
+    /**
+     * Checks the {@code ratelimit.*} names before Spring binds them, so a typo stops start-up naming the nearest known
+     * property (rather than leaving a list element unbound), and says what is wrong with a value Spring cannot
+     * convert as the rules file would ({@link RateLimitBinding}).
+     */
+    @Bean
+    static ConfigurationPropertiesBindHandlerAdvisor rateLimitBindHandlerAdvisor(Environment environment) {
+        return handler -> new RateLimitBinding(handler, environment);
     }
 
     /**
@@ -120,114 +100,41 @@ public final class RateLimitAutoConfiguration {
         limitProvider.ifAvailable(provider -> builder.limitProvider(provider, settings.limitCacheTtl()));
         listeners.orderedStream().forEach(builder::listener);
         customizers.orderedStream().forEach(c -> c.customize(builder));
-        return builder.build();
+        return settings.build(builder);
     }
 
     /**
-     * The store: Redis when {@code ratelimit.redis.*} names a server, or else Spring Boot's Redis connection does:
-     * {@code spring.data.redis.*}, or a {@code DataRedisConnectionDetails} bean of the application's (Testcontainers'
-     * {@code @ServiceConnection}, Docker Compose), unless {@code ratelimit.store=local}; this JVM otherwise
-     * ({@link OnRedisStoreCondition} says which and why in the conditions report). Its clock is the
-     * {@value #TIME_METER_BEAN} bean when there is one.
+     * The store, chosen from the bound settings: this JVM with {@code ratelimit.store=local}; Redis when
+     * {@code ratelimit.redis.*} names a server, or else Spring Boot's Redis connection does: {@code spring.data.redis.*},
+     * or a {@code DataRedisConnectionDetails} bean of the application's (Testcontainers' {@code @ServiceConnection},
+     * Docker Compose); this JVM otherwise, unless {@code ratelimit.store=redis}, which then fails naming what to set.
+     * Its clock is the {@value #TIME_METER_BEAN} bean when there is one.
      */
-    @Conditional(OnRedisStoreCondition.class)
-    static class RedisStoreConfiguration {
+    static class StoreConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
         BucketStore rateLimitBucketStore(RateLimitSettings settings, Environment environment,
                                          ConfigurableListableBeanFactory beanFactory) {
-            if (!settings.redis().hasServer() && !springDataRedisConfigured(environment)
-                    && connectionDetailsBean(beanFactory) == null) {
+            if (settings.store() == RateLimitSettings.StoreKind.LOCAL) {
+                return settings.createStore(clock(beanFactory));
+            }
+            if (settings.redis().hasServer()) {
+                requireJedis(beanFactory.getBeanClassLoader());
+                return settings.createStore(clock(beanFactory));
+            }
+            if (springDataRedisConfigured(environment) || connectionDetailsBean(beanFactory) != null) {
+                requireJedis(beanFactory.getBeanClassLoader());
+                return JedisStores.fromSpringBoot(settings.redis(), environment, connectionDetails(beanFactory),
+                        clock(beanFactory));
+            }
+            if (settings.store() == RateLimitSettings.StoreKind.REDIS) {
                 throw new InvalidRateLimitConfigurationException("ratelimit.store", "redis", "'redis' needs a Redis "
                         + "server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master, "
                         + "ratelimit.redis.cluster.nodes or spring.data.redis.* is set", "Set one of them, e.g. "
                         + "ratelimit.redis.url=redis://localhost:6379.");
             }
-            requireJedis(beanFactory.getBeanClassLoader());
-            return settings.redis().hasServer() ? settings.createStore(clock(beanFactory))
-                    : JedisStores.fromSpringBoot(settings.redis(), environment, connectionDetails(beanFactory),
-                            clock(beanFactory));
-        }
-    }
-
-    /** The store in this JVM, when the store is not Redis. */
-    @Conditional(OnLocalStoreCondition.class)
-    static class LocalStoreConfiguration {
-
-        @Bean
-        @ConditionalOnMissingBean
-        BucketStore rateLimitBucketStore(RateLimitSettings settings, ConfigurableListableBeanFactory beanFactory) {
             return settings.createStore(clock(beanFactory));
-        }
-    }
-
-    /**
-     * Whether the store is Redis: {@code ratelimit.store=redis}, or a server named by {@code ratelimit.redis.*},
-     * {@code spring.data.redis.*} or a {@code DataRedisConnectionDetails} bean other than the one Boot makes from
-     * those properties, unless {@code ratelimit.store=local}. Reads the properties as Spring binds them, relaxed names
-     * and indexed lists included, and says which one decided. Evaluated as beans are registered, after Spring Data
-     * Redis's auto-configuration, so it sees the connection details of the application and of Boot.
-     */
-    static final class OnRedisStoreCondition extends SpringBootCondition implements ConfigurationCondition {
-
-        @Override
-        public ConfigurationPhase getConfigurationPhase() {
-            return ConfigurationPhase.REGISTER_BEAN;
-        }
-
-        @Override
-        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            return redisStore(context, ConditionMessage.forCondition("Rate-limit Redis store"));
-        }
-
-        static ConditionOutcome redisStore(ConditionContext context, ConditionMessage.Builder message) {
-            Environment env = context.getEnvironment();
-            Binder binder = Binder.get(env);
-            String store = binder.bind("ratelimit.store", String.class).map(v -> v.trim().toLowerCase(Locale.ROOT))
-                    .orElse("auto");
-            if (store.equals("local")) {
-                return ConditionOutcome.noMatch(message.because("ratelimit.store=local"));
-            }
-            for (String name : List.of("ratelimit.redis.url", "ratelimit.redis.sentinel.master")) {
-                if (binder.bind(name, String.class).map(v -> !v.isBlank()).orElse(false)) {
-                    return ConditionOutcome.match(message.found("property").items(name));
-                }
-            }
-            if (!binder.bind("ratelimit.redis.cluster.nodes", Bindable.listOf(String.class)).orElse(List.of())
-                    .isEmpty()) {
-                return ConditionOutcome.match(message.found("property").items("ratelimit.redis.cluster.nodes"));
-            }
-            if (springDataRedisConfigured(env)) {
-                return ConditionOutcome.match(message.found("properties").items("spring.data.redis.*"));
-            }
-            String details = connectionDetailsBean(context.getBeanFactory());
-            if (details != null) {
-                return ConditionOutcome.match(message.found("DataRedisConnectionDetails bean").items(details));
-            }
-            if (store.equals("redis")) {
-                return ConditionOutcome.match(message.because("ratelimit.store=redis (without a server: start-up "
-                        + "fails with what to set)"));
-            }
-            return ConditionOutcome.noMatch(message.didNotFind("property or bean").items("ratelimit.redis.url",
-                    "ratelimit.redis.sentinel.master", "ratelimit.redis.cluster.nodes", "spring.data.redis.*",
-                    "DataRedisConnectionDetails"));
-        }
-    }
-
-    /** The inverse of {@link OnRedisStoreCondition}, with the same reason: exactly one store configuration applies. */
-    static final class OnLocalStoreCondition extends SpringBootCondition implements ConfigurationCondition {
-
-        @Override
-        public ConfigurationPhase getConfigurationPhase() {
-            return ConfigurationPhase.REGISTER_BEAN;
-        }
-
-        @Override
-        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-            ConditionOutcome redis = OnRedisStoreCondition.redisStore(context,
-                    ConditionMessage.forCondition("Rate-limit local store"));
-            return new ConditionOutcome(!redis.isMatch(), redis.getConditionMessage());
         }
     }
 

@@ -9,6 +9,8 @@ import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
 
 import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -48,8 +50,8 @@ class ConfigurationMetadataTest {
             if (p.name().contains("[i]") || p.name().contains("<")) {
                 continue;
             }
+            ObjectNode node = properties.addObject().put("name", p.name()).put("description", p.description());
             if (p.defaultValue() != null) {
-                ObjectNode node = properties.addObject().put("name", p.name());
                 String d = p.defaultValue();
                 if (d.equals("true") || d.equals("false")) {
                     node.put("defaultValue", Boolean.parseBoolean(d));
@@ -75,6 +77,10 @@ class ConfigurationMetadataTest {
                 + "own. Each key: " + describe("ratelimit.keys[i]."));
         properties.addObject().put("name", "ratelimit.plans").put("description", "Limits of named plans: "
                 + "ratelimit.plans.<plan>=<limits>, e.g. ratelimit.plans.free=10/1m, 1000/1d.");
+        // The model holds the rules file's own properties too; Spring Boot refuses them, so the IDE does not offer them.
+        ArrayNode ignored = root.putObject("ignored").putArray("properties");
+        RateLimitSettings.properties().stream().filter(p -> p.entryPoint() == RateLimitSettings.EntryPoint.SERVLET_FILTER)
+                .forEach(p -> ignored.addObject().put("name", p.name().replaceAll("\\.<[a-z]+>", "")));
         return root;
     }
 
@@ -86,13 +92,24 @@ class ConfigurationMetadataTest {
                 .collect(Collectors.joining(" "));
     }
 
+    /**
+     * The file in the sources is what the model implies. After a change to the model, write it anew with
+     * {@value #UPDATE}, and build again (the configuration processor merges it into the generated metadata).
+     */
     @Test
     void theAdditionalMetadataIsDerivedFromTheSettingsModel() throws Exception {
-        JsonNode actual = read("META-INF/additional-spring-configuration-metadata.json");
-        String expected = JSON.writerWithDefaultPrettyPrinter().writeValueAsString(expected());
-        assertThat(actual).as("write this to src/main/resources/META-INF/additional-spring-configuration-metadata.json:"
-                + "%n%s", expected).isEqualTo(JSON.readTree(expected));
+        String expected = JSON.writerWithDefaultPrettyPrinter().writeValueAsString(expected()) + "\n";
+        Path file = Path.of("src/main/resources/META-INF/additional-spring-configuration-metadata.json");
+        if (Boolean.getBoolean("ratelimit.metadata.write")) {
+            Files.writeString(file, expected);
+        }
+        String actual = Files.readString(file);
+        assertThat(actual).as("%s differs from the model. Update it with: %s", file, UPDATE).isEqualTo(expected);
     }
+
+    /** The command that writes the additional metadata from the model. */
+    static final String UPDATE = "./mvnw -B -o -pl ratelimit-spring-boot-starter -am test "
+            + "-Dtest=ConfigurationMetadataTest -Dsurefire.failIfNoSpecifiedTests=false -Dratelimit.metadata.write=true";
 
     @Test
     void theGeneratedMetadataNamesEveryPropertyOfTheModelWithItsDefault() throws Exception {
