@@ -180,7 +180,7 @@ public class RateLimitConfig {
     private final Filter filter = new Filter();
 
     /** @return {@code ratelimit.enabled} */
-    public boolean getEnabled() {
+    public boolean isEnabled() {
         return enabled;
     }
 
@@ -240,7 +240,7 @@ public class RateLimitConfig {
     }
 
     /** @return {@code ratelimit.shadow} */
-    public boolean getShadow() {
+    public boolean isShadow() {
         return shadow;
     }
 
@@ -270,7 +270,7 @@ public class RateLimitConfig {
     }
 
     /** @return {@code ratelimit.trust-container-forwarding} */
-    public boolean getTrustContainerForwarding() {
+    public boolean isTrustContainerForwarding() {
         return trustContainerForwarding;
     }
 
@@ -320,7 +320,7 @@ public class RateLimitConfig {
     }
 
     /** @return {@code ratelimit.log-shadow} */
-    public boolean getLogShadow() {
+    public boolean isLogShadow() {
         return logShadow;
     }
 
@@ -330,7 +330,7 @@ public class RateLimitConfig {
     }
 
     /** @return {@code ratelimit.metrics} */
-    public boolean getMetrics() {
+    public boolean isMetrics() {
         return metrics;
     }
 
@@ -385,7 +385,7 @@ public class RateLimitConfig {
     }
 
     /** @return {@code ratelimit.plan-header-trusted} */
-    public boolean getPlanHeaderTrusted() {
+    public boolean isPlanHeaderTrusted() {
         return planHeaderTrusted;
     }
 
@@ -435,7 +435,7 @@ public class RateLimitConfig {
     }
 
     /** @return {@code ratelimit.annotations} */
-    public boolean getAnnotations() {
+    public boolean isAnnotations() {
         return annotations;
     }
 
@@ -455,7 +455,7 @@ public class RateLimitConfig {
     }
 
     /** @return {@code ratelimit.method-headers} */
-    public boolean getMethodHeaders() {
+    public boolean isMethodHeaders() {
         return methodHeaders;
     }
 
@@ -568,7 +568,7 @@ public class RateLimitConfig {
         }
 
         /** @return {@code ratelimit.redis.ssl} */
-        public boolean getSsl() {
+        public boolean isSsl() {
             return ssl;
         }
 
@@ -628,7 +628,7 @@ public class RateLimitConfig {
         }
 
         /** @return {@code ratelimit.redis.auto-pipelining} */
-        public boolean getAutoPipelining() {
+        public boolean isAutoPipelining() {
             return autoPipelining;
         }
 
@@ -697,7 +697,7 @@ public class RateLimitConfig {
         private Duration refreshInterval = Duration.ofSeconds(1);
 
         /** @return {@code ratelimit.limit-store.enabled} */
-        public boolean getEnabled() {
+        public boolean isEnabled() {
             return enabled;
         }
 

@@ -179,7 +179,7 @@ public final class RateLimitSettings {
 
     private void read(RateLimitConfig c) {
         SettingsSections sections = new SettingsSections(v);
-        enabled = c.getEnabled();
+        enabled = c.isEnabled();
         store = v.parseEnum("ratelimit.store", c.getStore(), StoreKind.class);
         localMaximumKeys = v.whole("ratelimit.local.maximum-keys", c.getLocal().getMaximumKeys());
         redis = sections.redisSettings(c.getRedis());
@@ -200,24 +200,24 @@ public final class RateLimitSettings {
                     + "and at most 1", "With N instances, use 1/N, e.g. 0.25 for four.");
         }
         maxWaiting = (int) v.whole("ratelimit.max-waiting", c.getMaxWaiting());
-        shadow = c.getShadow();
-        trustContainerForwarding = c.getTrustContainerForwarding();
+        shadow = c.isShadow();
+        trustContainerForwarding = c.isTrustContainerForwarding();
         clientIp = sections.clientIp(c, trustContainerForwarding);
         exempt = SettingsValues.list(c.getExempt());
         clientIp.clientIn(exempt, v.at("ratelimit.exempt") + ": entry");
         headers = sections.headerStyles(c.getHeaders());
         rejectStatus = (int) v.whole("ratelimit.reject-status", c.getRejectStatus());
-        logShadow = c.getLogShadow();
-        metrics = c.getMetrics();
+        logShadow = c.isLogShadow();
+        metrics = c.isMetrics();
         nearLimit = c.getNearLimit();
         if (!(nearLimit > 0 && nearLimit <= 1)) {
             throw v.badValue("ratelimit.near-limit", ConfigModel.text(nearLimit), "is not above 0 and at most 1",
                     "Use the share of a limit left that should count as near it, e.g. 0.2 for 20 %.");
         }
-        methodHeaders = c.getMethodHeaders();
+        methodHeaders = c.isMethodHeaders();
         limitCacheTtl = v.positive("ratelimit.limit-cache-ttl", c.getLimitCacheTtl());
         limitProvider = sections.readLimitProvider(c);
-        limitStore = c.getLimitStore().getEnabled();
+        limitStore = c.getLimitStore().isEnabled();
         limitStoreRefresh = v.positive("ratelimit.limit-store.refresh-interval", c.getLimitStore().getRefreshInterval());
         if (limitStoreRefresh.compareTo(Duration.ofMillis(10)) < 0) {
             throw v.badValue("ratelimit.limit-store.refresh-interval", Durations.format(limitStoreRefresh),
@@ -237,13 +237,13 @@ public final class RateLimitSettings {
         }
         // Whether a plan header is believed from every peer is checked against the trusted proxies when the limiter is
         // built, where it is known whether plan-from reads a header at all (a SpEL expression does not).
-        planHeaderTrusted = c.getPlanHeaderTrusted();
+        planHeaderTrusted = c.isPlanHeaderTrusted();
         if (planFrom == null && planHeaderTrusted) {
             throw v.badValue("ratelimit.plan-header-trusted", "true", "is set without ratelimit.plan-from",
                     "Remove it, or say which header names the plan, e.g. ratelimit.plan-from=header:X-Plan.");
         }
         rejectionHandler = SettingsValues.text(c.getRejectionHandler());
-        annotations = c.getAnnotations();
+        annotations = c.isAnnotations();
         keyResolvers = sections.keyResolverClasses(c.getKeyResolvers());
         filterOrder = (int) v.whole("ratelimit.filter.order", c.getFilter().getOrder());
         beforeAuthenticationOrder = (int) v.whole("ratelimit.filter.before-authentication-order",

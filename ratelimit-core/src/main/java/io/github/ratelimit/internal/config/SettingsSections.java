@@ -94,10 +94,10 @@ final class SettingsSections {
                     + "'ratelimit'.");
         }
         return new RedisSettings(url, master, sentinels, cluster, SettingsValues.text(r.getUsername()),
-                SettingsValues.text(r.getPassword()), r.getSsl(), prefix,
+                SettingsValues.text(r.getPassword()), r.isSsl(), prefix,
                 v.positive("ratelimit.redis.command-timeout", r.getCommandTimeout()),
                 v.positive("ratelimit.redis.connect-timeout", r.getConnectTimeout()),
-                (int) v.whole("ratelimit.redis.pool-size", r.getPoolSize()), r.getAutoPipelining(),
+                (int) v.whole("ratelimit.redis.pool-size", r.getPoolSize()), r.isAutoPipelining(),
                 v.positive("ratelimit.redis.background-timeout", r.getBackgroundTimeout()));
     }
 

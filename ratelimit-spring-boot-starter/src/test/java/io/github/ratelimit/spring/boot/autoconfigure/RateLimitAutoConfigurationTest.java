@@ -369,6 +369,19 @@ class RateLimitAutoConfigurationTest {
     }
 
     @Test
+    void analyzesAValueSpringCannotConvertIntoTheRulesFilesMessage() {
+        runner.withPropertyValues("ratelimit.rules[0].paths=/x", "ratelimit.rules[0].limits=1/1s",
+                "ratelimit.rules[0].max-delay=soon").run(context -> {
+                    FailureAnalysis analysis = new InvalidRateLimitConfigurationFailureAnalyzer()
+                            .analyze(context.getStartupFailure());
+                    assertThat(analysis.getDescription()).isEqualTo("Rate limiting is misconfigured: "
+                            + "ratelimit.rules[0].max-delay: 'soon' is not a duration");
+                    assertThat(analysis.getAction()).isEqualTo("Use <number><unit> with unit ms, s, m, h or d, e.g. "
+                            + "'500ms', '1s', '1m'.");
+                });
+    }
+
+    @Test
     void bindsPlansAndPerKeyLimits() {
         runner.withPropertyValues("ratelimit.plans.pro=5/1m", "ratelimit.keys[0].key=user:bob",
                 "ratelimit.keys[0].plan=pro", "ratelimit.keys[1].key=user:carol", "ratelimit.keys[1].limits=1/1m")
