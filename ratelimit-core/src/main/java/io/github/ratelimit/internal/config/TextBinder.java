@@ -35,11 +35,9 @@ final class TextBinder {
      */
     RateLimitConfig bind(Map<String, String> values) {
         RateLimitConfig config = new RateLimitConfig();
-        joinListElements(values).forEach((name, value) -> {
-            if (SettingsValues.text(value) != null) {
-                bind(config, name.substring(ConfigModel.P.length()), name, value.trim());
-            }
-        });
+        // An empty value leaves the default, but still makes the rule or key it is in: that entry is then checked.
+        joinListElements(values).forEach((name, value) -> bind(config, name.substring(ConfigModel.P.length()), name,
+                value == null ? "" : value.trim()));
         return config;
     }
 
@@ -52,6 +50,9 @@ final class TextBinder {
         Field field = ConfigModel.fields(bean.getClass()).stream().filter(f -> ConfigModel.kebab(f.getName())
                 .equals(token)).findFirst().orElseThrow(() -> new IllegalStateException("no property " + name));
         if (field.isAnnotationPresent(RateLimitConfig.Described.class)) {
+            if (value.isEmpty()) {
+                return;
+            }
             if (Map.class.isAssignableFrom(field.getType())) {
                 @SuppressWarnings("unchecked")
                 Map<String, Object> map = (Map<String, Object>) ConfigModel.read(field, bean);

@@ -82,6 +82,9 @@ class ConfigModelTest {
         assertThatThrownBy(() -> RateLimitSettings.parse(Map.of("ratelimit.rules[4].paths", "/a"), "rules.properties",
                 EntryPoint.SERVLET_FILTER)).isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessageStartingWith("rules.properties: ratelimit.rules[4].limits: not set.");
+        // An empty value leaves the default, and the entry it names is still checked.
+        assertThatThrownBy(() -> RateLimitSettings.parse(Map.of("ratelimit.keys[0].key", ""), null,
+                EntryPoint.SERVLET_FILTER)).hasMessageStartingWith("ratelimit.keys[0].key: not set.");
     }
 
     @Test
