@@ -152,7 +152,7 @@ class RulesFileTest {
         assertThatThrownBy(() -> parse("ratelimit.redis.ulr", "redis://x:1"))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessage("rules.properties: unknown property 'ratelimit.redis.ulr'. Did you mean "
-                        + "'ratelimit.redis.url'? Every property: docs/servlet.md.");
+                        + "'ratelimit.redis.url'? Every property: docs/properties.md.");
         assertThatThrownBy(() -> parse("ratelimit.stor", "redis")).hasMessageContaining("Did you mean 'ratelimit.store'?");
         assertThatThrownBy(() -> parse("ratelimit.rules[3].mehtods", "GET"))
                 .hasMessageContaining("Did you mean 'ratelimit.rules[3].methods'?");
@@ -160,7 +160,7 @@ class RulesFileTest {
                 .hasMessageContaining("Did you mean 'ratelimit.default-store-failure-policy'?");
         assertThatThrownBy(() -> parse("ratelimit.nothing-like-any-property", "x"))
                 .hasMessage("rules.properties: unknown property 'ratelimit.nothing-like-any-property'. Check its "
-                        + "spelling. Every property: docs/servlet.md.");
+                        + "spelling. Every property: docs/properties.md.");
     }
 
     /** A custom resolver the rules file can name. */

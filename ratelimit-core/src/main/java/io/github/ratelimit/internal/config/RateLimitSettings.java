@@ -34,7 +34,7 @@ import java.util.TreeMap;
  * ({@link #checkNames}); a bad value with its property path, the value, the constraint and the fix. Property names
  * are canonical: lower case, words joined by {@code -}, indices in brackets ({@code ratelimit.rules[0].max-delay}).
  * Lists are comma-separated text or indexed entries ({@code limits[0]}, {@code limits[1]}). Every property, its
- * default and its allowed values: {@link #properties()}; in prose, {@code docs/servlet.md}.
+ * default and its allowed values: {@link #properties()}; in prose, {@code docs/properties.md}.
  *
  * <p>Immutable; the limiter parts are built anew by {@link #applyTo} and {@link #createStore}.
  */

@@ -48,7 +48,7 @@ final class SettingsCatalog {
                 String nearest = nearest(pattern);
                 throw new InvalidRateLimitConfigurationException(source, name, "unknown property '" + name + "'",
                         (nearest == null ? "Check its spelling." : "Did you mean '" + concrete(nearest, name) + "'?")
-                                + " Every property: " + (entryPoint == EntryPoint.SPRING_BOOT ? "docs/spring-boot.md" : "docs/servlet.md")
+                                + " Every property: docs/properties.md"
                                 + ".");
             }
             if (known.entryPoint() != null && known.entryPoint() != entryPoint) {

@@ -214,7 +214,7 @@ class OneConfigurationModelTest {
                 .withConfiguration(StarterAutoConfigurations.of());
         runner.withPropertyValues("ratelimit.redis.ulr=redis://localhost:6379").run(context ->
                 assertThat(configError(context)).hasMessage("unknown property 'ratelimit.redis.ulr'. Did you mean "
-                        + "'ratelimit.redis.url'? Every property: docs/spring-boot.md."));
+                        + "'ratelimit.redis.url'? Every property: docs/properties.md."));
         runner.withPropertyValues("ratelimit.stor=redis").run(context ->
                 assertThat(configError(context)).hasMessageContaining("Did you mean 'ratelimit.store'?"));
         runner.withPropertyValues("ratelimit.rules[0].paths=/x", "ratelimit.rules[0].limits=1/1s",
@@ -252,8 +252,8 @@ class OneConfigurationModelTest {
         Map<String, String> typo = new LinkedHashMap<>(PROPERTIES);
         typo.put(property, value);
         String message = expected.replace("<plan-from>", PLAN_FROM);
-        bothStopWith(typo, dir, message.replace("<page>", "docs/servlet.md"),
-                message.replace("<page>", "docs/spring-boot.md"));
+        bothStopWith(typo, dir, message.replace("<page>", "docs/properties.md"),
+                message.replace("<page>", "docs/properties.md"));
     }
 
     /** Starts a web.xml filter on a rules file of these properties, and Spring Boot on them: both must fail so. */

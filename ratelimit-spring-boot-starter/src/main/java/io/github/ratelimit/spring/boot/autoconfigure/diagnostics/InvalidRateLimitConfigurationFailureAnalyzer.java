@@ -21,8 +21,8 @@ public final class InvalidRateLimitConfigurationFailureAnalyzer
         String where = cause.where() == null || cause.where().isEmpty() ? "" : cause.where() + ": ";
         String description = "Rate limiting is misconfigured: " + where + cause.constraint();
         String action = cause.action() != null ? cause.action()
-                : "Correct the value named above; @RateLimit attributes and ratelimit.* properties are described in "
-                + "docs/spring-boot.md.";
+                : "Correct the value named above; ratelimit.* properties are described in docs/properties.md, "
+                + "@RateLimit's attributes in docs/spring-boot.md.";
         return new FailureAnalysis(description, action, cause);
     }
 }
