@@ -194,7 +194,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
         }
         byte[] at = RedisSlidingState.ascii(receipt / 1_000);
         try {
-            start(REFUND, cost, at, ZERO).get();
+            refundNow(cost, at, false);
         } catch (RateLimitStoreException e) {
             LateRefunds late = context.calls().lateRefunds;
             if (e instanceof RedisCallException call && call.sent()) {
@@ -202,8 +202,13 @@ final class RedisCalendarState implements KeyState, Pipelining {
                 return;
             }
             late.offer(cost + " permit(s) to " + RedisKeys.printable(keys.get(0)),
-                    () -> start(REFUND, cost, at, ZERO, true).get());
+                    () -> refundNow(cost, at, true));
         }
+    }
+
+    /** Sends a refund and waits for its reply, which {@link #checked} verifies; a refund's reply holds nothing else. */
+    private void refundNow(long cost, byte[] at, boolean late) {
+        var unused = start(REFUND, cost, at, ZERO, late).get();
     }
 
     private List<?> checked(byte[] op, Object answer) {

@@ -97,10 +97,10 @@ public final class LocalBucketStore implements BucketStore {
             return slots.state(key, limits.concurrency());
         }
         LocalSlidingState state = sliding.get(key, k -> LocalSlidingState.create(limits, timeMeter,
-                () -> sliding.getIfPresent(k)));
+                () -> touch(sliding, k)));
         if (state.algorithm() != limits.algorithm() || state.calendar() != limits.calendar()) {
             // The rule changed its algorithm: the old state means nothing to the new one.
-            LocalSlidingState fresh = LocalSlidingState.create(limits, timeMeter, () -> sliding.getIfPresent(key));
+            LocalSlidingState fresh = LocalSlidingState.create(limits, timeMeter, () -> touch(sliding, key));
             sliding.put(key, fresh);
             return fresh;
         }
@@ -125,6 +125,11 @@ public final class LocalBucketStore implements BucketStore {
             bucket.replaceConfiguration(configuration);
         }
         return bucket;
+    }
+
+    /** Reads a key's entry for the read's effect alone: the cache computes its expiry again from the state now. */
+    private static <K> void touch(Cache<K, ?> cache, K key) {
+        var unused = cache.getIfPresent(key);
     }
 
     @Override
@@ -252,7 +257,7 @@ public final class LocalBucketStore implements BucketStore {
                 }
             }
             if (wait > 0) {
-                buckets.getIfPresent(key);   // the bucket now owes tokens: let its expiry count the debt
+                touch(buckets, key);   // the bucket now owes tokens: let its expiry count the debt
             }
             return new Probe(true, wait, java.util.List.of(), 0);
         }
