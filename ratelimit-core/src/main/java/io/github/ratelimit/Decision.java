@@ -4,6 +4,7 @@ package io.github.ratelimit;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The decision on one call under all the rules that apply to it. Immutable; the rate-limit headers and the
@@ -53,7 +54,7 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
      *
      * @return the binding verdict, or {@code null} when there are no verdicts
      */
-    public Verdict binding() {
+    public @Nullable Verdict binding() {
         Verdict best = null;
         for (Verdict v : verdicts) {
             if (best == null || rank(v) > rank(best)) {
@@ -70,7 +71,7 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
      *
      * @return the window, or {@code null} when no bucket was consulted
      */
-    public Window bindingWindow() {
+    public @Nullable Window bindingWindow() {
         Window best = null;
         if (outcome == Outcome.REJECTED || outcome == Outcome.DELAYED) {
             Verdict b = binding();
@@ -127,7 +128,7 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
                 ? reason + "; retry after " + RateLimitHeaders.retryAfterSeconds(this) + " s." : reason + ".";
     }
 
-    private static Window tightest(List<Window> windows, Window best) {
+    private static @Nullable Window tightest(List<Window> windows, @Nullable Window best) {
         for (Window w : windows) {
             if (best == null || w.remaining() < best.remaining()
                     || (w.remaining() == best.remaining() && w.resetNanos() > best.resetNanos())) {
@@ -173,8 +174,8 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
      *        permits ({@link Guard#acquire(RequestContext, long)}); 0 in a verdict made without it, which stands for
      *        the rule's own cost
      */
-    public record Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<Window> windows,
-                          long waitNanos, long receipt, String publicName, long permits) {
+    public record Verdict(String rule, @Nullable String key, Mode mode, Outcome outcome, Basis basis,
+                          List<Window> windows, long waitNanos, long receipt, String publicName, long permits) {
 
         // Wide on purpose: users read these components by name (listeners, rejection handlers, tests), so they stay
         // one public record. The engine builds verdicts in one place (internal Verdicts.of and Verdicts.copy).
@@ -192,8 +193,8 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
          * @param receipt the permits' receipt, or 0
          * @param publicName the name clients see for the rule
          */
-        public Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<Window> windows,
-                       long waitNanos, long receipt, String publicName) {
+        public Verdict(String rule, @Nullable String key, Mode mode, Outcome outcome, Basis basis,
+                       List<Window> windows, long waitNanos, long receipt, String publicName) {
             this(rule, key, mode, outcome, basis, windows, waitNanos, receipt, publicName, 0);
         }
 
@@ -209,8 +210,8 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
          * @param waitNanos the delay or the wait
          * @param receipt the permits' receipt, or 0
          */
-        public Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<Window> windows,
-                       long waitNanos, long receipt) {
+        public Verdict(String rule, @Nullable String key, Mode mode, Outcome outcome, Basis basis,
+                       List<Window> windows, long waitNanos, long receipt) {
             this(rule, key, mode, outcome, basis, windows, waitNanos, receipt, rule);
         }
 
@@ -225,8 +226,8 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
          * @param windows the state of each window
          * @param waitNanos the delay or the wait
          */
-        public Verdict(String rule, String key, Mode mode, Outcome outcome, Basis basis, List<Window> windows,
-                       long waitNanos) {
+        public Verdict(String rule, @Nullable String key, Mode mode, Outcome outcome, Basis basis,
+                       List<Window> windows, long waitNanos) {
             this(rule, key, mode, outcome, basis, windows, waitNanos, 0, rule);
         }
 

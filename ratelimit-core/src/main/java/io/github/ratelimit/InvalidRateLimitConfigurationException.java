@@ -1,5 +1,7 @@
 package io.github.ratelimit;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Thrown when a rule, limit, key expression or store setting is invalid.
  *
@@ -18,13 +20,13 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
     private static final long serialVersionUID = 1L;
 
     /** Where the bad value is, or {@code null}. */
-    private final String where;
+    private final @Nullable String where;
     /** The bad value as written, or {@code null}. */
-    private final String value;
+    private final @Nullable String value;
     /** What is wrong, naming the value. */
     private final String constraint;
     /** What to do about it, or {@code null}. */
-    private final String action;
+    private final @Nullable String action;
 
     /**
      * @param where where the bad value is (a property path, {@code @RateLimit on Type#method()}), or {@code null}
@@ -32,7 +34,8 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
      * @param constraint what is wrong, naming the value: {@code "limits[0] '100/x' is not a limit"}
      * @param action what to do about it, or {@code null}: {@code "Write '<permits>/<period>', e.g. '5/1s'."}
      */
-    public InvalidRateLimitConfigurationException(String where, String value, String constraint, String action) {
+    public InvalidRateLimitConfigurationException(@Nullable String where, @Nullable String value, String constraint,
+                                                  @Nullable String action) {
         super(compose(where, constraint, action));
         this.where = where;
         this.value = value;
@@ -51,7 +54,7 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
      * @param message where, what value, which constraint, and what to do, in one text
      * @param cause the underlying failure
      */
-    public InvalidRateLimitConfigurationException(String message, Throwable cause) {
+    public InvalidRateLimitConfigurationException(String message, @Nullable Throwable cause) {
         super(message, cause);
         this.where = null;
         this.value = null;
@@ -59,8 +62,8 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
         this.action = null;
     }
 
-    private InvalidRateLimitConfigurationException(String where, String value, String constraint, String action,
-                                                   Throwable cause) {
+    private InvalidRateLimitConfigurationException(@Nullable String where, @Nullable String value, String constraint,
+                                                   @Nullable String action, Throwable cause) {
         super(compose(where, constraint, action), cause);
         this.where = where;
         this.value = value;
@@ -68,7 +71,7 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
         this.action = action;
     }
 
-    private static String compose(String where, String constraint, String action) {
+    private static String compose(@Nullable String where, String constraint, @Nullable String action) {
         StringBuilder sb = new StringBuilder();
         if (where != null && !where.isEmpty()) {
             sb.append(where).append(": ");
@@ -100,12 +103,12 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
     }
 
     /** @return where the bad value is (a property path, an annotated method), or {@code null} */
-    public String where() {
+    public @Nullable String where() {
         return where;
     }
 
     /** @return the bad value as written, or {@code null} when the problem is not one value */
-    public String value() {
+    public @Nullable String value() {
         return value;
     }
 
@@ -115,7 +118,7 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
     }
 
     /** @return what to do about it, or {@code null} when the thrower gave none */
-    public String action() {
+    public @Nullable String action() {
         return action;
     }
 }

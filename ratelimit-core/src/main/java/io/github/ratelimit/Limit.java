@@ -12,6 +12,7 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.temporal.TemporalAdjusters;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One window of a rule: {@code permits} per {@code period}, with a bucket {@code capacity} (the burst) that
@@ -36,7 +37,7 @@ import java.util.Locale;
  * @param capacity the most tokens the bucket holds, 1 to {@value #MAX_PERMITS}
  * @param calendar the calendar the window is aligned to, or {@code null} for a window of a fixed length
  */
-public record Limit(long permits, Duration period, long capacity, Calendar calendar) {
+public record Limit(long permits, Duration period, long capacity, @Nullable Calendar calendar) {
 
     /**
      * A window aligned to the calendar: a day, a week (from Monday) or a month (from the 1st), in a time zone.
@@ -240,7 +241,7 @@ public record Limit(long permits, Duration period, long capacity, Calendar calen
     }
 
     /** @return the calendar a period text names ({@code 1mo}, {@code 1w}, {@code 1d@Zone}), or {@code null} */
-    private static Calendar calendar(String periodText, String text) {
+    private static @Nullable Calendar calendar(String periodText, String text) {
         int at = periodText.indexOf('@');
         String unitText = (at < 0 ? periodText : periodText.substring(0, at)).toLowerCase(Locale.ROOT);
         Calendar.Unit unit = switch (unitText) {

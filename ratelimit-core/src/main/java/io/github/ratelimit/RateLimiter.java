@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The rate-limiting engine: compiles {@link Rule}s into {@link Guard}s that decide calls with Bucket4j
@@ -98,16 +99,16 @@ public interface RateLimiter extends AutoCloseable {
         /** The default cap on calls waiting out a SOFT delay at once, all rules together. */
         public static final int DEFAULT_MAX_WAITING = 1000;
 
-        private BucketStore store;
+        private @Nullable BucketStore store;
         private TimeMeter timeMeter = TimeMeter.SYSTEM_MILLISECONDS;
-        private Waiter waiter;
+        private @Nullable Waiter waiter;
         private final Map<String, KeyResolver> keyResolvers = new LinkedHashMap<>();
         private ClientIpResolver clientIpResolver = ClientIpResolver.direct();
-        private KeyResolver.Factory keyResolverFactory;
-        private LimitProvider limitProvider;
+        private KeyResolver.@Nullable Factory keyResolverFactory;
+        private @Nullable LimitProvider limitProvider;
         private Duration limitProviderTtl = Duration.ofMinutes(1);
         private final List<Listener> listeners = new ArrayList<>();
-        private Observer observer;
+        private @Nullable Observer observer;
         private StoreFailurePolicy defaultStoreFailurePolicy = StoreFailurePolicy.FAIL_OPEN;
         private double localFallbackShare = 1.0;
         private long localFallbackMaximumKeys = LocalBucketStore.DEFAULT_MAXIMUM_KEYS;
@@ -115,7 +116,7 @@ public interface RateLimiter extends AutoCloseable {
         private boolean shadow;
         private final List<String> exempt = new ArrayList<>();
         private final Map<String, List<String>> ruleExempt = new LinkedHashMap<>();
-        private String planFrom;
+        private @Nullable String planFrom;
         private Map<String, List<Limit>> plans = Map.of();
         private Set<String> planRules = Set.of();
         private boolean planHeaderTrusted;
@@ -430,7 +431,7 @@ public interface RateLimiter extends AutoCloseable {
              * @param decision the decision, or {@code null} when deciding failed
              * @param failure why deciding failed (an exception the caller then receives), or {@code null}
              */
-            void stop(Decision decision, Throwable failure);
+            void stop(@Nullable Decision decision, @Nullable Throwable failure);
         }
     }
 

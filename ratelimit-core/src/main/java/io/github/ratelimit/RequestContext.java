@@ -6,6 +6,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What key resolvers may read of the call being decided, independent of any framework. The servlet filter
@@ -22,7 +23,7 @@ public interface RequestContext {
      * @return the address of the connection's peer, or {@code null}; never a value taken from a forwarding header
      *         by a layer other than the limiter (the {@code ip} key applies the limiter's trusted proxies itself)
      */
-    default String remoteAddress() {
+    default @Nullable String remoteAddress() {
         return null;
     }
 
@@ -43,7 +44,7 @@ public interface RequestContext {
      *         request's real first value, so that many lines cannot make a key read another value than the one the
      *         application (its authentication) reads.
      */
-    default String header(String name) {
+    default @Nullable String header(String name) {
         List<String> values = headers(name);
         return values.isEmpty() ? null : values.get(0);
     }
@@ -52,28 +53,28 @@ public interface RequestContext {
      * @param name a request parameter name
      * @return its first value, from the query string or a form body, or {@code null}
      */
-    default String parameter(String name) {
+    default @Nullable String parameter(String name) {
         return null;
     }
 
     /**
      * @return the authenticated principal's name, or {@code null} for an anonymous call
      */
-    default String principal() {
+    default @Nullable String principal() {
         return null;
     }
 
     /**
      * @return the HTTP method, or {@code null}
      */
-    default String method() {
+    default @Nullable String method() {
         return null;
     }
 
     /**
      * @return the request path within the application, or {@code null}
      */
-    default String path() {
+    default @Nullable String path() {
         return null;
     }
 
@@ -84,7 +85,7 @@ public interface RequestContext {
      * @param name the attribute name
      * @return the value, or {@code null}
      */
-    default Object attribute(String name) {
+    default @Nullable Object attribute(String name) {
         return null;
     }
 
@@ -109,10 +110,10 @@ public interface RequestContext {
 
         private static final RequestContext EMPTY = new Builder().build();
 
-        private String remoteAddress;
-        private String principal;
-        private String method;
-        private String path;
+        private @Nullable String remoteAddress;
+        private @Nullable String principal;
+        private @Nullable String method;
+        private @Nullable String path;
         private final Map<String, List<String>> headers = new HashMap<>();
         private final Map<String, String> parameters = new HashMap<>();
         private final Map<String, Object> attributes = new HashMap<>();
@@ -124,7 +125,7 @@ public interface RequestContext {
          * @param remoteAddress the socket peer's address
          * @return this builder
          */
-        public Builder remoteAddress(String remoteAddress) {
+        public Builder remoteAddress(@Nullable String remoteAddress) {
             this.remoteAddress = remoteAddress;
             return this;
         }
@@ -133,7 +134,7 @@ public interface RequestContext {
          * @param principal the authenticated principal's name
          * @return this builder
          */
-        public Builder principal(String principal) {
+        public Builder principal(@Nullable String principal) {
             this.principal = principal;
             return this;
         }
@@ -142,7 +143,7 @@ public interface RequestContext {
          * @param method the HTTP method
          * @return this builder
          */
-        public Builder method(String method) {
+        public Builder method(@Nullable String method) {
             this.method = method;
             return this;
         }
@@ -151,7 +152,7 @@ public interface RequestContext {
          * @param path the request path
          * @return this builder
          */
-        public Builder path(String path) {
+        public Builder path(@Nullable String path) {
             this.path = path;
             return this;
         }
@@ -196,12 +197,13 @@ public interface RequestContext {
     }
 
     /** The context {@link Builder} builds. */
-    record Plain(String remoteAddress, String principal, String method, String path,
+    record Plain(@Nullable String remoteAddress, @Nullable String principal, @Nullable String method,
+                 @Nullable String path,
                  Map<String, List<String>> headerMap, Map<String, String> parameters,
                  Map<String, Object> attributes) implements RequestContext {
 
         @Override
-        public String parameter(String name) {
+        public @Nullable String parameter(String name) {
             return parameters.get(name);
         }
 
@@ -212,7 +214,7 @@ public interface RequestContext {
         }
 
         @Override
-        public Object attribute(String name) {
+        public @Nullable Object attribute(String name) {
             return attributes.get(name);
         }
     }

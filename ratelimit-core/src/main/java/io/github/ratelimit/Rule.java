@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A named rate limit: which key it counts by, its windows (enforced together, a call counted in all or none) or, for
@@ -47,9 +48,10 @@ public final class Rule {
      * position in one place only (the constructor below), from the builder's named fields.
      */
     private record Values(String name, String publicName, String source, String key, List<Limit> limits, Mode mode,
-                          Duration maxDelay, int maxWaiting, long cost, StoreFailurePolicy onStoreFailure,
-                          MissingKeyPolicy onMissingKey, Algorithm algorithm, LocalFirst localFirst, Counted count,
-                          HttpStatuses countedStatuses, String permits, int concurrency) {
+                          @Nullable Duration maxDelay, int maxWaiting, long cost, StoreFailurePolicy onStoreFailure,
+                          MissingKeyPolicy onMissingKey, Algorithm algorithm, @Nullable LocalFirst localFirst,
+                          Counted count, @Nullable HttpStatuses countedStatuses, @Nullable String permits,
+                          int concurrency) {
     }
 
     private final Values v;
@@ -113,7 +115,7 @@ public final class Rule {
     }
 
     /** @return the longest a {@link Mode#SOFT} rule delays a request; {@code null} for other modes */
-    public Duration maxDelay() {
+    public @Nullable Duration maxDelay() {
         return v.maxDelay();
     }
 
@@ -149,17 +151,17 @@ public final class Rule {
     }
 
     /** @return the statuses whose responses keep their tokens, for {@link Counted#STATUSES}; else {@code null} */
-    public HttpStatuses countedStatuses() {
+    public @Nullable HttpStatuses countedStatuses() {
         return v.countedStatuses();
     }
 
     /** @return how many permits a call counts as under this rule ({@link Builder#permits}), or {@code null} */
-    public String permits() {
+    public @Nullable String permits() {
         return v.permits();
     }
 
     /** @return whether and how the rule's buckets in a shared store are decided locally first; {@code null} for never */
-    public LocalFirst localFirst() {
+    public @Nullable LocalFirst localFirst() {
         return v.localFirst();
     }
 
@@ -216,22 +218,22 @@ public final class Rule {
     public static final class Builder {
 
         private final String name;
-        private String publicName;
-        private String source;
+        private @Nullable String publicName;
+        private @Nullable String source;
         private String key = "global";
         private final List<Limit> limits = new ArrayList<>();
         private Mode mode = Mode.HARD;
-        private Duration maxDelay;
-        private Integer maxWaiting;
+        private @Nullable Duration maxDelay;
+        private @Nullable Integer maxWaiting;
         private long cost = 1;
         private StoreFailurePolicy onStoreFailure = StoreFailurePolicy.DEFAULT;
         private MissingKeyPolicy onMissingKey = MissingKeyPolicy.REJECT;
         /** The algorithm given, or {@code null} for the default, which depends on the limits. */
-        private Algorithm algorithm;
-        private LocalFirst localFirst;
+        private @Nullable Algorithm algorithm;
+        private @Nullable LocalFirst localFirst;
         private Counted count = Counted.ALL;
-        private HttpStatuses countedStatuses;
-        private String permits;
+        private @Nullable HttpStatuses countedStatuses;
+        private @Nullable String permits;
         private int concurrency;
 
         private Builder(String name) {
@@ -253,7 +255,7 @@ public final class Rule {
          *        the constraints of a rule name; {@code null} (the default) for the rule's name
          * @return this builder
          */
-        public Builder publicName(String publicName) {
+        public Builder publicName(@Nullable String publicName) {
             this.publicName = publicName;
             return this;
         }
@@ -304,7 +306,7 @@ public final class Rule {
 
         /** @param maxDelay the longest a {@link Mode#SOFT} request waits; required for, and only for, SOFT
          *  @return this builder */
-        public Builder maxDelay(Duration maxDelay) {
+        public Builder maxDelay(@Nullable Duration maxDelay) {
             this.maxDelay = maxDelay;
             return this;
         }
@@ -355,7 +357,7 @@ public final class Rule {
          *        (the default) for a round trip per decision. See {@link LocalFirst} for the over-admission bound.
          * @return this builder
          */
-        public Builder localFirst(LocalFirst localFirst) {
+        public Builder localFirst(@Nullable LocalFirst localFirst) {
             this.localFirst = localFirst;
             return this;
         }
@@ -380,7 +382,7 @@ public final class Rule {
         /** @param permits how many permits a call counts as under this rule, resolved from the call like a key
          *         ({@link RateLimit#permits()}); {@code null} (the default) for the call's own
          *  @return this builder */
-        public Builder permits(String permits) {
+        public Builder permits(@Nullable String permits) {
             this.permits = permits;
             return this;
         }

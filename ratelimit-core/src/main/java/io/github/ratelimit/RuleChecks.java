@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The checks a {@link Rule} passes before it exists, each failure naming where the rule was declared, the value,
@@ -31,9 +32,9 @@ final class RuleChecks {
      * @param localFirst local-first settings, or {@code null}
      * @param concurrency the most calls in flight of a concurrency rule, or 0
      */
-    record Draft(String where, String name, String publicName, String key, List<Limit> limits, Mode mode,
-                 Duration maxDelay, Integer maxWaiting, long cost, Algorithm algorithm, LocalFirst localFirst,
-                 int concurrency) {
+    record Draft(String where, String name, @Nullable String publicName, String key, List<Limit> limits, Mode mode,
+                 @Nullable Duration maxDelay, @Nullable Integer maxWaiting, long cost, Algorithm algorithm,
+                 @Nullable LocalFirst localFirst, int concurrency) {
         // Wide on purpose: the builder's values, handed over in one place (Rule.Builder#build) so that the checks
         // need no twelve-argument method; nothing else builds one.
     }
@@ -98,7 +99,7 @@ final class RuleChecks {
 
     /** The checks of a rule's windows (every rule but a concurrency rule): their number, kinds and sizes. */
     private static void checkWindows(String where, List<Limit> limits, long cost, Algorithm algorithm,
-                                     LocalFirst localFirst) {
+                                     @Nullable LocalFirst localFirst) {
         if (limits.isEmpty()) {
             throw fail(where, null, "no limit is set", "Give at least one window, e.g. '5/1s': perSecond, "
                     + "perMinute, perHour, perDay or limits on @RateLimit; limits in properties.");
@@ -188,7 +189,7 @@ final class RuleChecks {
      * @param permits the permits expression, which must be none
      */
     static void checkConcurrency(String where, int concurrency, List<Limit> limits, long cost, Algorithm algorithm,
-                                 LocalFirst localFirst, Rule.Counted count, String permits) {
+                                 @Nullable LocalFirst localFirst, Rule.Counted count, @Nullable String permits) {
         if (concurrency < 1 || concurrency > Rule.MAX_CONCURRENCY) {
             throw fail(where, String.valueOf(concurrency), "concurrency " + concurrency + " is not between 1 and "
                     + Rule.MAX_CONCURRENCY, "Give the most calls per key in flight at once, e.g. 2.");
@@ -319,8 +320,8 @@ final class RuleChecks {
      * @param permits the permits expression, or {@code null}
      * @param algorithm the rule's algorithm
      */
-    static void checkCounting(String where, Rule.Counted count, HttpStatuses statuses, String permits,
-                              Algorithm algorithm) {
+    static void checkCounting(String where, Rule.Counted count, @Nullable HttpStatuses statuses,
+                              @Nullable String permits, Algorithm algorithm) {
         if (count == Rule.Counted.STATUSES && statuses == null) {
             throw fail(where, "STATUSES", "count STATUSES names no status", "Give the statuses with "
                     + "count(HttpStatuses.parse(\"404,5xx\")), or count=statuses:404,5xx on a URL rule (a method call "
@@ -357,8 +358,8 @@ final class RuleChecks {
         }
     }
 
-    private static InvalidRateLimitConfigurationException fail(String where, String value, String constraint,
-                                                               String action) {
+    private static InvalidRateLimitConfigurationException fail(String where, @Nullable String value,
+                                                               String constraint, @Nullable String action) {
         return new InvalidRateLimitConfigurationException(where, value, constraint, action);
     }
 }

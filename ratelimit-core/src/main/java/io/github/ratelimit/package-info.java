@@ -7,4 +7,7 @@
  * <p>Framework-free: no Spring, no servlet API. Uses {@code key} and {@code store}, and {@code internal} for the
  * engine behind the builders' factory methods and for shared helpers (docs/architecture.md).
  */
+@NullMarked
 package io.github.ratelimit;
+
+import org.jspecify.annotations.NullMarked;

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.ListIterator;
 import java.util.Objects;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Determines the client address of a request, for use as a rate-limit key, from the socket peer
@@ -172,18 +173,19 @@ public final class ClientIpResolver {
      *     documentation}, or {@code null} when no client address can be determined because
      *     {@code remoteAddress} is null or not an IP literal
      */
-    public String resolve(String remoteAddress, List<String> headerValues) {
+    public @Nullable String resolve(@Nullable String remoteAddress, @Nullable List<String> headerValues) {
         return resolveHops(remoteAddress, headerValues);
     }
 
     /** {@link #resolve} over any character sequences; lets tests observe how much is read. */
-    String resolveHops(String remoteAddress, List<? extends CharSequence> headerValues) {
+    @Nullable String resolveHops(@Nullable String remoteAddress, @Nullable List<? extends CharSequence> headerValues) {
         IpAddress client = clientAddress(remoteAddress, headerValues);
         return client == null ? null : key(client);
     }
 
     /** The client's whole address (IPv6 not grouped), or {@code null} when there is none. */
-    private IpAddress clientAddress(String remoteAddress, List<? extends CharSequence> headerValues) {
+    private @Nullable IpAddress clientAddress(@Nullable String remoteAddress,
+                                              @Nullable List<? extends CharSequence> headerValues) {
         if (remoteAddress == null) {
             return null;
         }
@@ -282,7 +284,7 @@ public final class ClientIpResolver {
         return lowest < 0 ? 0 : -1;
     }
 
-    private IpAddress parseHop(CharSequence value, int start, int end) {
+    private @Nullable IpAddress parseHop(CharSequence value, int start, int end) {
         while (start < end && isWhitespace(value.charAt(start))) {
             start++;
         }

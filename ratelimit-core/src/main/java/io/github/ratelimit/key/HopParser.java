@@ -1,5 +1,7 @@
 package io.github.ratelimit.key;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Parses one hop of a forwarding header: an {@code X-Forwarded-For} entry, or an RFC 7239
  * {@code Forwarded} element. Every method returns {@code null} for malformed text instead of
@@ -25,7 +27,7 @@ final class HopParser {
      * @param text the node without surrounding whitespace, not null
      * @return the address, or {@code null} when the text is malformed
      */
-    static IpAddress parseNode(String text) {
+    static @Nullable IpAddress parseNode(String text) {
         int length = text.length();
         if (length == 0 || length > MAX_NODE_LENGTH) {
             return null;
@@ -79,7 +81,7 @@ final class HopParser {
      * @return the address, or {@code null} when there is no {@code for} parameter, more than one,
      *     or its value is not an address
      */
-    static IpAddress parseForwardedElement(String element) {
+    static @Nullable IpAddress parseForwardedElement(String element) {
         String forValue = null;
         int start = 0;
         int length = element.length();
@@ -107,7 +109,7 @@ final class HopParser {
      *
      * @return the value, or {@code null} when the quoting is broken
      */
-    private static String unquote(String value) {
+    private static @Nullable String unquote(String value) {
         if (value.isEmpty() || value.charAt(0) != '"') {
             return value.indexOf('"') < 0 ? value : null;
         }

@@ -1,5 +1,7 @@
 package io.github.ratelimit.key;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An IPv4 or IPv6 address held as a 128-bit value and parsed from literal text only.
  *
@@ -43,7 +45,7 @@ final class IpAddress {
      * @param text the candidate literal, not null
      * @return the address, or {@code null} when {@code text} is not exactly such a literal
      */
-    static IpAddress parseLiteral(String text) {
+    static @Nullable IpAddress parseLiteral(String text) {
         if (text.indexOf(':') >= 0) {
             return parseIpv6(text);
         }
@@ -173,7 +175,7 @@ final class IpAddress {
         return i == to ? result : -1;
     }
 
-    private static IpAddress parseIpv6(String text) {
+    private static @Nullable IpAddress parseIpv6(String text) {
         int length = text.length();
         if (length < 2 || length > MAX_IPV6_LENGTH) {
             return null;

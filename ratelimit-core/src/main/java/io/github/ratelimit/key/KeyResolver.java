@@ -1,6 +1,7 @@
 package io.github.ratelimit.key;
 
 import io.github.ratelimit.RequestContext;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Finds the key a rule counts a call by: the client address, the user, an API key.
@@ -19,7 +20,7 @@ public interface KeyResolver {
      *         escapes it, tags it with the alternative it came from, and hashes it when it is long, so the value
      *         can never reach a bucket of another key, alternative or rule.
      */
-    String resolve(RequestContext context);
+    @Nullable String resolve(RequestContext context);
 
     /**
      * Compiles key expressions written in a language of its own, such as the Spring starter's SpEL keys
@@ -36,6 +37,6 @@ public interface KeyResolver {
          * @return a resolver, or {@code null} when the expression is not in this factory's language
          * @throws io.github.ratelimit.InvalidRateLimitConfigurationException when it is, but is malformed
          */
-        KeyResolver create(String expression, String source);
+        @Nullable KeyResolver create(String expression, String source);
     }
 }

@@ -6,4 +6,7 @@
  *
  * <p>Uses the API's types only: never a store or the engine.
  */
+@NullMarked
 package io.github.ratelimit.key;
+
+import org.jspecify.annotations.NullMarked;

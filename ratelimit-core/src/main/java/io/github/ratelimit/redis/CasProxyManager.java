@@ -16,6 +16,7 @@ import io.github.ratelimit.Limit;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.RateLimitedLog;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
@@ -242,7 +243,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     }
 
     /** @return the state to expect in Redis: the last seen, or none once the key this JVM wrote has expired */
-    private byte[] expected(Ref ref) {
+    private byte @Nullable [] expected(Ref ref) {
         byte[] expected = ref.lastSeen;
         if (expected != null && clock.currentTimeNanos() >= ref.lastSeenExpiresAt) {
             // The key this JVM wrote has expired (its bucket was full again): expect it absent, not stale.

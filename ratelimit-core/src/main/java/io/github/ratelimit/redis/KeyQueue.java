@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 
 /**
  * This JVM's calls on one Redis key, combined: at most one call (or group of calls) of this JVM is on its way for the
@@ -120,7 +121,7 @@ final class KeyQueue {
     }
 
     /** @return the next group, when the key is free and {@code own} still waits to be taken; else {@code null} */
-    private synchronized List<Call> take(Call own) {
+    private synchronized @Nullable List<Call> take(Call own) {
         if (onWire || own.state != Call.QUEUED) {
             return null;
         }

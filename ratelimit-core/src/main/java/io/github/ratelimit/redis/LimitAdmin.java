@@ -22,6 +22,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The operations operators run on live keys (per-key limits, plans, resets), with one set of checks whichever way
@@ -259,7 +260,7 @@ public final class LimitAdmin {
     }
 
     /** @return the bytes as UTF-8 text, or {@code null} when they are not UTF-8 */
-    private static String utf8(byte[] bytes) {
+    private static @Nullable String utf8(byte[] bytes) {
         try {
             return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
                     .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
@@ -493,7 +494,7 @@ public final class LimitAdmin {
      * @return why no client's calls read the entry, with what to do, or {@code null} when the rule may count by its
      *         field
      */
-    private static String unread(Rule rule, RedisLimitProvider.Entry e) {
+    private static @Nullable String unread(Rule rule, RedisLimitProvider.Entry e) {
         if (e.address().startsWith(STORED_PREFIX)) {
             String key = utf8(decoded(e.address(), STORED_PREFIX));
             if (key != null && key.length() > KeyExpressions.MAX_KEY_LENGTH) {

@@ -8,6 +8,7 @@ import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.support.RateLimitedLog;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
@@ -106,7 +107,7 @@ final class LimitAnswers {
     }
 
     /** The limits of the key's entry in Redis (cached), or {@code null} for none (or none usable, or readable now). */
-    List<Limit> limitsFor(Rule rule, String key) {
+    @Nullable List<Limit> limitsFor(Rule rule, String key) {
         CacheKey cacheKey = new CacheKey(rule.name(), key);
         Answer cached = answers.getIfPresent(cacheKey);
         if (cached != null) {

@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The value of one per-key entry in Redis, {@code <kind>\t<limits or plan>\t<who>\t<epoch millis>} with kind
@@ -172,7 +173,7 @@ final class LimitEntries {
                 Instant.ofEpochMilli(millis), null);
     }
 
-    private static Instant instant(String millis) {
+    private static @Nullable Instant instant(String millis) {
         try {
             return Instant.ofEpochMilli(Long.parseLong(millis));
         } catch (NumberFormatException | DateTimeException e) {

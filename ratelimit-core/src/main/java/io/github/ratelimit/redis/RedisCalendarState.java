@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A key's calendar quotas in Redis ({@link CalendarScript}): each operation is one script, atomic across every
@@ -152,7 +153,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
     }
 
     @Override
-    public KeyState.Probe known(long cost) {
+    public KeyState.@Nullable Probe known(long cost) {
         return null;
     }
 

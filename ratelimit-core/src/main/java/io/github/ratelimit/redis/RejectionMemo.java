@@ -7,6 +7,7 @@ import io.github.ratelimit.store.BucketStore.KeyState;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A key's state that remembers until when Redis last said the key cannot pay, and answers calls before then itself,
@@ -106,7 +107,7 @@ final class RejectionMemo implements KeyState, Pipelining {
      * @return the rejection Redis would give, when the key is remembered unable to pay this cost within that wait;
      *         else {@code null}
      */
-    private Probe remembered(long cost, long maxWaitNanos) {
+    private @Nullable Probe remembered(long cost, long maxWaitNanos) {
         Rejection r = last;
         if (r == null || cost < r.cost) {
             return null;

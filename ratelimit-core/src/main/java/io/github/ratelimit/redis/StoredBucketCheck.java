@@ -6,6 +6,7 @@ import io.github.bucket4j.distributed.remote.RemoteBucketState;
 import io.github.ratelimit.Limit;
 
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether a bucket state read from Redis is one a rule could have written, so that garbage that happens to decode
@@ -46,7 +47,7 @@ final class StoredBucketCheck {
      * @param nowNanos the store's clock (epoch nanoseconds)
      * @return {@code null} when a rule could have written it, else what is wrong with it
      */
-    static String problem(RemoteBucketState state, long nowNanos) {
+    static @Nullable String problem(RemoteBucketState state, long nowNanos) {
         BucketConfiguration configuration = state.getConfiguration();
         Bandwidth[] windows = configuration == null ? null : configuration.getBandwidths();
         if (windows == null || windows.length == 0 || windows.length > MAX_WINDOWS) {
@@ -82,7 +83,7 @@ final class StoredBucketCheck {
      * @return Bucket4j's state data, per window its last refill time, tokens and rounding error; {@code null} when
      *         the state does not show it (another math type)
      */
-    private static long[] stateData(RemoteBucketState state) {
+    private static long @Nullable [] stateData(RemoteBucketState state) {
         try {
             Object snapshot = io.github.bucket4j.BucketState.toJsonCompatibleSnapshot(state.getState(),
                     io.github.bucket4j.distributed.versioning.Versions.getLatest(),

@@ -9,6 +9,7 @@ import io.github.ratelimit.Rule.LocalFirst;
 
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 /**
  * Where the state of rate-limited keys lives: in this JVM ({@link LocalBucketStore}) or in a shared store such
  * as Redis ({@link io.github.ratelimit.redis.JedisBucketStore}), for every {@link io.github.ratelimit.Algorithm}.
@@ -106,7 +107,7 @@ public interface BucketStore extends AutoCloseable {
         private final long longestPeriodNanos;
         private final long longestPermits;
         /** The Bucket4j configuration, for the algorithms Bucket4j runs; made once, so equal rules share it. */
-        private final BucketConfiguration configuration;
+        private final @Nullable BucketConfiguration configuration;
         /** Whether a window is a calendar quota: the store counts the windows itself, as for sliding windows. */
         private final boolean calendar;
         /** The most calls in flight, for a concurrency rule (no windows); 0 for a rule of windows. */

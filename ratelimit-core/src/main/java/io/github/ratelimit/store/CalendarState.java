@@ -25,9 +25,13 @@ final class CalendarState extends LocalSlidingState {
      * Per window, in the order of the limits: its name, the start of the open window, its count, and the next
      * window's. Matched to the limits by name, so a change of limits keeps the counts of the windows that remain.
      */
+    @SuppressWarnings("NullAway.Init") // set by roll; canHold and add follow earliest, which calls it
     private String[] names;
+    @SuppressWarnings("NullAway.Init")
     private long[] starts;
+    @SuppressWarnings("NullAway.Init")
     private long[] counts;
+    @SuppressWarnings("NullAway.Init")
     private long[] nextCounts;
 
     CalendarState(BucketStore.Limits limits, TimeMeter clock, Runnable afterReservation) {

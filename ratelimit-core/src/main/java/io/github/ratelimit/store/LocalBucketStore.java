@@ -16,6 +16,7 @@ import io.github.ratelimit.internal.bucket.BucketKeyState;
 import io.github.ratelimit.store.BucketStore.KeyState;
 
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Buckets in this JVM's memory, in a bounded map: a flood of distinct keys evicts the least recently used
@@ -392,7 +393,7 @@ public final class LocalBucketStore implements BucketStore {
 
         private long maximumKeys = DEFAULT_MAXIMUM_KEYS;
         private TimeMeter timeMeter = TimeMeter.SYSTEM_MILLISECONDS;
-        private Executor executor;
+        private @Nullable Executor executor;
 
         private Builder() {
         }

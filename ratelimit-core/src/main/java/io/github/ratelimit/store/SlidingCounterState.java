@@ -24,8 +24,11 @@ import java.util.List;
 final class SlidingCounterState extends LocalSlidingState {
 
     /** Per window, in the order of the limits: the counts of consecutive intervals from {@link #bases}. */
+    @SuppressWarnings("NullAway.Init") // set by trim; canHold, add and windows follow earliest, which calls it
     private long[][] counts;
+    @SuppressWarnings("NullAway.Init")
     private long[] bases;
+    @SuppressWarnings("NullAway.Init")
     private long[] periods;
 
     SlidingCounterState(BucketStore.Limits limits, TimeMeter clock, Runnable afterReservation) {

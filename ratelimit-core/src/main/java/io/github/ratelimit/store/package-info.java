@@ -6,4 +6,7 @@
  * <p>Uses the API, Bucket4j, Caffeine and the Bucket4j glue both stores share ({@code internal.bucket}); never Redis,
  * the engine or the entry points' plumbing (checked by {@code ArchitectureTest}).
  */
+@NullMarked
 package io.github.ratelimit.store;
+
+import org.jspecify.annotations.NullMarked;

@@ -3,6 +3,7 @@ package io.github.ratelimit.support;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The duration text used in limits and delays: {@code 500ms}, {@code 1s}, {@code 10s}, {@code 1m}, {@code 1h},
@@ -21,7 +22,7 @@ public final class Durations {
      * @param text the duration text
      * @return the duration, or {@code null} when the text is not a duration in the accepted syntax
      */
-    public static Duration parseOrNull(String text) {
+    public static @Nullable Duration parseOrNull(String text) {
         if (text == null) {
             return null;
         }

@@ -1,5 +1,7 @@
 package io.github.ratelimit.support;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Text from outside (a key, an administrator's name, a rule name given over HTTP, a value read from Redis) made safe
  * to put into a log line or an HTTP answer: nothing in it can end the line or start another, reorder or hide what a
@@ -57,10 +59,10 @@ public final class LogText {
             int cp = text.codePointAt(i);
             int units = Character.charCount(cp);
             String replacement = replacement(cp, quotes);
-            if (replacement != null && sb == null) {
-                sb = new StringBuilder(text.length() + 16).append(text, 0, i);
-            }
             if (replacement != null) {
+                if (sb == null) {
+                    sb = new StringBuilder(text.length() + 16).append(text, 0, i);
+                }
                 sb.append(replacement);
             } else if (sb != null) {
                 sb.append(text, i, i + units);
@@ -70,7 +72,7 @@ public final class LogText {
         return sb == null ? text : sb.toString();
     }
 
-    private static String replacement(int cp, boolean quotes) {
+    private static @Nullable String replacement(int cp, boolean quotes) {
         switch (cp) {
             case '\\':
                 return "\\\\";

@@ -6,4 +6,7 @@
  * <p>A leaf: it uses nothing of the project, so no arrow points from the API into {@code internal} for them. Public
  * because several packages use them; applications need not.
  */
+@NullMarked
 package io.github.ratelimit.support;
+
+import org.jspecify.annotations.NullMarked;

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Writes {@link RateLimitAdminServlet}'s answers: JSON for a success, RFC 9457 {@code application/problem+json} for
@@ -54,11 +55,11 @@ final class AdminAnswers {
      * @param detail what went wrong, for people
      * @throws IOException when the client cannot be written to
      */
-    void problem(int status, String detail) throws IOException {
+    void problem(int status, @Nullable String detail) throws IOException {
         problem(status, detail, Map.of());
     }
 
-    private void problem(int status, String detail, Map<String, Object> extensions) throws IOException {
+    private void problem(int status, @Nullable String detail, Map<String, Object> extensions) throws IOException {
         send(status, ProblemDetails.MEDIA_TYPE, ProblemDetails.body(detail, status, request.getRequestURI(),
                 extensions));
     }

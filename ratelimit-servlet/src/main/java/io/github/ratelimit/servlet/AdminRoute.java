@@ -1,6 +1,7 @@
 package io.github.ratelimit.servlet;
 
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A path of {@link RateLimitAdminServlet}, from the request's path info (decoded by the container), and the methods
@@ -10,7 +11,7 @@ import java.util.Set;
  * @param rule the rule it names, or {@code null}
  * @param key the key it names, or {@code null}
  */
-record AdminRoute(Kind kind, String rule, String key) {
+record AdminRoute(Kind kind, @Nullable String rule, @Nullable String key) {
 
     /** What a path shows or changes. */
     enum Kind {
@@ -40,7 +41,7 @@ record AdminRoute(Kind kind, String rule, String key) {
      * @param pathInfo the request's path info: the path after the servlet's mapping, or {@code null}
      * @return the route, or {@code null} for a path the servlet does not answer
      */
-    static AdminRoute of(String pathInfo) {
+    static @Nullable AdminRoute of(String pathInfo) {
         if (pathInfo == null || pathInfo.equals("/")) {
             return new AdminRoute(Kind.SUMMARY, null, null);
         }

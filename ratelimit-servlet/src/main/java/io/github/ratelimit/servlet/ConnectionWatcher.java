@@ -6,6 +6,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Checks the connections of the requests that wait out a {@code SOFT} delay, and cancels the wait of a request whose
@@ -53,7 +54,7 @@ final class ConnectionWatcher {
      * @param wait the wait, cancelled when the client has gone
      * @return the watch, to end
      */
-    Watch watch(ClientConnections.Probe probe, Future<?> wait) {
+    Watch watch(ClientConnections.@Nullable Probe probe, Future<?> wait) {
         if (probe == null || closed) {
             return Watch.NONE;
         }
@@ -105,6 +106,7 @@ final class ConnectionWatcher {
     /** One waiting request. */
     static final class Watch {
 
+        @SuppressWarnings("NullAway") // never in waiting, so never checked; end() returns at once
         static final Watch NONE = new Watch(null, null, null, 0);
 
         private final ConnectionWatcher watcher;

@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@link RateLimitFilter}'s decision on a request, whether the chain has run for it yet, and whether its tokens
@@ -122,7 +123,7 @@ final class Decided {
         }
 
         /** @return the filters' decisions combined as they stand after the refund, or {@code null} for none */
-        Decision refund() {
+        @Nullable Decision refund() {
             Decision shown = null;
             for (Decided d : all) {
                 Decision now = d.settle() ? d.guard.refund(d.decision) : d.decision;
@@ -140,7 +141,7 @@ final class Decided {
      */
     static final class AfterWait implements AsyncListener {
         private final Guard guard;
-        private volatile Decided decided;
+        private volatile @Nullable Decided decided;
         private volatile boolean ended;
         private volatile boolean threw;
 

@@ -5,6 +5,7 @@ import jakarta.servlet.http.HttpServletRequest;
 
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The rules of the handler that will serve a request (a servlet's or a controller method's {@code @RateLimit}),
@@ -28,7 +29,7 @@ public interface HandlerRules {
      * @param rules the handler's rules; empty when it has none
      * @param view the request with the attributes the handler lookup added, or {@code null} for the request itself
      */
-    record Match(List<Rule> rules, HttpServletRequest view) {
+    record Match(List<Rule> rules, @Nullable HttpServletRequest view) {
 
         private static final Match NONE = new Match(List.of(), null);
 

@@ -11,6 +11,7 @@ import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RequestContext} over a servlet request: what the filter and the Spring starter's method advisor both
@@ -47,7 +48,7 @@ public final class HttpRequestContext implements RequestContext {
 
     private final HttpServletRequest request;
     private final boolean addressAsReported;
-    private ServletRequest connection;
+    private @Nullable ServletRequest connection;
 
     /**
      * @param request the request
@@ -114,7 +115,7 @@ public final class HttpRequestContext implements RequestContext {
      * @param values header values in arrival order, or {@code null}
      * @return the last {@value #MAX_HEADER_VALUES} of them, in arrival order
      */
-    static List<String> lastValues(Enumeration<String> values) {
+    static List<String> lastValues(@Nullable Enumeration<String> values) {
         if (values == null || !values.hasMoreElements()) {
             return List.of();
         }

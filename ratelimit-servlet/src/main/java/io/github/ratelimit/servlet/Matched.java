@@ -7,6 +7,7 @@ import jakarta.servlet.http.HttpServletRequest;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The guard of the rules that apply to a request (the URL rules that match it and its handler's rules), the request
@@ -25,7 +26,7 @@ record Matched(Guard guard, HttpServletRequest view, boolean handlerCountsFailur
      * @param guards the guards of the URL rules and handlers' rules, per combination
      * @return the guard of the rules that apply to the request, or {@code null} when none does
      */
-    static Matched of(HttpServletRequest request, List<HandlerRules> sources, UrlGuards<Guard> guards) {
+    static @Nullable Matched of(HttpServletRequest request, List<HandlerRules> sources, UrlGuards<Guard> guards) {
         List<Rule> ofHandler = List.of();
         HttpServletRequest view = request;
         for (HandlerRules source : sources) {

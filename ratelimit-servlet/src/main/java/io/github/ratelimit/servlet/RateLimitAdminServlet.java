@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The operations on a live system for a {@code web.xml} application, as JSON over HTTP: what the Spring Boot
@@ -85,7 +86,7 @@ public class RateLimitAdminServlet extends HttpServlet {
     private static final String FORM = "application/x-www-form-urlencoded";
 
     /** The filter whose admin to use, or {@code null} for the first that started. */
-    private String filterName;
+    private @Nullable String filterName;
     /** Whether callers the container has not authenticated are refused (init-param {@code require-authentication}). */
     private boolean requireAuthentication = true;
 
@@ -268,7 +269,7 @@ public class RateLimitAdminServlet extends HttpServlet {
         };
     }
 
-    private FilterGroup.Member member() {
+    private FilterGroup.@Nullable Member member() {
         List<FilterGroup.Member> members = FilterGroup.members(getServletContext());
         return members.stream().filter(m -> filterName == null || m.filter().equals(filterName)).findFirst()
                 .orElse(null);
@@ -328,7 +329,7 @@ public class RateLimitAdminServlet extends HttpServlet {
             return request.getMethod().equals("HEAD") ? "GET" : request.getMethod();
         }
 
-        Object get(String name) {
+        @Nullable Object get(String name) {
             String[] values;
             try {
                 values = request.getParameterValues(name);

@@ -28,6 +28,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Rate limits requests with the core engine, as a plain Jakarta Servlet filter: no Spring needed.
@@ -130,7 +131,7 @@ public class RateLimitFilter implements Filter {
     private RateLimiter limiter;
     private boolean ownsLimiter;
     /** The application's context, once this filter joined its {@link FilterGroup}; {@code null} before. */
-    private ServletContext context;
+    private @Nullable ServletContext context;
     private LimitProvider limitStore;
     private List<UrlRule> urlRules;
     private Set<HeaderStyle> headerStyles;
@@ -139,7 +140,7 @@ public class RateLimitFilter implements Filter {
     private boolean enabled = true;
     private boolean trustContainerForwarding;
     /** Per-key limits of the rules file whose rule names to check once every rule is known, or {@code null}. */
-    private MapLimitProvider keyLimitsToCheck;
+    private @Nullable MapLimitProvider keyLimitsToCheck;
     private Consumer<List<Rule>> planRulesCheck = known -> { };
     /** Every URL rule of the rules file, whichever phase this instance decides. */
     private List<UrlRule> allUrlRules = List.of();
@@ -180,6 +181,7 @@ public class RateLimitFilter implements Filter {
     }
 
     @Override
+    @SuppressWarnings("NullAway.Init") // the fields come from the programmatic constructor, or from configureFrom here
     public void init(FilterConfig config) throws ServletException {
         String name = config.getFilterName();
         try {

@@ -32,6 +32,7 @@ import java.util.TreeMap;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the filter's configuration: {@code ratelimit.*} properties, the same names the Spring Boot starter binds,
@@ -104,7 +105,7 @@ final class RulesFile {
         return map;
     }
 
-    private static InputStream open(ServletContext context, String location) throws IOException {
+    private static @Nullable InputStream open(ServletContext context, String location) throws IOException {
         if (location.startsWith("classpath:")) {
             String resource = location.substring("classpath:".length());
             resource = resource.startsWith("/") ? resource.substring(1) : resource;

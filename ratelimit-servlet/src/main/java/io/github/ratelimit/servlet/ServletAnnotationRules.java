@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code @RateLimit} annotations of the servlets registered in a web application: on the servlet's class, and
@@ -76,7 +77,7 @@ final class ServletAnnotationRules implements HandlerRules {
     }
 
     /** The {@code doXxx} method a servlet class handles an HTTP method with, searching superclasses. */
-    private static Method handlerMethod(Class<?> type, String httpMethod) {
+    private static @Nullable Method handlerMethod(Class<?> type, String httpMethod) {
         String name = "do" + httpMethod.charAt(0) + httpMethod.substring(1).toLowerCase(Locale.ROOT);
         for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
             if (c.getName().startsWith("jakarta.servlet.")) {

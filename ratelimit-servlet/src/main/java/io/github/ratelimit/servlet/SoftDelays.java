@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How {@link RateLimitFilter} waits out a {@code SOFT} delay: with async processing when the request allows it
@@ -31,7 +32,7 @@ final class SoftDelays {
     private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
 
     private final ConnectionWatcher watcher;
-    private volatile ClientConnections connections;
+    private volatile @Nullable ClientConnections connections;
 
     SoftDelays(Duration checkInterval) {
         this.watcher = new ConnectionWatcher(checkInterval);
@@ -118,8 +119,8 @@ final class SoftDelays {
      *
      * @return the decision, or {@code null} when the client went away meanwhile (the request is over)
      */
-    Decision awaitBlocking(HttpServletRequest request, HttpServletResponse response, CompletableFuture<Decision> wait,
-                           Guard guard) throws ServletException {
+    @Nullable Decision awaitBlocking(HttpServletRequest request, HttpServletResponse response,
+                                     CompletableFuture<Decision> wait, Guard guard) throws ServletException {
         ConnectionWatcher.Watch watch = watcher.watch(probe(request), wait);
         try {
             return wait.get(1, TimeUnit.HOURS);
@@ -148,7 +149,7 @@ final class SoftDelays {
         }
     }
 
-    private ClientConnections.Probe probe(HttpServletRequest request) {
+    private ClientConnections.@Nullable Probe probe(HttpServletRequest request) {
         ClientConnections c = connections;
         if (c == null) {
             return null;

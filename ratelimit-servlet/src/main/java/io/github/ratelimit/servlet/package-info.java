@@ -4,4 +4,7 @@
  * async waits that end when the client leaves, and the operations on live keys for the application's own admin
  * pages. Uses the core and the servlet API; no Spring (checked by {@code ServletArchitectureTest}).
  */
+@NullMarked
 package io.github.ratelimit.servlet;
+
+import org.jspecify.annotations.NullMarked;

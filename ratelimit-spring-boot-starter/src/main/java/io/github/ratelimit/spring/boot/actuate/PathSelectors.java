@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.internal.admin.AdminInput;
+import org.jspecify.annotations.Nullable;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 
@@ -46,7 +47,7 @@ final class PathSelectors {
         }
     }
 
-    private static Map<?, ?> pathVariables() {
+    private static @Nullable Map<?, ?> pathVariables() {
         RequestAttributes request = RequestContextHolder.getRequestAttributes();
         Object variables = request == null ? null
                 : request.getAttribute(URI_TEMPLATE_VARIABLES, RequestAttributes.SCOPE_REQUEST);

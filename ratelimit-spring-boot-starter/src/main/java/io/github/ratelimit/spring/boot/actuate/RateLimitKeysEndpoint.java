@@ -140,7 +140,7 @@ public class RateLimitKeysEndpoint {
         return new WebEndpointResponse<>(answer.body(), answer.status());
     }
 
-    private static String actor(SecurityContext security) {
+    private static @Nullable String actor(SecurityContext security) {
         Principal principal = security == null ? null : security.getPrincipal();
         return principal == null ? null : principal.getName();
     }

@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.boot.actuate;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.admin.AdminViews;
 import io.github.ratelimit.store.BucketStore;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -35,7 +36,7 @@ public class RateLimitsEndpoint {
     private final BucketStore store;
     private final RejectedKeys rejected;
     private final Show showValues;
-    private final StoreLatency latency;
+    private final @Nullable StoreLatency latency;
 
     public RateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected, Show showValues) {
         this(limiter, store, rejected, showValues, null);
@@ -45,7 +46,7 @@ public class RateLimitsEndpoint {
      * @param latency the store's latency percentiles from the metrics, or {@code null} without metrics
      */
     public RateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected, Show showValues,
-                              StoreLatency latency) {
+                              @Nullable StoreLatency latency) {
         this.limiter = limiter;
         this.store = store;
         this.rejected = rejected;

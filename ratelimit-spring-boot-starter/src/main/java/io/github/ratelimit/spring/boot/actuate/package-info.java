@@ -5,4 +5,7 @@
  *
  * <p>May use the core and Spring Boot Actuator; never the other packages of the starter.
  */
+@NullMarked
 package io.github.ratelimit.spring.boot.actuate;
+
+import org.jspecify.annotations.NullMarked;

@@ -3,4 +3,7 @@
  * into Spring Boot's "APPLICATION FAILED TO START" report, naming the property and how to fix it. Registered in
  * {@code META-INF/spring.factories}; may use the core's exceptions and Spring Boot only.
  */
+@NullMarked
 package io.github.ratelimit.spring.boot.autoconfigure.diagnostics;
+
+import org.jspecify.annotations.NullMarked;

@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.boot.internal.method;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.key.KeyResolver;
+import org.jspecify.annotations.Nullable;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -30,7 +31,7 @@ public final class AuthorityPlans implements KeyResolver.Factory {
     }
 
     @Override
-    public KeyResolver create(String expression, String source) {
+    public @Nullable KeyResolver create(String expression, String source) {
         String trimmed = expression.trim();
         // Only where a plan comes from (the limiter compiles ratelimit.plan-from as "plan-from"): a key or permits
         // written authority:... is unknown to the built-in grammar, which says so at start-up.

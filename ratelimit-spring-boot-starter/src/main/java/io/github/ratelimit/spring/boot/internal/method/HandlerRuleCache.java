@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code @RateLimit} rules of handler methods that a web filter decides together with the URL rules, one
@@ -24,7 +25,7 @@ public final class HandlerRuleCache {
      * @param handler the handler, or {@code null} for {@link #NONE}
      * @param rules its rules: empty when it has none, or when some read the call's arguments
      */
-    public record Entry(HandlerId handler, List<Rule> rules) {
+    public record Entry(@Nullable HandlerId handler, List<Rule> rules) {
     }
 
     /** No rules for the filter to decide. */

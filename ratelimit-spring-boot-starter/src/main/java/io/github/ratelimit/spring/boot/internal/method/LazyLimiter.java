@@ -3,6 +3,7 @@ package io.github.ratelimit.spring.boot.internal.method;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 
 import java.util.Collection;
@@ -15,7 +16,7 @@ import java.util.List;
 public final class LazyLimiter implements RateLimiter {
 
     private final ObjectProvider<RateLimiter> provider;
-    private volatile RateLimiter limiter;
+    private volatile @Nullable RateLimiter limiter;
 
     public LazyLimiter(ObjectProvider<RateLimiter> provider) {
         this.provider = provider;

@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.boot.internal.method;
 
 import io.github.ratelimit.RequestContext;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RequestContext} for a method call outside any web request: the principal, and the invocation for SpEL
@@ -16,7 +17,7 @@ public record MethodCallContext(MethodInvocation invocation, String principal) i
     public static final String INVOCATION = "ratelimit.invocation";
 
     @Override
-    public Object attribute(String name) {
+    public @Nullable Object attribute(String name) {
         return MethodCallContext.INVOCATION.equals(name) ? invocation : null;
     }
 }

@@ -4,6 +4,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.config.RateLimitAnnotations;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.AopProxyUtils;
@@ -107,15 +108,15 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
     }
 
     /** Reactive Streams' {@code Publisher}, or {@code null} when no reactive library is on the class path. */
-    private static final Class<?> PUBLISHER = load("org.reactivestreams.Publisher");
+    private static final @Nullable Class<?> PUBLISHER = load("org.reactivestreams.Publisher");
 
     /** Reactor's {@code Flux}, or {@code null} without Reactor. */
-    private static final Class<?> FLUX = load("reactor.core.publisher.Flux");
+    private static final @Nullable Class<?> FLUX = load("reactor.core.publisher.Flux");
 
     /** Reactor's {@code Mono}, or {@code null} without Reactor. */
-    private static final Class<?> MONO = load("reactor.core.publisher.Mono");
+    private static final @Nullable Class<?> MONO = load("reactor.core.publisher.Mono");
 
-    private static Class<?> load(String name) {
+    private static @Nullable Class<?> load(String name) {
         try {
             return ClassUtils.forName(name, RateLimitAnnotationValidator.class.getClassLoader());
         } catch (ClassNotFoundException | LinkageError e) {
@@ -135,7 +136,8 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
             return;
         }
         // The advisor returns a plain Mono or Flux in the method's place: the declared type must accept one.
-        boolean supported = FLUX != null && (returned.isAssignableFrom(MONO) || returned.isAssignableFrom(FLUX));
+        boolean supported = FLUX != null && MONO != null
+                && (returned.isAssignableFrom(MONO) || returned.isAssignableFrom(FLUX));
         if (!supported) {
             throw new InvalidRateLimitConfigurationException("@RateLimit on " + describe(userType, method)
                     + ", which returns a " + returned.getName() + ": reactive methods are rate limited when subscribed "
@@ -157,7 +159,7 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
         }
     }
 
-    private static void checkProxied(String name, Object bean, Class<?> userType, List<Method> annotated) {
+    private static void checkProxied(String name, @Nullable Object bean, Class<?> userType, List<Method> annotated) {
         if (bean == null || bean instanceof FactoryBean<?> || bean instanceof ScopedObject) {
             return; // not a created singleton: its proxy cannot be inspected now
         }

@@ -8,6 +8,7 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.config.RateLimitAnnotations;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.util.ClassUtils;
 
@@ -60,7 +61,7 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
     }
 
     @Override
-    public Object invoke(MethodInvocation invocation) throws Throwable {
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
         Class<?> type = invocation.getThis() != null ? AopUtils.getTargetClass(invocation.getThis())
                 : invocation.getMethod().getDeclaringClass();
         Optional<Entry> found = entryFor(type, invocation.getMethod());
@@ -86,7 +87,8 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
      * concurrency rules' slots. A call that returns a {@link CompletionStage} ends when the stage completes (failed
      * if it completes exceptionally), one that returns a publisher {@code ends} knows when the publisher ends.
      */
-    public static Object proceed(MethodInvocation invocation, Guard guard, Decision decision) throws Throwable {
+    public static @Nullable Object proceed(MethodInvocation invocation, Guard guard, Decision decision)
+            throws Throwable {
         return proceed(invocation, guard, decision, null);
     }
 
@@ -96,8 +98,8 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
      *
      * @param ends ends a call when the publisher it returned ends, or {@code null} when no publisher type is known
      */
-    public static Object proceed(MethodInvocation invocation, Guard guard, Decision decision, Ends ends)
-            throws Throwable {
+    public static @Nullable Object proceed(MethodInvocation invocation, Guard guard, Decision decision,
+                                           @Nullable Ends ends) throws Throwable {
         if (!guard.settlesOnCompletion()) {
             return invocation.proceed();
         }
@@ -161,6 +163,6 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
          * @return the result, reporting the call's end to {@code guard} ({@link Guard#completed(Decision, boolean)})
          *         when it ends; {@code null} when it is no publisher this knows
          */
-        Object endWith(Object result, Guard guard, Decision decision);
+        @Nullable Object endWith(@Nullable Object result, Guard guard, Decision decision);
     }
 }

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.internal.method;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.security.core.Authentication;
 import org.springframework.security.core.GrantedAuthority;
 import org.springframework.security.core.context.SecurityContextHolder;
@@ -17,7 +18,7 @@ final class SecurityAuthorities {
      * @return the rest of the first granted authority that starts with the prefix (one such authority per user is
      *         the contract), or {@code null} for none or no authenticated caller
      */
-    static String planOf(Object principal, String prefix) {
+    static @Nullable String planOf(@Nullable Object principal, String prefix) {
         Authentication authentication = principal instanceof Authentication a ? a
                 : SecurityContextHolder.getContext().getAuthentication();
         if (authentication == null || SecurityPrincipal.isAnonymous(authentication)) {

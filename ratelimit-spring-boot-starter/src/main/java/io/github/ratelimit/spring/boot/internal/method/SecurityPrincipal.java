@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.internal.method;
 
+import org.jspecify.annotations.Nullable;
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.core.Authentication;
 import org.springframework.security.core.context.SecurityContextHolder;
@@ -18,7 +19,7 @@ public final class SecurityPrincipal {
         return principal instanceof Authentication a && (!a.isAuthenticated() || a instanceof AnonymousAuthenticationToken);
     }
 
-    public static String currentName() {
+    public static @Nullable String currentName() {
         Authentication a = SecurityContextHolder.getContext().getAuthentication();
         return a == null || isAnonymous(a) ? null : a.getName();
     }

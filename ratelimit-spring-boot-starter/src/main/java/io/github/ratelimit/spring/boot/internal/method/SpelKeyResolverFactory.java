@@ -4,6 +4,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.KeyResolver;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
@@ -137,7 +138,7 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
      *        ({@code #request.getHeader(...)}) nor inside a selection or projection, which have elements of their own
      * @return the first property or method read off the root object ({@code foo}, {@code bar()}), or {@code null}
      */
-    private static String rootReference(SpelNode node, boolean startsChain) {
+    private static @Nullable String rootReference(SpelNode node, boolean startsChain) {
         if (startsChain && (node instanceof PropertyOrFieldReference || node instanceof MethodReference)) {
             return node.toStringAST();
         }
@@ -207,7 +208,7 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
     }
 
     private void check(SpelNode node, String expression, Set<String> available, boolean namesMissing, String source,
-                       java.util.function.Function<String, InvalidRateLimitConfigurationException> problem,
+                       java.util.function.@Nullable Function<String, InvalidRateLimitConfigurationException> problem,
                        String attribute) {
         if (node instanceof VariableReference) {
             String reference = node.toStringAST();
@@ -239,7 +240,7 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
     }
 
     @Override
-    public KeyResolver create(String expression, String source) {
+    public @Nullable KeyResolver create(String expression, String source) {
         if (!isSpel(expression)) {
             return null;
         }

@@ -7,4 +7,7 @@
  * <p>May use the core (its API and its {@code internal} plumbing) and Spring's AOP and expression language; never
  * the servlet API, Reactor or the web packages, which depend on this one.
  */
+@NullMarked
 package io.github.ratelimit.spring.boot.internal.method;
+
+import org.jspecify.annotations.NullMarked;
