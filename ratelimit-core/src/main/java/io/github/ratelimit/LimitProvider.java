@@ -4,6 +4,7 @@ import io.github.ratelimit.internal.MapLimitProvider;
 
 import java.util.Collection;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Per-key limits that replace a rule's own: a plan per customer, an override for one user (the design's
@@ -25,7 +26,7 @@ public interface LimitProvider {
      * @param key the resolved key, as the rule counts by it (for a {@code user} rule, the user name)
      * @return the limits for this rule and key, or {@code null} or an empty list for the rule's own
      */
-    List<Limit> limitsFor(Rule rule, String key);
+    @Nullable List<Limit> limitsFor(Rule rule, String key);
 
     /**
      * Called once by each limiter built with this provider, with where to report changed answers: a provider whose

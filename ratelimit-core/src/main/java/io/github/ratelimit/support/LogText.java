@@ -28,7 +28,7 @@ public final class LogText {
      * @param text the text, or {@code null}
      * @return the text with those characters escaped; {@code "null"} for {@code null}
      */
-    public static String escape(String text) {
+    public static String escape(@Nullable String text) {
         return escape(text, false);
     }
 
@@ -38,7 +38,7 @@ public final class LogText {
      *         no text can end the quote and pose as the fields after it), cut after {@value #MAX_QUOTED} characters
      *         with the length it had; {@code null} as {@code null}, without quotes
      */
-    public static String quote(String text) {
+    public static String quote(@Nullable String text) {
         if (text == null) {
             return "null";
         }
@@ -49,7 +49,7 @@ public final class LogText {
         return "'" + escape(text, true) + "'";
     }
 
-    private static String escape(String text, boolean quotes) {
+    private static String escape(@Nullable String text, boolean quotes) {
         if (text == null) {
             return "null";
         }

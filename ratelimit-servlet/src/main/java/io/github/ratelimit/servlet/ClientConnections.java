@@ -1,6 +1,7 @@
 package io.github.ratelimit.servlet;
 
 import jakarta.servlet.http.HttpServletRequest;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Tells whether the client of a request that waits out a {@code SOFT} delay has closed its connection, so that
@@ -39,5 +40,5 @@ public interface ClientConnections {
      * @return the probe of its connection, or {@code null} when this request's connection cannot be checked (another
      *         container, another protocol, a body that has not been read)
      */
-    Probe watch(HttpServletRequest request);
+    @Nullable Probe watch(HttpServletRequest request);
 }

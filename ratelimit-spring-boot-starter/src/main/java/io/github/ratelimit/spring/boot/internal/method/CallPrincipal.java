@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.boot.internal.method;
 
 import java.util.List;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Names who makes the current call, for keys by principal of {@code @RateLimit} methods: Spring Security's
@@ -14,7 +15,7 @@ public interface CallPrincipal {
     /**
      * @return the name of who makes the call on this thread, or {@code null} when this source does not know
      */
-    String name();
+    @Nullable String name();
 
     /**
      * @param sources the sources, in order
