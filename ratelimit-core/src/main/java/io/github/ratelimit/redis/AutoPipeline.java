@@ -1,6 +1,7 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.support.RateLimitedLog;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.Response;
 import redis.clients.jedis.UnifiedJedis;
@@ -73,8 +74,8 @@ final class AutoPipeline implements ScriptRunner {
         long queuedAt;
         /** Whether its owner waits for it: only such a caller is woken to send (others are busy elsewhere). */
         volatile boolean awaited;
-        Object reply;
-        RuntimeException error;
+        @Nullable Object reply;
+        @Nullable RuntimeException error;
         boolean runAlone;
 
         Call(LuaScript script, List<byte[]> keys, List<byte[]> args) {
@@ -84,7 +85,7 @@ final class AutoPipeline implements ScriptRunner {
         }
 
         /** Publishes the outcome (the fields are written before the volatile state) and wakes the owner. */
-        void finish(Object reply, RuntimeException error, boolean runAlone) {
+        void finish(@Nullable Object reply, @Nullable RuntimeException error, boolean runAlone) {
             this.reply = reply;
             this.error = error;
             this.runAlone = runAlone;
@@ -162,6 +163,7 @@ final class AutoPipeline implements ScriptRunner {
         return call;
     }
 
+    @SuppressWarnings("NullAway") // a call that ends without an error holds the script's reply, never null
     private Object await(Call call) {
         call.awaited = true;
         boolean interrupted = false;

@@ -7,6 +7,7 @@ import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.RateLimitStoreException;
 
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One command of this JVM on a Bucket4j bucket in Redis, started by {@link CasProxyManager#send} and awaited on the
@@ -28,10 +29,10 @@ final class BucketCommand<T> extends KeyQueue.Call {
     /** When it was started, for its latency. */
     final long started;
     /** For a command sent at once: its group (of one) and the attempt on its way. */
-    private List<BucketCommand<?>> group;
-    private CasProxyManager.Attempt first;
-    private CommandResult<T> result;
-    private RuntimeException error;
+    private @Nullable List<BucketCommand<?>> group;
+    private CasProxyManager.@Nullable Attempt first;
+    private @Nullable CommandResult<T> result;
+    private @Nullable RuntimeException error;
 
     BucketCommand(CasProxyManager manager, CasProxyManager.Ref ref, Request<T> request, RemoteCommand<T> command,
                   long epoch, long started) {
@@ -51,7 +52,7 @@ final class BucketCommand<T> extends KeyQueue.Call {
 
     /** Sets the command's outcome and wakes its owner. */
     @SuppressWarnings("unchecked")
-    void finish(CommandResult<?> result, RuntimeException error) {
+    void finish(@Nullable CommandResult<?> result, @Nullable RuntimeException error) {
         this.result = (CommandResult<T>) result;
         this.error = error;
         finished();
@@ -63,6 +64,7 @@ final class BucketCommand<T> extends KeyQueue.Call {
      * @throws BucketStore.ContentionException when the bucket kept changing under other
      *         instances' writes
      */
+    @SuppressWarnings("NullAway") // first comes with its group; finish leaves a result or an error, thrown below
     CommandResult<T> await() {
         if (first != null) {
             CasProxyManager.Attempt attempt = first;

@@ -59,9 +59,9 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         final byte[] key;
         final BucketConfiguration configuration;
         final long version;
-        volatile byte[] lastSeen;
+        volatile byte @Nullable [] lastSeen;
         /** The last state this JVM wrote itself: the only one read without checking it ({@link StoredBucketCheck}). */
-        volatile byte[] lastWritten;
+        volatile byte @Nullable [] lastWritten;
         /** When the key written last by this JVM expires (store clock), if it was this JVM's write; else MAX. */
         volatile long lastSeenExpiresAt = Long.MAX_VALUE;
         /** This JVM's commands on the bucket, combined when they come while one is on its way. */
@@ -70,7 +70,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
          * Refunds to be tried again whose earlier write reached Redis unanswered, while they wait: a conflict that brings
          * back exactly the state such a write left shows it was done ({@link #refundLate}). Usually {@code null}.
          */
-        volatile List<Unconfirmed> unconfirmed;
+        volatile @Nullable List<Unconfirmed> unconfirmed;
 
         Ref(byte[] key, BucketConfiguration configuration, long version) {
             this.key = key;
@@ -119,7 +119,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     final LongAdder lateAnswers = new LongAdder();
     final LongAdder latencyNanos = new LongAdder();
     /** Where each operation's latency goes besides the total ({@link JedisBucketStore#latencyObserver}), or null. */
-    volatile LongConsumer latencyObserver;
+    volatile @Nullable LongConsumer latencyObserver;
     final LongAdder repairs = new LongAdder();
 
     /**
@@ -289,18 +289,19 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * One attempt of a group: the time it computed at, each command's result in order, the state it expects and the
      * one it writes, sent.
      */
-    record Attempt(long now, CommandResult<?>[] results, byte[] expected, byte[] update, long ttl,
+    record Attempt(long now, CommandResult<?>[] results, byte @Nullable [] expected, byte @Nullable [] update, long ttl,
                    ScriptRunner.Sent sent) {
     }
 
-    private Attempt attempt(Ref ref, List<BucketCommand<?>> group, byte[] expected, boolean first) {
+    private Attempt attempt(Ref ref, List<BucketCommand<?>> group, byte @Nullable [] expected, boolean first) {
         // A command sent alone at once computes at the time its request was made; a group, or a retry, now.
         Long requested = group.get(0).request.getClientSideTime();
         long now = first && group.size() == 1 && requested != null ? requested : clock.currentTimeNanos();
         return attempt(ref, group, expected, expected != null && expected != ref.lastWritten, now);
     }
 
-    private Attempt attempt(Ref ref, List<BucketCommand<?>> group, byte[] expected, boolean fromRedis, long now) {
+    private Attempt attempt(Ref ref, List<BucketCommand<?>> group, byte @Nullable [] expected, boolean fromRedis,
+                            long now) {
         MutableBucketEntry entry = entry(ref, expected, fromRedis, now);
         CommandResult<?>[] results = new CommandResult<?>[group.size()];
         for (int i = 0; i < results.length; i++) {
@@ -434,7 +435,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @return the exception for a failed compare-and-set, counted, and reported to the breaker: sent when either attempt
      *         was (the one answered late certainly was), with the states the sent ones would have written
      */
-    private RedisCallException failed(JedisException e, long epoch, Attempt late, Attempt attempt) {
+    private RedisCallException failed(JedisException e, long epoch, @Nullable Attempt late, Attempt attempt) {
         failures.increment();
         breaker.onFailure(epoch);
         boolean lastSent = !RedisCallException.unsent(e);
@@ -449,7 +450,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     }
 
     /** Hands each command of a group its result (or the failure), and records its latency. */
-    private void finishAll(List<BucketCommand<?>> group, CommandResult<?>[] results, RuntimeException error) {
+    private void finishAll(List<BucketCommand<?>> group, CommandResult<?> @Nullable [] results,
+                           @Nullable RuntimeException error) {
         for (int i = 0; i < group.size(); i++) {
             BucketCommand<?> c = group.get(i);
             recordLatency(c.started);
@@ -759,7 +761,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * cannot be read, or that no rule could have written ({@link StoredBucketCheck}), is replaced, not obeyed: the
      * decision starts a new bucket, and the compare-and-set, which expects the garbage, overwrites it.
      */
-    private MutableBucketEntry entry(Ref ref, byte[] state, boolean fromRedis, long nowNanos) {
+    private MutableBucketEntry entry(Ref ref, byte @Nullable [] state, boolean fromRedis, long nowNanos) {
         if (state == null) {
             return new MutableBucketEntry((byte[]) null);
         }

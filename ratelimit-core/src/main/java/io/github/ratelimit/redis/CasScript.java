@@ -1,5 +1,6 @@
 package io.github.ratelimit.redis;
 
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.nio.charset.StandardCharsets;
@@ -53,7 +54,7 @@ final class CasScript {
      *        otherwise the stored state, empty when the bucket does not exist
      * @param repaired whether the script replaced garbage it found under the key
      */
-    record Reply(byte[] stored, boolean repaired) {
+    record Reply(byte @Nullable [] stored, boolean repaired) {
     }
 
     /** Returns the server's time: {seconds, microseconds}. */
@@ -71,7 +72,8 @@ final class CasScript {
      *
      * @return the call, to await
      */
-    ScriptRunner.Sent send(ScriptRunner scripts, byte[] key, byte[] expected, byte[] update, long ttlMillis) {
+    ScriptRunner.Sent send(ScriptRunner scripts, byte[] key, byte @Nullable [] expected, byte @Nullable [] update,
+                           long ttlMillis) {
         return scripts.send(compareAndSet, List.of(key), List.of(expected == null ? EMPTY : expected,
                 update == null ? EMPTY : update, Long.toString(ttlMillis).getBytes(StandardCharsets.US_ASCII)));
     }

@@ -17,6 +17,7 @@ import java.util.function.LongSupplier;
  * started before the state changed and returned late) is ignored, so it can neither close a breaker opened
  * meanwhile nor reopen one a probe has closed. Thread-safe, lock-free.
  */
+@SuppressWarnings("NullAway") // status always holds a Status: one from the start, replaced only by another
 final class CircuitBreaker {
 
     /** The state, the epoch it began, when, and the current failure streak. */

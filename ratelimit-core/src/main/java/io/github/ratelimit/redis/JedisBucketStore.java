@@ -11,6 +11,7 @@ import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.RateLimitStoreException;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.JedisCluster;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.UnifiedJedis;
@@ -106,17 +107,18 @@ public final class JedisBucketStore implements BucketStore {
     private final boolean ownsClient;
     private final String prefix;
     private final CasScript script = new CasScript();
-    private final ServerClock serverClock;
+    private final @Nullable ServerClock serverClock;
     private final TimeMeter clock;
     private final CircuitBreaker breaker;
     private final CasProxyManager proxies;
-    private final AutoPipeline pipeline;
+    private final @Nullable AutoPipeline pipeline;
     private final KeyStates keys;
-    private final ScheduledExecutorService clockThread;
+    private final @Nullable ScheduledExecutorService clockThread;
     /** The calls off the request path: their own connections, with the longer timeout; made on first use. */
     private final LateClient late;
     private final AtomicBoolean closed = new AtomicBoolean();
 
+    @SuppressWarnings("NullAway") // the clock is the time meter given or, without one, the server clock made here
     private JedisBucketStore(JedisStoreOptions b, UnifiedJedis jedis, boolean ownsClient) {
         this.jedis = jedis;
         this.ownsClient = ownsClient;
@@ -360,7 +362,7 @@ public final class JedisBucketStore implements BucketStore {
          * @param parameters the protocols and cipher suites to enable, or {@code null} for the factory's own
          * @return this builder
          */
-        public Builder ssl(SSLSocketFactory socketFactory, SSLParameters parameters) {
+        public Builder ssl(SSLSocketFactory socketFactory, @Nullable SSLParameters parameters) {
             options.sslSocketFactory = Objects.requireNonNull(socketFactory, "socketFactory");
             options.sslParameters = parameters;
             return this;

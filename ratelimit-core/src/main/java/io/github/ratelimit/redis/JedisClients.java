@@ -1,6 +1,7 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
@@ -69,7 +70,8 @@ final class JedisClients {
     }
 
     private static DefaultJedisClientConfig.Builder clientConfig(JedisStoreOptions b, Duration commandTimeout,
-                                                                 String user, String password, boolean ssl) {
+                                                                 @Nullable String user, @Nullable String password,
+                                                                 boolean ssl) {
         DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
                 .socketTimeoutMillis((int) commandTimeout.toMillis())
                 .connectionTimeoutMillis((int) b.connectTimeout.toMillis())

@@ -2,6 +2,7 @@ package io.github.ratelimit.redis;
 
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.UnifiedJedis;
 
@@ -18,16 +19,16 @@ import java.util.function.LongSupplier;
  */
 final class JedisStoreOptions {
 
-    String url;
-    String sentinelMaster;
-    Set<HostAndPort> sentinels;
-    Set<HostAndPort> clusterNodes;
-    UnifiedJedis client;
-    String user;
-    String password;
+    @Nullable String url;
+    @Nullable String sentinelMaster;
+    @Nullable Set<HostAndPort> sentinels;
+    @Nullable Set<HostAndPort> clusterNodes;
+    @Nullable UnifiedJedis client;
+    @Nullable String user;
+    @Nullable String password;
     boolean ssl;
-    SSLSocketFactory sslSocketFactory;
-    SSLParameters sslParameters;
+    @Nullable SSLSocketFactory sslSocketFactory;
+    @Nullable SSLParameters sslParameters;
     String keyPrefix = "ratelimit";
     Duration commandTimeout = Duration.ofMillis(50);
     Duration connectTimeout = Duration.ofMillis(200);
@@ -35,7 +36,7 @@ final class JedisStoreOptions {
     int poolSize = 16;
     int maxAttempts = 32;
     Duration retryBudget = Duration.ofMillis(100);
-    TimeMeter timeMeter;
+    @Nullable TimeMeter timeMeter;
     int breakerFailureThreshold = 5;
     Duration breakerOpenDuration = Duration.ofSeconds(1);
     Duration breakerMinFailureStreak = Duration.ofMillis(250);
@@ -46,7 +47,7 @@ final class JedisStoreOptions {
     LongSupplier localWallClock = () -> System.currentTimeMillis() * 1_000_000L;
 
     /** @return the client given to the builder, or {@code null} to connect; checks that exactly one target is given */
-    UnifiedJedis client() {
+    @Nullable UnifiedJedis client() {
         int targets = (url != null ? 1 : 0) + (sentinelMaster != null ? 1 : 0) + (clusterNodes != null ? 1 : 0)
                 + (client != null ? 1 : 0);
         if (targets != 1) {

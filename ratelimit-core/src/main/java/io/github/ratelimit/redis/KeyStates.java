@@ -16,6 +16,7 @@ import io.github.ratelimit.store.BucketStore.KeyState;
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What this JVM remembers of each key it decides: for a token-bucket or fixed-window key, the Bucket4j proxy with the
@@ -55,7 +56,7 @@ final class KeyStates {
      *        run (a bucket's are combined by the proxies' manager)
      * @param maximum the most keys remembered, of each kind
      */
-    KeyStates(CasProxyManager proxies, TimeMeter clock, TimeMeter slidingClock, String prefix,
+    KeyStates(CasProxyManager proxies, TimeMeter clock, @Nullable TimeMeter slidingClock, String prefix,
               boolean combining, long maximum) {
         this.proxies = proxies;
         this.clock = clock;
@@ -120,7 +121,7 @@ final class KeyStates {
      * @param localFirst the rule's local-first settings, or {@code null}
      * @return the key's entry
      */
-    Entry entry(BucketStore.Key key, BucketConfiguration configuration, LocalFirst localFirst) {
+    Entry entry(BucketStore.Key key, BucketConfiguration configuration, @Nullable LocalFirst localFirst) {
         Entry entry = entries.getIfPresent(key);
         if (entry != null && sameConfiguration(entry, configuration)) {
             return entry;
@@ -135,7 +136,7 @@ final class KeyStates {
         return entry.ref.configuration == configuration || entry.ref.configuration.equals(configuration);
     }
 
-    private Entry newEntry(BucketStore.Key key, BucketConfiguration configuration, LocalFirst localFirst,
+    private Entry newEntry(BucketStore.Key key, BucketConfiguration configuration, @Nullable LocalFirst localFirst,
                            long previousVersion) {
         CasProxyManager.Ref ref = newRef(key, configuration, previousVersion);
         Bucket proxy = newProxy(ref, localFirst);
@@ -167,7 +168,7 @@ final class KeyStates {
         return new CasProxyManager.Ref(RedisKeys.bucketKey(prefix, key), configuration, version);
     }
 
-    private Bucket newProxy(CasProxyManager.Ref ref, LocalFirst localFirst) {
+    private Bucket newProxy(CasProxyManager.Ref ref, @Nullable LocalFirst localFirst) {
         var builder = proxies.builder();
         if (localFirst != null) {
             // Bucket4j's delaying optimization (which batches too), on the store's clock rather than the local one.

@@ -1,6 +1,7 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.store.RateLimitStoreException;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.UnifiedJedis;
 
 import java.time.Duration;
@@ -19,8 +20,8 @@ final class LateClient implements AutoCloseable {
     private final Supplier<UnifiedJedis> connect;
     private final Duration timeout;
     private final boolean owned;
-    private UnifiedJedis client;
-    private ScriptRunner runner;
+    private @Nullable UnifiedJedis client;
+    private @Nullable ScriptRunner runner;
     private boolean closed;
 
     /**

@@ -8,6 +8,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Gives back, off the request path, what a call's end could not give back at once because Redis failed at that very
@@ -56,7 +57,7 @@ final class LateRefunds implements AutoCloseable {
      */
     final LongAdder unconfirmed = new LongAdder();
     private final AtomicInteger waiting = new AtomicInteger();
-    private ScheduledThreadPoolExecutor thread;
+    private @Nullable ScheduledThreadPoolExecutor thread;
     private boolean closed;
 
     /**
@@ -116,7 +117,7 @@ final class LateRefunds implements AutoCloseable {
         }
     }
 
-    private void lose(String what, String why, Throwable last) {
+    private void lose(String what, String why, @Nullable Throwable last) {
         lost.increment();
         LOST_LOG.log(Level.WARNING, () -> "Could not give back " + what + ": " + why + "; it is lost (counted in "
                 + "ratelimit.store.refunds{result=lost})", last);

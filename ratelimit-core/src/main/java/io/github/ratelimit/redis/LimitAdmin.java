@@ -121,11 +121,11 @@ public final class LimitAdmin {
     }
 
     private final RateLimiter limiter;
-    private final RedisLimitProvider limitStore;
+    private final @Nullable RedisLimitProvider limitStore;
     private final List<Rule> declared;
     private final Supplier<? extends Collection<RateLimiter>> others;
 
-    private LimitAdmin(RateLimiter limiter, RedisLimitProvider limitStore, Collection<Rule> declared,
+    private LimitAdmin(RateLimiter limiter, @Nullable RedisLimitProvider limitStore, Collection<Rule> declared,
                        Supplier<? extends Collection<RateLimiter>> others) {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.limitStore = limitStore;
@@ -138,7 +138,7 @@ public final class LimitAdmin {
      * @param limitStore where per-key limits are kept, or {@code null} when they are not (resets still work)
      * @return the operations
      */
-    public static LimitAdmin of(RateLimiter limiter, RedisLimitProvider limitStore) {
+    public static LimitAdmin of(RateLimiter limiter, @Nullable RedisLimitProvider limitStore) {
         return new LimitAdmin(limiter, limitStore, List.of(), List::of);
     }
 
@@ -148,7 +148,8 @@ public final class LimitAdmin {
      * @param declared rules known before the limiter registers them (a rules file's URL rules of every phase)
      * @return the operations
      */
-    public static LimitAdmin of(RateLimiter limiter, RedisLimitProvider limitStore, Collection<Rule> declared) {
+    public static LimitAdmin of(RateLimiter limiter, @Nullable RedisLimitProvider limitStore,
+                                Collection<Rule> declared) {
         return new LimitAdmin(limiter, limitStore, declared, List::of);
     }
 
@@ -163,7 +164,7 @@ public final class LimitAdmin {
      * @param others the other limiters, asked at each operation (they may start after this is made)
      * @return the operations
      */
-    public static LimitAdmin of(RateLimiter limiter, RedisLimitProvider limitStore, Collection<Rule> declared,
+    public static LimitAdmin of(RateLimiter limiter, @Nullable RedisLimitProvider limitStore, Collection<Rule> declared,
                                 Supplier<? extends Collection<RateLimiter>> others) {
         return new LimitAdmin(limiter, limitStore, declared, others);
     }

@@ -45,7 +45,7 @@ final class LimitAnswers {
     }
 
     /** A cached answer: the limits, or none for the rule's own. */
-    private record Answer(List<Limit> limits) {
+    private record Answer(@Nullable List<Limit> limits) {
         static final Answer NONE = new Answer(null);
     }
 
@@ -62,7 +62,7 @@ final class LimitAnswers {
      * The last change read from the stream, with its fields: a replaced stream (a repair, by any instance) may give
      * another entry that very ID, so the position is checked by its content too. {@code null} until the first refresh.
      */
-    private volatile Position lastChange;
+    private volatile @Nullable Position lastChange;
 
     /** A position in the stream: {@code 0-0} (and no fields) before the first entry. */
     private record Position(String id, Map<String, String> fields) {
@@ -308,7 +308,7 @@ final class LimitAnswers {
     }
 
     /** Forgets one answer, here and in every limiter. */
-    void forget(String rule, String key) {
+    void forget(@Nullable String rule, @Nullable String key) {
         if (rule == null || key == null) {
             return;
         }

@@ -152,8 +152,8 @@ final class LimitEntries {
                 + " is not '<limits|plan>\\t<limits or plan>\\t<who>\\t<when>'");
     }
 
-    private static RedisLimitProvider.Entry unreadable(String rule, String key, String address, String by,
-                                                       Instant at, String why) {
+    private static RedisLimitProvider.Entry unreadable(String rule, String key, String address, @Nullable String by,
+                                                       @Nullable Instant at, String why) {
         return new RedisLimitProvider.Entry(rule, key, address, List.of(), null, by == null ? "unknown" : by, at,
                 "unreadable: " + why + "; the rule's own limits apply until the entry is set again or removed");
     }
@@ -167,8 +167,8 @@ final class LimitEntries {
      * @param millis when, as written
      * @return the entry as a change wrote it
      */
-    static RedisLimitProvider.Entry written(String rule, String key, List<Limit> limits, String plan, String by,
-                                            long millis) {
+    static RedisLimitProvider.Entry written(String rule, String key, List<Limit> limits, @Nullable String plan,
+                                            String by, long millis) {
         return new RedisLimitProvider.Entry(rule, key, LimitAdmin.address(key), List.copyOf(limits), plan, by,
                 Instant.ofEpochMilli(millis), null);
     }

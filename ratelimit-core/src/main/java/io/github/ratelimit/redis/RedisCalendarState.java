@@ -102,7 +102,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
     private Supplier<Reply> start(byte[] op, long cost, byte[] arg, byte[] minWait, boolean late) {
         TimeMeter given = context.clock();
         boolean explicit = given != null;
-        long now = (explicit ? given : storeClock).currentTimeNanos() / 1_000;
+        long now = (given != null ? given : storeClock).currentTimeNanos() / 1_000;
         Call call = call(op, cost, arg, minWait, now, explicit);
         // A count given back twice is given twice: a refund answered late is not asked again.
         boolean askAgain = op != REFUND;

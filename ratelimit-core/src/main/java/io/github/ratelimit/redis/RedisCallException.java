@@ -1,6 +1,7 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.store.RateLimitStoreException;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.exceptions.JedisException;
 
 import java.net.ConnectException;
@@ -33,7 +34,7 @@ final class RedisCallException extends RateLimitStoreException {
      * @param updates for a compare-and-set that may have reached Redis, the states its unanswered writes would have
      *        left (its first ask's and, when it was asked again, the second's: at most one of them was done); else empty
      */
-    RedisCallException(String message, Throwable cause, boolean sent, List<byte[]> updates) {
+    RedisCallException(String message, @Nullable Throwable cause, boolean sent, List<byte[]> updates) {
         super(message, cause);
         this.sent = sent;
         this.updates = List.copyOf(updates);

@@ -8,6 +8,7 @@ import io.github.ratelimit.internal.KeyExpressions;
 import io.github.ratelimit.internal.PlanNames;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.LogText;
+import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisException;
 
@@ -77,8 +78,9 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @param problem why the entry gives the key no limits of its own (unreadable, a plan not known here), or
      *        {@code null} when it does
      */
-    public record Entry(String rule, String key, String address, List<Limit> limits, String plan, String changedBy,
-                        Instant changedAt, String problem) {
+    public record Entry(String rule, String key, String address, List<Limit> limits, @Nullable String plan,
+                        String changedBy,
+                        @Nullable Instant changedAt, @Nullable String problem) {
     }
 
     /**
@@ -87,19 +89,20 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @param entries the entries, in no particular order
      * @param next the cursor for the next page, or {@code null} after the last
      */
-    public record Page(List<Entry> entries, String next) {
+    public record Page(List<Entry> entries, @Nullable String next) {
     }
 
     private final UnifiedJedis jedis;
     private final String prefix;
     private final Map<String, List<Limit>> plans;
-    private final LimitProvider defaults;
+    private final @Nullable LimitProvider defaults;
     private final Clock clock;
     private final AtomicLong repairs = new AtomicLong();
     private final LimitAnswers answers;
     private final LimitReads reads;
     private final ScheduledExecutorService refresher;
 
+    @SuppressWarnings("NullAway") // build() refuses a builder without a client
     private RedisLimitProvider(Builder b) {
         this.jedis = b.client;
         this.prefix = b.keyPrefix;
@@ -255,7 +258,7 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
     }
 
     @Override
-    public List<Limit> limitsFor(Rule rule, String key) {
+    public @Nullable List<Limit> limitsFor(Rule rule, String key) {
         List<Limit> own = answers.limitsFor(rule, key);
         return own != null || defaults == null ? own : defaults.limitsFor(rule, key);
     }
@@ -331,13 +334,13 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
     /** Builds a {@link RedisLimitProvider}. Not thread-safe. */
     public static final class Builder {
 
-        private UnifiedJedis client;
+        private @Nullable UnifiedJedis client;
         private String keyPrefix = "ratelimit";
         private final Map<String, List<Limit>> plans = new LinkedHashMap<>();
         private Duration refreshInterval = Duration.ofSeconds(1);
         private long maximumCachedKeys = 100_000;
         private Clock clock = Clock.systemUTC();
-        private LimitProvider defaults;
+        private @Nullable LimitProvider defaults;
 
         private Builder() {
         }

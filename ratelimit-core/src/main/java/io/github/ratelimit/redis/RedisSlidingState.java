@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A key's sliding log or counters in Redis: each operation is one script ({@link SlidingScripts}), so one round
@@ -39,7 +40,7 @@ final class RedisSlidingState implements KeyState, Pipelining {
      *
      * @param combining whether this JVM's concurrent operations on one key are combined into one script run
      */
-    record Context(CasProxyManager calls, TimeMeter clock, String memberPrefix, AtomicLong sequence,
+    record Context(CasProxyManager calls, @Nullable TimeMeter clock, String memberPrefix, AtomicLong sequence,
                    boolean combining) {
     }
 
@@ -56,20 +57,21 @@ final class RedisSlidingState implements KeyState, Pipelining {
         final List<byte[]> args;
         /** Whether a late answer may be asked once more: not for a counter's refund, which would be given twice. */
         final boolean askAgain;
-        Object reply;
-        RuntimeException error;
+        @Nullable Object reply;
+        @Nullable RuntimeException error;
 
         Operation(List<byte[]> args, boolean askAgain) {
             this.args = args;
             this.askAgain = askAgain;
         }
 
-        void finish(Object reply, RuntimeException error) {
+        void finish(@Nullable Object reply, @Nullable RuntimeException error) {
             this.reply = reply;
             this.error = error;
             finished();
         }
 
+        @SuppressWarnings("NullAway") // once finished without an error, it holds the script's reply, never null
         Object reply() {
             if (error != null) {
                 throw error;

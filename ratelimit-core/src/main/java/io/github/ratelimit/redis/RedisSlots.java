@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Concurrency rules' slots in Redis ({@link SlotScript}): each call in flight holds a lease that expires
@@ -54,7 +55,7 @@ final class RedisSlots implements AutoCloseable {
     /** The store's clock: the server's time as the store tracks it, or the clock the store was given. */
     private final TimeMeter storeClock;
     private final Map<Long, Held> held = new ConcurrentHashMap<>();
-    private ScheduledThreadPoolExecutor renewer;
+    private @Nullable ScheduledThreadPoolExecutor renewer;
     private boolean closed;
 
     /**

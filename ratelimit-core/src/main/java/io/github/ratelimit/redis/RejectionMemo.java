@@ -40,7 +40,7 @@ final class RejectionMemo implements KeyState, Pipelining {
 
     private final KeyState redis;
     private final TimeMeter clock;
-    private volatile Rejection last;
+    private volatile @Nullable Rejection last;
 
     /**
      * @param redis the key's state in Redis
@@ -58,7 +58,7 @@ final class RejectionMemo implements KeyState, Pipelining {
     }
 
     @Override
-    public Probe known(long cost) {
+    public @Nullable Probe known(long cost) {
         return remembered(cost, 0);
     }
 

@@ -9,4 +9,7 @@
  * {@code ArchitectureTest}).
  * Every script's work is bounded by the rule, never by what Redis holds (docs/RELIABILITY.md).
  */
+@NullMarked
 package io.github.ratelimit.redis;
+
+import org.jspecify.annotations.NullMarked;

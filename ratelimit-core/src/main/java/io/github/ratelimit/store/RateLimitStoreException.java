@@ -1,5 +1,7 @@
 package io.github.ratelimit.store;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Thrown by a {@link BucketStore} that cannot decide now: the store is unreachable, timed out, refused the
  * write, or its circuit breaker is open. The limiter applies the rule's
@@ -14,7 +16,7 @@ public class RateLimitStoreException extends RuntimeException {
      * @param message what failed
      * @param cause the underlying failure, or {@code null}
      */
-    public RateLimitStoreException(String message, Throwable cause) {
+    public RateLimitStoreException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 
@@ -26,7 +28,7 @@ public class RateLimitStoreException extends RuntimeException {
      * @param cause the underlying failure, or {@code null}
      * @param writableStackTrace whether the stack trace is filled in
      */
-    protected RateLimitStoreException(String message, Throwable cause, boolean writableStackTrace) {
+    protected RateLimitStoreException(String message, @Nullable Throwable cause, boolean writableStackTrace) {
         super(message, cause, false, writableStackTrace);
     }
 }

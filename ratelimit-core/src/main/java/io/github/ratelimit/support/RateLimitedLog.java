@@ -3,6 +3,7 @@ package io.github.ratelimit.support;
 import java.lang.System.Logger.Level;
 import java.lang.System.Logger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A log line that is written at most once per interval, with a count of the ones it held back, so a failing
@@ -28,7 +29,7 @@ public final class RateLimitedLog {
      * @param message the message
      * @param error the cause, or {@code null}
      */
-    public void log(Level level, String message, Throwable error) {
+    public void log(Level level, String message, @Nullable Throwable error) {
         if (due()) {
             write(level, message, error);
         }
@@ -42,7 +43,7 @@ public final class RateLimitedLog {
      * @param message makes the message
      * @param error the cause, or {@code null}
      */
-    public void log(Level level, java.util.function.Supplier<String> message, Throwable error) {
+    public void log(Level level, java.util.function.Supplier<String> message, @Nullable Throwable error) {
         if (due()) {
             write(level, message.get(), error);
         }
@@ -58,7 +59,7 @@ public final class RateLimitedLog {
         return true;
     }
 
-    private void write(Level level, String message, Throwable error) {
+    private void write(Level level, String message, @Nullable Throwable error) {
         long held = suppressed.getAndSet(0);
         String text = held > 0 ? message + " (" + held + " similar messages suppressed)" : message;
         if (error != null) {
