@@ -3,6 +3,8 @@ package io.github.ratelimit.config;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 
+import org.jspecify.annotations.Nullable;
+
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
@@ -145,7 +147,7 @@ public class RateLimitConfig {
     @Described("Where a call's plan comes from, for keys with no entry of their own: header:<Name> "
                     + "(believed only from trusted-proxies), a custom key, authority:<prefix> (Spring Security: authority "
                     + "PLAN_pro selects plan pro) or SpEL.")
-    private String planFrom;
+    private @Nullable String planFrom;
 
     @Described("Whether a plan header (plan-from=header:<Name>) is believed from every peer rather "
                     + "than only from trusted-proxies: only when nothing reaches the application without passing something "
@@ -162,7 +164,7 @@ public class RateLimitConfig {
 
     @Described(value = "A RejectionHandler class (public no-argument constructor) that writes rejections.",
             only = Face.SERVLET_FILTER)
-    private String rejectionHandler;
+    private @Nullable String rejectionHandler;
 
     @Described(value = "Whether to apply the @RateLimit annotations of the registered servlets.",
             only = Face.SERVLET_FILTER)
@@ -375,12 +377,12 @@ public class RateLimitConfig {
     }
 
     /** @return {@code ratelimit.plan-from} */
-    public String getPlanFrom() {
+    public @Nullable String getPlanFrom() {
         return planFrom;
     }
 
     /** @param planFrom {@code ratelimit.plan-from} */
-    public void setPlanFrom(String planFrom) {
+    public void setPlanFrom(@Nullable String planFrom) {
         this.planFrom = planFrom;
     }
 
@@ -425,12 +427,12 @@ public class RateLimitConfig {
     }
 
     /** @return {@code ratelimit.rejection-handler} */
-    public String getRejectionHandler() {
+    public @Nullable String getRejectionHandler() {
         return rejectionHandler;
     }
 
     /** @param rejectionHandler {@code ratelimit.rejection-handler} */
-    public void setRejectionHandler(String rejectionHandler) {
+    public void setRejectionHandler(@Nullable String rejectionHandler) {
         this.rejectionHandler = rejectionHandler;
     }
 
@@ -490,17 +492,17 @@ public class RateLimitConfig {
     public static class Redis {
 
         @Described("Redis server: redis://[user:password@]host:port[/database], rediss:// for TLS.")
-        private String url;
+        private @Nullable String url;
 
         private final Sentinel sentinel = new Sentinel();
 
         private final Cluster cluster = new Cluster();
 
         @Described("ACL user for Sentinel and Cluster connections (a URL carries its own).")
-        private String username;
+        private @Nullable String username;
 
         @Described("Password for Sentinel and Cluster connections (a URL carries its own).")
-        private String password;
+        private @Nullable String password;
 
         @Described("Whether Sentinel and Cluster connections use TLS (a URL says so with rediss://).")
         private boolean ssl = false;
@@ -528,12 +530,12 @@ public class RateLimitConfig {
         private boolean autoPipelining = true;
 
         /** @return {@code ratelimit.redis.url} */
-        public String getUrl() {
+        public @Nullable String getUrl() {
             return url;
         }
 
         /** @param url {@code ratelimit.redis.url} */
-        public void setUrl(String url) {
+        public void setUrl(@Nullable String url) {
             this.url = url;
         }
 
@@ -548,22 +550,22 @@ public class RateLimitConfig {
         }
 
         /** @return {@code ratelimit.redis.username} */
-        public String getUsername() {
+        public @Nullable String getUsername() {
             return username;
         }
 
         /** @param username {@code ratelimit.redis.username} */
-        public void setUsername(String username) {
+        public void setUsername(@Nullable String username) {
             this.username = username;
         }
 
         /** @return {@code ratelimit.redis.password} */
-        public String getPassword() {
+        public @Nullable String getPassword() {
             return password;
         }
 
         /** @param password {@code ratelimit.redis.password} */
-        public void setPassword(String password) {
+        public void setPassword(@Nullable String password) {
             this.password = password;
         }
 
@@ -641,18 +643,18 @@ public class RateLimitConfig {
         public static class Sentinel {
 
             @Described("Name of the master the Redis sentinels monitor.")
-            private String master;
+            private @Nullable String master;
 
             @Described("Redis sentinels, as host:port, comma-separated.")
             private List<String> nodes = new ArrayList<>();
 
             /** @return {@code ratelimit.redis.sentinel.master} */
-            public String getMaster() {
+            public @Nullable String getMaster() {
                 return master;
             }
 
             /** @param master {@code ratelimit.redis.sentinel.master} */
-            public void setMaster(String master) {
+            public void setMaster(@Nullable String master) {
                 this.master = master;
             }
 
@@ -721,25 +723,25 @@ public class RateLimitConfig {
     public static class KeyEntry {
 
         @Described("<key expression>:<key>, e.g. user:241531, whose limits these are.")
-        private String key;
+        private @Nullable String key;
 
         @Described("The key's own limits; or give a plan.")
         private List<String> limits = new ArrayList<>();
 
         @Described("A plan from ratelimit.plans for the key; or give limits.")
-        private String plan;
+        private @Nullable String plan;
 
         @Described("Names of the rules the key's limits are for; by default every rule counting by "
                         + "the key's expression.")
         private List<String> rules = new ArrayList<>();
 
         /** @return {@code ratelimit.keys[i].key} */
-        public String getKey() {
+        public @Nullable String getKey() {
             return key;
         }
 
         /** @param key {@code ratelimit.keys[i].key} */
-        public void setKey(String key) {
+        public void setKey(@Nullable String key) {
             this.key = key;
         }
 
@@ -754,12 +756,12 @@ public class RateLimitConfig {
         }
 
         /** @return {@code ratelimit.keys[i].plan} */
-        public String getPlan() {
+        public @Nullable String getPlan() {
             return plan;
         }
 
         /** @param plan {@code ratelimit.keys[i].plan} */
-        public void setPlan(String plan) {
+        public void setPlan(@Nullable String plan) {
             this.plan = plan;
         }
 
@@ -778,7 +780,7 @@ public class RateLimitConfig {
     public static class UrlRuleEntry {
 
         @Described(value = "The URL rule's name (buckets, headers, metrics).", shown = "rules[i]")
-        private String name;
+        private @Nullable String name;
 
         @Described("Ant-style path patterns: /api/**, /users/*/orders, /files/*.pdf.")
         private List<String> paths = new ArrayList<>();
@@ -798,17 +800,17 @@ public class RateLimitConfig {
                         + "per key at once, each holding a slot until its response is written; on Redis, leases that come "
                         + "back within 15 s of a crash.",
                 min = 1, max = Rule.MAX_CONCURRENCY)
-        private Integer concurrency;
+        private @Nullable Integer concurrency;
 
         @Described(value = "What happens to a request over the limit.", values = {"hard", "soft", "shadow"})
         private String mode = "hard";
 
         @Described("Longest a SOFT request waits, e.g. 500ms; required for soft.")
-        private Duration maxDelay;
+        private @Nullable Duration maxDelay;
 
         @Described(value = "Most requests of this SOFT rule waiting at once.", shown = "" + Rule.DEFAULT_MAX_WAITING,
                 min = 0, max = Integer.MAX_VALUE)
-        private Integer maxWaiting;
+        private @Nullable Integer maxWaiting;
 
         @Described(value = "Tokens one request takes.", min = 1, max = Long.MAX_VALUE)
         private long cost = 1;
@@ -826,7 +828,7 @@ public class RateLimitConfig {
                         + "param:<name>, a custom key, or SpEL over #request; a whole number (0 counts as 1; leading zeros "
                         + "are ignored; one no window holds, however many digits, gets 413); anything else refuses the "
                         + "request.")
-        private String permits;
+        private @Nullable String permits;
 
         @Described(value = "Whether the rule decides before authentication (for login attempts) or after.",
                 values = {"after-authentication", "before-authentication"})
@@ -844,22 +846,22 @@ public class RateLimitConfig {
                         + "limit is a calendar quota.",
                 values = {"token-bucket", "fixed-window", "sliding-window-log", "sliding-window-counter", "leaky-bucket"},
                 shown = "token-bucket")
-        private String algorithm;
+        private @Nullable String algorithm;
 
         @Described(value = "Tokens an instance may take before synchronizing with a shared store.", min = 1,
                 max = Long.MAX_VALUE)
-        private Long localFirstTokens;
+        private @Nullable Long localFirstTokens;
 
         @Described("Longest an instance goes without synchronizing, with local-first-tokens.")
         private Duration localFirstTime = Duration.ofMillis(100);
 
         /** @return {@code ratelimit.rules[i].name} */
-        public String getName() {
+        public @Nullable String getName() {
             return name;
         }
 
         /** @param name {@code ratelimit.rules[i].name} */
-        public void setName(String name) {
+        public void setName(@Nullable String name) {
             this.name = name;
         }
 
@@ -904,12 +906,12 @@ public class RateLimitConfig {
         }
 
         /** @return {@code ratelimit.rules[i].concurrency} */
-        public Integer getConcurrency() {
+        public @Nullable Integer getConcurrency() {
             return concurrency;
         }
 
         /** @param concurrency {@code ratelimit.rules[i].concurrency} */
-        public void setConcurrency(Integer concurrency) {
+        public void setConcurrency(@Nullable Integer concurrency) {
             this.concurrency = concurrency;
         }
 
@@ -924,22 +926,22 @@ public class RateLimitConfig {
         }
 
         /** @return {@code ratelimit.rules[i].max-delay} */
-        public Duration getMaxDelay() {
+        public @Nullable Duration getMaxDelay() {
             return maxDelay;
         }
 
         /** @param maxDelay {@code ratelimit.rules[i].max-delay} */
-        public void setMaxDelay(Duration maxDelay) {
+        public void setMaxDelay(@Nullable Duration maxDelay) {
             this.maxDelay = maxDelay;
         }
 
         /** @return {@code ratelimit.rules[i].max-waiting} */
-        public Integer getMaxWaiting() {
+        public @Nullable Integer getMaxWaiting() {
             return maxWaiting;
         }
 
         /** @param maxWaiting {@code ratelimit.rules[i].max-waiting} */
-        public void setMaxWaiting(Integer maxWaiting) {
+        public void setMaxWaiting(@Nullable Integer maxWaiting) {
             this.maxWaiting = maxWaiting;
         }
 
@@ -974,12 +976,12 @@ public class RateLimitConfig {
         }
 
         /** @return {@code ratelimit.rules[i].permits} */
-        public String getPermits() {
+        public @Nullable String getPermits() {
             return permits;
         }
 
         /** @param permits {@code ratelimit.rules[i].permits} */
-        public void setPermits(String permits) {
+        public void setPermits(@Nullable String permits) {
             this.permits = permits;
         }
 
@@ -1014,22 +1016,22 @@ public class RateLimitConfig {
         }
 
         /** @return {@code ratelimit.rules[i].algorithm} */
-        public String getAlgorithm() {
+        public @Nullable String getAlgorithm() {
             return algorithm;
         }
 
         /** @param algorithm {@code ratelimit.rules[i].algorithm} */
-        public void setAlgorithm(String algorithm) {
+        public void setAlgorithm(@Nullable String algorithm) {
             this.algorithm = algorithm;
         }
 
         /** @return {@code ratelimit.rules[i].local-first-tokens} */
-        public Long getLocalFirstTokens() {
+        public @Nullable Long getLocalFirstTokens() {
             return localFirstTokens;
         }
 
         /** @param localFirstTokens {@code ratelimit.rules[i].local-first-tokens} */
-        public void setLocalFirstTokens(Long localFirstTokens) {
+        public void setLocalFirstTokens(@Nullable Long localFirstTokens) {
             this.localFirstTokens = localFirstTokens;
         }
 

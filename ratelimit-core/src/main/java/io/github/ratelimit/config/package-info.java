@@ -5,4 +5,7 @@
  * through a small binder of its own; both then run the same checks. Uses nothing of the project but the API's
  * constants; no framework.
  */
+@NullMarked
 package io.github.ratelimit.config;
+
+import org.jspecify.annotations.NullMarked;
