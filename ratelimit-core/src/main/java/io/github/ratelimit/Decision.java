@@ -1,6 +1,5 @@
 package io.github.ratelimit;
 
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -100,8 +99,8 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
         java.util.List<Verdict> all = new java.util.ArrayList<>(verdicts);
         all.addAll(other.verdicts);
         Outcome worst = outcome.compareTo(other.outcome) >= 0 ? outcome : other.outcome;
-        return new Decision(worst, all, Math.max(delayNanos, other.delayNanos),
-                Math.max(retryAfterNanos, other.retryAfterNanos));
+        return new Decision(
+                worst, all, Math.max(delayNanos, other.delayNanos), Math.max(retryAfterNanos, other.retryAfterNanos));
     }
 
     /**
@@ -125,12 +124,14 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
             default -> "Rate limit of rule '" + rule + "' exceeded";
         };
         return retryAfterNanos > 0
-                ? reason + "; retry after " + RateLimitHeaders.retryAfterSeconds(this) + " s." : reason + ".";
+                ? reason + "; retry after " + RateLimitHeaders.retryAfterSeconds(this) + " s."
+                : reason + ".";
     }
 
     private static @Nullable Window tightest(List<Window> windows, @Nullable Window best) {
         for (Window w : windows) {
-            if (best == null || w.remaining() < best.remaining()
+            if (best == null
+                    || w.remaining() < best.remaining()
                     || (w.remaining() == best.remaining() && w.resetNanos() > best.resetNanos())) {
                 best = w;
             }
@@ -174,8 +175,17 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
      *        permits ({@link Guard#acquire(RequestContext, long)}); 0 in a verdict made without it, which stands for
      *        the rule's own cost
      */
-    public record Verdict(String rule, @Nullable String key, Mode mode, Outcome outcome, Basis basis,
-                          List<Window> windows, long waitNanos, long receipt, String publicName, long permits) {
+    public record Verdict(
+            String rule,
+            @Nullable String key,
+            Mode mode,
+            Outcome outcome,
+            Basis basis,
+            List<Window> windows,
+            long waitNanos,
+            long receipt,
+            String publicName,
+            long permits) {
 
         // Wide on purpose: users read these components by name (listeners, rejection handlers, tests), so they stay
         // one public record. The engine builds verdicts in one place (internal Verdicts.of and Verdicts.copy).
@@ -193,8 +203,16 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
          * @param receipt the permits' receipt, or 0
          * @param publicName the name clients see for the rule
          */
-        public Verdict(String rule, @Nullable String key, Mode mode, Outcome outcome, Basis basis,
-                       List<Window> windows, long waitNanos, long receipt, String publicName) {
+        public Verdict(
+                String rule,
+                @Nullable String key,
+                Mode mode,
+                Outcome outcome,
+                Basis basis,
+                List<Window> windows,
+                long waitNanos,
+                long receipt,
+                String publicName) {
             this(rule, key, mode, outcome, basis, windows, waitNanos, receipt, publicName, 0);
         }
 
@@ -210,8 +228,15 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
          * @param waitNanos the delay or the wait
          * @param receipt the permits' receipt, or 0
          */
-        public Verdict(String rule, @Nullable String key, Mode mode, Outcome outcome, Basis basis,
-                       List<Window> windows, long waitNanos, long receipt) {
+        public Verdict(
+                String rule,
+                @Nullable String key,
+                Mode mode,
+                Outcome outcome,
+                Basis basis,
+                List<Window> windows,
+                long waitNanos,
+                long receipt) {
             this(rule, key, mode, outcome, basis, windows, waitNanos, receipt, rule);
         }
 
@@ -226,8 +251,14 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
          * @param windows the state of each window
          * @param waitNanos the delay or the wait
          */
-        public Verdict(String rule, @Nullable String key, Mode mode, Outcome outcome, Basis basis,
-                       List<Window> windows, long waitNanos) {
+        public Verdict(
+                String rule,
+                @Nullable String key,
+                Mode mode,
+                Outcome outcome,
+                Basis basis,
+                List<Window> windows,
+                long waitNanos) {
             this(rule, key, mode, outcome, basis, windows, waitNanos, 0, rule);
         }
 

@@ -1,12 +1,8 @@
 package io.github.ratelimit;
 
-
-
-
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Rule.Counted;
-
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 

@@ -36,7 +36,10 @@ public final class HttpStatuses {
      */
     public static HttpStatuses parse(String text) {
         if (text == null || text.isBlank()) {
-            throw new InvalidRateLimitConfigurationException("statuses", text, "no status is given",
+            throw new InvalidRateLimitConfigurationException(
+                    "statuses",
+                    text,
+                    "no status is given",
                     "Give the statuses whose responses keep their tokens, e.g. '404' or '404,5xx'.");
         }
         BitSet codes = new BitSet(HIGHEST + 1);
@@ -46,12 +49,16 @@ public final class HttpStatuses {
             if (item.length() == 3 && item.endsWith("xx") && item.charAt(0) >= '1' && item.charAt(0) <= '5') {
                 int from = (item.charAt(0) - '0') * 100;
                 codes.set(from, from + 100);
-            } else if (item.length() == 3 && item.chars().allMatch(c -> c >= '0' && c <= '9')
-                    && Integer.parseInt(item) >= LOWEST && Integer.parseInt(item) <= HIGHEST) {
+            } else if (item.length() == 3
+                    && item.chars().allMatch(c -> c >= '0' && c <= '9')
+                    && Integer.parseInt(item) >= LOWEST
+                    && Integer.parseInt(item) <= HIGHEST) {
                 codes.set(Integer.parseInt(item));
             } else {
-                throw new InvalidRateLimitConfigurationException("statuses", text, "'" + raw.trim()
-                        + "' is neither a status code from 100 to 599 nor a class from 1xx to 5xx",
+                throw new InvalidRateLimitConfigurationException(
+                        "statuses",
+                        text,
+                        "'" + raw.trim() + "' is neither a status code from 100 to 599 nor a class from 1xx to 5xx",
                         "Write codes and classes separated by commas, e.g. '404,5xx'.");
             }
             items.add(item);

@@ -34,8 +34,8 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
      * @param constraint what is wrong, naming the value: {@code "limits[0] '100/x' is not a limit"}
      * @param action what to do about it, or {@code null}: {@code "Write '<permits>/<period>', e.g. '5/1s'."}
      */
-    public InvalidRateLimitConfigurationException(@Nullable String where, @Nullable String value, String constraint,
-                                                  @Nullable String action) {
+    public InvalidRateLimitConfigurationException(
+            @Nullable String where, @Nullable String value, String constraint, @Nullable String action) {
         super(compose(where, constraint, action));
         this.where = where;
         this.value = value;
@@ -62,8 +62,12 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
         this.action = null;
     }
 
-    private InvalidRateLimitConfigurationException(@Nullable String where, @Nullable String value, String constraint,
-                                                   @Nullable String action, Throwable cause) {
+    private InvalidRateLimitConfigurationException(
+            @Nullable String where,
+            @Nullable String value,
+            String constraint,
+            @Nullable String action,
+            Throwable cause) {
         super(compose(where, constraint, action), cause);
         this.where = where;
         this.value = value;
@@ -96,8 +100,8 @@ public class InvalidRateLimitConfigurationException extends IllegalArgumentExcep
             return this;
         }
         String w = where == null || where.isEmpty() ? outer : outer + ": " + where;
-        InvalidRateLimitConfigurationException located = new InvalidRateLimitConfigurationException(w, value,
-                constraint, action, this);
+        InvalidRateLimitConfigurationException located =
+                new InvalidRateLimitConfigurationException(w, value, constraint, action, this);
         located.setStackTrace(getStackTrace());
         return located;
     }

@@ -1,7 +1,6 @@
 package io.github.ratelimit;
 
 import io.github.ratelimit.support.Durations;
-
 import java.time.DateTimeException;
 import java.time.DayOfWeek;
 import java.time.Duration;
@@ -37,7 +36,11 @@ import org.jspecify.annotations.Nullable;
  * @param capacity the most tokens the bucket holds, 1 to {@value #MAX_PERMITS}
  * @param calendar the calendar the window is aligned to, or {@code null} for a window of a fixed length
  */
-public record Limit(long permits, Duration period, long capacity, @Nullable Calendar calendar) {
+public record Limit(
+        long permits,
+        Duration period,
+        long capacity,
+        @Nullable Calendar calendar) {
 
     /**
      * A window aligned to the calendar: a day, a week (from Monday) or a month (from the 1st), in a time zone.
@@ -72,8 +75,9 @@ public record Limit(long permits, Duration period, long capacity, @Nullable Cale
          * @return the start of the window holding it, in nanoseconds since the epoch
          */
         public long start(long epochNanos) {
-            ZonedDateTime at = Instant.ofEpochSecond(Math.floorDiv(epochNanos, 1_000_000_000L),
-                    Math.floorMod(epochNanos, 1_000_000_000L)).atZone(zone);
+            ZonedDateTime at = Instant.ofEpochSecond(
+                            Math.floorDiv(epochNanos, 1_000_000_000L), Math.floorMod(epochNanos, 1_000_000_000L))
+                    .atZone(zone);
             LocalDate day = at.toLocalDate();
             LocalDate first = switch (unit) {
                 case DAY -> day;
@@ -88,8 +92,10 @@ public record Limit(long permits, Duration period, long capacity, @Nullable Cale
          * @return the start of the next window, in nanoseconds since the epoch
          */
         public long next(long windowStart) {
-            LocalDate first = Instant.ofEpochSecond(Math.floorDiv(windowStart, 1_000_000_000L),
-                    Math.floorMod(windowStart, 1_000_000_000L)).atZone(zone).toLocalDate();
+            LocalDate first = Instant.ofEpochSecond(
+                            Math.floorDiv(windowStart, 1_000_000_000L), Math.floorMod(windowStart, 1_000_000_000L))
+                    .atZone(zone)
+                    .toLocalDate();
             LocalDate next = switch (unit) {
                 case DAY -> first.plusDays(1);
                 case WEEK -> first.plusWeeks(1);
@@ -150,29 +156,31 @@ public record Limit(long permits, Duration period, long capacity, @Nullable Cale
                 case MONTH -> Duration.ofDays(31);
             };
             if (capacity != permits) {
-                throw new InvalidRateLimitConfigurationException(String.format(Locale.ROOT,
-                        "a calendar quota (%s) has no burst: its capacity is its permits", calendar));
+                throw new InvalidRateLimitConfigurationException(String.format(
+                        Locale.ROOT, "a calendar quota (%s) has no burst: its capacity is its permits", calendar));
             }
         }
         if (period == null) {
             throw new InvalidRateLimitConfigurationException("limit period must not be null");
         }
         if (permits < 1 || permits > MAX_PERMITS) {
-            throw new InvalidRateLimitConfigurationException(String.format(Locale.ROOT,
-                    "limit permits must be between 1 and %d, but was %d", MAX_PERMITS, permits));
+            throw new InvalidRateLimitConfigurationException(String.format(
+                    Locale.ROOT, "limit permits must be between 1 and %d, but was %d", MAX_PERMITS, permits));
         }
         if (capacity < 1 || capacity > MAX_PERMITS) {
-            throw new InvalidRateLimitConfigurationException(String.format(Locale.ROOT,
-                    "limit burst capacity must be between 1 and %d, but was %d", MAX_PERMITS, capacity));
+            throw new InvalidRateLimitConfigurationException(String.format(
+                    Locale.ROOT, "limit burst capacity must be between 1 and %d, but was %d", MAX_PERMITS, capacity));
         }
         if (period.compareTo(Duration.ofMillis(1)) < 0 || period.compareTo(Duration.ofDays(MAX_PERIOD_DAYS)) > 0) {
-            throw new InvalidRateLimitConfigurationException(String.format(Locale.ROOT,
-                    "limit period must be between 1ms and %dd, but was %s", MAX_PERIOD_DAYS, period));
+            throw new InvalidRateLimitConfigurationException(String.format(
+                    Locale.ROOT, "limit period must be between 1ms and %dd, but was %s", MAX_PERIOD_DAYS, period));
         }
         if (permits > period.toNanos()) {
-            throw new InvalidRateLimitConfigurationException(String.format(Locale.ROOT,
+            throw new InvalidRateLimitConfigurationException(String.format(
+                    Locale.ROOT,
                     "limit %d/%s refills more than one token per nanosecond; use a longer period",
-                    permits, Durations.format(period)));
+                    permits,
+                    Durations.format(period)));
         }
     }
 
@@ -222,8 +230,11 @@ public record Limit(long permits, Duration period, long capacity, @Nullable Cale
         Calendar calendar = calendar(periodText, text);
         Duration period = calendar != null ? Duration.ofDays(1) : Durations.parseOrNull(periodText);
         if (period == null) {
-            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': period '"
-                    + s.substring(slash + 1) + "' is not a duration", SYNTAX);
+            throw new InvalidRateLimitConfigurationException(
+                    null,
+                    text,
+                    "invalid limit '" + text + "': period '" + s.substring(slash + 1) + "' is not a duration",
+                    SYNTAX);
         }
         long capacity = permits;
         if (burstPart != null) {
@@ -235,8 +246,8 @@ public record Limit(long permits, Duration period, long capacity, @Nullable Cale
         try {
             return new Limit(permits, period, capacity, calendar);
         } catch (InvalidRateLimitConfigurationException e) {
-            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': "
-                    + e.getMessage(), null);
+            throw new InvalidRateLimitConfigurationException(
+                    null, text, "invalid limit '" + text + "': " + e.getMessage(), null);
         }
     }
 
@@ -252,8 +263,11 @@ public record Limit(long permits, Duration period, long capacity, @Nullable Cale
         };
         if (unit == null) {
             if (at >= 0 || unitText.endsWith("mo") || unitText.endsWith("w")) {
-                throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': a calendar "
-                        + "window is 1d, 1w or 1mo", "Write e.g. '1000/1mo', '500/1w' or '100/1d@Europe/Berlin'.");
+                throw new InvalidRateLimitConfigurationException(
+                        null,
+                        text,
+                        "invalid limit '" + text + "': a calendar " + "window is 1d, 1w or 1mo",
+                        "Write e.g. '1000/1mo', '500/1w' or '100/1d@Europe/Berlin'.");
             }
             return null;
         }
@@ -264,21 +278,30 @@ public record Limit(long permits, Duration period, long capacity, @Nullable Cale
         try {
             return new Calendar(unit, zone.equalsIgnoreCase("UTC") ? ZoneOffset.UTC : ZoneId.of(zone));
         } catch (DateTimeException e) {
-            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': '" + zone
-                    + "' is not a time zone", "Use a zone ID such as 'Europe/Berlin', 'America/New_York' or 'UTC'.");
+            throw new InvalidRateLimitConfigurationException(
+                    null,
+                    text,
+                    "invalid limit '" + text + "': '" + zone + "' is not a time zone",
+                    "Use a zone ID such as 'Europe/Berlin', 'America/New_York' or 'UTC'.");
         }
     }
 
     private static long parseCount(String digits, String text) {
         String d = digits.trim().replace("_", "");
         if (d.isEmpty() || d.length() > 18 || !d.chars().allMatch(Character::isDigit)) {
-            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': '" + digits
-                    + "' is not a whole number from 1 to " + MAX_PERMITS, SYNTAX);
+            throw new InvalidRateLimitConfigurationException(
+                    null,
+                    text,
+                    "invalid limit '" + text + "': '" + digits + "' is not a whole number from 1 to " + MAX_PERMITS,
+                    SYNTAX);
         }
         long value = Long.parseLong(d);
         if (value < 1 || value > MAX_PERMITS) {
-            throw new InvalidRateLimitConfigurationException(null, text, "invalid limit '" + text + "': '" + digits
-                    + "' is not a whole number from 1 to " + MAX_PERMITS, SYNTAX);
+            throw new InvalidRateLimitConfigurationException(
+                    null,
+                    text,
+                    "invalid limit '" + text + "': '" + digits + "' is not a whole number from 1 to " + MAX_PERMITS,
+                    SYNTAX);
         }
         return value;
     }

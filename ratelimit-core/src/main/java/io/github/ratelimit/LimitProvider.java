@@ -1,7 +1,6 @@
 package io.github.ratelimit;
 
 import io.github.ratelimit.internal.MapLimitProvider;
-
 import java.util.Collection;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -26,7 +25,8 @@ public interface LimitProvider {
      * @param key the resolved key, as the rule counts by it (for a {@code user} rule, the user name)
      * @return the limits for this rule and key, or {@code null} or an empty list for the rule's own
      */
-    @Nullable List<Limit> limitsFor(Rule rule, String key);
+    @Nullable
+    List<Limit> limitsFor(Rule rule, String key);
 
     /**
      * Called once by each limiter built with this provider, with where to report changed answers: a provider whose
@@ -36,8 +36,7 @@ public interface LimitProvider {
      *
      * @param changes where to report; thread-safe, and cheap to call
      */
-    default void onChange(Changes changes) {
-    }
+    default void onChange(Changes changes) {}
 
     /** Where a {@link LimitProvider} reports changed answers to a limiter. */
     interface Changes {
@@ -83,8 +82,7 @@ public interface LimitProvider {
 
         private final MapLimitProvider.Builder maps = MapLimitProvider.builder();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * @param name the plan's name

@@ -1,7 +1,5 @@
 package io.github.ratelimit;
 
-
-import io.github.ratelimit.Rule.Counted;
 /**
  * What a rule does when its key cannot be resolved for a request, for example a {@code user} rule on an
  * anonymous request, or a {@code header:X-Api-Key} rule on a request without that header.

@@ -1,7 +1,7 @@
 package io.github.ratelimit;
 
-
 import io.github.ratelimit.Decision.Outcome;
+
 /**
  * What a rule does with a request that is over its limit.
  */

@@ -1,8 +1,6 @@
 package io.github.ratelimit;
 
-
 import io.github.ratelimit.Rule.Counted;
-
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Repeatable;

@@ -1,8 +1,6 @@
 package io.github.ratelimit;
 
-
 import io.github.ratelimit.Decision.Verdict;
-
 import java.util.Objects;
 
 /**

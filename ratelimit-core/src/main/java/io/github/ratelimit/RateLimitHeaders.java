@@ -1,10 +1,7 @@
 package io.github.ratelimit;
 
-
-
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,8 +32,7 @@ public final class RateLimitHeaders {
     /** The IETF draft's field of quota policies. */
     public static final String RATELIMIT_POLICY = "RateLimit-Policy";
 
-    private RateLimitHeaders() {
-    }
+    private RateLimitHeaders() {}
 
     /**
      * Writes the headers for a decision.
@@ -113,9 +109,16 @@ public final class RateLimitHeaders {
                     }
                     long windowSeconds = windowSeconds(w);
                     long quota = quota(w, windowSeconds);
-                    policy.append(item).append(";q=").append(quota).append(";w=").append(windowSeconds);
+                    policy.append(item)
+                            .append(";q=")
+                            .append(quota)
+                            .append(";w=")
+                            .append(windowSeconds);
                     long reset = rejected && w == binding ? retryAfter : resetSeconds(w);
-                    current.append(item).append(";r=").append(Math.min(w.remaining(), quota)).append(";t=")
+                    current.append(item)
+                            .append(";r=")
+                            .append(Math.min(w.remaining(), quota))
+                            .append(";t=")
                             .append(reset);
                 }
             }
@@ -142,10 +145,14 @@ public final class RateLimitHeaders {
             // capacity * period / permits, rounded up
             long high = Math.multiplyHigh(w.limit(), period);
             long low = w.limit() * period;
-            fill = high == 0 && low >= 0 ? low / w.permits() + (low % w.permits() == 0 ? 0 : 1)
-                    : BigInteger.valueOf(w.limit()).multiply(BigInteger.valueOf(period))
-                            .add(BigInteger.valueOf(w.permits() - 1)).divide(BigInteger.valueOf(w.permits()))
-                            .min(BigInteger.valueOf(Long.MAX_VALUE)).longValue();
+            fill = high == 0 && low >= 0
+                    ? low / w.permits() + (low % w.permits() == 0 ? 0 : 1)
+                    : BigInteger.valueOf(w.limit())
+                            .multiply(BigInteger.valueOf(period))
+                            .add(BigInteger.valueOf(w.permits() - 1))
+                            .divide(BigInteger.valueOf(w.permits()))
+                            .min(BigInteger.valueOf(Long.MAX_VALUE))
+                            .longValue();
         }
         return Math.max(1, ceilSeconds(Math.max(period, fill)));
     }
@@ -169,9 +176,11 @@ public final class RateLimitHeaders {
                 return low / periodNanos;
             }
         }
-        return BigInteger.valueOf(w.permits()).multiply(BigInteger.valueOf(seconds))
+        return BigInteger.valueOf(w.permits())
+                .multiply(BigInteger.valueOf(seconds))
                 .multiply(BigInteger.valueOf(1_000_000_000L))
-                .divide(BigInteger.valueOf(periodNanos)).min(BigInteger.valueOf(Long.MAX_VALUE))
+                .divide(BigInteger.valueOf(periodNanos))
+                .min(BigInteger.valueOf(Long.MAX_VALUE))
                 .longValue();
     }
 

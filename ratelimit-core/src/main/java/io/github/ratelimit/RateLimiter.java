@@ -1,6 +1,5 @@
 package io.github.ratelimit;
 
-
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.internal.DefaultRateLimiter;
@@ -10,7 +9,6 @@ import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.store.RateLimitStoreException;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -121,8 +119,7 @@ public interface RateLimiter extends AutoCloseable {
         private Set<String> planRules = Set.of();
         private boolean planHeaderTrusted;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * @param store where buckets live (default: a {@link LocalBucketStore} with this builder's clock)
@@ -170,12 +167,12 @@ public interface RateLimiter extends AutoCloseable {
             }
             String lower = n.toLowerCase(Locale.ROOT);
             if (lower.equals("global") || lower.equals("ip") || lower.equals("user") || lower.equals("header")) {
-                throw new InvalidRateLimitConfigurationException("key resolver name '" + name + "' is a built-in "
-                        + "key. Choose another name, e.g. 'tenant'.");
+                throw new InvalidRateLimitConfigurationException(
+                        "key resolver name '" + name + "' is a built-in " + "key. Choose another name, e.g. 'tenant'.");
             }
             if (keyResolvers.putIfAbsent(n, resolver) != null) {
-                throw new InvalidRateLimitConfigurationException("key resolver '" + name + "' is registered twice. "
-                        + "Register each name once.");
+                throw new InvalidRateLimitConfigurationException(
+                        "key resolver '" + name + "' is registered twice. " + "Register each name once.");
             }
             return this;
         }
@@ -206,8 +203,8 @@ public interface RateLimiter extends AutoCloseable {
         public Builder limitProvider(LimitProvider provider, Duration ttl) {
             Objects.requireNonNull(ttl, "ttl");
             if (ttl.compareTo(Duration.ofMillis(1)) < 0) {
-                throw new InvalidRateLimitConfigurationException("limit provider cache ttl must be at least 1ms, but was "
-                        + ttl + ". Use e.g. 1m.");
+                throw new InvalidRateLimitConfigurationException(
+                        "limit provider cache ttl must be at least 1ms, but was " + ttl + ". Use e.g. 1m.");
             }
             this.limitProvider = Objects.requireNonNull(provider, "provider");
             this.limitProviderTtl = ttl;
@@ -305,7 +302,9 @@ public interface RateLimiter extends AutoCloseable {
          * @return this builder
          */
         public Builder exempt(String rule, Collection<String> values) {
-            ruleExempt.computeIfAbsent(Objects.requireNonNull(rule, "rule"), r -> new ArrayList<>()).addAll(values);
+            ruleExempt
+                    .computeIfAbsent(Objects.requireNonNull(rule, "rule"), r -> new ArrayList<>())
+                    .addAll(values);
             return this;
         }
 
@@ -369,21 +368,27 @@ public interface RateLimiter extends AutoCloseable {
          * @return the limiter
          */
         public RateLimiter build() {
-            BucketStore s = store != null ? store : LocalBucketStore.builder().timeMeter(timeMeter).build();
-            LocalBucketStore fallback = LocalBucketStore.builder().timeMeter(timeMeter)
-                    .maximumKeys(localFallbackMaximumKeys).build();
+            BucketStore s = store != null
+                    ? store
+                    : LocalBucketStore.builder().timeMeter(timeMeter).build();
+            LocalBucketStore fallback = LocalBucketStore.builder()
+                    .timeMeter(timeMeter)
+                    .maximumKeys(localFallbackMaximumKeys)
+                    .build();
             boolean ownsWaiter = waiter == null;
             Waiter w = ownsWaiter ? Waiter.system() : waiter;
             return new DefaultRateLimiter(new DefaultRateLimiter.Settings(
-                    new DefaultRateLimiter.Settings.Stores(s, fallback, defaultStoreFailurePolicy,
-                            localFallbackShare),
+                    new DefaultRateLimiter.Settings.Stores(s, fallback, defaultStoreFailurePolicy, localFallbackShare),
                     new DefaultRateLimiter.Settings.Timing(timeMeter, w, ownsWaiter),
-                    new DefaultRateLimiter.Settings.Keys(Map.copyOf(keyResolvers), clientIpResolver,
-                            keyResolverFactory),
+                    new DefaultRateLimiter.Settings.Keys(
+                            Map.copyOf(keyResolvers), clientIpResolver, keyResolverFactory),
                     new DefaultRateLimiter.Settings.PerKeyLimits(limitProvider, limitProviderTtl),
                     new DefaultRateLimiter.Settings.Plans(planFrom, plans, planRules, planHeaderTrusted),
                     new DefaultRateLimiter.Settings.Exemptions(List.copyOf(exempt), Map.copyOf(ruleExempt)),
-                    List.copyOf(listeners), observer, maxWaiting, shadow));
+                    List.copyOf(listeners),
+                    observer,
+                    maxWaiting,
+                    shadow));
         }
     }
 

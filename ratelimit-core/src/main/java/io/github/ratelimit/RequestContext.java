@@ -118,8 +118,7 @@ public interface RequestContext {
         private final Map<String, String> parameters = new HashMap<>();
         private final Map<String, Object> attributes = new HashMap<>();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * @param remoteAddress the socket peer's address
@@ -163,7 +162,8 @@ public interface RequestContext {
          * @return this builder
          */
         public Builder header(String name, String value) {
-            headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), k -> new ArrayList<>()).add(value);
+            headers.computeIfAbsent(name.toLowerCase(Locale.ROOT), k -> new ArrayList<>())
+                    .add(value);
             return this;
         }
 
@@ -191,16 +191,27 @@ public interface RequestContext {
         public RequestContext build() {
             Map<String, List<String>> h = new HashMap<>();
             headers.forEach((k, v) -> h.put(k, List.copyOf(v)));
-            return new Plain(remoteAddress, principal, method, path, Collections.unmodifiableMap(h),
-                    Map.copyOf(parameters), Collections.unmodifiableMap(new HashMap<>(attributes)));
+            return new Plain(
+                    remoteAddress,
+                    principal,
+                    method,
+                    path,
+                    Collections.unmodifiableMap(h),
+                    Map.copyOf(parameters),
+                    Collections.unmodifiableMap(new HashMap<>(attributes)));
         }
     }
 
     /** The context {@link Builder} builds. */
-    record Plain(@Nullable String remoteAddress, @Nullable String principal, @Nullable String method,
-                 @Nullable String path,
-                 Map<String, List<String>> headerMap, Map<String, String> parameters,
-                 Map<String, Object> attributes) implements RequestContext {
+    record Plain(
+            @Nullable String remoteAddress,
+            @Nullable String principal,
+            @Nullable String method,
+            @Nullable String path,
+            Map<String, List<String>> headerMap,
+            Map<String, String> parameters,
+            Map<String, Object> attributes)
+            implements RequestContext {
 
         @Override
         public @Nullable String parameter(String name) {

@@ -47,21 +47,46 @@ public final class Rule {
      * A rule's values, after defaults: one record, so equality covers every value. Wide on purpose, and built by
      * position in one place only (the constructor below), from the builder's named fields.
      */
-    private record Values(String name, String publicName, String source, String key, List<Limit> limits, Mode mode,
-                          @Nullable Duration maxDelay, int maxWaiting, long cost, StoreFailurePolicy onStoreFailure,
-                          MissingKeyPolicy onMissingKey, Algorithm algorithm, @Nullable LocalFirst localFirst,
-                          Counted count, @Nullable HttpStatuses countedStatuses, @Nullable String permits,
-                          int concurrency) {
-    }
+    private record Values(
+            String name,
+            String publicName,
+            String source,
+            String key,
+            List<Limit> limits,
+            Mode mode,
+            @Nullable Duration maxDelay,
+            int maxWaiting,
+            long cost,
+            StoreFailurePolicy onStoreFailure,
+            MissingKeyPolicy onMissingKey,
+            Algorithm algorithm,
+            @Nullable LocalFirst localFirst,
+            Counted count,
+            @Nullable HttpStatuses countedStatuses,
+            @Nullable String permits,
+            int concurrency) {}
 
     private final Values v;
 
     private Rule(Builder b, Algorithm algorithm) {
-        this.v = new Values(b.name, b.publicName != null ? b.publicName : b.name,
-                b.source != null ? b.source : "rule '" + b.name + "'", b.key.trim(), List.copyOf(b.limits), b.mode,
-                b.maxDelay, b.mode == Mode.SOFT ? (b.maxWaiting != null ? b.maxWaiting : DEFAULT_MAX_WAITING) : 0,
-                b.cost, b.onStoreFailure, b.onMissingKey, algorithm, b.localFirst, b.count, b.countedStatuses,
-                b.permits == null || b.permits.isBlank() ? null : b.permits.trim(), b.concurrency);
+        this.v = new Values(
+                b.name,
+                b.publicName != null ? b.publicName : b.name,
+                b.source != null ? b.source : "rule '" + b.name + "'",
+                b.key.trim(),
+                List.copyOf(b.limits),
+                b.mode,
+                b.maxDelay,
+                b.mode == Mode.SOFT ? (b.maxWaiting != null ? b.maxWaiting : DEFAULT_MAX_WAITING) : 0,
+                b.cost,
+                b.onStoreFailure,
+                b.onMissingKey,
+                algorithm,
+                b.localFirst,
+                b.count,
+                b.countedStatuses,
+                b.permits == null || b.permits.isBlank() ? null : b.permits.trim(),
+                b.concurrency);
     }
 
     /**
@@ -230,6 +255,7 @@ public final class Rule {
         private MissingKeyPolicy onMissingKey = MissingKeyPolicy.REJECT;
         /** The algorithm given, or {@code null} for the default, which depends on the limits. */
         private @Nullable Algorithm algorithm;
+
         private @Nullable LocalFirst localFirst;
         private Counted count = Counted.ALL;
         private @Nullable HttpStatuses countedStatuses;
@@ -404,14 +430,27 @@ public final class Rule {
         public Rule build() {
             String p = permits == null || permits.isBlank() ? null : permits.trim();
             // A calendar quota is a fixed window: a rule with one and no algorithm of its own is one.
-            Algorithm algorithm = this.algorithm != null ? this.algorithm
-                    : limits.stream().anyMatch(l -> l.calendar() != null) ? Algorithm.FIXED_WINDOW
-                    : Algorithm.TOKEN_BUCKET;
+            Algorithm algorithm = this.algorithm != null
+                    ? this.algorithm
+                    : limits.stream().anyMatch(l -> l.calendar() != null)
+                            ? Algorithm.FIXED_WINDOW
+                            : Algorithm.TOKEN_BUCKET;
             if (concurrency != 0) {
                 RuleChecks.checkConcurrency(where(), concurrency, limits, cost, algorithm, localFirst, count, p);
             }
-            RuleChecks.check(new RuleChecks.Draft(where(), name, publicName, key, limits, mode, maxDelay, maxWaiting,
-                    cost, algorithm, localFirst, concurrency));
+            RuleChecks.check(new RuleChecks.Draft(
+                    where(),
+                    name,
+                    publicName,
+                    key,
+                    limits,
+                    mode,
+                    maxDelay,
+                    maxWaiting,
+                    cost,
+                    algorithm,
+                    localFirst,
+                    concurrency));
             RuleChecks.checkCounting(where(), count, countedStatuses, p, algorithm);
             return new Rule(this, algorithm);
         }

@@ -2,7 +2,6 @@ package io.github.ratelimit;
 
 import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.support.Durations;
-
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -32,15 +31,24 @@ final class RuleChecks {
      * @param localFirst local-first settings, or {@code null}
      * @param concurrency the most calls in flight of a concurrency rule, or 0
      */
-    record Draft(String where, String name, @Nullable String publicName, String key, List<Limit> limits, Mode mode,
-                 @Nullable Duration maxDelay, @Nullable Integer maxWaiting, long cost, Algorithm algorithm,
-                 @Nullable LocalFirst localFirst, int concurrency) {
+    record Draft(
+            String where,
+            String name,
+            @Nullable String publicName,
+            String key,
+            List<Limit> limits,
+            Mode mode,
+            @Nullable Duration maxDelay,
+            @Nullable Integer maxWaiting,
+            long cost,
+            Algorithm algorithm,
+            @Nullable LocalFirst localFirst,
+            int concurrency) {
         // Wide on purpose: the builder's values, handed over in one place (Rule.Builder#build) so that the checks
         // need no twelve-argument method; nothing else builds one.
     }
 
-    private RuleChecks() {
-    }
+    private RuleChecks() {}
 
     /**
      * @param d the rule as given
@@ -71,42 +79,64 @@ final class RuleChecks {
         if (mode == Mode.SOFT) {
             if (maxDelay == null || maxDelay.isZero() || maxDelay.isNegative()) {
                 String value = maxDelay == null ? null : Durations.format(maxDelay);
-                throw fail(where, value, "SOFT mode needs a positive maxDelay, but it is "
-                        + (value == null ? "unset" : value), "Set maxDelay, e.g. '500ms', to bound how long a "
-                        + "request may wait.");
+                throw fail(
+                        where,
+                        value,
+                        "SOFT mode needs a positive maxDelay, but it is " + (value == null ? "unset" : value),
+                        "Set maxDelay, e.g. '500ms', to bound how long a " + "request may wait.");
             }
             if (maxDelay.compareTo(Rule.MAX_DELAY_LIMIT) > 0) {
-                throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay)
-                        + " is longer than the allowed " + Durations.format(Rule.MAX_DELAY_LIMIT),
+                throw fail(
+                        where,
+                        Durations.format(maxDelay),
+                        "maxDelay " + Durations.format(maxDelay) + " is longer than the allowed "
+                                + Durations.format(Rule.MAX_DELAY_LIMIT),
                         "Use a shorter maxDelay or HARD mode.");
             }
             if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
                 checkCounterDelay(where, limits, maxDelay);
             }
             if (maxWaiting != null && maxWaiting < 0) {
-                throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is negative",
+                throw fail(
+                        where,
+                        String.valueOf(maxWaiting),
+                        "maxWaiting " + maxWaiting + " is negative",
                         "Use the most calls that may wait at once, e.g. 100, or 0 to reject instead of waiting "
                                 + "when the limit is reached.");
             }
         } else if (maxDelay != null) {
-            throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay) + " is set, but "
-                    + "mode is " + mode + " and only SOFT mode waits", "Remove maxDelay or use mode SOFT.");
+            throw fail(
+                    where,
+                    Durations.format(maxDelay),
+                    "maxDelay " + Durations.format(maxDelay) + " is set, but " + "mode is " + mode
+                            + " and only SOFT mode waits",
+                    "Remove maxDelay or use mode SOFT.");
         } else if (maxWaiting != null) {
-            throw fail(where, String.valueOf(maxWaiting), "maxWaiting " + maxWaiting + " is set, but mode is "
-                    + mode + " and only SOFT mode waits", "Remove maxWaiting or use mode SOFT.");
+            throw fail(
+                    where,
+                    String.valueOf(maxWaiting),
+                    "maxWaiting " + maxWaiting + " is set, but mode is " + mode + " and only SOFT mode waits",
+                    "Remove maxWaiting or use mode SOFT.");
         }
     }
 
     /** The checks of a rule's windows (every rule but a concurrency rule): their number, kinds and sizes. */
-    private static void checkWindows(String where, List<Limit> limits, long cost, Algorithm algorithm,
-                                     @Nullable LocalFirst localFirst) {
+    private static void checkWindows(
+            String where, List<Limit> limits, long cost, Algorithm algorithm, @Nullable LocalFirst localFirst) {
         if (limits.isEmpty()) {
-            throw fail(where, null, "no limit is set", "Give at least one window, e.g. '5/1s': perSecond, "
-                    + "perMinute, perHour, perDay or limits on @RateLimit; limits in properties.");
+            throw fail(
+                    where,
+                    null,
+                    "no limit is set",
+                    "Give at least one window, e.g. '5/1s': perSecond, "
+                            + "perMinute, perHour, perDay or limits on @RateLimit; limits in properties.");
         }
         if (limits.size() > Rule.MAX_LIMITS) {
-            throw fail(where, limits.toString(), limits.size() + " limits, more than the " + Rule.MAX_LIMITS + " a rule "
-                    + "may have (each is a window counted on every decision and an item of the rate-limit headers)",
+            throw fail(
+                    where,
+                    limits.toString(),
+                    limits.size() + " limits, more than the " + Rule.MAX_LIMITS + " a rule "
+                            + "may have (each is a window counted on every decision and an item of the rate-limit headers)",
                     "Keep the windows that matter, e.g. one per second, minute, hour and day.");
         }
         // A rule with a calendar quota tells its windows apart by name (1d and 1d@Europe/Berlin are two windows).
@@ -116,26 +146,44 @@ final class RuleChecks {
         Limit smallest = null;
         for (Limit limit : limits) {
             if (!periods.add(calendar ? limit.window() : limit.period())) {
-                throw fail(where, limits.toString(), "two limits share the window " + limit.window() + " ("
-                        + limits + ")", "Keep one limit per window.");
+                throw fail(
+                        where,
+                        limits.toString(),
+                        "two limits share the window " + limit.window() + " (" + limits + ")",
+                        "Keep one limit per window.");
             }
             if (limit.calendar() != null && algorithm != Algorithm.FIXED_WINDOW) {
-                throw fail(where, limit.toString(), "limit '" + limit + "' is a calendar quota, a fixed window aligned "
-                        + "to the calendar, which a " + algorithm + " rule cannot count", "Remove the algorithm (a rule "
-                        + "with a calendar quota is a FIXED_WINDOW rule by default) or give FIXED_WINDOW "
-                        + "(algorithm=fixed-window), or give a window of a fixed length ('1d').");
+                throw fail(
+                        where,
+                        limit.toString(),
+                        "limit '" + limit + "' is a calendar quota, a fixed window aligned "
+                                + "to the calendar, which a " + algorithm + " rule cannot count",
+                        "Remove the algorithm (a rule "
+                                + "with a calendar quota is a FIXED_WINDOW rule by default) or give FIXED_WINDOW "
+                                + "(algorithm=fixed-window), or give a window of a fixed length ('1d').");
             }
             if (calendar && limit.calendar() == null && limit.period().toNanos() % 1_000_000 != 0) {
-                throw fail(where, limit.toString(), "limit '" + limit + "' is not a whole number of milliseconds, "
-                        + "which the windows of a rule with a calendar quota must be", "Round its period to milliseconds.");
+                throw fail(
+                        where,
+                        limit.toString(),
+                        "limit '" + limit + "' is not a whole number of milliseconds, "
+                                + "which the windows of a rule with a calendar quota must be",
+                        "Round its period to milliseconds.");
             }
             if (limit.calendar() != null && localFirst != null) {
-                throw fail(where, localFirst.toString(), "local-first is set, but limit '" + limit + "' is a calendar "
-                        + "quota, decided in the store on every call", "Remove local-first.");
+                throw fail(
+                        where,
+                        localFirst.toString(),
+                        "local-first is set, but limit '" + limit + "' is a calendar "
+                                + "quota, decided in the store on every call",
+                        "Remove local-first.");
             }
             if (algorithm != Algorithm.TOKEN_BUCKET && limit.capacity() != limit.permits()) {
-                throw fail(where, limit.toString(), "limit '" + limit + "' sets a burst, which a " + algorithm
-                        + " rule cannot have", "Remove the burst or use the TOKEN_BUCKET algorithm.");
+                throw fail(
+                        where,
+                        limit.toString(),
+                        "limit '" + limit + "' sets a burst, which a " + algorithm + " rule cannot have",
+                        "Remove the burst or use the TOKEN_BUCKET algorithm.");
             }
             if (algorithm.capacity(limit) < smallestCapacity) {
                 smallestCapacity = algorithm.capacity(limit);
@@ -146,8 +194,12 @@ final class RuleChecks {
             throw fail(where, String.valueOf(cost), "cost " + cost + " is not positive", "Use a cost of at least 1.");
         }
         if (cost > smallestCapacity) {
-            throw fail(where, String.valueOf(cost), "cost " + cost + " exceeds the capacity " + smallestCapacity
-                    + " of limit '" + smallest + "', so no request could ever pass", "Lower the cost or raise the limit.");
+            throw fail(
+                    where,
+                    String.valueOf(cost),
+                    "cost " + cost + " exceeds the capacity " + smallestCapacity + " of limit '" + smallest
+                            + "', so no request could ever pass",
+                    "Lower the cost or raise the limit.");
         }
         if (algorithm == Algorithm.SLIDING_WINDOW_LOG) {
             Limit longest = limits.get(0);
@@ -158,20 +210,33 @@ final class RuleChecks {
             }
             long calls = longest.permits() / Math.max(1, cost);
             if (calls > Rule.MAX_LOG_CALLS) {
-                throw fail(where, longest.toString(), "limit '" + longest + "' lets " + calls + " calls into one "
-                        + "window, more than the " + Rule.MAX_LOG_CALLS + " a SLIDING_WINDOW_LOG rule keeps per key (the "
-                        + "log holds every admitted call's time)", "Use the SLIDING_WINDOW_COUNTER algorithm, which "
-                        + "keeps a few counters per key whatever the limit, or a lower limit.");
+                throw fail(
+                        where,
+                        longest.toString(),
+                        "limit '" + longest + "' lets " + calls + " calls into one "
+                                + "window, more than the " + Rule.MAX_LOG_CALLS
+                                + " a SLIDING_WINDOW_LOG rule keeps per key (the "
+                                + "log holds every admitted call's time)",
+                        "Use the SLIDING_WINDOW_COUNTER algorithm, which "
+                                + "keeps a few counters per key whatever the limit, or a lower limit.");
             }
         }
         if (localFirst != null && algorithm.isSliding()) {
-            throw fail(where, localFirst.toString(), "local-first is set, but a " + algorithm + " rule decides "
-                    + "every call in the store", "Remove local-first or use the TOKEN_BUCKET algorithm.");
+            throw fail(
+                    where,
+                    localFirst.toString(),
+                    "local-first is set, but a " + algorithm + " rule decides " + "every call in the store",
+                    "Remove local-first or use the TOKEN_BUCKET algorithm.");
         }
         if (localFirst != null && localFirst.maxUnsyncedTokens() > smallestCapacity) {
-            throw fail(where, String.valueOf(localFirst.maxUnsyncedTokens()), "local-first maxUnsyncedTokens "
-                    + localFirst.maxUnsyncedTokens() + " exceeds the capacity " + smallestCapacity + " of limit '"
-                    + smallest + "'", "Keep it a small share of the limit, e.g. 1%.");
+            throw fail(
+                    where,
+                    String.valueOf(localFirst.maxUnsyncedTokens()),
+                    "local-first maxUnsyncedTokens "
+                            + localFirst.maxUnsyncedTokens() + " exceeds the capacity " + smallestCapacity
+                            + " of limit '"
+                            + smallest + "'",
+                    "Keep it a small share of the limit, e.g. 1%.");
         }
     }
 
@@ -188,11 +253,21 @@ final class RuleChecks {
      * @param count which calls the rule counts, which must be all
      * @param permits the permits expression, which must be none
      */
-    static void checkConcurrency(String where, int concurrency, List<Limit> limits, long cost, Algorithm algorithm,
-                                 @Nullable LocalFirst localFirst, Rule.Counted count, @Nullable String permits) {
+    static void checkConcurrency(
+            String where,
+            int concurrency,
+            List<Limit> limits,
+            long cost,
+            Algorithm algorithm,
+            @Nullable LocalFirst localFirst,
+            Rule.Counted count,
+            @Nullable String permits) {
         if (concurrency < 1 || concurrency > Rule.MAX_CONCURRENCY) {
-            throw fail(where, String.valueOf(concurrency), "concurrency " + concurrency + " is not between 1 and "
-                    + Rule.MAX_CONCURRENCY, "Give the most calls per key in flight at once, e.g. 2.");
+            throw fail(
+                    where,
+                    String.valueOf(concurrency),
+                    "concurrency " + concurrency + " is not between 1 and " + Rule.MAX_CONCURRENCY,
+                    "Give the most calls per key in flight at once, e.g. 2.");
         }
         String notFor = null;
         if (!limits.isEmpty()) {
@@ -209,10 +284,15 @@ final class RuleChecks {
             notFor = "permits '" + permits + "'";
         }
         if (notFor != null) {
-            throw fail(where, notFor, "concurrency " + concurrency + " makes a rule of calls in flight, which a "
-                    + "call holds one slot of until it ends; it cannot also have " + notFor + ", which only a rule "
-                    + "of windows has", "Declare two rules: one with the concurrency, one with the rate "
-                    + "(two @RateLimit annotations, or two entries of ratelimit.rules).");
+            throw fail(
+                    where,
+                    notFor,
+                    "concurrency " + concurrency + " makes a rule of calls in flight, which a "
+                            + "call holds one slot of until it ends; it cannot also have " + notFor
+                            + ", which only a rule "
+                            + "of windows has",
+                    "Declare two rules: one with the concurrency, one with the rate "
+                            + "(two @RateLimit annotations, or two entries of ratelimit.rules).");
         }
     }
 
@@ -230,12 +310,19 @@ final class RuleChecks {
                     high = mid - 1;
                 }
             }
-            throw fail(where, Durations.format(maxDelay), "maxDelay " + Durations.format(maxDelay) + " spans "
-                    + intervals + " intervals of its windows (" + limits + "), more than the "
-                    + Rule.MAX_COUNTER_DELAY_INTERVALS + " a SLIDING_WINDOW_COUNTER key holds delayed calls in (one "
-                    + "count per window and interval)", (low > 0 ? "Use a maxDelay of at most "
-                    + Durations.format(Duration.ofMillis(low)) + ", longer windows, or " : "Use longer windows, or ")
-                    + "the TOKEN_BUCKET or SLIDING_WINDOW_LOG algorithm, whose delays cost nothing per interval.");
+            throw fail(
+                    where,
+                    Durations.format(maxDelay),
+                    "maxDelay " + Durations.format(maxDelay) + " spans "
+                            + intervals + " intervals of its windows (" + limits + "), more than the "
+                            + Rule.MAX_COUNTER_DELAY_INTERVALS
+                            + " a SLIDING_WINDOW_COUNTER key holds delayed calls in (one "
+                            + "count per window and interval)",
+                    (low > 0
+                                    ? "Use a maxDelay of at most " + Durations.format(Duration.ofMillis(low))
+                                            + ", longer windows, or "
+                                    : "Use longer windows, or ")
+                            + "the TOKEN_BUCKET or SLIDING_WINDOW_LOG algorithm, whose delays cost nothing per interval.");
         }
     }
 
@@ -254,14 +341,26 @@ final class RuleChecks {
             throw fail(where, name, what + " is empty", "Give the rule a name.");
         }
         if (name.length() > Rule.MAX_NAME_LENGTH) {
-            throw fail(where, name, String.format(Locale.ROOT, "%s is %d characters long, over the limit "
-                    + "of %d", what, name.length(), Rule.MAX_NAME_LENGTH), "Use a shorter name.");
+            throw fail(
+                    where,
+                    name,
+                    String.format(
+                            Locale.ROOT,
+                            "%s is %d characters long, over the limit " + "of %d",
+                            what,
+                            name.length(),
+                            Rule.MAX_NAME_LENGTH),
+                    "Use a shorter name.");
         }
         for (int i = 0; i < name.length(); i++) {
             char c = name.charAt(i);
             if (c <= ' ' || c >= 0x7f || c == '{' || c == '}' || c == '"' || c == '\\') {
-                throw fail(where, name, what + " '" + name + "' contains '" + (c <= ' '
-                        ? "\\u" + String.format(Locale.ROOT, "%04x", (int) c) : String.valueOf(c)) + "' at index " + i,
+                throw fail(
+                        where,
+                        name,
+                        what + " '" + name + "' contains '"
+                                + (c <= ' ' ? "\\u" + String.format(Locale.ROOT, "%04x", (int) c) : String.valueOf(c))
+                                + "' at index " + i,
                         "Use printable ASCII without spaces, braces, quotes or backslashes.");
             }
         }
@@ -284,8 +383,10 @@ final class RuleChecks {
         }
         sb.append(", mode=").append(rule.mode());
         if (rule.maxDelay() != null) {
-            sb.append(", maxDelay=").append(Durations.format(rule.maxDelay()))
-                    .append(", maxWaiting=").append(rule.maxWaiting());
+            sb.append(", maxDelay=")
+                    .append(Durations.format(rule.maxDelay()))
+                    .append(", maxWaiting=")
+                    .append(rule.maxWaiting());
         }
         if (rule.cost() != 1) {
             sb.append(", cost=").append(rule.cost());
@@ -305,8 +406,12 @@ final class RuleChecks {
         if (rule.permits() != null) {
             sb.append(", permits=").append(rule.permits());
         }
-        return sb.append(", onStoreFailure=").append(rule.onStoreFailure())
-                .append(", onMissingKey=").append(rule.onMissingKey()).append(']').toString();
+        return sb.append(", onStoreFailure=")
+                .append(rule.onStoreFailure())
+                .append(", onMissingKey=")
+                .append(rule.onMissingKey())
+                .append(']')
+                .toString();
     }
 
     /**
@@ -320,24 +425,38 @@ final class RuleChecks {
      * @param permits the permits expression, or {@code null}
      * @param algorithm the rule's algorithm
      */
-    static void checkCounting(String where, Rule.Counted count, @Nullable HttpStatuses statuses,
-                              @Nullable String permits, Algorithm algorithm) {
+    static void checkCounting(
+            String where,
+            Rule.Counted count,
+            @Nullable HttpStatuses statuses,
+            @Nullable String permits,
+            Algorithm algorithm) {
         if (count == Rule.Counted.STATUSES && statuses == null) {
-            throw fail(where, "STATUSES", "count STATUSES names no status", "Give the statuses with "
-                    + "count(HttpStatuses.parse(\"404,5xx\")), or count=statuses:404,5xx on a URL rule (a method call "
-                    + "has no status).");
+            throw fail(
+                    where,
+                    "STATUSES",
+                    "count STATUSES names no status",
+                    "Give the statuses with "
+                            + "count(HttpStatuses.parse(\"404,5xx\")), or count=statuses:404,5xx on a URL rule (a method call "
+                            + "has no status).");
         }
         if (permits == null) {
             return;
         }
         if (permits.indexOf('+') >= 0 && !permits.contains("#") && !permits.contains("@")) {
-            throw fail(where, permits, "permits '" + permits + "' combines parts with '+', which a number cannot",
+            throw fail(
+                    where,
+                    permits,
+                    "permits '" + permits + "' combines parts with '+', which a number cannot",
                     "Give one source of the count: 'header:X-Batch-Size', a resolver's name, or SpEL ('#items.size()').");
         }
         if (algorithm == Algorithm.SLIDING_WINDOW_LOG || algorithm == Algorithm.LEAKY_BUCKET) {
-            throw fail(where, permits, "permits '" + permits + "' makes a call count as several, which a " + algorithm
-                    + " rule cannot: it counts every call at the rule's own cost", "Use another algorithm "
-                    + "(SLIDING_WINDOW_COUNTER is the nearest to a log), or drop permits.");
+            throw fail(
+                    where,
+                    permits,
+                    "permits '" + permits + "' makes a call count as several, which a " + algorithm
+                            + " rule cannot: it counts every call at the rule's own cost",
+                    "Use another algorithm " + "(SLIDING_WINDOW_COUNTER is the nearest to a log), or drop permits.");
         }
     }
 
@@ -348,18 +467,20 @@ final class RuleChecks {
      */
     static void checkLocalFirst(long maxUnsyncedTokens, Duration maxUnsyncedTime) {
         if (maxUnsyncedTokens < 1) {
-            throw new InvalidRateLimitConfigurationException("local-first maxUnsyncedTokens must be at least 1, but was "
-                    + maxUnsyncedTokens + ". Use a small share of the limit, e.g. 1% of it.");
+            throw new InvalidRateLimitConfigurationException(
+                    "local-first maxUnsyncedTokens must be at least 1, but was " + maxUnsyncedTokens
+                            + ". Use a small share of the limit, e.g. 1% of it.");
         }
-        if (maxUnsyncedTime == null || maxUnsyncedTime.compareTo(Duration.ofMillis(1)) < 0
+        if (maxUnsyncedTime == null
+                || maxUnsyncedTime.compareTo(Duration.ofMillis(1)) < 0
                 || maxUnsyncedTime.compareTo(Duration.ofMinutes(1)) > 0) {
             throw new InvalidRateLimitConfigurationException("local-first maxUnsyncedTime must be between 1ms and 1m, "
                     + "but was " + maxUnsyncedTime + ". Use e.g. 100ms.");
         }
     }
 
-    private static InvalidRateLimitConfigurationException fail(String where, @Nullable String value,
-                                                               String constraint, @Nullable String action) {
+    private static InvalidRateLimitConfigurationException fail(
+            String where, @Nullable String value, String constraint, @Nullable String action) {
         return new InvalidRateLimitConfigurationException(where, value, constraint, action);
     }
 }

@@ -1,5 +1,8 @@
 package io.github.ratelimit;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
@@ -7,13 +10,9 @@ import com.tngtech.archunit.core.domain.properties.HasName;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import io.github.ratelimit.testing.InternalTypes;
-import org.junit.jupiter.api.Test;
-
 import java.util.ArrayList;
 import java.util.List;
-
-import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * The core stays framework-free: every entry point (servlet filter, Spring aspect, plain Java) builds on it.
@@ -26,15 +25,21 @@ class ArchitectureTest {
 
     @Test
     void coreUsesNoSpringServletOrAspectJ() {
-        noClasses().should().dependOnClassesThat().resideInAnyPackage(
-                        "org.springframework..", "jakarta.servlet..", "javax.servlet..", "org.aspectj..")
+        noClasses()
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("org.springframework..", "jakarta.servlet..", "javax.servlet..", "org.aspectj..")
                 .because("ratelimit-core must stay usable from plain Java, a web.xml filter and Spring alike")
                 .check(core);
     }
 
     @Test
     void keyResolutionUsesTheApiOnly() {
-        noClasses().that().resideInAPackage("io.github.ratelimit.key..").should().dependOnClassesThat()
+        noClasses()
+                .that()
+                .resideInAPackage("io.github.ratelimit.key..")
+                .should()
+                .dependOnClassesThat()
                 .resideInAnyPackage("io.github.ratelimit.store..", "io.github.ratelimit.internal..")
                 .because("keys are resolved from a request by the API's types alone (docs/architecture.md)")
                 .check(core);
@@ -42,31 +47,53 @@ class ArchitectureTest {
 
     @Test
     void storesKnowNeitherTheEngineNorTheEntryPoints() {
-        noClasses().that().resideInAnyPackage("io.github.ratelimit.store..", "io.github.ratelimit.redis..")
-                .should().dependOnClassesThat()
-                .resideInAnyPackage("io.github.ratelimit.internal.config..", "io.github.ratelimit.internal.web..",
+        noClasses()
+                .that()
+                .resideInAnyPackage("io.github.ratelimit.store..", "io.github.ratelimit.redis..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "io.github.ratelimit.internal.config..",
+                        "io.github.ratelimit.internal.web..",
                         "io.github.ratelimit.internal.metrics..")
-                .orShould().dependOnClassesThat().haveFullyQualifiedName("io.github.ratelimit.internal.DefaultRateLimiter")
-                .orShould().dependOnClassesThat().haveFullyQualifiedName("io.github.ratelimit.internal.DefaultGuard")
+                .orShould()
+                .dependOnClassesThat()
+                .haveFullyQualifiedName("io.github.ratelimit.internal.DefaultRateLimiter")
+                .orShould()
+                .dependOnClassesThat()
+                .haveFullyQualifiedName("io.github.ratelimit.internal.DefaultGuard")
                 .because("a store answers for buckets; the engine and the entry points use it, not the other way round")
                 .check(core);
     }
 
     @Test
     void theStoreSpiAndTheLocalStoreKnowNothingOfRedis() {
-        noClasses().that().resideInAnyPackage("io.github.ratelimit.store..", "io.github.ratelimit.internal.bucket..")
-                .should().dependOnClassesThat().resideInAPackage("io.github.ratelimit.redis..")
-                .orShould().dependOnClassesThat().resideInAPackage("redis.clients..")
+        noClasses()
+                .that()
+                .resideInAnyPackage("io.github.ratelimit.store..", "io.github.ratelimit.internal.bucket..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("io.github.ratelimit.redis..")
+                .orShould()
+                .dependOnClassesThat()
+                .resideInAPackage("redis.clients..")
                 .because("everything Jedis lives in io.github.ratelimit.redis (docs/architecture.md)")
                 .check(core);
     }
 
     @Test
     void onlyTheRedisPackageUsesJedis() {
-        noClasses().that().resideOutsideOfPackages("io.github.ratelimit.redis..", "io.github.ratelimit.internal.config..",
+        noClasses()
+                .that()
+                .resideOutsideOfPackages(
+                        "io.github.ratelimit.redis..",
+                        "io.github.ratelimit.internal.config..",
                         "io.github.ratelimit.testing..")
-                .should().dependOnClassesThat().resideInAPackage("redis.clients..")
-                .because("Jedis is confined to the Redis stores and the settings that build them (and the test harness)")
+                .should()
+                .dependOnClassesThat()
+                .resideInAPackage("redis.clients..")
+                .because(
+                        "Jedis is confined to the Redis stores and the settings that build them (and the test harness)")
                 .check(core);
     }
 
@@ -76,9 +103,11 @@ class ArchitectureTest {
 
     @Test
     void theApiUsesInternalOnlyBehindItsFactoryMethods() {
-        noClasses().that().resideInAnyPackage("io.github.ratelimit", "io.github.ratelimit.key..",
-                        "io.github.ratelimit.support..")
-                .should().dependOnClassesThat(JavaClass.Predicates.resideInAPackage("io.github.ratelimit.internal..")
+        noClasses()
+                .that()
+                .resideInAnyPackage("io.github.ratelimit", "io.github.ratelimit.key..", "io.github.ratelimit.support..")
+                .should()
+                .dependOnClassesThat(JavaClass.Predicates.resideInAPackage("io.github.ratelimit.internal..")
                         .and(DescribedPredicate.not(HasName.Predicates.nameMatching(ENGINE_FACTORIES))))
                 .because("the API's types build the engine behind factory methods (RateLimiter.builder(), "
                         + "RateLimiter.Waiter.system(), LimitProvider.builder()) and use nothing else of internal")
@@ -87,9 +116,17 @@ class ArchitectureTest {
 
     @Test
     void supportIsALeaf() {
-        noClasses().that().resideInAPackage("io.github.ratelimit.support..").should().dependOnClassesThat()
-                .resideInAnyPackage("io.github.ratelimit", "io.github.ratelimit.key..", "io.github.ratelimit.store..",
-                        "io.github.ratelimit.redis..", "io.github.ratelimit.internal..")
+        noClasses()
+                .that()
+                .resideInAPackage("io.github.ratelimit.support..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "io.github.ratelimit",
+                        "io.github.ratelimit.key..",
+                        "io.github.ratelimit.store..",
+                        "io.github.ratelimit.redis..",
+                        "io.github.ratelimit.internal..")
                 .because("the API's helpers use nothing of the project, so every package may use them")
                 .check(core);
     }
@@ -100,21 +137,35 @@ class ArchitectureTest {
      * docs/architecture.md record.
      */
     private static final List<String> PUBLIC_API = List.of(
-            "io.github.ratelimit.Algorithm", "io.github.ratelimit.CallTooLargeException",
-            "io.github.ratelimit.Decision", "io.github.ratelimit.Guard", "io.github.ratelimit.HttpStatuses",
-            "io.github.ratelimit.InvalidRateLimitConfigurationException", "io.github.ratelimit.Limit",
-            "io.github.ratelimit.LimitProvider", "io.github.ratelimit.MissingKeyPolicy", "io.github.ratelimit.Mode",
-            "io.github.ratelimit.RateLimit", "io.github.ratelimit.RateLimitExceededException",
-            "io.github.ratelimit.RateLimitHeaders", "io.github.ratelimit.RateLimiter",
-            "io.github.ratelimit.RequestContext", "io.github.ratelimit.Rule", "io.github.ratelimit.StoreFailurePolicy",
+            "io.github.ratelimit.Algorithm",
+            "io.github.ratelimit.CallTooLargeException",
+            "io.github.ratelimit.Decision",
+            "io.github.ratelimit.Guard",
+            "io.github.ratelimit.HttpStatuses",
+            "io.github.ratelimit.InvalidRateLimitConfigurationException",
+            "io.github.ratelimit.Limit",
+            "io.github.ratelimit.LimitProvider",
+            "io.github.ratelimit.MissingKeyPolicy",
+            "io.github.ratelimit.Mode",
+            "io.github.ratelimit.RateLimit",
+            "io.github.ratelimit.RateLimitExceededException",
+            "io.github.ratelimit.RateLimitHeaders",
+            "io.github.ratelimit.RateLimiter",
+            "io.github.ratelimit.RequestContext",
+            "io.github.ratelimit.Rule",
+            "io.github.ratelimit.StoreFailurePolicy",
             "io.github.ratelimit.config.RateLimitConfig",
-            "io.github.ratelimit.key.ClientIpResolver", "io.github.ratelimit.key.KeyResolver",
+            "io.github.ratelimit.key.ClientIpResolver",
+            "io.github.ratelimit.key.KeyResolver",
             "io.github.ratelimit.key.NamedKeyResolver",
-            "io.github.ratelimit.redis.JedisBucketStore", "io.github.ratelimit.redis.LimitAdmin",
+            "io.github.ratelimit.redis.JedisBucketStore",
+            "io.github.ratelimit.redis.LimitAdmin",
             "io.github.ratelimit.redis.RedisLimitProvider",
-            "io.github.ratelimit.store.BucketStore", "io.github.ratelimit.store.LocalBucketStore",
+            "io.github.ratelimit.store.BucketStore",
+            "io.github.ratelimit.store.LocalBucketStore",
             "io.github.ratelimit.store.RateLimitStoreException",
-            "io.github.ratelimit.support.Durations", "io.github.ratelimit.support.LogText",
+            "io.github.ratelimit.support.Durations",
+            "io.github.ratelimit.support.LogText",
             "io.github.ratelimit.support.RateLimitedLog");
 
     @Test
@@ -128,9 +179,17 @@ class ArchitectureTest {
     /** The configuration model is plain data over the API's constants: every face binds it, so it binds to nothing. */
     @Test
     void theConfigurationModelUsesOnlyTheApi() {
-        noClasses().that().resideInAPackage("io.github.ratelimit.config..").should().dependOnClassesThat()
-                .resideInAnyPackage("io.github.ratelimit.internal..", "io.github.ratelimit.key..",
-                        "io.github.ratelimit.store..", "io.github.ratelimit.redis..", "io.github.ratelimit.support..")
+        noClasses()
+                .that()
+                .resideInAPackage("io.github.ratelimit.config..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage(
+                        "io.github.ratelimit.internal..",
+                        "io.github.ratelimit.key..",
+                        "io.github.ratelimit.store..",
+                        "io.github.ratelimit.redis..",
+                        "io.github.ratelimit.support..")
                 .because("the model holds values as written; the settings read and check them")
                 .check(core);
     }
@@ -147,9 +206,13 @@ class ArchitectureTest {
      */
     @Test
     void noSampleUsesTheInternalPackage() throws java.io.IOException {
-        java.nio.file.Path core = java.nio.file.Path.of(System.getProperty("basedir", ".")).toAbsolutePath().normalize();
+        java.nio.file.Path core = java.nio.file.Path.of(System.getProperty("basedir", "."))
+                .toAbsolutePath()
+                .normalize();
         java.nio.file.Path root = core.getParent();
-        assertThat(root.resolve("pom.xml")).as("the repository's root pom next to %s", core).exists();
+        assertThat(root.resolve("pom.xml"))
+                .as("the repository's root pom next to %s", core)
+                .exists();
         List<String> offenders = new ArrayList<>();
         int scanned = 0;
         try (var files = java.nio.file.Files.walk(root)) {
@@ -165,26 +228,35 @@ class ArchitectureTest {
             }
         }
         assertThat(scanned).as("sources of the samples").isGreaterThan(20);
-        assertThat(offenders).as("samples that use io.github.ratelimit.internal").isEmpty();
+        assertThat(offenders)
+                .as("samples that use io.github.ratelimit.internal")
+                .isEmpty();
     }
 
     /** Every package of main code, in every module, says what it is for and what it may use. */
     @Test
     void everyMainPackageHasAPackageInfo() throws java.io.IOException {
-        java.nio.file.Path root = java.nio.file.Path.of(System.getProperty("basedir", ".")).toAbsolutePath().normalize()
+        java.nio.file.Path root = java.nio.file.Path.of(System.getProperty("basedir", "."))
+                .toAbsolutePath()
+                .normalize()
                 .getParent();
         java.util.Set<java.nio.file.Path> packages = new java.util.TreeSet<>();
         try (var files = java.nio.file.Files.walk(root)) {
             for (java.nio.file.Path file : (Iterable<java.nio.file.Path>) files::iterator) {
                 String path = root.relativize(file).toString().replace('\\', '/');
-                if (path.endsWith(".java") && path.contains("/src/main/java/") && !path.contains("/target/")
+                if (path.endsWith(".java")
+                        && path.contains("/src/main/java/")
+                        && !path.contains("/target/")
                         && !path.startsWith(".")) {
                     packages.add(file.getParent());
                 }
             }
         }
         assertThat(packages).as("main packages").hasSizeGreaterThan(20);
-        assertThat(packages).as("main packages without a package-info.java")
-                .allSatisfy(p -> assertThat(p.resolve("package-info.java")).as(root.relativize(p).toString()).exists());
+        assertThat(packages)
+                .as("main packages without a package-info.java")
+                .allSatisfy(p -> assertThat(p.resolve("package-info.java"))
+                        .as(root.relativize(p).toString())
+                        .exists());
     }
 }

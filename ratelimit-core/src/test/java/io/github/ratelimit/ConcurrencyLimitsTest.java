@@ -1,17 +1,15 @@
 package io.github.ratelimit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -24,10 +22,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Concurrency rules: at most N calls per key in flight, a slot held from the decision until the call ends
@@ -56,8 +55,8 @@ class ConcurrencyLimitsTest {
         for (RateLimiter.Listener l : listeners) {
             b.listener(l);
         }
-        JedisBucketStore.Builder redisStore = JedisBucketStore.builder().url(redis.uri()).keyPrefix(prefix)
-                .commandTimeout(Duration.ofSeconds(5));
+        JedisBucketStore.Builder redisStore =
+                JedisBucketStore.builder().url(redis.uri()).keyPrefix(prefix).commandTimeout(Duration.ofSeconds(5));
         LocalBucketStore.Builder localStore = LocalBucketStore.builder();
         if (manual) {
             redisStore.timeMeter(clock);
@@ -69,8 +68,10 @@ class ConcurrencyLimitsTest {
         return limiter;
     }
 
-    private static final RequestContext ALICE = RequestContext.builder().remoteAddress("203.0.113.9").build();
-    private static final RequestContext BOB = RequestContext.builder().remoteAddress("198.51.100.7").build();
+    private static final RequestContext ALICE =
+            RequestContext.builder().remoteAddress("203.0.113.9").build();
+    private static final RequestContext BOB =
+            RequestContext.builder().remoteAddress("198.51.100.7").build();
 
     private static Rule slow(Mode mode, Duration maxDelay) {
         Rule.Builder b = Rule.builder("slow").key("ip").concurrency(2).mode(mode);
@@ -81,7 +82,9 @@ class ConcurrencyLimitsTest {
     @ValueSource(strings = {"local", "redis"})
     void aKeyHasAtMostItsSlotsInFlightAndAnEndedCallFreesOne(String store) {
         Guard guard = limiter(store, true).guard(slow(Mode.HARD, null));
-        assertThat(guard.settlesOnCompletion()).as("every call must say when it ends").isTrue();
+        assertThat(guard.settlesOnCompletion())
+                .as("every call must say when it ends")
+                .isTrue();
         Decision first = guard.acquire(ALICE);
         Decision second = guard.acquire(ALICE);
         assertThat(first.outcome()).isEqualTo(Outcome.ALLOWED);
@@ -89,9 +92,13 @@ class ConcurrencyLimitsTest {
         assertThat(second.verdicts().get(0).windows()).containsExactly(Decision.Window.concurrency(2, 2));
         Decision third = guard.acquire(ALICE);
         assertThat(third.outcome()).isEqualTo(Outcome.REJECTED);
-        assertThat(third.retryAfterNanos()).as("nothing says when a call ends: a second").isEqualTo(1_000_000_000L);
+        assertThat(third.retryAfterNanos())
+                .as("nothing says when a call ends: a second")
+                .isEqualTo(1_000_000_000L);
         assertThat(third.verdicts().get(0).windows()).containsExactly(Decision.Window.concurrency(2, 2));
-        assertThat(guard.acquire(BOB).permitted()).as("another key has slots of its own").isTrue();
+        assertThat(guard.acquire(BOB).permitted())
+                .as("another key has slots of its own")
+                .isTrue();
 
         // (Within a lease: on Redis a lease runs out unless renewed, which RedisSlotsTest shows.)
         clock.advance(Duration.ofSeconds(10));
@@ -99,7 +106,9 @@ class ConcurrencyLimitsTest {
 
         guard.completed(first, true, 500);
         Decision fourth = guard.acquire(ALICE);
-        assertThat(fourth.permitted()).as("a failed call's end frees its slot too").isTrue();
+        assertThat(fourth.permitted())
+                .as("a failed call's end frees its slot too")
+                .isTrue();
         assertThat(guard.acquire(ALICE).permitted()).isFalse();
         guard.refund(second);
         guard.completed(fourth, false, 200);
@@ -112,7 +121,8 @@ class ConcurrencyLimitsTest {
     @ValueSource(strings = {"local", "redis"})
     void aCallAnotherRuleRejectsHoldsNoSlot(String store) {
         RateLimiter limiter = limiter(store, true);
-        Guard guard = limiter.guard(List.of(Rule.builder("slots").key("ip").concurrency(1).build(),
+        Guard guard = limiter.guard(List.of(
+                Rule.builder("slots").key("ip").concurrency(1).build(),
                 Rule.builder("rate").key("ip").limits("1/1m").build()));
         Decision first = guard.acquire(ALICE);
         assertThat(first.permitted()).isTrue();
@@ -120,8 +130,11 @@ class ConcurrencyLimitsTest {
         Decision rejected = guard.acquire(ALICE);
         assertThat(rejected.outcome()).isEqualTo(Outcome.REJECTED);
         assertThat(rejected.binding().rule()).isEqualTo("rate");
-        assertThat(limiter.guard(Rule.builder("slots").key("ip").concurrency(1).build()).acquire(ALICE).permitted())
-                .as("the rejected call gave its slot back").isTrue();
+        assertThat(limiter.guard(Rule.builder("slots").key("ip").concurrency(1).build())
+                        .acquire(ALICE)
+                        .permitted())
+                .as("the rejected call gave its slot back")
+                .isTrue();
     }
 
     /** A reset frees every slot at once; the calls in flight before it then give back nothing of the new count. */
@@ -135,7 +148,9 @@ class ConcurrencyLimitsTest {
         limiter.reset("slow", "203.0.113.9");
         Decision c = guard.acquire(ALICE);
         Decision d = guard.acquire(ALICE);
-        assertThat(c.permitted() && d.permitted()).as("the reset freed both slots").isTrue();
+        assertThat(c.permitted() && d.permitted())
+                .as("the reset freed both slots")
+                .isTrue();
         guard.completed(a, false, 200);
         guard.completed(b, false, 200);
         assertThat(guard.acquire(ALICE).permitted()).as("c and d still run").isFalse();
@@ -199,7 +214,9 @@ class ConcurrencyLimitsTest {
         heard.clear();
         CompletableFuture<Decision> waiting = guard.acquireAsync(ALICE);
         assertThat(waiting).isNotDone();
-        assertThat(heard).as("listeners hear of a waiting call once it is settled").isEmpty();
+        assertThat(heard)
+                .as("listeners hear of a waiting call once it is settled")
+                .isEmpty();
         advanceWhenWaiting(waiting, Duration.ofMillis(300));
         assertThat(waiting).as("no slot was freed").isNotDone();
         guard.completed(first, false, 200);
@@ -207,7 +224,9 @@ class ConcurrencyLimitsTest {
         Decision got = waiting.join();
         assertThat(got.outcome()).isEqualTo(Outcome.DELAYED);
         assertThat(got.verdicts().get(0).receipt()).as("it holds a slot").isNotZero();
-        assertThat(got.delayNanos()).isBetween(Duration.ofMillis(300).toNanos(), Duration.ofMillis(350).toNanos());
+        assertThat(got.delayNanos())
+                .isBetween(
+                        Duration.ofMillis(300).toNanos(), Duration.ofMillis(350).toNanos());
         assertThat(heard).containsExactly(got);
 
         CompletableFuture<Decision> late = guard.acquireAsync(ALICE);
@@ -226,10 +245,14 @@ class ConcurrencyLimitsTest {
         CompletableFuture<Decision> abandoned = guard.acquireAsync(ALICE);
         assertThat(abandoned).isNotDone();
         abandoned.cancel(false);
-        assertThat(heard).as("listeners hear of a wait its caller gave up").singleElement()
+        assertThat(heard)
+                .as("listeners hear of a wait its caller gave up")
+                .singleElement()
                 .satisfies(d -> assertThat(d.verdicts().get(0).basis()).isEqualTo(Basis.INTERRUPTED));
         guard.completed(cancelled.join(), false, 200);
-        assertThat(guard.acquire(ALICE).outcome()).as("the cancelled wait took no slot").isEqualTo(Outcome.ALLOWED);
+        assertThat(guard.acquire(ALICE).outcome())
+                .as("the cancelled wait took no slot")
+                .isEqualTo(Outcome.ALLOWED);
     }
 
     /**
@@ -239,8 +262,14 @@ class ConcurrencyLimitsTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aWaitItsCallerEndsGivesBackItsPlace(String store) {
-        Guard guard = limiter(store, true).guard(Rule.builder("one").key("ip").concurrency(1).mode(Mode.SOFT)
-                .maxDelay(Duration.ofSeconds(10)).maxWaiting(1).build());
+        Guard guard = limiter(store, true)
+                .guard(Rule.builder("one")
+                        .key("ip")
+                        .concurrency(1)
+                        .mode(Mode.SOFT)
+                        .maxDelay(Duration.ofSeconds(10))
+                        .maxWaiting(1)
+                        .build());
         Decision held = guard.acquire(ALICE);
         for (int i = 0; i < 3; i++) {
             CompletableFuture<Decision> waiting = guard.acquireAsync(ALICE);
@@ -271,7 +300,9 @@ class ConcurrencyLimitsTest {
             Decision got = waiting.get();
             assertThat(got.permitted()).isTrue();
             assertThat(got.verdicts().get(0).receipt()).isNotZero();
-            assertThat(guard.peek(ALICE).outcome()).as("both slots are taken again").isEqualTo(Outcome.DELAYED);
+            assertThat(guard.peek(ALICE).outcome())
+                    .as("both slots are taken again")
+                    .isEqualTo(Outcome.DELAYED);
         } finally {
             pool.shutdownNow();
         }
@@ -279,19 +310,34 @@ class ConcurrencyLimitsTest {
 
     @Test
     void aRuleOfSlotsHasNoWindowsAndSaysHowToAddARate() {
-        assertThatThrownBy(() -> Rule.builder("slow").key("ip").concurrency(2).limits("5/1s").build())
+        assertThatThrownBy(() -> Rule.builder("slow")
+                        .key("ip")
+                        .concurrency(2)
+                        .limits("5/1s")
+                        .build())
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
-                .hasMessageContaining("concurrency 2").hasMessageContaining("limits [5/1s]")
+                .hasMessageContaining("concurrency 2")
+                .hasMessageContaining("limits [5/1s]")
                 .hasMessageContaining("Declare two rules");
-        assertThatThrownBy(() -> Rule.builder("slow").key("ip").concurrency(2).cost(3).build())
+        assertThatThrownBy(() ->
+                        Rule.builder("slow").key("ip").concurrency(2).cost(3).build())
                 .hasMessageContaining("cost 3");
-        assertThatThrownBy(() -> Rule.builder("slow").key("ip").concurrency(2).permits("#n").build())
+        assertThatThrownBy(() -> Rule.builder("slow")
+                        .key("ip")
+                        .concurrency(2)
+                        .permits("#n")
+                        .build())
                 .hasMessageContaining("permits '#n'");
         assertThatThrownBy(() -> Rule.builder("slow").key("ip").concurrency(-1).build())
                 .hasMessageContaining("concurrency -1 is not between 1 and 10000");
-        assertThatThrownBy(() -> Rule.builder("slow").key("ip").concurrency(10_001).build())
+        assertThatThrownBy(
+                        () -> Rule.builder("slow").key("ip").concurrency(10_001).build())
                 .hasMessageContaining("concurrency 10001");
-        assertThatThrownBy(() -> Rule.builder("slow").key("ip").concurrency(2).mode(Mode.SOFT).build())
+        assertThatThrownBy(() -> Rule.builder("slow")
+                        .key("ip")
+                        .concurrency(2)
+                        .mode(Mode.SOFT)
+                        .build())
                 .hasMessageContaining("maxDelay");
         Rule rule = Rule.builder("slow").key("ip").concurrency(2).build();
         assertThat(rule.limits()).isEmpty();
@@ -308,13 +354,17 @@ class ConcurrencyLimitsTest {
         guard.acquire(ALICE);
         Map<String, String> headers = new LinkedHashMap<>();
         RateLimitHeaders.write(guard.acquire(ALICE), EnumSet.allOf(RateLimitHeaders.HeaderStyle.class), headers::put);
-        assertThat(headers).containsEntry("RateLimit-Policy", "\"slow-concurrency\";q=2;qu=\"concurrent-requests\"")
+        assertThat(headers)
+                .containsEntry("RateLimit-Policy", "\"slow-concurrency\";q=2;qu=\"concurrent-requests\"")
                 .containsEntry("RateLimit", "\"slow-concurrency\";r=0")
-                .containsEntry("X-RateLimit-Limit", "2").containsEntry("X-RateLimit-Remaining", "0")
+                .containsEntry("X-RateLimit-Limit", "2")
+                .containsEntry("X-RateLimit-Remaining", "0")
                 .containsEntry("X-RateLimit-Reset", "0");
         headers.clear();
         RateLimitHeaders.write(guard.acquire(ALICE), EnumSet.allOf(RateLimitHeaders.HeaderStyle.class), headers::put);
-        assertThat(headers).containsEntry("Retry-After", "1").containsEntry("X-RateLimit-Reset", "1")
+        assertThat(headers)
+                .containsEntry("Retry-After", "1")
+                .containsEntry("X-RateLimit-Reset", "1")
                 .containsEntry("RateLimit", "\"slow-concurrency\";r=0");
     }
 
@@ -323,11 +373,12 @@ class ConcurrencyLimitsTest {
     void theAnnotationMakesAConcurrencyRule() throws Exception {
         class Api {
             @RateLimit(name = "export", key = "user", concurrency = 3)
-            void export() {
-            }
+            void export() {}
         }
         Rule rule = io.github.ratelimit.internal.config.RateLimitAnnotations.toRule(
-                Api.class.getDeclaredMethod("export").getAnnotation(RateLimit.class), "x", "@RateLimit on Api#export()");
+                Api.class.getDeclaredMethod("export").getAnnotation(RateLimit.class),
+                "x",
+                "@RateLimit on Api#export()");
         assertThat(rule.concurrency()).isEqualTo(3);
         assertThat(rule.limits()).isEmpty();
     }

@@ -1,15 +1,14 @@
 package io.github.ratelimit;
 
-import io.github.ratelimit.RateLimiter.Waiter;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.ratelimit.RateLimiter.Waiter;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /**
  * Real time: asynchronous SOFT delays complete on a thread the limiter owns, which ends when the limiter closes,
@@ -19,15 +18,21 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class DelayThreadTest {
 
     private static Thread thread(String prefix) {
-        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith(prefix))
-                .filter(Thread::isAlive).findFirst().orElse(null);
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith(prefix))
+                .filter(Thread::isAlive)
+                .findFirst()
+                .orElse(null);
     }
 
     @Test
     void delaysCompleteOnTheLimitersOwnThreadWhichEndsWhenItCloses() throws Exception {
         RateLimiter limiter = RateLimiter.builder().build();
-        Guard guard = limiter.guard(Rule.builder("soft").limits("1/50ms").mode(Mode.SOFT)
-                .maxDelay(Duration.ofSeconds(1)).build());
+        Guard guard = limiter.guard(Rule.builder("soft")
+                .limits("1/50ms")
+                .mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(1))
+                .build());
         guard.acquire(RequestContext.empty());
         CompletableFuture<String> completedOn = guard.acquireAsync(RequestContext.empty())
                 .thenApply(d -> d.outcome() + " on " + Thread.currentThread().getName());
@@ -44,13 +49,17 @@ class DelayThreadTest {
     @Test
     void closingCompletesDelaysStillPendingSoNothingWaitsForever() throws Exception {
         RateLimiter limiter = RateLimiter.builder().build();
-        Guard guard = limiter.guard(Rule.builder("soft").limits("1/1m").mode(Mode.SOFT)
-                .maxDelay(Duration.ofMinutes(5)).build());
+        Guard guard = limiter.guard(Rule.builder("soft")
+                .limits("1/1m")
+                .mode(Mode.SOFT)
+                .maxDelay(Duration.ofMinutes(5))
+                .build());
         guard.acquire(RequestContext.empty());
         CompletableFuture<Decision> pending = guard.acquireAsync(RequestContext.empty());
         assertThat(pending).isNotDone();
         limiter.close();
-        assertThatThrownBy(() -> pending.get(5, TimeUnit.SECONDS)).isInstanceOf(CancellationException.class)
+        assertThatThrownBy(() -> pending.get(5, TimeUnit.SECONDS))
+                .isInstanceOf(CancellationException.class)
                 .hasMessage("the rate limiter was closed");
     }
 

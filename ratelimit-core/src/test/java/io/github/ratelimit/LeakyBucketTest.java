@@ -1,5 +1,8 @@
 package io.github.ratelimit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.internal.config.RateLimitSettings;
@@ -8,12 +11,6 @@ import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,9 +19,11 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link Algorithm#LEAKY_BUCKET}, the constant-rate queue, on the local store and on a real Redis: parallel SOFT calls
@@ -46,10 +45,15 @@ class LeakyBucketTest {
 
     private RateLimiter limiter(String store) {
         BucketStore s = store.equals("redis")
-                ? JedisBucketStore.builder().url(redis.uri()).keyPrefix("leaky-" + UUID.randomUUID())
-                        .commandTimeout(Duration.ofSeconds(5)).timeMeter(clock).build()
+                ? JedisBucketStore.builder()
+                        .url(redis.uri())
+                        .keyPrefix("leaky-" + UUID.randomUUID())
+                        .commandTimeout(Duration.ofSeconds(5))
+                        .timeMeter(clock)
+                        .build()
                 : LocalBucketStore.builder().timeMeter(clock).build();
-        RateLimiter limiter = RateLimiter.builder().store(s).timeMeter(clock).waiter(clock).build();
+        RateLimiter limiter =
+                RateLimiter.builder().store(s).timeMeter(clock).waiter(clock).build();
         limiters.add(limiter);
         return limiter;
     }
@@ -58,8 +62,14 @@ class LeakyBucketTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void tenParallelCallsLeaveOneIntervalApart(String store) throws Exception {
-        Guard queue = limiter(store).guard(Rule.builder("queue").limits("5/1s").algorithm(Algorithm.LEAKY_BUCKET)
-                .mode(Mode.SOFT).maxDelay(Duration.ofSeconds(2)).maxWaiting(9).build());
+        Guard queue = limiter(store)
+                .guard(Rule.builder("queue")
+                        .limits("5/1s")
+                        .algorithm(Algorithm.LEAKY_BUCKET)
+                        .mode(Mode.SOFT)
+                        .maxDelay(Duration.ofSeconds(2))
+                        .maxWaiting(9)
+                        .build());
         ConcurrentLinkedQueue<CompletableFuture<Decision>> calls = new ConcurrentLinkedQueue<>();
         CountDownLatch start = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
@@ -92,7 +102,10 @@ class LeakyBucketTest {
             long done = calls.stream().filter(CompletableFuture::isDone).count();
             assertThat(done).as("calls gone after %d ms", step * 200).isEqualTo(step + 1);
         }
-        List<Long> delays = calls.stream().map(c -> c.join().delayNanos() / 1_000_000).sorted().toList();
+        List<Long> delays = calls.stream()
+                .map(c -> c.join().delayNanos() / 1_000_000)
+                .sorted()
+                .toList();
         assertThat(delays).containsExactly(0L, 200L, 400L, 600L, 800L, 1000L, 1200L, 1400L, 1600L, 1800L);
         assertThat(calls).allSatisfy(c -> assertThat(c.join().permitted()).isTrue());
     }
@@ -100,9 +113,14 @@ class LeakyBucketTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aFullQueueAndACallThatWouldWaitTooLongAreRefused(String store) {
-        Guard queue = limiter(store).guard(Rule.builder("small-queue").limits("5/1s")
-                .algorithm(Algorithm.LEAKY_BUCKET).mode(Mode.SOFT).maxDelay(Duration.ofSeconds(10)).maxWaiting(2)
-                .build());
+        Guard queue = limiter(store)
+                .guard(Rule.builder("small-queue")
+                        .limits("5/1s")
+                        .algorithm(Algorithm.LEAKY_BUCKET)
+                        .mode(Mode.SOFT)
+                        .maxDelay(Duration.ofSeconds(10))
+                        .maxWaiting(2)
+                        .build());
         List<Decision> decisions = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             decisions.add(queue.acquireAsync(RequestContext.empty()).getNow(null));
@@ -116,8 +134,11 @@ class LeakyBucketTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aHardLeakyRuleRefusesACallThatComesSooner(String store) {
-        Guard steady = limiter(store).guard(Rule.builder("steady").limits("5/1s").algorithm(Algorithm.LEAKY_BUCKET)
-                .build());
+        Guard steady = limiter(store)
+                .guard(Rule.builder("steady")
+                        .limits("5/1s")
+                        .algorithm(Algorithm.LEAKY_BUCKET)
+                        .build());
         assertThat(steady.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
         Decision soon = steady.acquire(RequestContext.empty());
         assertThat(soon.outcome()).as("no burst").isEqualTo(Outcome.REJECTED);
@@ -128,18 +149,37 @@ class LeakyBucketTest {
 
     @Test
     void whatCannotBeALeakyBucketIsRefusedAtConfiguration() {
-        assertThatThrownBy(() -> Rule.builder("b").limits("5/1s burst=10").algorithm(Algorithm.LEAKY_BUCKET).build())
-                .isInstanceOf(InvalidRateLimitConfigurationException.class).hasMessageContaining("burst");
-        assertThatThrownBy(() -> Rule.builder("c").limits("5/1s").algorithm(Algorithm.LEAKY_BUCKET).cost(2).build())
-                .isInstanceOf(InvalidRateLimitConfigurationException.class).hasMessageContaining("capacity 1");
+        assertThatThrownBy(() -> Rule.builder("b")
+                        .limits("5/1s burst=10")
+                        .algorithm(Algorithm.LEAKY_BUCKET)
+                        .build())
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessageContaining("burst");
+        assertThatThrownBy(() -> Rule.builder("c")
+                        .limits("5/1s")
+                        .algorithm(Algorithm.LEAKY_BUCKET)
+                        .cost(2)
+                        .build())
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessageContaining("capacity 1");
     }
 
     @Test
     void theSettingsNameItLeakyBucket() {
-        RateLimitSettings settings = RateLimitSettings.parse(Map.of("ratelimit.rules[0].name", "q",
-                "ratelimit.rules[0].paths", "/q/**", "ratelimit.rules[0].limits", "5/1s",
-                "ratelimit.rules[0].algorithm", "leaky-bucket"), null, RateLimitSettings.EntryPoint.SERVLET_FILTER);
-        assertThat(settings.rules()).singleElement().satisfies(r ->
-                assertThat(r.rule().algorithm()).isEqualTo(Algorithm.LEAKY_BUCKET));
+        RateLimitSettings settings = RateLimitSettings.parse(
+                Map.of(
+                        "ratelimit.rules[0].name",
+                        "q",
+                        "ratelimit.rules[0].paths",
+                        "/q/**",
+                        "ratelimit.rules[0].limits",
+                        "5/1s",
+                        "ratelimit.rules[0].algorithm",
+                        "leaky-bucket"),
+                null,
+                RateLimitSettings.EntryPoint.SERVLET_FILTER);
+        assertThat(settings.rules())
+                .singleElement()
+                .satisfies(r -> assertThat(r.rule().algorithm()).isEqualTo(Algorithm.LEAKY_BUCKET));
     }
 }

@@ -1,28 +1,30 @@
 package io.github.ratelimit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-import java.time.Duration;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 class LimitTest {
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-            "5/1s          | 5    | PT1S    | 5",
-            "5/s           | 5    | PT1S    | 5",
-            "100/1m        | 100  | PT1M    | 100",
-            "1000/1d       | 1000 | PT24H   | 1000",
-            "10/5s         | 10   | PT5S    | 10",
-            "2/500ms       | 2    | PT0.5S  | 2",
-            "7/PT2H        | 7    | PT2H    | 7",
-            "5/1s burst=20 | 5    | PT1S    | 20",
-            "1_000/1h      | 1000 | PT1H    | 1000",
-            "' 5/1S '      | 5    | PT1S    | 5"})
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "5/1s          | 5    | PT1S    | 5",
+                "5/s           | 5    | PT1S    | 5",
+                "100/1m        | 100  | PT1M    | 100",
+                "1000/1d       | 1000 | PT24H   | 1000",
+                "10/5s         | 10   | PT5S    | 10",
+                "2/500ms       | 2    | PT0.5S  | 2",
+                "7/PT2H        | 7    | PT2H    | 7",
+                "5/1s burst=20 | 5    | PT1S    | 20",
+                "1_000/1h      | 1000 | PT1H    | 1000",
+                "' 5/1S '      | 5    | PT1S    | 5"
+            })
     void parsesTextForm(String text, long permits, Duration period, long capacity) {
         assertThat(Limit.parse(text)).isEqualTo(new Limit(permits, period, capacity));
     }
@@ -51,19 +53,20 @@ class LimitTest {
 
     @Test
     void rejectsZeroAndNegativeAndOverflowingPermits() {
-        assertThatThrownBy(() -> Limit.parse("0/1s")).hasMessageStartingWith(
-                "invalid limit '0/1s': '0' is not a whole number from 1 to 1000000000000.");
-        assertThatThrownBy(() -> Limit.parse("-5/1s")).hasMessageStartingWith(
-                "invalid limit '-5/1s': '-5' is not a whole number from 1 to 1000000000000.");
-        assertThatThrownBy(() -> Limit.parse("99999999999999999999/1s")).hasMessageStartingWith(
-                "invalid limit '99999999999999999999/1s': '99999999999999999999' is not a whole number");
+        assertThatThrownBy(() -> Limit.parse("0/1s"))
+                .hasMessageStartingWith("invalid limit '0/1s': '0' is not a whole number from 1 to 1000000000000.");
+        assertThatThrownBy(() -> Limit.parse("-5/1s"))
+                .hasMessageStartingWith("invalid limit '-5/1s': '-5' is not a whole number from 1 to 1000000000000.");
+        assertThatThrownBy(() -> Limit.parse("99999999999999999999/1s"))
+                .hasMessageStartingWith(
+                        "invalid limit '99999999999999999999/1s': '99999999999999999999' is not a whole number");
     }
 
     @Test
     void rejectsAMalformedBurst() {
         assertThatThrownBy(() -> Limit.parse("5/1s bust=3")).hasMessageStartingWith("invalid limit '5/1s bust=3'.");
-        assertThatThrownBy(() -> Limit.parse("5/1s burst=0")).hasMessageStartingWith(
-                "invalid limit '5/1s burst=0': '0' is not a whole number");
+        assertThatThrownBy(() -> Limit.parse("5/1s burst=0"))
+                .hasMessageStartingWith("invalid limit '5/1s burst=0': '0' is not a whole number");
     }
 
     @Test

@@ -1,22 +1,16 @@
 package io.github.ratelimit;
 
-
-
-
-
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
 import io.github.ratelimit.Rule.LocalFirst;
-import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.testing.ManualClock;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Nested;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,9 +18,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
 
 class RateLimiterTest {
 
@@ -48,7 +42,10 @@ class RateLimiterTest {
     }
 
     private static RequestContext user(String name) {
-        return RequestContext.builder().principal(name).remoteAddress("192.0.2.1").build();
+        return RequestContext.builder()
+                .principal(name)
+                .remoteAddress("192.0.2.1")
+                .build();
     }
 
     private static List<Outcome> fire(Guard guard, RequestContext context, int times) {
@@ -65,13 +62,20 @@ class RateLimiterTest {
         @Test
         void rejectsSixthRequestWithinOneSecond() {
             Guard guard = limiter.guard(Rule.builder("api").limits("5/1s").build());
-            assertThat(fire(guard, RequestContext.empty(), 6)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
-                    Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
+            assertThat(fire(guard, RequestContext.empty(), 6))
+                    .containsExactly(
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.REJECTED);
         }
 
         @Test
         void enforcesEveryWindowOfOneRuleTogether() {
-            Guard guard = limiter.guard(Rule.builder("api").limits("5/1s", "12/1m").build());
+            Guard guard =
+                    limiter.guard(Rule.builder("api").limits("5/1s", "12/1m").build());
             int allowed = 0;
             for (int second = 0; second < 4; second++) {
                 for (int i = 0; i < 5; i++) {
@@ -100,29 +104,40 @@ class RateLimiterTest {
             clock.advance(Duration.ofMillis(100));
             assertThat(fire(guard, RequestContext.empty(), 2)).containsExactly(Outcome.ALLOWED, Outcome.REJECTED);
             clock.advance(Duration.ofSeconds(5));
-            assertThat(fire(guard, RequestContext.empty(), 11)).containsOnly(Outcome.ALLOWED, Outcome.REJECTED)
-                    .filteredOn(o -> o == Outcome.ALLOWED).hasSize(10);
+            assertThat(fire(guard, RequestContext.empty(), 11))
+                    .containsOnly(Outcome.ALLOWED, Outcome.REJECTED)
+                    .filteredOn(o -> o == Outcome.ALLOWED)
+                    .hasSize(10);
         }
 
         @Test
         void letsARestedClientBurstAboveTheRate() {
-            Guard guard = limiter.guard(Rule.builder("api").limits("5/1s burst=20").build());
-            assertThat(fire(guard, RequestContext.empty(), 21)).filteredOn(o -> o == Outcome.ALLOWED).hasSize(20);
+            Guard guard =
+                    limiter.guard(Rule.builder("api").limits("5/1s burst=20").build());
+            assertThat(fire(guard, RequestContext.empty(), 21))
+                    .filteredOn(o -> o == Outcome.ALLOWED)
+                    .hasSize(20);
             clock.advance(Duration.ofSeconds(1));
-            assertThat(fire(guard, RequestContext.empty(), 6)).filteredOn(o -> o == Outcome.ALLOWED).hasSize(5);
+            assertThat(fire(guard, RequestContext.empty(), 6))
+                    .filteredOn(o -> o == Outcome.ALLOWED)
+                    .hasSize(5);
         }
 
         @Test
         void countsEachKeyInItsOwnBucket() {
-            Guard guard = limiter.guard(Rule.builder("api").key("ip").limits("2/1s").build());
-            assertThat(fire(guard, ip("203.0.113.1"), 3)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
+            Guard guard =
+                    limiter.guard(Rule.builder("api").key("ip").limits("2/1s").build());
+            assertThat(fire(guard, ip("203.0.113.1"), 3))
+                    .containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
             assertThat(fire(guard, ip("203.0.113.2"), 2)).containsOnly(Outcome.ALLOWED);
         }
 
         @Test
         void chargesTheCostOfEachRequest() {
-            Guard guard = limiter.guard(Rule.builder("export").limits("10/1m").cost(4).build());
-            assertThat(fire(guard, RequestContext.empty(), 3)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
+            Guard guard =
+                    limiter.guard(Rule.builder("export").limits("10/1m").cost(4).build());
+            assertThat(fire(guard, RequestContext.empty(), 3))
+                    .containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
             Decision d = guard.acquire(RequestContext.empty());
             assertThat(d.verdicts().get(0).windows().get(0).remaining()).isEqualTo(2);
             // Four tokens at 10 per minute: two are there, two more take 12 s.
@@ -131,16 +146,18 @@ class RateLimiterTest {
 
         @Test
         void reportsTheStateOfEveryWindow() {
-            Guard guard = limiter.guard(Rule.builder("api").limits("5/1s", "100/1m").build());
+            Guard guard =
+                    limiter.guard(Rule.builder("api").limits("5/1s", "100/1m").build());
             guard.acquire(RequestContext.empty());
             Decision d = guard.acquire(RequestContext.empty());
             assertThat(d.verdicts()).singleElement().satisfies(v -> {
                 assertThat(v.rule()).isEqualTo("api");
                 assertThat(v.key()).isEqualTo("*");
                 assertThat(v.basis()).isEqualTo(Basis.BUCKET);
-                assertThat(v.windows()).containsExactly(
-                        new Decision.Window("1s", 5, 5, Duration.ofSeconds(1), 3, 400_000_000L),
-                        new Decision.Window("1m", 100, 100, Duration.ofMinutes(1), 98, 1_200_000_000L));
+                assertThat(v.windows())
+                        .containsExactly(
+                                new Decision.Window("1s", 5, 5, Duration.ofSeconds(1), 3, 400_000_000L),
+                                new Decision.Window("1m", 100, 100, Duration.ofMinutes(1), 98, 1_200_000_000L));
             });
             assertThat(d.bindingWindow().name()).isEqualTo("1s");
         }
@@ -152,18 +169,22 @@ class RateLimiterTest {
         @Test
         void resetsTheWholeQuotaAtTheClockAlignedBoundary() {
             clock.advance(Duration.ofSeconds(50)); // 10 s before a whole minute
-            Guard guard = limiter.guard(Rule.builder("daily").limits("3/1m").algorithm(Algorithm.FIXED_WINDOW).build());
-            assertThat(fire(guard, RequestContext.empty(), 4)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
-                    Outcome.ALLOWED, Outcome.REJECTED);
+            Guard guard = limiter.guard(Rule.builder("daily")
+                    .limits("3/1m")
+                    .algorithm(Algorithm.FIXED_WINDOW)
+                    .build());
+            assertThat(fire(guard, RequestContext.empty(), 4))
+                    .containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
             Decision d = guard.acquire(RequestContext.empty());
             assertThat(d.retryAfterNanos()).isEqualTo(Duration.ofSeconds(10).toNanos());
-            assertThat(d.bindingWindow().resetNanos()).isEqualTo(Duration.ofSeconds(10).toNanos());
+            assertThat(d.bindingWindow().resetNanos())
+                    .isEqualTo(Duration.ofSeconds(10).toNanos());
             clock.advance(Duration.ofSeconds(9));
             assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.REJECTED);
             clock.advance(Duration.ofSeconds(1));
             // The edge of the window lets a whole new quota through at once: the known cost of fixed windows.
-            assertThat(fire(guard, RequestContext.empty(), 4)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
-                    Outcome.ALLOWED, Outcome.REJECTED);
+            assertThat(fire(guard, RequestContext.empty(), 4))
+                    .containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
         }
     }
 
@@ -171,7 +192,11 @@ class RateLimiterTest {
     class SoftMode {
 
         private Rule soft(String maxDelay) {
-            return Rule.builder("reports").limits("2/1s").mode(Mode.SOFT).maxDelay(Duration.parse("PT" + maxDelay)).build();
+            return Rule.builder("reports")
+                    .limits("2/1s")
+                    .mode(Mode.SOFT)
+                    .maxDelay(Duration.parse("PT" + maxDelay))
+                    .build();
         }
 
         @Test
@@ -204,8 +229,11 @@ class RateLimiterTest {
         @Test
         void rejectsBeyondTheCapOnWaitingRequests() {
             limiter = builder().maxWaiting(2).build();
-            Guard guard = limiter.guard(Rule.builder("reports").limits("1/1s").mode(Mode.SOFT)
-                    .maxDelay(Duration.ofSeconds(10)).build());
+            Guard guard = limiter.guard(Rule.builder("reports")
+                    .limits("1/1s")
+                    .mode(Mode.SOFT)
+                    .maxDelay(Duration.ofSeconds(10))
+                    .build());
             guard.acquire(RequestContext.empty());
             CompletableFuture<Decision> first = guard.acquireAsync(RequestContext.empty());
             CompletableFuture<Decision> second = guard.acquireAsync(RequestContext.empty());
@@ -223,10 +251,16 @@ class RateLimiterTest {
 
         @Test
         void aFloodOnOneRuleLeavesTheOtherRulesTheirWaitingPlaces() {
-            Guard flooded = limiter.guard(Rule.builder("export").limits("1/1s").mode(Mode.SOFT)
-                    .maxDelay(Duration.ofMinutes(10)).build());
-            Guard quiet = limiter.guard(Rule.builder("reports").limits("1/1s").mode(Mode.SOFT)
-                    .maxDelay(Duration.ofMinutes(10)).build());
+            Guard flooded = limiter.guard(Rule.builder("export")
+                    .limits("1/1s")
+                    .mode(Mode.SOFT)
+                    .maxDelay(Duration.ofMinutes(10))
+                    .build());
+            Guard quiet = limiter.guard(Rule.builder("reports")
+                    .limits("1/1s")
+                    .mode(Mode.SOFT)
+                    .maxDelay(Duration.ofMinutes(10))
+                    .build());
             flooded.acquire(RequestContext.empty());
             quiet.acquire(RequestContext.empty());
             List<Decision> flood = new ArrayList<>();
@@ -236,19 +270,30 @@ class RateLimiterTest {
                     flood.add(f.join());
                 }
             }
-            assertThat(flood).hasSize(150 - Rule.DEFAULT_MAX_WAITING)
+            assertThat(flood)
+                    .hasSize(150 - Rule.DEFAULT_MAX_WAITING)
                     .allSatisfy(d -> assertThat(d.binding().basis()).isEqualTo(Basis.WAITERS_FULL));
-            assertThat(quiet.acquireAsync(RequestContext.empty())).as("the other rule still delays").isNotDone();
+            assertThat(quiet.acquireAsync(RequestContext.empty()))
+                    .as("the other rule still delays")
+                    .isNotDone();
         }
 
         @Test
         void boundsEachRulesWaitingCallsByItsOwnMaxWaiting() {
-            Guard guard = limiter.guard(Rule.builder("export").limits("1/1s").mode(Mode.SOFT)
-                    .maxDelay(Duration.ofMinutes(1)).maxWaiting(2).build());
+            Guard guard = limiter.guard(Rule.builder("export")
+                    .limits("1/1s")
+                    .mode(Mode.SOFT)
+                    .maxDelay(Duration.ofMinutes(1))
+                    .maxWaiting(2)
+                    .build());
             guard.acquire(RequestContext.empty());
             assertThat(guard.acquireAsync(RequestContext.empty())).isNotDone();
             assertThat(guard.acquireAsync(RequestContext.empty())).isNotDone();
-            assertThat(guard.acquireAsync(RequestContext.empty()).join().binding().basis()).isEqualTo(Basis.WAITERS_FULL);
+            assertThat(guard.acquireAsync(RequestContext.empty())
+                            .join()
+                            .binding()
+                            .basis())
+                    .isEqualTo(Basis.WAITERS_FULL);
             clock.advance(Duration.ofSeconds(1)); // the first waiter goes: its place is free again
             assertThat(guard.acquireAsync(RequestContext.empty())).isNotDone();
         }
@@ -262,7 +307,9 @@ class RateLimiterTest {
             clock.advance(Duration.ofMillis(499));
             assertThat(later).isNotDone();
             clock.advance(Duration.ofMillis(1));
-            assertThat(later).isCompletedWithValueMatching(d -> d.outcome() == Outcome.DELAYED && d.delayNanos() == 500_000_000L);
+            assertThat(later)
+                    .isCompletedWithValueMatching(
+                            d -> d.outcome() == Outcome.DELAYED && d.delayNanos() == 500_000_000L);
         }
 
         @Test
@@ -293,11 +340,15 @@ class RateLimiterTest {
 
         @Test
         void neverBlocksButReportsWouldBeRejections() {
-            Guard guard = limiter.guard(Rule.builder("trial").limits("2/1s").mode(Mode.SHADOW).build());
-            assertThat(fire(guard, RequestContext.empty(), 4)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
-                    Outcome.SHADOW_REJECTED, Outcome.SHADOW_REJECTED);
-            assertThat(heard).extracting(Decision::outcome).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
-                    Outcome.SHADOW_REJECTED, Outcome.SHADOW_REJECTED);
+            Guard guard = limiter.guard(
+                    Rule.builder("trial").limits("2/1s").mode(Mode.SHADOW).build());
+            assertThat(fire(guard, RequestContext.empty(), 4))
+                    .containsExactly(
+                            Outcome.ALLOWED, Outcome.ALLOWED, Outcome.SHADOW_REJECTED, Outcome.SHADOW_REJECTED);
+            assertThat(heard)
+                    .extracting(Decision::outcome)
+                    .containsExactly(
+                            Outcome.ALLOWED, Outcome.ALLOWED, Outcome.SHADOW_REJECTED, Outcome.SHADOW_REJECTED);
             assertThat(heard.get(3).permitted()).isTrue();
         }
     }
@@ -310,8 +361,8 @@ class RateLimiterTest {
             Guard guard = limiter.guard(
                     Rule.builder("per-user").key("user").limits("3/1s").build(),
                     Rule.builder("everyone").limits("4/1s").build());
-            assertThat(fire(guard, user("alice"), 4)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
-                    Outcome.ALLOWED, Outcome.REJECTED);
+            assertThat(fire(guard, user("alice"), 4))
+                    .containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
             assertThat(guard.acquire(user("bob")).outcome()).isEqualTo(Outcome.ALLOWED);
             assertThat(guard.acquire(user("carol")).outcome()).isEqualTo(Outcome.REJECTED);
         }
@@ -321,12 +372,14 @@ class RateLimiterTest {
             Guard guard = limiter.guard(
                     Rule.builder("everyone").limits("10/1s").build(),
                     Rule.builder("per-user").key("user").limits("1/1s").build());
-            Guard everyoneOnly = limiter.guard(Rule.builder("everyone").limits("10/1s").build());
+            Guard everyoneOnly =
+                    limiter.guard(Rule.builder("everyone").limits("10/1s").build());
             guard.acquire(user("alice"));
             // Alice's next nine are rejected by her own rule; the shared rule must not lose tokens to them.
             assertThat(fire(guard, user("alice"), 9)).containsOnly(Outcome.REJECTED);
             assertThat(fire(everyoneOnly, RequestContext.empty(), 10))
-                    .filteredOn(o -> o == Outcome.ALLOWED).hasSize(9);
+                    .filteredOn(o -> o == Outcome.ALLOWED)
+                    .hasSize(9);
         }
 
         @Test
@@ -342,7 +395,11 @@ class RateLimiterTest {
         @Test
         void reservesSoftTimeOnlyAfterHardRulesAllow() {
             Guard guard = limiter.guard(
-                    Rule.builder("soft").limits("1/1s").mode(Mode.SOFT).maxDelay(Duration.ofSeconds(5)).build(),
+                    Rule.builder("soft")
+                            .limits("1/1s")
+                            .mode(Mode.SOFT)
+                            .maxDelay(Duration.ofSeconds(5))
+                            .build(),
                     Rule.builder("hard").limits("2/1m").build());
             assertThat(guard.rules()).extracting(Rule::name).containsExactly("hard", "soft");
             assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
@@ -351,20 +408,38 @@ class RateLimiterTest {
             assertThat(third.outcome()).isEqualTo(Outcome.REJECTED);
             assertThat(third.verdicts()).extracting(Verdict::rule).containsExactly("hard");
             // The soft bucket was never touched by the third call: a wait of one period, not two.
-            Guard softOnly = limiter.guard(Rule.builder("soft").limits("1/1s").mode(Mode.SOFT).maxDelay(Duration.ofSeconds(5)).build());
+            Guard softOnly = limiter.guard(Rule.builder("soft")
+                    .limits("1/1s")
+                    .mode(Mode.SOFT)
+                    .maxDelay(Duration.ofSeconds(5))
+                    .build());
             assertThat(softOnly.acquire(RequestContext.empty()).delayNanos()).isEqualTo(1_000_000_000L);
         }
 
         @Test
         void refundsADelayedReservationWhenALaterRuleRejects() {
             Guard guard = limiter.guard(
-                    Rule.builder("soft-a").limits("1/1s").mode(Mode.SOFT).maxDelay(Duration.ofSeconds(5)).build(),
-                    Rule.builder("soft-b").limits("1/1m").mode(Mode.SOFT).maxDelay(Duration.ofSeconds(5)).build());
+                    Rule.builder("soft-a")
+                            .limits("1/1s")
+                            .mode(Mode.SOFT)
+                            .maxDelay(Duration.ofSeconds(5))
+                            .build(),
+                    Rule.builder("soft-b")
+                            .limits("1/1m")
+                            .mode(Mode.SOFT)
+                            .maxDelay(Duration.ofSeconds(5))
+                            .build());
             guard.acquire(RequestContext.empty());
             Decision second = guard.acquire(RequestContext.empty());
             assertThat(second.outcome()).isEqualTo(Outcome.REJECTED);
-            assertThat(second.verdicts()).extracting(Verdict::outcome).containsExactly(Outcome.DELAYED, Outcome.REJECTED);
-            Guard aOnly = limiter.guard(Rule.builder("soft-a").limits("1/1s").mode(Mode.SOFT).maxDelay(Duration.ofSeconds(5)).build());
+            assertThat(second.verdicts())
+                    .extracting(Verdict::outcome)
+                    .containsExactly(Outcome.DELAYED, Outcome.REJECTED);
+            Guard aOnly = limiter.guard(Rule.builder("soft-a")
+                    .limits("1/1s")
+                    .mode(Mode.SOFT)
+                    .maxDelay(Duration.ofSeconds(5))
+                    .build());
             // soft-a's token came back at 1 s plus the refunded reservation: 0 wait after one second.
             clock.advance(Duration.ofSeconds(1));
             assertThat(aOnly.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
@@ -372,8 +447,14 @@ class RateLimiterTest {
 
         @Test
         void refusesTwoDifferentRulesUnderOneName() {
-            limiter.guard(Rule.builder("api").source("@RateLimit on A#a()").limits("5/1s").build());
-            assertThatThrownBy(() -> limiter.guard(Rule.builder("api").source("@RateLimit on B#b()").limits("5/1s").build()))
+            limiter.guard(Rule.builder("api")
+                    .source("@RateLimit on A#a()")
+                    .limits("5/1s")
+                    .build());
+            assertThatThrownBy(() -> limiter.guard(Rule.builder("api")
+                            .source("@RateLimit on B#b()")
+                            .limits("5/1s")
+                            .build()))
                     .isInstanceOf(InvalidRateLimitConfigurationException.class)
                     .hasMessage("rule name 'api' is used by two different rules: @RateLimit on A#a() and "
                             + "@RateLimit on B#b(). Rules with one name share buckets; give one of them another name.");
@@ -386,7 +467,8 @@ class RateLimiterTest {
 
         @Test
         void rejectsAnonymousCallsByDefault() {
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("5/1s").build());
+            Guard guard =
+                    limiter.guard(Rule.builder("api").key("user").limits("5/1s").build());
             Decision d = guard.acquire(RequestContext.empty());
             assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
             assertThat(d.binding().basis()).isEqualTo(Basis.KEY_MISSING);
@@ -394,38 +476,61 @@ class RateLimiterTest {
 
         @Test
         void skipsTheRuleWhenAskedTo() {
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("1/1s").onMissingKey(MissingKeyPolicy.SKIP).build());
+            Guard guard = limiter.guard(Rule.builder("api")
+                    .key("user")
+                    .limits("1/1s")
+                    .onMissingKey(MissingKeyPolicy.SKIP)
+                    .build());
             assertThat(fire(guard, RequestContext.empty(), 3)).containsOnly(Outcome.ALLOWED);
         }
 
         @Test
         void sharesOneBucketWhenAskedTo() {
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("2/1s").onMissingKey(MissingKeyPolicy.SHARED).build());
-            assertThat(fire(guard, RequestContext.empty(), 3)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
+            Guard guard = limiter.guard(Rule.builder("api")
+                    .key("user")
+                    .limits("2/1s")
+                    .onMissingKey(MissingKeyPolicy.SHARED)
+                    .build());
+            assertThat(fire(guard, RequestContext.empty(), 3))
+                    .containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
             assertThat(guard.acquire(user("alice")).outcome()).isEqualTo(Outcome.ALLOWED);
         }
 
         @Test
         void fallsBackToTheNextAlternativeOfTheKeyExpression() {
-            Guard guard = limiter.guard(Rule.builder("api").key("user|ip").limits("1/1s").build());
+            Guard guard = limiter.guard(
+                    Rule.builder("api").key("user|ip").limits("1/1s").build());
             assertThat(guard.acquire(ip("203.0.113.9")).verdicts().get(0).key()).isEqualTo("ip=203.0.113.9");
             assertThat(guard.acquire(user("alice")).verdicts().get(0).key()).isEqualTo("user=alice");
         }
 
         @Test
         void treatsAFailingResolverAsAMissingKey() {
-            limiter = builder().keyResolver("tenant", context -> { throw new IllegalStateException("boom"); }).build();
-            Guard guard = limiter.guard(Rule.builder("api").key("tenant").limits("1/1s").onMissingKey(MissingKeyPolicy.SKIP).build());
+            limiter = builder()
+                    .keyResolver("tenant", context -> {
+                        throw new IllegalStateException("boom");
+                    })
+                    .build();
+            Guard guard = limiter.guard(Rule.builder("api")
+                    .key("tenant")
+                    .limits("1/1s")
+                    .onMissingKey(MissingKeyPolicy.SKIP)
+                    .build());
             assertThat(guard.acquire(RequestContext.empty()).binding().basis()).isEqualTo(Basis.KEY_MISSING);
         }
 
         @Test
         void hashesVeryLongKeys() {
-            Guard guard = limiter.guard(Rule.builder("api").key("header:X-Api-Key").limits("1/1s").build());
+            Guard guard = limiter.guard(
+                    Rule.builder("api").key("header:X-Api-Key").limits("1/1s").build());
             String longKey = "k".repeat(5000);
-            Decision d = guard.acquire(RequestContext.builder().header("X-Api-Key", longKey).build());
+            Decision d = guard.acquire(
+                    RequestContext.builder().header("X-Api-Key", longKey).build());
             assertThat(d.verdicts().get(0).key()).startsWith("~sha256:").hasSize(8 + 64);
-            assertThat(guard.acquire(RequestContext.builder().header("X-Api-Key", longKey).build()).outcome())
+            assertThat(guard.acquire(RequestContext.builder()
+                                    .header("X-Api-Key", longKey)
+                                    .build())
+                            .outcome())
                     .isEqualTo(Outcome.REJECTED);
         }
     }
@@ -435,22 +540,35 @@ class RateLimiterTest {
 
         @Test
         void appliesAKeysOwnLimits() {
-            limiter = builder().limitProvider(LimitProvider.builder().limits("user:241531", "5/1s").build(),
-                    Duration.ofMinutes(1)).build();
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("2/1s").build());
-            assertThat(fire(guard, user("241531"), 6)).filteredOn(o -> o == Outcome.ALLOWED).hasSize(5);
-            assertThat(fire(guard, user("someone"), 3)).filteredOn(o -> o == Outcome.ALLOWED).hasSize(2);
+            limiter = builder()
+                    .limitProvider(
+                            LimitProvider.builder()
+                                    .limits("user:241531", "5/1s")
+                                    .build(),
+                            Duration.ofMinutes(1))
+                    .build();
+            Guard guard =
+                    limiter.guard(Rule.builder("api").key("user").limits("2/1s").build());
+            assertThat(fire(guard, user("241531"), 6))
+                    .filteredOn(o -> o == Outcome.ALLOWED)
+                    .hasSize(5);
+            assertThat(fire(guard, user("someone"), 3))
+                    .filteredOn(o -> o == Outcome.ALLOWED)
+                    .hasSize(2);
         }
 
         @Test
         void appliesAChangedLimitToTheExistingBucketKeepingWhatWasSpent() {
             AtomicReference<List<Limit>> plan = new AtomicReference<>(List.of(Limit.parse("60/1m")));
-            limiter = builder().limitProvider((rule, key) -> plan.get(), Duration.ofSeconds(30)).build();
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("1/1m").build());
+            limiter = builder()
+                    .limitProvider((rule, key) -> plan.get(), Duration.ofSeconds(30))
+                    .build();
+            Guard guard =
+                    limiter.guard(Rule.builder("api").key("user").limits("1/1m").build());
             assertThat(fire(guard, user("alice"), 40)).containsOnly(Outcome.ALLOWED);
 
-            plan.set(List.of(Limit.parse("600/1m")));           // upgraded to the paid plan
-            clock.advance(Duration.ofSeconds(31));              // the cached answer expires
+            plan.set(List.of(Limit.parse("600/1m"))); // upgraded to the paid plan
+            clock.advance(Duration.ofSeconds(31)); // the cached answer expires
             Decision d = guard.acquire(user("alice"));
             assertThat(d.outcome()).isEqualTo(Outcome.ALLOWED);
             Decision.Window w = d.verdicts().get(0).windows().get(0);
@@ -459,23 +577,29 @@ class RateLimiterTest {
             // capacity, so the 9 still spent stay spent; this call takes one more.
             assertThat(w.remaining()).isEqualTo(51 + 540 - 1);
 
-            plan.set(List.of(Limit.parse("3/1m")));             // downgraded
+            plan.set(List.of(Limit.parse("3/1m"))); // downgraded
             clock.advance(Duration.ofSeconds(31));
             // A lower capacity caps the tokens left at the new capacity.
-            assertThat(fire(guard, user("alice"), 4)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
-                    Outcome.ALLOWED, Outcome.REJECTED);
+            assertThat(fire(guard, user("alice"), 4))
+                    .containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
         }
 
         @Test
         void fallsBackToTheRulesLimitsWhenTheProviderFailsOrAnswersNonsense() {
-            limiter = builder().limitProvider((rule, key) -> {
-                if (key.equals("broken")) {
-                    throw new IllegalStateException("database down");
-                }
-                return List.of(Limit.parse("1/1s"));             // below the rule's cost of 2
-            }, Duration.ofMinutes(1)).build();
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("4/1s").cost(2).build());
-            assertThat(fire(guard, user("broken"), 3)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
+            limiter = builder()
+                    .limitProvider(
+                            (rule, key) -> {
+                                if (key.equals("broken")) {
+                                    throw new IllegalStateException("database down");
+                                }
+                                return List.of(Limit.parse("1/1s")); // below the rule's cost of 2
+                            },
+                            Duration.ofMinutes(1))
+                    .build();
+            Guard guard = limiter.guard(
+                    Rule.builder("api").key("user").limits("4/1s").cost(2).build());
+            assertThat(fire(guard, user("broken"), 3))
+                    .containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
             assertThat(fire(guard, user("odd"), 3)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
         }
     }
@@ -502,7 +626,10 @@ class RateLimiterTest {
         @Test
         void failsClosedWhenTheRuleSaysSo() {
             limiter = builder().store(down).build();
-            Guard guard = limiter.guard(Rule.builder("login").limits("5/1m").onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build());
+            Guard guard = limiter.guard(Rule.builder("login")
+                    .limits("5/1m")
+                    .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED)
+                    .build());
             Decision d = guard.acquire(RequestContext.empty());
             assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
             assertThat(d.binding().basis()).isEqualTo(Basis.FAIL_CLOSED);
@@ -511,31 +638,55 @@ class RateLimiterTest {
 
         @Test
         void fallsBackToALocalBucketWithTheConfiguredShare() {
-            limiter = builder().store(down).defaultStoreFailurePolicy(StoreFailurePolicy.LOCAL_FALLBACK)
-                    .localFallbackShare(0.5).build();
+            limiter = builder()
+                    .store(down)
+                    .defaultStoreFailurePolicy(StoreFailurePolicy.LOCAL_FALLBACK)
+                    .localFallbackShare(0.5)
+                    .build();
             Guard guard = limiter.guard(Rule.builder("api").limits("10/1s").build());
             List<Outcome> outcomes = fire(guard, RequestContext.empty(), 6);
-            assertThat(outcomes).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED,
-                    Outcome.ALLOWED, Outcome.REJECTED);
+            assertThat(outcomes)
+                    .containsExactly(
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.REJECTED);
             assertThat(heard.get(0).binding().basis()).isEqualTo(Basis.FALLBACK_BUCKET);
         }
 
         @org.junit.jupiter.params.ParameterizedTest
-        @org.junit.jupiter.params.provider.EnumSource(value = Algorithm.class, names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
+        @org.junit.jupiter.params.provider.EnumSource(
+                value = Algorithm.class,
+                names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
         void fallsBackToALocalSlidingWindowWithTheConfiguredShare(Algorithm algorithm) {
-            limiter = builder().store(down).defaultStoreFailurePolicy(StoreFailurePolicy.LOCAL_FALLBACK)
-                    .localFallbackShare(0.5).build();
-            Guard guard = limiter.guard(Rule.builder("api").limits("10/1m").algorithm(algorithm).build());
-            assertThat(fire(guard, RequestContext.empty(), 6)).containsExactly(Outcome.ALLOWED, Outcome.ALLOWED,
-                    Outcome.ALLOWED, Outcome.ALLOWED, Outcome.ALLOWED, Outcome.REJECTED);
+            limiter = builder()
+                    .store(down)
+                    .defaultStoreFailurePolicy(StoreFailurePolicy.LOCAL_FALLBACK)
+                    .localFallbackShare(0.5)
+                    .build();
+            Guard guard = limiter.guard(
+                    Rule.builder("api").limits("10/1m").algorithm(algorithm).build());
+            assertThat(fire(guard, RequestContext.empty(), 6))
+                    .containsExactly(
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.ALLOWED,
+                            Outcome.REJECTED);
             assertThat(heard.get(0).binding().basis()).isEqualTo(Basis.FALLBACK_BUCKET);
         }
 
         @Test
         void aShadowRuleNeverBlocksEvenWhenFailingClosed() {
             limiter = builder().store(down).build();
-            Guard guard = limiter.guard(Rule.builder("trial").limits("1/1s").mode(Mode.SHADOW)
-                    .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build());
+            Guard guard = limiter.guard(Rule.builder("trial")
+                    .limits("1/1s")
+                    .mode(Mode.SHADOW)
+                    .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED)
+                    .build());
             assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.SHADOW_REJECTED);
         }
 
@@ -544,19 +695,21 @@ class RateLimiterTest {
             AtomicBoolean closedTwice = new AtomicBoolean();
             AtomicBoolean closed = new AtomicBoolean();
             LocalBucketStore real = LocalBucketStore.create();
-            limiter = builder().store(new BucketStore() {
-                @Override
-                public KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
-                    return real.state(key, limits, localFirst);
-                }
+            limiter = builder()
+                    .store(new BucketStore() {
+                        @Override
+                        public KeyState state(BucketStore.Key key, BucketStore.Limits limits, LocalFirst localFirst) {
+                            return real.state(key, limits, localFirst);
+                        }
 
-                @Override
-                public void close() {
-                    if (!closed.compareAndSet(false, true)) {
-                        closedTwice.set(true);
-                    }
-                }
-            }).build();
+                        @Override
+                        public void close() {
+                            if (!closed.compareAndSet(false, true)) {
+                                closedTwice.set(true);
+                            }
+                        }
+                    })
+                    .build();
             limiter.close();
             limiter.close();
             assertThat(closed).isTrue();
@@ -566,15 +719,22 @@ class RateLimiterTest {
 
     @Test
     void keepsDecidingWhenAListenerThrows() {
-        limiter = builder().listener(d -> { throw new IllegalStateException("listener bug"); }).build();
+        limiter = builder()
+                .listener(d -> {
+                    throw new IllegalStateException("listener bug");
+                })
+                .build();
         Guard guard = limiter.guard(Rule.builder("api").limits("1/1s").build());
         assertThat(fire(guard, RequestContext.empty(), 2)).containsExactly(Outcome.ALLOWED, Outcome.REJECTED);
     }
 
     @Test
     void rejectsAnUnknownKeyAtRegistrationNamingTheAvailableOnes() {
-        assertThatThrownBy(() -> limiter.guard(Rule.builder("OrderController#list").source("@RateLimit on OrderController#list()")
-                .key("usr").limits("5/1s").build()))
+        assertThatThrownBy(() -> limiter.guard(Rule.builder("OrderController#list")
+                        .source("@RateLimit on OrderController#list()")
+                        .key("usr")
+                        .limits("5/1s")
+                        .build()))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessage("@RateLimit on OrderController#list(): unknown key 'usr'. Available: [basic-user, "
                         + "form-user[:<parameter>], global, "

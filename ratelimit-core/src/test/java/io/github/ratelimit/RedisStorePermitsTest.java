@@ -4,10 +4,9 @@ import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
 import java.time.Duration;
 import java.util.UUID;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class RedisStorePermitsTest extends PermitsContract {
 
@@ -17,7 +16,11 @@ class RedisStorePermitsTest extends PermitsContract {
     @Override
     protected BucketStore newStore(ManualClock clock) {
         // What the calls take is the point here, not timeouts: a loaded machine must not fail a call open.
-        return JedisBucketStore.builder().url(redis.uri()).keyPrefix("test-" + UUID.randomUUID())
-                .commandTimeout(Duration.ofSeconds(5)).timeMeter(clock).build();
+        return JedisBucketStore.builder()
+                .url(redis.uri())
+                .keyPrefix("test-" + UUID.randomUUID())
+                .commandTimeout(Duration.ofSeconds(5))
+                .timeMeter(clock)
+                .build();
     }
 }

@@ -1,20 +1,19 @@
 package io.github.ratelimit;
 
+import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.testing.ManualClock;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-
-import java.time.Duration;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** A call another layer refused after a guard let it through gets every token back. */
 class RefundTest {
 
     private final ManualClock clock = new ManualClock();
-    private final RateLimiter limiter = RateLimiter.builder().timeMeter(clock).waiter(clock).build();
+    private final RateLimiter limiter =
+            RateLimiter.builder().timeMeter(clock).waiter(clock).build();
 
     @AfterEach
     void close() {
@@ -23,9 +22,11 @@ class RefundTest {
 
     @Test
     void aRefundedCallCostsEveryRuleNothing() {
-        Guard guard = limiter.guard(Rule.builder("per-ip").key("ip").limits("3/1h").build(),
+        Guard guard = limiter.guard(
+                Rule.builder("per-ip").key("ip").limits("3/1h").build(),
                 Rule.builder("global").limits("5/1h").build());
-        RequestContext client = RequestContext.builder().remoteAddress("203.0.113.7").build();
+        RequestContext client =
+                RequestContext.builder().remoteAddress("203.0.113.7").build();
         for (int i = 0; i < 20; i++) {
             Decision d = guard.acquire(client);
             assertThat(d.permitted()).as("refunded call %d", i).isTrue();
@@ -47,7 +48,10 @@ class RefundTest {
 
     @Test
     void aDelayedCallsReservationIsReturned() {
-        Guard guard = limiter.guard(Rule.builder("soft").limits("1/1s").mode(Mode.SOFT).maxDelay(Duration.ofSeconds(10))
+        Guard guard = limiter.guard(Rule.builder("soft")
+                .limits("1/1s")
+                .mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(10))
                 .build());
         assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
         var second = guard.acquireAsync(RequestContext.empty());
@@ -57,7 +61,9 @@ class RefundTest {
         assertThat(delayed.outcome()).isEqualTo(Outcome.DELAYED);
         guard.refund(delayed);
         assertThat(guard.acquireAsync(RequestContext.empty()).getNow(null))
-                .as("the refunded reservation lets the next call go at once").isNotNull()
-                .extracting(Decision::outcome).isEqualTo(Outcome.ALLOWED);
+                .as("the refunded reservation lets the next call go at once")
+                .isNotNull()
+                .extracting(Decision::outcome)
+                .isEqualTo(Outcome.ALLOWED);
     }
 }

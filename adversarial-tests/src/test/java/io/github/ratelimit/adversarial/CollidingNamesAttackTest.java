@@ -1,5 +1,7 @@
 package io.github.ratelimit.adversarial;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlRule;
@@ -12,17 +14,14 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.io.IOException;
 import java.security.Principal;
 import java.util.List;
 import java.util.Set;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Attacks the boundaries between buckets where names meet: rules whose names differ only where the Redis key
@@ -49,25 +48,27 @@ class CollidingNamesAttackTest {
     /** Authenticates a request that names its user in {@code X-Test-User} (a test stand-in for a real login). */
     static final class TestAuthentication implements Filter {
         @Override
-        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException,
-                ServletException {
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+                throws IOException, ServletException {
             HttpServletRequest request = (HttpServletRequest) req;
             String user = request.getHeader("X-Test-User");
             if (user == null) {
                 chain.doFilter(req, res);
                 return;
             }
-            chain.doFilter(new HttpServletRequestWrapper(request) {
-                @Override
-                public Principal getUserPrincipal() {
-                    return () -> user;
-                }
+            chain.doFilter(
+                    new HttpServletRequestWrapper(request) {
+                        @Override
+                        public Principal getUserPrincipal() {
+                            return () -> user;
+                        }
 
-                @Override
-                public String getRemoteUser() {
-                    return user;
-                }
-            }, res);
+                        @Override
+                        public String getRemoteUser() {
+                            return user;
+                        }
+                    },
+                    res);
         }
     }
 
@@ -108,28 +109,45 @@ class CollidingNamesAttackTest {
     @ParameterizedTest
     @EnumSource(StoreKind.class)
     void ruleNamesWithColonsDoNotMeetTheirNeighboursKeys(StoreKind store) throws Exception {
-        start(store, rule("api", "header:X-Login", "/a/**"), rule("api:login", "ip", "/b/**"),
-                rule("x", "header:X-K", "/c/**"), rule("x:y", "header:X-K", "/d/**"),
-                rule("ip-rule", "ip", "/e/**"), rule("ip-rule:127.0.0.1", "global", "/f/**"));
+        start(
+                store,
+                rule("api", "header:X-Login", "/a/**"),
+                rule("api:login", "ip", "/b/**"),
+                rule("x", "header:X-K", "/c/**"),
+                rule("x:y", "header:X-K", "/d/**"),
+                rule("ip-rule", "ip", "/e/**"),
+                rule("ip-rule:127.0.0.1", "global", "/f/**"));
         assertSeparateBuckets(List.of(
                 Call.of("/a/1", "X-Login: login:127.0.0.1"), // rule api, key login:127.0.0.1
-                Call.of("/b/1"),                             // rule api:login, key 127.0.0.1 (the same text unencoded)
+                Call.of("/b/1"), // rule api:login, key 127.0.0.1 (the same text unencoded)
                 Call.of("/c/1", "X-K: y:z"),
                 Call.of("/d/1", "X-K: z"),
-                Call.of("/e/1"),                             // rule ip-rule, key 127.0.0.1
-                Call.of("/f/1")));                           // rule ip-rule:127.0.0.1, key *
+                Call.of("/e/1"), // rule ip-rule, key 127.0.0.1
+                Call.of("/f/1"))); // rule ip-rule:127.0.0.1, key *
     }
 
     @ParameterizedTest
     @EnumSource(StoreKind.class)
     void ruleNamesThatSpellEachOthersEncodingHaveTheirOwnBuckets(StoreKind store) throws Exception {
-        start(store, rule("a%3Ab", "header:X-K", "/a/**"), rule("a:b", "header:X-K", "/b/**"),
-                rule("a%253Ab", "header:X-K", "/c/**"), rule("a%:b", "header:X-K", "/d/**"),
-                rule("a%25%3Ab", "header:X-K", "/e/**"), rule("A:B", "header:X-K", "/f/**"),
-                rule("a:b:", "header:X-K", "/g/**"), rule("a", "header:X-K", "/h/**"));
-        assertSeparateBuckets(List.of(Call.of("/a/1", "X-K: v"), Call.of("/b/1", "X-K: v"), Call.of("/c/1", "X-K: v"),
-                Call.of("/d/1", "X-K: v"), Call.of("/e/1", "X-K: v"), Call.of("/f/1", "X-K: v"),
-                Call.of("/g/1", "X-K: v"), Call.of("/h/1", "X-K: b::v")));
+        start(
+                store,
+                rule("a%3Ab", "header:X-K", "/a/**"),
+                rule("a:b", "header:X-K", "/b/**"),
+                rule("a%253Ab", "header:X-K", "/c/**"),
+                rule("a%:b", "header:X-K", "/d/**"),
+                rule("a%25%3Ab", "header:X-K", "/e/**"),
+                rule("A:B", "header:X-K", "/f/**"),
+                rule("a:b:", "header:X-K", "/g/**"),
+                rule("a", "header:X-K", "/h/**"));
+        assertSeparateBuckets(List.of(
+                Call.of("/a/1", "X-K: v"),
+                Call.of("/b/1", "X-K: v"),
+                Call.of("/c/1", "X-K: v"),
+                Call.of("/d/1", "X-K: v"),
+                Call.of("/e/1", "X-K: v"),
+                Call.of("/f/1", "X-K: v"),
+                Call.of("/g/1", "X-K: v"),
+                Call.of("/h/1", "X-K: b::v")));
     }
 
     @ParameterizedTest
@@ -137,19 +155,21 @@ class CollidingNamesAttackTest {
     void anAnonymousCallerNamingAUserInAHeaderDoesNotSpendThatUsersTokens(StoreKind store) throws Exception {
         start(store, rule("alternatives", "user|header:X-Client", "/**"));
         assertSeparateBuckets(List.of(
-                Call.of("/x", "X-Client: alice"),                         // header:X-Client=alice
-                Call.of("/x", "X-Test-User: alice"),                      // user=alice
-                Call.of("/x", "X-Client: user=alice"),                    // header:X-Client=user=alice
-                Call.of("/x", "X-Test-User: header:X-Client=alice"),      // user=header:X-Client=alice
+                Call.of("/x", "X-Client: alice"), // header:X-Client=alice
+                Call.of("/x", "X-Test-User: alice"), // user=alice
+                Call.of("/x", "X-Client: user=alice"), // header:X-Client=user=alice
+                Call.of("/x", "X-Test-User: header:X-Client=alice"), // user=header:X-Client=alice
                 Call.of("/x", "X-Client: header:X-Client=alice"),
                 Call.of("/x", "X-Test-User: user=alice"),
                 Call.of("/x", "X-Client: \\~missing"),
                 Call.of("/x", "X-Test-User: alice+bob")));
         // The authenticated alice is alice whatever header she also sends; the anonymous "alice" stays apart.
-        assertThat(Call.of("/x", "X-Test-User: alice", "X-Client: carol").send(target.port())).isEqualTo(429);
+        assertThat(Call.of("/x", "X-Test-User: alice", "X-Client: carol").send(target.port()))
+                .isEqualTo(429);
         assertThat(Call.of("/x", "X-Client: alice").send(target.port())).isEqualTo(429);
         // A blank principal is no user: the next alternative decides.
-        assertThat(Call.of("/x", "X-Test-User: \t", "X-Client: dave").send(target.port())).isEqualTo(200);
+        assertThat(Call.of("/x", "X-Test-User: \t", "X-Client: dave").send(target.port()))
+                .isEqualTo(200);
         assertThat(Call.of("/x", "X-Client: dave").send(target.port())).isEqualTo(429);
         // Neither alternative: no key, rejected rather than shared.
         assertThat(Call.of("/x").send(target.port())).isEqualTo(429);
@@ -158,8 +178,7 @@ class CollidingNamesAttackTest {
     @ParameterizedTest
     @EnumSource(StoreKind.class)
     void partsOfACombinedKeyCannotBeSplitDifferently(StoreKind store) throws Exception {
-        start(store, rule("parts", "header:X-A+header:X-B", "/p/**"),
-                rule("either", "header:X-A|header:X-B", "/q/**"));
+        start(store, rule("parts", "header:X-A+header:X-B", "/p/**"), rule("either", "header:X-A|header:X-B", "/q/**"));
         assertSeparateBuckets(List.of(
                 Call.of("/p/1", "X-A: a+b", "X-B: c"),
                 Call.of("/p/1", "X-A: a", "X-B: b+c"),
@@ -176,10 +195,22 @@ class CollidingNamesAttackTest {
     @ParameterizedTest
     @EnumSource(StoreKind.class)
     void valuesPosingAsTheSharedBucketOfCallsWithoutAKeyHaveTheirOwn(StoreKind store) throws Exception {
-        start(store, UrlRule.of(Rule.builder("shared").key("header:X-K").limits("1/1h")
-                .onMissingKey(MissingKeyPolicy.SHARED).build(), List.of("/**"), Set.of()));
-        assertSeparateBuckets(List.of(Call.of("/x"), Call.of("/x", "X-K: ~missing"), Call.of("/x", "X-K: \\~missing"),
-                Call.of("/x", "X-K: ~"), Call.of("/x", "X-K: missing")));
+        start(
+                store,
+                UrlRule.of(
+                        Rule.builder("shared")
+                                .key("header:X-K")
+                                .limits("1/1h")
+                                .onMissingKey(MissingKeyPolicy.SHARED)
+                                .build(),
+                        List.of("/**"),
+                        Set.of()));
+        assertSeparateBuckets(List.of(
+                Call.of("/x"),
+                Call.of("/x", "X-K: ~missing"),
+                Call.of("/x", "X-K: \\~missing"),
+                Call.of("/x", "X-K: ~"),
+                Call.of("/x", "X-K: missing")));
         // Blank values are calls without a key: they share the one bucket, which is spent.
         assertThat(Call.of("/x", "X-K: ").send(target.port())).isEqualTo(429);
         assertThat(Call.of("/x", "X-K: \t ").send(target.port())).isEqualTo(429);

@@ -1,9 +1,10 @@
 package io.github.ratelimit.adversarial;
 
+import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.ratelimit.MissingKeyPolicy;
-import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;
@@ -17,11 +18,6 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
@@ -30,8 +26,10 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Attacks the limits on authentication attempts with bad credentials: {@code Authorization} headers with malformed
@@ -66,8 +64,8 @@ class CredentialsAttackTest {
      */
     private final class BasicAuthentication implements Filter {
         @Override
-        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException,
-                ServletException {
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+                throws IOException, ServletException {
             HttpServletRequest request = (HttpServletRequest) req;
             HttpServletResponse response = (HttpServletResponse) res;
             String header = request.getHeader("Authorization");
@@ -75,9 +73,14 @@ class CredentialsAttackTest {
             checked.incrementAndGet();
             if (header != null && header.regionMatches(true, 0, "Basic ", 0, 6)) {
                 try {
-                    String[] credentials = new String(Base64.getDecoder().decode(header.substring(6).trim()),
-                            StandardCharsets.UTF_8).split(":", 2);
-                    if (credentials.length == 2 && credentials[0].matches("[a-z]+") && credentials[0].equals(credentials[1])) {
+                    String[] credentials = new String(
+                                    Base64.getDecoder()
+                                            .decode(header.substring(6).trim()),
+                                    StandardCharsets.UTF_8)
+                            .split(":", 2);
+                    if (credentials.length == 2
+                            && credentials[0].matches("[a-z]+")
+                            && credentials[0].equals(credentials[1])) {
                         user = credentials[0];
                     }
                 } catch (IllegalArgumentException e) {
@@ -90,26 +93,46 @@ class CredentialsAttackTest {
                 return;
             }
             String name = user;
-            chain.doFilter(new HttpServletRequestWrapper(request) {
-                @Override
-                public Principal getUserPrincipal() {
-                    return () -> name;
-                }
-            }, response);
+            chain.doFilter(
+                    new HttpServletRequestWrapper(request) {
+                        @Override
+                        public Principal getUserPrincipal() {
+                            return () -> name;
+                        }
+                    },
+                    response);
         }
     }
 
     private void start(StoreKind store) throws Exception {
         target = Target.builder(store, redis)
                 .clientIp(ClientIpResolver.builder().trustedProxies("127.0.0.1").build())
-                .ruleBeforeAuthentication(UrlRule.of(Rule.builder("attempts-by-address").key("ip")
-                        .limits(PER_ADDRESS + "/1h").count(Counted.FAILURES).build(), List.of("/**"), Set.of(),
+                .ruleBeforeAuthentication(UrlRule.of(
+                        Rule.builder("attempts-by-address")
+                                .key("ip")
+                                .limits(PER_ADDRESS + "/1h")
+                                .count(Counted.FAILURES)
+                                .build(),
+                        List.of("/**"),
+                        Set.of(),
                         Phase.BEFORE_AUTHENTICATION))
-                .ruleBeforeAuthentication(UrlRule.of(Rule.builder("attempts-by-user").key("basic-user")
-                        .limits(PER_USER + "/1h").count(Counted.FAILURES).onMissingKey(MissingKeyPolicy.SKIP).build(),
-                        List.of("/**"), Set.of(), Phase.BEFORE_AUTHENTICATION))
+                .ruleBeforeAuthentication(UrlRule.of(
+                        Rule.builder("attempts-by-user")
+                                .key("basic-user")
+                                .limits(PER_USER + "/1h")
+                                .count(Counted.FAILURES)
+                                .onMissingKey(MissingKeyPolicy.SKIP)
+                                .build(),
+                        List.of("/**"),
+                        Set.of(),
+                        Phase.BEFORE_AUTHENTICATION))
                 .authentication("authentication", new BasicAuthentication())
-                .rule(UrlRule.of(Rule.builder("calls-by-user").key("user").limits("1000/1h").build(), List.of("/**"),
+                .rule(UrlRule.of(
+                        Rule.builder("calls-by-user")
+                                .key("user")
+                                .limits("1000/1h")
+                                .build(),
+                        List.of("/**"),
                         Set.of()))
                 .start();
     }
@@ -136,16 +159,38 @@ class CredentialsAttackTest {
     /** Authorization headers that authenticate nobody. */
     private static List<String> malformedAuthorizations() {
         List<String> values = new ArrayList<>(List.of(
-                "Basic !!!!", "Basic ====", "Basic =", "Basic a", "Basic YWxpY2U6eA", "Basic YW=xpY2U6eA==",
+                "Basic !!!!",
+                "Basic ====",
+                "Basic =",
+                "Basic a",
+                "Basic YWxpY2U6eA",
+                "Basic YW=xpY2U6eA==",
                 "Basic " + Base64.getUrlEncoder().encodeToString(new byte[] {-5, -1, ':', -2}),
-                basic("alice"), basic(":alice"), basic("   :x"), basic(":"), basic("::"), basic(""),
-                basic(new byte[] {(byte) 0xff, (byte) 0xfe, ':', 'x'}), basic(new byte[] {(byte) 0xc3, ':', 'x'}),
-                basic("ali\u0000ce:x"), basic("alice\u0000:alice"), basic("\u0000:\u0000"),
-                basic("a".repeat(3_000) + ":x"), basic("a".repeat(5_000) + ":" + "a".repeat(5_000).substring(0, 10)),
-                "Basic \u00ff\u00fe\u0080", "Bearer " + "x".repeat(100), "Digest username=\"alice\", realm=\"r\"",
-                "Negotiate YWxpY2U6eA==", "Basic", "Basic ", "Basic\t" + Base64.getEncoder().encodeToString(
-                        "alice:x".getBytes(StandardCharsets.UTF_8)), "Basic:" + basic("alice:x").substring(6),
-                "NotBasic " + basic("alice:x").substring(6), "Basic " + basic("alice:x"), "\u00e9", ","));
+                basic("alice"),
+                basic(":alice"),
+                basic("   :x"),
+                basic(":"),
+                basic("::"),
+                basic(""),
+                basic(new byte[] {(byte) 0xff, (byte) 0xfe, ':', 'x'}),
+                basic(new byte[] {(byte) 0xc3, ':', 'x'}),
+                basic("ali\u0000ce:x"),
+                basic("alice\u0000:alice"),
+                basic("\u0000:\u0000"),
+                basic("a".repeat(3_000) + ":x"),
+                basic("a".repeat(5_000) + ":" + "a".repeat(5_000).substring(0, 10)),
+                "Basic \u00ff\u00fe\u0080",
+                "Bearer " + "x".repeat(100),
+                "Digest username=\"alice\", realm=\"r\"",
+                "Negotiate YWxpY2U6eA==",
+                "Basic",
+                "Basic ",
+                "Basic\t" + Base64.getEncoder().encodeToString("alice:x".getBytes(StandardCharsets.UTF_8)),
+                "Basic:" + basic("alice:x").substring(6),
+                "NotBasic " + basic("alice:x").substring(6),
+                "Basic " + basic("alice:x"),
+                "\u00e9",
+                ","));
         values.add("Basic " + "QUFB".repeat(1_800)); // 7 KB of valid Base64 without a colon
         return values;
     }
@@ -163,7 +208,9 @@ class CredentialsAttackTest {
                 }
             }
         }
-        assertThat(checked.get()).as("credentials that reached the authentication").isEqualTo(PER_ADDRESS);
+        assertThat(checked.get())
+                .as("credentials that reached the authentication")
+                .isEqualTo(PER_ADDRESS);
         assertThat(limited).isEqualTo(3 * values.size() - PER_ADDRESS);
         target.assertRedisKeysWellFormed();
     }
@@ -172,10 +219,16 @@ class CredentialsAttackTest {
     @EnumSource(StoreKind.class)
     void controlBytesAndLineBreaksInCredentialsAreRefusedNotFailed(StoreKind store) throws Exception {
         start(store);
-        for (String value : List.of("Basic YWxp\u0000Y2U6eA==", "Basic YWxpY2U6eA==\r", "Basic \nYWxpY2U6eA==",
-                "Basic\u0001YWxpY2U6eA==", "Basic YWxpY2U6eA==\u007f")) {
-            assertThat(RawHttp.send(target.port(), "GET", "/me", "Authorization: " + value).status())
-                    .as("Authorization %s", value.replaceAll("\\p{Cntrl}", "?")).isEqualTo(400);
+        for (String value : List.of(
+                "Basic YWxp\u0000Y2U6eA==",
+                "Basic YWxpY2U6eA==\r",
+                "Basic \nYWxpY2U6eA==",
+                "Basic\u0001YWxpY2U6eA==",
+                "Basic YWxpY2U6eA==\u007f")) {
+            assertThat(RawHttp.send(target.port(), "GET", "/me", "Authorization: " + value)
+                            .status())
+                    .as("Authorization %s", value.replaceAll("\\p{Cntrl}", "?"))
+                    .isEqualTo(400);
         }
         assertThat(checked.get()).isZero();
     }
@@ -199,9 +252,11 @@ class CredentialsAttackTest {
         assertThat(checked.get()).as("guesses that reached the authentication").isEqualTo(PER_USER);
         assertThat(limited).isEqualTo(300 - PER_USER);
         // The guessed name stays locked for the window, even with the right password, as documented.
-        assertThat(send("X-Forwarded-For: 203.0.113.1", "Authorization: " + basic("alice:alice"))).isEqualTo(429);
+        assertThat(send("X-Forwarded-For: 203.0.113.1", "Authorization: " + basic("alice:alice")))
+                .isEqualTo(429);
         // Another user is unaffected.
-        assertThat(send("X-Forwarded-For: 203.0.113.1", "Authorization: " + basic("bob:bob"))).isEqualTo(200);
+        assertThat(send("X-Forwarded-For: 203.0.113.1", "Authorization: " + basic("bob:bob")))
+                .isEqualTo(200);
     }
 
     @ParameterizedTest
@@ -237,7 +292,9 @@ class CredentialsAttackTest {
     void rightPasswordsDoNotCountAsAttempts(StoreKind store) throws Exception {
         start(store);
         for (int i = 0; i < 60; i++) {
-            assertThat(send("Authorization: " + basic("bob:bob"))).as("login %d", i).isEqualTo(200);
+            assertThat(send("Authorization: " + basic("bob:bob")))
+                    .as("login %d", i)
+                    .isEqualTo(200);
         }
         int reached = 0;
         for (int i = 0; i < 20; i++) {

@@ -1,22 +1,21 @@
 package io.github.ratelimit.adversarial;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlRule;
-import io.github.ratelimit.key.ClientIpResolver.ForwardedHeader;
 import io.github.ratelimit.key.ClientIpResolver;
+import io.github.ratelimit.key.ClientIpResolver.ForwardedHeader;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Attacks the {@code ip} key through forwarding headers, in a real Tomcat, with 127.0.0.1 as the trusted proxy and
@@ -48,8 +47,16 @@ class ForwardingHeadersAttackTest {
 
     private void start(StoreKind store, ForwardedHeader header) throws Exception {
         target = Target.builder(store, redis)
-                .clientIp(ClientIpResolver.builder().trustedProxies("127.0.0.1").forwardedHeader(header).build())
-                .rule(UrlRule.of(Rule.builder("per-address").key("ip").limits(LIMIT + "/1h").build(), List.of("/**"),
+                .clientIp(ClientIpResolver.builder()
+                        .trustedProxies("127.0.0.1")
+                        .forwardedHeader(header)
+                        .build())
+                .rule(UrlRule.of(
+                        Rule.builder("per-address")
+                                .key("ip")
+                                .limits(LIMIT + "/1h")
+                                .build(),
+                        List.of("/**"),
                         Set.of()))
                 .start();
     }
@@ -95,7 +102,8 @@ class ForwardingHeadersAttackTest {
         assertThat(admitted(requests)).isEqualTo(LIMIT);
         assertThat(target.reachedTotal()).isEqualTo(LIMIT);
         // Another real client behind the same proxy still has a bucket of its own.
-        assertThat(status(List.of("X-Forwarded-For: 198.51.100.1, 203.0.113.10"))).isEqualTo(200);
+        assertThat(status(List.of("X-Forwarded-For: 198.51.100.1, 203.0.113.10")))
+                .isEqualTo(200);
         target.assertRedisKeysWellFormed(2);
     }
 
@@ -110,10 +118,14 @@ class ForwardingHeadersAttackTest {
             }
             lines.add("X-Forwarded-For: 203.0.113.9");
             int status = RawHttp.send(target.port(), "GET", "/resource", lines).status();
-            assertThat(status).as("request %d with 151 forwarding lines", request).isEqualTo(400);
+            assertThat(status)
+                    .as("request %d with 151 forwarding lines", request)
+                    .isEqualTo(400);
         }
         assertThat(target.reachedTotal()).isZero();
-        assertThat(status(List.of("X-Forwarded-For: 203.0.113.9"))).as("no token was spent").isEqualTo(200);
+        assertThat(status(List.of("X-Forwarded-For: 203.0.113.9")))
+                .as("no token was spent")
+                .isEqualTo(200);
     }
 
     @ParameterizedTest
@@ -125,13 +137,17 @@ class ForwardingHeadersAttackTest {
         for (int request = 0; request < 15; request++) {
             StringBuilder line = new StringBuilder("X-Forwarded-For: ");
             // "::" is a valid address (unspecified IPv6): 2,400 hops of 3 characters, plus a rotating one.
-            line.append("::,".repeat(2_400)).append("198.51.100.").append(request).append(", 203.0.113.9");
+            line.append("::,".repeat(2_400))
+                    .append("198.51.100.")
+                    .append(request)
+                    .append(", 203.0.113.9");
             assertThat(line.length()).isBetween(7_000, 7_900);
             requests.add(List.of(line.toString()));
         }
         long started = System.nanoTime();
         assertThat(admitted(requests)).isEqualTo(LIMIT);
-        assertThat(System.nanoTime() - started).as("15 requests with 2,400 hops each, nanoseconds")
+        assertThat(System.nanoTime() - started)
+                .as("15 requests with 2,400 hops each, nanoseconds")
                 .isLessThan(10_000_000_000L);
         // A line that is all trusted proxies, thousands of times, ends at the leftmost: still 127.0.0.1, bounded.
         List<List<String>> allTrusted = new ArrayList<>();
@@ -148,7 +164,8 @@ class ForwardingHeadersAttackTest {
         start(store);
         String line = "X-Forwarded-For: " + "198.51.100.1,".repeat(1_000) + "203.0.113.9";
         for (int i = 0; i < 5; i++) {
-            int status = RawHttp.send(target.port(), "GET", "/resource", List.of(line)).status();
+            int status = RawHttp.send(target.port(), "GET", "/resource", List.of(line))
+                    .status();
             assertThat(status).as("a 13 KB forwarding header").isEqualTo(400);
         }
         assertThat(target.reachedTotal()).isZero();
@@ -158,9 +175,17 @@ class ForwardingHeadersAttackTest {
     @EnumSource(StoreKind.class)
     void spellingsOfOneIpv4AddressShareOneBucket(StoreKind store) throws Exception {
         start(store);
-        List<String> spellings = List.of("203.0.113.7", "203.0.113.7:8080", " 203.0.113.7 ", "::ffff:203.0.113.7",
-                "::FFFF:203.0.113.7", "[::ffff:203.0.113.7]", "[::ffff:203.0.113.7]:443",
-                "0:0:0:0:0:ffff:203.0.113.7", "::ffff:cb00:7107", "0000:0000:0000:0000:0000:FFFF:CB00:7107",
+        List<String> spellings = List.of(
+                "203.0.113.7",
+                "203.0.113.7:8080",
+                " 203.0.113.7 ",
+                "::ffff:203.0.113.7",
+                "::FFFF:203.0.113.7",
+                "[::ffff:203.0.113.7]",
+                "[::ffff:203.0.113.7]:443",
+                "0:0:0:0:0:ffff:203.0.113.7",
+                "::ffff:cb00:7107",
+                "0000:0000:0000:0000:0000:FFFF:CB00:7107",
                 "203.0.113.7:_obfuscated");
         List<List<String>> requests = new ArrayList<>();
         for (String spelling : spellings) {
@@ -174,9 +199,16 @@ class ForwardingHeadersAttackTest {
     @EnumSource(StoreKind.class)
     void spellingsOfOneIpv6NetworkShareOneBucketAndOtherNetworksHaveTheirOwn(StoreKind store) throws Exception {
         start(store);
-        List<String> spellings = List.of("2001:db8:1:2::1", "2001:DB8:1:2::1", "2001:0db8:0001:0002:0000:0000:0000:0001",
-                "[2001:db8:1:2::1]", "[2001:db8:1:2::1]:8080", "2001:db8:1:2::ffff", "2001:db8:1:2:aaaa:bbbb:cccc:dddd",
-                "2001:db8:1:2::1%eth0", "[2001:db8:1:2::1%25en0]:80");
+        List<String> spellings = List.of(
+                "2001:db8:1:2::1",
+                "2001:DB8:1:2::1",
+                "2001:0db8:0001:0002:0000:0000:0000:0001",
+                "[2001:db8:1:2::1]",
+                "[2001:db8:1:2::1]:8080",
+                "2001:db8:1:2::ffff",
+                "2001:db8:1:2:aaaa:bbbb:cccc:dddd",
+                "2001:db8:1:2::1%eth0",
+                "[2001:db8:1:2::1%25en0]:80");
         List<List<String>> requests = new ArrayList<>();
         for (String spelling : spellings) {
             requests.add(List.of("X-Forwarded-For: 198.51.100." + requests.size() + ", " + spelling));
@@ -184,8 +216,9 @@ class ForwardingHeadersAttackTest {
         assertThat(admitted(requests)).as("admissions of %s", spellings).isEqualTo(LIMIT);
         // Link-local with zone ids: one /64, whatever the zone.
         List<List<String>> linkLocal = new ArrayList<>();
-        for (String spelling : List.of("fe80::1%eth0", "FE80::1", "[fe80::1%eth0]:80", "fe80::2%lo", "fe80::1%25x",
-                "fe80:0:0:0::9", "[fe80::1]")) {
+        for (String spelling : List.of(
+                "fe80::1%eth0",
+                "FE80::1", "[fe80::1%eth0]:80", "fe80::2%lo", "fe80::1%25x", "fe80:0:0:0::9", "[fe80::1]")) {
             linkLocal.add(List.of("X-Forwarded-For: " + spelling));
         }
         assertThat(admitted(linkLocal)).isEqualTo(LIMIT);
@@ -195,13 +228,48 @@ class ForwardingHeadersAttackTest {
     }
 
     /** Hops that name no address in the strict syntax: the walk stops and the trusted peer is the client. */
-    private static final List<String> MALFORMED = List.of("0x7f.0.0.1", "2130706433", "017.0.0.1", "127.1",
-            "203.000.113.007", "0203.0.113.7", "0xcb.0x00.0x71.0x07", "unknown", "UNKNOWN", "_hidden", "", "   ",
-            "garbage", "localhost", "example.com", "256.1.1.1", "1.2.3.4.5", "1.2.3", "[203.0.113.7]",
-            "[203.0.113.7]:80", "203.0.113.7:99999", "203.0.113.7:", "203.0.113.7:-1", "fe80::1%", "2001:db8::1::1",
-            "::ffff:1.2.3", "[2001:db8::1", "2001:db8::1]", "[2001:db8::1]:x", "1.2.3.4/24", "\"203.0.113.7\"",
-            "2001:db8:::1", "12345::1", "g::1", "%eth0", "::ffff:256.0.0.1", "\u00e9", "1.2.3.4 5.6.7.8",
-            "x".repeat(300), " ".repeat(300) + "203.0.113.7", "::" + ":0".repeat(200));
+    private static final List<String> MALFORMED = List.of(
+            "0x7f.0.0.1",
+            "2130706433",
+            "017.0.0.1",
+            "127.1",
+            "203.000.113.007",
+            "0203.0.113.7",
+            "0xcb.0x00.0x71.0x07",
+            "unknown",
+            "UNKNOWN",
+            "_hidden",
+            "",
+            "   ",
+            "garbage",
+            "localhost",
+            "example.com",
+            "256.1.1.1",
+            "1.2.3.4.5",
+            "1.2.3",
+            "[203.0.113.7]",
+            "[203.0.113.7]:80",
+            "203.0.113.7:99999",
+            "203.0.113.7:",
+            "203.0.113.7:-1",
+            "fe80::1%",
+            "2001:db8::1::1",
+            "::ffff:1.2.3",
+            "[2001:db8::1",
+            "2001:db8::1]",
+            "[2001:db8::1]:x",
+            "1.2.3.4/24",
+            "\"203.0.113.7\"",
+            "2001:db8:::1",
+            "12345::1",
+            "g::1",
+            "%eth0",
+            "::ffff:256.0.0.1",
+            "\u00e9",
+            "1.2.3.4 5.6.7.8",
+            "x".repeat(300),
+            " ".repeat(300) + "203.0.113.7",
+            "::" + ":0".repeat(200));
 
     @ParameterizedTest
     @EnumSource(StoreKind.class)
@@ -212,7 +280,9 @@ class ForwardingHeadersAttackTest {
             // A rotating address of the client's own to the left of the malformed hop must not be believed.
             requests.add(List.of("X-Forwarded-For: 198.51.100." + requests.size() + ", " + hop));
         }
-        assertThat(admitted(requests)).as("admissions of %d malformed hops", MALFORMED.size()).isEqualTo(LIMIT);
+        assertThat(admitted(requests))
+                .as("admissions of %d malformed hops", MALFORMED.size())
+                .isEqualTo(LIMIT);
         // They all counted against the proxy's own address: a request without the header finds that bucket empty.
         assertThat(status(List.of())).isEqualTo(429);
         // A well-formed client is unaffected.
@@ -225,19 +295,29 @@ class ForwardingHeadersAttackTest {
     void forwardedHeaderSpellingsOfOneClientShareOneBucketAndRotatingElementsAreIgnored(StoreKind store)
             throws Exception {
         start(store, ForwardedHeader.FORWARDED);
-        List<String> spellings = List.of("for=203.0.113.9", "For=203.0.113.9", "FOR=\"203.0.113.9\"",
-                "for=\"203.0.113.9:4711\"", "for=\"[::ffff:203.0.113.9]:4711\"", "proto=https;for=203.0.113.9;by=_proxy",
-                " for = 203.0.113.9 ; host=example.com", "for=\"\\203.0.113.9\"");
+        List<String> spellings = List.of(
+                "for=203.0.113.9",
+                "For=203.0.113.9",
+                "FOR=\"203.0.113.9\"",
+                "for=\"203.0.113.9:4711\"",
+                "for=\"[::ffff:203.0.113.9]:4711\"",
+                "proto=https;for=203.0.113.9;by=_proxy",
+                " for = 203.0.113.9 ; host=example.com",
+                "for=\"\\203.0.113.9\"");
         List<List<String>> requests = new ArrayList<>();
         for (String element : spellings) {
             // The client's own elements (and an X-Forwarded-For of its own, which this configuration never reads)
             // precede the element the proxy appended.
-            requests.add(List.of("Forwarded: for=198.51.100." + requests.size() + ";proto=http, for=\"[2001:db8::"
-                    + requests.size() + "]\"", "X-Forwarded-For: 192.0.2." + requests.size(), "Forwarded: " + element));
+            requests.add(List.of(
+                    "Forwarded: for=198.51.100." + requests.size() + ";proto=http, for=\"[2001:db8::" + requests.size()
+                            + "]\"",
+                    "X-Forwarded-For: 192.0.2." + requests.size(),
+                    "Forwarded: " + element));
         }
         assertThat(admitted(requests)).as("admissions of %s", spellings).isEqualTo(LIMIT);
         // IPv6 in Forwarded: quoted and bracketed, with a port.
-        assertThat(status(List.of("Forwarded: for=\"[2001:db8:cafe::17]:4711\""))).isEqualTo(200);
+        assertThat(status(List.of("Forwarded: for=\"[2001:db8:cafe::17]:4711\"")))
+                .isEqualTo(200);
         target.assertRedisKeysWellFormed(2);
     }
 
@@ -245,11 +325,27 @@ class ForwardingHeadersAttackTest {
     @EnumSource(StoreKind.class)
     void malformedForwardedElementsFallBackToTheProxy(StoreKind store) throws Exception {
         start(store, ForwardedHeader.FORWARDED);
-        List<String> malformed = List.of("for=unknown", "for=_hidden", "for=\"203.0.113.9", "for=203.0.113.9\"",
-                "for=203.0.113.9;for=198.51.100.1", "proto=https", "by=203.0.113.9", "for=", "for=\"\"",
-                "for=\"[2001:db8::1]:99999\"", "for=\"203.0.113.9;x\"", "for=\"a,b\"",
-                "for=203.0.113.9:80:80", "for=" + "9".repeat(2_000), ";;;;;;", "=,=,=", "for=\"\\\"", "\u00ff=\u00ff",
-                "for=\"203.0.113.9\\\"", "203.0.113.9");
+        List<String> malformed = List.of(
+                "for=unknown",
+                "for=_hidden",
+                "for=\"203.0.113.9",
+                "for=203.0.113.9\"",
+                "for=203.0.113.9;for=198.51.100.1",
+                "proto=https",
+                "by=203.0.113.9",
+                "for=",
+                "for=\"\"",
+                "for=\"[2001:db8::1]:99999\"",
+                "for=\"203.0.113.9;x\"",
+                "for=\"a,b\"",
+                "for=203.0.113.9:80:80",
+                "for=" + "9".repeat(2_000),
+                ";;;;;;",
+                "=,=,=",
+                "for=\"\\\"",
+                "\u00ff=\u00ff",
+                "for=\"203.0.113.9\\\"",
+                "203.0.113.9");
         List<List<String>> requests = new ArrayList<>();
         for (String element : malformed) {
             requests.add(List.of("Forwarded: for=198.51.100." + requests.size() + ", " + element));
@@ -263,14 +359,24 @@ class ForwardingHeadersAttackTest {
     @EnumSource(StoreKind.class)
     void forwardingHeadersFromAnUntrustedPeerAreIgnoredWhateverTheySay(StoreKind store) throws Exception {
         target = Target.builder(store, redis)
-                .clientIp(ClientIpResolver.builder().trustedProxies("10.0.0.0/8", "192.0.2.1").build())
-                .rule(UrlRule.of(Rule.builder("per-address").key("ip").limits(LIMIT + "/1h").build(), List.of("/**"),
+                .clientIp(ClientIpResolver.builder()
+                        .trustedProxies("10.0.0.0/8", "192.0.2.1")
+                        .build())
+                .rule(UrlRule.of(
+                        Rule.builder("per-address")
+                                .key("ip")
+                                .limits(LIMIT + "/1h")
+                                .build(),
+                        List.of("/**"),
                         Set.of()))
                 .start();
         List<List<String>> requests = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
-            requests.add(List.of("X-Forwarded-For: 203.0.113." + i, "X-Forwarded-For: 10.0.0." + i,
-                    "Forwarded: for=198.51.100." + i, "X-Real-IP: 198.51.100." + i));
+            requests.add(List.of(
+                    "X-Forwarded-For: 203.0.113." + i,
+                    "X-Forwarded-For: 10.0.0." + i,
+                    "Forwarded: for=198.51.100." + i,
+                    "X-Real-IP: 198.51.100." + i));
         }
         assertThat(admitted(requests)).isEqualTo(LIMIT);
         target.assertRedisKeysWellFormed(1);

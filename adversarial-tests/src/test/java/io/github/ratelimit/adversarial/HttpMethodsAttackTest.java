@@ -1,5 +1,7 @@
 package io.github.ratelimit.adversarial;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.servlet.testing.RawHttp;
@@ -7,11 +9,6 @@ import io.github.ratelimit.testing.redis.RedisServerExtension;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,8 +16,10 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Attacks URL rules through the request method: the eight standard methods, lower- and mixed-case spellings, WebDAV
@@ -52,25 +51,69 @@ class HttpMethodsAttackTest {
     private final class GetOnly extends HttpServlet {
         @Override
         protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-            plainReached.computeIfAbsent(req.getMethod(), m -> new AtomicInteger()).incrementAndGet();
+            plainReached
+                    .computeIfAbsent(req.getMethod(), m -> new AtomicInteger())
+                    .incrementAndGet();
             resp.getWriter().write("ok");
         }
     }
 
     private void start(StoreKind store) throws Exception {
         target = Target.builder(store, redis)
-                .rule(UrlRule.of(Rule.builder("every-method").key("header:X-Run").limits(ANY_LIMIT + "/1h").build(),
-                        List.of("/any/**"), Set.of()))
-                .rule(UrlRule.of(Rule.builder("get-only").key("global").limits(GET_LIMIT + "/1h").build(),
-                        List.of("/plain"), Set.of("GET")))
+                .rule(UrlRule.of(
+                        Rule.builder("every-method")
+                                .key("header:X-Run")
+                                .limits(ANY_LIMIT + "/1h")
+                                .build(),
+                        List.of("/any/**"),
+                        Set.of()))
+                .rule(UrlRule.of(
+                        Rule.builder("get-only")
+                                .key("global")
+                                .limits(GET_LIMIT + "/1h")
+                                .build(),
+                        List.of("/plain"),
+                        Set.of("GET")))
                 .servlet("plain", new GetOnly(), "/plain")
                 .start();
     }
 
-    private static final List<String> METHODS = List.of("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS",
-            "TRACE", "get", "Get", "hEAD", "post", "Delete", "options", "trace", "PROPFIND", "PROPPATCH", "MKCOL",
-            "COPY", "MOVE", "LOCK", "UNLOCK", "SEARCH", "REPORT", "MKCALENDAR", "QUERY", "PURGE", "BREW", "M-SEARCH",
-            "X", "0", "FOO.BAR", "CONNECT", "!#$%&'*+-.^_`|~", "G\u00c9T");
+    private static final List<String> METHODS = List.of(
+            "GET",
+            "HEAD",
+            "POST",
+            "PUT",
+            "DELETE",
+            "PATCH",
+            "OPTIONS",
+            "TRACE",
+            "get",
+            "Get",
+            "hEAD",
+            "post",
+            "Delete",
+            "options",
+            "trace",
+            "PROPFIND",
+            "PROPPATCH",
+            "MKCOL",
+            "COPY",
+            "MOVE",
+            "LOCK",
+            "UNLOCK",
+            "SEARCH",
+            "REPORT",
+            "MKCALENDAR",
+            "QUERY",
+            "PURGE",
+            "BREW",
+            "M-SEARCH",
+            "X",
+            "0",
+            "FOO.BAR",
+            "CONNECT",
+            "!#$%&'*+-.^_`|~",
+            "G\u00c9T");
 
     private int send(String method, String path, String... headers) throws IOException {
         int status = RawHttp.send(target.port(), method, path, headers).status();
@@ -92,20 +135,38 @@ class HttpMethodsAttackTest {
             for (int i = 0; i < ANY_LIMIT + 3; i++) {
                 statuses.add(send(method, "/any/x", "X-Run: " + method));
             }
-            int reached = target.reached.getOrDefault(method, new AtomicInteger()).get();
+            int reached =
+                    target.reached.getOrDefault(method, new AtomicInteger()).get();
             long limited = statuses.stream().filter(s -> s == 429).count();
             if (reached == 0 && limited == 0) {
                 // Refused by the container before any filter (Tomcat refuses TRACE unless allowTrace is set, and
                 // answers CONNECT with 501).
-                assertThat(statuses).as("%s refused by the container", method).allMatch(s -> (s >= 400 && s < 500) || (s == 501 && method.equals("CONNECT")));
+                assertThat(statuses)
+                        .as("%s refused by the container", method)
+                        .allMatch(s -> (s >= 400 && s < 500) || (s == 501 && method.equals("CONNECT")));
             } else {
-                assertThat(reached).as("%s requests that reached the servlet, statuses %s", method, statuses)
+                assertThat(reached)
+                        .as("%s requests that reached the servlet, statuses %s", method, statuses)
                         .isEqualTo(ANY_LIMIT);
-                assertThat(limited).as("%s requests rejected, statuses %s", method, statuses).isEqualTo(3);
+                assertThat(limited)
+                        .as("%s requests rejected, statuses %s", method, statuses)
+                        .isEqualTo(3);
             }
         }
-        assertThat(target.reached.keySet()).as("methods served").contains("GET", "HEAD", "POST", "PUT", "DELETE",
-                "PATCH", "OPTIONS", "get", "PROPFIND", "BREW", "!#$%&'*+-.^_`|~");
+        assertThat(target.reached.keySet())
+                .as("methods served")
+                .contains(
+                        "GET",
+                        "HEAD",
+                        "POST",
+                        "PUT",
+                        "DELETE",
+                        "PATCH",
+                        "OPTIONS",
+                        "get",
+                        "PROPFIND",
+                        "BREW",
+                        "!#$%&'*+-.^_`|~");
         target.assertRedisKeysWellFormed(target.reached.size());
     }
 
@@ -128,9 +189,13 @@ class HttpMethodsAttackTest {
     void aGetRuleCountsHeadAndLowerCaseGetButNotOtherMethods(StoreKind store) throws Exception {
         start(store);
         for (int i = 0; i < 10; i++) {
-            assertThat(send("POST", "/plain")).as("POST is not GET: 405, never 429").isEqualTo(405);
+            assertThat(send("POST", "/plain"))
+                    .as("POST is not GET: 405, never 429")
+                    .isEqualTo(405);
             assertThat(send("PUT", "/plain")).isEqualTo(405);
-            assertThat(send("PROPFIND", "/plain")).as("a method the servlet does not know").isIn(405, 501);
+            assertThat(send("PROPFIND", "/plain"))
+                    .as("a method the servlet does not know")
+                    .isIn(405, 501);
         }
         // Five GET-like requests spend the five tokens, whatever their spelling.
         assertThat(send("HEAD", "/plain")).isEqualTo(200);
@@ -141,7 +206,8 @@ class HttpMethodsAttackTest {
         for (String method : List.of("GET", "HEAD", "gEt", "hEaD", "get")) {
             assertThat(send(method, "/plain")).as(method).isEqualTo(429);
         }
-        assertThat(plainReached.values().stream().mapToInt(AtomicInteger::get).sum()).isEqualTo(2);
+        assertThat(plainReached.values().stream().mapToInt(AtomicInteger::get).sum())
+                .isEqualTo(2);
         target.assertRedisKeysWellFormed(1);
     }
 
@@ -162,7 +228,8 @@ class HttpMethodsAttackTest {
         }
         // Bytes that are no token make the request line malformed.
         for (String method : List.of("GE T", "GET\u0000", "GE\tT", "GET(", "G\"T", "GET/")) {
-            int status = RawHttp.send(target.port(), method, "/any/x", "X-Run: bad").status();
+            int status =
+                    RawHttp.send(target.port(), method, "/any/x", "X-Run: bad").status();
             assertThat(status).as("method %s", method.replace("\u0000", "\\0")).isEqualTo(400);
         }
         assertThat(target.reachedTotal()).isEqualTo(ANY_LIMIT);

@@ -1,22 +1,21 @@
 package io.github.ratelimit.adversarial;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.io.IOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Attacks URL rules through the request target: dot segments, doubled and encoded slashes, path parameters,
@@ -58,7 +57,9 @@ class PathTricksAttackTest {
 
     private int get(String path) throws IOException {
         int status = RawHttp.send(target.port(), "GET", path).status();
-        assertThat(status).as("GET %s", path.length() > 80 ? path.substring(0, 80) + "..." : path).isBetween(200, 499);
+        assertThat(status)
+                .as("GET %s", path.length() > 80 ? path.substring(0, 80) + "..." : path)
+                .isBetween(200, 499);
         return status;
     }
 
@@ -66,11 +67,33 @@ class PathTricksAttackTest {
     @EnumSource(StoreKind.class)
     void noSpellingOfAnAdminPathReachesTheServletUncounted(StoreKind store) throws Exception {
         start(store);
-        List<String> paths = List.of("/admin/x", "/admin", "/admin/", "/admin/../admin/x", "/x/../admin/x",
-                "/./admin/x", "//admin/x", "/admin//x", "/admin/./x", "/admin;jsessionid=1/x", "/admin;/x",
-                "/admin/x;a=b", "/%61dmin/x", "/%61%64%6d%69%6e/x", "/admin%2Fx", "/admin%2fx", "/admin/x%2F..%2F",
-                "/admin/%2e%2e/admin/x", "/admin/x?y=1", "/admin/x#f", "/admin\\x", "/admin/x/",
-                "/admin/" + "x/".repeat(30), "/admin/..;/admin/x", "/admin/%00", "/admin/%C0%AE%C0%AE/x");
+        List<String> paths = List.of(
+                "/admin/x",
+                "/admin",
+                "/admin/",
+                "/admin/../admin/x",
+                "/x/../admin/x",
+                "/./admin/x",
+                "//admin/x",
+                "/admin//x",
+                "/admin/./x",
+                "/admin;jsessionid=1/x",
+                "/admin;/x",
+                "/admin/x;a=b",
+                "/%61dmin/x",
+                "/%61%64%6d%69%6e/x",
+                "/admin%2Fx",
+                "/admin%2fx",
+                "/admin/x%2F..%2F",
+                "/admin/%2e%2e/admin/x",
+                "/admin/x?y=1",
+                "/admin/x#f",
+                "/admin\\x",
+                "/admin/x/",
+                "/admin/" + "x/".repeat(30),
+                "/admin/..;/admin/x",
+                "/admin/%00",
+                "/admin/%C0%AE%C0%AE/x");
         for (int round = 0; round < 3; round++) {
             for (String path : paths) {
                 get(path);
@@ -92,7 +115,8 @@ class PathTricksAttackTest {
                 get("/admin" + "/s".repeat(segments));
             }
         }
-        assertThat(total(adminReached)).as("requests the admin servlet served for paths of up to 1,000 segments")
+        assertThat(total(adminReached))
+                .as("requests the admin servlet served for paths of up to 1,000 segments")
                 .isEqualTo(LIMIT);
     }
 
@@ -100,8 +124,19 @@ class PathTricksAttackTest {
     @EnumSource(StoreKind.class)
     void noSpellingOfAnExactPathReachesTheServletUncounted(StoreKind store) throws Exception {
         start(store);
-        List<String> paths = List.of("/login", "/login;x=1", "/login;", "/./login", "/x/../login", "//login",
-                "/%6Cogin", "/login?a=b", "/login#x", "/login/.", "/login/..;/login", "/login%3B");
+        List<String> paths = List.of(
+                "/login",
+                "/login;x=1",
+                "/login;",
+                "/./login",
+                "/x/../login",
+                "//login",
+                "/%6Cogin",
+                "/login?a=b",
+                "/login#x",
+                "/login/.",
+                "/login/..;/login",
+                "/login%3B");
         for (int round = 0; round < 3; round++) {
             for (String path : paths) {
                 get(path);

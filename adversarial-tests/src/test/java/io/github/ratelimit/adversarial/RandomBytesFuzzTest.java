@@ -1,17 +1,13 @@
 package io.github.ratelimit.adversarial;
 
+import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.ratelimit.MissingKeyPolicy;
-import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,8 +25,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A seeded random fuzzer against the filter in a real Tomcat with every kind of key ({@code ip} behind a trusted
@@ -61,36 +59,137 @@ class RandomBytesFuzzTest {
     private void start(StoreKind store) throws Exception {
         target = Target.builder(store, redis)
                 .clientIp(ClientIpResolver.builder().trustedProxies("127.0.0.1").build())
-                .rule(UrlRule.of(Rule.builder("by-ip").key("ip").limits("200/1h").build(), List.of("/**"), Set.of()))
-                .rule(UrlRule.of(Rule.builder("by-api-key").key("header:X-Api-Key").limits("3/1h")
-                        .onMissingKey(MissingKeyPolicy.SHARED).build(), List.of("/api/**"), Set.of()))
-                .rule(UrlRule.of(Rule.builder("by-client").key("user|header:X-Client").limits("3/1h").build(),
-                        List.of("/alt/**"), Set.of()))
-                .rule(UrlRule.of(Rule.builder("by-query").key("param:q").limits("3/1h")
-                        .onMissingKey(MissingKeyPolicy.SKIP).build(), List.of("/search/**"), Set.of()))
-                .rule(UrlRule.of(Rule.builder("by-basic-user").key("basic-user").limits("3/1h").count(Counted.FAILURES)
-                        .onMissingKey(MissingKeyPolicy.SKIP).build(), List.of("/login/**"), Set.of()))
-                .rule(UrlRule.of(Rule.builder("get-only").key("header:X-Forwarded-For").limits("5/1h")
-                        .onMissingKey(MissingKeyPolicy.SKIP).build(), List.of("/get/**"), Set.of("GET")))
+                .rule(UrlRule.of(
+                        Rule.builder("by-ip").key("ip").limits("200/1h").build(), List.of("/**"), Set.of()))
+                .rule(UrlRule.of(
+                        Rule.builder("by-api-key")
+                                .key("header:X-Api-Key")
+                                .limits("3/1h")
+                                .onMissingKey(MissingKeyPolicy.SHARED)
+                                .build(),
+                        List.of("/api/**"),
+                        Set.of()))
+                .rule(UrlRule.of(
+                        Rule.builder("by-client")
+                                .key("user|header:X-Client")
+                                .limits("3/1h")
+                                .build(),
+                        List.of("/alt/**"),
+                        Set.of()))
+                .rule(UrlRule.of(
+                        Rule.builder("by-query")
+                                .key("param:q")
+                                .limits("3/1h")
+                                .onMissingKey(MissingKeyPolicy.SKIP)
+                                .build(),
+                        List.of("/search/**"),
+                        Set.of()))
+                .rule(UrlRule.of(
+                        Rule.builder("by-basic-user")
+                                .key("basic-user")
+                                .limits("3/1h")
+                                .count(Counted.FAILURES)
+                                .onMissingKey(MissingKeyPolicy.SKIP)
+                                .build(),
+                        List.of("/login/**"),
+                        Set.of()))
+                .rule(UrlRule.of(
+                        Rule.builder("get-only")
+                                .key("header:X-Forwarded-For")
+                                .limits("5/1h")
+                                .onMissingKey(MissingKeyPolicy.SKIP)
+                                .build(),
+                        List.of("/get/**"),
+                        Set.of("GET")))
                 .start();
     }
 
     /** One request of the barrage: its bytes, and whether they are a well-formed HTTP/1.1 request. */
-    private record Attack(byte[] bytes, boolean wellFormed, String description) {
-    }
+    private record Attack(byte[] bytes, boolean wellFormed, String description) {}
 
-    private static final String[] METHODS = {"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "get", "Post",
-            "PROPFIND", "MKCOL", "BREW", "X", "QUERY"};
-    private static final String[] PATHS = {"/", "/api", "/api/", "/api/x", "/alt/y", "/search", "/search/z", "/login",
-            "/login/me", "/get/a", "/get/../api/x", "/api/%2e%2e/get", "/api;jsessionid=1", "/a//b", "/%7Bx%7D",
-            "/%25", "/%00", "/%C0%AE", "/%E2%82%AC", "/api/x?q=1", "/search/?q=%7B%7D&q=2", "/search?q=%zz",
-            "/search?q=" + "y".repeat(600), "/login?x=%FF", "*", "/;", "/api/..;/get"};
-    private static final String[] HEADER_NAMES = {"X-Forwarded-For", "X-Forwarded-For", "Forwarded", "X-Api-Key",
-            "X-Client", "Authorization", "Cookie", "Accept", "X-Real-IP", "User-Agent", "Content-Type", "Referer",
-            "X-Test", "x-api-key", "X-FORWARDED-FOR"};
-    private static final String[] VALUES = {"203.0.113.7", "198.51.100.1, 127.0.0.1", "::ffff:127.0.0.1", "unknown",
-            "for=_hidden", "Basic YWxpY2U6eA==", "Basic !!!", "Basic " + "QUFB".repeat(300), "{x}", "%7B", "a:b",
-            "\\+~", "", " ", "\u00ff\u00fe", "user=alice", "0x7f.0.0.1", "[::1]:80", "fe80::1%eth0"};
+    private static final String[] METHODS = {
+        "GET",
+        "HEAD",
+        "POST",
+        "PUT",
+        "DELETE",
+        "PATCH",
+        "OPTIONS",
+        "get",
+        "Post",
+        "PROPFIND",
+        "MKCOL",
+        "BREW",
+        "X",
+        "QUERY"
+    };
+    private static final String[] PATHS = {
+        "/",
+        "/api",
+        "/api/",
+        "/api/x",
+        "/alt/y",
+        "/search",
+        "/search/z",
+        "/login",
+        "/login/me",
+        "/get/a",
+        "/get/../api/x",
+        "/api/%2e%2e/get",
+        "/api;jsessionid=1",
+        "/a//b",
+        "/%7Bx%7D",
+        "/%25",
+        "/%00",
+        "/%C0%AE",
+        "/%E2%82%AC",
+        "/api/x?q=1",
+        "/search/?q=%7B%7D&q=2",
+        "/search?q=%zz",
+        "/search?q=" + "y".repeat(600),
+        "/login?x=%FF",
+        "*",
+        "/;",
+        "/api/..;/get"
+    };
+    private static final String[] HEADER_NAMES = {
+        "X-Forwarded-For",
+        "X-Forwarded-For",
+        "Forwarded",
+        "X-Api-Key",
+        "X-Client",
+        "Authorization",
+        "Cookie",
+        "Accept",
+        "X-Real-IP",
+        "User-Agent",
+        "Content-Type",
+        "Referer",
+        "X-Test",
+        "x-api-key",
+        "X-FORWARDED-FOR"
+    };
+    private static final String[] VALUES = {
+        "203.0.113.7",
+        "198.51.100.1, 127.0.0.1",
+        "::ffff:127.0.0.1",
+        "unknown",
+        "for=_hidden",
+        "Basic YWxpY2U6eA==",
+        "Basic !!!",
+        "Basic " + "QUFB".repeat(300),
+        "{x}",
+        "%7B",
+        "a:b",
+        "\\+~",
+        "",
+        " ",
+        "\u00ff\u00fe",
+        "user=alice",
+        "0x7f.0.0.1",
+        "[::1]:80",
+        "fe80::1%eth0"
+    };
 
     private static Attack next(Random random) {
         int kind = random.nextInt(100);
@@ -106,10 +205,11 @@ class RandomBytesFuzzTest {
             byte[] garbage = new byte[1 + random.nextInt(1_000)];
             random.nextBytes(garbage);
             head.append(new String(garbage, StandardCharsets.ISO_8859_1));
-            return new Attack(head.toString().getBytes(StandardCharsets.ISO_8859_1), false,
-                    "request line then random bytes");
+            return new Attack(
+                    head.toString().getBytes(StandardCharsets.ISO_8859_1), false, "request line then random bytes");
         }
-        String method = random.nextInt(10) == 0 ? randomToken(random, 1 + random.nextInt(60))
+        String method = random.nextInt(10) == 0
+                ? randomToken(random, 1 + random.nextInt(60))
                 : METHODS[random.nextInt(METHODS.length)];
         String path = PATHS[random.nextInt(PATHS.length)];
         if (random.nextInt(5) == 0) {
@@ -118,7 +218,8 @@ class RandomBytesFuzzTest {
         head.append(method).append(' ').append(path).append(" HTTP/1.1\r\nHost: 127.0.0.1\r\n");
         int lines = random.nextInt(25);
         for (int i = 0; i < lines; i++) {
-            String name = random.nextInt(8) == 0 ? randomToken(random, 1 + random.nextInt(30))
+            String name = random.nextInt(8) == 0
+                    ? randomToken(random, 1 + random.nextInt(30))
                     : HEADER_NAMES[random.nextInt(HEADER_NAMES.length)];
             String value;
             switch (random.nextInt(4)) {
@@ -129,8 +230,11 @@ class RandomBytesFuzzTest {
                     StringBuilder hops = new StringBuilder();
                     int n = 1 + random.nextInt(200);
                     for (int h = 0; h < n; h++) {
-                        hops.append(h == 0 ? "" : ", ").append(random.nextBoolean() ? randomIp(random)
-                                : VALUES[random.nextInt(VALUES.length)]);
+                        hops.append(h == 0 ? "" : ", ")
+                                .append(
+                                        random.nextBoolean()
+                                                ? randomIp(random)
+                                                : VALUES[random.nextInt(VALUES.length)]);
                     }
                     value = hops.toString();
                 }
@@ -146,8 +250,10 @@ class RandomBytesFuzzTest {
         }
         byte[] body = new byte[0];
         if (random.nextInt(4) == 0) {
-            body = random.nextBoolean() ? ("q=" + randomToken(random, 20) + "&username=alice&password=x")
-                    .getBytes(StandardCharsets.ISO_8859_1) : new byte[random.nextInt(500)];
+            body = random.nextBoolean()
+                    ? ("q=" + randomToken(random, 20) + "&username=alice&password=x")
+                            .getBytes(StandardCharsets.ISO_8859_1)
+                    : new byte[random.nextInt(500)];
             if (body.length > 0 && body[0] == 0) {
                 random.nextBytes(body);
             }
@@ -165,7 +271,8 @@ class RandomBytesFuzzTest {
         return new Attack(all, wellFormed, method.length() > 30 ? method.substring(0, 30) + "..." : method);
     }
 
-    private static final String TOKEN_CHARS = "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    private static final String TOKEN_CHARS =
+            "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
     private static String randomToken(Random random, int length) {
         StringBuilder sb = new StringBuilder();
@@ -188,16 +295,18 @@ class RandomBytesFuzzTest {
         StringBuilder sb = new StringBuilder();
         int n = random.nextInt(40);
         for (int i = 0; i < n; i++) {
-            sb.append(random.nextInt(3) == 0 ? String.format("%%%02X", random.nextInt(256))
-                    : String.valueOf(TOKEN_CHARS.charAt(random.nextInt(TOKEN_CHARS.length()))));
+            sb.append(
+                    random.nextInt(3) == 0
+                            ? String.format("%%%02X", random.nextInt(256))
+                            : String.valueOf(TOKEN_CHARS.charAt(random.nextInt(TOKEN_CHARS.length()))));
         }
         return sb.toString();
     }
 
     private static String randomIp(Random random) {
         return switch (random.nextInt(4)) {
-            case 0 -> random.nextInt(256) + "." + random.nextInt(256) + "." + random.nextInt(256) + "."
-                    + random.nextInt(256);
+            case 0 ->
+                random.nextInt(256) + "." + random.nextInt(256) + "." + random.nextInt(256) + "." + random.nextInt(256);
             case 1 -> String.format("%x:%x::%x", random.nextInt(65536), random.nextInt(65536), random.nextInt(65536));
             case 2 -> "[" + String.format("2001:db8::%x", random.nextInt(65536)) + "]:" + random.nextInt(70_000);
             default -> "::ffff:" + random.nextInt(256) + "." + random.nextInt(256) + ".0." + random.nextInt(300);
@@ -273,8 +382,11 @@ class RandomBytesFuzzTest {
                 if (attack.wellFormed()) {
                     assertThat(status).as(what).isBetween(200, 499);
                 } else {
-                    assertThat(status).as(what).satisfiesAnyOf(s -> assertThat(s).isZero(),
-                            s -> assertThat(s).isBetween(200, 499));
+                    assertThat(status)
+                            .as(what)
+                            .satisfiesAnyOf(
+                                    s -> assertThat(s).isZero(),
+                                    s -> assertThat(s).isBetween(200, 499));
                 }
             }
         } finally {
@@ -284,10 +396,13 @@ class RandomBytesFuzzTest {
         for (int i = 0; i < 10; i++) {
             long started = System.nanoTime();
             byte[] normal = ("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: 192.0.2." + i
-                    + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1);
-            assertThat(sendRaw(target.port(), normal, false)).as("seed %d: a normal request after the barrage", seed)
+                            + "\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.ISO_8859_1);
+            assertThat(sendRaw(target.port(), normal, false))
+                    .as("seed %d: a normal request after the barrage", seed)
                     .isEqualTo(200);
-            assertThat(System.nanoTime() - started).as("seed %d: nanoseconds for a normal request", seed)
+            assertThat(System.nanoTime() - started)
+                    .as("seed %d: nanoseconds for a normal request", seed)
                     .isLessThan(5_000_000_000L);
         }
         target.assertRedisKeysWellFormed();

@@ -1,18 +1,14 @@
 package io.github.ratelimit.adversarial;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.params.provider.ValueSource;
-import redis.clients.jedis.Jedis;
-
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,9 +26,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import redis.clients.jedis.Jedis;
 
 /**
  * Attacks a concurrency rule ({@code concurrency=2}) over real HTTP against a real Tomcat: a crowd of 200 requests at
@@ -84,7 +83,8 @@ class SlotsAttackTest {
 
     private List<CompletableFuture<HttpResponse<Void>>> send(HttpClient client, int n) {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + target.port() + "/slow/x"))
-                .timeout(Duration.ofSeconds(60)).build();
+                .timeout(Duration.ofSeconds(60))
+                .build();
         List<CompletableFuture<HttpResponse<Void>>> responses = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             responses.add(client.sendAsync(request, HttpResponse.BodyHandlers.discarding()));
@@ -97,13 +97,19 @@ class SlotsAttackTest {
     void aCrowdOnOneKeyGetsExactlyItsSlots(StoreKind store) throws Exception {
         HoldingServlet servlet = start(store);
         ExecutorService executor = Executors.newFixedThreadPool(8);
-        HttpClient client = HttpClient.newBuilder().executor(executor).version(HttpClient.Version.HTTP_1_1).build();
+        HttpClient client = HttpClient.newBuilder()
+                .executor(executor)
+                .version(HttpClient.Version.HTTP_1_1)
+                .build();
         try {
             List<CompletableFuture<HttpResponse<Void>>> responses = send(client, 200);
-            await().atMost(Duration.ofSeconds(60)).until(() ->
-                    responses.stream().filter(CompletableFuture::isDone).count() == 198 && servlet.inside.get() == 2);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() ->
+                            responses.stream().filter(CompletableFuture::isDone).count() == 198
+                                    && servlet.inside.get() == 2);
             servlet.go.release(2);
-            Map<Integer, Long> statuses = responses.stream().map(CompletableFuture::join)
+            Map<Integer, Long> statuses = responses.stream()
+                    .map(CompletableFuture::join)
                     .collect(Collectors.groupingBy(HttpResponse::statusCode, Collectors.counting()));
             assertThat(statuses).isEqualTo(Map.of(200, 2L, 429, 198L));
             assertThat(servlet.most.get()).as("inside at once").isEqualTo(2);
@@ -114,7 +120,9 @@ class SlotsAttackTest {
             servlet.go.release(2);
             assertThat(again).allSatisfy(f -> assertThat(f.join().statusCode()).isEqualTo(200));
             if (target.redisStore() != null) {
-                assertThat(target.redisStore().stats().failures()).as("Redis failures").isZero();
+                assertThat(target.redisStore().stats().failures())
+                        .as("Redis failures")
+                        .isZero();
             }
         } finally {
             executor.shutdownNow();
@@ -122,12 +130,23 @@ class SlotsAttackTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"a string", "a list", "a hash", "a set", "a 1 MB string", "leases at 1e18 and +inf",
-            "10,000 planted leases"})
+    @ValueSource(
+            strings = {
+                "a string",
+                "a list",
+                "a hash",
+                "a set",
+                "a 1 MB string",
+                "leases at 1e18 and +inf",
+                "10,000 planted leases"
+            })
     void garbageInTheLeasesIsReplacedNotObeyed(String garbage) throws Exception {
         HoldingServlet servlet = start(StoreKind.REDIS);
         ExecutorService executor = Executors.newFixedThreadPool(4);
-        HttpClient client = HttpClient.newBuilder().executor(executor).version(HttpClient.Version.HTTP_1_1).build();
+        HttpClient client = HttpClient.newBuilder()
+                .executor(executor)
+                .version(HttpClient.Version.HTTP_1_1)
+                .build();
         try {
             // One request in flight makes the client's key; then it is overwritten with garbage, as by hand.
             List<CompletableFuture<HttpResponse<Void>>> first = send(client, 1);
@@ -141,15 +160,19 @@ class SlotsAttackTest {
                 plant(jedis, key, garbage);
             }
             List<CompletableFuture<HttpResponse<Void>>> crowd = send(client, 5);
-            await().atMost(Duration.ofSeconds(30)).until(() ->
-                    crowd.stream().filter(CompletableFuture::isDone).count() == 3 && servlet.inside.get() == 3);
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() ->
+                            crowd.stream().filter(CompletableFuture::isDone).count() == 3 && servlet.inside.get() == 3);
             servlet.go.release(3);
             assertThat(first.get(0).join().statusCode()).isEqualTo(200);
-            Map<Integer, Long> statuses = crowd.stream().map(CompletableFuture::join)
+            Map<Integer, Long> statuses = crowd.stream()
+                    .map(CompletableFuture::join)
                     .collect(Collectors.groupingBy(HttpResponse::statusCode, Collectors.counting()));
             assertThat(statuses).as("two slots, as on an empty key").isEqualTo(Map.of(200, 2L, 429, 3L));
             assertThat(target.redisStore().stats().repairs()).as("repairs").isPositive();
-            assertThat(target.redisStore().stats().failures()).as("Redis failures").isZero();
+            assertThat(target.redisStore().stats().failures())
+                    .as("Redis failures")
+                    .isZero();
         } finally {
             executor.shutdownNow();
         }

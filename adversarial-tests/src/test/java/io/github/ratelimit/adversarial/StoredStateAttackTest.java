@@ -1,24 +1,23 @@
 package io.github.ratelimit.adversarial;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
-import redis.clients.jedis.Jedis;
-
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import redis.clients.jedis.Jedis;
 
 /**
  * Attacks the state the limiter keeps in Redis, as a typo in {@code redis-cli} or a migration bug would: the
@@ -69,14 +68,19 @@ class StoredStateAttackTest {
             }
         }
         long interval = System.currentTimeMillis() * 1_000 / HOUR_MICROS;
-        cases.add(Arguments.of(Algorithm.SLIDING_WINDOW_COUNTER, new Garbage("the far-future entry",
-                (j, k) -> j.hset(k, bytes("3600000000:99999999999999"), bytes("1")))));
+        cases.add(Arguments.of(
+                Algorithm.SLIDING_WINDOW_COUNTER,
+                new Garbage(
+                        "the far-future entry", (j, k) -> j.hset(k, bytes("3600000000:99999999999999"), bytes("1")))));
         for (String count : List.of("abc", "-5", "1e3", "99999999999999999999")) {
-            cases.add(Arguments.of(Algorithm.SLIDING_WINDOW_COUNTER, new Garbage("a count of '" + count + "'",
-                    (j, k) -> j.hset(k, bytes("3600000000:" + interval), bytes(count)))));
+            cases.add(Arguments.of(
+                    Algorithm.SLIDING_WINDOW_COUNTER,
+                    new Garbage(
+                            "a count of '" + count + "'",
+                            (j, k) -> j.hset(k, bytes("3600000000:" + interval), bytes(count)))));
         }
-        cases.add(Arguments.of(Algorithm.SLIDING_WINDOW_LOG, new Garbage("calls at 1e18 and +inf, no expiry",
-                (j, k) -> {
+        cases.add(Arguments.of(
+                Algorithm.SLIDING_WINDOW_LOG, new Garbage("calls at 1e18 and +inf, no expiry", (j, k) -> {
                     j.zadd(k, 1e18, bytes("a"));
                     j.zadd(k, Double.POSITIVE_INFINITY, bytes("b"));
                 })));
@@ -91,8 +95,14 @@ class StoredStateAttackTest {
     @MethodSource("attacks")
     void garbageInRedisIsReplacedNotObeyed(Algorithm algorithm, Garbage garbage) throws Exception {
         target = Target.builder(StoreKind.REDIS, redis)
-                .rule(UrlRule.of(Rule.builder("api").key("ip").limits("3/1h").algorithm(algorithm).build(),
-                        List.of("/api/**"), Set.of()))
+                .rule(UrlRule.of(
+                        Rule.builder("api")
+                                .key("ip")
+                                .limits("3/1h")
+                                .algorithm(algorithm)
+                                .build(),
+                        List.of("/api/**"),
+                        Set.of()))
                 .start();
         // One request makes the client's key; then it is overwritten with garbage, as by hand.
         assertThat(target.get("/api/x").status()).isEqualTo(200);
@@ -108,16 +118,21 @@ class StoredStateAttackTest {
             statuses.add(target.get("/api/x").status());
         }
         // The garbage gives way to a new, full bucket: 3 calls, or the one a leaky bucket holds.
-        assertThat(statuses).isEqualTo(algorithm == Algorithm.LEAKY_BUCKET ? List.of(200, 429, 429, 429, 429)
-                : List.of(200, 200, 200, 429, 429));
+        assertThat(statuses)
+                .isEqualTo(
+                        algorithm == Algorithm.LEAKY_BUCKET
+                                ? List.of(200, 429, 429, 429, 429)
+                                : List.of(200, 200, 200, 429, 429));
         assertThat(target.redisStore().stats().repairs()).as("repairs").isPositive();
         assertThat(target.redisStore().stats().failures()).as("Redis failures").isZero();
         try (Jedis jedis = new Jedis(redis.server().host(), redis.server().port())) {
-            assertThat(jedis.type(key)).isEqualTo(switch (algorithm) {
-                case SLIDING_WINDOW_LOG -> "zset";
-                case SLIDING_WINDOW_COUNTER -> "hash";
-                default -> "string";
-            });
+            assertThat(jedis.type(key))
+                    .isEqualTo(
+                            switch (algorithm) {
+                                case SLIDING_WINDOW_LOG -> "zset";
+                                case SLIDING_WINDOW_COUNTER -> "hash";
+                                default -> "string";
+                            });
             assertThat(jedis.pttl(key)).as("the key's expiry").isPositive();
         }
     }

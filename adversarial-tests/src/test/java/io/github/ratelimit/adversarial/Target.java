@@ -1,5 +1,7 @@
 package io.github.ratelimit.adversarial;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.web.UrlRule;
@@ -15,11 +17,6 @@ import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.apache.catalina.startup.Tomcat;
-import redis.clients.jedis.Jedis;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -33,8 +30,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.apache.catalina.startup.Tomcat;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
 
 /**
  * A real Tomcat with the rate-limit filter (constructed programmatically) in front of a servlet that answers every
@@ -54,8 +53,14 @@ final class Target implements AutoCloseable {
     /** Requests that reached the servlet, by method. */
     final Map<String, AtomicInteger> reached;
 
-    private Target(TomcatServer server, RateLimiter limiter, JedisBucketStore redisStore, RedisServerExtension redis,
-                   String prefix, ManualClock clock, Map<String, AtomicInteger> reached) {
+    private Target(
+            TomcatServer server,
+            RateLimiter limiter,
+            JedisBucketStore redisStore,
+            RedisServerExtension redis,
+            String prefix,
+            ManualClock clock,
+            Map<String, AtomicInteger> reached) {
         this.server = server;
         this.clock = clock;
         this.limiter = limiter;
@@ -107,7 +112,9 @@ final class Target implements AutoCloseable {
         }
         List<byte[]> keys = new ArrayList<>();
         try (Jedis jedis = new Jedis(redis.server().host(), redis.server().port())) {
-            ScanParams params = new ScanParams().match((prefix + ":*").getBytes(StandardCharsets.UTF_8)).count(1000);
+            ScanParams params = new ScanParams()
+                    .match((prefix + ":*").getBytes(StandardCharsets.UTF_8))
+                    .count(1000);
             byte[] cursor = ScanParams.SCAN_POINTER_START_BINARY;
             do {
                 ScanResult<byte[]> page = jedis.scan(cursor, params);
@@ -137,7 +144,9 @@ final class Target implements AutoCloseable {
         List<byte[]> keys = assertRedisKeysWellFormed();
         assertThat(keys).as("one Redis key per bucket").hasSize(buckets);
         for (byte[] key : keys) {
-            assertThat(pttl(key)).as("PTTL of %s", new String(key, StandardCharsets.UTF_8)).isPositive();
+            assertThat(pttl(key))
+                    .as("PTTL of %s", new String(key, StandardCharsets.UTF_8))
+                    .isPositive();
         }
     }
 
@@ -155,8 +164,12 @@ final class Target implements AutoCloseable {
         for (byte[] raw : keys) {
             String key = new String(raw, StandardCharsets.UTF_8);
             assertThat(key).as("Redis key").startsWith(prefix + ":{").endsWith("}");
-            assertThat(key.chars().filter(c -> c == '{').count()).as("'{' in %s", key).isEqualTo(1);
-            assertThat(key.chars().filter(c -> c == '}').count()).as("'}' in %s", key).isEqualTo(1);
+            assertThat(key.chars().filter(c -> c == '{').count())
+                    .as("'{' in %s", key)
+                    .isEqualTo(1);
+            assertThat(key.chars().filter(c -> c == '}').count())
+                    .as("'}' in %s", key)
+                    .isEqualTo(1);
             // -2: expired between SCAN and PTTL (a refunded bucket lives about a second); -1 would be no TTL at all.
             assertThat(pttl(raw)).as("PTTL of %s", key).isNotEqualTo(-1L);
         }
@@ -200,7 +213,7 @@ final class Target implements AutoCloseable {
         private final List<Consumer<Tomcat>> tomcat = new ArrayList<>();
         private final Map<String, HttpServlet> servlets = new LinkedHashMap<>();
         private final Map<String, String[]> mappings = new LinkedHashMap<>();
-        private Consumer<RateLimiter.Builder> limiterOptions = b -> { };
+        private Consumer<RateLimiter.Builder> limiterOptions = b -> {};
 
         private Builder(StoreKind store, RedisServerExtension redis) {
             this.store = store;
@@ -253,9 +266,10 @@ final class Target implements AutoCloseable {
         }
 
         /** A filter deciding the URL rules the way the Spring Boot starter registers them: in code, answering 429. */
-        private static RateLimitFilter.Builder filter(RateLimiter limiter, List<UrlRule> urlRules,
-                                                      Set<HeaderStyle> headers) {
-            RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter).headers(headers)
+        private static RateLimitFilter.Builder filter(
+                RateLimiter limiter, List<UrlRule> urlRules, Set<HeaderStyle> headers) {
+            RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter)
+                    .headers(headers)
                     .rejectionHandler(new ProblemDetailsRejectionHandler(429));
             urlRules.forEach(r -> builder.urlRule(r.rule(), r.methods(), r.paths()));
             return builder;
@@ -263,13 +277,19 @@ final class Target implements AutoCloseable {
 
         Target start() throws Exception {
             ManualClock clock = new ManualClock();
-            RateLimiter.Builder lb = RateLimiter.builder().timeMeter(clock).waiter(clock).clientIpResolver(clientIp);
+            RateLimiter.Builder lb =
+                    RateLimiter.builder().timeMeter(clock).waiter(clock).clientIpResolver(clientIp);
             JedisBucketStore redisStore = null;
-            String prefix = "adv" + PREFIXES.incrementAndGet() + "x" + ProcessHandle.current().pid();
+            String prefix = "adv" + PREFIXES.incrementAndGet() + "x"
+                    + ProcessHandle.current().pid();
             if (store == StoreKind.REDIS) {
                 // Generous timeouts: a slow machine must not turn into fail-open admissions.
-                redisStore = JedisBucketStore.builder().url(redis.uri()).keyPrefix(prefix)
-                        .commandTimeout(Duration.ofSeconds(2)).connectTimeout(Duration.ofSeconds(2)).build();
+                redisStore = JedisBucketStore.builder()
+                        .url(redis.uri())
+                        .keyPrefix(prefix)
+                        .commandTimeout(Duration.ofSeconds(2))
+                        .connectTimeout(Duration.ofSeconds(2))
+                        .build();
                 lb.store(redisStore);
             }
             limiterOptions.accept(lb);
@@ -280,8 +300,11 @@ final class Target implements AutoCloseable {
                 TomcatServer.Builder b = TomcatServer.builder();
                 before.forEach(b::filterBefore);
                 if (!beforeRules.isEmpty()) {
-                    b.filterBefore("rateLimitBeforeAuthentication", filter(limiter, beforeRules, headers)
-                            .beforeAuthentication().build());
+                    b.filterBefore(
+                            "rateLimitBeforeAuthentication",
+                            filter(limiter, beforeRules, headers)
+                                    .beforeAuthentication()
+                                    .build());
                 }
                 between.forEach(b::filterBefore);
                 b.filter(filter(limiter, rules, headers).build());

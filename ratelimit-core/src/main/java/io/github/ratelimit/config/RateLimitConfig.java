@@ -2,9 +2,6 @@ package io.github.ratelimit.config;
 
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
-
-import org.jspecify.annotations.Nullable;
-
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
@@ -15,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@code ratelimit.*} properties, declared once for every face: a JavaBean per group ({@code redis},
@@ -77,8 +75,8 @@ public class RateLimitConfig {
     @Described("Whether rate limiting is on; false lets every request through untouched.")
     private boolean enabled = true;
 
-    @Described(value = "Where buckets live: auto (Redis when one is configured, else this JVM), local or "
-                    + "redis.",
+    @Described(
+            value = "Where buckets live: auto (Redis when one is configured, else this JVM), local or " + "redis.",
             values = {"auto", "local", "redis"})
     private String store = "auto";
 
@@ -86,7 +84,8 @@ public class RateLimitConfig {
 
     private final Redis redis = new Redis();
 
-    @Described(value = "What rules that do not say decide when the store fails.",
+    @Described(
+            value = "What rules that do not say decide when the store fails.",
             values = {"fail-open", "fail-closed", "local-fallback"})
     private String defaultStoreFailurePolicy = "fail-open";
 
@@ -94,14 +93,16 @@ public class RateLimitConfig {
     private double localFallbackShare = 1;
 
     @Described("Client addresses and ranges no rule limits, e.g. 10.0.0.0/8, 192.0.2.7; counted in "
-                    + "metrics with basis exempt.")
+            + "metrics with basis exempt.")
     private List<String> exempt = new ArrayList<>();
 
     @Described("A dry run: every rule only records what it would reject (as mode shadow), for "
-                    + "rolling a configuration out.")
+            + "rolling a configuration out.")
     private boolean shadow = false;
 
-    @Described(value = "Most requests waiting out a SOFT delay at once, all rules together.", min = 0,
+    @Described(
+            value = "Most requests waiting out a SOFT delay at once, all rules together.",
+            min = 0,
             max = Integer.MAX_VALUE)
     private int maxWaiting = RateLimiter.Builder.DEFAULT_MAX_WAITING;
 
@@ -109,17 +110,19 @@ public class RateLimitConfig {
     private List<String> trustedProxies = new ArrayList<>();
 
     @Described("Whether the ip key takes the client address the web server reports (its own "
-                    + "forwarding configuration decided) instead of the connection's; not with trusted-proxies.")
+            + "forwarding configuration decided) instead of the connection's; not with trusted-proxies.")
     private boolean trustContainerForwarding = false;
 
-    @Described(value = "The one forwarding header the trusted proxies write.",
+    @Described(
+            value = "The one forwarding header the trusted proxies write.",
             values = {"x-forwarded-for", "forwarded"})
     private String forwardedHeader = "x-forwarded-for";
 
     @Described(value = "IPv6 clients are keyed by this prefix length (1 to 128).", min = 1, max = 128)
     private int ipv6PrefixLength = 64;
 
-    @Described(value = "Rate-limit header styles written on responses, or none.",
+    @Described(
+            value = "Rate-limit header styles written on responses, or none.",
             values = {"x-ratelimit", "ietf-draft-09", "none"})
     private List<String> headers = new ArrayList<>(List.of("x-ratelimit", "ietf-draft-09"));
 
@@ -133,7 +136,7 @@ public class RateLimitConfig {
     private boolean metrics = true;
 
     @Described("Share of a window's limit below which a permitted call counts in "
-                    + "ratelimit.near.limit: 0.2 counts calls that left less than 20 % (above 0, at most 1).")
+            + "ratelimit.near.limit: 0.2 counts calls that left less than 20 % (above 0, at most 1).")
     private double nearLimit = 0.2;
 
     @Described("How long per-key limits (ratelimit.keys, or a LimitProvider) are cached.")
@@ -145,36 +148,40 @@ public class RateLimitConfig {
     private Map<String, List<String>> plans = new LinkedHashMap<>();
 
     @Described("Where a call's plan comes from, for keys with no entry of their own: header:<Name> "
-                    + "(believed only from trusted-proxies), a custom key, authority:<prefix> (Spring Security: authority "
-                    + "PLAN_pro selects plan pro) or SpEL.")
+            + "(believed only from trusted-proxies), a custom key, authority:<prefix> (Spring Security: authority "
+            + "PLAN_pro selects plan pro) or SpEL.")
     private @Nullable String planFrom;
 
     @Described("Whether a plan header (plan-from=header:<Name>) is believed from every peer rather "
-                    + "than only from trusted-proxies: only when nothing reaches the application without passing something "
-                    + "that sets or removes the header; without trusted-proxies, a plan header needs it.")
+            + "than only from trusted-proxies: only when nothing reaches the application without passing something "
+            + "that sets or removes the header; without trusted-proxies, a plan header needs it.")
     private boolean planHeaderTrusted = false;
 
-    @Described("Names of the rules plans from the call are for; by default every rule counting by "
-                    + "the user.")
+    @Described("Names of the rules plans from the call are for; by default every rule counting by " + "the user.")
     private List<String> planRules = new ArrayList<>();
 
     private List<KeyEntry> keys = new ArrayList<>();
 
     private List<UrlRuleEntry> rules = new ArrayList<>();
 
-    @Described(value = "A RejectionHandler class (public no-argument constructor) that writes rejections.",
+    @Described(
+            value = "A RejectionHandler class (public no-argument constructor) that writes rejections.",
             only = Face.SERVLET_FILTER)
     private @Nullable String rejectionHandler;
 
-    @Described(value = "Whether to apply the @RateLimit annotations of the registered servlets.",
+    @Described(
+            value = "Whether to apply the @RateLimit annotations of the registered servlets.",
             only = Face.SERVLET_FILTER)
     private boolean annotations = true;
 
-    @Described(value = "A KeyResolver class (public no-argument constructor) that keys can name.",
-            only = Face.SERVLET_FILTER, mapKey = "<name>")
+    @Described(
+            value = "A KeyResolver class (public no-argument constructor) that keys can name.",
+            only = Face.SERVLET_FILTER,
+            mapKey = "<name>")
     private Map<String, String> keyResolvers = new LinkedHashMap<>();
 
-    @Described(value = "Whether @RateLimit rules of methods other than the request's handler (a service "
+    @Described(
+            value = "Whether @RateLimit rules of methods other than the request's handler (a service "
                     + "method throttling an outbound call) add their items to the response's rate-limit headers.",
             only = Face.SPRING_BOOT)
     private boolean methodHeaders = false;
@@ -514,9 +521,9 @@ public class RateLimitConfig {
         private Duration commandTimeout = Duration.ofMillis(50);
 
         @Described("How long Redis may take to answer the store's calls off the request path, on "
-                        + "connections of their own: renewing the leases of calls in flight, and giving back slots and tokens "
-                        + "that could not be given back when a call ended. Longer than the command timeout, so a slow Redis "
-                        + "loses none of them.")
+                + "connections of their own: renewing the leases of calls in flight, and giving back slots and tokens "
+                + "that could not be given back when a call ended. Longer than the command timeout, so a slow Redis "
+                + "loses none of them.")
         private Duration backgroundTimeout = Duration.ofSeconds(2);
 
         @Described("Connecting, or waiting for a pooled connection, fails after this.")
@@ -526,7 +533,7 @@ public class RateLimitConfig {
         private int poolSize = 16;
 
         @Described("Whether decisions made at once by several threads share Redis round trips "
-                        + "(standalone and Sentinel; not on a Cluster).")
+                + "(standalone and Sentinel; not on a Cluster).")
         private boolean autoPipelining = true;
 
         /** @return {@code ratelimit.redis.url} */
@@ -691,11 +698,11 @@ public class RateLimitConfig {
     public static class LimitStore {
 
         @Described("Whether per-key limits and plan assignments are also kept in the Redis of the "
-                        + "store, changed at run time (they win over ratelimit.keys).")
+                + "store, changed at run time (they win over ratelimit.keys).")
         private boolean enabled = false;
 
         @Described("How often each instance reads the changes of per-key limits made elsewhere: how "
-                        + "long another instance keeps a key's old limits.")
+                + "long another instance keeps a key's old limits.")
         private Duration refreshInterval = Duration.ofSeconds(1);
 
         /** @return {@code ratelimit.limit-store.enabled} */
@@ -732,7 +739,7 @@ public class RateLimitConfig {
         private @Nullable String plan;
 
         @Described("Names of the rules the key's limits are for; by default every rule counting by "
-                        + "the key's expression.")
+                + "the key's expression.")
         private List<String> rules = new ArrayList<>();
 
         /** @return {@code ratelimit.keys[i].key} */
@@ -789,66 +796,81 @@ public class RateLimitConfig {
         private List<String> methods = new ArrayList<>();
 
         @Described("What to count by: global, ip, user, basic-user, form-user[:<parameter>], "
-                        + "header:<Name>, param:<name>, a custom key; + and | combine.")
+                + "header:<Name>, param:<name>, a custom key; + and | combine.")
         private String key = "global";
 
         @Described("Windows, e.g. 5/1s, 100/1m, 5/1s burst=20; calendar quotas 1000/1mo, 500/1w, "
-                        + "100/1d@Europe/Berlin, which make the rule a fixed window.")
+                + "100/1d@Europe/Berlin, which make the rule a fixed window.")
         private List<String> limits = new ArrayList<>();
 
-        @Described(value = "Makes a rule of calls in flight instead of windows: at most this many requests "
+        @Described(
+                value = "Makes a rule of calls in flight instead of windows: at most this many requests "
                         + "per key at once, each holding a slot until its response is written; on Redis, leases that come "
                         + "back within 15 s of a crash.",
-                min = 1, max = Rule.MAX_CONCURRENCY)
+                min = 1,
+                max = Rule.MAX_CONCURRENCY)
         private @Nullable Integer concurrency;
 
-        @Described(value = "What happens to a request over the limit.", values = {"hard", "soft", "shadow"})
+        @Described(
+                value = "What happens to a request over the limit.",
+                values = {"hard", "soft", "shadow"})
         private String mode = "hard";
 
         @Described("Longest a SOFT request waits, e.g. 500ms; required for soft.")
         private @Nullable Duration maxDelay;
 
-        @Described(value = "Most requests of this SOFT rule waiting at once.", shown = "" + Rule.DEFAULT_MAX_WAITING,
-                min = 0, max = Integer.MAX_VALUE)
+        @Described(
+                value = "Most requests of this SOFT rule waiting at once.",
+                shown = "" + Rule.DEFAULT_MAX_WAITING,
+                min = 0,
+                max = Integer.MAX_VALUE)
         private @Nullable Integer maxWaiting;
 
         @Described(value = "Tokens one request takes.", min = 1, max = Long.MAX_VALUE)
         private long cost = 1;
 
-        @Described(value = "Which requests the tokens pay for: all admitted, only failed attempts, or only "
+        @Described(
+                value = "Which requests the tokens pay for: all admitted, only failed attempts, or only "
                         + "responses with the statuses given, e.g. statuses:404,5xx.",
                 values = {"all", "failures", "statuses:<codes>"})
         private String count = "all";
 
         @Described("Key values the rule never limits, as it resolves them (alice for key user); for "
-                        + "keys that read the client address, addresses and ranges too.")
+                + "keys that read the client address, addresses and ranges too.")
         private List<String> exempt = new ArrayList<>();
 
         @Described("How many permits a request counts as, resolved like a key: header:<Name>, "
-                        + "param:<name>, a custom key, or SpEL over #request; a whole number (0 counts as 1; leading zeros "
-                        + "are ignored; one no window holds, however many digits, gets 413); anything else refuses the "
-                        + "request.")
+                + "param:<name>, a custom key, or SpEL over #request; a whole number (0 counts as 1; leading zeros "
+                + "are ignored; one no window holds, however many digits, gets 413); anything else refuses the "
+                + "request.")
         private @Nullable String permits;
 
-        @Described(value = "Whether the rule decides before authentication (for login attempts) or after.",
+        @Described(
+                value = "Whether the rule decides before authentication (for login attempts) or after.",
                 values = {"after-authentication", "before-authentication"})
         private String phase = "after-authentication";
 
-        @Described(value = "What the rule decides when the store fails.",
+        @Described(
+                value = "What the rule decides when the store fails.",
                 values = {"default", "fail-open", "fail-closed", "local-fallback"})
         private String onStoreFailure = "default";
 
-        @Described(value = "What the rule does when its key cannot be resolved.",
+        @Described(
+                value = "What the rule does when its key cannot be resolved.",
                 values = {"reject", "skip", "shared"})
         private String onMissingKey = "reject";
 
-        @Described(value = "How the rule counts calls within its windows; fixed-window when not given and a "
+        @Described(
+                value = "How the rule counts calls within its windows; fixed-window when not given and a "
                         + "limit is a calendar quota.",
-                values = {"token-bucket", "fixed-window", "sliding-window-log", "sliding-window-counter", "leaky-bucket"},
+                values = {"token-bucket", "fixed-window", "sliding-window-log", "sliding-window-counter", "leaky-bucket"
+                },
                 shown = "token-bucket")
         private @Nullable String algorithm;
 
-        @Described(value = "Tokens an instance may take before synchronizing with a shared store.", min = 1,
+        @Described(
+                value = "Tokens an instance may take before synchronizing with a shared store.",
+                min = 1,
                 max = Long.MAX_VALUE)
         private @Nullable Long localFirstTokens;
 
@@ -1049,11 +1071,13 @@ public class RateLimitConfig {
     /** The Spring Boot filters' positions, {@code ratelimit.filter.*}. */
     public static class Filter {
 
-        @Described(value = "Order of the rate-limit filter; by default right after Spring Security's chain.",
+        @Described(
+                value = "Order of the rate-limit filter; by default right after Spring Security's chain.",
                 only = Face.SPRING_BOOT)
         private int order = -99;
 
-        @Described(value = "Order of the filter for rules with phase before-authentication; by default right "
+        @Described(
+                value = "Order of the filter for rules with phase before-authentication; by default right "
                         + "before Spring Security's chain.",
                 only = Face.SPRING_BOOT)
         private int beforeAuthenticationOrder = -101;

@@ -11,8 +11,7 @@ import io.github.ratelimit.store.BucketStore;
  */
 final class CallPermits {
 
-    private CallPermits() {
-    }
+    private CallPermits() {}
 
     /** @return the call's permits times what its rule's permits expression gave */
     static long multiply(CompiledRule rule, long permits, long own) {
@@ -33,8 +32,11 @@ final class CallPermits {
         try {
             return Math.multiplyExact(rule.cost, permits);
         } catch (ArithmeticException e) {
-            throw tooLarge(rule, permits, 0, "at its cost of " + rule.cost + " per permit that is more tokens than a "
-                    + "long holds");
+            throw tooLarge(
+                    rule,
+                    permits,
+                    0,
+                    "at its cost of " + rule.cost + " per permit that is more tokens than a " + "long holds");
         }
     }
 
@@ -55,15 +57,22 @@ final class CallPermits {
                 for (Limit l : limits.limits()) {
                     most = Math.min(most, algorithm.capacity(l) / rule.cost);
                 }
-                throw tooLarge(rule, permits, most, (key == KeyExpressions.SHARED_MISSING_KEY ? "" : "for its key, ")
-                        + "it takes " + cost + " tokens, and the window " + limit + " holds at most " + capacity
-                        + ". Split the call, or give the rule a larger limit");
+                throw tooLarge(
+                        rule,
+                        permits,
+                        most,
+                        (key == KeyExpressions.SHARED_MISSING_KEY ? "" : "for its key, ")
+                                + "it takes " + cost + " tokens, and the window " + limit + " holds at most " + capacity
+                                + ". Split the call, or give the rule a larger limit");
             }
         }
     }
 
     private static CallTooLargeException tooLarge(CompiledRule rule, long permits, long most, String why) {
-        return new CallTooLargeException("A call of " + permits + " permits can never pass rule '" + rule.name + "': "
-                + why + ".", rule.publicName, permits, most);
+        return new CallTooLargeException(
+                "A call of " + permits + " permits can never pass rule '" + rule.name + "': " + why + ".",
+                rule.publicName,
+                permits,
+                most);
     }
 }

@@ -1,6 +1,5 @@
 package io.github.ratelimit.internal;
 
-
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -18,7 +17,6 @@ import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.support.RateLimitedLog;
-
 import java.lang.System.Logger.Level;
 import java.util.HashMap;
 import java.util.List;
@@ -32,25 +30,27 @@ import java.util.concurrent.Semaphore;
 final class CompiledRule {
 
     /** The primary and the local-fallback limits of one set of limits. */
-    record Configs(BucketStore.Limits primary, BucketStore.Limits fallback) {
-    }
+    record Configs(BucketStore.Limits primary, BucketStore.Limits fallback) {}
 
     private static final RateLimitedLog PROVIDER_LOG = new RateLimitedLog(10_000_000_000L);
     private static final RateLimitedLog PERMITS_LOG = new RateLimitedLog(10_000_000_000L);
     private static final long MAX_PER_KEY_ENTRIES = 100_000;
     /** The digits of {@link Long#MAX_VALUE}: a count of more is more than any window holds. */
     private static final int MAX_LONG_DIGITS = 19;
+
     private static final long MAX_DISTINCT_LIMIT_SETS = 10_000;
 
     final Rule rule;
     final String name;
     /** What clients see in the rule's place: {@link Rule#publicName()}. */
     final String publicName;
+
     final KeyResolver resolver;
     /** Resolves how many permits a call counts as under this rule ({@link Rule#permits()}), or {@code null}. */
     final KeyResolver permitsResolver;
     /** The keys and addresses this rule never limits, or {@code null}. */
     final Exemption exemption;
+
     final Mode mode;
     final long cost;
     final long maxDelayNanos;
@@ -61,6 +61,7 @@ final class CompiledRule {
     final boolean slots;
     /** Places for calls of this (SOFT) rule waiting out a delay. */
     final Semaphore waiting;
+
     private final Configs defaults;
     private final double fallbackShare;
     private final LimitProvider provider;
@@ -68,6 +69,7 @@ final class CompiledRule {
     private final Cache<List<Limit>, Configs> distinct;
     /** Plans chosen by the call, or {@code null}: their configurations by plan name. */
     private final RequestPlans requestPlans;
+
     private final Map<String, Configs> planConfigs;
     /**
      * The configurations each key's latest call chose (a plan's, or the rule's own), for refunds, which have no call to
@@ -88,19 +90,27 @@ final class CompiledRule {
         this.rule = rule;
         this.name = rule.name();
         this.publicName = rule.publicName();
-        this.resolver = KeyExpressions.compile(rule.key(), keys.resolvers(), keys.clientIpResolver(), keys.factory(),
-                rule.source());
-        this.permitsResolver = rule.permits() == null ? null : KeyExpressions.compileValue(rule.permits(),
-                keys.resolvers(), keys.clientIpResolver(), keys.factory(), rule.source() + ": permits");
+        this.resolver = KeyExpressions.compile(
+                rule.key(), keys.resolvers(), keys.clientIpResolver(), keys.factory(), rule.source());
+        this.permitsResolver = rule.permits() == null
+                ? null
+                : KeyExpressions.compileValue(
+                        rule.permits(),
+                        keys.resolvers(),
+                        keys.clientIpResolver(),
+                        keys.factory(),
+                        rule.source() + ": permits");
         List<String> exemptions = settings.exemptions().byRule().get(rule.name());
-        this.exemption = exemptions == null || exemptions.isEmpty() ? null
+        this.exemption = exemptions == null || exemptions.isEmpty()
+                ? null
                 : Exemption.of(exemptions, rule, keys.clientIpResolver());
         // A limiter in shadow mode (a dry run) runs every rule as SHADOW, whatever the rule says.
         this.mode = settings.shadow() ? Mode.SHADOW : rule.mode();
         this.cost = rule.cost();
         this.maxDelayNanos = rule.maxDelay() == null ? 0 : rule.maxDelay().toNanos();
         this.storeFailurePolicy = rule.onStoreFailure() == StoreFailurePolicy.DEFAULT
-                ? settings.stores().defaultFailurePolicy() : rule.onStoreFailure();
+                ? settings.stores().defaultFailurePolicy()
+                : rule.onStoreFailure();
         this.missingKeyPolicy = rule.onMissingKey();
         this.localFirst = rule.localFirst();
         this.slots = rule.concurrency() > 0;
@@ -114,15 +124,19 @@ final class CompiledRule {
                 try {
                     rule.withLimits(limits);
                 } catch (InvalidRateLimitConfigurationException e) {
-                    throw new InvalidRateLimitConfigurationException(rule.source() + ": plan '" + plan + "' (from the "
-                            + "call, ratelimit.plan-from) has limits " + limits + " this rule cannot use: "
-                            + e.getMessage() + " Give the plan limits every rule it is for can use, or name the rules "
-                            + "(ratelimit.plan-rules).", e);
+                    throw new InvalidRateLimitConfigurationException(
+                            rule.source() + ": plan '" + plan + "' (from the "
+                                    + "call, ratelimit.plan-from) has limits " + limits + " this rule cannot use: "
+                                    + e.getMessage()
+                                    + " Give the plan limits every rule it is for can use, or name the rules "
+                                    + "(ratelimit.plan-rules).",
+                            e);
                 }
                 byPlan.put(plan, limits.equals(rule.limits()) ? defaults : configs(limits));
             });
             this.planConfigs = Map.copyOf(byPlan);
-            this.planned = Caffeine.newBuilder().maximumSize(MAX_PER_KEY_ENTRIES).build();
+            this.planned =
+                    Caffeine.newBuilder().maximumSize(MAX_PER_KEY_ENTRIES).build();
         } else {
             this.planConfigs = Map.of();
             this.planned = null;
@@ -132,11 +146,15 @@ final class CompiledRule {
         if (provider != null) {
             TimeMeter timeMeter = settings.timing().timeMeter();
             Ticker ticker = timeMeter == TimeMeter.SYSTEM_MILLISECONDS || timeMeter == TimeMeter.SYSTEM_NANOTIME
-                    ? Ticker.systemTicker() : timeMeter::currentTimeNanos;
-            this.perKey = Caffeine.newBuilder().maximumSize(MAX_PER_KEY_ENTRIES)
+                    ? Ticker.systemTicker()
+                    : timeMeter::currentTimeNanos;
+            this.perKey = Caffeine.newBuilder()
+                    .maximumSize(MAX_PER_KEY_ENTRIES)
                     .expireAfterWrite(settings.perKeyLimits().ttl())
-                    .ticker(ticker).build();
-            this.distinct = Caffeine.newBuilder().maximumSize(MAX_DISTINCT_LIMIT_SETS).build();
+                    .ticker(ticker)
+                    .build();
+            this.distinct =
+                    Caffeine.newBuilder().maximumSize(MAX_DISTINCT_LIMIT_SETS).build();
         } else {
             this.perKey = null;
             this.distinct = null;
@@ -157,8 +175,8 @@ final class CompiledRule {
         try {
             value = permitsResolver.resolve(context);
         } catch (RuntimeException e) {
-            PERMITS_LOG.log(Level.WARNING, "The permits expression of rule '" + name + "' failed; refusing the call",
-                    e);
+            PERMITS_LOG.log(
+                    Level.WARNING, "The permits expression of rule '" + name + "' failed; refusing the call", e);
             return -1;
         }
         if (value == null) {
@@ -166,8 +184,11 @@ final class CompiledRule {
         }
         String digits = value.trim();
         if (digits.isEmpty() || !digits.chars().allMatch(c -> c >= '0' && c <= '9')) {
-            PERMITS_LOG.log(Level.WARNING, "The permits expression of rule '" + name + "' gave "
-                    + LogText.quote(value) + ", which is no whole number; refusing the call", null);
+            PERMITS_LOG.log(
+                    Level.WARNING,
+                    "The permits expression of rule '" + name + "' gave " + LogText.quote(value)
+                            + ", which is no whole number; refusing the call",
+                    null);
             return -1;
         }
         int start = 0;
@@ -184,7 +205,6 @@ final class CompiledRule {
             return Long.MAX_VALUE; // 19 digits beyond Long.MAX_VALUE
         }
     }
-
 
     /**
      * Forgets the provider's answer for a key (or every key, for {@code null}), so the next call asks again.
@@ -259,8 +279,10 @@ final class CompiledRule {
         try {
             limits = provider.limitsFor(rule, key);
         } catch (RuntimeException e) {
-            PROVIDER_LOG.log(Level.WARNING, "Limit provider failed for rule '" + name
-                    + "'; using the rule's own limits " + rule.limits(), e);
+            PROVIDER_LOG.log(
+                    Level.WARNING,
+                    "Limit provider failed for rule '" + name + "'; using the rule's own limits " + rule.limits(),
+                    e);
             return NO_ENTRY;
         }
         if (limits == null || limits.isEmpty()) {
@@ -276,8 +298,11 @@ final class CompiledRule {
         try {
             rule.withLimits(limits);
         } catch (InvalidRateLimitConfigurationException e) {
-            PROVIDER_LOG.log(Level.WARNING, "Limit provider returned limits " + limits + " that rule '" + name
-                    + "' cannot use (" + e.getMessage() + "); using the rule's own limits " + rule.limits(), null);
+            PROVIDER_LOG.log(
+                    Level.WARNING,
+                    "Limit provider returned limits " + limits + " that rule '" + name + "' cannot use ("
+                            + e.getMessage() + "); using the rule's own limits " + rule.limits(),
+                    null);
             return defaults;
         }
         return configs(limits);

@@ -1,14 +1,10 @@
 package io.github.ratelimit.internal;
 
-
-
-
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.support.RateLimitedLog;
-
 import java.lang.System.Logger.Level;
 
 /**
@@ -27,7 +23,8 @@ public final class DecisionLog implements RateLimiter.Listener {
         }
         for (Verdict v : decision.verdicts()) {
             if (v.outcome() == Outcome.SHADOW_REJECTED) {
-                shadowLog.log(Level.INFO, "Shadow rate limit rule '" + v.rule() + "' would have rejected a request", null);
+                shadowLog.log(
+                        Level.INFO, "Shadow rate limit rule '" + v.rule() + "' would have rejected a request", null);
             }
         }
     }

@@ -1,14 +1,11 @@
 package io.github.ratelimit.internal;
 
-
-
-import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RequestContext;
-import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule;
-
+import io.github.ratelimit.Rule.Counted;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -39,11 +36,16 @@ final class DefaultGuard implements Guard {
     public void completed(Decision decision, boolean failed, int status) {
         if (settles && decision != null && decision.permitted()) {
             // A concurrency rule's slot comes back whatever the outcome: the call is no longer in flight.
-            limiter.returnTokens(rules, decision, rule -> rule.concurrency() > 0 || switch (rule.count()) {
-                case FAILURES -> !failed;
-                case STATUSES -> status != 0 && !rule.countedStatuses().contains(status);
-                default -> false;
-            });
+            limiter.returnTokens(
+                    rules,
+                    decision,
+                    rule -> rule.concurrency() > 0
+                            || switch (rule.count()) {
+                                case FAILURES -> !failed;
+                                case STATUSES ->
+                                    status != 0 && !rule.countedStatuses().contains(status);
+                                default -> false;
+                            });
         }
     }
 
@@ -85,7 +87,8 @@ final class DefaultGuard implements Guard {
 
     /** Waits out a delay, and then any slots, on the calling thread (kept apart: the common path stays small). */
     private Decision awaitDelayed(Evaluation ev, Decision decision) {
-        SlotWaits slots = ev.slotWaitCount() == 0 ? null
+        SlotWaits slots = ev.slotWaitCount() == 0
+                ? null
                 : new SlotWaits(limiter, ev, rules, limiter.clock().currentTimeNanos());
         try {
             if (decision.delayNanos() > 0) {
@@ -121,7 +124,8 @@ final class DefaultGuard implements Guard {
             return CompletableFuture.completedFuture(decision);
         }
         if (ev.slotWaitCount() > 0) {
-            return awaitSlots(ev, new SlotWaits(limiter, ev, rules, limiter.clock().currentTimeNanos()));
+            return awaitSlots(
+                    ev, new SlotWaits(limiter, ev, rules, limiter.clock().currentTimeNanos()));
         }
         CompletableFuture<Decision> result = new CompletableFuture<>();
         CompletableFuture<Void> timer = limiter.waiter().after(decision.delayNanos());
@@ -148,15 +152,17 @@ final class DefaultGuard implements Guard {
     private CompletableFuture<Decision> awaitSlots(Evaluation ev, SlotWaits slots) {
         CompletableFuture<Decision> result = new CompletableFuture<>();
         long delay = ev.decision().delayNanos();
-        CompletableFuture<Void> timer = delay > 0 ? limiter.waiter().after(delay)
-                : CompletableFuture.completedFuture(null);
-        timer.whenCompleteAsync((ignored, error) -> {
-            if (error == null) {
-                slots.awaitAsync(result);
-            } else {
-                slots.abandon(result, error);
-            }
-        }, limiter.slotPolls());
+        CompletableFuture<Void> timer =
+                delay > 0 ? limiter.waiter().after(delay) : CompletableFuture.completedFuture(null);
+        timer.whenCompleteAsync(
+                (ignored, error) -> {
+                    if (error == null) {
+                        slots.awaitAsync(result);
+                    } else {
+                        slots.abandon(result, error);
+                    }
+                },
+                limiter.slotPolls());
         // Completed by the caller (cancelled, a timeout): what the call took goes back now, not at the next attempt.
         result.whenComplete((ignored, error) -> {
             slots.abandon(result, null);

@@ -1,28 +1,27 @@
 package io.github.ratelimit.internal;
 
 import io.github.bucket4j.TimeMeter;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
-import io.github.ratelimit.Limit;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.RateLimiter.Waiter;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RateLimiter.Waiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
-import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.support.RateLimitedLog;
-
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,9 +66,17 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @param maxWaiting the cap on waiting calls, all rules together
      * @param shadow whether every rule behaves as {@link Mode#SHADOW} (a dry run)
      */
-    public record Settings(Stores stores, Timing timing, Keys keys, PerKeyLimits perKeyLimits, Plans plans,
-                           Exemptions exemptions, List<RateLimiter.Listener> listeners, RateLimiter.Observer observer,
-                           int maxWaiting, boolean shadow) {
+    public record Settings(
+            Stores stores,
+            Timing timing,
+            Keys keys,
+            PerKeyLimits perKeyLimits,
+            Plans plans,
+            Exemptions exemptions,
+            List<RateLimiter.Listener> listeners,
+            RateLimiter.Observer observer,
+            int maxWaiting,
+            boolean shadow) {
 
         /**
          * Where buckets live, and what a rule does when its store fails.
@@ -79,9 +86,11 @@ public final class DefaultRateLimiter implements RateLimiter {
          * @param defaultFailurePolicy the policy of rules that say {@link StoreFailurePolicy#DEFAULT}
          * @param localFallbackShare the share of limits a fallback bucket holds
          */
-        public record Stores(BucketStore store, LocalBucketStore fallbackStore,
-                             StoreFailurePolicy defaultFailurePolicy, double localFallbackShare) {
-        }
+        public record Stores(
+                BucketStore store,
+                LocalBucketStore fallbackStore,
+                StoreFailurePolicy defaultFailurePolicy,
+                double localFallbackShare) {}
 
         /**
          * The clock and how delays pass.
@@ -90,8 +99,7 @@ public final class DefaultRateLimiter implements RateLimiter {
          * @param waiter how delays pass
          * @param ownsWaiter whether the limiter created the waiter (and so closes it)
          */
-        public record Timing(TimeMeter timeMeter, Waiter waiter, boolean ownsWaiter) {
-        }
+        public record Timing(TimeMeter timeMeter, Waiter waiter, boolean ownsWaiter) {}
 
         /**
          * What key expressions are compiled with.
@@ -100,9 +108,8 @@ public final class DefaultRateLimiter implements RateLimiter {
          * @param clientIpResolver the resolver behind {@code ip}
          * @param factory compiles key expressions of another language first, or {@code null}
          */
-        public record Keys(Map<String, KeyResolver> resolvers, ClientIpResolver clientIpResolver,
-                           KeyResolver.Factory factory) {
-        }
+        public record Keys(
+                Map<String, KeyResolver> resolvers, ClientIpResolver clientIpResolver, KeyResolver.Factory factory) {}
 
         /**
          * Per-key limits.
@@ -110,8 +117,7 @@ public final class DefaultRateLimiter implements RateLimiter {
          * @param provider the per-key limits, or {@code null} for none
          * @param ttl how long per-key limits are cached
          */
-        public record PerKeyLimits(LimitProvider provider, Duration ttl) {
-        }
+        public record PerKeyLimits(LimitProvider provider, Duration ttl) {}
 
         /**
          * The plans a call may name.
@@ -121,8 +127,7 @@ public final class DefaultRateLimiter implements RateLimiter {
          * @param rules the rules plans from the call are for; empty for every rule keyed by the user
          * @param headerTrusted whether a plan header is believed from every peer, not only from a trusted proxy
          */
-        public record Plans(String from, Map<String, List<Limit>> byName, Set<String> rules, boolean headerTrusted) {
-        }
+        public record Plans(String from, Map<String, List<Limit>> byName, Set<String> rules, boolean headerTrusted) {}
 
         /**
          * The clients and keys no rule limits.
@@ -130,8 +135,7 @@ public final class DefaultRateLimiter implements RateLimiter {
          * @param clients client addresses and ranges no rule limits
          * @param byRule by rule name, key values (and addresses, for rules keyed by address) the rule never limits
          */
-        public record Exemptions(List<String> clients, Map<String, List<String>> byRule) {
-        }
+        public record Exemptions(List<String> clients, Map<String, List<String>> byRule) {}
     }
 
     private final Settings settings;
@@ -143,6 +147,7 @@ public final class DefaultRateLimiter implements RateLimiter {
     private final Map<String, CompiledRule> compiled = new ConcurrentHashMap<>();
     /** The compiled rules by the name clients see for them ({@link Rule#publicName()}), which must differ too. */
     private final Map<String, CompiledRule> byPublicName = new ConcurrentHashMap<>();
+
     private final AtomicBoolean closed = new AtomicBoolean();
     private final SlotPolls slotPolls = new SlotPolls();
     /** Whether a call's client is one no rule limits, or {@code null} when none is exempt. */
@@ -161,7 +166,8 @@ public final class DefaultRateLimiter implements RateLimiter {
         this.waiting = new Semaphore(settings.maxWaiting());
         this.decider = new RuleDecider(store, fallbackStore);
         List<String> exemptClients = settings.exemptions().clients();
-        this.exempt = exemptClients.isEmpty() ? null
+        this.exempt = exemptClients.isEmpty()
+                ? null
                 : settings.keys().clientIpResolver().clientIn(exemptClients, "exempt address");
         this.requestPlans = settings.plans().from() == null ? null : RequestPlans.of(settings);
         LimitProvider limitProvider = settings.perKeyLimits().provider();
@@ -226,9 +232,13 @@ public final class DefaultRateLimiter implements RateLimiter {
         CompiledRule showing = byPublicName.putIfAbsent(rule.publicName(), fresh);
         if (showing != null) {
             compiled.remove(rule.name(), fresh);
-            throw new InvalidRateLimitConfigurationException(rule.source(), rule.publicName(), "rule '" + rule.name()
-                    + "' would show clients the name '" + rule.publicName() + "', which rule '" + showing.name
-                    + "' (" + showing.rule.source() + ") shows already, so clients could not tell their headers apart",
+            throw new InvalidRateLimitConfigurationException(
+                    rule.source(),
+                    rule.publicName(),
+                    "rule '" + rule.name()
+                            + "' would show clients the name '" + rule.publicName() + "', which rule '" + showing.name
+                            + "' (" + showing.rule.source()
+                            + ") shows already, so clients could not tell their headers apart",
                     "Give one of them another name.");
         }
         return fresh;
@@ -245,7 +255,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 
     @Override
     public List<Rule> rules() {
-        return compiled.values().stream().map(c -> c.rule).sorted(Comparator.comparing(Rule::name)).toList();
+        return compiled.values().stream()
+                .map(c -> c.rule)
+                .sorted(Comparator.comparing(Rule::name))
+                .toList();
     }
 
     @Override
@@ -345,12 +358,17 @@ public final class DefaultRateLimiter implements RateLimiter {
                 retryAfter = Math.max(retryAfter, v.waitNanos());
             }
         }
-        return new Decision(worst, verdicts, worst == Outcome.DELAYED ? delay : 0,
-                worst == Outcome.REJECTED ? retryAfter : 0);
+        return new Decision(
+                worst, verdicts, worst == Outcome.DELAYED ? delay : 0, worst == Outcome.REJECTED ? retryAfter : 0);
     }
 
-    private Evaluation decideInOrder(CompiledRule[] rules, RuleDecider.Target[] targets, Evaluation ev,
-                                     Verdict[] verdicts, int early, Verdict earlyVerdict) {
+    private Evaluation decideInOrder(
+            CompiledRule[] rules,
+            RuleDecider.Target[] targets,
+            Evaluation ev,
+            Verdict[] verdicts,
+            int early,
+            Verdict earlyVerdict) {
         int n = 0;
         Outcome worst = Outcome.ALLOWED;
         long delay = 0;
@@ -430,13 +448,13 @@ public final class DefaultRateLimiter implements RateLimiter {
      * @return the decision as it stands afterwards: the verdicts whose tokens came back report their windows with
      *         them ({@link Verdicts#refunded}); the others, and any whose store failed, as they were
      */
-    Decision returnTokens(CompiledRule[] rules, Decision decision,
-                          Predicate<Rule> giveBack) {
+    Decision returnTokens(CompiledRule[] rules, Decision decision, Predicate<Rule> giveBack) {
         List<Verdict> after = null;
         List<Verdict> verdicts = decision.verdicts();
         for (int i = 0; i < verdicts.size(); i++) {
             Verdict v = verdicts.get(i);
-            if ((v.outcome() != Outcome.ALLOWED && v.outcome() != Outcome.DELAYED) || v.key() == null
+            if ((v.outcome() != Outcome.ALLOWED && v.outcome() != Outcome.DELAYED)
+                    || v.key() == null
                     || (v.basis() != Basis.BUCKET && v.basis() != Basis.FALLBACK_BUCKET)) {
                 continue;
             }
@@ -459,14 +477,17 @@ public final class DefaultRateLimiter implements RateLimiter {
                         }
                         after.set(i, Verdicts.refunded(v, rule));
                     } catch (RuntimeException e) {
-                        STORE_LOG.log(Level.WARNING, "Could not return the token(s) of a call to rule '"
-                                + rule.name + "'; the store failed", e);
+                        STORE_LOG.log(
+                                Level.WARNING,
+                                "Could not return the token(s) of a call to rule '" + rule.name + "'; the store failed",
+                                e);
                     }
                     break;
                 }
             }
         }
-        return after == null ? decision
+        return after == null
+                ? decision
                 : new Decision(decision.outcome(), after, decision.delayNanos(), decision.retryAfterNanos());
     }
 

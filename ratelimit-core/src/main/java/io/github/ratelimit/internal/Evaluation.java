@@ -1,11 +1,10 @@
 package io.github.ratelimit.internal;
 
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.store.BucketStore.KeyState;
-
 import java.lang.System.Logger.Level;
 import java.util.Arrays;
 import java.util.concurrent.Semaphore;
@@ -45,6 +44,7 @@ final class Evaluation {
         final long cost;
         /** The index of the verdict of the rule that made the charge. */
         final int verdict;
+
         long receipt;
         long wait;
 
@@ -103,6 +103,7 @@ final class Evaluation {
     private boolean limiterPlaceHeld;
     /** The rules whose own waiting place this call holds (it is delayed by them). */
     private CompiledRule[] rulePlaces;
+
     private int rulePlaceCount;
     private Charge[] charges;
     private int chargeCount;
@@ -112,6 +113,7 @@ final class Evaluation {
      * waits for their slots after the decision ({@link SlotWaits}); {@code null} when none.
      */
     private RuleDecider.Target[] slotWaits;
+
     private int[] slotVerdicts;
     private int slotWaitCount;
 
@@ -257,8 +259,8 @@ final class Evaluation {
             try {
                 c.state.refund(c.cost, c.receipt);
             } catch (RuntimeException e) {
-                DefaultRateLimiter.STORE_LOG.log(Level.WARNING, "Could not give back " + c.cost
-                        + " permit(s) to a key; the store failed", e);
+                DefaultRateLimiter.STORE_LOG.log(
+                        Level.WARNING, "Could not give back " + c.cost + " permit(s) to a key; the store failed", e);
             }
         }
         chargeCount = 0;
@@ -303,14 +305,13 @@ final class Evaluation {
                 Verdict v = verdicts[c.verdict];
                 if (!p.consumed()) {
                     removeCharge(i);
-                    verdicts[c.verdict] = Verdicts.copy(v, Outcome.REJECTED, v.basis(), v.windows(),
-                            p.waitNanos(), 0);
+                    verdicts[c.verdict] = Verdicts.copy(v, Outcome.REJECTED, v.basis(), v.windows(), p.waitNanos(), 0);
                     return Alignment.rejectedBy(c.verdict);
                 }
                 c.receipt = p.receipt();
                 c.wait = p.waitNanos();
-                verdicts[c.verdict] = Verdicts.copy(v, Outcome.DELAYED, v.basis(), v.windows(),
-                        p.waitNanos(), p.receipt());
+                verdicts[c.verdict] =
+                        Verdicts.copy(v, Outcome.DELAYED, v.basis(), v.windows(), p.waitNanos(), p.receipt());
                 if (p.waitNanos() > delay) {
                     delay = p.waitNanos();
                     moved = true;

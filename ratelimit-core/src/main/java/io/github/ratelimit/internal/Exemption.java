@@ -4,7 +4,6 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.key.ClientIpResolver;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -39,9 +38,12 @@ final class Exemption {
     static Exemption of(List<String> entries, Rule rule, ClientIpResolver clientIp) {
         String where = rule.source() + ": exempt";
         if (entries.size() > MAX_ENTRIES) {
-            throw new InvalidRateLimitConfigurationException(where, null, entries.size() + " entries, more than the "
-                    + MAX_ENTRIES + " one rule may have", "Exempt ranges (10.0.0.0/8) rather than addresses, or give "
-                    + "the keys a plan of their own (ratelimit.keys) instead.");
+            throw new InvalidRateLimitConfigurationException(
+                    where,
+                    null,
+                    entries.size() + " entries, more than the " + MAX_ENTRIES + " one rule may have",
+                    "Exempt ranges (10.0.0.0/8) rather than addresses, or give "
+                            + "the keys a plan of their own (ratelimit.keys) instead.");
         }
         boolean byAddress = KeyExpressions.atoms(rule.key()).contains("ip");
         List<String> ranges = new ArrayList<>();
@@ -49,10 +51,15 @@ final class Exemption {
         for (String raw : entries) {
             String entry = raw == null ? "" : raw.strip();
             if (entry.isEmpty() || entry.length() > KeyExpressions.MAX_KEY_LENGTH) {
-                throw new InvalidRateLimitConfigurationException(where, raw, "an entry is "
-                        + (entry.isEmpty() ? "empty" : "longer than " + KeyExpressions.MAX_KEY_LENGTH + " characters"),
+                throw new InvalidRateLimitConfigurationException(
+                        where,
+                        raw,
+                        "an entry is "
+                                + (entry.isEmpty()
+                                        ? "empty"
+                                        : "longer than " + KeyExpressions.MAX_KEY_LENGTH + " characters"),
                         "Give key values as the rule resolves them (alice for key user) or, for keys that read the "
-                        + "client address, addresses and ranges (10.0.0.0/8).");
+                                + "client address, addresses and ranges (10.0.0.0/8).");
             }
             if (byAddress && looksLikeAddress(entry)) {
                 ranges.add(entry);
@@ -67,8 +74,13 @@ final class Exemption {
     /** An entry of only digits, dots, colons, hex letters and a prefix length: an address, or a range, or a typo. */
     private static boolean looksLikeAddress(String entry) {
         return (entry.indexOf('.') >= 0 || entry.indexOf(':') >= 0)
-                && entry.chars().allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')
-                || (c >= 'A' && c <= 'F') || c == '.' || c == ':' || c == '/');
+                && entry.chars()
+                        .allMatch(c -> (c >= '0' && c <= '9')
+                                || (c >= 'a' && c <= 'f')
+                                || (c >= 'A' && c <= 'F')
+                                || c == '.'
+                                || c == ':'
+                                || c == '/');
     }
 
     /**

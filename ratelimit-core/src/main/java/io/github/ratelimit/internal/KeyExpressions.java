@@ -8,7 +8,6 @@ import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.support.RateLimitedLog;
-
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -60,8 +59,7 @@ public final class KeyExpressions {
 
     private static final RateLimitedLog RESOLVER_LOG = new RateLimitedLog(10_000_000_000L);
 
-    private KeyExpressions() {
-    }
+    private KeyExpressions() {}
 
     /**
      * @param expression the key expression
@@ -71,8 +69,8 @@ public final class KeyExpressions {
      * @return the resolver of canonical keys (see the class documentation)
      * @throws InvalidRateLimitConfigurationException naming the unknown atom and the available ones
      */
-    public static KeyResolver compile(String expression, Map<String, KeyResolver> custom, ClientIpResolver clientIp,
-                                      String where) {
+    public static KeyResolver compile(
+            String expression, Map<String, KeyResolver> custom, ClientIpResolver clientIp, String where) {
         return compile(expression, custom, clientIp, null, where);
     }
 
@@ -85,8 +83,12 @@ public final class KeyExpressions {
      * @return the resolver of canonical keys (see the class documentation)
      * @throws InvalidRateLimitConfigurationException naming the unknown atom and the available ones
      */
-    public static KeyResolver compile(String expression, Map<String, KeyResolver> custom, ClientIpResolver clientIp,
-                                      KeyResolver.Factory factory, String where) {
+    public static KeyResolver compile(
+            String expression,
+            Map<String, KeyResolver> custom,
+            ClientIpResolver clientIp,
+            KeyResolver.Factory factory,
+            String where) {
         if (factory != null) {
             KeyResolver own = factory.create(expression, where);
             if (own != null) {
@@ -121,8 +123,12 @@ public final class KeyExpressions {
      * @return a resolver of the raw value, {@code null} when nothing resolves
      * @throws InvalidRateLimitConfigurationException naming an unknown atom and the available ones
      */
-    public static KeyResolver compileValue(String expression, Map<String, KeyResolver> custom,
-                                           ClientIpResolver clientIp, KeyResolver.Factory factory, String where) {
+    public static KeyResolver compileValue(
+            String expression,
+            Map<String, KeyResolver> custom,
+            ClientIpResolver clientIp,
+            KeyResolver.Factory factory,
+            String where) {
         return compileValue(expression, custom, clientIp, factory, where, null);
     }
 
@@ -141,9 +147,13 @@ public final class KeyExpressions {
      * @return a resolver of the raw value, {@code null} when nothing resolves
      * @throws InvalidRateLimitConfigurationException naming an unknown atom and the available ones
      */
-    public static KeyResolver compileValue(String expression, Map<String, KeyResolver> custom,
-                                           ClientIpResolver clientIp, KeyResolver.Factory factory, String where,
-                                           Predicate<RequestContext> headersBelieved) {
+    public static KeyResolver compileValue(
+            String expression,
+            Map<String, KeyResolver> custom,
+            ClientIpResolver clientIp,
+            KeyResolver.Factory factory,
+            String where,
+            Predicate<RequestContext> headersBelieved) {
         if (factory != null) {
             KeyResolver own = factory.create(expression, where);
             if (own != null) {
@@ -156,7 +166,8 @@ public final class KeyExpressions {
             String atom = texts[i].trim();
             KeyResolver part = atom(atom, expression, custom, clientIp, where);
             parts[i] = headersBelieved != null && atom.startsWith("header:")
-                    ? context -> headersBelieved.test(context) ? part.resolve(context) : null : part;
+                    ? context -> headersBelieved.test(context) ? part.resolve(context) : null
+                    : part;
         }
         return context -> {
             for (KeyResolver part : parts) {
@@ -217,8 +228,8 @@ public final class KeyExpressions {
             } else if (Character.isSurrogate(c)) {
                 throw new IllegalArgumentException("key for " + where + " contains a lone UTF-16 surrogate, "
                         + LogText.escape(String.valueOf(c)) + ", at index " + i + ", which has no UTF-8 form; give "
-                        + "the key as decisions show it (the limiter writes a lone surrogate as \\u" + String.format(
-                        Locale.ROOT, "%04x", (int) c) + "), or the address a listing gives");
+                        + "the key as decisions show it (the limiter writes a lone surrogate as \\u"
+                        + String.format(Locale.ROOT, "%04x", (int) c) + "), or the address a listing gives");
             }
         }
     }
@@ -281,7 +292,9 @@ public final class KeyExpressions {
             if (c == '+' || c == '\\' || c == '~') {
                 sb.append('\\').append(c);
             } else if (Character.isSurrogate(c)) {
-                if (Character.isHighSurrogate(c) && i + 1 < value.length() && Character.isLowSurrogate(value.charAt(i + 1))) {
+                if (Character.isHighSurrogate(c)
+                        && i + 1 < value.length()
+                        && Character.isLowSurrogate(value.charAt(i + 1))) {
                     sb.append(c).append(value.charAt(++i));
                 } else {
                     sb.append("\\u").append(String.format(Locale.ROOT, "%04x", (int) c));
@@ -302,8 +315,8 @@ public final class KeyExpressions {
         return false;
     }
 
-    private static KeyResolver atom(String atom, String expression, Map<String, KeyResolver> custom,
-                                    ClientIpResolver clientIp, String where) {
+    private static KeyResolver atom(
+            String atom, String expression, Map<String, KeyResolver> custom, ClientIpResolver clientIp, String where) {
         switch (atom) {
             case "global":
                 return KeyResolvers.global();
@@ -321,38 +334,48 @@ public final class KeyExpressions {
         if (atom.startsWith("header:")) {
             String name = atom.substring("header:".length()).trim();
             if (name.isEmpty() || !name.chars().allMatch(KeyExpressions::isTokenChar)) {
-                throw new InvalidRateLimitConfigurationException(where, expression, "key '" + expression + "' names "
-                        + "header '" + name + "', which is not a valid header name", "Write 'header:<Name>', e.g. "
-                        + "'header:X-Api-Key'.");
+                throw new InvalidRateLimitConfigurationException(
+                        where,
+                        expression,
+                        "key '" + expression + "' names " + "header '" + name + "', which is not a valid header name",
+                        "Write 'header:<Name>', e.g. " + "'header:X-Api-Key'.");
             }
             return KeyResolvers.header(name);
         }
         if (atom.startsWith("form-user:")) {
             String name = atom.substring("form-user:".length()).trim();
             if (name.isEmpty() || !name.chars().allMatch(KeyExpressions::isTokenChar)) {
-                throw new InvalidRateLimitConfigurationException(where, expression, "key '" + expression + "' names "
-                        + "form parameter '" + name + "', which is not a valid name", "Write 'form-user' (the parameter "
-                        + "'username') or 'form-user:<parameter>', e.g. 'form-user:email'.");
+                throw new InvalidRateLimitConfigurationException(
+                        where,
+                        expression,
+                        "key '" + expression + "' names " + "form parameter '" + name + "', which is not a valid name",
+                        "Write 'form-user' (the parameter "
+                                + "'username') or 'form-user:<parameter>', e.g. 'form-user:email'.");
             }
             return KeyResolvers.formUser(name);
         }
         if (atom.startsWith("param:")) {
             String name = atom.substring("param:".length()).trim();
             if (name.isEmpty() || !name.chars().allMatch(KeyExpressions::isTokenChar)) {
-                throw new InvalidRateLimitConfigurationException(where, expression, "key '" + expression + "' names "
-                        + "request parameter '" + name + "', which is not a valid name", "Write 'param:<name>', e.g. "
-                        + "'param:username'.");
+                throw new InvalidRateLimitConfigurationException(
+                        where,
+                        expression,
+                        "key '" + expression + "' names " + "request parameter '" + name
+                                + "', which is not a valid name",
+                        "Write 'param:<name>', e.g. " + "'param:username'.");
             }
             return KeyResolvers.parameter(name);
         }
         KeyResolver resolver = custom.get(atom);
         if (resolver == null) {
-            TreeSet<String> available = new TreeSet<>(List.of("basic-user", "form-user[:<parameter>]", "global",
-                    "header:<name>", "ip", "param:<name>", "user"));
+            TreeSet<String> available = new TreeSet<>(List.of(
+                    "basic-user", "form-user[:<parameter>]", "global", "header:<name>", "ip", "param:<name>", "user"));
             available.addAll(custom.keySet());
             String what = atom.isEmpty() ? "an empty key part" : "unknown key '" + atom + "'";
-            throw new InvalidRateLimitConfigurationException(where, expression, what
-                    + (atom.equals(expression) ? "" : " in key expression '" + expression + "'"),
+            throw new InvalidRateLimitConfigurationException(
+                    where,
+                    expression,
+                    what + (atom.equals(expression) ? "" : " in key expression '" + expression + "'"),
                     "Available: " + available + ". Register custom keys with a KeyResolver.");
         }
         return resolver;
@@ -360,13 +383,14 @@ public final class KeyExpressions {
 
     private static boolean isTokenChar(int c) {
         // RFC 9110 token characters, except '+' and '|', which the key grammar uses.
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+        return (c >= 'a' && c <= 'z')
+                || (c >= 'A' && c <= 'Z')
+                || (c >= '0' && c <= '9')
                 || "!#$%&'*-.^_`~".indexOf(c) >= 0;
     }
 
     /** One alternative: its text (the tag of its keys when there are several) and its parts' resolvers. */
-    private record Alternative(String text, KeyResolver[] parts) {
-    }
+    private record Alternative(String text, KeyResolver[] parts) {}
 
     /** A compiled expression; thread-safe. */
     private static final class Compiled implements KeyResolver {
@@ -387,8 +411,11 @@ public final class KeyExpressions {
                 try {
                     key = resolve(alternative, context, tagged);
                 } catch (RuntimeException e) {
-                    RESOLVER_LOG.log(Level.WARNING, where + ": resolving key part '" + alternative.text
-                            + "' failed; " + (tagged ? "trying the next alternative" : "the key is missing"), e);
+                    RESOLVER_LOG.log(
+                            Level.WARNING,
+                            where + ": resolving key part '" + alternative.text + "' failed; "
+                                    + (tagged ? "trying the next alternative" : "the key is missing"),
+                            e);
                     key = null;
                 }
                 if (key != null) {

@@ -2,7 +2,6 @@ package io.github.ratelimit.internal;
 
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
-
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
@@ -32,8 +31,7 @@ public final class KeyResolvers {
      */
     static final int MAX_BASIC_CREDENTIALS_LENGTH = 4096;
 
-    private KeyResolvers() {
-    }
+    private KeyResolvers() {}
 
     /**
      * @return a resolver giving every call the same key: one bucket for all callers

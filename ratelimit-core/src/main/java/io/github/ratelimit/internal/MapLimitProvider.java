@@ -4,7 +4,6 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Rule;
-
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -29,8 +28,7 @@ public final class MapLimitProvider implements LimitProvider {
      * @param limits the limits
      * @param source where the entry comes from, for messages
      */
-    private record Entry(Set<String> rules, List<Limit> limits, Source source) {
-    }
+    private record Entry(Set<String> rules, List<Limit> limits, Source source) {}
 
     /**
      * Where values come from, for messages: one place for all of them ({@link Builder#source}), or an entry of
@@ -50,7 +48,8 @@ public final class MapLimitProvider implements LimitProvider {
         String relative(Source other) {
             int colon = where.lastIndexOf(": ");
             return colon >= 0 && other.where.startsWith(where.substring(0, colon + 2))
-                    ? other.where.substring(colon + 2) : other.where;
+                    ? other.where.substring(colon + 2)
+                    : other.where;
         }
 
         @Override
@@ -68,6 +67,7 @@ public final class MapLimitProvider implements LimitProvider {
      * never asked for.
      */
     private final Map<String, List<Entry>> byHash;
+
     private final Map<String, List<Limit>> plans;
 
     private MapLimitProvider(Map<String, List<Entry>> byKey, Map<String, List<Limit>> plans) {
@@ -170,21 +170,32 @@ public final class MapLimitProvider implements LimitProvider {
                 for (String name : new TreeSet<>(e.rules())) {
                     Rule rule = byName.get(name);
                     if (rule == null) {
-                        throw new InvalidRateLimitConfigurationException(e.source().of("rules"), name, "key '" + key
-                                + "' names rule '" + name + "', which does not exist, so the limits would never apply",
+                        throw new InvalidRateLimitConfigurationException(
+                                e.source().of("rules"),
+                                name,
+                                "key '" + key + "' names rule '" + name
+                                        + "', which does not exist, so the limits would never apply",
                                 "Name one of the rules " + new TreeSet<>(byName.keySet()) + ".");
                     }
                     if (rule.concurrency() > 0) {
-                        throw new InvalidRateLimitConfigurationException(e.source().of("rules"), name, "key '" + key
-                                + "' names rule '" + name + "', a rule of calls in flight (concurrency "
-                                + rule.concurrency() + "), which has no windows for limits to replace",
+                        throw new InvalidRateLimitConfigurationException(
+                                e.source().of("rules"),
+                                name,
+                                "key '" + key
+                                        + "' names rule '" + name + "', a rule of calls in flight (concurrency "
+                                        + rule.concurrency() + "), which has no windows for limits to replace",
                                 "Name rules of windows only; a key's calls in flight follow the rule's concurrency.");
                     }
                     if (!key.startsWith(rule.key() + ":") && !alternativeOf(rule, key)) {
-                        throw new InvalidRateLimitConfigurationException(e.source().of("rules"), name, "key '" + key
-                                + "' names rule '" + name + "', which counts by '" + rule.key() + "', so the limits "
-                                + "would never apply", "Write the key as '" + rule.key() + ":<value>', or name a rule "
-                                + "that counts by the key's expression.");
+                        throw new InvalidRateLimitConfigurationException(
+                                e.source().of("rules"),
+                                name,
+                                "key '" + key
+                                        + "' names rule '" + name + "', which counts by '" + rule.key()
+                                        + "', so the limits "
+                                        + "would never apply",
+                                "Write the key as '" + rule.key() + ":<value>', or name a rule "
+                                        + "that counts by the key's expression.");
                     }
                 }
             }
@@ -202,8 +213,8 @@ public final class MapLimitProvider implements LimitProvider {
         List<String> unused = new ArrayList<>();
         byKey.forEach((key, entries) -> {
             // A concurrency rule has no windows: limits for its keys apply to nothing.
-            if (rules.stream().noneMatch(r -> r.concurrency() == 0 && (key.startsWith(r.key() + ":")
-                    || alternativeOf(r, key)))) {
+            if (rules.stream()
+                    .noneMatch(r -> r.concurrency() == 0 && (key.startsWith(r.key() + ":") || alternativeOf(r, key)))) {
                 unused.add(entries.get(0).source().of("key") + ": " + key);
             }
         });
@@ -229,8 +240,7 @@ public final class MapLimitProvider implements LimitProvider {
         private final Map<String, List<Entry>> byKey = new HashMap<>();
         private Source source = new Source("LimitProvider.builder()", false);
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * @param source where the values come from, the prefix of messages (e.g. {@code ratelimit.keys})
@@ -293,9 +303,12 @@ public final class MapLimitProvider implements LimitProvider {
             checkKey(key);
             List<Limit> limits = plans.get(plan);
             if (limits == null) {
-                throw new InvalidRateLimitConfigurationException(source.of("plan"), plan, "key '" + key + "' is "
-                        + "assigned a plan that is not defined: " + PlanNames.unknown(plan,
-                        plans.keySet()), "Define the plan first.");
+                throw new InvalidRateLimitConfigurationException(
+                        source.of("plan"),
+                        plan,
+                        "key '" + key + "' is " + "assigned a plan that is not defined: "
+                                + PlanNames.unknown(plan, plans.keySet()),
+                        "Define the plan first.");
             }
             return add(key, rules, limits);
         }
@@ -333,8 +346,11 @@ public final class MapLimitProvider implements LimitProvider {
             for (String r : Objects.requireNonNull(rules, "rules")) {
                 String name = r == null ? "" : r.trim();
                 if (name.isEmpty()) {
-                    throw new InvalidRateLimitConfigurationException(source.of("rules"), String.valueOf(r),
-                            "key '" + key + "' names a blank rule", "Name each rule, e.g. 'api'.");
+                    throw new InvalidRateLimitConfigurationException(
+                            source.of("rules"),
+                            String.valueOf(r),
+                            "key '" + key + "' names a blank rule",
+                            "Name each rule, e.g. 'api'.");
                 }
                 names.add(name);
             }
@@ -343,9 +359,14 @@ public final class MapLimitProvider implements LimitProvider {
                 Set<String> overlap = new TreeSet<>(e.rules());
                 overlap.retainAll(names);
                 if (e.rules().isEmpty() && names.isEmpty() || !overlap.isEmpty()) {
-                    throw new InvalidRateLimitConfigurationException(source.toString(), key, "key '" + key
-                            + "' has limits " + (overlap.isEmpty() ? "for every rule" : "for rule(s) " + overlap)
-                            + " already, from " + source.relative(e.source()), "Give each key one entry per rule.");
+                    throw new InvalidRateLimitConfigurationException(
+                            source.toString(),
+                            key,
+                            "key '" + key
+                                    + "' has limits "
+                                    + (overlap.isEmpty() ? "for every rule" : "for rule(s) " + overlap)
+                                    + " already, from " + source.relative(e.source()),
+                            "Give each key one entry per rule.");
                 }
             }
             entries.add(new Entry(Set.copyOf(names), limits, source));
@@ -369,8 +390,8 @@ public final class MapLimitProvider implements LimitProvider {
 
         private static List<Limit> parse(String where, String... texts) {
             if (texts == null || texts.length == 0) {
-                throw new InvalidRateLimitConfigurationException(where + ": no limit is given. Give at least one, "
-                        + "e.g. '5/1s'.");
+                throw new InvalidRateLimitConfigurationException(
+                        where + ": no limit is given. Give at least one, " + "e.g. '5/1s'.");
             }
             List<Limit> limits = new ArrayList<>(texts.length);
             for (int i = 0; i < texts.length; i++) {

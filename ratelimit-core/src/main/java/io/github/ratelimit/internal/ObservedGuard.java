@@ -6,7 +6,6 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.support.RateLimitedLog;
-
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -75,7 +74,7 @@ final class ObservedGuard implements Guard {
         } catch (RuntimeException e) {
             LOG.log(Level.WARNING, "A rate-limit observer failed to start: " + observer, e);
         }
-        return (decision, failure) -> { };
+        return (decision, failure) -> {};
     }
 
     private void stop(RateLimiter.Observer.Stop stop, Decision decision, Throwable failure) {

@@ -2,7 +2,6 @@ package io.github.ratelimit.internal;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.support.LogText;
-
 import java.util.Collection;
 import java.util.TreeSet;
 
@@ -21,8 +20,7 @@ public final class PlanNames {
     public static final String ACTION = "Name plans with 1 to " + MAX_LENGTH + " printable ASCII characters without "
             + "spaces, quotes, commas, braces or backslashes, e.g. 'gold'.";
 
-    private PlanNames() {
-    }
+    private PlanNames() {}
 
     /**
      * @param name a plan's name, or {@code null}

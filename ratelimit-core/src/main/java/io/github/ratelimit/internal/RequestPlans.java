@@ -8,7 +8,6 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.support.RateLimitedLog;
-
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.Map;
@@ -59,6 +58,7 @@ final class RequestPlans {
     private final AtomicLong firstCall = new AtomicLong(NOT_YET);
     /** Whether watching is over: a plan was named within the first minute, or the minute is over. */
     private volatile boolean watched;
+
     private final AtomicBoolean warned = new AtomicBoolean();
 
     private RequestPlans(String expression, KeyResolver resolver, DefaultRateLimiter.Settings settings) {
@@ -84,24 +84,31 @@ final class RequestPlans {
             return new RequestPlans(expression, own, settings);
         }
         ClientIpResolver clientIp = settings.keys().clientIpResolver();
-        String header = KeyExpressions.atoms(expression).stream().filter(a -> a.startsWith("header:")).findFirst()
-                .map(a -> a.substring("header:".length()).trim()).orElse(null);
+        String header = KeyExpressions.atoms(expression).stream()
+                .filter(a -> a.startsWith("header:"))
+                .findFirst()
+                .map(a -> a.substring("header:".length()).trim())
+                .orElse(null);
         boolean headerTrusted = settings.plans().headerTrusted();
         if (header != null && !headerTrusted && !clientIp.readsForwardedHeader()) {
-            throw new InvalidRateLimitConfigurationException("ratelimit.plan-from", expression, "'" + expression
-                    + "' takes the plan from the request header " + header + ", which any client can send, and no "
-                    + "proxy is trusted to set it (ratelimit.trusted-proxies is empty), so the header would be believed "
-                    + "from anyone: a client sending '" + header + ": <plan>' would choose its own limits",
+            throw new InvalidRateLimitConfigurationException(
+                    "ratelimit.plan-from",
+                    expression,
+                    "'" + expression
+                            + "' takes the plan from the request header " + header
+                            + ", which any client can send, and no "
+                            + "proxy is trusted to set it (ratelimit.trusted-proxies is empty), so the header would be believed "
+                            + "from anyone: a client sending '" + header + ": <plan>' would choose its own limits",
                     "List the proxies that set the header in ratelimit.trusted-proxies (it is then believed from them "
-                    + "only; a call from any other peer gets the rule's own limits), or, when nothing can reach the "
-                    + "application without passing something that sets or removes the header, say so with "
-                    + "ratelimit.plan-header-trusted=true. In code: RateLimiter.Builder.clientIpResolver with "
-                    + "trustedProxies, or planHeaderTrusted(true).");
+                            + "only; a call from any other peer gets the rule's own limits), or, when nothing can reach the "
+                            + "application without passing something that sets or removes the header, say so with "
+                            + "ratelimit.plan-header-trusted=true. In code: RateLimiter.Builder.clientIpResolver with "
+                            + "trustedProxies, or planHeaderTrusted(true).");
         }
-        Predicate<RequestContext> believed = headerTrusted ? null
-                : context -> clientIp.isTrustedProxy(context.remoteAddress());
-        KeyResolver resolver = KeyExpressions.compileValue(expression, settings.keys().resolvers(), clientIp, null,
-                WHERE, believed);
+        Predicate<RequestContext> believed =
+                headerTrusted ? null : context -> clientIp.isTrustedProxy(context.remoteAddress());
+        KeyResolver resolver =
+                KeyExpressions.compileValue(expression, settings.keys().resolvers(), clientIp, null, WHERE, believed);
         return new RequestPlans(expression, resolver, settings);
     }
 
@@ -116,7 +123,8 @@ final class RequestPlans {
      */
     boolean appliesTo(Rule rule) {
         // A concurrency rule has no windows for a plan to replace: plans are for it only when named (and then refused).
-        return rules.isEmpty() ? rule.concurrency() == 0 && KeyExpressions.atoms(rule.key()).contains("user")
+        return rules.isEmpty()
+                ? rule.concurrency() == 0 && KeyExpressions.atoms(rule.key()).contains("user")
                 : rules.contains(rule.name());
     }
 
@@ -130,8 +138,10 @@ final class RequestPlans {
         try {
             plan = resolver.resolve(context);
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "Resolving the plan of a call (ratelimit.plan-from) failed; the rule's own limits "
-                    + "apply", e);
+            LOG.log(
+                    Level.WARNING,
+                    "Resolving the plan of a call (ratelimit.plan-from) failed; the rule's own limits " + "apply",
+                    e);
             plan = null;
         }
         if (!watched) {
@@ -155,11 +165,13 @@ final class RequestPlans {
         }
         watched = true;
         if (warned.compareAndSet(false, true)) {
-            WARNING_LOG.log(Level.WARNING, "ratelimit.plan-from '" + expression + "' named no plan for any call in "
-                    + "its first minute: every key got its rule's own limits. If the plan is a request attribute, the "
-                    + "filter that sets it must run before the rate-limit filter (Spring Boot: order -99, "
-                    + "ratelimit.filter.order); a plan header is believed only from ratelimit.trusted-proxies; check "
-                    + "the header's or the authority's name. (Logged once.)");
+            WARNING_LOG.log(
+                    Level.WARNING,
+                    "ratelimit.plan-from '" + expression + "' named no plan for any call in "
+                            + "its first minute: every key got its rule's own limits. If the plan is a request attribute, the "
+                            + "filter that sets it must run before the rate-limit filter (Spring Boot: order -99, "
+                            + "ratelimit.filter.order); a plan header is believed only from ratelimit.trusted-proxies; check "
+                            + "the header's or the authority's name. (Logged once.)");
         }
     }
 }

@@ -1,19 +1,18 @@
 package io.github.ratelimit.internal;
 
 import io.github.ratelimit.CallTooLargeException;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.internal.bucket.Pipelining;
-import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.support.RateLimitedLog;
-
 import java.lang.System.Logger.Level;
 import java.util.List;
 
@@ -37,11 +36,13 @@ final class RuleDecider {
         final long cost;
         /** The verdict when the key decided alone, else {@code null}. */
         Verdict verdict;
+
         String key;
         BucketStore.Key bucketKey;
         CompiledRule.Configs configs;
         /** The key's state, or {@code null} when the store refused to give it ({@link #failure}). */
         KeyState state;
+
         RuntimeException failure;
         /** The consume started for the key, or {@code null}. */
         Pipelining.Sent sent;
@@ -105,8 +106,10 @@ final class RuleDecider {
         try {
             key = rule.resolver.resolve(context);
         } catch (RuntimeException e) {
-            RESOLVER_LOG.log(Level.WARNING, "The key resolver of rule '" + rule.name
-                    + "' failed; treating the key as missing", e);
+            RESOLVER_LOG.log(
+                    Level.WARNING,
+                    "The key resolver of rule '" + rule.name + "' failed; treating the key as missing",
+                    e);
             key = null;
         }
         if (key == null || key.isEmpty()) {
@@ -199,8 +202,11 @@ final class RuleDecider {
                     t.state.refund(t.cost, p.receipt());
                 }
             } catch (RuntimeException e) {
-                DefaultRateLimiter.STORE_LOG.log(Level.WARNING, "Could not give back " + t.cost
-                        + " permit(s) to a key of rule '" + t.rule.name + "'; the store failed", e);
+                DefaultRateLimiter.STORE_LOG.log(
+                        Level.WARNING,
+                        "Could not give back " + t.cost + " permit(s) to a key of rule '" + t.rule.name
+                                + "'; the store failed",
+                        e);
             } finally {
                 t.sent = null;
             }
@@ -229,13 +235,26 @@ final class RuleDecider {
         } catch (RuntimeException e) {
             BucketStore.ContentionException contention = contention(e);
             if (contention != null) {
-                CONTENTION_LOG.log(Level.WARNING, () -> "Rule '" + rule.name + "': " + contention.getMessage()
-                        + "; rejecting the call rather than admitting it uncounted", null);
-                return Verdicts.of(rule, t.key, rejection(rule), Basis.CONTENTION, List.of(),
-                        DefaultRateLimiter.CONTENTION_RETRY_NANOS, 0, t.cost);
+                CONTENTION_LOG.log(
+                        Level.WARNING,
+                        () -> "Rule '" + rule.name + "': " + contention.getMessage()
+                                + "; rejecting the call rather than admitting it uncounted",
+                        null);
+                return Verdicts.of(
+                        rule,
+                        t.key,
+                        rejection(rule),
+                        Basis.CONTENTION,
+                        List.of(),
+                        DefaultRateLimiter.CONTENTION_RETRY_NANOS,
+                        0,
+                        t.cost);
             }
-            DefaultRateLimiter.STORE_LOG.log(Level.WARNING, () -> "The rate-limit store failed for rule '" + rule.name
-                    + "'; applying " + rule.storeFailurePolicy + ": " + e, null);
+            DefaultRateLimiter.STORE_LOG.log(
+                    Level.WARNING,
+                    () -> "The rate-limit store failed for rule '" + rule.name + "'; applying "
+                            + rule.storeFailurePolicy + ": " + e,
+                    null);
             Verdict failed = failed(t);
             if (failed != null) {
                 return failed;
@@ -255,8 +274,8 @@ final class RuleDecider {
     private Verdict awaitSlot(Target t, Evaluation ev, List<Decision.Window> windows) {
         CompiledRule rule = t.rule;
         if (ev.takeWaitingPlaces(rule) == Evaluation.PlacesTaken.NONE) {
-            return Verdicts.of(rule, t.key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, SlotWaits.RETRY_NANOS, 0,
-                    t.cost);
+            return Verdicts.of(
+                    rule, t.key, Outcome.REJECTED, Basis.WAITERS_FULL, windows, SlotWaits.RETRY_NANOS, 0, t.cost);
         }
         ev.awaitSlot(t);
         return Verdicts.of(rule, t.key, Outcome.DELAYED, Basis.BUCKET, windows, rule.maxDelayNanos, 0, t.cost);
@@ -281,8 +300,11 @@ final class RuleDecider {
             }
             probe = state.consume(t.cost);
         } catch (RuntimeException e) {
-            DefaultRateLimiter.STORE_LOG.log(Level.WARNING, () -> "The rate-limit store failed for rule '" + rule.name
-                    + "'; applying " + rule.storeFailurePolicy + ": " + e, null);
+            DefaultRateLimiter.STORE_LOG.log(
+                    Level.WARNING,
+                    () -> "The rate-limit store failed for rule '" + rule.name + "'; applying "
+                            + rule.storeFailurePolicy + ": " + e,
+                    null);
             Verdict failed = failed(t);
             if (failed != null) {
                 return failed;
@@ -305,8 +327,16 @@ final class RuleDecider {
     private static Verdict failed(Target t) {
         CompiledRule rule = t.rule;
         return switch (rule.storeFailurePolicy) {
-            case FAIL_CLOSED -> Verdicts.of(rule, t.key, rejection(rule), Basis.FAIL_CLOSED, List.of(),
-                    DefaultRateLimiter.FAIL_CLOSED_RETRY_NANOS, 0, t.cost);
+            case FAIL_CLOSED ->
+                Verdicts.of(
+                        rule,
+                        t.key,
+                        rejection(rule),
+                        Basis.FAIL_CLOSED,
+                        List.of(),
+                        DefaultRateLimiter.FAIL_CLOSED_RETRY_NANOS,
+                        0,
+                        t.cost);
             case LOCAL_FALLBACK -> null;
             default -> Verdicts.of(rule, t.key, Outcome.ALLOWED, Basis.FAIL_OPEN, List.of(), 0, 0, t.cost);
         };
@@ -381,8 +411,7 @@ final class RuleDecider {
             // back unless the call fails: its windows say nothing of the caller's request rate, so a permitted call
             // does not report them (they would take over the headers: a login rule's 5/1m on every response). A
             // rejection reports them.
-            List<Decision.Window> windows = rule.rule.count() != Rule.Counted.ALL
-                    ? List.of() : probe.windows();
+            List<Decision.Window> windows = rule.rule.count() != Rule.Counted.ALL ? List.of() : probe.windows();
             return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0, probe.receipt(), cost);
         }
         long wait = probe.waitNanos();
@@ -398,8 +427,15 @@ final class RuleDecider {
         return reserve(rule, key, cost, state, basis, ev, probe.windows(), wait);
     }
 
-    private Verdict reserve(CompiledRule rule, String key, long cost, KeyState state, Basis basis, Evaluation ev,
-                            List<Decision.Window> windows, long wait) {
+    private Verdict reserve(
+            CompiledRule rule,
+            String key,
+            long cost,
+            KeyState state,
+            Basis basis,
+            Evaluation ev,
+            List<Decision.Window> windows,
+            long wait) {
         // A place among this rule's waiting calls, and one among all the limiter's.
         Evaluation.PlacesTaken places = ev.takeWaitingPlaces(rule);
         if (places == Evaluation.PlacesTaken.NONE) {
@@ -415,12 +451,10 @@ final class RuleDecider {
             long nanos = reservation.waitNanos();
             ev.charge(state, rule, cost, reservation.receipt(), reservation.waitNanos());
             if (nanos == 0) {
-                return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0,
-                        reservation.receipt(), cost);
+                return Verdicts.of(rule, key, Outcome.ALLOWED, basis, windows, 0, reservation.receipt(), cost);
             }
             reserved = true;
-            return Verdicts.of(rule, key, Outcome.DELAYED, basis, windows, nanos,
-                    reservation.receipt(), cost);
+            return Verdicts.of(rule, key, Outcome.DELAYED, basis, windows, nanos, reservation.receipt(), cost);
         } finally {
             if (!reserved) {
                 ev.giveBackWaitingPlaces(rule, places);

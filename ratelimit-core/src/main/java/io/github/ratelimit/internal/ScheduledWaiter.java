@@ -1,7 +1,6 @@
 package io.github.ratelimit.internal;
 
 import io.github.ratelimit.RateLimiter.Waiter;
-
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -55,10 +54,13 @@ public final class ScheduledWaiter implements Waiter, AutoCloseable {
         pending.add(timer);
         ScheduledFuture<?> task;
         try {
-            task = s.schedule(() -> {
-                pending.remove(timer);
-                timer.complete(null);
-            }, nanos, TimeUnit.NANOSECONDS);
+            task = s.schedule(
+                    () -> {
+                        pending.remove(timer);
+                        timer.complete(null);
+                    },
+                    nanos,
+                    TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             task = null; // closed meanwhile
         }

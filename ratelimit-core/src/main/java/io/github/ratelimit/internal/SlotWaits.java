@@ -1,10 +1,9 @@
 package io.github.ratelimit.internal;
 
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -33,6 +32,7 @@ final class SlotWaits {
     private final long start;
     /** When the call gives up, on the limiter's clock. */
     private final long deadline;
+
     private final Verdict[] got;
     private long pause = FIRST_PAUSE_NANOS;
     /** Whether the wait has ended: settled by an attempt, or abandoned. Guarded by the evaluation's monitor. */
@@ -108,13 +108,17 @@ final class SlotWaits {
             }
             return;
         }
-        limiter.waiter().after(nextPause()).whenCompleteAsync((ignored, error) -> {
-            if (error != null) {
-                abandon(result, error);
-            } else {
-                awaitAsync(result);
-            }
-        }, limiter.slotPolls());
+        limiter.waiter()
+                .after(nextPause())
+                .whenCompleteAsync(
+                        (ignored, error) -> {
+                            if (error != null) {
+                                abandon(result, error);
+                            } else {
+                                awaitAsync(result);
+                            }
+                        },
+                        limiter.slotPolls());
     }
 
     /**
@@ -187,7 +191,10 @@ final class SlotWaits {
         if (worst == Outcome.REJECTED) {
             // A failure policy rejected the call (fail-closed): everything goes back.
             ev.refund();
-            Verdict rejecting = verdicts.stream().filter(v -> v.outcome() == Outcome.REJECTED).findFirst().get();
+            Verdict rejecting = verdicts.stream()
+                    .filter(v -> v.outcome() == Outcome.REJECTED)
+                    .findFirst()
+                    .get();
             return new Decision(Outcome.REJECTED, verdicts, 0, rejecting.waitNanos());
         }
         return new Decision(Outcome.DELAYED, verdicts, Math.max(ev.decision().delayNanos(), waited), 0);
@@ -202,8 +209,8 @@ final class SlotWaits {
         }
         for (int i = 0; i < got.length; i++) {
             Verdict v = verdicts.get(ev.slotVerdict(i));
-            verdicts.set(ev.slotVerdict(i), Verdicts.copy(v, Outcome.REJECTED, Basis.BUCKET, v.windows(),
-                    RETRY_NANOS, 0));
+            verdicts.set(
+                    ev.slotVerdict(i), Verdicts.copy(v, Outcome.REJECTED, Basis.BUCKET, v.windows(), RETRY_NANOS, 0));
         }
         return new Decision(Outcome.REJECTED, verdicts, 0, RETRY_NANOS);
     }

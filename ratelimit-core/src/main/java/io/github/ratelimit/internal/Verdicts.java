@@ -1,12 +1,11 @@
 package io.github.ratelimit.internal;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.internal.bucket.BucketKeyState;
-
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,20 +13,26 @@ import java.util.List;
 /** Verdicts made, copied with other values, and restated once tokens are given back or a wait ends early. */
 final class Verdicts {
 
-    private Verdicts() {
-    }
+    private Verdicts() {}
 
     /** @return the verdict of a rule for a key, for a call that asked the rule for {@code permits} */
-    static Verdict of(CompiledRule rule, String key, Outcome outcome, Basis basis, List<Decision.Window> windows,
-                      long wait, long receipt, long permits) {
+    static Verdict of(
+            CompiledRule rule,
+            String key,
+            Outcome outcome,
+            Basis basis,
+            List<Decision.Window> windows,
+            long wait,
+            long receipt,
+            long permits) {
         return new Verdict(rule.name, key, rule.mode, outcome, basis, windows, wait, receipt, rule.publicName, permits);
     }
 
     /** @return a verdict for the rule, key and permits of {@code v}, with these values */
-    static Verdict copy(Verdict v, Outcome outcome, Basis basis, List<Decision.Window> windows, long wait,
-                        long receipt) {
-        return new Verdict(v.rule(), v.key(), v.mode(), outcome, basis, windows, wait, receipt, v.publicName(),
-                v.permits());
+    static Verdict copy(
+            Verdict v, Outcome outcome, Basis basis, List<Decision.Window> windows, long wait, long receipt) {
+        return new Verdict(
+                v.rule(), v.key(), v.mode(), outcome, basis, windows, wait, receipt, v.publicName(), v.permits());
     }
 
     /**
@@ -58,15 +63,18 @@ final class Verdicts {
             return v;
         }
         long cost = permits(v, rule);
-        boolean refills = rule.rule.algorithm() == Algorithm.TOKEN_BUCKET
-                || rule.rule.algorithm() == Algorithm.LEAKY_BUCKET;
+        boolean refills =
+                rule.rule.algorithm() == Algorithm.TOKEN_BUCKET || rule.rule.algorithm() == Algorithm.LEAKY_BUCKET;
         List<Decision.Window> windows = new ArrayList<>(v.windows().size());
         for (Decision.Window w : v.windows()) {
             long remaining = Math.min(w.limit(), w.remaining() + cost);
             long reset = remaining >= w.limit() ? 0 : w.resetNanos();
             if (reset > 0 && refills) {
-                long refill = BigInteger.valueOf(cost).multiply(BigInteger.valueOf(w.period().toNanos()))
-                        .divide(BigInteger.valueOf(w.permits())).min(BigInteger.valueOf(Long.MAX_VALUE)).longValue();
+                long refill = BigInteger.valueOf(cost)
+                        .multiply(BigInteger.valueOf(w.period().toNanos()))
+                        .divide(BigInteger.valueOf(w.permits()))
+                        .min(BigInteger.valueOf(Long.MAX_VALUE))
+                        .longValue();
                 reset = Math.max(0, reset - refill);
             }
             windows.add(new Decision.Window(w.name(), w.limit(), w.permits(), w.period(), remaining, reset));
@@ -78,10 +86,10 @@ final class Verdicts {
     static Decision interrupted(Decision delayed) {
         List<Verdict> verdicts = new ArrayList<>(delayed.verdicts().size());
         for (Verdict v : delayed.verdicts()) {
-            verdicts.add(v.outcome() == Outcome.DELAYED
-                    ? copy(v, Outcome.REJECTED, Basis.INTERRUPTED, v.windows(), 0,
-                            v.receipt())
-                    : v);
+            verdicts.add(
+                    v.outcome() == Outcome.DELAYED
+                            ? copy(v, Outcome.REJECTED, Basis.INTERRUPTED, v.windows(), 0, v.receipt())
+                            : v);
         }
         return new Decision(Outcome.REJECTED, verdicts, 0, 0);
     }
@@ -90,7 +98,14 @@ final class Verdicts {
     static Decision exempted(CompiledRule[] rules, long permits) {
         List<Verdict> verdicts = new ArrayList<>(rules.length);
         for (CompiledRule rule : rules) {
-            verdicts.add(Verdicts.of(rule, null, Outcome.ALLOWED, Basis.EXEMPT, List.of(), 0, 0,
+            verdicts.add(Verdicts.of(
+                    rule,
+                    null,
+                    Outcome.ALLOWED,
+                    Basis.EXEMPT,
+                    List.of(),
+                    0,
+                    0,
                     BucketKeyState.saturatedMultiply(rule.cost, permits)));
         }
         return new Decision(Outcome.ALLOWED, verdicts, 0, 0);

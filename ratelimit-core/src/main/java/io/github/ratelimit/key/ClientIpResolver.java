@@ -178,14 +178,15 @@ public final class ClientIpResolver {
     }
 
     /** {@link #resolve} over any character sequences; lets tests observe how much is read. */
-    @Nullable String resolveHops(@Nullable String remoteAddress, @Nullable List<? extends CharSequence> headerValues) {
+    @Nullable
+    String resolveHops(@Nullable String remoteAddress, @Nullable List<? extends CharSequence> headerValues) {
         IpAddress client = clientAddress(remoteAddress, headerValues);
         return client == null ? null : key(client);
     }
 
     /** The client's whole address (IPv6 not grouped), or {@code null} when there is none. */
-    private @Nullable IpAddress clientAddress(@Nullable String remoteAddress,
-                                              @Nullable List<? extends CharSequence> headerValues) {
+    private @Nullable IpAddress clientAddress(
+            @Nullable String remoteAddress, @Nullable List<? extends CharSequence> headerValues) {
         if (remoteAddress == null) {
             return null;
         }
@@ -218,8 +219,7 @@ public final class ClientIpResolver {
         boolean readsHeader = readsForwardedHeader();
         String header = headerName();
         return context -> {
-            IpAddress client = clientAddress(context.remoteAddress(),
-                    readsHeader ? context.headers(header) : null);
+            IpAddress client = clientAddress(context.remoteAddress(), readsHeader ? context.headers(header) : null);
             if (client != null) {
                 for (IpRange range : all) {
                     if (range.contains(client)) {
@@ -235,8 +235,7 @@ public final class ClientIpResolver {
     private IpAddress walkHops(IpAddress remote, List<? extends CharSequence> headerValues) {
         IpAddress nearestTrusted = remote;
         int hopsLeft = MAX_HOPS;
-        ListIterator<? extends CharSequence> values =
-                headerValues.listIterator(headerValues.size());
+        ListIterator<? extends CharSequence> values = headerValues.listIterator(headerValues.size());
         while (values.hasPrevious()) {
             if (hopsLeft == 0) {
                 return nearestTrusted;
@@ -320,8 +319,8 @@ public final class ClientIpResolver {
     /** Describes the configuration, for logs. */
     @Override
     public String toString() {
-        return "ClientIpResolver[header=" + headerName() + ", trustedProxies=" + trustedProxies
-                + ", ipv6PrefixLength=" + ipv6PrefixLength + "]";
+        return "ClientIpResolver[header=" + headerName() + ", trustedProxies=" + trustedProxies + ", ipv6PrefixLength="
+                + ipv6PrefixLength + "]";
     }
 
     /**
@@ -334,8 +333,7 @@ public final class ClientIpResolver {
         private ForwardedHeader forwardedHeader = ForwardedHeader.X_FORWARDED_FOR;
         private int ipv6PrefixLength = DEFAULT_IPV6_PREFIX_LENGTH;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Sets the reverse proxies whose forwarding header is believed, replacing any set

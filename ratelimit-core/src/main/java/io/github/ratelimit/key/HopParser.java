@@ -18,8 +18,7 @@ final class HopParser {
     /** Longest node text considered; longer text is malformed without being parsed. */
     static final int MAX_NODE_LENGTH = 256;
 
-    private HopParser() {
-    }
+    private HopParser() {}
 
     /**
      * Parses a node: an address literal with optional brackets, port and zone id.
@@ -159,8 +158,12 @@ final class HopParser {
     }
 
     private static boolean isObfuscatedChar(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                || c == '.' || c == '_' || c == '-';
+        return (c >= 'a' && c <= 'z')
+                || (c >= 'A' && c <= 'Z')
+                || (c >= '0' && c <= '9')
+                || c == '.'
+                || c == '_'
+                || c == '-';
     }
 
     /** The index of {@code c} in {@code text[from, to)}, or {@code to} when absent. */

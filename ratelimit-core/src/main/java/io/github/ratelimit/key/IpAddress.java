@@ -129,15 +129,12 @@ final class IpAddress {
 
     /** The dotted quad of the low 32 bits; meaningful for IPv4 addresses. */
     String ipv4Text() {
-        return ((low >>> 24) & 0xFF) + "." + ((low >>> 16) & 0xFF) + "." + ((low >>> 8) & 0xFF)
-                + "." + (low & 0xFF);
+        return ((low >>> 24) & 0xFF) + "." + ((low >>> 16) & 0xFF) + "." + ((low >>> 8) & 0xFF) + "." + (low & 0xFF);
     }
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof IpAddress
-                && ((IpAddress) other).high == high
-                && ((IpAddress) other).low == low;
+        return other instanceof IpAddress && ((IpAddress) other).high == high && ((IpAddress) other).low == low;
     }
 
     @Override

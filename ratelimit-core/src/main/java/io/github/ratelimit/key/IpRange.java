@@ -63,8 +63,7 @@ final class IpRange {
         String addressText = slash < 0 ? trimmed : trimmed.substring(0, slash);
         int zone = addressText.indexOf('%');
         if (zone >= 0 && addressText.indexOf(':') >= 0) {
-            String withoutZone = addressText.substring(0, zone)
-                    + trimmed.substring(addressText.length());
+            String withoutZone = addressText.substring(0, zone) + trimmed.substring(addressText.length());
             throw invalid(what + " '" + spec + "': zone ids such as '"
                     + addressText.substring(zone) + "' are not supported. Remove the zone id, as"
                     + " in '" + withoutZone + "'.");
@@ -86,8 +85,7 @@ final class IpRange {
                         + "' is not a decimal number. Use a CIDR such as " + example + ".");
             }
             // At most four digits are significant; longer numbers are out of range either way.
-            prefixLength = prefixText.length() > 4 ? Integer.MAX_VALUE
-                    : Integer.parseInt(prefixText);
+            prefixLength = prefixText.length() > 4 ? Integer.MAX_VALUE : Integer.parseInt(prefixText);
             if (prefixLength > maxPrefix) {
                 throw invalid(what + " '" + spec + "': prefix length " + prefixText
                         + " is out of range for " + (ipv4 ? "IPv4" : "IPv6") + " (0.." + maxPrefix
@@ -107,8 +105,7 @@ final class IpRange {
 
     /** Whether {@code address} lies inside this range. */
     boolean contains(IpAddress address) {
-        return ((address.high ^ networkHigh) & maskHigh) == 0
-                && ((address.low ^ networkLow) & maskLow) == 0;
+        return ((address.high ^ networkHigh) & maskHigh) == 0 && ((address.low ^ networkLow) & maskLow) == 0;
     }
 
     /** The entry as configured, without surrounding whitespace. */

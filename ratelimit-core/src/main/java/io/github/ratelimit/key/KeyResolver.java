@@ -20,7 +20,8 @@ public interface KeyResolver {
      *         escapes it, tags it with the alternative it came from, and hashes it when it is long, so the value
      *         can never reach a bucket of another key, alternative or rule.
      */
-    @Nullable String resolve(RequestContext context);
+    @Nullable
+    String resolve(RequestContext context);
 
     /**
      * Compiles key expressions written in a language of its own, such as the Spring starter's SpEL keys
@@ -37,6 +38,7 @@ public interface KeyResolver {
          * @return a resolver, or {@code null} when the expression is not in this factory's language
          * @throws io.github.ratelimit.InvalidRateLimitConfigurationException when it is, but is malformed
          */
-        @Nullable KeyResolver create(String expression, String source);
+        @Nullable
+        KeyResolver create(String expression, String source);
     }
 }

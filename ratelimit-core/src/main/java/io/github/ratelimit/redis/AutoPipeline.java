@@ -1,6 +1,13 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.support.RateLimitedLog;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.AbstractPipeline;
 import redis.clients.jedis.Response;
@@ -10,14 +17,6 @@ import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.exceptions.JedisRedirectionException;
-
-import java.util.Iterator;
-import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 
 /**
  * Sends the scripts of many threads together: calls made while others are on the wire are queued, and the next
@@ -74,8 +73,13 @@ final class AutoPipeline implements ScriptRunner {
         long queuedAt;
         /** Whether its owner waits for it: only such a caller is woken to send (others are busy elsewhere). */
         volatile boolean awaited;
-        @Nullable Object reply;
-        @Nullable RuntimeException error;
+
+        @Nullable
+        Object reply;
+
+        @Nullable
+        RuntimeException error;
+
         boolean runAlone;
 
         Call(LuaScript script, List<byte[]> keys, List<byte[]> args) {
@@ -118,6 +122,7 @@ final class AutoPipeline implements ScriptRunner {
     private final long queueTimeoutNanos;
     /** Whether the store's circuit breaker refuses calls now: Redis kept failing while a call waited. */
     private final BooleanSupplier refusing;
+
     private final ConcurrentLinkedQueue<Call> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger freeLanes;
     /** Pipelines sent: the round trips actually made. */
@@ -125,8 +130,7 @@ final class AutoPipeline implements ScriptRunner {
     /** Whether Redis redirected a pipelined call: the client is a Cluster, and calls go one by one. */
     volatile boolean redirected;
 
-    private static final RateLimitedLog REDIRECT_LOG =
-            new RateLimitedLog(3_600_000_000_000L);
+    private static final RateLimitedLog REDIRECT_LOG = new RateLimitedLog(3_600_000_000_000L);
 
     /**
      * @param jedis a client whose pipeline goes to one server
@@ -187,9 +191,11 @@ final class AutoPipeline implements ScriptRunner {
                         if (freeLanes.get() > 0) {
                             wakeHead(); // it may have been woken to take a lane; the next caller takes it instead
                         }
-                        throw new NotSentException(open ? "the Redis circuit breaker opened while this call waited "
-                                + "to be sent" : "this call waited " + waited / 1_000_000 + " ms to be sent, the most "
-                                + "a call waits (" + MOST_TIMEOUTS + " command timeouts)");
+                        throw new NotSentException(
+                                open
+                                        ? "the Redis circuit breaker opened while this call waited " + "to be sent"
+                                        : "this call waited " + waited / 1_000_000 + " ms to be sent, the most "
+                                                + "a call waits (" + MOST_TIMEOUTS + " command timeouts)");
                     }
                     // Looks at the breaker again now and then: nothing else wakes a queued call when Redis fails.
                     LockSupport.parkNanos(this, Math.max(1_000, Math.min(most - waited, queueTimeoutNanos / 2)));
@@ -311,8 +317,10 @@ final class AutoPipeline implements ScriptRunner {
                 } catch (JedisRedirectionException e) {
                     if (!redirected) {
                         redirected = true;
-                        REDIRECT_LOG.log(System.Logger.Level.WARNING, () -> "Redis redirected a pipelined script ("
-                                + e.getMessage() + "): the client is a Cluster; sending each script on its own from now on",
+                        REDIRECT_LOG.log(
+                                System.Logger.Level.WARNING,
+                                () -> "Redis redirected a pipelined script (" + e.getMessage()
+                                        + "): the client is a Cluster; sending each script on its own from now on",
                                 null);
                     }
                     batch[i].finish(null, null, true);
@@ -328,8 +336,12 @@ final class AutoPipeline implements ScriptRunner {
             // Every call taken is finished, whatever happened (an Error included), so no caller waits forever.
             for (int i = 0; i < n; i++) {
                 if (batch[i].get() != DONE) {
-                    batch[i].finish(null, failure != null ? failure
-                            : new JedisConnectionException("the pipelined Redis call did not complete"), false);
+                    batch[i].finish(
+                            null,
+                            failure != null
+                                    ? failure
+                                    : new JedisConnectionException("the pipelined Redis call did not complete"),
+                            false);
                 }
                 batch[i] = null;
             }

@@ -5,7 +5,6 @@ import io.github.bucket4j.distributed.remote.RemoteCommand;
 import io.github.bucket4j.distributed.remote.Request;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.RateLimitStoreException;
-
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -30,12 +29,18 @@ final class BucketCommand<T> extends KeyQueue.Call {
     final long started;
     /** For a command sent at once: its group (of one) and the attempt on its way. */
     private @Nullable List<BucketCommand<?>> group;
+
     private CasProxyManager.@Nullable Attempt first;
     private @Nullable CommandResult<T> result;
     private @Nullable RuntimeException error;
 
-    BucketCommand(CasProxyManager manager, CasProxyManager.Ref ref, Request<T> request, RemoteCommand<T> command,
-                  long epoch, long started) {
+    BucketCommand(
+            CasProxyManager manager,
+            CasProxyManager.Ref ref,
+            Request<T> request,
+            RemoteCommand<T> command,
+            long epoch,
+            long started) {
         this.manager = manager;
         this.ref = ref;
         this.request = request;

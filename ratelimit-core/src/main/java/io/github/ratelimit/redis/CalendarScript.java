@@ -159,6 +159,5 @@ final class CalendarScript {
             return out
             """.formatted(HARD_FIELDS);
 
-    private CalendarScript() {
-    }
+    private CalendarScript() {}
 }

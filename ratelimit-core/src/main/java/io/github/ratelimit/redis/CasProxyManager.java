@@ -16,10 +16,6 @@ import io.github.ratelimit.Limit;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.RateLimitedLog;
-import org.jspecify.annotations.Nullable;
-import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisException;
-
 import java.lang.System.Logger.Level;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
@@ -35,6 +31,9 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * A Bucket4j proxy manager that decides with about one Redis round trip.
@@ -92,7 +91,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     static final long KEEP_AFTER_FULL_MILLIS = 1_000;
 
     /** The longest time to live written: a bucket of the longest allowed period, with a day to spare. */
-    static final long MAX_TTL_MILLIS = Duration.ofDays(Limit.MAX_PERIOD_DAYS + 1).toMillis();
+    static final long MAX_TTL_MILLIS =
+            Duration.ofDays(Limit.MAX_PERIOD_DAYS + 1).toMillis();
 
     private static final RateLimitedLog CORRUPT_LOG = new RateLimitedLog(10_000_000_000L);
 
@@ -101,6 +101,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     private final Supplier<ScriptRunner> lateScripts;
     /** What the store gives back late, after Redis failed when a call ended. */
     final LateRefunds lateRefunds = new LateRefunds();
+
     private final CasScript script;
     private final CircuitBreaker breaker;
     private final TimeMeter clock;
@@ -109,6 +110,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     private final boolean combining;
     /** Whether the client is a Cluster's, whose nodes each have a script cache of their own. */
     private final boolean cluster;
+
     final LongAdder decisions = new LongAdder();
     final LongAdder roundTrips = new LongAdder();
     final LongAdder conflicts = new LongAdder();
@@ -117,9 +119,11 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     final LongAdder contended = new LongAdder();
     /** Calls Redis answered later than the socket timeout, asked once more ({@link #answeredLate}). */
     final LongAdder lateAnswers = new LongAdder();
+
     final LongAdder latencyNanos = new LongAdder();
     /** Where each operation's latency goes besides the total ({@link JedisBucketStore#latencyObserver}), or null. */
     volatile @Nullable LongConsumer latencyObserver;
+
     final LongAdder repairs = new LongAdder();
 
     /**
@@ -130,9 +134,17 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      *        may conflict with this JVM's other commands
      * @param cluster whether the client is a Cluster's, whose nodes each have a script cache of their own
      */
-    CasProxyManager(UnifiedJedis jedis, ScriptRunner scripts, Supplier<ScriptRunner> lateScripts, CasScript script,
-                    CircuitBreaker breaker, TimeMeter clock, int maxAttempts, long budgetNanos, boolean combining,
-                    boolean cluster) {
+    CasProxyManager(
+            UnifiedJedis jedis,
+            ScriptRunner scripts,
+            Supplier<ScriptRunner> lateScripts,
+            CasScript script,
+            CircuitBreaker breaker,
+            TimeMeter clock,
+            int maxAttempts,
+            long budgetNanos,
+            boolean combining,
+            boolean cluster) {
         super(ClientSideConfig.getDefault().withClientClock(clock));
         this.jedis = jedis;
         this.scripts = scripts;
@@ -176,8 +188,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     private final Set<LuaScript> loaded = ConcurrentHashMap.newKeySet();
 
     /** Thrown at once while the breaker is open: made once, without a stack trace. */
-    private static final RedisCallException BREAKER_OPEN = RedisCallException.refusal(
-            "Redis circuit breaker is open; not waiting on Redis");
+    private static final RedisCallException BREAKER_OPEN =
+            RedisCallException.refusal("Redis circuit breaker is open; not waiting on Redis");
 
     /** @return the breaker's epoch for one operation on Redis, counted as a decision */
     private long acquire() {
@@ -281,17 +293,21 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @return a request to {@link #send} it, as the proxies make them (this manager's clock and format version)
      */
     <T> Request<T> request(RemoteCommand<T> command) {
-        return new Request<>(command, getClientSideConfig().getBackwardCompatibilityVersion(),
-                clock.currentTimeNanos(), null);
+        return new Request<>(
+                command, getClientSideConfig().getBackwardCompatibilityVersion(), clock.currentTimeNanos(), null);
     }
 
     /**
      * One attempt of a group: the time it computed at, each command's result in order, the state it expects and the
      * one it writes, sent.
      */
-    record Attempt(long now, CommandResult<?>[] results, byte @Nullable [] expected, byte @Nullable [] update, long ttl,
-                   ScriptRunner.Sent sent) {
-    }
+    record Attempt(
+            long now,
+            CommandResult<?>[] results,
+            byte @Nullable [] expected,
+            byte @Nullable [] update,
+            long ttl,
+            ScriptRunner.Sent sent) {}
 
     private Attempt attempt(Ref ref, List<BucketCommand<?>> group, byte @Nullable [] expected, boolean first) {
         // A command sent alone at once computes at the time its request was made; a group, or a retry, now.
@@ -300,8 +316,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         return attempt(ref, group, expected, expected != null && expected != ref.lastWritten, now);
     }
 
-    private Attempt attempt(Ref ref, List<BucketCommand<?>> group, byte @Nullable [] expected, boolean fromRedis,
-                            long now) {
+    private Attempt attempt(
+            Ref ref, List<BucketCommand<?>> group, byte @Nullable [] expected, boolean fromRedis, long now) {
         MutableBucketEntry entry = entry(ref, expected, fromRedis, now);
         CommandResult<?>[] results = new CommandResult<?>[group.size()];
         for (int i = 0; i < results.length; i++) {
@@ -347,8 +363,12 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                     askedAgain = true;
                     late = attempt;
                     lateAnswers.increment();
-                    attempt = attempt(ref, group, late.expected(), late.expected() != null
-                            && late.expected() != ref.lastWritten, clock.currentTimeNanos());
+                    attempt = attempt(
+                            ref,
+                            group,
+                            late.expected(),
+                            late.expected() != null && late.expected() != ref.lastWritten,
+                            clock.currentTimeNanos());
                     n--;
                     continue;
                 }
@@ -356,8 +376,9 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                     retryRoundTrips += System.nanoTime() - sent;
                 }
                 if (reply.repaired()) {
-                    repaired(ref.key, "a key of another type, an oversized value or a state without an expiry; "
-                            + "replaced");
+                    repaired(
+                            ref.key,
+                            "a key of another type, an oversized value or a state without an expiry; " + "replaced");
                 }
                 if (reply.stored() == null) {
                     if (attempt.update() != null) {
@@ -402,9 +423,13 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                         breaker.onSuccess(c.epoch); // Redis answered; the key is just too contended.
                     }
                     contended.add(group.size());
-                    finishAll(group, null, new BucketStore.ContentionException("the Redis bucket kept changing under "
-                            + "concurrent writers for " + n + " attempts (" + (System.nanoTime() - group.get(0).started)
-                            / 1_000_000 + " ms, of which " + spent / 1_000_000 + " ms besides round trips)"));
+                    finishAll(
+                            group,
+                            null,
+                            new BucketStore.ContentionException("the Redis bucket kept changing under "
+                                    + "concurrent writers for " + n + " attempts ("
+                                    + (System.nanoTime() - group.get(0).started) / 1_000_000 + " ms, of which "
+                                    + spent / 1_000_000 + " ms besides round trips)"));
                     return;
                 }
                 backOff(n, budgetNanos - spent);
@@ -450,8 +475,8 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     }
 
     /** Hands each command of a group its result (or the failure), and records its latency. */
-    private void finishAll(List<BucketCommand<?>> group, CommandResult<?> @Nullable [] results,
-                           @Nullable RuntimeException error) {
+    private void finishAll(
+            List<BucketCommand<?>> group, CommandResult<?> @Nullable [] results, @Nullable RuntimeException error) {
         for (int i = 0; i < group.size(); i++) {
             BucketCommand<?> c = group.get(i);
             recordLatency(c.started);
@@ -486,26 +511,29 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @return the call, to await on this thread
      * @throws RateLimitStoreException when the breaker is open
      */
-    ScriptRunner.Sent send(LuaScript script, List<byte[]> keys, List<byte[]> args, int operations,
-                           boolean askAgain) {
+    ScriptRunner.Sent send(LuaScript script, List<byte[]> keys, List<byte[]> args, int operations, boolean askAgain) {
         long epoch = acquire();
         decisions.add(operations - 1);
         roundTrips.increment();
         long started = System.nanoTime();
         ScriptRunner.Sent sent = scripts.send(script, keys, args);
-        return () -> settle(() -> {
-            try {
-                return sent.await();
-            } catch (JedisException e) {
-                if (!askAgain || !answeredLate(e)) {
-                    throw e;
-                }
-                // A stall, not an outage (the breaker is closed): asked once more before the failure policy applies.
-                lateAnswers.increment();
-                roundTrips.increment();
-                return scripts.send(script, keys, args).await();
-            }
-        }, epoch, started);
+        return () -> settle(
+                () -> {
+                    try {
+                        return sent.await();
+                    } catch (JedisException e) {
+                        if (!askAgain || !answeredLate(e)) {
+                            throw e;
+                        }
+                        // A stall, not an outage (the breaker is closed): asked once more before the failure policy
+                        // applies.
+                        lateAnswers.increment();
+                        roundTrips.increment();
+                        return scripts.send(script, keys, args).await();
+                    }
+                },
+                epoch,
+                started);
     }
 
     /**
@@ -561,16 +589,19 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             unconfirmed.updates.addAll(call.updates());
         }
         watch(ref, unconfirmed, true);
-        lateRefunds.offer(tokens + " token(s) to " + RedisKeys.printable(ref.key), () -> {
-            try {
-                casLate(ref, tokens, unconfirmed);
-            } catch (RedisCallException e) {
-                if (e.sent()) {
-                    unconfirmed.updates.addAll(e.updates());
-                }
-                throw e;
-            }
-        }, () -> watch(ref, unconfirmed, false));
+        lateRefunds.offer(
+                tokens + " token(s) to " + RedisKeys.printable(ref.key),
+                () -> {
+                    try {
+                        casLate(ref, tokens, unconfirmed);
+                    } catch (RedisCallException e) {
+                        if (e.sent()) {
+                            unconfirmed.updates.addAll(e.updates());
+                        }
+                        throw e;
+                    }
+                },
+                () -> watch(ref, unconfirmed, false));
     }
 
     /** Adds or removes a refund tried again from those the bucket's conflicts are checked for. */
@@ -631,8 +662,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
         long epoch = acquire();
         long started = System.nanoTime();
         RemoteCommand<?> command = new CreateInitialStateWithVersionOrReplaceConfigurationAndExecuteCommand<>(
-                ref.configuration, new AddTokensCommand(tokens),
-                ref.version, TokensInheritanceStrategy.ADDITIVE);
+                ref.configuration, new AddTokensCommand(tokens), ref.version, TokensInheritanceStrategy.ADDITIVE);
         byte[] expected = expected(ref);
         byte[] update = null;
         try {
@@ -640,8 +670,9 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
                 long now = clock.currentTimeNanos();
                 MutableBucketEntry entry = entry(ref, expected, expected != null && expected != ref.lastWritten, now);
                 command.execute(entry, now);
-                update = entry.isStateModified() ? CompactState.encode(entry.get(),
-                        getClientSideConfig().getBackwardCompatibilityVersion()) : null;
+                update = entry.isStateModified()
+                        ? CompactState.encode(entry.get(), getClientSideConfig().getBackwardCompatibilityVersion())
+                        : null;
                 long ttl = entry.exists() ? ttlMillis(entry.get(), now) : 0;
                 roundTrips.increment();
                 CasScript.Reply reply = CasScript.reply(script.send(lateScripts.get(), ref.key, expected, update, ttl)
@@ -720,9 +751,21 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      * @return the counters since the store was built
      */
     JedisBucketStore.Stats stats(JedisBucketStore.BreakerState breaker, long pipelines) {
-        return new JedisBucketStore.Stats(decisions.sum(), roundTrips.sum(), conflicts.sum(), failures.sum(),
-                shortCircuited.sum(), contended.sum(), breaker, latencyNanos.sum(), pipelines, repairs.sum(),
-                lateRefunds.late.sum(), lateRefunds.lost.sum(), lateRefunds.unconfirmed.sum(), lateAnswers.sum());
+        return new JedisBucketStore.Stats(
+                decisions.sum(),
+                roundTrips.sum(),
+                conflicts.sum(),
+                failures.sum(),
+                shortCircuited.sum(),
+                contended.sum(),
+                breaker,
+                latencyNanos.sum(),
+                pipelines,
+                repairs.sum(),
+                lateRefunds.late.sum(),
+                lateRefunds.lost.sum(),
+                lateRefunds.unconfirmed.sum(),
+                lateAnswers.sum());
     }
 
     /**
@@ -752,8 +795,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             return;
         }
         long bound = Math.min(BACKOFF_CAP_NANOS, BACKOFF_BASE_NANOS << Math.min(attempt - 2, 16));
-        LockSupport.parkNanos(
-                Math.min(nanosLeft, ThreadLocalRandom.current().nextLong(bound)));
+        LockSupport.parkNanos(Math.min(nanosLeft, ThreadLocalRandom.current().nextLong(bound)));
     }
 
     /**
@@ -788,8 +830,7 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
      */
     void repaired(byte[] key, String what) {
         repairs.increment();
-        CORRUPT_LOG.log(Level.WARNING, () -> "Garbage in Redis at " + RedisKeys.printable(key) + ": "
-                + what, null);
+        CORRUPT_LOG.log(Level.WARNING, () -> "Garbage in Redis at " + RedisKeys.printable(key) + ": " + what, null);
     }
 
     @Override

@@ -1,10 +1,9 @@
 package io.github.ratelimit.redis;
 
-import org.jspecify.annotations.Nullable;
-import redis.clients.jedis.UnifiedJedis;
-
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * The script of a token-bucket or fixed-window decision: compare the bucket's stored state with the state this JVM expects, and when
@@ -54,8 +53,7 @@ final class CasScript {
      *        otherwise the stored state, empty when the bucket does not exist
      * @param repaired whether the script replaced garbage it found under the key
      */
-    record Reply(byte @Nullable [] stored, boolean repaired) {
-    }
+    record Reply(byte @Nullable [] stored, boolean repaired) {}
 
     /** Returns the server's time: {seconds, microseconds}. */
     static final String TIME_SOURCE = "return redis.call('TIME')";
@@ -72,10 +70,15 @@ final class CasScript {
      *
      * @return the call, to await
      */
-    ScriptRunner.Sent send(ScriptRunner scripts, byte[] key, byte @Nullable [] expected, byte @Nullable [] update,
-                           long ttlMillis) {
-        return scripts.send(compareAndSet, List.of(key), List.of(expected == null ? EMPTY : expected,
-                update == null ? EMPTY : update, Long.toString(ttlMillis).getBytes(StandardCharsets.US_ASCII)));
+    ScriptRunner.Sent send(
+            ScriptRunner scripts, byte[] key, byte @Nullable [] expected, byte @Nullable [] update, long ttlMillis) {
+        return scripts.send(
+                compareAndSet,
+                List.of(key),
+                List.of(
+                        expected == null ? EMPTY : expected,
+                        update == null ? EMPTY : update,
+                        Long.toString(ttlMillis).getBytes(StandardCharsets.US_ASCII)));
     }
 
     /**

@@ -21,9 +21,8 @@ import java.util.function.LongSupplier;
 final class CircuitBreaker {
 
     /** The state, the epoch it began, when, and the current failure streak. */
-    private record Status(JedisBucketStore.BreakerState state, long epoch, long since, int failures,
-                          long streakStart) {
-    }
+    private record Status(
+            JedisBucketStore.BreakerState state, long epoch, long since, int failures, long streakStart) {}
 
     /** Returned by {@link #tryAcquire()} when the call must not go to the store. */
     static final long REFUSED = -1;

@@ -6,7 +6,6 @@ import io.github.bucket4j.distributed.serialization.InternalSerializationHelper;
 import io.github.bucket4j.distributed.serialization.Scope;
 import io.github.bucket4j.distributed.serialization.SerializationAdapter;
 import io.github.bucket4j.distributed.versioning.Version;
-
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -32,8 +31,7 @@ final class CompactState {
     /** The first byte of this format. */
     static final byte FORMAT = (byte) 0xC5;
 
-    private CompactState() {
-    }
+    private CompactState() {}
 
     /**
      * @param state a bucket's state

@@ -1,11 +1,10 @@
 package io.github.ratelimit.redis;
 
+import java.util.List;
+import java.util.NoSuchElementException;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
-
-import java.util.List;
-import java.util.NoSuchElementException;
 
 /**
  * Runs each script on its own, on a connection borrowed from the client's pool when it is awaited (a Cluster routes
@@ -57,7 +56,8 @@ final class DirectRunner implements ScriptRunner {
             } catch (JedisException e) {
                 long now = System.nanoTime();
                 if (!(e.getCause() instanceof NoSuchElementException)
-                        || now - Math.max(began, lastAnswer) > timeoutNanos || now - began > MOST_TIMEOUTS * timeoutNanos) {
+                        || now - Math.max(began, lastAnswer) > timeoutNanos
+                        || now - began > MOST_TIMEOUTS * timeoutNanos) {
                     throw e;
                 }
                 // Every connection is in use by this instance's calls, which Redis answers: ask the pool again.

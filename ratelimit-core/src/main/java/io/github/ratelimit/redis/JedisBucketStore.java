@@ -1,24 +1,14 @@
 package io.github.ratelimit.redis;
 
-
-
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule.LocalFirst;
-import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.RateLimitStoreException;
-import org.jspecify.annotations.Nullable;
-import redis.clients.jedis.JedisCluster;
-import redis.clients.jedis.RedisClusterClient;
-import redis.clients.jedis.UnifiedJedis;
-
-import javax.net.ssl.SSLParameters;
-import javax.net.ssl.SSLSocketFactory;
-
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
@@ -28,6 +18,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocketFactory;
+import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.JedisCluster;
+import redis.clients.jedis.RedisClusterClient;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * Rate-limit state in Redis, shared by every instance that uses the same Redis and key prefix: standalone,
@@ -96,10 +92,23 @@ public final class JedisBucketStore implements BucketStore {
      * @param lateAnswers operations Redis answered later than the command timeout while the breaker was closed (a
      *        stall), asked once more before their rule's failure policy would apply
      */
-    public record Stats(long decisions, long roundTrips, long conflicts, long failures, long shortCircuited,
-                        long contended, BreakerState breaker, long latencyNanos, long pipelines, long repairs,
-                        long lateRefunds, long lostRefunds, long unconfirmedRefunds, long lateAnswers) {
-        // Wide on purpose: users, the metrics and the admin views read these counters by name, so they stay one public record;
+    public record Stats(
+            long decisions,
+            long roundTrips,
+            long conflicts,
+            long failures,
+            long shortCircuited,
+            long contended,
+            BreakerState breaker,
+            long latencyNanos,
+            long pipelines,
+            long repairs,
+            long lateRefunds,
+            long lostRefunds,
+            long unconfirmedRefunds,
+            long lateAnswers) {
+        // Wide on purpose: users, the metrics and the admin views read these counters by name, so they stay one public
+        // record;
         // only the store's proxy manager builds it, in one place.
     }
 
@@ -116,6 +125,7 @@ public final class JedisBucketStore implements BucketStore {
     private final @Nullable ScheduledExecutorService clockThread;
     /** The calls off the request path: their own connections, with the longer timeout; made on first use. */
     private final LateClient late;
+
     private final AtomicBoolean closed = new AtomicBoolean();
 
     @SuppressWarnings("NullAway") // the clock is the time meter given or, without one, the server clock made here
@@ -126,40 +136,70 @@ public final class JedisBucketStore implements BucketStore {
         LongSupplier nanoTime = System::nanoTime;
         this.serverClock = b.timeMeter == null ? new ServerClock(nanoTime, b.localWallClock) : null;
         this.clock = b.timeMeter == null ? serverClock : b.timeMeter;
-        this.breaker = new CircuitBreaker(b.breakerFailureThreshold, b.breakerMinFailureStreak.toNanos(),
-                b.breakerOpenDuration.toNanos(), nanoTime);
+        this.breaker = new CircuitBreaker(
+                b.breakerFailureThreshold,
+                b.breakerMinFailureStreak.toNanos(),
+                b.breakerOpenDuration.toNanos(),
+                nanoTime);
         // Many threads' scripts share round trips, except on a Cluster (see AutoPipeline) or when switched off.
         boolean cluster = jedis instanceof RedisClusterClient || jedis instanceof JedisCluster;
         this.pipeline = b.autoPipelining && !cluster
-                ? new AutoPipeline(jedis, AutoPipeline.LANES, AutoPipeline.MAX_BATCH, b.commandTimeout.toNanos(),
-                        breaker::refusesNow) : null;
+                ? new AutoPipeline(
+                        jedis,
+                        AutoPipeline.LANES,
+                        AutoPipeline.MAX_BATCH,
+                        b.commandTimeout.toNanos(),
+                        breaker::refusesNow)
+                : null;
         ScriptRunner scripts = pipeline != null ? pipeline : new DirectRunner(jedis, b.commandTimeout.toNanos());
         // Renewals and late refunds wait as long as a slow Redis takes (the background timeout), on connections of
         // their own, so the request path's short timeout never loses them. An application's own client keeps its
         // timeouts.
-        this.late = ownsClient ? new LateClient(() -> JedisClients.connect(b, b.backgroundTimeout, LateClient.POOL_SIZE),
-                b.backgroundTimeout, true) : new LateClient(() -> jedis, b.commandTimeout, false);
-        this.proxies = new CasProxyManager(jedis, scripts, late::runner, script, breaker, clock, b.maxAttempts,
-                b.retryBudget.toNanos(), b.batching, cluster);
+        this.late = ownsClient
+                ? new LateClient(
+                        () -> JedisClients.connect(b, b.backgroundTimeout, LateClient.POOL_SIZE),
+                        b.backgroundTimeout,
+                        true)
+                : new LateClient(() -> jedis, b.commandTimeout, false);
+        this.proxies = new CasProxyManager(
+                jedis,
+                scripts,
+                late::runner,
+                script,
+                breaker,
+                clock,
+                b.maxAttempts,
+                b.retryBudget.toNanos(),
+                b.batching,
+                cluster);
         this.keys = new KeyStates(proxies, clock, b.timeMeter, prefix, b.batching, b.maximumCachedBuckets);
-        this.clockThread = serverClock == null ? null : serverClock.startCalibrating(
-                () -> script.serverTimeMicros(jedis, RedisKeys.clockKey(prefix)), b.clockCalibrationInterval);
+        this.clockThread = serverClock == null
+                ? null
+                : serverClock.startCalibrating(
+                        () -> script.serverTimeMicros(jedis, RedisKeys.clockKey(prefix)), b.clockCalibrationInterval);
         // The sliding windows' and calendar quotas' scripts, loaded ahead (at start-up, then with each calibration
         // until they are): their first run is then never a NOSCRIPT answered late, which would leave a refund
         // unconfirmed. Off the request path, so that no call waits for a load.
         byte[] routing = RedisKeys.clockKey(prefix);
-        List<LuaScript> ahead = List.of(RedisSlidingState.COUNTER_RUN, RedisSlidingState.LOG,
-                RedisSlidingState.LOG_COMBINED, RedisCalendarState.SCRIPT);
+        List<LuaScript> ahead = List.of(
+                RedisSlidingState.COUNTER_RUN,
+                RedisSlidingState.LOG,
+                RedisSlidingState.LOG_COMBINED,
+                RedisCalendarState.SCRIPT);
         proxies.preload(routing, ahead);
         if (clockThread != null) {
             long every = b.clockCalibrationInterval.toMillis();
-            clockThread.scheduleWithFixedDelay(() -> {
-                try {
-                    proxies.preload(routing, ahead);
-                } catch (RuntimeException e) {
-                    // Tried again next time; a script Redis lacks is loaded when it is run anyway.
-                }
-            }, every, every, TimeUnit.MILLISECONDS);
+            clockThread.scheduleWithFixedDelay(
+                    () -> {
+                        try {
+                            proxies.preload(routing, ahead);
+                        } catch (RuntimeException e) {
+                            // Tried again next time; a script Redis lacks is loaded when it is run anyway.
+                        }
+                    },
+                    every,
+                    every,
+                    TimeUnit.MILLISECONDS);
         }
     }
 
@@ -290,8 +330,7 @@ public final class JedisBucketStore implements BucketStore {
 
         private final JedisStoreOptions options = new JedisStoreOptions();
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * @param url {@code redis://[user:password@]host:port[/db]}, or {@code rediss://} for TLS
@@ -512,7 +551,8 @@ public final class JedisBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder maximumCachedBuckets(long maximum) {
-            options.maximumCachedBuckets = JedisStoreOptions.atLeast("maximumCachedBuckets", (int) Math.min(maximum, Integer.MAX_VALUE), 1);
+            options.maximumCachedBuckets =
+                    JedisStoreOptions.atLeast("maximumCachedBuckets", (int) Math.min(maximum, Integer.MAX_VALUE), 1);
             return this;
         }
 
@@ -545,7 +585,8 @@ public final class JedisBucketStore implements BucketStore {
          */
         public JedisBucketStore build() {
             UnifiedJedis client = options.client();
-            return client != null ? new JedisBucketStore(options, client, false)
+            return client != null
+                    ? new JedisBucketStore(options, client, false)
                     : new JedisBucketStore(options, JedisClients.connect(options), true);
         }
     }

@@ -1,6 +1,12 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import redis.clients.jedis.ConnectionPoolConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
@@ -12,13 +18,6 @@ import redis.clients.jedis.RedisSentinelClient;
 import redis.clients.jedis.UnifiedJedis;
 import redis.clients.jedis.util.JedisURIHelper;
 
-import java.net.URI;
-import java.time.Duration;
-import java.util.Collection;
-import java.util.LinkedHashSet;
-import java.util.Locale;
-import java.util.Set;
-
 /**
  * The Jedis client a {@link JedisBucketStore} builds for itself from a URL, Sentinel or Cluster nodes: a pool as
  * large as the builder says, the command and connect timeouts on every connection, and the checks of the targets'
@@ -26,8 +25,7 @@ import java.util.Set;
  */
 final class JedisClients {
 
-    private JedisClients() {
-    }
+    private JedisClients() {}
 
     /**
      * @param b the builder, with exactly one of a URL, a Sentinel master or Cluster nodes
@@ -53,29 +51,54 @@ final class JedisClients {
         pool.setFairness(true);
         if (b.url != null) {
             URI uri = parseUrl(b.url);
-            DefaultJedisClientConfig config = clientConfig(b, commandTimeout, JedisURIHelper.getUser(uri),
-                    JedisURIHelper.getPassword(uri), JedisURIHelper.isRedisSSLScheme(uri))
-                    .database(JedisURIHelper.getDBIndex(uri)).build();
-            return RedisClient.builder().hostAndPort(JedisURIHelper.getHostAndPort(uri))
-                    .clientConfig(config).poolConfig(pool).build();
+            DefaultJedisClientConfig config = clientConfig(
+                            b,
+                            commandTimeout,
+                            JedisURIHelper.getUser(uri),
+                            JedisURIHelper.getPassword(uri),
+                            JedisURIHelper.isRedisSSLScheme(uri))
+                    .database(JedisURIHelper.getDBIndex(uri))
+                    .build();
+            return RedisClient.builder()
+                    .hostAndPort(JedisURIHelper.getHostAndPort(uri))
+                    .clientConfig(config)
+                    .poolConfig(pool)
+                    .build();
         }
-        JedisClientConfig config = clientConfig(b, commandTimeout, b.user, b.password, b.ssl).build();
+        JedisClientConfig config =
+                clientConfig(b, commandTimeout, b.user, b.password, b.ssl).build();
         if (b.sentinelMaster != null) {
-            JedisClientConfig sentinelConfig = clientConfig(b, commandTimeout, null, null, b.ssl).build();
-            return RedisSentinelClient.builder().masterName(b.sentinelMaster).sentinels(b.sentinels)
-                    .clientConfig(config).sentinelClientConfig(sentinelConfig).poolConfig(pool).build();
+            JedisClientConfig sentinelConfig =
+                    clientConfig(b, commandTimeout, null, null, b.ssl).build();
+            return RedisSentinelClient.builder()
+                    .masterName(b.sentinelMaster)
+                    .sentinels(b.sentinels)
+                    .clientConfig(config)
+                    .sentinelClientConfig(sentinelConfig)
+                    .poolConfig(pool)
+                    .build();
         }
-        return RedisClusterClient.builder().nodes(b.clusterNodes).clientConfig(config).poolConfig(pool)
-                .maxAttempts(3).maxTotalRetriesDuration(commandTimeout.multipliedBy(3)).build();
+        return RedisClusterClient.builder()
+                .nodes(b.clusterNodes)
+                .clientConfig(config)
+                .poolConfig(pool)
+                .maxAttempts(3)
+                .maxTotalRetriesDuration(commandTimeout.multipliedBy(3))
+                .build();
     }
 
-    private static DefaultJedisClientConfig.Builder clientConfig(JedisStoreOptions b, Duration commandTimeout,
-                                                                 @Nullable String user, @Nullable String password,
-                                                                 boolean ssl) {
+    private static DefaultJedisClientConfig.Builder clientConfig(
+            JedisStoreOptions b,
+            Duration commandTimeout,
+            @Nullable String user,
+            @Nullable String password,
+            boolean ssl) {
         DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
                 .socketTimeoutMillis((int) commandTimeout.toMillis())
                 .connectionTimeoutMillis((int) b.connectTimeout.toMillis())
-                .user(user).password(password).ssl(ssl)
+                .user(user)
+                .password(password)
+                .ssl(ssl)
                 .clientName("ratelimit");
         if (b.sslSocketFactory != null) {
             config.ssl(true).sslSocketFactory(b.sslSocketFactory).sslParameters(b.sslParameters);
@@ -104,8 +127,8 @@ final class JedisClients {
 
     static Set<HostAndPort> hostsAndPorts(String what, Collection<String> nodes) {
         if (nodes == null || nodes.isEmpty()) {
-            throw new InvalidRateLimitConfigurationException("redis " + what + " nodes are empty. Give at least "
-                    + "one as host:port, e.g. 'redis-1:26379'.");
+            throw new InvalidRateLimitConfigurationException(
+                    "redis " + what + " nodes are empty. Give at least " + "one as host:port, e.g. 'redis-1:26379'.");
         }
         Set<HostAndPort> result = new LinkedHashSet<>();
         for (String node : nodes) {
@@ -119,8 +142,8 @@ final class JedisClients {
                 }
             }
             if (port < 1 || port > 65535) {
-                throw new InvalidRateLimitConfigurationException("redis " + what + " node '" + node + "' is not "
-                        + "host:port. Write it like 'redis-1:6379'.");
+                throw new InvalidRateLimitConfigurationException(
+                        "redis " + what + " node '" + node + "' is not " + "host:port. Write it like 'redis-1:6379'.");
             }
             String host = node.substring(0, colon).trim();
             if (host.startsWith("[") && host.endsWith("]")) {

@@ -2,16 +2,15 @@ package io.github.ratelimit.redis;
 
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-import org.jspecify.annotations.Nullable;
-import redis.clients.jedis.HostAndPort;
-import redis.clients.jedis.UnifiedJedis;
-
-import javax.net.ssl.SSLParameters;
-import javax.net.ssl.SSLSocketFactory;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.LongSupplier;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocketFactory;
+import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * The options a {@link JedisBucketStore.Builder} collects, with their defaults, and the checks each one passes as it
@@ -19,16 +18,35 @@ import java.util.function.LongSupplier;
  */
 final class JedisStoreOptions {
 
-    @Nullable String url;
-    @Nullable String sentinelMaster;
-    @Nullable Set<HostAndPort> sentinels;
-    @Nullable Set<HostAndPort> clusterNodes;
-    @Nullable UnifiedJedis client;
-    @Nullable String user;
-    @Nullable String password;
+    @Nullable
+    String url;
+
+    @Nullable
+    String sentinelMaster;
+
+    @Nullable
+    Set<HostAndPort> sentinels;
+
+    @Nullable
+    Set<HostAndPort> clusterNodes;
+
+    @Nullable
+    UnifiedJedis client;
+
+    @Nullable
+    String user;
+
+    @Nullable
+    String password;
+
     boolean ssl;
-    @Nullable SSLSocketFactory sslSocketFactory;
-    @Nullable SSLParameters sslParameters;
+
+    @Nullable
+    SSLSocketFactory sslSocketFactory;
+
+    @Nullable
+    SSLParameters sslParameters;
+
     String keyPrefix = "ratelimit";
     Duration commandTimeout = Duration.ofMillis(50);
     Duration connectTimeout = Duration.ofMillis(200);
@@ -36,7 +54,10 @@ final class JedisStoreOptions {
     int poolSize = 16;
     int maxAttempts = 32;
     Duration retryBudget = Duration.ofMillis(100);
-    @Nullable TimeMeter timeMeter;
+
+    @Nullable
+    TimeMeter timeMeter;
+
     int breakerFailureThreshold = 5;
     Duration breakerOpenDuration = Duration.ofSeconds(1);
     Duration breakerMinFailureStreak = Duration.ofMillis(250);
@@ -47,8 +68,11 @@ final class JedisStoreOptions {
     LongSupplier localWallClock = () -> System.currentTimeMillis() * 1_000_000L;
 
     /** @return the client given to the builder, or {@code null} to connect; checks that exactly one target is given */
-    @Nullable UnifiedJedis client() {
-        int targets = (url != null ? 1 : 0) + (sentinelMaster != null ? 1 : 0) + (clusterNodes != null ? 1 : 0)
+    @Nullable
+    UnifiedJedis client() {
+        int targets = (url != null ? 1 : 0)
+                + (sentinelMaster != null ? 1 : 0)
+                + (clusterNodes != null ? 1 : 0)
                 + (client != null ? 1 : 0);
         if (targets != 1) {
             throw new InvalidRateLimitConfigurationException("redis store: " + (targets == 0 ? "no" : targets)
@@ -76,16 +100,16 @@ final class JedisStoreOptions {
 
     static Duration positive(String name, Duration value) {
         if (value == null || value.isZero() || value.isNegative()) {
-            throw new InvalidRateLimitConfigurationException("redis store: " + name + " must be positive, but was "
-                    + value + ". Use e.g. 50ms.");
+            throw new InvalidRateLimitConfigurationException(
+                    "redis store: " + name + " must be positive, but was " + value + ". Use e.g. 50ms.");
         }
         return value;
     }
 
     static int atLeast(String name, int value, int min) {
         if (value < min) {
-            throw new InvalidRateLimitConfigurationException("redis store: " + name + " must be at least " + min
-                    + ", but was " + value + ".");
+            throw new InvalidRateLimitConfigurationException(
+                    "redis store: " + name + " must be at least " + min + ", but was " + value + ".");
         }
         return value;
     }

@@ -60,6 +60,7 @@ final class KeyQueue {
     private final int maxGroup;
     /** Whether a call or group of this JVM is on its way for the key; guarded by this queue's monitor. */
     private boolean onWire;
+
     private final ArrayDeque<Call> waiting = new ArrayDeque<>();
 
     /**

@@ -12,7 +12,6 @@ import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.internal.bucket.BucketKeyState;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.BucketStore.KeyState;
-
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,12 +30,10 @@ final class KeyStates {
      * A bucket's reference (its key, configuration and last seen state), the Bucket4j proxy over it, and its state
      * as the limiter sees it: the proxy's, with the memory of its last rejection.
      */
-    record Entry(CasProxyManager.Ref ref, Bucket proxy, BucketStore.KeyState state) {
-    }
+    record Entry(CasProxyManager.Ref ref, Bucket proxy, BucketStore.KeyState state) {}
 
     /** A sliding window's state in Redis, and the same with the memory of its last rejection. */
-    private record Sliding(BucketStore.Limits limits, BucketStore.KeyState state) {
-    }
+    private record Sliding(BucketStore.Limits limits, BucketStore.KeyState state) {}
 
     private final CasProxyManager proxies;
     private final TimeMeter clock;
@@ -56,18 +53,29 @@ final class KeyStates {
      *        run (a bucket's are combined by the proxies' manager)
      * @param maximum the most keys remembered, of each kind
      */
-    KeyStates(CasProxyManager proxies, TimeMeter clock, @Nullable TimeMeter slidingClock, String prefix,
-              boolean combining, long maximum) {
+    KeyStates(
+            CasProxyManager proxies,
+            TimeMeter clock,
+            @Nullable TimeMeter slidingClock,
+            String prefix,
+            boolean combining,
+            long maximum) {
         this.proxies = proxies;
         this.clock = clock;
         this.prefix = prefix;
-        this.entries = Caffeine.newBuilder().maximumSize(maximum).expireAfterAccess(Duration.ofMinutes(10)).build();
-        this.sliding = Caffeine.newBuilder().maximumSize(maximum).expireAfterAccess(Duration.ofMinutes(10)).build();
+        this.entries = Caffeine.newBuilder()
+                .maximumSize(maximum)
+                .expireAfterAccess(Duration.ofMinutes(10))
+                .build();
+        this.sliding = Caffeine.newBuilder()
+                .maximumSize(maximum)
+                .expireAfterAccess(Duration.ofMinutes(10))
+                .build();
         // Sliding windows read the server's TIME in their script, unless the store was given a clock. Log members
         // are unique across instances: a random prefix per store, then a sequence number.
         String memberPrefix = Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36) + ".";
-        this.slidingContext = new RedisSlidingState.Context(proxies, slidingClock, memberPrefix,
-                new AtomicLong(), combining);
+        this.slidingContext =
+                new RedisSlidingState.Context(proxies, slidingClock, memberPrefix, new AtomicLong(), combining);
         this.slots = new RedisSlots(slidingContext, clock);
     }
 
@@ -80,7 +88,6 @@ final class KeyStates {
     void close() {
         slots.close();
     }
-
 
     /**
      * @param key the key
@@ -100,8 +107,9 @@ final class KeyStates {
             return state.state;
         }
         // Made once per key and limits, atomically: one state per key is what its calls of this JVM share.
-        return sliding.asMap().compute(key, (k, known) -> known != null && sameLimits(known, limits) ? known
-                : newSliding(k, limits)).state;
+        return sliding.asMap()
+                .compute(key, (k, known) -> known != null && sameLimits(known, limits) ? known : newSliding(k, limits))
+                .state;
     }
 
     private static boolean sameLimits(Sliding state, BucketStore.Limits limits) {
@@ -128,21 +136,33 @@ final class KeyStates {
         }
         // Made once per key and configuration, atomically: two entries of one key would be two queues of this JVM's
         // commands on one bucket, whose compare-and-sets would conflict with each other.
-        return entries.asMap().compute(key, (k, known) -> known != null && sameConfiguration(known, configuration)
-                ? known : newEntry(k, configuration, localFirst, known == null ? Long.MIN_VALUE : known.ref.version));
+        return entries.asMap()
+                .compute(
+                        key,
+                        (k, known) -> known != null && sameConfiguration(known, configuration)
+                                ? known
+                                : newEntry(
+                                        k,
+                                        configuration,
+                                        localFirst,
+                                        known == null ? Long.MIN_VALUE : known.ref.version));
     }
 
     private static boolean sameConfiguration(Entry entry, BucketConfiguration configuration) {
         return entry.ref.configuration == configuration || entry.ref.configuration.equals(configuration);
     }
 
-    private Entry newEntry(BucketStore.Key key, BucketConfiguration configuration, @Nullable LocalFirst localFirst,
-                           long previousVersion) {
+    private Entry newEntry(
+            BucketStore.Key key,
+            BucketConfiguration configuration,
+            @Nullable LocalFirst localFirst,
+            long previousVersion) {
         CasProxyManager.Ref ref = newRef(key, configuration, previousVersion);
         Bucket proxy = newProxy(ref, localFirst);
         // Redis computes each write's expiry from the state it writes, so a reservation needs no second look.
         // A local-first bucket decides in this JVM, mostly: it has no round trip to share.
-        KeyState redis = localFirst != null ? new BucketKeyState(proxy)
+        KeyState redis = localFirst != null
+                ? new BucketKeyState(proxy)
                 : new RedisBucketState(new BucketKeyState(proxy), ref, proxies);
         return new Entry(ref, proxy, new RejectionMemo(redis, clock));
     }
@@ -174,7 +194,8 @@ final class KeyStates {
             // Bucket4j's delaying optimization (which batches too), on the store's clock rather than the local one.
             builder = builder.withOptimization(new DelayOptimization(
                     new DelayParameters(localFirst.maxUnsyncedTokens(), localFirst.maxUnsyncedTime()),
-                    NopeOptimizationListener.INSTANCE, clock));
+                    NopeOptimizationListener.INSTANCE,
+                    clock));
         }
         // Otherwise no optimization: the proxies' manager combines this JVM's concurrent commands on a key itself.
         return builder.build(ref, () -> ref.configuration);

@@ -1,11 +1,10 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.store.RateLimitStoreException;
-import org.jspecify.annotations.Nullable;
-import redis.clients.jedis.UnifiedJedis;
-
 import java.time.Duration;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.UnifiedJedis;
 
 /**
  * The store's connections for its calls off the request path (lease renewals, late refunds): a client of their own,

@@ -1,7 +1,6 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.support.RateLimitedLog;
-
 import java.lang.System.Logger.Level;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -56,6 +55,7 @@ final class LateRefunds implements AutoCloseable {
      * slow rather than gone runs them, late.
      */
     final LongAdder unconfirmed = new LongAdder();
+
     private final AtomicInteger waiting = new AtomicInteger();
     private @Nullable ScheduledThreadPoolExecutor thread;
     private boolean closed;
@@ -67,7 +67,7 @@ final class LateRefunds implements AutoCloseable {
      * @param attempt gives it back once
      */
     void offer(String what, Attempt attempt) {
-        offer(what, attempt, () -> { });
+        offer(what, attempt, () -> {});
     }
 
     /**
@@ -119,8 +119,11 @@ final class LateRefunds implements AutoCloseable {
 
     private void lose(String what, String why, @Nullable Throwable last) {
         lost.increment();
-        LOST_LOG.log(Level.WARNING, () -> "Could not give back " + what + ": " + why + "; it is lost (counted in "
-                + "ratelimit.store.refunds{result=lost})", last);
+        LOST_LOG.log(
+                Level.WARNING,
+                () -> "Could not give back " + what + ": " + why + "; it is lost (counted in "
+                        + "ratelimit.store.refunds{result=lost})",
+                last);
     }
 
     @Override

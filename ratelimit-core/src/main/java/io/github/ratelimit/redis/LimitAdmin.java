@@ -7,7 +7,6 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.LogText;
-
 import java.lang.System.Logger.Level;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -125,8 +124,11 @@ public final class LimitAdmin {
     private final List<Rule> declared;
     private final Supplier<? extends Collection<RateLimiter>> others;
 
-    private LimitAdmin(RateLimiter limiter, @Nullable RedisLimitProvider limitStore, Collection<Rule> declared,
-                       Supplier<? extends Collection<RateLimiter>> others) {
+    private LimitAdmin(
+            RateLimiter limiter,
+            @Nullable RedisLimitProvider limitStore,
+            Collection<Rule> declared,
+            Supplier<? extends Collection<RateLimiter>> others) {
         this.limiter = Objects.requireNonNull(limiter, "limiter");
         this.limitStore = limitStore;
         this.declared = List.copyOf(declared);
@@ -148,8 +150,8 @@ public final class LimitAdmin {
      * @param declared rules known before the limiter registers them (a rules file's URL rules of every phase)
      * @return the operations
      */
-    public static LimitAdmin of(RateLimiter limiter, @Nullable RedisLimitProvider limitStore,
-                                Collection<Rule> declared) {
+    public static LimitAdmin of(
+            RateLimiter limiter, @Nullable RedisLimitProvider limitStore, Collection<Rule> declared) {
         return new LimitAdmin(limiter, limitStore, declared, List::of);
     }
 
@@ -164,8 +166,11 @@ public final class LimitAdmin {
      * @param others the other limiters, asked at each operation (they may start after this is made)
      * @return the operations
      */
-    public static LimitAdmin of(RateLimiter limiter, @Nullable RedisLimitProvider limitStore, Collection<Rule> declared,
-                                Supplier<? extends Collection<RateLimiter>> others) {
+    public static LimitAdmin of(
+            RateLimiter limiter,
+            @Nullable RedisLimitProvider limitStore,
+            Collection<Rule> declared,
+            Supplier<? extends Collection<RateLimiter>> others) {
         return new LimitAdmin(limiter, limitStore, declared, others);
     }
 
@@ -236,9 +241,15 @@ public final class LimitAdmin {
         if (key == null || key.isEmpty() || key.length() > KeyExpressions.MAX_KEY_LENGTH) {
             return STORED_PREFIX + base64(field); // not a key the limiter counts by (it hashes long ones)
         }
-        boolean plain = !key.equals(".") && !key.equals("..") && !key.startsWith(ADDRESS_PREFIX)
-                && !key.startsWith(STORED_PREFIX) && key.chars().allMatch(c -> (c >= 'a' && c <= 'z')
-                || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-._~:@!$'()*,=".indexOf(c) >= 0);
+        boolean plain = !key.equals(".")
+                && !key.equals("..")
+                && !key.startsWith(ADDRESS_PREFIX)
+                && !key.startsWith(STORED_PREFIX)
+                && key.chars()
+                        .allMatch(c -> (c >= 'a' && c <= 'z')
+                                || (c >= 'A' && c <= 'Z')
+                                || (c >= '0' && c <= '9')
+                                || "-._~:@!$'()*,=".indexOf(c) >= 0);
         return plain ? key : ADDRESS_PREFIX + base64(field);
     }
 
@@ -263,8 +274,12 @@ public final class LimitAdmin {
     /** @return the bytes as UTF-8 text, or {@code null} when they are not UTF-8 */
     private static @Nullable String utf8(byte[] bytes) {
         try {
-            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(bytes)).toString();
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(bytes))
+                    .toString();
         } catch (CharacterCodingException e) {
             return null;
         }
@@ -290,7 +305,8 @@ public final class LimitAdmin {
             throw new IllegalArgumentException("key is missing: give the key as decisions and listings show it, or "
                     + "the address a listing gives");
         }
-        String prefix = address.startsWith(ADDRESS_PREFIX) ? ADDRESS_PREFIX
+        String prefix = address.startsWith(ADDRESS_PREFIX)
+                ? ADDRESS_PREFIX
                 : address.startsWith(STORED_PREFIX) ? STORED_PREFIX : null;
         if (prefix == null) {
             KeyExpressions.checkNoLoneSurrogate(address, "an admin operation");
@@ -348,7 +364,8 @@ public final class LimitAdmin {
     public RedisLimitProvider.Page list(String rule, String cursor, int count) {
         Rule r = rule(rule);
         RedisLimitProvider.Page page = store().list(r.name(), cursor, count);
-        return new RedisLimitProvider.Page(page.entries().stream().map(e -> checked(r, e)).toList(), page.next());
+        return new RedisLimitProvider.Page(
+                page.entries().stream().map(e -> checked(r, e)).toList(), page.next());
     }
 
     /**
@@ -424,12 +441,15 @@ public final class LimitAdmin {
         String key = key(address);
         checkCounted(r, key);
         List<RateLimiter> counting = limiters().stream()
-                .filter(l -> l.rules().stream().anyMatch(x -> x.name().equals(r.name()))).toList();
+                .filter(l -> l.rules().stream().anyMatch(x -> x.name().equals(r.name())))
+                .toList();
         for (RateLimiter l : counting.isEmpty() ? List.of(limiter) : counting) {
             l.reset(r.name(), key);
         }
-        AUDIT.log(Level.INFO, () -> "Rule '" + r.name() + "' key " + LogText.quote(key) + " reset by "
-                + (actor == null || actor.isBlank() ? "an unknown caller" : LogText.quote(actor)));
+        AUDIT.log(
+                Level.INFO,
+                () -> "Rule '" + r.name() + "' key " + LogText.quote(key) + " reset by "
+                        + (actor == null || actor.isBlank() ? "an unknown caller" : LogText.quote(actor)));
     }
 
     /**
@@ -439,7 +459,8 @@ public final class LimitAdmin {
      * @throws IllegalArgumentException as {@link #key(String)}
      */
     public static byte[] field(String address) {
-        return address != null && address.startsWith(STORED_PREFIX) ? decoded(address, STORED_PREFIX)
+        return address != null && address.startsWith(STORED_PREFIX)
+                ? decoded(address, STORED_PREFIX)
                 : key(address).getBytes(StandardCharsets.UTF_8);
     }
 
@@ -475,8 +496,8 @@ public final class LimitAdmin {
     private static RedisLimitProvider.Entry checked(Rule rule, RedisLimitProvider.Entry e) {
         String unread = unread(rule, e);
         if (unread != null) {
-            return new RedisLimitProvider.Entry(e.rule(), e.key(), e.address(), List.of(), e.plan(), e.changedBy(),
-                    e.changedAt(), unread);
+            return new RedisLimitProvider.Entry(
+                    e.rule(), e.key(), e.address(), List.of(), e.plan(), e.changedBy(), e.changedAt(), unread);
         }
         if (e.problem() != null) {
             return e;
@@ -485,9 +506,15 @@ public final class LimitAdmin {
             rule.withLimits(e.limits());
             return e;
         } catch (InvalidRateLimitConfigurationException x) {
-            return new RedisLimitProvider.Entry(e.rule(), e.key(), e.address(), List.of(), e.plan(), e.changedBy(),
-                    e.changedAt(), "the rule cannot use the limits " + e.limits() + ": " + x.constraint()
-                    + "; the rule's own apply");
+            return new RedisLimitProvider.Entry(
+                    e.rule(),
+                    e.key(),
+                    e.address(),
+                    List.of(),
+                    e.plan(),
+                    e.changedBy(),
+                    e.changedAt(),
+                    "the rule cannot use the limits " + e.limits() + ": " + x.constraint() + "; the rule's own apply");
         }
     }
 
@@ -506,7 +533,9 @@ public final class LimitAdmin {
             return "stored under a field that is no key: no client gets these limits; delete this entry";
         }
         String why = KeyExpressions.neverCounted(e.key(), rule);
-        return why == null ? null : "stored under a key the rule never counts by (" + why + "): no client gets these "
-                + "limits; delete this entry";
+        return why == null
+                ? null
+                : "stored under a key the rule never counts by (" + why + "): no client gets these "
+                        + "limits; delete this entry";
     }
 }

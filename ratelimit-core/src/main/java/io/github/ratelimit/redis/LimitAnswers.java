@@ -8,12 +8,6 @@ import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.support.RateLimitedLog;
-import org.jspecify.annotations.Nullable;
-import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisDataException;
-import redis.clients.jedis.exceptions.JedisException;
-import redis.clients.jedis.resps.StreamEntry;
-
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -22,6 +16,11 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.resps.StreamEntry;
 
 /**
  * What one instance knows of the per-key limits in Redis: the answers it read (a bounded cache, no expiry), kept true
@@ -40,9 +39,7 @@ final class LimitAnswers {
     /** Changes read from the stream per refresh; when there are more, every answer is forgotten instead. */
     static final int CHANGES_PER_REFRESH = 1_000;
 
-
-    private record CacheKey(String rule, String key) {
-    }
+    private record CacheKey(String rule, String key) {}
 
     /** A cached answer: the limits, or none for the rule's own. */
     private record Answer(@Nullable List<Limit> limits) {
@@ -82,8 +79,12 @@ final class LimitAnswers {
     /** Refreshes run to their end, whatever they found; for tests that must not race the scheduled one. */
     private final AtomicLong refreshes = new AtomicLong();
 
-    LimitAnswers(UnifiedJedis jedis, String prefix, Map<String, List<Limit>> plans, long maximumCachedKeys,
-                 AtomicLong repairs) {
+    LimitAnswers(
+            UnifiedJedis jedis,
+            String prefix,
+            Map<String, List<Limit>> plans,
+            long maximumCachedKeys,
+            AtomicLong repairs) {
         this.jedis = jedis;
         this.prefix = prefix;
         this.stream = prefix + ":{limits}:changes";
@@ -107,7 +108,8 @@ final class LimitAnswers {
     }
 
     /** The limits of the key's entry in Redis (cached), or {@code null} for none (or none usable, or readable now). */
-    @Nullable List<Limit> limitsFor(Rule rule, String key) {
+    @Nullable
+    List<Limit> limitsFor(Rule rule, String key) {
         CacheKey cacheKey = new CacheKey(rule.name(), key);
         Answer cached = answers.getIfPresent(cacheKey);
         if (cached != null) {
@@ -122,13 +124,17 @@ final class LimitAnswers {
         Answer answer;
         try {
             byte[] value = jedis.hget(ruleKey(rule.name()), utf8(key));
-            answer = value == null ? Answer.NONE
+            answer = value == null
+                    ? Answer.NONE
                     : answer(rule, LimitEntries.read(rule.name(), key, LimitAdmin.address(key), value, plans));
         } catch (JedisException e) {
             if (!wrongType(e)) {
                 failures.incrementAndGet();
-                FAILURE_LOG.log(Level.WARNING, () -> "Could not read the limits of rule '" + rule.name()
-                        + "' from Redis; the rule's own limits apply to keys not read before: " + e, null);
+                FAILURE_LOG.log(
+                        Level.WARNING,
+                        () -> "Could not read the limits of rule '" + rule.name()
+                                + "' from Redis; the rule's own limits apply to keys not read before: " + e,
+                        null);
                 return null;
             }
             garbage(rule.name());
@@ -156,8 +162,11 @@ final class LimitAnswers {
             }
         }
         String why = problem;
-        GARBAGE_LOG.log(Level.WARNING, () -> "Per-key limits of rule '" + rule.name() + "' key "
-                + LogText.quote(entry.key()) + " in Redis are ignored, the rule's own apply: " + why, null);
+        GARBAGE_LOG.log(
+                Level.WARNING,
+                () -> "Per-key limits of rule '" + rule.name() + "' key " + LogText.quote(entry.key())
+                        + " in Redis are ignored, the rule's own apply: " + why,
+                null);
         return Answer.NONE;
     }
 
@@ -195,8 +204,11 @@ final class LimitAnswers {
                 return;
             }
             failures.incrementAndGet();
-            FAILURE_LOG.log(Level.WARNING, () -> "Could not read the changes of per-key limits from Redis; keeping the "
-                    + "last known limits: " + e, null);
+            FAILURE_LOG.log(
+                    Level.WARNING,
+                    () -> "Could not read the changes of per-key limits from Redis; keeping the "
+                            + "last known limits: " + e,
+                    null);
         }
     }
 
@@ -221,8 +233,8 @@ final class LimitAnswers {
                 at = Position.START;
             }
         }
-        List<StreamEntry> changes = jedis.xrange(stream, at.equals(Position.START) ? "-" : "(" + at.id(), "+",
-                CHANGES_PER_REFRESH);
+        List<StreamEntry> changes =
+                jedis.xrange(stream, at.equals(Position.START) ? "-" : "(" + at.id(), "+", CHANGES_PER_REFRESH);
         if (changes.size() == CHANGES_PER_REFRESH) {
             // Perhaps more than one refresh reads: rather than answer from stale limits until later refreshes catch
             // up (or never, once the stream is trimmed past them), forget every answer and go on from the newest.
@@ -255,20 +267,26 @@ final class LimitAnswers {
      */
     private void repairStream(int failed) {
         try {
-            Object replaced = REPAIR_STREAM.run(jedis, List.of(stream()),
+            Object replaced = REPAIR_STREAM.run(
+                    jedis,
+                    List.of(stream()),
                     List.of(utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES)), utf8(token())));
             if (Long.valueOf(1).equals(replaced)) {
                 repairs.incrementAndGet();
-                GARBAGE_LOG.log(Level.WARNING, () -> "The stream of changes of per-key limits, " + LogText.quote(stream)
-                        + ", held another type or IDs of 2^63 or more; it was replaced, and every instance reads "
-                        + "per-key limits again", null);
+                GARBAGE_LOG.log(
+                        Level.WARNING,
+                        () -> "The stream of changes of per-key limits, " + LogText.quote(stream)
+                                + ", held another type or IDs of 2^63 or more; it was replaced, and every instance reads "
+                                + "per-key limits again",
+                        null);
             }
             lastChange = Position.START;
             failures.addAndGet(-failed);
             forgetAll();
         } catch (JedisException e) {
             failures.incrementAndGet();
-            FAILURE_LOG.log(Level.WARNING, () -> "Could not replace the stream of changes of per-key limits: " + e, null);
+            FAILURE_LOG.log(
+                    Level.WARNING, () -> "Could not replace the stream of changes of per-key limits: " + e, null);
         }
     }
 
@@ -283,14 +301,23 @@ final class LimitAnswers {
      * @throws JedisException when Redis fails
      */
     boolean change(String op, String rule, byte[] field, String value, String by) {
-        List<byte[]> args = List.of(utf8(op), field, utf8(value), utf8(rule), utf8(by),
-                utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES)), utf8(token()));
+        List<byte[]> args = List.of(
+                utf8(op),
+                field,
+                utf8(value),
+                utf8(rule),
+                utf8(by),
+                utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES)),
+                utf8(token()));
         List<?> result = (List<?>) CHANGE.run(jedis, List.of(ruleKey(rule), stream()), args);
         long repaired = (Long) result.get(1);
         if (repaired > 0) {
             repairs.addAndGet(repaired);
-            GARBAGE_LOG.log(Level.WARNING, () -> "A change of rule " + LogText.quote(rule) + " replaced " + repaired
-                    + " key(s) of per-key limits that held another type", null);
+            GARBAGE_LOG.log(
+                    Level.WARNING,
+                    () -> "A change of rule " + LogText.quote(rule) + " replaced " + repaired
+                            + " key(s) of per-key limits that held another type",
+                    null);
             forgetAll(); // what this instance knew may have come from what the garbage replaced
         } else {
             forget(rule, new String(field, StandardCharsets.UTF_8)); // not UTF-8: no key, no answer of the limiter
@@ -330,7 +357,9 @@ final class LimitAnswers {
 
     /** @return whether Redis answered that a key holds another type than the command works on */
     static boolean wrongType(JedisException e) {
-        return e instanceof JedisDataException && e.getMessage() != null && e.getMessage().startsWith("WRONGTYPE");
+        return e instanceof JedisDataException
+                && e.getMessage() != null
+                && e.getMessage().startsWith("WRONGTYPE");
     }
 
     /** Warns (at most every 10 s) that a rule's hash holds another type. */
@@ -345,13 +374,20 @@ final class LimitAnswers {
     void removeUnaddressable(String rule, List<byte[]> fields) {
         long removed = jedis.hdel(ruleKey(rule), fields.toArray(new byte[0][]));
         repairs.addAndGet(removed);
-        GARBAGE_LOG.log(Level.WARNING, () -> "Removed " + removed + " per-key entries of rule " + LogText.quote(rule)
-                + " stored under fields of over " + LimitAdmin.MAX_FIELD + " bytes, which no key is", null);
+        GARBAGE_LOG.log(
+                Level.WARNING,
+                () -> "Removed " + removed + " per-key entries of rule " + LogText.quote(rule)
+                        + " stored under fields of over " + LimitAdmin.MAX_FIELD + " bytes, which no key is",
+                null);
     }
 
     void garbage(String rule) {
-        GARBAGE_LOG.log(Level.WARNING, () -> "The per-key limits of rule " + LogText.quote(rule) + " in Redis, "
-                + LogText.escape(prefix) + ":{limits}:rule:" + LogText.escape(rule) + ", hold another type than a "
-                + "hash: ignored (the rule's own limits apply); the next change of the rule replaces them", null);
+        GARBAGE_LOG.log(
+                Level.WARNING,
+                () -> "The per-key limits of rule " + LogText.quote(rule) + " in Redis, "
+                        + LogText.escape(prefix) + ":{limits}:rule:" + LogText.escape(rule)
+                        + ", hold another type than a "
+                        + "hash: ignored (the rule's own limits apply); the next change of the rule replaces them",
+                null);
     }
 }

@@ -5,7 +5,6 @@ import io.github.ratelimit.Limit;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.PlanNames;
 import io.github.ratelimit.support.LogText;
-
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
@@ -34,8 +33,7 @@ final class LimitEntries {
     /** The longest message of the limits' parser that an entry's problem repeats; a longer one is cut. */
     private static final int MAX_MESSAGE = 300;
 
-    private LimitEntries() {
-    }
+    private LimitEntries() {}
 
     /**
      * Parses limits as this store writes them and the admin operations take them: comma-separated, each in
@@ -47,15 +45,23 @@ final class LimitEntries {
      */
     static List<Limit> parse(String text) {
         if (text == null || text.isBlank()) {
-            throw new InvalidRateLimitConfigurationException(null, text, "no limits are given", "Give at least one, "
-                    + "comma-separated, e.g. '5/1s,100/1m'; to go back to the rule's limits, remove the key's entry.");
+            throw new InvalidRateLimitConfigurationException(
+                    null,
+                    text,
+                    "no limits are given",
+                    "Give at least one, "
+                            + "comma-separated, e.g. '5/1s,100/1m'; to go back to the rule's limits, remove the key's entry.");
         }
         long count = text.chars().filter(c -> c == ',').count() + 1;
         if (count > Rule.MAX_LIMITS) {
-            throw new InvalidRateLimitConfigurationException(null, LogText.quote(text), count + " limits, more than "
-                    + "the " + Rule.MAX_LIMITS + " a rule may have (each is a window counted on every decision and an "
-                    + "item of the rate-limit headers)", "Keep the windows that matter, e.g. one per second, minute, hour "
-                    + "and day.");
+            throw new InvalidRateLimitConfigurationException(
+                    null,
+                    LogText.quote(text),
+                    count + " limits, more than "
+                            + "the " + Rule.MAX_LIMITS
+                            + " a rule may have (each is a window counted on every decision and an "
+                            + "item of the rate-limit headers)",
+                    "Keep the windows that matter, e.g. one per second, minute, hour " + "and day.");
         }
         List<Limit> limits = new ArrayList<>((int) count);
         for (String part : text.split(",", -1)) {
@@ -74,8 +80,8 @@ final class LimitEntries {
         try {
             rule.withLimits(limits);
         } catch (InvalidRateLimitConfigurationException e) {
-            throw new InvalidRateLimitConfigurationException(what, limits.toString(), "the rule cannot use them: "
-                    + e.constraint(), e.action());
+            throw new InvalidRateLimitConfigurationException(
+                    what, limits.toString(), "the rule cannot use them: " + e.constraint(), e.action());
         }
     }
 
@@ -95,7 +101,8 @@ final class LimitEntries {
 
     /** @return the stored value of limits of a key's own */
     static String limits(List<Limit> limits, String by, long millis) {
-        return "limits\t" + String.join(",", limits.stream().map(Limit::toString).toList()) + "\t" + by + "\t" + millis;
+        return "limits\t"
+                + String.join(",", limits.stream().map(Limit::toString).toList()) + "\t" + by + "\t" + millis;
     }
 
     /** @return the stored value of a plan assignment */
@@ -111,12 +118,16 @@ final class LimitEntries {
      * @param plans the plans this instance knows
      * @return the entry; one with a problem and no limits when the value cannot give the key limits
      */
-    static RedisLimitProvider.Entry read(String rule, String key, String address, byte[] value,
-                                         Map<String, List<Limit>> plans) {
+    static RedisLimitProvider.Entry read(
+            String rule, String key, String address, byte[] value, Map<String, List<Limit>> plans) {
         String text;
         try {
-            text = StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT).decode(ByteBuffer.wrap(value)).toString();
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(value))
+                    .toString();
         } catch (CharacterCodingException e) {
             return unreadable(rule, key, address, null, null, "the stored value is not UTF-8 text");
         }
@@ -131,9 +142,18 @@ final class LimitEntries {
                 // The parser's message holds the stored text: escaped, as all stored text that reaches a log or an
                 // HTTP answer.
                 String message = String.valueOf(e.getMessage());
-                return unreadable(rule, key, address, by, at, "the stored limits " + snippet(parts[1])
-                        + " cannot be used: " + LogText.escape(message.length() <= MAX_MESSAGE ? message
-                        : message.substring(0, MAX_MESSAGE) + "…"));
+                return unreadable(
+                        rule,
+                        key,
+                        address,
+                        by,
+                        at,
+                        "the stored limits " + snippet(parts[1])
+                                + " cannot be used: "
+                                + LogText.escape(
+                                        message.length() <= MAX_MESSAGE
+                                                ? message
+                                                : message.substring(0, MAX_MESSAGE) + "…"));
             }
         }
         if (parts.length >= 2 && parts[0].equals("plan")) {
@@ -143,18 +163,37 @@ final class LimitEntries {
             }
             List<Limit> limits = plans.get(parts[1]);
             if (limits == null) {
-                return new RedisLimitProvider.Entry(rule, key, address, List.of(), parts[1], by, at,
+                return new RedisLimitProvider.Entry(
+                        rule,
+                        key,
+                        address,
+                        List.of(),
+                        parts[1],
+                        by,
+                        at,
                         PlanNames.unknown(parts[1], plans.keySet()) + ", so the rule's own limits apply");
             }
             return new RedisLimitProvider.Entry(rule, key, address, limits, parts[1], by, at, null);
         }
-        return unreadable(rule, key, address, parts.length > 2 ? by : null, at, "the stored value " + snippet(text)
-                + " is not '<limits|plan>\\t<limits or plan>\\t<who>\\t<when>'");
+        return unreadable(
+                rule,
+                key,
+                address,
+                parts.length > 2 ? by : null,
+                at,
+                "the stored value " + snippet(text) + " is not '<limits|plan>\\t<limits or plan>\\t<who>\\t<when>'");
     }
 
-    private static RedisLimitProvider.Entry unreadable(String rule, String key, String address, @Nullable String by,
-                                                       @Nullable Instant at, String why) {
-        return new RedisLimitProvider.Entry(rule, key, address, List.of(), null, by == null ? "unknown" : by, at,
+    private static RedisLimitProvider.Entry unreadable(
+            String rule, String key, String address, @Nullable String by, @Nullable Instant at, String why) {
+        return new RedisLimitProvider.Entry(
+                rule,
+                key,
+                address,
+                List.of(),
+                null,
+                by == null ? "unknown" : by,
+                at,
                 "unreadable: " + why + "; the rule's own limits apply until the entry is set again or removed");
     }
 
@@ -167,10 +206,10 @@ final class LimitEntries {
      * @param millis when, as written
      * @return the entry as a change wrote it
      */
-    static RedisLimitProvider.Entry written(String rule, String key, List<Limit> limits, @Nullable String plan,
-                                            String by, long millis) {
-        return new RedisLimitProvider.Entry(rule, key, LimitAdmin.address(key), List.copyOf(limits), plan, by,
-                Instant.ofEpochMilli(millis), null);
+    static RedisLimitProvider.Entry written(
+            String rule, String key, List<Limit> limits, @Nullable String plan, String by, long millis) {
+        return new RedisLimitProvider.Entry(
+                rule, key, LimitAdmin.address(key), List.copyOf(limits), plan, by, Instant.ofEpochMilli(millis), null);
     }
 
     private static @Nullable Instant instant(String millis) {
@@ -182,7 +221,8 @@ final class LimitEntries {
     }
 
     private static String snippet(String text) {
-        return text.length() <= SNIPPET ? LogText.quote(text)
+        return text.length() <= SNIPPET
+                ? LogText.quote(text)
                 : "'" + LogText.escape(text.substring(0, SNIPPET)) + "…' (" + text.length() + " characters)";
     }
 }

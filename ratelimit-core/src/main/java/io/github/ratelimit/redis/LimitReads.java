@@ -3,17 +3,16 @@ package io.github.ratelimit.redis;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.LogText;
-import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisException;
-import redis.clients.jedis.params.ScanParams;
-import redis.clients.jedis.resps.ScanResult;
-
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
+import redis.clients.jedis.params.ScanParams;
+import redis.clients.jedis.resps.ScanResult;
 
 /**
  * Reads of per-key entries for operators ({@link RedisLimitProvider#get}, {@link RedisLimitProvider#list}): straight from
@@ -69,8 +68,8 @@ final class LimitReads {
                     + "unsigned 64-bit number); start again without a cursor");
         }
         try {
-            ScanResult<Map.Entry<byte[], byte[]>> page = jedis.hscan(answers.ruleKey(rule),
-                    from.getBytes(StandardCharsets.UTF_8), new ScanParams().count(count));
+            ScanResult<Map.Entry<byte[], byte[]>> page = jedis.hscan(
+                    answers.ruleKey(rule), from.getBytes(StandardCharsets.UTF_8), new ScanParams().count(count));
             List<RedisLimitProvider.Entry> entries = new ArrayList<>();
             List<byte[]> unaddressable = new ArrayList<>();
             for (Map.Entry<byte[], byte[]> e : page.getResult()) {

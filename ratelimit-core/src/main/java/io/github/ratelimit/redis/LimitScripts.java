@@ -87,6 +87,5 @@ final class LimitScripts {
             return {changed, repaired}
             """;
 
-    private LimitScripts() {
-    }
+    private LimitScripts() {}
 }

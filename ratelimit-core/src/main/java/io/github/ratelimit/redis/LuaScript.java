@@ -1,13 +1,12 @@
 package io.github.ratelimit.redis;
 
-import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisNoScriptException;
-
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
 
 /**
  * One Lua script, run by EVALSHA; after a {@code SCRIPT FLUSH}, a restart, or on a Cluster node that has not seen
@@ -21,7 +20,8 @@ final class LuaScript {
     LuaScript(String source) {
         this.source = source.getBytes(StandardCharsets.UTF_8);
         try {
-            this.sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-1").digest(this.source))
+            this.sha = HexFormat.of()
+                    .formatHex(MessageDigest.getInstance("SHA-1").digest(this.source))
                     .getBytes(StandardCharsets.US_ASCII);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-1 is required by every Java platform", e);

@@ -42,14 +42,14 @@ final class RedisBucketState implements KeyState, Pipelining {
 
     @Override
     public Sent send(long cost) {
-        BucketCommand<RemoteVerboseResult<ConsumptionProbe>> command = proxies.send(ref,
-                proxies.request(VerboseCommand.from(new TryConsumeAndReturnRemainingTokensCommand(cost))));
+        BucketCommand<RemoteVerboseResult<ConsumptionProbe>> command = proxies.send(
+                ref, proxies.request(VerboseCommand.from(new TryConsumeAndReturnRemainingTokensCommand(cost))));
         return () -> {
             CommandResult<RemoteVerboseResult<ConsumptionProbe>> result = command.await();
             if (result.isError() || result.isBucketNotFound() || result.isConfigurationNeedToBeReplaced()) {
                 // The create-or-replace command around every command answers neither; a reply that did would be a bug.
-                throw new IllegalStateException("Bucket4j answered a consume with result type "
-                        + result.getResultTypeId());
+                throw new IllegalStateException(
+                        "Bucket4j answered a consume with result type " + result.getResultTypeId());
             }
             return BucketKeyState.probe(result.getData().asLocal());
         };

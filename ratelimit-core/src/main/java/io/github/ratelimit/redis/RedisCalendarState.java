@@ -4,10 +4,9 @@ import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.internal.bucket.Pipelining;
-import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.RateLimitStoreException;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,6 +37,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
     private final RedisSlidingState.Context context;
     /** The store's clock: the server's time as the store tracks it, or the clock the store was given. */
     private final TimeMeter storeClock;
+
     private final BucketStore.Limits limits;
     private final List<byte[]> keys;
     private final byte[][] names;
@@ -59,8 +59,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
     }
 
     /** One operation's arguments, and the windows' bounds they were computed with (microseconds). */
-    private record Call(List<byte[]> args, long[] starts, long[] ends) {
-    }
+    private record Call(List<byte[]> args, long[] starts, long[] ends) {}
 
     private Call call(byte[] op, long cost, byte[] arg, byte[] minWait, long nowMicros, boolean explicitTime) {
         List<Limit> list = limits.limits();
@@ -90,8 +89,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
     }
 
     /** A script's reply, and the call it answers. */
-    private record Reply(List<?> values, Call call) {
-    }
+    private record Reply(List<?> values, Call call) {}
 
     /** Starts an operation; its await sends it once more, at the script's time, if the bounds did not hold it. */
     private Supplier<Reply> start(byte[] op, long cost, byte[] arg, byte[] minWait) {
@@ -114,8 +112,8 @@ final class RedisCalendarState implements KeyState, Pipelining {
                 Call again = call(op, cost, arg, minWait, RedisSlidingState.number(reply.get(1)), true);
                 reply = checked(op, send(again, late, askAgain).await());
                 if (RedisSlidingState.number(reply.get(0)) == 2) {
-                    throw new IllegalStateException("calendar windows computed for the script's own time did not "
-                            + "hold it");
+                    throw new IllegalStateException(
+                            "calendar windows computed for the script's own time did not " + "hold it");
                 }
                 return new Reply(reply, again);
             }
@@ -124,7 +122,8 @@ final class RedisCalendarState implements KeyState, Pipelining {
     }
 
     private ScriptRunner.Sent send(Call call, boolean late, boolean askAgain) {
-        return late ? context.calls().sendLate(SCRIPT, keys, call.args())
+        return late
+                ? context.calls().sendLate(SCRIPT, keys, call.args())
                 : context.calls().send(SCRIPT, keys, call.args(), 1, askAgain);
     }
 
@@ -139,11 +138,18 @@ final class RedisCalendarState implements KeyState, Pipelining {
         Decision.Window[] windows = new Decision.Window[list.size()];
         for (int i = 0; i < windows.length; i++) {
             Limit limit = list.get(i);
-            windows[i] = new Decision.Window(limit.window(), limit.permits(), limit.permits(),
-                    Duration.ofNanos((call.ends()[i] - call.starts()[i]) * 1_000), RedisSlidingState.number(reply.get(4 + 2 * i)),
+            windows[i] = new Decision.Window(
+                    limit.window(),
+                    limit.permits(),
+                    limit.permits(),
+                    Duration.ofNanos((call.ends()[i] - call.starts()[i]) * 1_000),
+                    RedisSlidingState.number(reply.get(4 + 2 * i)),
                     RedisSlidingState.number(reply.get(5 + 2 * i)) * 1_000);
         }
-        return new KeyState.Probe(consumed, consumed ? 0 : Math.max(1, wait), Arrays.asList(windows),
+        return new KeyState.Probe(
+                consumed,
+                consumed ? 0 : Math.max(1, wait),
+                Arrays.asList(windows),
                 RedisSlidingState.number(reply.get(2)) * 1_000);
     }
 
@@ -176,11 +182,19 @@ final class RedisCalendarState implements KeyState, Pipelining {
 
     @Override
     public KeyState.Probe reserve(long cost, long minWaitNanos, long maxWaitNanos) {
-        List<?> reply = start(RESERVE, cost, RedisSlidingState.ascii(RedisSlidingState.ceilMicros(maxWaitNanos)), RedisSlidingState.ascii(RedisSlidingState.ceilMicros(minWaitNanos))).get()
+        List<?> reply = start(
+                        RESERVE,
+                        cost,
+                        RedisSlidingState.ascii(RedisSlidingState.ceilMicros(maxWaitNanos)),
+                        RedisSlidingState.ascii(RedisSlidingState.ceilMicros(minWaitNanos)))
+                .get()
                 .values();
         long waitMicros = RedisSlidingState.number(reply.get(1));
-        return new KeyState.Probe(RedisSlidingState.number(reply.get(0)) == 1, waitMicros < 0 ? Long.MAX_VALUE : waitMicros * 1_000,
-                List.of(), RedisSlidingState.number(reply.get(2)) * 1_000);
+        return new KeyState.Probe(
+                RedisSlidingState.number(reply.get(0)) == 1,
+                waitMicros < 0 ? Long.MAX_VALUE : waitMicros * 1_000,
+                List.of(),
+                RedisSlidingState.number(reply.get(2)) * 1_000);
     }
 
     /**
@@ -202,8 +216,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
                 late.unconfirmed.increment();
                 return;
             }
-            late.offer(cost + " permit(s) to " + RedisKeys.printable(keys.get(0)),
-                    () -> refundNow(cost, at, true));
+            late.offer(cost + " permit(s) to " + RedisKeys.printable(keys.get(0)), () -> refundNow(cost, at, true));
         }
     }
 
@@ -214,10 +227,14 @@ final class RedisCalendarState implements KeyState, Pipelining {
 
     private List<?> checked(byte[] op, Object answer) {
         List<?> reply = (List<?>) answer;
-        if (RedisSlidingState.number(reply.get(0)) != 2 && reply.size() > (op == REFUND ? 1 : 3)
+        if (RedisSlidingState.number(reply.get(0)) != 2
+                && reply.size() > (op == REFUND ? 1 : 3)
                 && RedisSlidingState.number(reply.get(op == REFUND ? 1 : 3)) == 1) {
-            context.calls().repaired(keys.get(0), "a key of another type or size, or fields no rule writes (not "
-                    + "<window>|<start>, counts that are not positive integers, windows beyond the next); replaced");
+            context.calls()
+                    .repaired(
+                            keys.get(0),
+                            "a key of another type or size, or fields no rule writes (not "
+                                    + "<window>|<start>, counts that are not positive integers, windows beyond the next); replaced");
         }
         return reply;
     }

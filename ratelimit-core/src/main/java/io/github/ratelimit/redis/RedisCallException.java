@@ -1,13 +1,12 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.store.RateLimitStoreException;
-import org.jspecify.annotations.Nullable;
-import redis.clients.jedis.exceptions.JedisException;
-
 import java.net.ConnectException;
 import java.util.List;
 import java.util.NoSuchElementException;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * A Redis call of the store that failed, with what is known of its effect, which decides whether giving back tokens or
@@ -77,8 +76,7 @@ final class RedisCallException extends RateLimitStoreException {
     }
 
     /** The methods of Jedis's that open and set up a connection, before any command of the store is written on it. */
-    private static final Set<String> CONNECTING = Set.of("initializeFromClientConfig",
-            "makeObject", "connect");
+    private static final Set<String> CONNECTING = Set.of("initializeFromClientConfig", "makeObject", "connect");
 
     /** @return whether the call may have reached Redis (and so may have taken effect) */
     boolean sent() {

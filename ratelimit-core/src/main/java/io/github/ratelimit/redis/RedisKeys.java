@@ -1,7 +1,6 @@
 package io.github.ratelimit.redis;
 
 import io.github.ratelimit.store.BucketStore;
-
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -22,8 +21,7 @@ import java.nio.charset.StandardCharsets;
  */
 final class RedisKeys {
 
-    private RedisKeys() {
-    }
+    private RedisKeys() {}
 
     static byte[] bucketKey(String prefix, BucketStore.Key key) {
         String rule = key.rule();
@@ -56,10 +54,13 @@ final class RedisKeys {
      *         calendar quotas'
      */
     static byte[][] allKeys(String prefix, BucketStore.Key key) {
-        return new byte[][] {bucketKey(prefix, key),
-                slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG),
-                slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER), calendarKey(prefix, key),
-                slotsKey(prefix, key)};
+        return new byte[][] {
+            bucketKey(prefix, key),
+            slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG),
+            slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER),
+            calendarKey(prefix, key),
+            slotsKey(prefix, key)
+        };
     }
 
     /** The key of a concurrency rule's key's leases: the bucket key with {@code :slots} after its hash tag. */
@@ -84,7 +85,8 @@ final class RedisKeys {
      * bucket's slot and never equals a bucket key (those end with the closing brace).
      */
     static byte[] slidingKey(String prefix, BucketStore.Key key, io.github.ratelimit.Algorithm algorithm) {
-        return suffixed(bucketKey(prefix, key),
+        return suffixed(
+                bucketKey(prefix, key),
                 algorithm == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG ? ":log" : ":counter");
     }
 

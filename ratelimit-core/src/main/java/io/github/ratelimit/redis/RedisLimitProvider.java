@@ -8,10 +8,6 @@ import io.github.ratelimit.internal.KeyExpressions;
 import io.github.ratelimit.internal.PlanNames;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.LogText;
-import org.jspecify.annotations.Nullable;
-import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisException;
-
 import java.lang.System.Logger.Level;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -26,6 +22,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * Per-key limits kept in Redis, changed at run time, and served to every instance's limiter (the design's
@@ -78,10 +77,15 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @param problem why the entry gives the key no limits of its own (unreadable, a plan not known here), or
      *        {@code null} when it does
      */
-    public record Entry(String rule, String key, String address, List<Limit> limits, @Nullable String plan,
-                        String changedBy,
-                        @Nullable Instant changedAt, @Nullable String problem) {
-    }
+    public record Entry(
+            String rule,
+            String key,
+            String address,
+            List<Limit> limits,
+            @Nullable String plan,
+            String changedBy,
+            @Nullable Instant changedAt,
+            @Nullable String problem) {}
 
     /**
      * One page of a rule's entries.
@@ -89,8 +93,7 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @param entries the entries, in no particular order
      * @param next the cursor for the next page, or {@code null} after the last
      */
-    public record Page(List<Entry> entries, @Nullable String next) {
-    }
+    public record Page(List<Entry> entries, @Nullable String next) {}
 
     private final UnifiedJedis jedis;
     private final String prefix;
@@ -147,13 +150,15 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
             throw new IllegalArgumentException("limits for rule '" + rule.name() + "' key " + LogText.quote(k) + " are "
                     + "empty; give at least one, e.g. 100/1m, or remove the entry to go back to the rule's limits");
         }
-        LimitEntries.usable(rule, limits, "limits " + limits + " for key " + LogText.quote(k) + " of rule '"
-                + rule.name() + "'");
+        LimitEntries.usable(
+                rule, limits, "limits " + limits + " for key " + LogText.quote(k) + " of rule '" + rule.name() + "'");
         String by = by(actor);
         long now = clock.millis();
         change("set", rule.name(), utf8(k), LimitEntries.limits(limits, by, now), by);
-        AUDIT.log(Level.INFO, () -> "Limits of rule '" + rule.name() + "' key " + LogText.quote(k) + " set to "
-                + String.join(",", limits.stream().map(Limit::toString).toList()) + " by " + who(actor));
+        AUDIT.log(
+                Level.INFO,
+                () -> "Limits of rule '" + rule.name() + "' key " + LogText.quote(k) + " set to "
+                        + String.join(",", limits.stream().map(Limit::toString).toList()) + " by " + who(actor));
         return LimitEntries.written(rule.name(), k, limits, null, by, now);
     }
 
@@ -178,13 +183,18 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
         if (!plans.containsKey(plan)) {
             throw new IllegalArgumentException(PlanNames.unknown(plan, plans.keySet()));
         }
-        LimitEntries.usable(rule, plans.get(plan), "plan '" + plan + "' " + plans.get(plan) + " for key "
-                + LogText.quote(k) + " of rule '" + rule.name() + "'");
+        LimitEntries.usable(
+                rule,
+                plans.get(plan),
+                "plan '" + plan + "' " + plans.get(plan) + " for key " + LogText.quote(k) + " of rule '" + rule.name()
+                        + "'");
         String by = by(actor);
         long now = clock.millis();
         change("set", rule.name(), utf8(k), LimitEntries.plan(plan, by, now), by);
-        AUDIT.log(Level.INFO, () -> "Rule '" + rule.name() + "' key " + LogText.quote(k) + " put on plan '" + plan
-                + "' by " + who(actor));
+        AUDIT.log(
+                Level.INFO,
+                () -> "Rule '" + rule.name() + "' key " + LogText.quote(k) + " put on plan '" + plan + "' by "
+                        + who(actor));
         return LimitEntries.written(rule.name(), k, plans.get(plan), plan, by, now);
     }
 
@@ -204,8 +214,10 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
     private boolean removeField(String rule, byte[] field, String actor) {
         boolean removed = change("del", rule, field, "", by(actor));
         if (removed) {
-            AUDIT.log(Level.INFO, () -> "Rule " + LogText.quote(rule) + " key " + LogText.quote(LimitAdmin.shown(field))
-                    + " back to the rule's limits by " + who(actor));
+            AUDIT.log(
+                    Level.INFO,
+                    () -> "Rule " + LogText.quote(rule) + " key " + LogText.quote(LimitAdmin.shown(field))
+                            + " back to the rule's limits by " + who(actor));
         }
         return removed;
     }
@@ -342,8 +354,7 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
         private Clock clock = Clock.systemUTC();
         private @Nullable LimitProvider defaults;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * @param defaults answers for keys without an entry of their own in Redis (one from configuration or
@@ -392,9 +403,12 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
                         + "limit, e.g. plan(\"gold\", List.of(Limit.parse(\"1000/1m\"))).");
             }
             if (limits.size() > Rule.MAX_LIMITS) {
-                throw new InvalidRateLimitConfigurationException("limit store plan '" + name + "'", limits.toString(),
+                throw new InvalidRateLimitConfigurationException(
+                        "limit store plan '" + name + "'",
+                        limits.toString(),
                         limits.size() + " limits, more than the " + Rule.MAX_LIMITS + " a rule may have, so no rule "
-                        + "could use the plan", "Keep the windows that matter, e.g. one per second, minute, hour and day.");
+                                + "could use the plan",
+                        "Keep the windows that matter, e.g. one per second, minute, hour and day.");
             }
             plans.put(name, List.copyOf(limits));
             return this;
@@ -407,8 +421,8 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
          */
         public Builder refreshInterval(Duration interval) {
             if (interval == null || interval.compareTo(Duration.ofMillis(10)) < 0) {
-                throw new InvalidRateLimitConfigurationException("limit store refresh interval " + interval
-                        + " is below 10ms. Use e.g. 1s.");
+                throw new InvalidRateLimitConfigurationException(
+                        "limit store refresh interval " + interval + " is below 10ms. Use e.g. 1s.");
             }
             this.refreshInterval = interval;
             return this;
@@ -420,8 +434,8 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
          */
         public Builder maximumCachedKeys(long maximum) {
             if (maximum < 1) {
-                throw new InvalidRateLimitConfigurationException("limit store maximum cached keys " + maximum
-                        + " must be at least 1.");
+                throw new InvalidRateLimitConfigurationException(
+                        "limit store maximum cached keys " + maximum + " must be at least 1.");
             }
             this.maximumCachedKeys = maximum;
             return this;

@@ -1,16 +1,13 @@
 package io.github.ratelimit.redis;
 
-
-
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.internal.bucket.Pipelining;
-import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.RateLimitStoreException;
-
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,16 +30,20 @@ final class RedisSlidingState implements KeyState, Pipelining {
     static final byte[] PEEK = {'k'};
     static final byte[] ZERO = {'0'};
     static final byte[] EMPTY = new byte[0];
-    static final byte[] KEEP = Long.toString(CasProxyManager.KEEP_AFTER_FULL_MILLIS).getBytes(StandardCharsets.US_ASCII);
+    static final byte[] KEEP =
+            Long.toString(CasProxyManager.KEEP_AFTER_FULL_MILLIS).getBytes(StandardCharsets.US_ASCII);
 
     /**
      * What every state of one store shares.
      *
      * @param combining whether this JVM's concurrent operations on one key are combined into one script run
      */
-    record Context(CasProxyManager calls, @Nullable TimeMeter clock, String memberPrefix, AtomicLong sequence,
-                   boolean combining) {
-    }
+    record Context(
+            CasProxyManager calls,
+            @Nullable TimeMeter clock,
+            String memberPrefix,
+            AtomicLong sequence,
+            boolean combining) {}
 
     /** The most operations of this JVM one script run performs for a key ({@link LuaScript#combined}). */
     static final int MAX_COMBINED = 64;
@@ -57,8 +58,12 @@ final class RedisSlidingState implements KeyState, Pipelining {
         final List<byte[]> args;
         /** Whether a late answer may be asked once more: not for a counter's refund, which would be given twice. */
         final boolean askAgain;
-        @Nullable Object reply;
-        @Nullable RuntimeException error;
+
+        @Nullable
+        Object reply;
+
+        @Nullable
+        RuntimeException error;
 
         Operation(List<byte[]> args, boolean askAgain) {
             this.args = args;
@@ -127,11 +132,16 @@ final class RedisSlidingState implements KeyState, Pipelining {
         Decision.Window[] windows = new Decision.Window[list.size()];
         for (int i = 0; i < windows.length; i++) {
             Limit limit = list.get(i);
-            windows[i] = new Decision.Window(limit.window(), limit.permits(), limit.permits(), limit.period(),
-                    number(reply.get(4 + 2 * i)), number(reply.get(5 + 2 * i)) * 1_000);
+            windows[i] = new Decision.Window(
+                    limit.window(),
+                    limit.permits(),
+                    limit.permits(),
+                    limit.period(),
+                    number(reply.get(4 + 2 * i)),
+                    number(reply.get(5 + 2 * i)) * 1_000);
         }
-        return new Probe(consumed, consumed ? 0 : Math.max(1, wait), Arrays.asList(windows),
-                number(reply.get(2)) * 1_000);
+        return new Probe(
+                consumed, consumed ? 0 : Math.max(1, wait), Arrays.asList(windows), number(reply.get(2)) * 1_000);
     }
 
     @Override
@@ -173,7 +183,8 @@ final class RedisSlidingState implements KeyState, Pipelining {
                 late.unconfirmed.increment();
                 return;
             }
-            late.offer(cost + " permit(s) to " + RedisKeys.printable(keys.get(0)),
+            late.offer(
+                    cost + " permit(s) to " + RedisKeys.printable(keys.get(0)),
                     () -> checked(REFUND, start(REFUND, cost, at, ZERO, true).await()));
         }
     }
@@ -236,13 +247,16 @@ final class RedisSlidingState implements KeyState, Pipelining {
      */
     private ScriptRunner.Sent alone(List<byte[]> args, boolean late, boolean askAgain) {
         if (script == LOG) {
-            return late ? context.calls().sendLate(LOG, keys, args) : context.calls().send(LOG, keys, args, 1, askAgain);
+            return late
+                    ? context.calls().sendLate(LOG, keys, args)
+                    : context.calls().send(LOG, keys, args, 1, askAgain);
         }
         List<byte[]> run = new ArrayList<>(2 + args.size());
         run.add(ascii(1));
         run.add(ascii(args.size()));
         run.addAll(args);
-        ScriptRunner.Sent sent = late ? context.calls().sendLate(COUNTER_RUN, keys, run)
+        ScriptRunner.Sent sent = late
+                ? context.calls().sendLate(COUNTER_RUN, keys, run)
                 : context.calls().send(COUNTER_RUN, keys, run, 1, askAgain);
         return () -> ((List<?>) sent.await()).get(0);
     }
@@ -259,7 +273,8 @@ final class RedisSlidingState implements KeyState, Pipelining {
                 one.finish(alone(one.args, false, one.askAgain).await(), null);
                 return;
             }
-            List<byte[]> args = new ArrayList<>(1 + group.size() * (1 + group.get(0).args.size()));
+            List<byte[]> args =
+                    new ArrayList<>(1 + group.size() * (1 + group.get(0).args.size()));
             args.add(ascii(group.size()));
             boolean askAgain = true;
             for (Operation o : group) {
@@ -267,7 +282,9 @@ final class RedisSlidingState implements KeyState, Pipelining {
                 args.addAll(o.args);
                 askAgain &= o.askAgain;
             }
-            List<?> replies = (List<?>) context.calls().send(combined, keys, args, group.size(), askAgain).await();
+            List<?> replies = (List<?>) context.calls()
+                    .send(combined, keys, args, group.size(), askAgain)
+                    .await();
             for (int i = 0; i < group.size(); i++) {
                 group.get(i).finish(replies.get(i), null);
             }
@@ -291,8 +308,11 @@ final class RedisSlidingState implements KeyState, Pipelining {
         List<?> reply = (List<?>) answer;
         int repairedAt = op == REFUND ? 1 : 3;
         if (reply.size() > repairedAt && number(reply.get(repairedAt)) == 1) {
-            context.calls().repaired(keys.get(0), "a key of another type or size, or entries no rule writes (not "
-                    + "numbers, out of range, dated beyond the longest delay), or no expiry; replaced");
+            context.calls()
+                    .repaired(
+                            keys.get(0),
+                            "a key of another type or size, or entries no rule writes (not "
+                                    + "numbers, out of range, dated beyond the longest delay), or no expiry; replaced");
         }
         return reply;
     }

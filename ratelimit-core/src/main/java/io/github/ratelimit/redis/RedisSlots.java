@@ -6,7 +6,6 @@ import io.github.ratelimit.internal.bucket.Pipelining;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.RateLimitedLog;
-
 import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,12 +47,12 @@ final class RedisSlots implements AutoCloseable {
     private static final RateLimitedLog LOST_LOG = new RateLimitedLog(10_000_000_000L);
 
     /** A lease this instance holds: where, and when it was last taken or renewed on the store's clock. */
-    private record Held(byte[] key, byte[] max, long renewedNanos) {
-    }
+    private record Held(byte[] key, byte[] max, long renewedNanos) {}
 
     private final RedisSlidingState.Context context;
     /** The store's clock: the server's time as the store tracks it, or the clock the store was given. */
     private final TimeMeter storeClock;
+
     private final Map<Long, Held> held = new ConcurrentHashMap<>();
     private @Nullable ScheduledThreadPoolExecutor renewer;
     private boolean closed;
@@ -78,19 +77,24 @@ final class RedisSlots implements AutoCloseable {
 
     private List<byte[]> args(byte[] op, long lease, byte[] max) {
         TimeMeter given = context.clock();
-        byte[] now = given == null ? RedisSlidingState.EMPTY : RedisSlidingState.ascii(given.currentTimeNanos() / 1_000);
+        byte[] now =
+                given == null ? RedisSlidingState.EMPTY : RedisSlidingState.ascii(given.currentTimeNanos() / 1_000);
         return List.of(now, op, RedisSlidingState.ascii(lease), max, LEASE_MICROS);
     }
 
     private List<?> run(List<byte[]> keys, byte[] op, long lease, byte[] max) {
-        return checked(keys, context.calls().send(SCRIPT, keys, args(op, lease, max)).await());
+        return checked(
+                keys, context.calls().send(SCRIPT, keys, args(op, lease, max)).await());
     }
 
     private List<?> checked(List<byte[]> keys, Object answer) {
         List<?> reply = (List<?>) answer;
         if (RedisSlidingState.number(reply.get(2)) == 1) {
-            context.calls().repaired(keys.get(0), "a key of another type, more leases than twice the limit and 64, or "
-                    + "leases expiring beyond twice a lease's life; replaced");
+            context.calls()
+                    .repaired(
+                            keys.get(0),
+                            "a key of another type, more leases than twice the limit and 64, or "
+                                    + "leases expiring beyond twice a lease's life; replaced");
         }
         return reply;
     }
@@ -105,14 +109,22 @@ final class RedisSlots implements AutoCloseable {
             t.setContextClassLoader(RedisSlots.class.getClassLoader());
             return t;
         });
-        renewer.scheduleWithFixedDelay(() -> {
-            try {
-                renewDue();
-            } catch (Throwable t) {
-                // A task that throws is never run again: every running call's lease would then run out unnoticed.
-                LOST_LOG.log(Level.ERROR, "Renewing the leases of calls in flight failed; trying again in a second", t);
-            }
-        }, TICK_NANOS, TICK_NANOS, TimeUnit.NANOSECONDS);
+        renewer.scheduleWithFixedDelay(
+                () -> {
+                    try {
+                        renewDue();
+                    } catch (Throwable t) {
+                        // A task that throws is never run again: every running call's lease would then run out
+                        // unnoticed.
+                        LOST_LOG.log(
+                                Level.ERROR,
+                                "Renewing the leases of calls in flight failed; trying again in a second",
+                                t);
+                    }
+                },
+                TICK_NANOS,
+                TICK_NANOS,
+                TimeUnit.NANOSECONDS);
     }
 
     /** Renews every lease last renewed {@link #RENEW_NANOS} ago or more; drops those that ran out meanwhile. */
@@ -140,9 +152,12 @@ final class RedisSlots implements AutoCloseable {
                 if (RedisSlidingState.number(reply.get(0)) == 1) {
                     held.replace(e.getKey(), h, new Held(h.key(), h.max(), now));
                 } else if (held.remove(e.getKey(), h)) {
-                    LOST_LOG.log(Level.WARNING, () -> "A call's slot at " + RedisKeys.printable(h.key()) + " ran out "
-                            + "before its lease was renewed (Redis was unreachable for longer than a lease, or the key "
-                            + "was reset): its slot may be another call's now", null);
+                    LOST_LOG.log(
+                            Level.WARNING,
+                            () -> "A call's slot at " + RedisKeys.printable(h.key()) + " ran out "
+                                    + "before its lease was renewed (Redis was unreachable for longer than a lease, or the key "
+                                    + "was reset): its slot may be another call's now",
+                            null);
                 }
             } catch (RuntimeException x) {
                 // Redis failed: this lease is tried again at the next tick, while it may still be live.
@@ -204,8 +219,11 @@ final class RedisSlots implements AutoCloseable {
         public Probe peek(long cost) {
             List<?> reply = run(keys, PEEK, 0, maxArg);
             boolean free = RedisSlidingState.number(reply.get(0)) == 1;
-            return new Probe(free, free ? 0 : RETRY_NANOS,
-                    List.of(Decision.Window.concurrency(max, RedisSlidingState.number(reply.get(1)))), 0);
+            return new Probe(
+                    free,
+                    free ? 0 : RETRY_NANOS,
+                    List.of(Decision.Window.concurrency(max, RedisSlidingState.number(reply.get(1)))),
+                    0);
         }
 
         @Override
@@ -228,9 +246,15 @@ final class RedisSlots implements AutoCloseable {
             try {
                 run(keys, GIVE_BACK, receipt, maxArg);
             } catch (RateLimitStoreException e) {
-                context.calls().lateRefunds.offer("the slot of lease " + receipt + " at "
-                        + RedisKeys.printable(keys.get(0)), () -> checked(keys, context.calls().sendLate(SCRIPT, keys,
-                        args(GIVE_BACK, receipt, maxArg)).await()));
+                context.calls()
+                        .lateRefunds
+                        .offer(
+                                "the slot of lease " + receipt + " at " + RedisKeys.printable(keys.get(0)),
+                                () -> checked(
+                                        keys,
+                                        context.calls()
+                                                .sendLate(SCRIPT, keys, args(GIVE_BACK, receipt, maxArg))
+                                                .await()));
             }
         }
     }

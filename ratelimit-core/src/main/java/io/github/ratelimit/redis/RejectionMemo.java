@@ -4,7 +4,6 @@ import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.internal.bucket.Pipelining;
 import io.github.ratelimit.store.BucketStore.KeyState;
-
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -35,8 +34,7 @@ final class RejectionMemo implements KeyState, Pipelining {
      *        the answer, whichever comes first
      * @param windows the key's windows as Redis reported them then
      */
-    private record Rejection(long cost, long at, long until, long recheckAt, List<Decision.Window> windows) {
-    }
+    private record Rejection(long cost, long at, long until, long recheckAt, List<Decision.Window> windows) {}
 
     private final KeyState redis;
     private final TimeMeter clock;
@@ -145,7 +143,12 @@ final class RejectionMemo implements KeyState, Pipelining {
         }
         List<Decision.Window> aged = new ArrayList<>(windows.size());
         for (Decision.Window w : windows) {
-            aged.add(new Decision.Window(w.name(), w.limit(), w.permits(), w.period(), w.remaining(),
+            aged.add(new Decision.Window(
+                    w.name(),
+                    w.limit(),
+                    w.permits(),
+                    w.period(),
+                    w.remaining(),
                     Math.max(0, w.resetNanos() - elapsedNanos)));
         }
         return aged;

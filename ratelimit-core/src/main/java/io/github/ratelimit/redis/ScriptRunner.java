@@ -1,8 +1,7 @@
 package io.github.ratelimit.redis;
 
-import redis.clients.jedis.exceptions.JedisException;
-
 import java.util.List;
+import redis.clients.jedis.exceptions.JedisException;
 
 /**
  * Runs a store's scripts on Redis: one call at a time on a pooled connection ({@link DirectRunner}), or many threads'

@@ -2,7 +2,6 @@ package io.github.ratelimit.redis;
 
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.support.RateLimitedLog;
-
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -26,6 +25,7 @@ final class ServerClock implements TimeMeter {
 
     /** Server epoch nanos at {@link #baseTicks}. */
     private volatile long baseServerNanos;
+
     private volatile long baseTicks;
     private volatile long baseRoundTrip = Long.MAX_VALUE;
     private volatile long calibratedAt = Long.MIN_VALUE;
@@ -105,8 +105,14 @@ final class ServerClock implements TimeMeter {
             long after = ticks();
             calibrate(before, micros, after);
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "Could not read the Redis server time" + (isCalibrated()
-                    ? "; keeping the last calibration" : "; using this JVM's clock until Redis answers") + ": " + e, null);
+            LOG.log(
+                    Level.WARNING,
+                    "Could not read the Redis server time"
+                            + (isCalibrated()
+                                    ? "; keeping the last calibration"
+                                    : "; using this JVM's clock until Redis answers")
+                            + ": " + e,
+                    null);
         }
     }
 }

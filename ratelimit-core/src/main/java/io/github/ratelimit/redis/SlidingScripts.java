@@ -99,7 +99,8 @@ final class SlidingScripts {
      * calls, and is not counted meanwhile (windows count only calls between {@code now - W} and the furthest a
      * delay reaches).
      */
-    static final String LOG = COMMON + """
+    static final String LOG = COMMON
+            + """
             replaceUnless('zset', 'ZCARD', %d)
             local TRIM = %d
             local future = fmt(now + AHEAD)
@@ -188,8 +189,8 @@ final class SlidingScripts {
               out[#out + 1] = reset
             end
             return out
-            """.formatted(LOG_HARD_CALLS, LOG_TRIM_PER_CALL, Limit.MAX_PERIOD_DAYS * 86_400_000_000L,
-            Rule.MAX_LOG_CALLS);
+            """.formatted(
+                    LOG_HARD_CALLS, LOG_TRIM_PER_CALL, Limit.MAX_PERIOD_DAYS * 86_400_000_000L, Rule.MAX_LOG_CALLS);
 
     /**
      * The counters: a hash with a field {@code <period>:<interval>} per window and interval. Every field is checked
@@ -229,7 +230,8 @@ final class SlidingScripts {
             local A = ops[1]
             local now = nowOf(A)
             local keep = tonumber(A[6])
-            """ + windowsOf("A") + """
+            """ + windowsOf("A")
+            + """
             local AHEAD = %d
             local repaired = 0
             local function fmt(x) return string.format('%%d', x) end
@@ -467,6 +469,5 @@ final class SlidingScripts {
                 """.formatted(args);
     }
 
-    private SlidingScripts() {
-    }
+    private SlidingScripts() {}
 }

@@ -21,8 +21,7 @@ package io.github.ratelimit.redis;
  */
 final class SlotScript {
 
-    private SlotScript() {
-    }
+    private SlotScript() {}
 
     static final String SOURCE = SlidingScripts.KEY_AND_NOW + """
             local op = ARGV[2]

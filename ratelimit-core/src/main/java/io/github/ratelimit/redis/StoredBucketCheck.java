@@ -4,7 +4,6 @@ import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.remote.RemoteBucketState;
 import io.github.ratelimit.Limit;
-
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
@@ -34,13 +33,13 @@ final class StoredBucketCheck {
     /** More windows than any rule has (rules are validated for far fewer). */
     static final int MAX_WINDOWS = 64;
 
-    private static final long MAX_PERIOD_NANOS = Duration.ofDays(Limit.MAX_PERIOD_DAYS).toNanos();
+    private static final long MAX_PERIOD_NANOS =
+            Duration.ofDays(Limit.MAX_PERIOD_DAYS).toNanos();
     private static final long DAY_MILLIS = Duration.ofDays(1).toMillis();
     /** How far ahead of the store's clock a window's last refill may be: clocks of instances differ a little. */
     private static final long AHEAD_NANOS = Duration.ofMinutes(1).toNanos();
 
-    private StoredBucketCheck() {
-    }
+    private StoredBucketCheck() {}
 
     /**
      * @param state a state decoded from Redis
@@ -59,7 +58,8 @@ final class StoredBucketCheck {
         }
         for (int i = 0; i < windows.length; i++) {
             Bandwidth w = windows[i];
-            if (!within(w.getCapacity(), 1, Limit.MAX_PERMITS) || !within(w.getRefillTokens(), 1, Limit.MAX_PERMITS)
+            if (!within(w.getCapacity(), 1, Limit.MAX_PERMITS)
+                    || !within(w.getRefillTokens(), 1, Limit.MAX_PERMITS)
                     || !within(w.getRefillPeriodNanos(), 1, MAX_PERIOD_NANOS)) {
                 return "a window no limit makes: " + w;
             }
@@ -85,11 +85,13 @@ final class StoredBucketCheck {
      */
     private static long @Nullable [] stateData(RemoteBucketState state) {
         try {
-            Object snapshot = io.github.bucket4j.BucketState.toJsonCompatibleSnapshot(state.getState(),
+            Object snapshot = io.github.bucket4j.BucketState.toJsonCompatibleSnapshot(
+                    state.getState(),
                     io.github.bucket4j.distributed.versioning.Versions.getLatest(),
                     io.github.bucket4j.distributed.serialization.Scope.PERSISTED_STATE);
             return snapshot instanceof java.util.Map<?, ?> map && map.get("stateData") instanceof long[] data
-                    ? data : null;
+                    ? data
+                    : null;
         } catch (java.io.IOException | RuntimeException e) {
             return null;
         }

@@ -5,7 +5,6 @@ import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.ConfigurationBuilder;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Limit;
-
 import java.time.Instant;
 import java.util.List;
 
@@ -15,8 +14,7 @@ import java.util.List;
  */
 final class BucketConfigurations {
 
-    private BucketConfigurations() {
-    }
+    private BucketConfigurations() {}
 
     /**
      * @param limits the windows

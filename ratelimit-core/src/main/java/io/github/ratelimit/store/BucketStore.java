@@ -1,15 +1,14 @@
 package io.github.ratelimit.store;
 
-
 import io.github.bucket4j.BucketConfiguration;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.Rule.LocalFirst;
-
 import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
+
 /**
  * Where the state of rate-limited keys lives: in this JVM ({@link LocalBucketStore}) or in a shared store such
  * as Redis ({@link io.github.ratelimit.redis.JedisBucketStore}), for every {@link io.github.ratelimit.Algorithm}.
@@ -65,15 +64,13 @@ public interface BucketStore extends AutoCloseable {
      *
      * @param key the key, or {@code null} for every key
      */
-    default void limitsChanged(Key key) {
-    }
+    default void limitsChanged(Key key) {}
 
     /**
      * Releases connections and threads. Idempotent.
      */
     @Override
-    default void close() {
-    }
+    default void close() {}
 
     /**
      * Identifies one bucket: a rule and a key under it.
@@ -139,8 +136,8 @@ public interface BucketStore extends AutoCloseable {
             this.longestPeriodNanos = longest.period().toNanos();
             this.longestPermits = longest.permits();
             this.calendar = this.limits.stream().anyMatch(l -> l.calendar() != null);
-            this.configuration = algorithm.isSliding() || calendar ? null
-                    : BucketConfigurations.of(this.limits, algorithm);
+            this.configuration =
+                    algorithm.isSliding() || calendar ? null : BucketConfigurations.of(this.limits, algorithm);
         }
 
         /**
@@ -242,7 +239,9 @@ public interface BucketStore extends AutoCloseable {
 
         @Override
         public boolean equals(Object o) {
-            return o instanceof Limits other && algorithm == other.algorithm && limits.equals(other.limits)
+            return o instanceof Limits other
+                    && algorithm == other.algorithm
+                    && limits.equals(other.limits)
                     && concurrency == other.concurrency;
         }
 
@@ -339,8 +338,7 @@ public interface BucketStore extends AutoCloseable {
          * @param receipt what identifies this call's permits to {@link #refund}: for the sliding windows, the time on
          *        the store's clock it was counted at; 0 for algorithms that give back by count alone
          */
-        record Probe(boolean consumed, long waitNanos, List<Decision.Window> windows, long receipt) {
-        }
+        record Probe(boolean consumed, long waitNanos, List<Decision.Window> windows, long receipt) {}
     }
 
     /**

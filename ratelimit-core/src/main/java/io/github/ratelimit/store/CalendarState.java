@@ -3,7 +3,6 @@ package io.github.ratelimit.store;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
-
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -27,10 +26,13 @@ final class CalendarState extends LocalSlidingState {
      */
     @SuppressWarnings("NullAway.Init") // set by roll; canHold and add follow earliest, which calls it
     private String[] names;
+
     @SuppressWarnings("NullAway.Init")
     private long[] starts;
+
     @SuppressWarnings("NullAway.Init")
     private long[] counts;
+
     @SuppressWarnings("NullAway.Init")
     private long[] nextCounts;
 
@@ -181,8 +183,12 @@ final class CalendarState extends LocalSlidingState {
         for (int i = 0; i < windows.length; i++) {
             Limit limit = list.get(i);
             long end = end(limit, starts[i]);
-            windows[i] = new Decision.Window(limit.window(), limit.permits(), limit.permits(),
-                    Duration.ofNanos(end - starts[i]), Math.max(0, limit.permits() - counts[i]),
+            windows[i] = new Decision.Window(
+                    limit.window(),
+                    limit.permits(),
+                    limit.permits(),
+                    Duration.ofNanos(end - starts[i]),
+                    Math.max(0, limit.permits() - counts[i]),
                     counts[i] > 0 || nextCounts[i] > 0 ? end - now : 0);
         }
         return Arrays.asList(windows);

@@ -1,6 +1,5 @@
 package io.github.ratelimit.store;
 
-
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import com.github.benmanes.caffeine.cache.Expiry;
@@ -14,7 +13,6 @@ import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.internal.bucket.BucketKeyState;
 import io.github.ratelimit.store.BucketStore.KeyState;
-
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
@@ -48,6 +46,7 @@ public final class LocalBucketStore implements BucketStore {
     private final Cache<BucketStore.Key, LocalBucket> buckets;
     /** Sliding-window keys, weighed (a log by the calls it may hold), against a maximum weight of their own. */
     private final Cache<BucketStore.Key, LocalSlidingState> sliding;
+
     private final TimeMeter timeMeter;
     /** Concurrency rules' keys: their calls in flight. */
     private final LocalSlots slots = new LocalSlots();
@@ -56,11 +55,16 @@ public final class LocalBucketStore implements BucketStore {
         this.timeMeter = builder.timeMeter;
         long maximumKeys = builder.maximumKeys;
         this.buckets = configure(Caffeine.newBuilder().maximumSize(maximumKeys), builder)
-                .expireAfter(new IdleExpiry<LocalBucket>(this::bucketIdle)).build();
+                .expireAfter(new IdleExpiry<LocalBucket>(this::bucketIdle))
+                .build();
         // Weighed, so a sliding log (up to Rule.MAX_LOG_CALLS entries) counts for the memory it may take.
-        this.sliding = configure(Caffeine.newBuilder().maximumWeight(maximumKeys)
-                .weigher((BucketStore.Key key, LocalSlidingState state) -> weight(state, maximumKeys)), builder)
-                .expireAfter(new IdleExpiry<LocalSlidingState>(LocalBucketStore::slidingIdle)).build();
+        this.sliding = configure(
+                        Caffeine.newBuilder()
+                                .maximumWeight(maximumKeys)
+                                .weigher((BucketStore.Key key, LocalSlidingState state) -> weight(state, maximumKeys)),
+                        builder)
+                .expireAfter(new IdleExpiry<LocalSlidingState>(LocalBucketStore::slidingIdle))
+                .build();
     }
 
     private <K, V> Caffeine<K, V> configure(Caffeine<K, V> caffeine, Builder builder) {
@@ -90,15 +94,16 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     @Override
-    public KeyState state(BucketStore.Key key, BucketStore.Limits limits, io.github.ratelimit.Rule.LocalFirst localFirst) {
+    public KeyState state(
+            BucketStore.Key key, BucketStore.Limits limits, io.github.ratelimit.Rule.LocalFirst localFirst) {
         if (limits.onBucket4j()) {
             return bucketFor(key, limits.bucketConfiguration());
         }
         if (limits.concurrency() > 0) {
             return slots.state(key, limits.concurrency());
         }
-        LocalSlidingState state = sliding.get(key, k -> LocalSlidingState.create(limits, timeMeter,
-                () -> touch(sliding, k)));
+        LocalSlidingState state =
+                sliding.get(key, k -> LocalSlidingState.create(limits, timeMeter, () -> touch(sliding, k)));
         if (state.algorithm() != limits.algorithm() || state.calendar() != limits.calendar()) {
             // The rule changed its algorithm: the old state means nothing to the new one.
             LocalSlidingState fresh = LocalSlidingState.create(limits, timeMeter, () -> touch(sliding, key));
@@ -187,8 +192,9 @@ public final class LocalBucketStore implements BucketStore {
         if (!timeMeter.isWallClockBased()) {
             for (Bandwidth bandwidth : configuration.getBandwidths()) {
                 if (bandwidth.isIntervallyAligned()) {
-                    throw new InvalidRateLimitConfigurationException("local store: a FIXED_WINDOW rule needs a "
-                            + "wall-clock time meter, but " + timeMeter + " is not one. Use TimeMeter.SYSTEM_MILLISECONDS.");
+                    throw new InvalidRateLimitConfigurationException(
+                            "local store: a FIXED_WINDOW rule needs a " + "wall-clock time meter, but " + timeMeter
+                                    + " is not one. Use TimeMeter.SYSTEM_MILLISECONDS.");
                 }
             }
         }
@@ -214,8 +220,8 @@ public final class LocalBucketStore implements BucketStore {
 
         LocalBucket(BucketConfiguration configuration, BucketStore.Key key) {
             this.key = key;
-            this.state = BucketState.createInitialState(configuration, MathType.INTEGER_64_BITS,
-                    timeMeter.currentTimeNanos());
+            this.state = BucketState.createInitialState(
+                    configuration, MathType.INTEGER_64_BITS, timeMeter.currentTimeNanos());
         }
 
         @Override
@@ -258,7 +264,7 @@ public final class LocalBucketStore implements BucketStore {
                 }
             }
             if (wait > 0) {
-                touch(buckets, key);   // the bucket now owes tokens: let its expiry count the debt
+                touch(buckets, key); // the bucket now owes tokens: let its expiry count the debt
             }
             return new Probe(true, wait, java.util.List.of(), 0);
         }
@@ -365,7 +371,8 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     /** Time to refill from empty, per configuration; configurations are few (one per rule and per-key limits). */
-    private final java.util.Map<BucketConfiguration, Long> refillByConfiguration = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<BucketConfiguration, Long> refillByConfiguration =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     /** A bucket is kept until it would be full again. */
     private long bucketIdle(LocalBucket bucket) {
@@ -381,7 +388,8 @@ public final class LocalBucketStore implements BucketStore {
             }
         }
         // Any operation but a reservation leaves every window at zero or above: full within fromEmpty.
-        long untilFull = bucket.reserved() ? Math.max(fromEmpty, Math.min(bucket.nanosUntilFull(), Long.MAX_VALUE / 2))
+        long untilFull = bucket.reserved()
+                ? Math.max(fromEmpty, Math.min(bucket.nanosUntilFull(), Long.MAX_VALUE / 2))
                 : fromEmpty;
         return untilFull + EXPIRY_SLACK_NANOS;
     }
@@ -395,8 +403,7 @@ public final class LocalBucketStore implements BucketStore {
         private TimeMeter timeMeter = TimeMeter.SYSTEM_MILLISECONDS;
         private @Nullable Executor executor;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * @param maximumKeys the most keys held at once (a sliding log weighs as several keys), at least 1

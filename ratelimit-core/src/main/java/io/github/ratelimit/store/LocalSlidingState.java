@@ -1,12 +1,9 @@
 package io.github.ratelimit.store;
 
-
-
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.store.BucketStore.KeyState;
-
 import java.util.List;
 
 /**
@@ -30,8 +27,9 @@ abstract class LocalSlidingState implements KeyState {
     static LocalSlidingState create(BucketStore.Limits limits, TimeMeter clock, Runnable afterReservation) {
         if (limits.calendar()) {
             if (!clock.isWallClockBased()) {
-                throw new io.github.ratelimit.InvalidRateLimitConfigurationException("local store: a calendar quota "
-                        + "needs a wall-clock time meter, but " + clock + " is not one. Use TimeMeter.SYSTEM_MILLISECONDS.");
+                throw new io.github.ratelimit.InvalidRateLimitConfigurationException(
+                        "local store: a calendar quota " + "needs a wall-clock time meter, but " + clock
+                                + " is not one. Use TimeMeter.SYSTEM_MILLISECONDS.");
             }
             return new CalendarState(limits, clock, afterReservation);
         }
@@ -108,7 +106,7 @@ abstract class LocalSlidingState implements KeyState {
             BucketStore.Limits l = limits;
             at = earliest(l, cost, now);
             if (at != Long.MAX_VALUE && at - now < minWaitNanos) {
-                at = now + minWaitNanos;   // it fits at any later time too: counts only fall as time passes
+                at = now + minWaitNanos; // it fits at any later time too: counts only fall as time passes
             }
             wait = at == Long.MAX_VALUE ? Long.MAX_VALUE : at - now;
             if (wait > maxWaitNanos || !canHold(l, at, cost)) {

@@ -2,7 +2,6 @@ package io.github.ratelimit.store;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.store.BucketStore.KeyState;
-
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -17,10 +16,10 @@ import java.util.concurrent.ConcurrentHashMap;
 final class LocalSlots {
 
     /** A key's calls in flight, and the generation they were counted in. */
-    private record Held(long generation, int count) {
-    }
+    private record Held(long generation, int count) {}
 
-    private static final java.util.concurrent.atomic.AtomicLong GENERATIONS = new java.util.concurrent.atomic.AtomicLong();
+    private static final java.util.concurrent.atomic.AtomicLong GENERATIONS =
+            new java.util.concurrent.atomic.AtomicLong();
 
     /** How long a rejected call is told to wait: nothing says when a call in flight ends. */
     static final long RETRY_NANOS = 1_000_000_000L;
@@ -62,7 +61,8 @@ final class LocalSlots {
                 return after[0].count() == 0 ? null : after[0];
             });
             List<Decision.Window> windows = List.of(Decision.Window.concurrency(max, after[0].count()));
-            return took[0] ? new Probe(true, 0, windows, after[0].generation())
+            return took[0]
+                    ? new Probe(true, 0, windows, after[0].generation())
                     : new Probe(false, RETRY_NANOS, windows, 0);
         }
 
@@ -81,8 +81,11 @@ final class LocalSlots {
         @Override
         public void refund(long cost, long receipt) {
             if (receipt != 0) {
-                inFlight.computeIfPresent(key, (k, held) -> held.generation() != receipt ? held
-                        : held.count() <= 1 ? null : new Held(held.generation(), held.count() - 1));
+                inFlight.computeIfPresent(
+                        key,
+                        (k, held) -> held.generation() != receipt
+                                ? held
+                                : held.count() <= 1 ? null : new Held(held.generation(), held.count() - 1));
             }
         }
     }

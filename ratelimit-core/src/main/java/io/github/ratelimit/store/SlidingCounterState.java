@@ -1,10 +1,8 @@
 package io.github.ratelimit.store;
 
-
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
-
 import java.util.Arrays;
 import java.util.List;
 
@@ -26,8 +24,10 @@ final class SlidingCounterState extends LocalSlidingState {
     /** Per window, in the order of the limits: the counts of consecutive intervals from {@link #bases}. */
     @SuppressWarnings("NullAway.Init") // set by trim; canHold, add and windows follow earliest, which calls it
     private long[][] counts;
+
     @SuppressWarnings("NullAway.Init")
     private long[] bases;
+
     @SuppressWarnings("NullAway.Init")
     private long[] periods;
 
@@ -206,8 +206,8 @@ final class SlidingCounterState extends LocalSlidingState {
             long remaining = (long) Math.floor(limit.permits() - load(i, now) + 1e-9);
             long last = lastCounted(i);
             long reset = last == Long.MIN_VALUE ? 0 : Math.max(0, (last + 2) * periods[i] - now);
-            windows[i] = new Decision.Window(limit.window(), limit.permits(), limit.permits(), limit.period(),
-                    Math.max(0, remaining), reset);
+            windows[i] = new Decision.Window(
+                    limit.window(), limit.permits(), limit.permits(), limit.period(), Math.max(0, remaining), reset);
         }
         return Arrays.asList(windows);
     }

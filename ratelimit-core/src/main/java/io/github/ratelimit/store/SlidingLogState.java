@@ -1,10 +1,8 @@
 package io.github.ratelimit.store;
 
-
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
-
 import java.util.Arrays;
 import java.util.List;
 
@@ -65,7 +63,7 @@ final class SlidingLogState extends LocalSlidingState {
                 return Long.MAX_VALUE; // a scaled-down fallback limit can be smaller than the cost
             }
             long period = limit.period().toNanos();
-            long room = (limit.permits() - cost) / cost;   // entries that may stay in the window
+            long room = (limit.permits() - cost) / cost; // entries that may stay in the window
             if (end - firstAfter(now - period) <= room) {
                 continue;
             }
@@ -116,8 +114,13 @@ final class SlidingLogState extends LocalSlidingState {
             long period = limit.period().toNanos();
             long used = (end - firstAfter(now - period)) * cost;
             long reset = newest > now - period ? newest + period - now : 0;
-            windows[i] = new Decision.Window(limit.window(), limit.permits(), limit.permits(), limit.period(),
-                    Math.max(0, limit.permits() - used), reset);
+            windows[i] = new Decision.Window(
+                    limit.window(),
+                    limit.permits(),
+                    limit.permits(),
+                    limit.period(),
+                    Math.max(0, limit.permits() - used),
+                    reset);
         }
         return Arrays.asList(windows);
     }

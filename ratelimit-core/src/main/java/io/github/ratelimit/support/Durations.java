@@ -15,8 +15,7 @@ public final class Durations {
     /** What a message tells users to write. */
     public static final String SYNTAX = "<number><unit> with unit ms, s, m, h or d, e.g. '500ms', '1s', '1m'";
 
-    private Durations() {
-    }
+    private Durations() {}
 
     /**
      * @param text the duration text

@@ -13,8 +13,7 @@ public final class LogText {
     /** The longest text {@link #quote} keeps before it cuts; a key is at most 128 characters, a hash included. */
     static final int MAX_QUOTED = 300;
 
-    private LogText() {
-    }
+    private LogText() {}
 
     /**
      * Escapes, in Java's notation, every character that could end a log line, hide what follows, or make the result
@@ -88,8 +87,11 @@ public final class LogText {
                 break;
         }
         int type = Character.getType(cp);
-        boolean unsafe = type == Character.CONTROL || type == Character.FORMAT || type == Character.SURROGATE
-                || type == Character.LINE_SEPARATOR || type == Character.PARAGRAPH_SEPARATOR;
+        boolean unsafe = type == Character.CONTROL
+                || type == Character.FORMAT
+                || type == Character.SURROGATE
+                || type == Character.LINE_SEPARATOR
+                || type == Character.PARAGRAPH_SEPARATOR;
         if (!unsafe) {
             return null;
         }

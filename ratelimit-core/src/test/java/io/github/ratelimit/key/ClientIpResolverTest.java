@@ -39,12 +39,16 @@ class ClientIpResolverTest {
     @Test
     void onlyATrustedProxyIsATrustedPeer() {
         assertThat(XFF.isTrustedProxy("10.0.0.1")).isTrue();
-        assertThat(XFF.isTrustedProxy(" [::1] ")).as("brackets and spaces, as a container may report").isTrue();
+        assertThat(XFF.isTrustedProxy(" [::1] "))
+                .as("brackets and spaces, as a container may report")
+                .isTrue();
         assertThat(XFF.isTrustedProxy("::ffff:192.168.3.4")).as("IPv4-mapped").isTrue();
         assertThat(XFF.isTrustedProxy("203.0.113.7")).isFalse();
         assertThat(XFF.isTrustedProxy("proxy.internal")).as("no host names").isFalse();
         assertThat(XFF.isTrustedProxy(null)).isFalse();
-        assertThat(ClientIpResolver.direct().isTrustedProxy("127.0.0.1")).as("no proxy trusted").isFalse();
+        assertThat(ClientIpResolver.direct().isTrustedProxy("127.0.0.1"))
+                .as("no proxy trusted")
+                .isFalse();
     }
 
     @Nested
@@ -103,8 +107,7 @@ class ClientIpResolverTest {
 
         @Test
         void ignoresAClientSuppliedHeaderLineBeforeTheProxyLine() {
-            assertThat(resolve(XFF, "10.0.0.1", "198.51.100.1", "203.0.113.7"))
-                    .isEqualTo("203.0.113.7");
+            assertThat(resolve(XFF, "10.0.0.1", "198.51.100.1", "203.0.113.7")).isEqualTo("203.0.113.7");
         }
 
         @Test
@@ -115,8 +118,7 @@ class ClientIpResolverTest {
                     .trustedProxies("10.0.0.0/8", "127.0.0.0/8")
                     .build();
 
-            assertThat(resolve(resolver, "10.0.0.1", "198.51.100.1, localhost"))
-                    .isEqualTo("10.0.0.1");
+            assertThat(resolve(resolver, "10.0.0.1", "198.51.100.1, localhost")).isEqualTo("10.0.0.1");
         }
 
         @Test
@@ -137,8 +139,8 @@ class ClientIpResolverTest {
 
         @Test
         void walksAcrossSeveralHeaderLinesInArrivalOrder() {
-            assertThat(resolve(XFF, "10.0.0.1", "198.51.100.1, 203.0.113.7", "192.168.1.1",
-                    "10.0.0.3, 10.0.0.2")).isEqualTo("203.0.113.7");
+            assertThat(resolve(XFF, "10.0.0.1", "198.51.100.1, 203.0.113.7", "192.168.1.1", "10.0.0.3, 10.0.0.2"))
+                    .isEqualTo("203.0.113.7");
         }
 
         @Test
@@ -149,14 +151,12 @@ class ClientIpResolverTest {
 
         @Test
         void usesTheLeftmostValidHopWhenEveryValidHopIsTrusted() {
-            assertThat(resolve(XFF, "10.0.0.1", "unknown, 10.0.0.3, 10.0.0.2"))
-                    .isEqualTo("10.0.0.3");
+            assertThat(resolve(XFF, "10.0.0.1", "unknown, 10.0.0.3, 10.0.0.2")).isEqualTo("10.0.0.3");
         }
 
         @Test
         void trustsIpv6Proxies() {
-            assertThat(resolve(XFF, "::1", "2001:db8:1:2::7, fd00::2"))
-                    .isEqualTo("2001:db8:1:2::/64");
+            assertThat(resolve(XFF, "::1", "2001:db8:1:2::7, fd00::2")).isEqualTo("2001:db8:1:2::/64");
         }
 
         @Test
@@ -166,8 +166,7 @@ class ClientIpResolverTest {
 
         @Test
         void trustsIpv4MappedHopsListedAsIpv4() {
-            assertThat(resolve(XFF, "10.0.0.1", "203.0.113.7, ::ffff:10.0.0.2"))
-                    .isEqualTo("203.0.113.7");
+            assertThat(resolve(XFF, "10.0.0.1", "203.0.113.7, ::ffff:10.0.0.2")).isEqualTo("203.0.113.7");
         }
 
         @Test
@@ -182,15 +181,45 @@ class ClientIpResolverTest {
     class MalformedHops {
 
         @ParameterizedTest
-        @ValueSource(strings = {
-            "unknown", "UNKNOWN", "_hidden", "_10.0.0.7", "", "   ", "garbage", "example.com",
-            "localhost", "203.0.113", "203.0.113.7.1", "256.1.1.1", "127.1", "0x7f.0.0.1",
-            "2130706433", "010.0.0.1", "203.0.113.7:", "203.0.113.7:99999", "203.0.113.7:80:80",
-            "203.0.113.7:_", "203.0.113.7:_a b", "[203.0.113.7]", "[2001:db8::1", "[2001:db8::1]x",
-            "[2001:db8::1]:", "2001:db8::1]", "[]", "[%eth0]", "fe80::1%", "203.0.113.7%eth0",
-            "203.0.113.7 198.51.100.1", "\"203.0.113.7\"", "for=203.0.113.7", "2001:db8:::1",
-            "\u0000", "203.0.113.7\u0000"
-        })
+        @ValueSource(
+                strings = {
+                    "unknown",
+                    "UNKNOWN",
+                    "_hidden",
+                    "_10.0.0.7",
+                    "",
+                    "   ",
+                    "garbage",
+                    "example.com",
+                    "localhost",
+                    "203.0.113",
+                    "203.0.113.7.1",
+                    "256.1.1.1",
+                    "127.1",
+                    "0x7f.0.0.1",
+                    "2130706433",
+                    "010.0.0.1",
+                    "203.0.113.7:",
+                    "203.0.113.7:99999",
+                    "203.0.113.7:80:80",
+                    "203.0.113.7:_",
+                    "203.0.113.7:_a b",
+                    "[203.0.113.7]",
+                    "[2001:db8::1",
+                    "[2001:db8::1]x",
+                    "[2001:db8::1]:",
+                    "2001:db8::1]",
+                    "[]",
+                    "[%eth0]",
+                    "fe80::1%",
+                    "203.0.113.7%eth0",
+                    "203.0.113.7 198.51.100.1",
+                    "\"203.0.113.7\"",
+                    "for=203.0.113.7",
+                    "2001:db8:::1",
+                    "\u0000",
+                    "203.0.113.7\u0000"
+                })
         void stopsAtAMalformedHopAndUsesTheNearestTrustedProxy(String malformed) {
             assertThat(resolve(XFF, "10.0.0.1", "198.51.100.1, " + malformed + ", 10.0.0.2"))
                     .isEqualTo("10.0.0.2");
@@ -236,8 +265,7 @@ class ClientIpResolverTest {
 
         @Test
         void toleratesSpacesAndTabsAroundEntries() {
-            assertThat(resolve(XFF, "10.0.0.1", " \t203.0.113.7\t ,10.0.0.2 ")).isEqualTo(
-                    "203.0.113.7");
+            assertThat(resolve(XFF, "10.0.0.1", " \t203.0.113.7\t ,10.0.0.2 ")).isEqualTo("203.0.113.7");
         }
     }
 
@@ -245,34 +273,38 @@ class ClientIpResolverTest {
     class PortsBracketsAndZones {
 
         @ParameterizedTest
-        @CsvSource(delimiter = '|', value = {
-            "203.0.113.7:8080          | 203.0.113.7",
-            "203.0.113.7:0             | 203.0.113.7",
-            "203.0.113.7:65535         | 203.0.113.7",
-            "203.0.113.7:_obf          | 203.0.113.7",
-            "[2001:db8:1:2::7]:443     | 2001:db8:1:2::/64",
-            "[2001:db8:1:2::7]         | 2001:db8:1:2::/64",
-            "2001:db8:1:2::7           | 2001:db8:1:2::/64",
-            "[::ffff:203.0.113.7]:80   | 203.0.113.7",
-            "fe80::1%eth0              | fe80::/64",
-            "[fe80::1%25eth0]:80       | fe80::/64",
-        })
+        @CsvSource(
+                delimiter = '|',
+                value = {
+                    "203.0.113.7:8080          | 203.0.113.7",
+                    "203.0.113.7:0             | 203.0.113.7",
+                    "203.0.113.7:65535         | 203.0.113.7",
+                    "203.0.113.7:_obf          | 203.0.113.7",
+                    "[2001:db8:1:2::7]:443     | 2001:db8:1:2::/64",
+                    "[2001:db8:1:2::7]         | 2001:db8:1:2::/64",
+                    "2001:db8:1:2::7           | 2001:db8:1:2::/64",
+                    "[::ffff:203.0.113.7]:80   | 203.0.113.7",
+                    "fe80::1%eth0              | fe80::/64",
+                    "[fe80::1%25eth0]:80       | fe80::/64",
+                })
         void acceptsPortsBracketsAndZoneIdsInHops(String hop, String expected) {
             assertThat(resolve(XFF, "10.0.0.1", hop + ", 10.0.0.2")).isEqualTo(expected);
         }
 
         @ParameterizedTest
-        @CsvSource(delimiter = '|', value = {
-            "[::1]                     | 2001:db8::/64",
-            "0:0:0:0:0:0:0:1           | 2001:db8::/64",
-            "' ::1 '                   | 2001:db8::/64",
-            "fd00::1%eth0              | 2001:db8::/64",
-            "fd00:0:0:0:0:0:0:1%2      | 2001:db8::/64",
-            "[fd00::1%eth0]            | 2001:db8::/64",
-            "::ffff:10.0.0.1           | 2001:db8::/64",
-            "fe80::1%eth0              | fe80::/64",
-            "::ffff:203.0.113.9        | 203.0.113.9",
-        })
+        @CsvSource(
+                delimiter = '|',
+                value = {
+                    "[::1]                     | 2001:db8::/64",
+                    "0:0:0:0:0:0:0:1           | 2001:db8::/64",
+                    "' ::1 '                   | 2001:db8::/64",
+                    "fd00::1%eth0              | 2001:db8::/64",
+                    "fd00:0:0:0:0:0:0:1%2      | 2001:db8::/64",
+                    "[fd00::1%eth0]            | 2001:db8::/64",
+                    "::ffff:10.0.0.1           | 2001:db8::/64",
+                    "fe80::1%eth0              | fe80::/64",
+                    "::ffff:203.0.113.9        | 203.0.113.9",
+                })
         void normalizesTheSocketPeerAddress(String remote, String expected) {
             assertThat(resolve(XFF, remote, "2001:db8::1")).isEqualTo(expected);
         }
@@ -282,49 +314,57 @@ class ClientIpResolverTest {
     class ForwardedSyntax {
 
         @ParameterizedTest
-        @ValueSource(strings = {
-            "for=203.0.113.7",
-            "for=\"203.0.113.7\"",
-            "For=203.0.113.7",
-            "FOR=203.0.113.7",
-            "for=\"203.0.113.7:8080\"",
-            "for=\"203.0.113.7:_port\"",
-            "for=\"203.0.113.\\7\"",
-            "for=203.0.113.7;proto=https;by=10.0.0.2",
-            "proto=https;for=203.0.113.7",
-            "by=\"[fd00::1]\";for=203.0.113.7;host=example.com",
-            " for = 203.0.113.7 ; proto=http ",
-            "for=203.0.113.7;",
-            "for=203.0.113.7;;proto=http",
-            "for=203.0.113.7;flag",
-        })
+        @ValueSource(
+                strings = {
+                    "for=203.0.113.7",
+                    "for=\"203.0.113.7\"",
+                    "For=203.0.113.7",
+                    "FOR=203.0.113.7",
+                    "for=\"203.0.113.7:8080\"",
+                    "for=\"203.0.113.7:_port\"",
+                    "for=\"203.0.113.\\7\"",
+                    "for=203.0.113.7;proto=https;by=10.0.0.2",
+                    "proto=https;for=203.0.113.7",
+                    "by=\"[fd00::1]\";for=203.0.113.7;host=example.com",
+                    " for = 203.0.113.7 ; proto=http ",
+                    "for=203.0.113.7;",
+                    "for=203.0.113.7;;proto=http",
+                    "for=203.0.113.7;flag",
+                })
         void readsTheForParameterOfAnElement(String element) {
             assertThat(resolve(FORWARDED, "10.0.0.1", element)).isEqualTo("203.0.113.7");
         }
 
         @ParameterizedTest
-        @ValueSource(strings = {
-            "for=\"[2001:db8:1:2::7]:4711\"",
-            "for=\"[2001:db8:1:2::7]\"",
-            "for=[2001:db8:1:2::7]",
-            "for=\"2001:db8:1:2::7\"",
-            "for=\"[2001:DB8:1:2:0:0:0:7]\";proto=https",
-        })
+        @ValueSource(
+                strings = {
+                    "for=\"[2001:db8:1:2::7]:4711\"",
+                    "for=\"[2001:db8:1:2::7]\"",
+                    "for=[2001:db8:1:2::7]",
+                    "for=\"2001:db8:1:2::7\"",
+                    "for=\"[2001:DB8:1:2:0:0:0:7]\";proto=https",
+                })
         void readsIpv6ForParameters(String element) {
             assertThat(resolve(FORWARDED, "10.0.0.1", element)).isEqualTo("2001:db8:1:2::/64");
         }
 
         @Test
         void walksElementsFromTheRight() {
-            assertThat(resolve(FORWARDED, "10.0.0.1",
-                    "for=198.51.100.1, for=203.0.113.7;proto=https, for=10.0.0.3;by=10.0.0.2"))
+            assertThat(resolve(
+                            FORWARDED,
+                            "10.0.0.1",
+                            "for=198.51.100.1, for=203.0.113.7;proto=https, for=10.0.0.3;by=10.0.0.2"))
                     .isEqualTo("203.0.113.7");
         }
 
         @Test
         void walksSeveralHeaderLines() {
-            assertThat(resolve(FORWARDED, "10.0.0.1", "for=198.51.100.1",
-                    "for=\"[2001:db8::7]\";proto=https", "for=\"[fd00::3]:8443\""))
+            assertThat(resolve(
+                            FORWARDED,
+                            "10.0.0.1",
+                            "for=198.51.100.1",
+                            "for=\"[2001:db8::7]\";proto=https",
+                            "for=\"[fd00::3]:8443\""))
                     .isEqualTo("2001:db8::/64");
         }
 
@@ -335,32 +375,33 @@ class ClientIpResolverTest {
         }
 
         @ParameterizedTest
-        @ValueSource(strings = {
-            "for=unknown",
-            "for=\"unknown\"",
-            "for=_hidden",
-            "for=\"_hidden:80\"",
-            "proto=https",
-            "by=203.0.113.7",
-            "garbage",
-            "",
-            "for=",
-            "for=\"\"",
-            "for=\"203.0.113.7",
-            "for=203.0.113.7\"",
-            "for=\"203.0.113.7\"x",
-            "for=\"203.0.113.7\\\"",
-            "for=\"[2001:db8::1]:4711",
-            "for=203.0.113.7;for=198.51.100.1",
-            "for=example.com",
-            "for=\"localhost:80\"",
-            "203.0.113.7",
-            "fore=203.0.113.7",
-            "xfor=203.0.113.7",
-        })
+        @ValueSource(
+                strings = {
+                    "for=unknown",
+                    "for=\"unknown\"",
+                    "for=_hidden",
+                    "for=\"_hidden:80\"",
+                    "proto=https",
+                    "by=203.0.113.7",
+                    "garbage",
+                    "",
+                    "for=",
+                    "for=\"\"",
+                    "for=\"203.0.113.7",
+                    "for=203.0.113.7\"",
+                    "for=\"203.0.113.7\"x",
+                    "for=\"203.0.113.7\\\"",
+                    "for=\"[2001:db8::1]:4711",
+                    "for=203.0.113.7;for=198.51.100.1",
+                    "for=example.com",
+                    "for=\"localhost:80\"",
+                    "203.0.113.7",
+                    "fore=203.0.113.7",
+                    "xfor=203.0.113.7",
+                })
         void stopsAtAMalformedElement(String element) {
-            assertThat(resolve(FORWARDED, "10.0.0.1",
-                    "for=198.51.100.1, " + element + ", for=10.0.0.2")).isEqualTo("10.0.0.2");
+            assertThat(resolve(FORWARDED, "10.0.0.1", "for=198.51.100.1, " + element + ", for=10.0.0.2"))
+                    .isEqualTo("10.0.0.2");
         }
 
         @Test
@@ -388,8 +429,7 @@ class ClientIpResolverTest {
             ClientIpResolver direct = ClientIpResolver.direct();
 
             assertThat(direct.resolve("2001:db8:1:2::1", null)).isEqualTo("2001:db8:1:2::/64");
-            assertThat(direct.resolve("2001:db8:1:2:ffff:ffff:ffff:ffff", null))
-                    .isEqualTo("2001:db8:1:2::/64");
+            assertThat(direct.resolve("2001:db8:1:2:ffff:ffff:ffff:ffff", null)).isEqualTo("2001:db8:1:2::/64");
         }
 
         @Test
@@ -413,7 +453,8 @@ class ClientIpResolverTest {
 
         @Test
         void keysOnTheWholeAddressWithPrefix128() {
-            ClientIpResolver resolver = ClientIpResolver.builder().ipv6PrefixLength(128).build();
+            ClientIpResolver resolver =
+                    ClientIpResolver.builder().ipv6PrefixLength(128).build();
 
             assertThat(resolver.resolve("2001:0db8:0:0:0:0:0:0001", null)).isEqualTo("2001:db8::1");
             assertThat(resolver.resolve("2001:db8::2", null)).isEqualTo("2001:db8::2");
@@ -427,7 +468,8 @@ class ClientIpResolverTest {
             "127, 2001:db8:1:2ab:3:4:5:6/127",
         })
         void masksToTheConfiguredPrefix(int bits, String expected) {
-            ClientIpResolver resolver = ClientIpResolver.builder().ipv6PrefixLength(bits).build();
+            ClientIpResolver resolver =
+                    ClientIpResolver.builder().ipv6PrefixLength(bits).build();
 
             assertThat(resolver.resolve("2001:db8:1:2ab:3:4:5:7", null)).isEqualTo(expected);
         }
@@ -440,7 +482,8 @@ class ClientIpResolverTest {
 
         @Test
         void keepsIpv4AddressesWholeWhateverTheIpv6Prefix() {
-            ClientIpResolver resolver = ClientIpResolver.builder().ipv6PrefixLength(8).build();
+            ClientIpResolver resolver =
+                    ClientIpResolver.builder().ipv6PrefixLength(8).build();
 
             assertThat(resolver.resolve("203.0.113.7", null)).isEqualTo("203.0.113.7");
         }
@@ -450,8 +493,18 @@ class ClientIpResolverTest {
     class UnknownClients {
 
         @ParameterizedTest
-        @ValueSource(strings = {"", "  ", "unknown", "localhost", "example.com", "1.2.3", "[::1",
-            "203.0.113.7.", "/var/run/app.sock"})
+        @ValueSource(
+                strings = {
+                    "",
+                    "  ",
+                    "unknown",
+                    "localhost",
+                    "example.com",
+                    "1.2.3",
+                    "[::1",
+                    "203.0.113.7.",
+                    "/var/run/app.sock"
+                })
         void returnsNullWhenTheSocketPeerIsNotAnAddress(String remote) {
             assertThat(resolve(XFF, remote, "203.0.113.7")).isNull();
         }
@@ -486,8 +539,8 @@ class ClientIpResolverTest {
             assertThat(resolve(XFF, "10.0.0.1", "203.0.113.7, " + trustedHops))
                     .as("a trailing comma is a malformed rightmost hop")
                     .isEqualTo("10.0.0.1");
-            assertThat(resolve(XFF, "10.0.0.1", "203.0.113.7, " + "10.0.0.2, ".repeat(62)
-                    + "10.0.0.3")).isEqualTo("203.0.113.7");
+            assertThat(resolve(XFF, "10.0.0.1", "203.0.113.7, " + "10.0.0.2, ".repeat(62) + "10.0.0.3"))
+                    .isEqualTo("203.0.113.7");
         }
 
         @Test
@@ -546,8 +599,9 @@ class ClientIpResolverTest {
 
         @Test
         void describesItselfForLogs() {
-            assertThat(FORWARDED).hasToString("ClientIpResolver[header=Forwarded,"
-                    + " trustedProxies=[10.0.0.0/8, fd00::/8], ipv6PrefixLength=64]");
+            assertThat(FORWARDED)
+                    .hasToString("ClientIpResolver[header=Forwarded,"
+                            + " trustedProxies=[10.0.0.0/8, fd00::/8], ipv6PrefixLength=64]");
         }
 
         @Test
@@ -567,8 +621,7 @@ class ClientIpResolverTest {
 
         @Test
         void rejectsANullTrustedProxyEntryWithExactMessage() {
-            assertThatThrownBy(() -> ClientIpResolver.builder()
-                    .trustedProxies("10.0.0.0/8", null))
+            assertThatThrownBy(() -> ClientIpResolver.builder().trustedProxies("10.0.0.0/8", null))
                     .isExactlyInstanceOf(InvalidRateLimitConfigurationException.class)
                     .hasMessage("trusted proxy must not be null. Use a CIDR such as '10.0.0.0/8'"
                             + " or a single address such as '127.0.0.1'.");
@@ -589,17 +642,19 @@ class ClientIpResolverTest {
             ClientIpResolver.Builder builder = ClientIpResolver.builder();
 
             assertThatThrownBy(() -> builder.trustedProxies((String[]) null))
-                    .isInstanceOf(NullPointerException.class).hasMessage("cidrs");
+                    .isInstanceOf(NullPointerException.class)
+                    .hasMessage("cidrs");
             assertThatThrownBy(() -> builder.trustedProxies((List<String>) null))
-                    .isInstanceOf(NullPointerException.class).hasMessage("cidrs");
+                    .isInstanceOf(NullPointerException.class)
+                    .hasMessage("cidrs");
             assertThatThrownBy(() -> builder.forwardedHeader(null))
-                    .isInstanceOf(NullPointerException.class).hasMessage("header");
+                    .isInstanceOf(NullPointerException.class)
+                    .hasMessage("header");
         }
     }
 
     /** A read-only list of the given size that counts element reads. */
-    private static List<String> countingList(int size, IntFunction<String> elements,
-            AtomicLong reads) {
+    private static List<String> countingList(int size, IntFunction<String> elements, AtomicLong reads) {
         return new AbstractList<>() {
             @Override
             public String get(int index) {

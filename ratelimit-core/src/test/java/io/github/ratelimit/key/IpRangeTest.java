@@ -63,31 +63,34 @@ class IpRangeTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', quoteCharacter = '"', value = {
-        "10.0.0.0/33 | trusted proxy '10.0.0.0/33': prefix length 33 is out of range for IPv4 (0..32). Use a CIDR such as '10.0.0.0/8'.",
-        "10.0.0.0/99999 | trusted proxy '10.0.0.0/99999': prefix length 99999 is out of range for IPv4 (0..32). Use a CIDR such as '10.0.0.0/8'.",
-        "fd00::/129 | trusted proxy 'fd00::/129': prefix length 129 is out of range for IPv6 (0..128). Use a CIDR such as 'fd00::/8'.",
-        "10.0.0.0/x | trusted proxy '10.0.0.0/x': prefix length 'x' is not a decimal number. Use a CIDR such as '10.0.0.0/8'.",
-        "10.0.0.0/ | trusted proxy '10.0.0.0/': prefix length '' is not a decimal number. Use a CIDR such as '10.0.0.0/8'.",
-        "10.0.0.0/-1 | trusted proxy '10.0.0.0/-1': prefix length '-1' is not a decimal number. Use a CIDR such as '10.0.0.0/8'.",
-        "10.0.0.0/8/9 | trusted proxy '10.0.0.0/8/9': prefix length '8/9' is not a decimal number. Use a CIDR such as '10.0.0.0/8'.",
-        "10.0.0.0/ 8 | trusted proxy '10.0.0.0/ 8': prefix length ' 8' is not a decimal number. Use a CIDR such as '10.0.0.0/8'.",
-        "fd00::/1a | trusted proxy 'fd00::/1a': prefix length '1a' is not a decimal number. Use a CIDR such as 'fd00::/8'.",
-        "10.0.0.1/8 | trusted proxy '10.0.0.1/8': address 10.0.0.1 has host bits set beyond the /8 prefix. Use the network address '10.0.0.0/8'.",
-        "192.168.1.77/24 | trusted proxy '192.168.1.77/24': address 192.168.1.77 has host bits set beyond the /24 prefix. Use the network address '192.168.1.0/24'.",
-        "2001:db8::1/32 | trusted proxy '2001:db8::1/32': address 2001:db8::1 has host bits set beyond the /32 prefix. Use the network address '2001:db8::/32'.",
-        "::ffff:10.0.0.1/104 | trusted proxy '::ffff:10.0.0.1/104': address ::ffff:10.0.0.1 has host bits set beyond the /104 prefix. Use the network address '::ffff:10.0.0.0/104'.",
-        "proxy.example.com | trusted proxy 'proxy.example.com': 'proxy.example.com' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
-        "localhost/8 | trusted proxy 'localhost/8': 'localhost' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
-        "10.0.0.0.0/8 | trusted proxy '10.0.0.0.0/8': '10.0.0.0.0' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
-        "010.0.0.0/8 | trusted proxy '010.0.0.0/8': '010.0.0.0' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
-        "[::1] | trusted proxy '[::1]': '[::1]' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
-        "/8 | trusted proxy '/8': '' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
-        "fe80::1%eth0 | trusted proxy 'fe80::1%eth0': zone ids such as '%eth0' are not supported. Remove the zone id, as in 'fe80::1'.",
-        "fe80::%eth0/64 | trusted proxy 'fe80::%eth0/64': zone ids such as '%eth0' are not supported. Remove the zone id, as in 'fe80::/64'.",
-        "\"\" | trusted proxy '': value is blank. Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
-        "\"   \" | trusted proxy '   ': value is blank. Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
-    })
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '"',
+            value = {
+                "10.0.0.0/33 | trusted proxy '10.0.0.0/33': prefix length 33 is out of range for IPv4 (0..32). Use a CIDR such as '10.0.0.0/8'.",
+                "10.0.0.0/99999 | trusted proxy '10.0.0.0/99999': prefix length 99999 is out of range for IPv4 (0..32). Use a CIDR such as '10.0.0.0/8'.",
+                "fd00::/129 | trusted proxy 'fd00::/129': prefix length 129 is out of range for IPv6 (0..128). Use a CIDR such as 'fd00::/8'.",
+                "10.0.0.0/x | trusted proxy '10.0.0.0/x': prefix length 'x' is not a decimal number. Use a CIDR such as '10.0.0.0/8'.",
+                "10.0.0.0/ | trusted proxy '10.0.0.0/': prefix length '' is not a decimal number. Use a CIDR such as '10.0.0.0/8'.",
+                "10.0.0.0/-1 | trusted proxy '10.0.0.0/-1': prefix length '-1' is not a decimal number. Use a CIDR such as '10.0.0.0/8'.",
+                "10.0.0.0/8/9 | trusted proxy '10.0.0.0/8/9': prefix length '8/9' is not a decimal number. Use a CIDR such as '10.0.0.0/8'.",
+                "10.0.0.0/ 8 | trusted proxy '10.0.0.0/ 8': prefix length ' 8' is not a decimal number. Use a CIDR such as '10.0.0.0/8'.",
+                "fd00::/1a | trusted proxy 'fd00::/1a': prefix length '1a' is not a decimal number. Use a CIDR such as 'fd00::/8'.",
+                "10.0.0.1/8 | trusted proxy '10.0.0.1/8': address 10.0.0.1 has host bits set beyond the /8 prefix. Use the network address '10.0.0.0/8'.",
+                "192.168.1.77/24 | trusted proxy '192.168.1.77/24': address 192.168.1.77 has host bits set beyond the /24 prefix. Use the network address '192.168.1.0/24'.",
+                "2001:db8::1/32 | trusted proxy '2001:db8::1/32': address 2001:db8::1 has host bits set beyond the /32 prefix. Use the network address '2001:db8::/32'.",
+                "::ffff:10.0.0.1/104 | trusted proxy '::ffff:10.0.0.1/104': address ::ffff:10.0.0.1 has host bits set beyond the /104 prefix. Use the network address '::ffff:10.0.0.0/104'.",
+                "proxy.example.com | trusted proxy 'proxy.example.com': 'proxy.example.com' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
+                "localhost/8 | trusted proxy 'localhost/8': 'localhost' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
+                "10.0.0.0.0/8 | trusted proxy '10.0.0.0.0/8': '10.0.0.0.0' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
+                "010.0.0.0/8 | trusted proxy '010.0.0.0/8': '010.0.0.0' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
+                "[::1] | trusted proxy '[::1]': '[::1]' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
+                "/8 | trusted proxy '/8': '' is not an IPv4 or IPv6 address literal (host names are never resolved). Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
+                "fe80::1%eth0 | trusted proxy 'fe80::1%eth0': zone ids such as '%eth0' are not supported. Remove the zone id, as in 'fe80::1'.",
+                "fe80::%eth0/64 | trusted proxy 'fe80::%eth0/64': zone ids such as '%eth0' are not supported. Remove the zone id, as in 'fe80::/64'.",
+                "\"\" | trusted proxy '': value is blank. Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
+                "\"   \" | trusted proxy '   ': value is blank. Use a CIDR such as '10.0.0.0/8' or a single address such as '127.0.0.1'.",
+            })
     void rejectsInvalidEntryWithExactMessage(String spec, String message) {
         assertThatThrownBy(() -> IpRange.parse(spec))
                 .isExactlyInstanceOf(InvalidRateLimitConfigurationException.class)

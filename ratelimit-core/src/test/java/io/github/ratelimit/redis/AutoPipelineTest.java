@@ -1,16 +1,9 @@
 package io.github.ratelimit.redis;
 
-import io.github.ratelimit.testing.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import redis.clients.jedis.ConnectionPoolConfig;
-import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.RedisClient;
-import redis.clients.jedis.exceptions.JedisConnectionException;
-import redis.clients.jedis.exceptions.JedisDataException;
-import redis.clients.jedis.exceptions.JedisException;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.ratelimit.testing.redis.RedisServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,9 +16,15 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisException;
 
 /** Many threads' scripts sharing round trips, against a real Redis server. */
 class AutoPipelineTest {
@@ -47,8 +46,13 @@ class AutoPipelineTest {
         ConnectionPoolConfig pool = new ConnectionPoolConfig();
         pool.setMaxTotal(8);
         pool.setMaxWait(Duration.ofMillis(100));
-        client = RedisClient.builder().hostAndPort(redis.hostAndPort())
-                .clientConfig(DefaultJedisClientConfig.builder().socketTimeoutMillis(100).build()).poolConfig(pool).build();
+        client = RedisClient.builder()
+                .hostAndPort(redis.hostAndPort())
+                .clientConfig(DefaultJedisClientConfig.builder()
+                        .socketTimeoutMillis(100)
+                        .build())
+                .poolConfig(pool)
+                .build();
     }
 
     @AfterAll
@@ -113,7 +117,9 @@ class AutoPipelineTest {
         assertThat(seen).hasSize((int) total);
         assertThat(seen).allMatch(v -> v >= 1 && v <= total);
         // Sixteen threads on two lanes: calls made while a batch is on the wire go together in the next one.
-        assertThat(pipeline.batches.sum()).as("pipelines for %d calls", 2 * total).isLessThan(2 * total * 3 / 4);
+        assertThat(pipeline.batches.sum())
+                .as("pipelines for %d calls", 2 * total)
+                .isLessThan(2 * total * 3 / 4);
     }
 
     @Test
@@ -175,14 +181,17 @@ class AutoPipelineTest {
     @Test
     void sendsCallsOneByOneOnceAClusterTheStoreDidNotRecogniseRedirectsOne() throws Exception {
         try (io.github.ratelimit.testing.redis.RedisCluster cluster =
-                     io.github.ratelimit.testing.redis.RedisCluster.start(3, 0);
-             redis.clients.jedis.UnifiedJedis unrecognised = new redis.clients.jedis.UnifiedJedis(
-                     new redis.clients.jedis.providers.ClusterConnectionProvider(
-                             new java.util.HashSet<>(cluster.nodes()), DefaultJedisClientConfig.builder().build()),
-                     3, Duration.ofSeconds(1))) {
+                        io.github.ratelimit.testing.redis.RedisCluster.start(3, 0);
+                redis.clients.jedis.UnifiedJedis unrecognised = new redis.clients.jedis.UnifiedJedis(
+                        new redis.clients.jedis.providers.ClusterConnectionProvider(
+                                new java.util.HashSet<>(cluster.nodes()),
+                                DefaultJedisClientConfig.builder().build()),
+                        3,
+                        Duration.ofSeconds(1))) {
             // A UnifiedJedis made for a Cluster, but not a JedisCluster or RedisClusterClient: its commands are
             // routed by key, its pipeline goes to one node whatever the key.
-            AutoPipeline pipeline = new AutoPipeline(unrecognised, 2, 64, Duration.ofSeconds(1).toNanos(), () -> false);
+            AutoPipeline pipeline =
+                    new AutoPipeline(unrecognised, 2, 64, Duration.ofSeconds(1).toNanos(), () -> false);
             // A call alone goes as a plain command, which the client routes: nothing to detect.
             assertThat(pipeline.run(INCR, key("{alone}"), args("ok"))).isEqualTo(1L);
             assertThat(pipeline.redirected).isFalse();
@@ -194,15 +203,21 @@ class AutoPipelineTest {
                 assertThat(b.await()).isEqualTo(1L);
             }
             assertThat(pipeline.redirected).isTrue();
-            assertThat(pipeline.batches.sum()).as("pipelines sent before the first redirection").isLessThan(50);
+            assertThat(pipeline.batches.sum())
+                    .as("pipelines sent before the first redirection")
+                    .isLessThan(50);
         }
     }
 
     @Test
     void failsEveryWaitingCallerWithinTheTimeoutsWhileRedisIsFrozenAndRecovers() throws Exception {
         try (RedisServer frozen = RedisServer.start();
-             RedisClient c = RedisClient.builder().hostAndPort(frozen.hostAndPort())
-                     .clientConfig(DefaultJedisClientConfig.builder().socketTimeoutMillis(100).build()).build()) {
+                RedisClient c = RedisClient.builder()
+                        .hostAndPort(frozen.hostAndPort())
+                        .clientConfig(DefaultJedisClientConfig.builder()
+                                .socketTimeoutMillis(100)
+                                .build())
+                        .build()) {
             AutoPipeline pipeline = new AutoPipeline(c, 2, 4, TIMEOUT_NANOS, () -> false);
             assertThat(pipeline.run(INCR, key("k"), args("ok"))).isEqualTo(1L);
             frozen.pause();
@@ -221,14 +236,17 @@ class AutoPipelineTest {
                 for (Future<Long> f : futures) {
                     // Each batch fails within the 100 ms socket timeout and frees its lane for the next: four calls
                     // a batch, two lanes, so two rounds at most, with room for a busy machine; never a hang.
-                    assertThat(f.get(10, TimeUnit.SECONDS)).isLessThan(Duration.ofSeconds(2).toNanos());
+                    assertThat(f.get(10, TimeUnit.SECONDS))
+                            .isLessThan(Duration.ofSeconds(2).toNanos());
                 }
             } finally {
                 pool.shutdownNow();
                 frozen.resume();
             }
-            Object reply = org.awaitility.Awaitility.await("a call through again").atMost(Duration.ofSeconds(10))
-                    .pollInterval(Duration.ofMillis(20)).ignoreExceptionsInstanceOf(JedisConnectionException.class)
+            Object reply = org.awaitility.Awaitility.await("a call through again")
+                    .atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(20))
+                    .ignoreExceptionsInstanceOf(JedisConnectionException.class)
                     .until(() -> pipeline.run(INCR, key("recovered"), args("ok")), java.util.Objects::nonNull);
             assertThat(reply).isEqualTo(1L);
         }

@@ -1,13 +1,12 @@
 package io.github.ratelimit.redis;
 
-import org.junit.jupiter.api.Test;
-
-import java.util.concurrent.atomic.AtomicLong;
-
 import static io.github.ratelimit.redis.JedisBucketStore.BreakerState.CLOSED;
 import static io.github.ratelimit.redis.JedisBucketStore.BreakerState.HALF_OPEN;
 import static io.github.ratelimit.redis.JedisBucketStore.BreakerState.OPEN;
 import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
 
 class CircuitBreakerTest {
 
@@ -26,7 +25,7 @@ class CircuitBreakerTest {
     void staysClosedWhenOneStallFailsEveryCallInFlightAtOnce() {
         long epoch = breaker.tryAcquire();
         for (int i = 0; i < 8; i++) {
-            breaker.onFailure(epoch);      // eight calls time out together
+            breaker.onFailure(epoch); // eight calls time out together
         }
         assertThat(breaker.state()).isEqualTo(CLOSED);
         now.addAndGet(60 * MS);
@@ -77,18 +76,18 @@ class CircuitBreakerTest {
 
     @Test
     void ignoresLateReportsFromCallsThatStartedBeforeTheStateChanged() {
-        long before = breaker.tryAcquire();      // a slow call starts
+        long before = breaker.tryAcquire(); // a slow call starts
         fail(5);
         now.addAndGet(250 * MS);
         fail(1);
         assertThat(breaker.state()).isEqualTo(OPEN);
-        breaker.onSuccess(before);               // ...and returns late
+        breaker.onSuccess(before); // ...and returns late
         assertThat(breaker.state()).as("a stale success does not close it").isEqualTo(OPEN);
 
         now.addAndGet(1_000 * MS);
         long probe = breaker.tryAcquire();
         breaker.onSuccess(probe);
-        breaker.onFailure(before);               // a stale failure does not count against the new epoch
+        breaker.onFailure(before); // a stale failure does not count against the new epoch
         assertThat(breaker.state()).isEqualTo(CLOSED);
         assertThat(breaker.consecutiveFailures()).isZero();
     }
@@ -99,7 +98,7 @@ class CircuitBreakerTest {
         now.addAndGet(250 * MS);
         fail(1);
         now.addAndGet(1_000 * MS);
-        breaker.tryAcquire();                    // the probe is lost
+        breaker.tryAcquire(); // the probe is lost
         now.addAndGet(1_000 * MS);
         long next = breaker.tryAcquire();
         assertThat(next).isNotEqualTo(CircuitBreaker.REFUSED);
@@ -121,6 +120,8 @@ class CircuitBreakerTest {
         assertThat(breaker.state()).isEqualTo(OPEN);
         assertThat(breaker.tryAcquire()).isNotEqualTo(CircuitBreaker.REFUSED);
         assertThat(breaker.state()).isEqualTo(HALF_OPEN);
-        assertThat(breaker.refusesNow()).as("other calls while the probe is out").isTrue();
+        assertThat(breaker.refusesNow())
+                .as("other calls while the probe is out")
+                .isTrue();
     }
 }

@@ -1,5 +1,8 @@
 package io.github.ratelimit.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.BucketState;
 import io.github.bucket4j.TokensInheritanceStrategy;
@@ -10,14 +13,10 @@ import io.github.bucket4j.distributed.versioning.Versions;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.store.BucketStore;
-import org.junit.jupiter.api.Test;
-
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class CompactStateTest {
 
@@ -25,8 +24,10 @@ class CompactStateTest {
 
     private static RemoteBucketState state(Algorithm algorithm, String... limits) {
         BucketConfiguration configuration = BucketStore.Limits.of(
-                Arrays.stream(limits).map(Limit::parse).toList(), algorithm).bucketConfiguration();
-        BucketState state = BucketState.createInitialState(configuration, io.github.bucket4j.MathType.INTEGER_64_BITS, NOW);
+                        Arrays.stream(limits).map(Limit::parse).toList(), algorithm)
+                .bucketConfiguration();
+        BucketState state =
+                BucketState.createInitialState(configuration, io.github.bucket4j.MathType.INTEGER_64_BITS, NOW);
         return new RemoteBucketState(state, new RemoteStat(NOW), 1_795_000_000_123L);
     }
 
@@ -54,8 +55,12 @@ class CompactStateTest {
                 }
                 byte[] bytes = compact(state);
                 RemoteBucketState read = CompactState.decode(bytes);
-                assertThat(read.equalsByContent(state)).as("%s after %d steps", algorithm, i).isTrue();
-                assertThat(compact(read)).as("the same state gives the same bytes").isEqualTo(bytes);
+                assertThat(read.equalsByContent(state))
+                        .as("%s after %d steps", algorithm, i)
+                        .isTrue();
+                assertThat(compact(read))
+                        .as("the same state gives the same bytes")
+                        .isEqualTo(bytes);
                 assertThat(bytes[0]).isEqualTo(CompactState.FORMAT);
             }
         }
@@ -66,7 +71,8 @@ class CompactStateTest {
         RemoteBucketState state = state(Algorithm.TOKEN_BUCKET, "10/1m");
         state.consume(4);
         RemoteBucketState read = CompactState.decode(compact(state));
-        BucketConfiguration raised = BucketStore.Limits.of(List.of(Limit.parse("20/1m")), Algorithm.TOKEN_BUCKET).bucketConfiguration();
+        BucketConfiguration raised = BucketStore.Limits.of(List.of(Limit.parse("20/1m")), Algorithm.TOKEN_BUCKET)
+                .bucketConfiguration();
         read.replaceConfiguration(raised, TokensInheritanceStrategy.ADDITIVE, NOW);
         assertThat(read.getAvailableTokens()).isEqualTo(16);
     }
@@ -94,13 +100,26 @@ class CompactStateTest {
         byte[] bytes = compact(state(Algorithm.TOKEN_BUCKET, "5/1s", "100/1m"));
         for (int cut = 1; cut < bytes.length; cut++) {
             byte[] truncated = Arrays.copyOf(bytes, cut);
-            assertThatThrownBy(() -> CompactState.decode(truncated)).as("cut at %d", cut)
+            assertThatThrownBy(() -> CompactState.decode(truncated))
+                    .as("cut at %d", cut)
                     .isInstanceOf(RuntimeException.class);
         }
         byte[] longer = Arrays.copyOf(bytes, bytes.length + 1);
         assertThatThrownBy(() -> CompactState.decode(longer)).hasMessageContaining("left after the state");
-        byte[] overlong = {CompactState.FORMAT, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF,
-                (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF};
+        byte[] overlong = {
+            CompactState.FORMAT,
+            (byte) 0xFF,
+            (byte) 0xFF,
+            (byte) 0xFF,
+            (byte) 0xFF,
+            (byte) 0xFF,
+            (byte) 0xFF,
+            (byte) 0xFF,
+            (byte) 0xFF,
+            (byte) 0xFF,
+            (byte) 0xFF,
+            (byte) 0xFF
+        };
         assertThatThrownBy(() -> CompactState.decode(overlong)).isInstanceOf(RuntimeException.class);
         assertThatThrownBy(() -> CompactState.decode("not a bucket".getBytes())).isInstanceOf(RuntimeException.class);
     }

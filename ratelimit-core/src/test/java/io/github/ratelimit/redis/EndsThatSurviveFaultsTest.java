@@ -1,9 +1,12 @@
 package io.github.ratelimit.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.HttpStatuses;
 import io.github.ratelimit.RateLimiter;
@@ -11,20 +14,16 @@ import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.testing.redis.DelayingProxy;
 import io.github.ratelimit.testing.redis.RedisServer;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
-import redis.clients.jedis.Jedis;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import redis.clients.jedis.Jedis;
 
 /**
  * What a call gives back when it ends (a concurrency rule's slot, the tokens of a response a rule does not count) is
@@ -34,7 +33,8 @@ import static org.awaitility.Awaitility.await;
  */
 class EndsThatSurviveFaultsTest {
 
-    private static final RequestContext CLIENT = RequestContext.builder().remoteAddress("203.0.113.7").build();
+    private static final RequestContext CLIENT =
+            RequestContext.builder().remoteAddress("203.0.113.7").build();
 
     private static String prefix() {
         return "e" + UUID.randomUUID().toString().substring(0, 8);
@@ -42,10 +42,14 @@ class EndsThatSurviveFaultsTest {
 
     /** Decides calls of another key until the breaker has opened (Redis is paused). */
     private static void openTheBreaker(JedisBucketStore store, Guard other) {
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
-            other.acquire(RequestContext.builder().remoteAddress("198.51.100.1").build());
-            return store.breakerState() == JedisBucketStore.BreakerState.OPEN;
-        });
+        await().atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> {
+                    other.acquire(RequestContext.builder()
+                            .remoteAddress("198.51.100.1")
+                            .build());
+                    return store.breakerState() == JedisBucketStore.BreakerState.OPEN;
+                });
     }
 
     /**
@@ -55,11 +59,15 @@ class EndsThatSurviveFaultsTest {
     @Test
     void slotsOfCallsThatEndedWhileTheBreakerWasOpenAreFreeOnceRedisAnswers() {
         try (RedisServer redis = RedisServer.start();
-             JedisBucketStore store = JedisBucketStore.builder().url(redis.uri().toString()).keyPrefix(prefix())
-                     .build();
-             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
-            Guard slow = limiter.guard(Rule.builder("slow").key("ip").concurrency(2).build());
-            Guard other = limiter.guard(Rule.builder("other").key("ip").limits("1000/1s").build());
+                JedisBucketStore store = JedisBucketStore.builder()
+                        .url(redis.uri().toString())
+                        .keyPrefix(prefix())
+                        .build();
+                RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard slow =
+                    limiter.guard(Rule.builder("slow").key("ip").concurrency(2).build());
+            Guard other = limiter.guard(
+                    Rule.builder("other").key("ip").limits("1000/1s").build());
             Decision first = slow.acquire(CLIENT);
             Decision second = slow.acquire(CLIENT);
             assertThat(List.of(first.outcome(), second.outcome())).containsOnly(Outcome.ALLOWED);
@@ -75,13 +83,15 @@ class EndsThatSurviveFaultsTest {
             }
             long resumed = System.nanoTime();
             // Within one lease of Redis answering again; here, as soon as the breaker lets calls through.
-            await().atMost(Duration.ofSeconds(16)).pollInterval(Duration.ofMillis(100)).until(() -> {
-                Decision a = slow.acquire(CLIENT);
-                Decision b = slow.acquire(CLIENT);
-                slow.completed(a, false, 200);
-                slow.completed(b, false, 200);
-                return a.binding().basis() == Basis.BUCKET && a.permitted() && b.permitted();
-            });
+            await().atMost(Duration.ofSeconds(16))
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> {
+                        Decision a = slow.acquire(CLIENT);
+                        Decision b = slow.acquire(CLIENT);
+                        slow.completed(a, false, 200);
+                        slow.completed(b, false, 200);
+                        return a.binding().basis() == Basis.BUCKET && a.permitted() && b.permitted();
+                    });
             assertThat(System.nanoTime() - resumed).isLessThan(RedisSlots.LEASE_NANOS);
             assertThat(store.stats().lateRefunds()).as("%s", store.stats()).isEqualTo(2);
             assertThat(store.stats().lostRefunds()).isZero();
@@ -92,11 +102,14 @@ class EndsThatSurviveFaultsTest {
     @Test
     void aLeaseWhoseCallEndedIsNotRenewedWhenGivingItBackFails() throws Exception {
         try (RedisServer redis = RedisServer.start();
-             JedisBucketStore store = JedisBucketStore.builder().url(redis.uri().toString()).keyPrefix(prefix())
-                     .build();
-             RateLimiter limiter = RateLimiter.builder().store(store).build();
-             Jedis admin = new Jedis(redis.host(), redis.port())) {
-            Guard slow = limiter.guard(Rule.builder("slow").key("ip").concurrency(1).build());
+                JedisBucketStore store = JedisBucketStore.builder()
+                        .url(redis.uri().toString())
+                        .keyPrefix(prefix())
+                        .build();
+                RateLimiter limiter = RateLimiter.builder().store(store).build();
+                Jedis admin = new Jedis(redis.host(), redis.port())) {
+            Guard slow =
+                    limiter.guard(Rule.builder("slow").key("ip").concurrency(1).build());
             Decision call = slow.acquire(CLIENT);
             assertThat(call.permitted()).isTrue();
             redis.kill();
@@ -110,8 +123,12 @@ class EndsThatSurviveFaultsTest {
 
     static Stream<Arguments> slowRefunds() {
         List<Arguments> all = new ArrayList<>();
-        for (Algorithm a : new Algorithm[] {Algorithm.TOKEN_BUCKET, Algorithm.FIXED_WINDOW,
-                Algorithm.SLIDING_WINDOW_LOG, Algorithm.SLIDING_WINDOW_COUNTER}) {
+        for (Algorithm a : new Algorithm[] {
+            Algorithm.TOKEN_BUCKET,
+            Algorithm.FIXED_WINDOW,
+            Algorithm.SLIDING_WINDOW_LOG,
+            Algorithm.SLIDING_WINDOW_COUNTER
+        }) {
             all.add(Arguments.of(a, "40/1h", 75, false));
             all.add(Arguments.of(a, "40/1h", 75, true));
         }
@@ -130,15 +147,21 @@ class EndsThatSurviveFaultsTest {
      */
     @ParameterizedTest(name = "{0} {1}, Redis answering after {2} ms, at once: {3}")
     @MethodSource("slowRefunds")
-    void refundsMadeWhileRedisIsSlowAreNeitherLostNorGivenTwice(Algorithm algorithm, String limit, int delayMillis,
-                                                                boolean together) throws InterruptedException {
+    void refundsMadeWhileRedisIsSlowAreNeitherLostNorGivenTwice(
+            Algorithm algorithm, String limit, int delayMillis, boolean together) throws InterruptedException {
         try (RedisServer redis = RedisServer.start();
-             DelayingProxy proxy = DelayingProxy.start(redis.host(), redis.port(), Duration.ZERO);
-             JedisBucketStore store = JedisBucketStore.builder().url("redis://" + redis.host() + ":" + proxy.port())
-                     .keyPrefix(prefix()).build();
-             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
-            Guard notFound = limiter.guard(Rule.builder("not-found").key("ip").limits(limit).algorithm(algorithm)
-                    .count(HttpStatuses.parse("404")).build());
+                DelayingProxy proxy = DelayingProxy.start(redis.host(), redis.port(), Duration.ZERO);
+                JedisBucketStore store = JedisBucketStore.builder()
+                        .url("redis://" + redis.host() + ":" + proxy.port())
+                        .keyPrefix(prefix())
+                        .build();
+                RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard notFound = limiter.guard(Rule.builder("not-found")
+                    .key("ip")
+                    .limits(limit)
+                    .algorithm(algorithm)
+                    .count(HttpStatuses.parse("404"))
+                    .build());
             // Twenty calls: ten answered 404 keep their tokens, ten answered 200 give them back. A refund given twice
             // would show, since the key is not full after them.
             List<Decision> calls = new ArrayList<>();
@@ -154,7 +177,9 @@ class EndsThatSurviveFaultsTest {
             if (together) {
                 // The first refund is answered at once; those that came meanwhile go together, slowly, and are run.
                 java.util.concurrent.atomic.AtomicInteger chunks = new java.util.concurrent.atomic.AtomicInteger();
-                proxy.delays(() -> chunks.getAndIncrement() == 0 ? 0 : Duration.ofMillis(delayMillis).toNanos());
+                proxy.delays(() -> chunks.getAndIncrement() == 0
+                        ? 0
+                        : Duration.ofMillis(delayMillis).toNanos());
             } else {
                 proxy.delay(Duration.ofMillis(delayMillis));
             }
@@ -184,13 +209,16 @@ class EndsThatSurviveFaultsTest {
             }
             // Every refund made at once, given back later, or (a counter's, a calendar's, sent unanswered) run by
             // Redis when the proxy passes it on: wait for both, then for the breaker to let calls through again.
-            await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+            await().atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(50))
                     .until(() -> store.lateRefundsWaiting() == 0 && proxy.held() == 0);
             proxy.delay(Duration.ZERO);
             JedisBucketStore.Stats stats = store.stats();
             assertThat(stats.lostRefunds()).as("%s", stats).isZero();
-            Guard probe = limiter.guard(Rule.builder("probe").key("ip").limits("1000/1s").build());
-            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(50))
+            Guard probe = limiter.guard(
+                    Rule.builder("probe").key("ip").limits("1000/1s").build());
+            await().atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(50))
                     .until(() -> probe.acquire(CLIENT).binding().basis() == Basis.BUCKET);
             int admitted = 0;
             for (int i = 0; i < 40; i++) {
@@ -201,7 +229,9 @@ class EndsThatSurviveFaultsTest {
                     notFound.completed(d, false, 404);
                 }
             }
-            assertThat(admitted).as("admitted after ten refunds; %s", store.stats()).isEqualTo(30);
+            assertThat(admitted)
+                    .as("admitted after ten refunds; %s", store.stats())
+                    .isEqualTo(30);
         }
     }
 }

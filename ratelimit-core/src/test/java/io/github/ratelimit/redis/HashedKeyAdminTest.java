@@ -1,5 +1,8 @@
 package io.github.ratelimit.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Outcome;
@@ -12,10 +15,6 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
 import io.github.ratelimit.internal.admin.KeyOperations;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import redis.clients.jedis.RedisClient;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,9 +22,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.RedisClient;
 
 /**
  * A client whose key is over 128 characters, which the limiter counts by as {@code ~sha256:<hex>}, addressed through
@@ -47,23 +46,34 @@ class HashedKeyAdminTest {
     }
 
     /** One application instance: a Redis bucket store and limit store on a prefix of its own, and its limiter. */
-    private record App(String prefix, JedisBucketStore buckets, RedisLimitProvider limits, RateLimiter limiter,
-                       LimitAdmin admin) implements AutoCloseable {
+    private record App(
+            String prefix, JedisBucketStore buckets, RedisLimitProvider limits, RateLimiter limiter, LimitAdmin admin)
+            implements AutoCloseable {
 
         static App start() {
             String prefix = "h" + UUID.randomUUID().toString().substring(0, 8);
-            JedisBucketStore buckets = JedisBucketStore.builder().url(REDIS.uri()).keyPrefix(prefix)
-                    .commandTimeout(Duration.ofSeconds(5)).build();
-            RedisLimitProvider limits = RedisLimitProvider.builder().client(buckets.client()).keyPrefix(prefix)
-                    .plan("tiny", List.of(Limit.parse("1/1h"))).build();
-            RateLimiter limiter = RateLimiter.builder().store(buckets).limitProvider(limits, Duration.ofMinutes(10))
+            JedisBucketStore buckets = JedisBucketStore.builder()
+                    .url(REDIS.uri())
+                    .keyPrefix(prefix)
+                    .commandTimeout(Duration.ofSeconds(5))
+                    .build();
+            RedisLimitProvider limits = RedisLimitProvider.builder()
+                    .client(buckets.client())
+                    .keyPrefix(prefix)
+                    .plan("tiny", List.of(Limit.parse("1/1h")))
+                    .build();
+            RateLimiter limiter = RateLimiter.builder()
+                    .store(buckets)
+                    .limitProvider(limits, Duration.ofMinutes(10))
                     .build();
             return new App(prefix, buckets, limits, limiter, LimitAdmin.of(limiter, limits));
         }
 
         /** @return the Redis keys of the bucket store that hold the key's state, whatever the algorithm */
         List<String> stateKeys(String key) {
-            try (RedisClient jedis = RedisClient.builder().hostAndPort(REDIS.server().hostAndPort()).build()) {
+            try (RedisClient jedis = RedisClient.builder()
+                    .hostAndPort(REDIS.server().hostAndPort())
+                    .build()) {
                 return new ArrayList<>(jedis.keys(prefix + ":{*" + key + "}*"));
             }
         }
@@ -110,35 +120,48 @@ class HashedKeyAdminTest {
     void theListedHashReachesTheClientsStateInEveryAlgorithmAsAShortKeysAddressDoes() {
         try (App app = App.start()) {
             for (Algorithm algorithm : Algorithm.values()) {
-                Rule rule = Rule.builder("api-" + algorithm).key("header:X-Api-Key").limits("3/1h")
-                        .algorithm(algorithm).build();
+                Rule rule = Rule.builder("api-" + algorithm)
+                        .key("header:X-Api-Key")
+                        .limits("3/1h")
+                        .algorithm(algorithm)
+                        .build();
                 Guard guard = app.limiter().guard(rule);
                 String apiKey = API_KEY + algorithm;
                 String key = guard.acquire(client(apiKey)).verdicts().get(0).key();
-                assertThat(key).as("the key the limiter counts by").startsWith(KeyExpressions.HASH_PREFIX)
+                assertThat(key)
+                        .as("the key the limiter counts by")
+                        .startsWith(KeyExpressions.HASH_PREFIX)
                         .isEqualTo(KeyExpressions.bounded(apiKey));
                 String address = LimitAdmin.address(key);
                 assertThat(address).as("the address a listing gives").isEqualTo(key);
                 String hex = key.substring(KeyExpressions.HASH_PREFIX.length());
                 guard.acquire(client(apiKey));
                 guard.acquire(client(apiKey));
-                assertThat(app.stateKeys(hex)).as("%s: the client's state is in Redis", algorithm).isNotEmpty();
+                assertThat(app.stateKeys(hex))
+                        .as("%s: the client's state is in Redis", algorithm)
+                        .isNotEmpty();
                 app.admin().reset(rule.name(), address, "ops");
-                assertThat(app.stateKeys(hex)).as("%s: every Redis key of the client's state is gone", algorithm)
+                assertThat(app.stateKeys(hex))
+                        .as("%s: every Redis key of the client's state is gone", algorithm)
                         .isEmpty();
 
                 List<Object> shortKey = story(app, rule, guard, "short-" + algorithm, "short-" + algorithm);
                 List<Object> hashed = story(app, rule, guard, apiKey, address);
 
-                assertThat(hashed).as("%s: through the hash (short key: %s)", algorithm, shortKey)
+                assertThat(hashed)
+                        .as("%s: through the hash (short key: %s)", algorithm, shortKey)
                         .isEqualTo(shortKey);
-                assertThat(hashed.get(1)).as("%s: unblocked by the reset", algorithm).isEqualTo(Outcome.ALLOWED);
+                assertThat(hashed.get(1))
+                        .as("%s: unblocked by the reset", algorithm)
+                        .isEqualTo(Outcome.ALLOWED);
                 if (algorithm != Algorithm.LEAKY_BUCKET) {
                     // A leaky bucket lets one call through at a time, evenly spaced, whatever its limits.
-                    assertThat(hashed).as("%s: 3 of 3/1h, then 2 of 6 on 2/1h, 1 of 6 on 1/1h", algorithm)
+                    assertThat(hashed)
+                            .as("%s: 3 of 3/1h, then 2 of 6 on 2/1h, 1 of 6 on 1/1h", algorithm)
                             .containsExactly(3, Outcome.ALLOWED, 2, 1);
                 }
-                assertThat(app.admin().get(rule.name(), address).orElseThrow().key()).isEqualTo(key);
+                assertThat(app.admin().get(rule.name(), address).orElseThrow().key())
+                        .isEqualTo(key);
             }
         }
     }
@@ -146,7 +169,8 @@ class HashedKeyAdminTest {
     @Test
     void aResetThroughTheListedHashGivesBackAConcurrencyRulesLeases() {
         try (App app = App.start()) {
-            Rule slow = Rule.builder("slow").key("header:X-Api-Key").concurrency(2).build();
+            Rule slow =
+                    Rule.builder("slow").key("header:X-Api-Key").concurrency(2).build();
             Guard guard = app.limiter().guard(slow);
             Decision one = guard.acquire(client(API_KEY));
             Decision two = guard.acquire(client(API_KEY));
@@ -157,46 +181,63 @@ class HashedKeyAdminTest {
 
             app.admin().reset("slow", LimitAdmin.address(third.verdicts().get(0).key()), "ops");
 
-            assertThat(guard.acquire(client(API_KEY)).outcome()).as("the leases are gone").isEqualTo(Outcome.ALLOWED);
+            assertThat(guard.acquire(client(API_KEY)).outcome())
+                    .as("the leases are gone")
+                    .isEqualTo(Outcome.ALLOWED);
         }
     }
 
     @Test
     void aTildeAddressNoKeyCanBeIsRefusedByEveryChangeNotAnsweredAsDone() {
         try (App app = App.start()) {
-            Rule rule = Rule.builder("api").key("header:X-Api-Key").limits("2/1h").build();
+            Rule rule =
+                    Rule.builder("api").key("header:X-Api-Key").limits("2/1h").build();
             Guard guard = app.limiter().guard(rule);
             String key = guard.acquire(client(API_KEY)).verdicts().get(0).key();
             String hex = key.substring(KeyExpressions.HASH_PREFIX.length());
-            KeyOperations operations = new KeyOperations(app.admin(), (r, k) -> { });
-            String[] notKeys = {KeyExpressions.HASH_PREFIX + hex.toUpperCase(Locale.ROOT),
-                    KeyExpressions.HASH_PREFIX + hex.substring(1), KeyExpressions.HASH_PREFIX + hex + "0",
-                    KeyExpressions.HASH_PREFIX + "not-a-hash", KeyExpressions.HASH_PREFIX,
-                    KeyExpressions.SHARED_MISSING_KEY};
+            KeyOperations operations = new KeyOperations(app.admin(), (r, k) -> {});
+            String[] notKeys = {
+                KeyExpressions.HASH_PREFIX + hex.toUpperCase(Locale.ROOT),
+                KeyExpressions.HASH_PREFIX + hex.substring(1),
+                KeyExpressions.HASH_PREFIX + hex + "0",
+                KeyExpressions.HASH_PREFIX + "not-a-hash",
+                KeyExpressions.HASH_PREFIX,
+                KeyExpressions.SHARED_MISSING_KEY
+            };
             for (String address : notKeys) {
                 Object[][] changes = {{"5/1s", null, null}, {null, "tiny", null}, {null, null, true}};
                 for (Object[] change : changes) {
-                    KeyOperations.Answer answer = operations.change("api", address, change[0], change[1], change[2],
-                            "ops");
-                    assertThat(answer.status()).as("%s %s: %s", address, Arrays.toString(change),
-                            answer.body()).isEqualTo(400);
-                    assertThat((String) answer.body().get("message")).as(address).contains("no key of rule 'api'")
+                    KeyOperations.Answer answer =
+                            operations.change("api", address, change[0], change[1], change[2], "ops");
+                    assertThat(answer.status())
+                            .as("%s %s: %s", address, Arrays.toString(change), answer.body())
+                            .isEqualTo(400);
+                    assertThat((String) answer.body().get("message"))
+                            .as(address)
+                            .contains("no key of rule 'api'")
                             .contains("the address a listing gives");
                 }
-                assertThatThrownBy(() -> app.admin().reset("api", address, "ops")).as(address)
+                assertThatThrownBy(() -> app.admin().reset("api", address, "ops"))
+                        .as(address)
                         .isInstanceOf(IllegalArgumentException.class);
             }
-            assertThat(app.admin().list("api", null, 100).entries()).as("nothing was stored").isEmpty();
+            assertThat(app.admin().list("api", null, 100).entries())
+                    .as("nothing was stored")
+                    .isEmpty();
 
-            Rule shared = Rule.builder("shared").key("header:X-Api-Key").limits("1/1h")
-                    .onMissingKey(MissingKeyPolicy.SHARED).build();
+            Rule shared = Rule.builder("shared")
+                    .key("header:X-Api-Key")
+                    .limits("1/1h")
+                    .onMissingKey(MissingKeyPolicy.SHARED)
+                    .build();
             Guard sharedGuard = app.limiter().guard(shared);
             RequestContext anonymous = RequestContext.builder().build();
             assertThat(sharedGuard.acquire(anonymous).permitted()).isTrue();
             assertThat(sharedGuard.acquire(anonymous).permitted()).isFalse();
             app.admin().reset("shared", KeyExpressions.SHARED_MISSING_KEY, "ops");
-            assertThat(sharedGuard.acquire(anonymous).permitted()).as("the shared bucket of calls without a key "
-                    + "is one the rule counts by").isTrue();
+            assertThat(sharedGuard.acquire(anonymous).permitted())
+                    .as("the shared bucket of calls without a key " + "is one the rule counts by")
+                    .isTrue();
         }
     }
 
@@ -207,20 +248,26 @@ class HashedKeyAdminTest {
     @Test
     void anEntryNoClientReadsIsListedWithAProblemNotWithLimitsThatLookApplied() {
         try (App app = App.start()) {
-            Rule rule = Rule.builder("api").key("header:X-Api-Key").limits("2/1h").build();
+            Rule rule =
+                    Rule.builder("api").key("header:X-Api-Key").limits("2/1h").build();
             app.limiter().guard(rule);
             String hash = KeyExpressions.bounded(API_KEY);
             byte[] ruleHash = (app.prefix() + ":{limits}:rule:api").getBytes(StandardCharsets.UTF_8);
             String upper = hash.toUpperCase(Locale.ROOT).replace("~SHA256:", KeyExpressions.HASH_PREFIX);
-            try (RedisClient jedis = RedisClient.builder().hostAndPort(REDIS.server().hostAndPort()).build()) {
+            try (RedisClient jedis = RedisClient.builder()
+                    .hostAndPort(REDIS.server().hostAndPort())
+                    .build()) {
                 for (String field : new String[] {upper, API_KEY}) {
-                    jedis.hset(ruleHash, field.getBytes(StandardCharsets.UTF_8),
+                    jedis.hset(
+                            ruleHash,
+                            field.getBytes(StandardCharsets.UTF_8),
                             "limits\t9/1h\tother-tool\t1".getBytes(StandardCharsets.UTF_8));
                 }
             }
             app.admin().setLimits("api", hash, "4/1h", "ops");
 
-            List<RedisLimitProvider.Entry> listed = app.admin().list("api", null, 100).entries();
+            List<RedisLimitProvider.Entry> listed =
+                    app.admin().list("api", null, 100).entries();
 
             assertThat(listed).hasSize(3);
             for (RedisLimitProvider.Entry e : listed) {
@@ -231,12 +278,18 @@ class HashedKeyAdminTest {
                 }
                 assertThat(e.problem()).as(e.key()).contains("no client gets these limits");
                 assertThat(e.limits()).as(e.key()).isEmpty();
-                assertThat(app.admin().get("api", e.address()).orElseThrow().problem()).isEqualTo(e.problem());
+                assertThat(app.admin().get("api", e.address()).orElseThrow().problem())
+                        .isEqualTo(e.problem());
                 assertThat(app.admin().remove("api", e.address(), "ops")).isTrue();
             }
-            assertThat(listed).filteredOn(e -> e.address().startsWith(LimitAdmin.STORED_PREFIX))
-                    .extracting(RedisLimitProvider.Entry::problem).singleElement().asString().contains(hash);
-            assertThat(app.admin().list("api", null, 100).entries()).extracting(RedisLimitProvider.Entry::key)
+            assertThat(listed)
+                    .filteredOn(e -> e.address().startsWith(LimitAdmin.STORED_PREFIX))
+                    .extracting(RedisLimitProvider.Entry::problem)
+                    .singleElement()
+                    .asString()
+                    .contains(hash);
+            assertThat(app.admin().list("api", null, 100).entries())
+                    .extracting(RedisLimitProvider.Entry::key)
                     .containsExactly(hash);
         }
     }
@@ -244,13 +297,18 @@ class HashedKeyAdminTest {
     @Test
     void aLongKeyInFullStillReachesTheHash() {
         try (App app = App.start()) {
-            Rule rule = Rule.builder("api").key("header:X-Api-Key").limits("2/1h").build();
+            Rule rule =
+                    Rule.builder("api").key("header:X-Api-Key").limits("2/1h").build();
             Guard guard = app.limiter().guard(rule);
             assertThat(allowed(guard, API_KEY, 3)).isEqualTo(2);
             app.admin().reset("api", API_KEY, "ops");
             assertThat(allowed(guard, API_KEY, 1)).isEqualTo(1);
             app.admin().setLimits("api", API_KEY, "5/1h", "ops");
-            assertThat(app.admin().get("api", KeyExpressions.bounded(API_KEY)).orElseThrow().limits().toString())
+            assertThat(app.admin()
+                            .get("api", KeyExpressions.bounded(API_KEY))
+                            .orElseThrow()
+                            .limits()
+                            .toString())
                     .contains("5/1h");
         }
     }

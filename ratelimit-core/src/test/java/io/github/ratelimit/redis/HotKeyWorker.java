@@ -1,17 +1,13 @@
 package io.github.ratelimit.redis;
 
-
-
-
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
@@ -30,8 +26,7 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class HotKeyWorker {
 
-    private HotKeyWorker() {
-    }
+    private HotKeyWorker() {}
 
     public static void main(String[] args) throws Exception {
         String uri = args[0];
@@ -41,7 +36,8 @@ public final class HotKeyWorker {
         long endAt = Long.parseLong(args[4]);
         String limit = args[5];
         java.time.Duration commandTimeout = java.time.Duration.ofMillis(Long.parseLong(args[6]));
-        io.github.ratelimit.Algorithm algorithm = args.length > 7 ? io.github.ratelimit.Algorithm.valueOf(args[7])
+        io.github.ratelimit.Algorithm algorithm = args.length > 7
+                ? io.github.ratelimit.Algorithm.valueOf(args[7])
                 : io.github.ratelimit.Algorithm.TOKEN_BUCKET;
         Map<Basis, LongAdder> bases = new EnumMap<>(Basis.class);
         for (Basis b : Basis.values()) {
@@ -53,65 +49,91 @@ public final class HotKeyWorker {
         AtomicLong first = new AtomicLong(Long.MAX_VALUE);
         AtomicLong last = new AtomicLong();
         List<long[]> latencies = new ArrayList<>();
-        try (JedisBucketStore store = JedisBucketStore.builder().url(uri).keyPrefix(prefix)
-                .commandTimeout(commandTimeout).build();
-             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+        try (JedisBucketStore store = JedisBucketStore.builder()
+                        .url(uri)
+                        .keyPrefix(prefix)
+                        .commandTimeout(commandTimeout)
+                        .build();
+                RateLimiter limiter = RateLimiter.builder().store(store).build()) {
             java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
-            Guard guard = limiter.guard(Rule.builder("hot").limits(limit).algorithm(algorithm).build());
+            Guard guard = limiter.guard(
+                    Rule.builder("hot").limits(limit).algorithm(algorithm).build());
             // Connections and the script ready before the start, on a bucket of its own.
-            limiter.guard(Rule.builder("warm-up").limits("1000/1s").algorithm(algorithm).build())
+            limiter.guard(Rule.builder("warm-up")
+                            .limits("1000/1s")
+                            .algorithm(algorithm)
+                            .build())
                     .acquire(RequestContext.empty());
             List<Thread> workers = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 long[] samples = new long[1 << 20];
                 latencies.add(samples);
                 int slot = t;
-                Thread worker = new Thread(() -> {
-                    while (System.currentTimeMillis() < startAt) {
-                        Thread.onSpinWait();
-                    }
-                    first.accumulateAndGet(System.currentTimeMillis(), Math::min);
-                    int n = 0;
-                    while (System.currentTimeMillis() < endAt) {
-                        long t0 = System.nanoTime();
-                        long sentMicros = epochMicros();
-                        Decision d = guard.acquire(RequestContext.empty());
-                        long took = System.nanoTime() - t0;
-                        if (n < samples.length) {
-                            samples[n++] = took;
-                        }
-                        for (Verdict v : d.verdicts()) {
-                            bases.get(v.basis()).increment();
-                        }
-                        if (d.outcome() == Outcome.ALLOWED) {
-                            admitted.increment();
-                            // The store counted the call between these two instants.
-                            admissions.add(sentMicros + ":" + epochMicros());
-                            if (d.verdicts().get(0).basis() != Basis.BUCKET) {
-                                admittedByPolicy.increment();
+                Thread worker = new Thread(
+                        () -> {
+                            while (System.currentTimeMillis() < startAt) {
+                                Thread.onSpinWait();
                             }
-                        }
-                    }
-                    last.accumulateAndGet(System.currentTimeMillis(), Math::max);
-                    latencies.set(slot, Arrays.copyOf(samples, n));
-                }, "hot-key-" + t);
+                            first.accumulateAndGet(System.currentTimeMillis(), Math::min);
+                            int n = 0;
+                            while (System.currentTimeMillis() < endAt) {
+                                long t0 = System.nanoTime();
+                                long sentMicros = epochMicros();
+                                Decision d = guard.acquire(RequestContext.empty());
+                                long took = System.nanoTime() - t0;
+                                if (n < samples.length) {
+                                    samples[n++] = took;
+                                }
+                                for (Verdict v : d.verdicts()) {
+                                    bases.get(v.basis()).increment();
+                                }
+                                if (d.outcome() == Outcome.ALLOWED) {
+                                    admitted.increment();
+                                    // The store counted the call between these two instants.
+                                    admissions.add(sentMicros + ":" + epochMicros());
+                                    if (d.verdicts().get(0).basis() != Basis.BUCKET) {
+                                        admittedByPolicy.increment();
+                                    }
+                                }
+                            }
+                            last.accumulateAndGet(System.currentTimeMillis(), Math::max);
+                            latencies.set(slot, Arrays.copyOf(samples, n));
+                        },
+                        "hot-key-" + t);
                 workers.add(worker);
                 worker.start();
             }
             for (Thread worker : workers) {
                 worker.join();
             }
-            long[] all = latencies.stream().flatMapToLong(Arrays::stream).sorted().toArray();
+            long[] all =
+                    latencies.stream().flatMapToLong(Arrays::stream).sorted().toArray();
             JedisBucketStore.Stats stats = store.stats();
             StringBuilder out = new StringBuilder("RESULT");
-            out.append(" admitted=").append(admitted.sum()).append(" decisions=").append(all.length)
-                    .append(" admittedByPolicy=").append(admittedByPolicy.sum())
-                    .append(" first=").append(first.get()).append(" last=").append(last.get())
-                    .append(" operations=").append(stats.decisions()).append(" roundTrips=").append(stats.roundTrips())
-                    .append(" conflicts=").append(stats.conflicts()).append(" contended=").append(stats.contended())
-                    .append(" failures=").append(stats.failures())
-                    .append(" p50us=").append(percentile(all, 0.50) / 1_000)
-                    .append(" p99us=").append(percentile(all, 0.99) / 1_000);
+            out.append(" admitted=")
+                    .append(admitted.sum())
+                    .append(" decisions=")
+                    .append(all.length)
+                    .append(" admittedByPolicy=")
+                    .append(admittedByPolicy.sum())
+                    .append(" first=")
+                    .append(first.get())
+                    .append(" last=")
+                    .append(last.get())
+                    .append(" operations=")
+                    .append(stats.decisions())
+                    .append(" roundTrips=")
+                    .append(stats.roundTrips())
+                    .append(" conflicts=")
+                    .append(stats.conflicts())
+                    .append(" contended=")
+                    .append(stats.contended())
+                    .append(" failures=")
+                    .append(stats.failures())
+                    .append(" p50us=")
+                    .append(percentile(all, 0.50) / 1_000)
+                    .append(" p99us=")
+                    .append(percentile(all, 0.99) / 1_000);
             bases.forEach((b, c) -> out.append(" basis.").append(b).append('=').append(c.sum()));
             System.out.println(out);
             System.out.println("ADMISSIONS " + String.join(",", admissions));

@@ -2,15 +2,14 @@ package io.github.ratelimit.redis;
 
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.testing.redis.RedisServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import redis.clients.jedis.RedisClient;
-
-import java.time.Duration;
-import java.util.List;
-import java.util.UUID;
 
 /**
  * A real Redis server for a test class of the limit store, a client on it, and limit stores on their own key
@@ -56,10 +55,16 @@ final class LimitStoreRedis implements BeforeAllCallback, AfterAllCallback {
      *         behind the store's back (it would repair a stream the test has just broken)
      */
     RedisLimitProvider store(String prefix) {
-        RedisLimitProvider store = RedisLimitProvider.builder().client(client).keyPrefix(prefix)
-                .plan("wide", List.of(Limit.parse("100/1m burst=500"))).plan("tiny", List.of(Limit.parse("1/1h")))
-                .plan("gold", List.of(Limit.parse("1000/1m"))).refreshInterval(Duration.ofHours(1)).build();
-        Awaitility.await("the scheduled first refresh").atMost(Duration.ofSeconds(10))
+        RedisLimitProvider store = RedisLimitProvider.builder()
+                .client(client)
+                .keyPrefix(prefix)
+                .plan("wide", List.of(Limit.parse("100/1m burst=500")))
+                .plan("tiny", List.of(Limit.parse("1/1h")))
+                .plan("gold", List.of(Limit.parse("1000/1m")))
+                .refreshInterval(Duration.ofHours(1))
+                .build();
+        Awaitility.await("the scheduled first refresh")
+                .atMost(Duration.ofSeconds(10))
                 .until(() -> store.refreshes() >= 1);
         return store;
     }

@@ -1,9 +1,8 @@
 package io.github.ratelimit.redis;
 
-import io.github.ratelimit.testing.redis.RedisServer;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.ratelimit.testing.redis.RedisServer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -15,8 +14,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Several JVM processes, each with several threads, decide calls of one hot key through one real Redis, the way
@@ -59,15 +58,28 @@ class MultiProcessAccuracyTest {
         try (RedisServer redis = RedisServer.start()) {
             String prefix = "g7-" + UUID.randomUUID().toString().substring(0, 8);
             String classpath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
-            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            String java =
+                    Path.of(System.getProperty("java.home"), "bin", "java").toString();
             long startAt = System.currentTimeMillis() + 4_000 + 500L * PROCESSES; // every JVM up and warm by then
             long endAt = startAt + SECONDS * 1_000L;
             long scriptsBefore = redis.commandCalls("evalsha", "eval");
             List<Process> processes = new ArrayList<>();
             for (int p = 0; p < PROCESSES; p++) {
-                processes.add(new ProcessBuilder(java, "-Xmx256m", "-cp", classpath, HotKeyWorker.class.getName(),
-                        redis.uri().toString(), prefix, String.valueOf(THREADS), String.valueOf(startAt),
-                        String.valueOf(endAt), LIMIT, COMMAND_TIMEOUT_MS, algorithm.name()).redirectErrorStream(true)
+                processes.add(new ProcessBuilder(
+                                java,
+                                "-Xmx256m",
+                                "-cp",
+                                classpath,
+                                HotKeyWorker.class.getName(),
+                                redis.uri().toString(),
+                                prefix,
+                                String.valueOf(THREADS),
+                                String.valueOf(startAt),
+                                String.valueOf(endAt),
+                                LIMIT,
+                                COMMAND_TIMEOUT_MS,
+                                algorithm.name())
+                        .redirectErrorStream(true)
                         .start());
             }
             List<Map<String, Long>> results = new ArrayList<>();
@@ -82,7 +94,8 @@ class MultiProcessAccuracyTest {
             long last = results.stream().mapToLong(r -> r.get("last")).max().orElseThrow();
             String[] parts = LIMIT.split("/");
             long permits = Long.parseLong(parts[0]);
-            double periodSeconds = io.github.ratelimit.Limit.parse(LIMIT).period().toNanos() / 1e9;
+            double periodSeconds =
+                    io.github.ratelimit.Limit.parse(LIMIT).period().toNanos() / 1e9;
             // Token bucket: capacity + rate × elapsed. A log admits at most the limit in every window, so at most
             // limit × the windows that cover the span (the server's times of the admissions lie within a round trip
             // of the clients' first and last: 250 ms each side is far beyond this test's p99); a counter at most
@@ -96,27 +109,49 @@ class MultiProcessAccuracyTest {
             };
             long p99 = results.stream().mapToLong(r -> r.get("p99us")).max().orElseThrow();
             long operations = sum(results, "operations");
-            System.out.printf(Locale.ROOT, "G7 " + algorithm + " %d processes x %d threads, %.1f s, limit %s: admitted %d of %d decisions,"
+            System.out.printf(
+                    Locale.ROOT,
+                    "G7 " + algorithm + " %d processes x %d threads, %.1f s, limit %s: admitted %d of %d decisions,"
                             + " bound %.1f, admitted/bound %.3f; Redis round trips (INFO commandstats) %d: %.3f per"
                             + " decision, %.3f per store operation (%d operations: decisions batched in a JVM share one);"
                             + " retries (conflicts) %.3f per operation; contended %d, admitted by policy %d, failures %d;"
                             + " latency p50 %d us, p99 %d us (max over processes)%n",
-                    PROCESSES, THREADS, (last - first) / 1_000.0, LIMIT, admitted, decisions, bound, admitted / bound,
-                    scripts, (double) scripts / decisions, (double) scripts / operations, operations,
-                    (double) sum(results, "conflicts") / operations, sum(results, "contended"),
-                    sum(results, "admittedByPolicy"), sum(results, "failures"),
-                    results.stream().mapToLong(r -> r.get("p50us")).max().orElseThrow(), p99);
+                    PROCESSES,
+                    THREADS,
+                    (last - first) / 1_000.0,
+                    LIMIT,
+                    admitted,
+                    decisions,
+                    bound,
+                    admitted / bound,
+                    scripts,
+                    (double) scripts / decisions,
+                    (double) scripts / operations,
+                    operations,
+                    (double) sum(results, "conflicts") / operations,
+                    sum(results, "contended"),
+                    sum(results, "admittedByPolicy"),
+                    sum(results, "failures"),
+                    results.stream().mapToLong(r -> r.get("p50us")).max().orElseThrow(),
+                    p99);
             assertThat(decisions).as("every process decided calls").isGreaterThan(PROCESSES * 100L);
-            assertThat((double) admitted).as("admitted vs the %s bound", algorithm).isLessThanOrEqualTo(bound);
+            assertThat((double) admitted)
+                    .as("admitted vs the %s bound", algorithm)
+                    .isLessThanOrEqualTo(bound);
             assertThat((long) admissions.size()).as("admissions reported").isEqualTo(admitted);
             if (algorithm == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG) {
                 // Exact: no rolling window held more than the limit (judged only from calls certainly inside one).
-                int most = mostCertainlyInOneWindow(io.github.ratelimit.Limit.parse(LIMIT).period().toNanos() / 1_000);
+                int most = mostCertainlyInOneWindow(
+                        io.github.ratelimit.Limit.parse(LIMIT).period().toNanos() / 1_000);
                 System.out.printf(Locale.ROOT, "G7 log: at most %d admitted calls certainly within one window%n", most);
                 assertThat(most).isLessThanOrEqualTo((int) permits).isGreaterThan((int) (permits / 2));
             }
-            assertThat(sum(results, "admittedByPolicy")).as("calls admitted by a failure policy").isZero();
-            assertThat(sum(results, "failures")).as("Redis failures while Redis is up").isZero();
+            assertThat(sum(results, "admittedByPolicy"))
+                    .as("calls admitted by a failure policy")
+                    .isZero();
+            assertThat(sum(results, "failures"))
+                    .as("Redis failures while Redis is up")
+                    .isZero();
             assertThat(sum(results, "basis.FAIL_OPEN")).isZero();
         }
     }
@@ -148,8 +183,8 @@ class MultiProcessAccuracyTest {
     private Map<String, Long> result(Process process, long endAt) throws Exception {
         String line = null;
         StringBuilder output = new StringBuilder();
-        try (BufferedReader reader = new BufferedReader(new InputStreamReader(process.getInputStream(),
-                StandardCharsets.UTF_8))) {
+        try (BufferedReader reader =
+                new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             for (String l = reader.readLine(); l != null; l = reader.readLine()) {
                 output.append(l).append('\n');
                 if (l.startsWith("RESULT ")) {
@@ -163,7 +198,9 @@ class MultiProcessAccuracyTest {
             }
         }
         long wait = Math.max(30_000, endAt - System.currentTimeMillis() + 30_000);
-        assertThat(process.waitFor(wait, TimeUnit.MILLISECONDS)).as("worker finished").isTrue();
+        assertThat(process.waitFor(wait, TimeUnit.MILLISECONDS))
+                .as("worker finished")
+                .isTrue();
         assertThat(process.exitValue()).as("worker output:%n%s", output).isZero();
         assertThat(line).as("worker output:%n%s", output).isNotNull();
         Map<String, Long> values = new HashMap<>();

@@ -1,22 +1,16 @@
 package io.github.ratelimit.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Decision.Basis;
-import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.testing.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,8 +25,12 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * A crowd on one key of one instance, against a real Redis: the calls of one JVM never conflict with each other, and
@@ -55,8 +53,10 @@ class OneInstanceCrowdTest {
     }
 
     private static JedisBucketStore store() {
-        return JedisBucketStore.builder().url(redis.uri().toString())
-                .keyPrefix("c" + UUID.randomUUID().toString().substring(0, 8)).build();
+        return JedisBucketStore.builder()
+                .url(redis.uri().toString())
+                .keyPrefix("c" + UUID.randomUUID().toString().substring(0, 8))
+                .build();
     }
 
     /** Counts the bases of every verdict the limiter hears of. */
@@ -65,7 +65,9 @@ class OneInstanceCrowdTest {
 
         @Override
         public void onDecision(Decision decision) {
-            decision.verdicts().forEach(v -> counts.computeIfAbsent(v.basis(), b -> new AtomicLong()).incrementAndGet());
+            decision.verdicts()
+                    .forEach(v -> counts.computeIfAbsent(v.basis(), b -> new AtomicLong())
+                            .incrementAndGet());
         }
 
         long of(Basis basis) {
@@ -83,11 +85,13 @@ class OneInstanceCrowdTest {
     void sixtyFourConcurrentCallsOnOneKeyNeverConflictWithinOneInstance() throws Exception {
         Bases bases = new Bases();
         try (JedisBucketStore store = store();
-             RateLimiter limiter = RateLimiter.builder().store(store).listener(bases).build()) {
+                RateLimiter limiter =
+                        RateLimiter.builder().store(store).listener(bases).build()) {
             Guard two = limiter.guard(
                     Rule.builder("site").limits("10000000/1m").build(),
                     Rule.builder("hello").limits("10000000/1m", "1000000/1s").build());
-            Guard one = limiter.guard(Rule.builder("alone").limits("10000000/1m").build());
+            Guard one =
+                    limiter.guard(Rule.builder("alone").limits("10000000/1m").build());
             int threads = 64;
             int rounds = 50;
             CyclicBarrier barrier = new CyclicBarrier(threads);
@@ -115,7 +119,9 @@ class OneInstanceCrowdTest {
                 pool.shutdownNow();
             }
             JedisBucketStore.Stats stats = store.stats();
-            assertThat(rejected.get()).as("rejections; bases %s; %s", bases.counts, stats).isZero();
+            assertThat(rejected.get())
+                    .as("rejections; bases %s; %s", bases.counts, stats)
+                    .isZero();
             assertThat(stats.conflicts()).as("conflicts; %s", stats).isZero();
             assertThat(stats.contended()).isZero();
             assertThat(stats.failures()).isZero();
@@ -129,17 +135,22 @@ class OneInstanceCrowdTest {
      * performs them in order, each exactly as alone); with room for 50 in the hour, exactly 50 admitted.
      */
     @ParameterizedTest
-    @org.junit.jupiter.params.provider.EnumSource(value = Algorithm.class, names = {"SLIDING_WINDOW_LOG",
-            "SLIDING_WINDOW_COUNTER", "TOKEN_BUCKET"})
+    @org.junit.jupiter.params.provider.EnumSource(
+            value = Algorithm.class,
+            names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER", "TOKEN_BUCKET"})
     void aCrowdOnOneKeyIsCombinedIntoFewerRunsAndAdmitsExactlyTheLimit(Algorithm algorithm) throws Exception {
         try (JedisBucketStore store = store();
-             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
-            Guard spare = limiter.guard(Rule.builder("spare").limits("1000/1h").algorithm(algorithm).build());
+                RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard spare = limiter.guard(
+                    Rule.builder("spare").limits("1000/1h").algorithm(algorithm).build());
             assertThat(crowd(spare, 200)).isEqualTo(200);
             JedisBucketStore.Stats stats = store.stats();
             assertThat(stats.decisions()).isEqualTo(200);
-            assertThat(stats.roundTrips()).as("script runs for 200 calls; %s", stats).isLessThan(200);
-            Guard exact = limiter.guard(Rule.builder("exact").limits("50/1h").algorithm(algorithm).build());
+            assertThat(stats.roundTrips())
+                    .as("script runs for 200 calls; %s", stats)
+                    .isLessThan(200);
+            Guard exact = limiter.guard(
+                    Rule.builder("exact").limits("50/1h").algorithm(algorithm).build());
             assertThat(crowd(exact, 200)).as("%s", store.stats()).isEqualTo(50);
             assertThat(store.stats().conflicts()).isZero();
             assertThat(store.stats().failures()).isZero();
@@ -181,15 +192,17 @@ class OneInstanceCrowdTest {
 
         Busy(int n) {
             for (int i = 0; i < n; i++) {
-                Thread t = new Thread(() -> {
-                    long x = 0;
-                    while (!stop) {
-                        x += System.nanoTime() % 7;
-                    }
-                    if (x == 42) {
-                        System.out.print("");
-                    }
-                }, "busy-" + i);
+                Thread t = new Thread(
+                        () -> {
+                            long x = 0;
+                            while (!stop) {
+                                x += System.nanoTime() % 7;
+                            }
+                            if (x == 42) {
+                                System.out.print("");
+                            }
+                        },
+                        "busy-" + i);
                 t.setDaemon(true);
                 t.start();
                 threads.add(t);
@@ -207,8 +220,13 @@ class OneInstanceCrowdTest {
 
     static Stream<Arguments> crowds() {
         List<Arguments> all = new ArrayList<>();
-        for (Algorithm algorithm : new Algorithm[] {Algorithm.TOKEN_BUCKET, Algorithm.FIXED_WINDOW,
-                Algorithm.LEAKY_BUCKET, Algorithm.SLIDING_WINDOW_LOG, Algorithm.SLIDING_WINDOW_COUNTER}) {
+        for (Algorithm algorithm : new Algorithm[] {
+            Algorithm.TOKEN_BUCKET,
+            Algorithm.FIXED_WINDOW,
+            Algorithm.LEAKY_BUCKET,
+            Algorithm.SLIDING_WINDOW_LOG,
+            Algorithm.SLIDING_WINDOW_COUNTER
+        }) {
             all.add(Arguments.of(algorithm, Mode.HARD));
             all.add(Arguments.of(algorithm, Mode.SOFT));
         }
@@ -224,9 +242,10 @@ class OneInstanceCrowdTest {
     @org.junit.jupiter.params.provider.CsvSource({"TOKEN_BUCKET, HARD", "SLIDING_WINDOW_COUNTER, SOFT"})
     void aThousandClientsOnOneKeyOfAClusterAreDecidedByRedis(Algorithm algorithm, Mode mode) throws Exception {
         try (io.github.ratelimit.testing.redis.RedisCluster cluster =
-                     io.github.ratelimit.testing.redis.RedisCluster.start(3, 0);
-             JedisBucketStore store = JedisBucketStore.builder()
-                     .cluster(cluster.nodes().stream().map(Object::toString).toList()).build()) {
+                        io.github.ratelimit.testing.redis.RedisCluster.start(3, 0);
+                JedisBucketStore store = JedisBucketStore.builder()
+                        .cluster(cluster.nodes().stream().map(Object::toString).toList())
+                        .build()) {
             crowdOfAThousand(store, algorithm, mode);
         }
     }
@@ -246,8 +265,13 @@ class OneInstanceCrowdTest {
 
     private static void crowdOfAThousand(JedisBucketStore store, Algorithm algorithm, Mode mode) throws Exception {
         Bases bases = new Bases();
-        try (RateLimiter limiter = RateLimiter.builder().store(store).listener(bases).maxWaiting(1000).build()) {
-            Rule.Builder rule = Rule.builder("crowd").limits("1/10ms").algorithm(algorithm).mode(mode);
+        try (RateLimiter limiter = RateLimiter.builder()
+                .store(store)
+                .listener(bases)
+                .maxWaiting(1000)
+                .build()) {
+            Rule.Builder rule =
+                    Rule.builder("crowd").limits("1/10ms").algorithm(algorithm).mode(mode);
             if (mode == Mode.SOFT) {
                 rule.maxDelay(Duration.ofMillis(640)).maxWaiting(1000);
             }
@@ -284,13 +308,16 @@ class OneInstanceCrowdTest {
             }
             JedisBucketStore.Stats stats = store.stats();
             assertThat(bases.of(Basis.FAIL_OPEN) + bases.of(Basis.FAIL_CLOSED) + bases.of(Basis.FALLBACK_BUCKET))
-                    .as("decisions by a failure policy; bases %s; %s", bases.counts, stats).isZero();
+                    .as("decisions by a failure policy; bases %s; %s", bases.counts, stats)
+                    .isZero();
             assertThat(stats.failures()).as("%s", stats).isZero();
             // One call per 10 ms after the first, over the time the crowd took, and the SOFT calls' last delay.
             long span = t1 - t0 + (mode == Mode.SOFT ? Duration.ofMillis(640).toNanos() : 0);
             long allowed = 1 + span / 10_000_000L + 1;
-            assertThat(admitted.get()).as("admitted of %d in %d ms; bases %s; %s", clients, (t1 - t0) / 1_000_000,
-                    bases.counts, stats).isLessThanOrEqualTo(allowed).isPositive();
+            assertThat(admitted.get())
+                    .as("admitted of %d in %d ms; bases %s; %s", clients, (t1 - t0) / 1_000_000, bases.counts, stats)
+                    .isLessThanOrEqualTo(allowed)
+                    .isPositive();
         }
     }
 }

@@ -1,13 +1,12 @@
 package io.github.ratelimit.redis;
 
-
-
+import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;
@@ -15,10 +14,6 @@ import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,8 +25,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 
 /**
  * Heavy but legal load does not make Redis slow, and a slow Redis does not turn into wrong answers: 1000 callers
@@ -107,27 +103,41 @@ class RedisBoundedWorkTest {
         ManualClock clock = new ManualClock();
         ConcurrentLinkedQueue<Decision> decisions = new ConcurrentLinkedQueue<>();
         try (JedisBucketStore store = store(prefix()).timeMeter(clock).build();
-             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock)
-                     .maxWaiting(1000).listener(decisions::add).build()) {
+                RateLimiter limiter = RateLimiter.builder()
+                        .store(store)
+                        .timeMeter(clock)
+                        .waiter(clock)
+                        .maxWaiting(1000)
+                        .listener(decisions::add)
+                        .build()) {
             // The configuration, with the longest delay a counter rule of this window may have.
-            Rule rule = Rule.builder("waiters").limits("1/10ms").algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
-                    .mode(Mode.SOFT).maxDelay(Duration.ofMillis(640)).maxWaiting(1000).build();
+            Rule rule = Rule.builder("waiters")
+                    .limits("1/10ms")
+                    .algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                    .mode(Mode.SOFT)
+                    .maxDelay(Duration.ofMillis(640))
+                    .maxWaiting(1000)
+                    .build();
             long now = clock.currentTimeNanos();
             thousandWaiters(limiter.guard(rule));
 
             assertThat(decisions).hasSize(1000);
             Map<Basis, AtomicLong> bases = new ConcurrentHashMap<>();
-            decisions.forEach(d -> d.verdicts().forEach(v ->
-                    bases.computeIfAbsent(v.basis(), b -> new AtomicLong()).incrementAndGet()));
+            decisions.forEach(d -> d.verdicts()
+                    .forEach(v -> bases.computeIfAbsent(v.basis(), b -> new AtomicLong())
+                            .incrementAndGet()));
             assertThat(bases).as("bases").containsOnlyKeys(Basis.BUCKET);
             List<Long> times = runTimes(new ArrayList<>(decisions), now);
             // One call per 10 ms window at most, and none beyond the longest delay.
             for (int i = 1; i < times.size(); i++) {
-                assertThat(times.get(i) - times.get(i - 1)).as("gap between admitted calls %d and %d", i - 1, i)
+                assertThat(times.get(i) - times.get(i - 1))
+                        .as("gap between admitted calls %d and %d", i - 1, i)
                         .isGreaterThanOrEqualTo(Duration.ofMillis(10).toNanos());
             }
-            assertThat(times).isNotEmpty().allSatisfy(t -> assertThat(t - now)
-                    .isLessThanOrEqualTo(Duration.ofMillis(640).toNanos()));
+            assertThat(times)
+                    .isNotEmpty()
+                    .allSatisfy(t -> assertThat(t - now)
+                            .isLessThanOrEqualTo(Duration.ofMillis(640).toNanos()));
             assertThat(store.stats().failures()).isZero();
         }
     }
@@ -137,7 +147,7 @@ class RedisBoundedWorkTest {
         String prefix = prefix();
         java.util.concurrent.atomic.AtomicInteger interleave = new java.util.concurrent.atomic.AtomicInteger();
         try (JedisBucketStore b = store(prefix).build();
-             RateLimiter lb = RateLimiter.builder().store(b).build()) {
+                RateLimiter lb = RateLimiter.builder().store(b).build()) {
             Rule rule = Rule.builder("shared").limits("10/1h").build();
             Guard gb = lb.guard(rule);
             // Before each of A's next scripts that is armed, instance B writes the bucket: every such attempt of A
@@ -148,16 +158,21 @@ class RedisBoundedWorkTest {
                     if (interleave.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                         assertThat(gb.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
                         // A distant or failing-over Redis: this round trip takes longer than the retry budget.
-                        java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(30).toNanos());
+                        java.util.concurrent.locks.LockSupport.parkNanos(
+                                Duration.ofMillis(30).toNanos());
                     }
                     return super.evalsha(sha, keys, args);
                 }
             };
             // Round trips of 30 ms against a retry budget of 10 ms.
-            try (JedisBucketStore a = JedisBucketStore.builder().keyPrefix(prefix).client(intercepting)
-                    .autoPipelining(false).batching(false)
-                    .retries(32, Duration.ofMillis(10)).build();
-                 RateLimiter la = RateLimiter.builder().store(a).build()) {
+            try (JedisBucketStore a = JedisBucketStore.builder()
+                            .keyPrefix(prefix)
+                            .client(intercepting)
+                            .autoPipelining(false)
+                            .batching(false)
+                            .retries(32, Duration.ofMillis(10))
+                            .build();
+                    RateLimiter la = RateLimiter.builder().store(a).build()) {
                 Guard ga = la.guard(rule);
                 assertThat(ga.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
                 interleave.set(3);
@@ -177,10 +192,11 @@ class RedisBoundedWorkTest {
     void aSlowFirstRoundTripThatMeetsAConflictIsRetriedNotRejected() {
         String prefix = prefix();
         // A retry budget far below any round trip: every first round trip is "slow".
-        try (JedisBucketStore a = store(prefix).retries(32, Duration.ofNanos(1_000)).build();
-             JedisBucketStore b = store(prefix).build();
-             RateLimiter la = RateLimiter.builder().store(a).build();
-             RateLimiter lb = RateLimiter.builder().store(b).build()) {
+        try (JedisBucketStore a =
+                        store(prefix).retries(32, Duration.ofNanos(1_000)).build();
+                JedisBucketStore b = store(prefix).build();
+                RateLimiter la = RateLimiter.builder().store(a).build();
+                RateLimiter lb = RateLimiter.builder().store(b).build()) {
             Rule rule = Rule.builder("shared").limits("10/1h").build();
             Guard ga = la.guard(rule);
             Guard gb = lb.guard(rule);

@@ -1,5 +1,7 @@
 package io.github.ratelimit.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
@@ -8,11 +10,6 @@ import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.testing.redis.RedisServer;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import redis.clients.jedis.RedisClient;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,8 +18,10 @@ import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.RedisClient;
 
 /**
  * Calendar quotas on Redis's own clock: windows computed from a clock that is off (the store not yet calibrated,
@@ -52,12 +51,16 @@ class RedisCalendarTest {
         redis.close();
     }
 
-    private static final RequestContext ALICE = RequestContext.builder().principal("alice").build();
+    private static final RequestContext ALICE =
+            RequestContext.builder().principal("alice").build();
 
     private Guard monthly(JedisBucketStore s) {
         store = s;
         limiter = RateLimiter.builder().store(s).build();
-        return limiter.guard(Rule.builder("quota").key("user").limits("3/1mo").algorithm(Algorithm.FIXED_WINDOW)
+        return limiter.guard(Rule.builder("quota")
+                .key("user")
+                .limits("3/1mo")
+                .algorithm(Algorithm.FIXED_WINDOW)
                 .build());
     }
 
@@ -68,51 +71,69 @@ class RedisCalendarTest {
         redis.pause();
         JedisBucketStore s;
         try {
-            s = JedisBucketStore.builder().url(redis.uri().toString()).keyPrefix(prefix).commandTimeout(Duration.ofMillis(200))
+            s = JedisBucketStore.builder()
+                    .url(redis.uri().toString())
+                    .keyPrefix(prefix)
+                    .commandTimeout(Duration.ofMillis(200))
                     .clockCalibrationInterval(Duration.ofHours(1))
-                    .localWallClock(() -> System.currentTimeMillis() * 1_000_000L + skew).build();
+                    .localWallClock(() -> System.currentTimeMillis() * 1_000_000L + skew)
+                    .build();
         } finally {
             redis.resume();
         }
         Guard guard = monthly(s);
-        assertThat(guard.acquire(RequestContext.builder().principal("bob").build()).permitted())
-                .as("the first call also loads the script").isTrue();
+        assertThat(guard.acquire(RequestContext.builder().principal("bob").build())
+                        .permitted())
+                .as("the first call also loads the script")
+                .isTrue();
         long before = redis.commandCalls("evalsha", "eval");
         Decision first = guard.acquire(ALICE);
         assertThat(first.permitted()).isTrue();
-        assertThat(redis.commandCalls("evalsha", "eval") - before).as("one more round trip, at the server's time")
+        assertThat(redis.commandCalls("evalsha", "eval") - before)
+                .as("one more round trip, at the server's time")
                 .isEqualTo(2);
         YearMonth month = YearMonth.now(ZoneOffset.UTC);
-        assertThat(first.verdicts().get(0).windows().get(0).period()).as("this month on Redis's clock")
+        assertThat(first.verdicts().get(0).windows().get(0).period())
+                .as("this month on Redis's clock")
                 .isEqualTo(Duration.ofDays(month.lengthOfMonth()));
         Decision second = guard.acquire(ALICE);
         guard.refund(second);
-        assertThat(guard.acquire(ALICE).permitted()).as("a refund lands in the right window too").isTrue();
+        assertThat(guard.acquire(ALICE).permitted())
+                .as("a refund lands in the right window too")
+                .isTrue();
         guard.acquire(ALICE);
         Decision rejected = guard.acquire(ALICE);
         assertThat(rejected.outcome()).isEqualTo(Decision.Outcome.REJECTED);
-        long untilNextMonth = Duration.between(Instant.now(), month.plusMonths(1).atDay(1).atStartOfDay()
-                .toInstant(ZoneOffset.UTC)).toNanos();
-        assertThat(rejected.retryAfterNanos()).as("to the 1st of next month, not of the month after")
-                .isBetween(untilNextMonth - Duration.ofMinutes(1).toNanos(), untilNextMonth + Duration.ofMinutes(1)
-                        .toNanos());
+        long untilNextMonth = Duration.between(
+                        Instant.now(),
+                        month.plusMonths(1).atDay(1).atStartOfDay().toInstant(ZoneOffset.UTC))
+                .toNanos();
+        assertThat(rejected.retryAfterNanos())
+                .as("to the 1st of next month, not of the month after")
+                .isBetween(
+                        untilNextMonth - Duration.ofMinutes(1).toNanos(),
+                        untilNextMonth + Duration.ofMinutes(1).toNanos());
     }
 
     @Test
     void garbageInTheHashIsReplacedNotObeyed() {
-        Guard guard = monthly(JedisBucketStore.builder().url(redis.uri().toString()).keyPrefix(prefix)
-                .commandTimeout(Duration.ofSeconds(2)).build());
+        Guard guard = monthly(JedisBucketStore.builder()
+                .url(redis.uri().toString())
+                .keyPrefix(prefix)
+                .commandTimeout(Duration.ofSeconds(2))
+                .build());
         assertThat(keyOf("alice")).endsWith("}:calendar");
         long start = YearMonth.now(ZoneOffset.UTC).atDay(1).atStartOfDay().toEpochSecond(ZoneOffset.UTC) * 1_000_000L;
         List<Map<String, String>> garbage = List.of(
-                Map.of("1mo|" + start, "99999999999999999999"),      // a count too long to be one
-                Map.of("1mo|" + start, "-5"),                         // a negative count
-                Map.of("1mo|" + start, "3e0"),                        // not an integer
-                Map.of("1mo|abc", "1", "nonsense", "2"),              // fields no rule writes
+                Map.of("1mo|" + start, "99999999999999999999"), // a count too long to be one
+                Map.of("1mo|" + start, "-5"), // a negative count
+                Map.of("1mo|" + start, "3e0"), // not an integer
+                Map.of("1mo|abc", "1", "nonsense", "2"), // fields no rule writes
                 Map.of("1mo|" + (start + 400L * 86_400_000_000L), "3")); // a window beyond the next
         // A user per case: a rejected key is answered from memory afterwards (RejectionMemo), not from Redis.
         int user = 0;
-        try (RedisClient jedis = RedisClient.builder().hostAndPort(redis.hostAndPort()).build()) {
+        try (RedisClient jedis =
+                RedisClient.builder().hostAndPort(redis.hostAndPort()).build()) {
             for (Map<String, String> fields : garbage) {
                 String name = "user-" + user++;
                 String k = keyOf(name);
@@ -129,7 +150,9 @@ class RedisCalendarTest {
             for (int i = 0; i < 1000; i++) {
                 jedis.hset(k, "1mo|" + (start - i), "1");
             }
-            assertThat(exhaust(guard, name)).as("a hash larger than any rule makes").isEqualTo(3);
+            assertThat(exhaust(guard, name))
+                    .as("a hash larger than any rule makes")
+                    .isEqualTo(3);
             assertThat(jedis.hlen(k)).isEqualTo(1);
         }
         assertThat(store.stats().repairs()).isPositive();

@@ -4,10 +4,9 @@ import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.BucketStoreContract;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisCluster;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-
-import java.util.UUID;
 
 class RedisClusterContractTest extends BucketStoreContract {
 
@@ -27,6 +26,8 @@ class RedisClusterContractTest extends BucketStoreContract {
     protected BucketStore newStore(ManualClock clock) {
         return JedisBucketStore.builder()
                 .cluster(cluster.nodes().stream().map(Object::toString).toList())
-                .keyPrefix("test-" + UUID.randomUUID()).timeMeter(clock).build();
+                .keyPrefix("test-" + UUID.randomUUID())
+                .timeMeter(clock)
+                .build();
     }
 }

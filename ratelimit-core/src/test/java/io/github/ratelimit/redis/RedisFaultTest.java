@@ -1,8 +1,9 @@
 package io.github.ratelimit.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
@@ -11,15 +12,12 @@ import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.testing.redis.RedisCluster;
 import io.github.ratelimit.testing.redis.RedisSentinelGroup;
 import io.github.ratelimit.testing.redis.RedisServer;
-import org.junit.jupiter.api.Test;
-import redis.clients.jedis.Jedis;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import redis.clients.jedis.Jedis;
 
 /**
  * Redis failing in the ways it does in production, against real servers: killed, frozen, out of memory,
@@ -49,13 +47,18 @@ class RedisFaultTest {
 
     /** Decides until one decision satisfies the condition, for at most {@code seconds}. */
     private static Decision await(Guard guard, Predicate<Decision> condition, int seconds) throws InterruptedException {
-        java.util.concurrent.atomic.AtomicReference<Decision> last = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Decision> last =
+                new java.util.concurrent.atomic.AtomicReference<>();
         try {
-            return org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(seconds)).pollInterval(Duration.ofMillis(20))
-                    .until(() -> {
-                        last.set(guard.acquire(user(0)));
-                        return last.get();
-                    }, condition);
+            return org.awaitility.Awaitility.await()
+                    .atMost(Duration.ofSeconds(seconds))
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(
+                            () -> {
+                                last.set(guard.acquire(user(0)));
+                                return last.get();
+                            },
+                            condition);
         } catch (org.awaitility.core.ConditionTimeoutException e) {
             throw new AssertionError("condition not met within " + seconds + " s; last decision " + last.get(), e);
         }
@@ -68,10 +71,14 @@ class RedisFaultTest {
     @Test
     void appliesThePolicyWithinTheTimeoutWhenRedisIsKilledAndRecoversWhenItReturns() throws Exception {
         try (RedisServer redis = RedisServer.start();
-             JedisBucketStore store = JedisBucketStore.builder().url(redis.uri().toString()).build();
-             RateLimiter limiter = RateLimiter.builder().store(store)
-                     .defaultStoreFailurePolicy(StoreFailurePolicy.LOCAL_FALLBACK).build()) {
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("1000000/1s").build());
+                JedisBucketStore store =
+                        JedisBucketStore.builder().url(redis.uri().toString()).build();
+                RateLimiter limiter = RateLimiter.builder()
+                        .store(store)
+                        .defaultStoreFailurePolicy(StoreFailurePolicy.LOCAL_FALLBACK)
+                        .build()) {
+            Guard guard = limiter.guard(
+                    Rule.builder("api").key("user").limits("1000000/1s").build());
             assertThat(decide(guard, 20)).allMatch(basis(Basis.BUCKET));
 
             redis.kill();
@@ -79,10 +86,13 @@ class RedisFaultTest {
             // Every decision falls back at once; the breaker opens once failures have kept coming for 250 ms.
             while (store.breakerState() != JedisBucketStore.BreakerState.OPEN
                     && System.nanoTime() - killedAt < Duration.ofSeconds(2).toNanos()) {
-                assertThat(decide(guard, 10)).allMatch(basis(Basis.FALLBACK_BUCKET)).allMatch(Decision::permitted);
+                assertThat(decide(guard, 10))
+                        .allMatch(basis(Basis.FALLBACK_BUCKET))
+                        .allMatch(Decision::permitted);
             }
             assertThat(store.breakerState()).isEqualTo(JedisBucketStore.BreakerState.OPEN);
-            assertThat(System.nanoTime() - killedAt).isLessThan(Duration.ofSeconds(1).toNanos());
+            assertThat(System.nanoTime() - killedAt)
+                    .isLessThan(Duration.ofSeconds(1).toNanos());
             assertThat(decide(guard, 50)).allMatch(basis(Basis.FALLBACK_BUCKET));
             assertThat(store.stats().shortCircuited()).isPositive();
 
@@ -95,10 +105,14 @@ class RedisFaultTest {
     @Test
     void doesNotWaitOutAFrozenRedis() throws Exception {
         try (RedisServer redis = RedisServer.start();
-             JedisBucketStore store = JedisBucketStore.builder().url(redis.uri().toString()).build();
-             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
-            Guard guard = limiter.guard(Rule.builder("login").key("user").limits("5/1m")
-                    .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build());
+                JedisBucketStore store =
+                        JedisBucketStore.builder().url(redis.uri().toString()).build();
+                RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard guard = limiter.guard(Rule.builder("login")
+                    .key("user")
+                    .limits("5/1m")
+                    .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED)
+                    .build());
             assertThat(decide(guard, 5)).allMatch(basis(Basis.BUCKET));
 
             redis.pause();
@@ -107,7 +121,8 @@ class RedisFaultTest {
                 List<Decision> during = decide(guard, 30);
                 assertThat(during).allMatch(basis(Basis.FAIL_CLOSED)).noneMatch(Decision::permitted);
                 assertThat(store.breakerState()).isEqualTo(JedisBucketStore.BreakerState.OPEN);
-                assertThat(System.nanoTime() - pausedAt).isLessThan(Duration.ofSeconds(2).toNanos());
+                assertThat(System.nanoTime() - pausedAt)
+                        .isLessThan(Duration.ofSeconds(2).toNanos());
                 // Only the calls before the breaker opened (about 250 ms of 50 ms timeouts) waited for Redis.
                 assertThat(store.stats().failures()).isLessThanOrEqualTo(10);
             } finally {
@@ -119,12 +134,18 @@ class RedisFaultTest {
 
     @Test
     void appliesThePolicyWhenRedisIsOutOfMemoryAndRecoversWhenMemoryIsFreed() throws Exception {
-        try (RedisServer redis = RedisServer.builder().config("maxmemory 4mb", "maxmemory-policy noeviction").start();
-             Jedis admin = new Jedis(redis.host(), redis.port());
-             JedisBucketStore store = JedisBucketStore.builder().url(redis.uri().toString()).build();
-             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("5/1m")
-                    .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED).build());
+        try (RedisServer redis = RedisServer.builder()
+                        .config("maxmemory 4mb", "maxmemory-policy noeviction")
+                        .start();
+                Jedis admin = new Jedis(redis.host(), redis.port());
+                JedisBucketStore store =
+                        JedisBucketStore.builder().url(redis.uri().toString()).build();
+                RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard guard = limiter.guard(Rule.builder("api")
+                    .key("user")
+                    .limits("5/1m")
+                    .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED)
+                    .build());
             assertThat(guard.acquire(user(0)).binding().basis()).isEqualTo(Basis.BUCKET);
             // Fill in shrinking steps, each until Redis refuses, so that even a small write no longer fits.
             List<String> fillers = new ArrayList<>();
@@ -155,10 +176,12 @@ class RedisFaultTest {
     @Test
     void survivesAClusterMasterFailingOver() throws Exception {
         try (RedisCluster cluster = RedisCluster.start(3, 1);
-             JedisBucketStore store = JedisBucketStore.builder()
-                     .cluster(cluster.nodes().stream().map(Object::toString).toList()).build();
-             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("1000/1s").build());
+                JedisBucketStore store = JedisBucketStore.builder()
+                        .cluster(cluster.nodes().stream().map(Object::toString).toList())
+                        .build();
+                RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard guard = limiter.guard(
+                    Rule.builder("api").key("user").limits("1000/1s").build());
             assertThat(decide(guard, 100)).allMatch(basis(Basis.BUCKET));
 
             cluster.killMaster(0);
@@ -168,8 +191,11 @@ class RedisFaultTest {
             cluster.awaitFailover();
 
             List<Decision> after = org.awaitility.Awaitility.await("every key decided by its bucket again")
-                    .atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100))
-                    .until(() -> decide(guard, 100), decisions -> decisions.stream().allMatch(basis(Basis.BUCKET)));
+                    .atMost(Duration.ofSeconds(15))
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(
+                            () -> decide(guard, 100),
+                            decisions -> decisions.stream().allMatch(basis(Basis.BUCKET)));
             assertThat(after).allMatch(basis(Basis.BUCKET));
             assertThat(store.breakerState()).isEqualTo(JedisBucketStore.BreakerState.CLOSED);
         }
@@ -178,10 +204,14 @@ class RedisFaultTest {
     @Test
     void followsASentinelFailoverToTheNewMaster() throws Exception {
         try (RedisSentinelGroup group = RedisSentinelGroup.start();
-             JedisBucketStore store = JedisBucketStore.builder()
-                     .sentinel(group.masterName(), group.sentinels().stream().map(Object::toString).toList()).build();
-             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("1000/1s").build());
+                JedisBucketStore store = JedisBucketStore.builder()
+                        .sentinel(
+                                group.masterName(),
+                                group.sentinels().stream().map(Object::toString).toList())
+                        .build();
+                RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            Guard guard = limiter.guard(
+                    Rule.builder("api").key("user").limits("1000/1s").build());
             assertThat(decide(guard, 50)).allMatch(basis(Basis.BUCKET));
 
             group.killMaster();

@@ -1,6 +1,6 @@
 package io.github.ratelimit.redis;
 
-
+import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.bucket4j.BandwidthBuilder;
 import io.github.bucket4j.BucketConfiguration;
@@ -10,9 +10,9 @@ import io.github.bucket4j.distributed.remote.RemoteBucketState;
 import io.github.bucket4j.distributed.remote.RemoteStat;
 import io.github.bucket4j.distributed.versioning.Versions;
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
@@ -20,6 +20,13 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -30,16 +37,6 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import redis.clients.jedis.Jedis;
-
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.UUID;
-import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * What Redis holds is validated, never obeyed (docs/RELIABILITY.md, "Stored state that heals"): for every
@@ -71,11 +68,18 @@ class RedisGarbageStateTest {
 
     @BeforeEach
     void connect() {
-        store = JedisBucketStore.builder().url(redis.uri().toString())
-                .keyPrefix("g" + UUID.randomUUID().toString().substring(0, 8)).timeMeter(clock)
+        store = JedisBucketStore.builder()
+                .url(redis.uri().toString())
+                .keyPrefix("g" + UUID.randomUUID().toString().substring(0, 8))
+                .timeMeter(clock)
                 // What is tested is what each decision does, not how fast: a loaded machine must not fail it open.
-                .commandTimeout(Duration.ofSeconds(1)).build();
-        limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build();
+                .commandTimeout(Duration.ofSeconds(1))
+                .build();
+        limiter = RateLimiter.builder()
+                .store(store)
+                .timeMeter(clock)
+                .waiter(clock)
+                .build();
     }
 
     @AfterEach
@@ -124,7 +128,7 @@ class RedisGarbageStateTest {
         List<Arguments> cases = new ArrayList<>();
         for (Algorithm algorithm : Algorithm.values()) {
             if (algorithm == Algorithm.LEAKY_BUCKET) {
-                continue;   // the token bucket's state and script, with a capacity of one
+                continue; // the token bucket's state and script, with a capacity of one
             }
             for (String planted : List.of("string", "list", "hash", "zset", "set")) {
                 if (!planted.equals(typeOf(algorithm))) {
@@ -165,18 +169,26 @@ class RedisGarbageStateTest {
     }
 
     /** A state that decodes, for the rule 2/1h, with one thing wrong, stored without an expiry. */
-    private void plantBucket(BucketConfiguration configuration, long version, java.util.function.Consumer<BucketState> edit,
-                             long refillTimeNanos) {
+    private void plantBucket(
+            BucketConfiguration configuration,
+            long version,
+            java.util.function.Consumer<BucketState> edit,
+            long refillTimeNanos) {
         BucketState state = BucketState.createInitialState(configuration, MathType.INTEGER_64_BITS, refillTimeNanos);
         edit.accept(state);
         RemoteBucketState remote = new RemoteBucketState(state, new RemoteStat(0), version);
-        admin.set(key(Algorithm.TOKEN_BUCKET).getBytes(StandardCharsets.UTF_8),
+        admin.set(
+                key(Algorithm.TOKEN_BUCKET).getBytes(StandardCharsets.UTF_8),
                 CompactState.encode(remote, Versions.getLatest()));
     }
 
     private static BucketConfiguration perHour(long permits) {
-        return BucketConfiguration.builder().addLimit(BandwidthBuilder.builder().capacity(permits)
-                .refillGreedy(permits, Duration.ofHours(1)).build()).build();
+        return BucketConfiguration.builder()
+                .addLimit(BandwidthBuilder.builder()
+                        .capacity(permits)
+                        .refillGreedy(permits, Duration.ofHours(1))
+                        .build())
+                .build();
     }
 
     @Test
@@ -190,7 +202,7 @@ class RedisGarbageStateTest {
     void aConfigurationVersionFarAheadIsNotObeyed() {
         // 1000/h "from the future": every instance would keep it over its own 2/h for ten years.
         long now = clock.currentTimeNanos();
-        plantBucket(perHour(1_000), now / 1_000_000 + Duration.ofDays(3650).toMillis(), s -> { }, now);
+        plantBucket(perHour(1_000), now / 1_000_000 + Duration.ofDays(3650).toMillis(), s -> {}, now);
         decidesAsOnAnEmptyKeyAndHeals(Algorithm.TOKEN_BUCKET, "string");
     }
 
@@ -198,7 +210,11 @@ class RedisGarbageStateTest {
     void aRefillTimeFarAheadDoesNotFreezeTheBucket() {
         // Emptied, with its last refill dated 60 years on: Bucket4j would not refill it until then.
         long now = clock.currentTimeNanos();
-        plantBucket(perHour(2), now / 1_000_000, s -> s.consume(2), now + Duration.ofDays(365L * 60).toNanos());
+        plantBucket(
+                perHour(2),
+                now / 1_000_000,
+                s -> s.consume(2),
+                now + Duration.ofDays(365L * 60).toNanos());
         decidesAsOnAnEmptyKeyAndHeals(Algorithm.TOKEN_BUCKET, "string");
     }
 
@@ -206,7 +222,11 @@ class RedisGarbageStateTest {
     void aFullBucketWhoseRefillIsDatedAheadIsReplaced() {
         // Full, but Bucket4j would not refill it until 2086: it would serve its capacity, then stay empty.
         long now = clock.currentTimeNanos();
-        plantBucket(perHour(2), now / 1_000_000, s -> { }, now + Duration.ofDays(365L * 60).toNanos());
+        plantBucket(
+                perHour(2),
+                now / 1_000_000,
+                s -> {},
+                now + Duration.ofDays(365L * 60).toNanos());
         decidesAsOnAnEmptyKeyAndHeals(Algorithm.TOKEN_BUCKET, "string");
     }
 
@@ -215,14 +235,20 @@ class RedisGarbageStateTest {
         // Four instances deciding locally first may each spend the whole 10/1d before they synchronise: -30 tokens,
         // three days until full. It is owed, not garbage.
         long now = clock.currentTimeNanos();
-        BucketConfiguration tenPerDay = BucketConfiguration.builder().addLimit(BandwidthBuilder.builder().capacity(10)
-                .refillGreedy(10, Duration.ofDays(1)).build()).build();
+        BucketConfiguration tenPerDay = BucketConfiguration.builder()
+                .addLimit(BandwidthBuilder.builder()
+                        .capacity(10)
+                        .refillGreedy(10, Duration.ofDays(1))
+                        .build())
+                .build();
         plantBucket(tenPerDay, now / 1_000_000, s -> s.consume(40), now);
         admin.pexpire(key(Algorithm.TOKEN_BUCKET), Duration.ofDays(4).toMillis()); // as the instances would set it
         Guard guard = limiter.guard(Rule.builder("api").limits("10/1d").build());
         Decision d = guard.acquire(RequestContext.empty());
         assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
-        assertThat(d.verdicts()).extracting(io.github.ratelimit.Decision.Verdict::basis).containsExactly(Basis.BUCKET);
+        assertThat(d.verdicts())
+                .extracting(io.github.ratelimit.Decision.Verdict::basis)
+                .containsExactly(Basis.BUCKET);
         assertThat(store.stats().repairs()).isZero();
     }
 
@@ -230,7 +256,8 @@ class RedisGarbageStateTest {
     void versionsDoNotRunAheadOfTheClockHoweverManyKeysAreMade() {
         // Time stands still while 3,000 keys are made: every bucket's version is the clock's millisecond, so no
         // other instance ever takes a busy instance's buckets for garbage from the future.
-        Guard guard = limiter.guard(Rule.builder("api").key("user").limits("2/1h").build());
+        Guard guard =
+                limiter.guard(Rule.builder("api").key("user").limits("2/1h").build());
         for (int i = 0; i < 3_000; i++) {
             guard.acquire(RequestContext.builder().principal("u" + i).build());
         }
@@ -255,7 +282,8 @@ class RedisGarbageStateTest {
         long interval = nowMicros() / 3_600_000_000L;
         admin.hset(key(Algorithm.SLIDING_WINDOW_COUNTER), "3600000000:" + interval, value);
         decidesAsOnAnEmptyKeyAndHeals(Algorithm.SLIDING_WINDOW_COUNTER, "hash");
-        assertThat(admin.hget(key(Algorithm.SLIDING_WINDOW_COUNTER), "3600000000:" + interval)).isEqualTo("2");
+        assertThat(admin.hget(key(Algorithm.SLIDING_WINDOW_COUNTER), "3600000000:" + interval))
+                .isEqualTo("2");
     }
 
     @ParameterizedTest
@@ -270,7 +298,10 @@ class RedisGarbageStateTest {
     @Test
     void aFarFutureCounterEntryCostsOneBoundedCall() {
         // The field: before, one call looped ~1e14 times and Redis answered BUSY to everyone.
-        Guard guard = limiter.guard(Rule.builder("api").limits("2/1m").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).build());
+        Guard guard = limiter.guard(Rule.builder("api")
+                .limits("2/1m")
+                .algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                .build());
         admin.hset(key(Algorithm.SLIDING_WINDOW_COUNTER), "60000000:99999999999999", "1");
         assertThat(guard.acquire(RequestContext.empty()).verdicts()).allSatisfy(v -> {
             assertThat(v.basis()).isEqualTo(Basis.BUCKET);
@@ -302,7 +333,9 @@ class RedisGarbageStateTest {
         java.util.Map<String, String> fields = new java.util.HashMap<>();
         // Another instance's eight windows with delayed calls (a rolling deploy): as many entries as they may hold.
         for (int w = 1; w <= io.github.ratelimit.Rule.MAX_LIMITS; w++) {
-            for (int i = 0; i < io.github.ratelimit.Rule.MAX_COUNTER_DELAY_INTERVALS / io.github.ratelimit.Rule.MAX_LIMITS + 3; i++) {
+            for (int i = 0;
+                    i < io.github.ratelimit.Rule.MAX_COUNTER_DELAY_INTERVALS / io.github.ratelimit.Rule.MAX_LIMITS + 3;
+                    i++) {
                 fields.put((1000 * w) + ":" + (ms / w + i), "1");
             }
         }
@@ -310,7 +343,9 @@ class RedisGarbageStateTest {
         admin.hset(key, fields);
         Guard guard = limiter.guard(twoPerHour(Algorithm.SLIDING_WINDOW_COUNTER));
         assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
-        assertThat(admin.hkeys(key)).hasSize(fields.size() - 1 + 1).doesNotContain("7000000:" + (nowMicros() / 7_000_000 - 5));
+        assertThat(admin.hkeys(key))
+                .hasSize(fields.size() - 1 + 1)
+                .doesNotContain("7000000:" + (nowMicros() / 7_000_000 - 5));
         assertThat(store.stats().repairs()).isZero();
     }
 
@@ -350,7 +385,9 @@ class RedisGarbageStateTest {
         long now = nowMicros();
         String key = plantLog((int) io.github.ratelimit.Rule.MAX_LOG_CALLS + 150, i -> now - 100L * (i + 1));
         admin.pexpire(key, Duration.ofHours(1).toMillis()); // as the instances would have set it
-        Guard guard = limiter.guard(Rule.builder("api").limits("10000/1h").algorithm(Algorithm.SLIDING_WINDOW_LOG)
+        Guard guard = limiter.guard(Rule.builder("api")
+                .limits("10000/1h")
+                .algorithm(Algorithm.SLIDING_WINDOW_LOG)
                 .build());
         assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.REJECTED);
         assertThat(admin.zcard(key)).isEqualTo(io.github.ratelimit.Rule.MAX_LOG_CALLS + 50);
@@ -370,8 +407,10 @@ class RedisGarbageStateTest {
     @ValueSource(strings = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
     void aRejectionGivesASlidingKeyWithoutExpiryOne(Algorithm algorithm) {
         Guard guard = limiter.guard(twoPerHour(algorithm));
-        assertThat(Arrays.asList(guard.acquire(RequestContext.empty()).outcome(),
-                guard.acquire(RequestContext.empty()).outcome())).containsOnly(Outcome.ALLOWED);
+        assertThat(Arrays.asList(
+                        guard.acquire(RequestContext.empty()).outcome(),
+                        guard.acquire(RequestContext.empty()).outcome()))
+                .containsOnly(Outcome.ALLOWED);
         admin.persist(key(algorithm));
         assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.REJECTED);
         assertThat(admin.pttl(key(algorithm))).isPositive();

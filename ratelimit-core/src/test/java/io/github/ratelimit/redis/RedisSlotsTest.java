@@ -1,5 +1,8 @@
 package io.github.ratelimit.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
@@ -9,15 +12,6 @@ import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisCluster;
 import io.github.ratelimit.testing.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-import redis.clients.jedis.RedisClient;
-import redis.clients.jedis.resps.Tuple;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,9 +21,14 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import redis.clients.jedis.RedisClient;
+import redis.clients.jedis.resps.Tuple;
 
 /**
  * Concurrency rules' slots in Redis are leases: two instances share one limit exactly; a running call's lease is
@@ -63,13 +62,17 @@ class RedisSlotsTest {
         limiters.forEach(RateLimiter::close);
     }
 
-    private static final RequestContext ALICE = RequestContext.builder().remoteAddress("203.0.113.9").build();
-    private static final Rule SLOW = Rule.builder("slow").key("ip").concurrency(2).build();
+    private static final RequestContext ALICE =
+            RequestContext.builder().remoteAddress("203.0.113.9").build();
+    private static final Rule SLOW =
+            Rule.builder("slow").key("ip").concurrency(2).build();
 
     /** One instance: a limiter over a store of its own, on this test's prefix. */
     private RateLimiter instance(String where, boolean manual) {
-        JedisBucketStore.Builder b = JedisBucketStore.builder().keyPrefix(prefix).commandTimeout(Duration.ofSeconds(5));
-        b = "cluster".equals(where) ? b.cluster(cluster.nodes().stream().map(Object::toString).toList())
+        JedisBucketStore.Builder b =
+                JedisBucketStore.builder().keyPrefix(prefix).commandTimeout(Duration.ofSeconds(5));
+        b = "cluster".equals(where)
+                ? b.cluster(cluster.nodes().stream().map(Object::toString).toList())
                 : b.url(redis.uri().toString());
         RateLimiter.Builder limiter = RateLimiter.builder();
         if (manual) {
@@ -92,7 +95,9 @@ class RedisSlotsTest {
     @ParameterizedTest
     @ValueSource(strings = {"standalone", "cluster"})
     void twoInstancesShareOneLimitExactly(String where) throws Exception {
-        Guard[] guards = {instance(where, false).guard(SLOW), instance(where, false).guard(SLOW)};
+        Guard[] guards = {
+            instance(where, false).guard(SLOW), instance(where, false).guard(SLOW)
+        };
         AtomicInteger inFlight = new AtomicInteger();
         AtomicInteger most = new AtomicInteger();
         AtomicInteger ran = new AtomicInteger();
@@ -124,7 +129,8 @@ class RedisSlotsTest {
         } finally {
             pool.shutdownNow();
         }
-        assertThat(most.get()).as("never more than 2 calls in flight on both instances together")
+        assertThat(most.get())
+                .as("never more than 2 calls in flight on both instances together")
                 .isLessThanOrEqualTo(2);
         assertThat(ran.get()).isGreaterThan(2);
         Decision a = guards[0].acquire(ALICE);
@@ -145,9 +151,13 @@ class RedisSlotsTest {
         crashing.close();
         Guard survivor = instance(where, true).guard(SLOW);
         clock.advanceNanos(RedisSlots.LEASE_NANOS - 1_000_000);
-        assertThat(survivor.acquire(ALICE).permitted()).as("the leases still run").isFalse();
+        assertThat(survivor.acquire(ALICE).permitted())
+                .as("the leases still run")
+                .isFalse();
         clock.advanceNanos(1_000_000);
-        assertThat(survivor.acquire(ALICE).permitted()).as("15 s after the crash").isTrue();
+        assertThat(survivor.acquire(ALICE).permitted())
+                .as("15 s after the crash")
+                .isTrue();
         assertThat(survivor.acquire(ALICE).permitted()).isTrue();
         assertThat(survivor.acquire(ALICE).permitted()).isFalse();
     }
@@ -156,18 +166,28 @@ class RedisSlotsTest {
     @Test
     void instancesFoundThroughSentinelShareTheirSlots() {
         try (io.github.ratelimit.testing.redis.RedisSentinelGroup group =
-                     io.github.ratelimit.testing.redis.RedisSentinelGroup.start()) {
+                io.github.ratelimit.testing.redis.RedisSentinelGroup.start()) {
             Guard[] guards = new Guard[2];
             for (int i = 0; i < 2; i++) {
-                RateLimiter limiter = RateLimiter.builder().store(JedisBucketStore.builder().keyPrefix(prefix)
-                        .sentinel(group.masterName(), group.sentinels().stream().map(Object::toString).toList())
-                        .build()).build();
+                RateLimiter limiter = RateLimiter.builder()
+                        .store(JedisBucketStore.builder()
+                                .keyPrefix(prefix)
+                                .sentinel(
+                                        group.masterName(),
+                                        group.sentinels().stream()
+                                                .map(Object::toString)
+                                                .toList())
+                                .build())
+                        .build();
                 limiters.add(limiter);
-                guards[i] = limiter.guard(Rule.builder("one").key("ip").concurrency(1).build());
+                guards[i] = limiter.guard(
+                        Rule.builder("one").key("ip").concurrency(1).build());
             }
             Decision first = guards[0].acquire(ALICE);
             assertThat(first.permitted()).isTrue();
-            assertThat(guards[1].acquire(ALICE).permitted()).as("the other instance's call holds the slot").isFalse();
+            assertThat(guards[1].acquire(ALICE).permitted())
+                    .as("the other instance's call holds the slot")
+                    .isFalse();
             guards[0].completed(first, false, 200);
             Decision second = guards[1].acquire(ALICE);
             assertThat(second.permitted()).isTrue();
@@ -189,9 +209,11 @@ class RedisSlotsTest {
                 clock.advance(Duration.ofSeconds(6));
                 long due = clock.currentTimeNanos() / 1_000 + RedisSlots.LEASE_NANOS / 1_000;
                 // The renewer looks every second: both leases now expire a lease's life from the clock's time.
-                await().until(() -> admin.zrangeWithScores(slotsKey(), 0, -1).stream()
-                        .allMatch(t -> (long) t.getScore() == due));
-                assertThat(other.acquire(ALICE).permitted()).as("after %d s", 6 * step).isFalse();
+                await().until(() ->
+                        admin.zrangeWithScores(slotsKey(), 0, -1).stream().allMatch(t -> (long) t.getScore() == due));
+                assertThat(other.acquire(ALICE).permitted())
+                        .as("after %d s", 6 * step)
+                        .isFalse();
             }
         }
         running.completed(call, false, 200);
@@ -200,15 +222,25 @@ class RedisSlotsTest {
 
     @Test
     void garbageInTheKeyIsReplacedNotObeyed() {
-        JedisBucketStore store = JedisBucketStore.builder().url(redis.uri().toString()).keyPrefix(prefix).timeMeter(clock).build();
-        RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build();
+        JedisBucketStore store = JedisBucketStore.builder()
+                .url(redis.uri().toString())
+                .keyPrefix(prefix)
+                .timeMeter(clock)
+                .build();
+        RateLimiter limiter = RateLimiter.builder()
+                .store(store)
+                .timeMeter(clock)
+                .waiter(clock)
+                .build();
         limiters.add(limiter);
         Guard guard = limiter.guard(SLOW);
         byte[] key = slotsKey();
         long now = clock.currentTimeNanos() / 1_000;
         try (RedisClient admin = admin()) {
             admin.set(key, "not a set".getBytes(StandardCharsets.UTF_8));
-            assertThat(guard.acquire(ALICE).permitted()).as("a key of another type").isTrue();
+            assertThat(guard.acquire(ALICE).permitted())
+                    .as("a key of another type")
+                    .isTrue();
             assertThat(admin.type(key)).isEqualTo("zset");
             assertThat(admin.pttl(key)).as("the key expires").isPositive();
             long repairs = store.stats().repairs();
@@ -217,24 +249,33 @@ class RedisSlotsTest {
             admin.del(key);
             admin.zadd(key, now + Duration.ofDays(3650).toNanos() / 1_000, "forever".getBytes(StandardCharsets.UTF_8));
             admin.zadd(key, Double.POSITIVE_INFINITY, "infinite".getBytes(StandardCharsets.UTF_8));
-            assertThat(guard.acquire(ALICE).permitted()).as("far-future leases hold no slot").isTrue();
+            assertThat(guard.acquire(ALICE).permitted())
+                    .as("far-future leases hold no slot")
+                    .isTrue();
             assertThat(guard.acquire(ALICE).permitted()).isTrue();
             assertThat(guard.acquire(ALICE).permitted()).isFalse();
-            assertThat(admin.zscore(key, "forever".getBytes(StandardCharsets.UTF_8))).isNull();
+            assertThat(admin.zscore(key, "forever".getBytes(StandardCharsets.UTF_8)))
+                    .isNull();
             assertThat(store.stats().repairs()).isGreaterThan(repairs);
 
             admin.del(key);
             for (int i = 0; i < 500; i++) {
                 admin.zadd(key, now + 1_000_000, ("planted-" + i).getBytes(StandardCharsets.UTF_8));
             }
-            assertThat(guard.acquire(ALICE).permitted()).as("more leases than twice the limit and 64").isTrue();
+            assertThat(guard.acquire(ALICE).permitted())
+                    .as("more leases than twice the limit and 64")
+                    .isTrue();
             assertThat(admin.zcard(key)).isEqualTo(1);
 
             admin.del(key);
             admin.zadd(key, now - 1, "expired".getBytes(StandardCharsets.UTF_8));
             admin.zadd(key, now + 1_000_000, "live".getBytes(StandardCharsets.UTF_8));
-            assertThat(guard.acquire(ALICE).permitted()).as("an expired lease holds nothing").isTrue();
-            assertThat(guard.acquire(ALICE).permitted()).as("a live one holds its slot").isFalse();
+            assertThat(guard.acquire(ALICE).permitted())
+                    .as("an expired lease holds nothing")
+                    .isTrue();
+            assertThat(guard.acquire(ALICE).permitted())
+                    .as("a live one holds its slot")
+                    .isFalse();
             List<Tuple> left = admin.zrangeWithScores(key, 0, -1);
             assertThat(left).hasSize(2);
         }

@@ -4,9 +4,8 @@ import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.BucketStoreContract;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
 import java.util.UUID;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class RedisStandaloneContractTest extends BucketStoreContract {
 
@@ -15,7 +14,10 @@ class RedisStandaloneContractTest extends BucketStoreContract {
 
     @Override
     protected BucketStore newStore(ManualClock clock) {
-        return JedisBucketStore.builder().url(redis.uri()).keyPrefix("test-" + UUID.randomUUID())
-                .timeMeter(clock).build();
+        return JedisBucketStore.builder()
+                .url(redis.uri())
+                .keyPrefix("test-" + UUID.randomUUID())
+                .timeMeter(clock)
+                .build();
     }
 }

@@ -1,8 +1,10 @@
 package io.github.ratelimit.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;
@@ -11,15 +13,12 @@ import io.github.ratelimit.Rule;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
+import java.time.Duration;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-
-import java.time.Duration;
-import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A flood from a client already rejected costs Redis nothing: the store remembers until when Redis said the key
@@ -37,8 +36,11 @@ class RejectedFloodTest {
     }
 
     private static JedisBucketStore store(ManualClock clock) {
-        return JedisBucketStore.builder().url(redis.uri())
-                .keyPrefix("f" + UUID.randomUUID().toString().substring(0, 8)).timeMeter(clock).build();
+        return JedisBucketStore.builder()
+                .url(redis.uri())
+                .keyPrefix("f" + UUID.randomUUID().toString().substring(0, 8))
+                .timeMeter(clock)
+                .build();
     }
 
     private static RequestContext user(String name) {
@@ -50,8 +52,16 @@ class RejectedFloodTest {
     void aFloodFromARejectedClientCostsRedisNothingUntilItMayPayAgain(Algorithm algorithm) {
         ManualClock clock = new ManualClock();
         try (JedisBucketStore store = store(clock);
-             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("2/1m").algorithm(algorithm).build());
+                RateLimiter limiter = RateLimiter.builder()
+                        .store(store)
+                        .timeMeter(clock)
+                        .waiter(clock)
+                        .build()) {
+            Guard guard = limiter.guard(Rule.builder("api")
+                    .key("user")
+                    .limits("2/1m")
+                    .algorithm(algorithm)
+                    .build());
             assertThat(guard.acquire(user("mallory")).permitted()).isTrue();
             assertThat(guard.acquire(user("mallory")).permitted()).isTrue();
             Decision first = guard.acquire(user("mallory"));
@@ -66,9 +76,12 @@ class RejectedFloodTest {
                 assertThat(d.retryAfterNanos()).isEqualTo(first.retryAfterNanos());
             }
             long spent = commands() - before;
-            assertThat((double) spent / flood).as("Redis commands per rejected request (%d in all)", spent)
+            assertThat((double) spent / flood)
+                    .as("Redis commands per rejected request (%d in all)", spent)
                     .isLessThanOrEqualTo(0.05);
-            assertThat(spent).as("within the second before it asks again (the clock has not moved)").isZero();
+            assertThat(spent)
+                    .as("within the second before it asks again (the clock has not moved)")
+                    .isZero();
 
             // Half-way, the Retry-After counts down; another key is not affected.
             clock.advance(Duration.ofNanos(first.retryAfterNanos() / 2));
@@ -93,9 +106,21 @@ class RejectedFloodTest {
     void aFloodRejectedByALaterRuleCostsRedisNothingEither(Algorithm algorithm) {
         ManualClock clock = new ManualClock();
         try (JedisBucketStore store = store(clock);
-             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
-            Rule site = Rule.builder("site").key("user").limits("100/1m").algorithm(algorithm).build();
-            Rule hello = Rule.builder("hello").key("user").limits("1/1m").algorithm(algorithm).build();
+                RateLimiter limiter = RateLimiter.builder()
+                        .store(store)
+                        .timeMeter(clock)
+                        .waiter(clock)
+                        .build()) {
+            Rule site = Rule.builder("site")
+                    .key("user")
+                    .limits("100/1m")
+                    .algorithm(algorithm)
+                    .build();
+            Rule hello = Rule.builder("hello")
+                    .key("user")
+                    .limits("1/1m")
+                    .algorithm(algorithm)
+                    .build();
             Guard both = limiter.guard(site, hello);
             assertThat(both.acquire(user("mallory")).permitted()).isTrue();
             Decision first = both.acquire(user("mallory"));
@@ -111,7 +136,13 @@ class RejectedFloodTest {
             }
             assertThat(commands() - before).as("Redis commands for the flood").isZero();
             // 'site' paid for the first call only: the rejected one got its token back.
-            assertThat(limiter.guard(site).acquire(user("mallory")).verdicts().get(0).windows().get(0).remaining())
+            assertThat(limiter.guard(site)
+                            .acquire(user("mallory"))
+                            .verdicts()
+                            .get(0)
+                            .windows()
+                            .get(0)
+                            .remaining())
                     .isEqualTo(98);
         }
     }
@@ -120,13 +151,20 @@ class RejectedFloodTest {
     void aResetOrALimitChangeMakesItAskRedisAtOnce() {
         ManualClock clock = new ManualClock();
         try (JedisBucketStore store = store(clock);
-             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
-            Guard guard = limiter.guard(Rule.builder("api").key("user").limits("1/1h").build());
+                RateLimiter limiter = RateLimiter.builder()
+                        .store(store)
+                        .timeMeter(clock)
+                        .waiter(clock)
+                        .build()) {
+            Guard guard =
+                    limiter.guard(Rule.builder("api").key("user").limits("1/1h").build());
             assertThat(guard.acquire(user("bob")).permitted()).isTrue();
             assertThat(guard.acquire(user("bob")).permitted()).isFalse();
 
             limiter.reset("api", "bob");
-            assertThat(guard.acquire(user("bob")).permitted()).as("after a reset").isTrue();
+            assertThat(guard.acquire(user("bob")).permitted())
+                    .as("after a reset")
+                    .isTrue();
             assertThat(guard.acquire(user("bob")).permitted()).isFalse();
 
             // A limit change reaches the store as limitsChanged (from a LimitProvider): the next call asks Redis.
@@ -145,11 +183,20 @@ class RejectedFloodTest {
     void aSoftCallThatMayWaitTheRestOutIsReservedByRedis() {
         ManualClock clock = new ManualClock();
         try (JedisBucketStore store = store(clock);
-             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build()) {
-            Guard soft = limiter.guard(Rule.builder("api").key("user").limits("1/1m").mode(Mode.SOFT)
-                    .maxDelay(Duration.ofSeconds(30)).build());
+                RateLimiter limiter = RateLimiter.builder()
+                        .store(store)
+                        .timeMeter(clock)
+                        .waiter(clock)
+                        .build()) {
+            Guard soft = limiter.guard(Rule.builder("api")
+                    .key("user")
+                    .limits("1/1m")
+                    .mode(Mode.SOFT)
+                    .maxDelay(Duration.ofSeconds(30))
+                    .build());
             assertThat(soft.acquire(user("carol")).permitted()).isTrue();
-            assertThat(soft.acquire(user("carol")).outcome()).as("a minute to wait, 30 s allowed")
+            assertThat(soft.acquire(user("carol")).outcome())
+                    .as("a minute to wait, 30 s allowed")
                     .isEqualTo(Outcome.REJECTED);
             long before = commands();
             assertThat(soft.acquire(user("carol")).outcome()).isEqualTo(Outcome.REJECTED);

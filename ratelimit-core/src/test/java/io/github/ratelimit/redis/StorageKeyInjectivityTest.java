@@ -1,20 +1,19 @@
 package io.github.ratelimit.redis;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.RandomKeyCases;
-import org.junit.jupiter.api.Test;
-
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
+import org.junit.jupiter.api.Test;
 
 /**
  * A property of bucket identity, over random rule names, key expressions and values: the map from (rule, which
@@ -36,12 +35,15 @@ class StorageKeyInjectivityTest {
         ManualClock clock = new ManualClock();
         for (int i = 0; i < CASES; i++) {
             RandomKeyCases.Case drawn = cases.next();
-            RandomKeyCases.Case c = new RandomKeyCases.Case(drawn.rule(),
-                    expressionOf.computeIfAbsent(drawn.rule(), r -> drawn.expression()), drawn.request());
+            RandomKeyCases.Case c = new RandomKeyCases.Case(
+                    drawn.rule(), expressionOf.computeIfAbsent(drawn.rule(), r -> drawn.expression()), drawn.request());
             List<Object> identity = c.identity();
             String key;
             try (RateLimiter limiter = RateLimiter.builder().timeMeter(clock).build()) {
-                Decision d = limiter.guard(Rule.builder(c.rule()).key(c.expression()).limits("1/1h").build())
+                Decision d = limiter.guard(Rule.builder(c.rule())
+                                .key(c.expression())
+                                .limits("1/1h")
+                                .build())
                         .acquire(c.request().context());
                 key = d.verdicts().get(0).key();
             }

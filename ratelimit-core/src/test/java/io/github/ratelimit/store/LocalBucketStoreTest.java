@@ -1,35 +1,40 @@
 package io.github.ratelimit.store;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.bucket4j.BucketConfiguration;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.testing.ManualClock;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class LocalBucketStoreTest {
 
     private final ManualClock clock = new ManualClock();
-    private final BucketConfiguration fivePerSecond = BucketConfigurations.of(List.of(Limit.parse("5/1s")),
-            Algorithm.TOKEN_BUCKET);
+    private final BucketConfiguration fivePerSecond =
+            BucketConfigurations.of(List.of(Limit.parse("5/1s")), Algorithm.TOKEN_BUCKET);
 
     @Test
     void staysBoundedUnderAMillionDistinctKeys() {
-        LocalBucketStore store = LocalBucketStore.builder().maximumKeys(10_000).timeMeter(clock)
-                .executor(Runnable::run).build();
+        LocalBucketStore store = LocalBucketStore.builder()
+                .maximumKeys(10_000)
+                .timeMeter(clock)
+                .executor(Runnable::run)
+                .build();
         for (int i = 0; i < 1_000_000; i++) {
-            store.bucketFor(new BucketStore.Key("flood", "key-" + i), fivePerSecond).consume(1);
+            store.bucketFor(new BucketStore.Key("flood", "key-" + i), fivePerSecond)
+                    .consume(1);
         }
         store.cleanUp();
         assertThat(store.size()).isLessThanOrEqualTo(10_000);
         // The most recent keys are still tracked.
-        assertThat(store.bucketFor(new BucketStore.Key("flood", "key-999999"), fivePerSecond).availableTokens()).isEqualTo(4);
+        assertThat(store.bucketFor(new BucketStore.Key("flood", "key-999999"), fivePerSecond)
+                        .availableTokens())
+                .isEqualTo(4);
     }
 
     @Test
@@ -37,20 +42,29 @@ class LocalBucketStoreTest {
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).build();
         LocalBucketStore.LocalBucket a = store.bucketFor(new BucketStore.Key("r", "k"), fivePerSecond);
         a.consume(5);
-        assertThat(store.bucketFor(new BucketStore.Key("r", "k"), fivePerSecond).availableTokens()).isZero();
-        assertThat(store.bucketFor(new BucketStore.Key("r", "other"), fivePerSecond).availableTokens()).isEqualTo(5);
-        assertThat(store.bucketFor(new BucketStore.Key("other-rule", "k"), fivePerSecond).availableTokens()).isEqualTo(5);
+        assertThat(store.bucketFor(new BucketStore.Key("r", "k"), fivePerSecond).availableTokens())
+                .isZero();
+        assertThat(store.bucketFor(new BucketStore.Key("r", "other"), fivePerSecond)
+                        .availableTokens())
+                .isEqualTo(5);
+        assertThat(store.bucketFor(new BucketStore.Key("other-rule", "k"), fivePerSecond)
+                        .availableTokens())
+                .isEqualTo(5);
     }
 
     @Test
     void dropsAnIdleBucketOnlyOnceItWouldBeFullAgain() {
-        LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).executor(Runnable::run).build();
+        LocalBucketStore store = LocalBucketStore.builder()
+                .timeMeter(clock)
+                .executor(Runnable::run)
+                .build();
         BucketConfiguration perMinute = BucketConfigurations.of(List.of(Limit.parse("60/1m")), Algorithm.TOKEN_BUCKET);
         store.bucketFor(new BucketStore.Key("r", "k"), perMinute).consume(60);
         clock.advance(Duration.ofSeconds(30));
         store.cleanUp();
         assertThat(store.size()).isEqualTo(1);
-        assertThat(store.bucketFor(new BucketStore.Key("r", "k"), perMinute).availableTokens()).isEqualTo(30);
+        assertThat(store.bucketFor(new BucketStore.Key("r", "k"), perMinute).availableTokens())
+                .isEqualTo(30);
         clock.advance(Duration.ofSeconds(121));
         store.cleanUp();
         assertThat(store.size()).isZero();
@@ -58,11 +72,20 @@ class LocalBucketStoreTest {
 
     @Test
     void keepsABucketThatOwesTokensUntilTheDebtIsRepaid() {
-        LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).executor(Runnable::run).build();
-        try (io.github.ratelimit.RateLimiter limiter = io.github.ratelimit.RateLimiter.builder().store(store)
-                .timeMeter(clock).waiter(clock).build()) {
-            io.github.ratelimit.Guard guard = limiter.guard(io.github.ratelimit.Rule.builder("soft").limits("1/1s")
-                    .mode(io.github.ratelimit.Mode.SOFT).maxDelay(Duration.ofSeconds(20)).build());
+        LocalBucketStore store = LocalBucketStore.builder()
+                .timeMeter(clock)
+                .executor(Runnable::run)
+                .build();
+        try (io.github.ratelimit.RateLimiter limiter = io.github.ratelimit.RateLimiter.builder()
+                .store(store)
+                .timeMeter(clock)
+                .waiter(clock)
+                .build()) {
+            io.github.ratelimit.Guard guard = limiter.guard(io.github.ratelimit.Rule.builder("soft")
+                    .limits("1/1s")
+                    .mode(io.github.ratelimit.Mode.SOFT)
+                    .maxDelay(Duration.ofSeconds(20))
+                    .build());
             for (int i = 0; i < 10; i++) {
                 guard.acquireAsync(io.github.ratelimit.RequestContext.empty()); // nine reserved ahead: 9 s of debt
             }
@@ -85,12 +108,14 @@ class LocalBucketStoreTest {
     void replacesTheConfigurationOfAnExistingBucket() {
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).build();
         store.bucketFor(new BucketStore.Key("r", "k"), fivePerSecond).consume(2);
-        BucketConfiguration tenPerSecond = BucketConfigurations.of(List.of(Limit.parse("10/1s")), Algorithm.TOKEN_BUCKET);
+        BucketConfiguration tenPerSecond =
+                BucketConfigurations.of(List.of(Limit.parse("10/1s")), Algorithm.TOKEN_BUCKET);
         LocalBucketStore.LocalBucket bucket = store.bucketFor(new BucketStore.Key("r", "k"), tenPerSecond);
         assertThat(bucket.availableTokens()).isEqualTo(8);
         // An equal configuration built anew is not a change.
         BucketConfiguration again = BucketConfigurations.of(List.of(Limit.parse("10/1s")), Algorithm.TOKEN_BUCKET);
-        assertThat(store.bucketFor(new BucketStore.Key("r", "k"), again).availableTokens()).isEqualTo(8);
+        assertThat(store.bucketFor(new BucketStore.Key("r", "k"), again).availableTokens())
+                .isEqualTo(8);
     }
 
     @Test

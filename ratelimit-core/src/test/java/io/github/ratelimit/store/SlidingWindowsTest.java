@@ -1,11 +1,11 @@
 package io.github.ratelimit.store;
 
-
+import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.ratelimit.Algorithm;
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.Mode;
@@ -13,18 +13,15 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.testing.ManualClock;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The sliding windows in this JVM, beyond the contract every store keeps: how much they admit over a long random
@@ -43,13 +40,20 @@ class SlidingWindowsTest {
     }
 
     private RateLimiter limiter(LocalBucketStore store) {
-        RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock).build();
+        RateLimiter limiter = RateLimiter.builder()
+                .store(store)
+                .timeMeter(clock)
+                .waiter(clock)
+                .build();
         open.add(limiter);
         return limiter;
     }
 
     private LocalBucketStore store(long maximumKeys) {
-        return LocalBucketStore.builder().timeMeter(clock).maximumKeys(maximumKeys).build();
+        return LocalBucketStore.builder()
+                .timeMeter(clock)
+                .maximumKeys(maximumKeys)
+                .build();
     }
 
     /**
@@ -64,13 +68,13 @@ class SlidingWindowsTest {
         long[] trace = new long[20_000];
         long t = 0;
         for (int i = 0; i < trace.length; ) {
-            t += (long) (random.nextDouble() * random.nextDouble() * 3_000_000_000L);   // mostly short gaps
+            t += (long) (random.nextDouble() * random.nextDouble() * 3_000_000_000L); // mostly short gaps
             int burst = 1 + random.nextInt(random.nextInt(4) == 0 ? 60 : 8);
             for (int b = 0; b < burst && i < trace.length; b++) {
                 trace[i++] = t + b * 5_000_000L;
             }
         }
-        java.util.Arrays.sort(trace);   // a burst may run into the next one: time only moves forward
+        java.util.Arrays.sort(trace); // a burst may run into the next one: time only moves forward
         long window = Duration.ofSeconds(10).toNanos();
         int limit = 20;
         int log = maxInAnyWindow(admitted(Algorithm.SLIDING_WINDOW_LOG, trace), window);
@@ -84,8 +88,10 @@ class SlidingWindowsTest {
     private long[] admitted(Algorithm algorithm, long[] trace) {
         ManualClock own = new ManualClock();
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(own).build();
-        try (RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(own).build()) {
-            Guard guard = limiter.guard(Rule.builder("trace").limits("20/10s").algorithm(algorithm).build());
+        try (RateLimiter limiter =
+                RateLimiter.builder().store(store).timeMeter(own).build()) {
+            Guard guard = limiter.guard(
+                    Rule.builder("trace").limits("20/10s").algorithm(algorithm).build());
             long[] admitted = new long[trace.length];
             int n = 0;
             long now = 0;
@@ -114,12 +120,15 @@ class SlidingWindowsTest {
     }
 
     @ParameterizedTest
-    @org.junit.jupiter.params.provider.EnumSource(value = Algorithm.class, names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
+    @org.junit.jupiter.params.provider.EnumSource(
+            value = Algorithm.class,
+            names = {"SLIDING_WINDOW_LOG", "SLIDING_WINDOW_COUNTER"})
     void aWallClockThatStepsBackNeitherFailsNorForgets(Algorithm algorithm) {
-        Guard guard = limiter(store(1_000)).guard(Rule.builder("back").limits("5/1s").algorithm(algorithm).build());
+        Guard guard = limiter(store(1_000))
+                .guard(Rule.builder("back").limits("5/1s").algorithm(algorithm).build());
         clock.advance(Duration.ofMillis(10_500));
         assertThat(allowedOf(guard, 10)).isEqualTo(5);
-        clock.advanceNanos(-2_500_000_000L);   // NTP steps the clock back
+        clock.advanceNanos(-2_500_000_000L); // NTP steps the clock back
         List<Decision> after = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
             after.add(guard.acquire(RequestContext.empty()));
@@ -141,14 +150,21 @@ class SlidingWindowsTest {
     @Test
     void aLogKeyIsDroppedOnceItsNewestCallHasLeftTheLongestWindowAndNotBefore() {
         LocalBucketStore store = store(1_000);
-        Guard guard = limiter(store).guard(Rule.builder("log").limits("2/10s", "5/1m").mode(Mode.SOFT)
-                .maxDelay(Duration.ofSeconds(15)).algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+        Guard guard = limiter(store)
+                .guard(Rule.builder("log")
+                        .limits("2/10s", "5/1m")
+                        .mode(Mode.SOFT)
+                        .maxDelay(Duration.ofSeconds(15))
+                        .algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                        .build());
         for (int i = 0; i < 3; i++) {
-            guard.acquireAsync(RequestContext.empty());   // two now, one reserved at 10 s
+            guard.acquireAsync(RequestContext.empty()); // two now, one reserved at 10 s
         }
         clock.advance(Duration.ofSeconds(65));
         store.cleanUp();
-        assertThat(store.size()).as("the call reserved at 10 s counts until 70 s").isEqualTo(1);
+        assertThat(store.size())
+                .as("the call reserved at 10 s counts until 70 s")
+                .isEqualTo(1);
         clock.advance(Duration.ofSeconds(7));
         store.cleanUp();
         assertThat(store.size()).isZero();
@@ -157,23 +173,33 @@ class SlidingWindowsTest {
     @Test
     void aLogWeighsAsTheCallsItMayHoldSoManyLongLogsCannotExhaustTheHeap() {
         LocalBucketStore store = store(10_000);
-        Guard guard = limiter(store).guard(Rule.builder("big").key("user").limits("10000/1h")
-                .algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+        Guard guard = limiter(store)
+                .guard(Rule.builder("big")
+                        .key("user")
+                        .limits("10000/1h")
+                        .algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                        .build());
         for (int i = 0; i < 50; i++) {
             guard.acquire(RequestContext.builder().principal("u" + i).build());
         }
         store.cleanUp();
         // Each key weighs 1 + 10000 / 16 = 626 of the 10,000: fifteen fit at a time.
         assertThat(store.size()).isEqualTo(15);
-        assertThat(LocalBucketStore.weight(new SlidingLogState(BucketStore.Limits.of(List.of(Limit.parse("10000/1h")),
-                Algorithm.SLIDING_WINDOW_LOG), clock, null))).isEqualTo(626);
+        assertThat(LocalBucketStore.weight(new SlidingLogState(
+                        BucketStore.Limits.of(List.of(Limit.parse("10000/1h")), Algorithm.SLIDING_WINDOW_LOG),
+                        clock,
+                        null)))
+                .isEqualTo(626);
     }
 
     @Test
     void aLogHeavierThanTheWholeStoreStillLimits() {
         // 2000 calls weigh 126, more than the 100 the store holds: capped at a tenth, so the log is kept.
-        Guard guard = limiter(store(100)).guard(Rule.builder("big").limits("2000/1h")
-                .algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+        Guard guard = limiter(store(100))
+                .guard(Rule.builder("big")
+                        .limits("2000/1h")
+                        .algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                        .build());
         int admitted = 0;
         for (int i = 0; i < 2_100; i++) {
             admitted += guard.acquire(RequestContext.empty()).permitted() ? 1 : 0;
@@ -186,10 +212,18 @@ class SlidingWindowsTest {
         LocalBucketStore store = store(1_000);
         java.util.concurrent.atomic.AtomicReference<List<Limit>> plan =
                 new java.util.concurrent.atomic.AtomicReference<>(List.of(Limit.parse("2/1s")));
-        RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).waiter(clock)
-                .limitProvider((rule, key) -> plan.get(), Duration.ofMillis(1)).build();
+        RateLimiter limiter = RateLimiter.builder()
+                .store(store)
+                .timeMeter(clock)
+                .waiter(clock)
+                .limitProvider((rule, key) -> plan.get(), Duration.ofMillis(1))
+                .build();
         open.add(limiter);
-        Guard guard = limiter.guard(Rule.builder("grow").key("user").limits("2/1s").algorithm(Algorithm.SLIDING_WINDOW_LOG).build());
+        Guard guard = limiter.guard(Rule.builder("grow")
+                .key("user")
+                .limits("2/1s")
+                .algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                .build());
         RequestContext alice = RequestContext.builder().principal("alice").build();
         assertThat(guard.acquire(alice).permitted()).isTrue();
         plan.set(List.of(Limit.parse("2/1h")));
@@ -198,7 +232,9 @@ class SlidingWindowsTest {
         clock.advance(Duration.ofMillis(2_600));
         store.cleanUp();
         // Kept for the hour its calls now count, not for the second they counted under the old limits.
-        assertThat(guard.acquire(alice).permitted()).as("a third within the hour").isFalse();
+        assertThat(guard.acquire(alice).permitted())
+                .as("a third within the hour")
+                .isFalse();
     }
 
     /**
@@ -207,8 +243,13 @@ class SlidingWindowsTest {
      */
     @Test
     void aSoftTokenBucketWithBurstOneIsALeakyBucket() {
-        Guard leaky = limiter(store(1_000)).guard(Rule.builder("leaky").limits("5/1s burst=1").mode(Mode.SOFT)
-                .maxDelay(Duration.ofSeconds(10)).maxWaiting(4).build());
+        Guard leaky = limiter(store(1_000))
+                .guard(Rule.builder("leaky")
+                        .limits("5/1s burst=1")
+                        .mode(Mode.SOFT)
+                        .maxDelay(Duration.ofSeconds(10))
+                        .maxWaiting(4)
+                        .build());
         List<CompletableFuture<Decision>> calls = new ArrayList<>();
         for (int i = 0; i < 7; i++) {
             calls.add(leaky.acquireAsync(RequestContext.empty()));
@@ -224,7 +265,9 @@ class SlidingWindowsTest {
         for (int step = 1; step <= 4; step++) {
             clock.advance(Duration.ofMillis(200));
             for (int i = 1; i <= 4; i++) {
-                assertThat(calls.get(i).isDone()).as("call %d after %d ms", i, step * 200).isEqualTo(i <= step);
+                assertThat(calls.get(i).isDone())
+                        .as("call %d after %d ms", i, step * 200)
+                        .isEqualTo(i <= step);
             }
             assertThat(calls.get(step).join().delayNanos()).isEqualTo(step * 200_000_000L);
         }
@@ -239,10 +282,18 @@ class SlidingWindowsTest {
         // This store holds a counter's intervals from the oldest to the newest, so it bounds their span; Redis holds
         // only the intervals counted (a hash field each), so it holds this call and delays it.
         RateLimiter limiter = limiter(store(1_000));
-        Rule slow = Rule.builder("slow").algorithm(Algorithm.SLIDING_WINDOW_LOG).limits("1/10s").mode(Mode.SOFT)
-                .maxDelay(Duration.ofSeconds(20)).build();
-        Rule fast = Rule.builder("fast").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).limits("1/100ms").mode(Mode.SOFT)
-                .maxDelay(Duration.ofMillis(200)).build();
+        Rule slow = Rule.builder("slow")
+                .algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                .limits("1/10s")
+                .mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(20))
+                .build();
+        Rule fast = Rule.builder("fast")
+                .algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                .limits("1/100ms")
+                .mode(Mode.SOFT)
+                .maxDelay(Duration.ofMillis(200))
+                .build();
         Guard both = limiter.guard(slow, fast);
         assertThat(both.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
         // The counter has room at 200 ms, but the log makes the call run at 10 s: a hundred of the counter's
@@ -251,12 +302,17 @@ class SlidingWindowsTest {
         Decision rejected = both.acquireAsync(RequestContext.empty()).getNow(null);
         assertThat(rejected).as("decided at once, not delayed").isNotNull();
         assertThat(rejected.outcome()).isEqualTo(Outcome.REJECTED);
-        assertThat(rejected.verdicts()).filteredOn(v -> v.rule().equals("fast"))
-                .singleElement().satisfies(v -> assertThat(v.outcome()).isEqualTo(Outcome.REJECTED));
+        assertThat(rejected.verdicts())
+                .filteredOn(v -> v.rule().equals("fast"))
+                .singleElement()
+                .satisfies(v -> assertThat(v.outcome()).isEqualTo(Outcome.REJECTED));
         assertThat(rejected.retryAfterNanos()).isPositive();
         CompletableFuture<Decision> slowAgain = limiter.guard(slow).acquireAsync(RequestContext.empty());
         clock.advance(Duration.ofSeconds(10));
-        assertThat(slowAgain.getNow(null)).as("the log's place at 10 s is free again").isNotNull()
-                .extracting(Decision::delayNanos).isEqualTo(10_000_000_000L);
+        assertThat(slowAgain.getNow(null))
+                .as("the log's place at 10 s is free again")
+                .isNotNull()
+                .extracting(Decision::delayNanos)
+                .isEqualTo(10_000_000_000L);
     }
 }

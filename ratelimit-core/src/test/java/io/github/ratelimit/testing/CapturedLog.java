@@ -51,8 +51,7 @@ public final class CapturedLog extends Handler implements AutoCloseable {
     }
 
     @Override
-    public void flush() {
-    }
+    public void flush() {}
 
     @Override
     public void close() {

@@ -1,5 +1,7 @@
 package io.github.ratelimit.testing;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
+
 import com.tngtech.archunit.base.DescribedPredicate;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaClasses;
@@ -12,12 +14,9 @@ import com.tngtech.archunit.lang.ArchCondition;
 import com.tngtech.archunit.lang.ArchRule;
 import com.tngtech.archunit.lang.ConditionEvents;
 import com.tngtech.archunit.lang.SimpleConditionEvent;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-
-import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 
 /**
  * The rule every module's architecture test applies: no public signature outside an {@code internal} package names a
@@ -29,8 +28,7 @@ public final class InternalTypes {
 
     private static final String INTERNAL = ".internal";
 
-    private InternalTypes() {
-    }
+    private InternalTypes() {}
 
     /**
      * @return the rule, to check against a module's main classes
@@ -44,7 +42,11 @@ public final class InternalTypes {
      * @return the rule, to check against a module's main classes
      */
     public static ArchRule areNamedByNoPublicSignatureBut(DescribedPredicate<? super JavaClass> exempt) {
-        return classes().that().arePublic().and().resideOutsideOfPackage("..internal..")
+        return classes()
+                .that()
+                .arePublic()
+                .and()
+                .resideOutsideOfPackage("..internal..")
                 .and(DescribedPredicate.not(exempt))
                 .should(new ArchCondition<JavaClass>("name no type of an internal package in a public signature") {
                     @Override
@@ -73,7 +75,8 @@ public final class InternalTypes {
                 .filter(c -> !internal(c.getPackageName()))
                 .map(JavaClass::getName)
                 .filter(n -> !n.endsWith(".package-info"))
-                .sorted().toList();
+                .sorted()
+                .toList();
     }
 
     private static boolean internal(String packageName) {
@@ -82,7 +85,9 @@ public final class InternalTypes {
 
     /** Whether users can name the type: it and every class enclosing it are public. */
     private static boolean reachable(JavaClass type) {
-        for (Optional<JavaClass> c = Optional.of(type); c.isPresent(); c = c.get().getEnclosingClass()) {
+        for (Optional<JavaClass> c = Optional.of(type);
+                c.isPresent();
+                c = c.get().getEnclosingClass()) {
             if (!c.get().getModifiers().contains(JavaModifier.PUBLIC)) {
                 return false;
             }

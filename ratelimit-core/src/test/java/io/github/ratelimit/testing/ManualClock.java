@@ -2,7 +2,6 @@ package io.github.ratelimit.testing;
 
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.RateLimiter.Waiter;
-
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -23,8 +22,7 @@ public final class ManualClock implements TimeMeter, Waiter {
     private final List<Timer> timers = new ArrayList<>();
     private long awaitedNanos;
 
-    private record Timer(long due, CompletableFuture<Void> future) {
-    }
+    private record Timer(long due, CompletableFuture<Void> future) {}
 
     public ManualClock() {
         this(START);

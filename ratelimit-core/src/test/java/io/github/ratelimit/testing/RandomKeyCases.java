@@ -1,7 +1,6 @@
 package io.github.ratelimit.testing;
 
 import io.github.ratelimit.RequestContext;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -78,9 +77,35 @@ public final class RandomKeyCases {
 
     private static final String RULE_CHARS = "ab:%:-_.#[]/";
     private static final String[] ATOMS = {"user", "header:X-A", "header:X-B", "header:X-C"};
-    private static final String[] VALUE_PIECES = {"a", "b", "alice", ":", "+", "=", "\\", "~", "{", "}", "%", "%7B",
-            "%3A", "|", " ", "\u0000", "\r\n", "\ud800", "\udc00", "\ud83d\ude00", "é", "~sha256:", "~missing", "user=",
-            "header:X-A=", "ip", "203.0.113.7"};
+    private static final String[] VALUE_PIECES = {
+        "a",
+        "b",
+        "alice",
+        ":",
+        "+",
+        "=",
+        "\\",
+        "~",
+        "{",
+        "}",
+        "%",
+        "%7B",
+        "%3A",
+        "|",
+        " ",
+        "\u0000",
+        "\r\n",
+        "\ud800",
+        "\udc00",
+        "\ud83d\ude00",
+        "é",
+        "~sha256:",
+        "~missing",
+        "user=",
+        "header:X-A=",
+        "ip",
+        "203.0.113.7"
+    };
 
     private final Random random;
 

@@ -1,15 +1,14 @@
 package io.github.ratelimit.testing;
 
-import org.greenbytes.http.sfv.IntegerItem;
-import org.greenbytes.http.sfv.ListElement;
-import org.greenbytes.http.sfv.Parser;
-import org.greenbytes.http.sfv.StringItem;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.greenbytes.http.sfv.IntegerItem;
+import org.greenbytes.http.sfv.ListElement;
+import org.greenbytes.http.sfv.Parser;
+import org.greenbytes.http.sfv.StringItem;
 
 /**
  * Reads the draft's {@code RateLimit-Policy} and {@code RateLimit} fields with a real RFC 8941/9651 parser, as a
@@ -17,8 +16,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 public final class RateLimitFields {
 
-    private RateLimitFields() {
-    }
+    private RateLimitFields() {}
 
     /**
      * @param field a field's value
@@ -30,13 +28,17 @@ public final class RateLimitFields {
         for (ListElement<?> element : Parser.parseList(field).get()) {
             assertThat(element).as("item of %s", field).isInstanceOf(StringItem.class);
             StringItem item = (StringItem) element;
-            assertThat(item.getParams().keySet()).as("parameters of %s", item.get()).isEqualTo(Set.of(parameters));
+            assertThat(item.getParams().keySet())
+                    .as("parameters of %s", item.get())
+                    .isEqualTo(Set.of(parameters));
             Map<String, Long> values = new LinkedHashMap<>();
             item.getParams().forEach((name, value) -> {
                 assertThat(value).as("%s of %s", name, item.get()).isInstanceOf(IntegerItem.class);
                 values.put(name, ((IntegerItem) value).get());
             });
-            assertThat(items.put(item.get(), values)).as("item %s once", item.get()).isNull();
+            assertThat(items.put(item.get(), values))
+                    .as("item %s once", item.get())
+                    .isNull();
         }
         return items;
     }

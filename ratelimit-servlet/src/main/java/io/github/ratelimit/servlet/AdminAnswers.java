@@ -5,7 +5,6 @@ import io.github.ratelimit.internal.web.Json;
 import io.github.ratelimit.internal.web.ProblemDetails;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
@@ -60,8 +59,10 @@ final class AdminAnswers {
     }
 
     private void problem(int status, @Nullable String detail, Map<String, Object> extensions) throws IOException {
-        send(status, ProblemDetails.MEDIA_TYPE, ProblemDetails.body(detail, status, request.getRequestURI(),
-                extensions));
+        send(
+                status,
+                ProblemDetails.MEDIA_TYPE,
+                ProblemDetails.body(detail, status, request.getRequestURI(), extensions));
     }
 
     private void send(int status, String mediaType, String body) throws IOException {

@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  * @param rule the rule it names, or {@code null}
  * @param key the key it names, or {@code null}
  */
-record AdminRoute(Kind kind, @Nullable String rule, @Nullable String key) {
+record AdminRoute(
+        Kind kind, @Nullable String rule, @Nullable String key) {
 
     /** What a path shows or changes. */
     enum Kind {
@@ -34,8 +35,8 @@ record AdminRoute(Kind kind, @Nullable String rule, @Nullable String key) {
     }
 
     /** Every path the servlet answers, for the message of a 404. */
-    static final String PATHS = "GET /, GET /rejected, GET /health, and GET, POST or DELETE /keys/{rule} and "
-            + "/keys/{rule}/{key}";
+    static final String PATHS =
+            "GET /, GET /rejected, GET /health, and GET, POST or DELETE /keys/{rule} and " + "/keys/{rule}/{key}";
 
     /**
      * @param pathInfo the request's path info: the path after the servlet's mapping, or {@code null}
@@ -54,8 +55,10 @@ record AdminRoute(Kind kind, @Nullable String rule, @Nullable String key) {
         return switch (segments[0]) {
             case "rejected" -> segments.length == 1 ? new AdminRoute(Kind.REJECTED, null, null) : null;
             case "health" -> segments.length == 1 ? new AdminRoute(Kind.HEALTH, null, null) : null;
-            case "keys" -> segments.length == 2 ? new AdminRoute(Kind.RULE_KEYS, segments[1], null)
-                    : segments.length == 3 ? new AdminRoute(Kind.KEY, segments[1], segments[2]) : null;
+            case "keys" ->
+                segments.length == 2
+                        ? new AdminRoute(Kind.RULE_KEYS, segments[1], null)
+                        : segments.length == 3 ? new AdminRoute(Kind.KEY, segments[1], segments[2]) : null;
             default -> null;
         };
     }

@@ -40,5 +40,6 @@ public interface ClientConnections {
      * @return the probe of its connection, or {@code null} when this request's connection cannot be checked (another
      *         container, another protocol, a body that has not been read)
      */
-    @Nullable Probe watch(HttpServletRequest request);
+    @Nullable
+    Probe watch(HttpServletRequest request);
 }

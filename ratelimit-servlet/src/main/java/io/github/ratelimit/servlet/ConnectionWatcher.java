@@ -143,8 +143,10 @@ final class ConnectionWatcher {
                 try {
                     gone = probe.clientGone();
                 } catch (RuntimeException e) {
-                    LOG.log(System.Logger.Level.DEBUG, "Checking a waiting request's connection failed; it is no "
-                            + "longer checked", e);
+                    LOG.log(
+                            System.Logger.Level.DEBUG,
+                            "Checking a waiting request's connection failed; it is no " + "longer checked",
+                            e);
                     gone = false;
                     ended = true;
                 }

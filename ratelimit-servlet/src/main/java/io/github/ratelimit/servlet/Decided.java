@@ -10,7 +10,6 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -27,6 +26,7 @@ final class Decided {
     final Decision decision;
     /** Whether the handler's own rules count failures: a handler that throws is then a failed attempt. */
     private final boolean handlerCountsFailures;
+
     private final AtomicBoolean chained = new AtomicBoolean();
     private final AtomicBoolean settled = new AtomicBoolean();
 
@@ -110,7 +110,8 @@ final class Decided {
      */
     boolean failed(ServletRequest request, ServletResponse response, boolean threw) {
         return (threw && handlerCountsFailures)
-                || (response instanceof HttpServletResponse http && http.getStatus() == HttpServletResponse.SC_UNAUTHORIZED)
+                || (response instanceof HttpServletResponse http
+                        && http.getStatus() == HttpServletResponse.SC_UNAUTHORIZED)
                 || Boolean.TRUE.equals(request.getAttribute(RateLimitFilter.FAILED_ATTEMPT_ATTRIBUTE));
     }
 
@@ -123,7 +124,8 @@ final class Decided {
         }
 
         /** @return the filters' decisions combined as they stand after the refund, or {@code null} for none */
-        @Nullable Decision refund() {
+        @Nullable
+        Decision refund() {
             Decision shown = null;
             for (Decided d : all) {
                 Decision now = d.settle() ? d.guard.refund(d.decision) : d.decision;
@@ -178,7 +180,8 @@ final class Decided {
             ended = true;
             Decided d = decided;
             if (d != null && d.decision.permitted() && d.guard.settlesOnCompletion()) {
-                d.completed(d.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw),
+                d.completed(
+                        d.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw),
                         status(event.getSuppliedResponse(), threw));
             }
         }
@@ -212,7 +215,8 @@ final class Decided {
 
         @Override
         public void onComplete(AsyncEvent event) {
-            decided.completed(decided.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw),
+            decided.completed(
+                    decided.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw),
                     status(event.getSuppliedResponse(), threw));
         }
 

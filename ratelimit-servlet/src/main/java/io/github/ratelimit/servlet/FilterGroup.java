@@ -9,7 +9,6 @@ import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.BucketStore;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
-
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -43,11 +42,9 @@ final class FilterGroup {
      * @param store its limiter's bucket store
      * @param admin the admin it published
      */
-    record Member(String filter, RateLimiter limiter, BucketStore store, LimitAdmin admin) {
-    }
+    record Member(String filter, RateLimiter limiter, BucketStore store, LimitAdmin admin) {}
 
-    private FilterGroup() {
-    }
+    private FilterGroup() {}
 
     /**
      * Publishes a filter's limiter, limit store and admin in the servlet context, under the filter's name, and joins
@@ -68,8 +65,11 @@ final class FilterGroup {
         }
         List<RateLimiter> group = list(context, ATTRIBUTE);
         group.add(limiter);
-        LimitAdmin admin = LimitAdmin.of(limiter, limitStore instanceof RedisLimitProvider redis ? redis : null,
-                settings.rules().stream().map(UrlRule::rule).toList(), () -> group);
+        LimitAdmin admin = LimitAdmin.of(
+                limiter,
+                limitStore instanceof RedisLimitProvider redis ? redis : null,
+                settings.rules().stream().map(UrlRule::rule).toList(),
+                () -> group);
         context.setAttribute(RateLimitFilter.ADMIN_ATTRIBUTE + "." + name, admin);
         FilterGroup.<Member>list(context, MEMBERS_ATTRIBUTE).add(new Member(name, limiter, settings.store(), admin));
         return context;

@@ -2,7 +2,6 @@ package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.Rule;
 import jakarta.servlet.http.HttpServletRequest;
-
 import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;

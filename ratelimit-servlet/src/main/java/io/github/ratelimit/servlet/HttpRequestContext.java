@@ -4,7 +4,6 @@ import io.github.ratelimit.RequestContext;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletRequestWrapper;
 import jakarta.servlet.http.HttpServletRequest;
-
 import java.security.Principal;
 import java.util.Arrays;
 import java.util.Collections;
@@ -191,11 +190,14 @@ public final class HttpRequestContext implements RequestContext {
 
     /** Says, once per filter, that the container's rewriting makes the {@code ip} key one clients may choose. */
     static void warnContainerRewritesAddresses() {
-        System.getLogger(RateLimitFilter.class.getName()).log(System.Logger.Level.WARNING, "Tomcat's RemoteIpValve "
-                + "(or RemoteIpFilter) rewrites client addresses from X-Forwarded-For before this filter runs, trusting "
-                + "the proxies in its internalProxies setting (by default every private address). The 'ip' key then "
-                + "counts by an address that such a proxy's clients can choose. Either remove the valve and list your "
-                + "proxies in ratelimit.trusted-proxies, or, if its internalProxies lists only your own proxies, set "
-                + "ratelimit.trust-container-forwarding=true. See docs/servlet.md, Client addresses.");
+        System.getLogger(RateLimitFilter.class.getName())
+                .log(
+                        System.Logger.Level.WARNING,
+                        "Tomcat's RemoteIpValve "
+                                + "(or RemoteIpFilter) rewrites client addresses from X-Forwarded-For before this filter runs, trusting "
+                                + "the proxies in its internalProxies setting (by default every private address). The 'ip' key then "
+                                + "counts by an address that such a proxy's clients can choose. Either remove the valve and list your "
+                                + "proxies in ratelimit.trusted-proxies, or, if its internalProxies lists only your own proxies, set "
+                                + "ratelimit.trust-container-forwarding=true. See docs/servlet.md, Client addresses.");
     }
 }

@@ -4,7 +4,6 @@ import io.github.ratelimit.Guard;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlGuards;
 import jakarta.servlet.http.HttpServletRequest;
-
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -36,8 +35,8 @@ record Matched(Guard guard, HttpServletRequest view, boolean handlerCountsFailur
                 view = match.view() != null ? match.view() : view;
             }
         }
-        Guard guard = guards.forRequest(request.getMethod(), HttpRequestContext.pathWithinApplication(request),
-                ofHandler);
+        Guard guard =
+                guards.forRequest(request.getMethod(), HttpRequestContext.pathWithinApplication(request), ofHandler);
         return guard == null ? null : new Matched(guard, view, countsFailures(ofHandler));
     }
 

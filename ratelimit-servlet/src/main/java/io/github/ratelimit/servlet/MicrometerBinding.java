@@ -4,7 +4,6 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.metrics.MicrometerMetrics;
 import io.github.ratelimit.store.BucketStore;
 import io.micrometer.core.instrument.Metrics;
-
 import java.util.OptionalDouble;
 
 /**
@@ -14,11 +13,10 @@ import java.util.OptionalDouble;
  */
 final class MicrometerBinding {
 
-    private MicrometerBinding() {
-    }
+    private MicrometerBinding() {}
 
-    static RateLimiter.Listener globalRegistry(BucketStore store, io.github.ratelimit.LimitProvider limitStore,
-                                               double nearLimit) {
+    static RateLimiter.Listener globalRegistry(
+            BucketStore store, io.github.ratelimit.LimitProvider limitStore, double nearLimit) {
         MicrometerMetrics metrics = new MicrometerMetrics(Metrics.globalRegistry, nearLimit);
         metrics.bindStore(store);
         metrics.bindLimitStore(limitStore);

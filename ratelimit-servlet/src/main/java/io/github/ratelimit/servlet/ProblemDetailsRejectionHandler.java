@@ -3,7 +3,6 @@ package io.github.ratelimit.servlet;
 import io.github.ratelimit.Decision;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
@@ -58,9 +57,12 @@ public final class ProblemDetailsRejectionHandler implements RejectionHandler {
      * @param e what was too large
      * @throws IOException when the client went away
      */
-    public static void tooLarge(HttpServletRequest request, HttpServletResponse response,
-                                io.github.ratelimit.CallTooLargeException e) throws IOException {
-        write(response, io.github.ratelimit.internal.web.ProblemDetails.TOO_LARGE,
+    public static void tooLarge(
+            HttpServletRequest request, HttpServletResponse response, io.github.ratelimit.CallTooLargeException e)
+            throws IOException {
+        write(
+                response,
+                io.github.ratelimit.internal.web.ProblemDetails.TOO_LARGE,
                 io.github.ratelimit.internal.web.ProblemDetails.tooLarge(e, request.getRequestURI()));
     }
 

@@ -11,7 +11,6 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -93,8 +92,7 @@ public class RateLimitAdminServlet extends HttpServlet {
     /**
      * Creates the servlet; the container configures it from its init-params.
      */
-    public RateLimitAdminServlet() {
-    }
+    public RateLimitAdminServlet() {}
 
     /**
      * Reads the init-params {@code filter-name} and {@code require-authentication}.
@@ -127,8 +125,10 @@ public class RateLimitAdminServlet extends HttpServlet {
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
         AdminAnswers answers = new AdminAnswers(request, response);
         if (requireAuthentication && request.getUserPrincipal() == null) {
-            answers.problem(403, "the rate-limit admin answers authenticated callers only: protect its mapping "
-                    + "with a security-constraint (or set its init-param require-authentication=false)");
+            answers.problem(
+                    403,
+                    "the rate-limit admin answers authenticated callers only: protect its mapping "
+                            + "with a security-constraint (or set its init-param require-authentication=false)");
             return;
         }
         AdminRoute route = AdminRoute.of(request.getPathInfo());
@@ -142,31 +142,42 @@ public class RateLimitAdminServlet extends HttpServlet {
             return;
         }
         if (!request.getMethod().equals("GET") && !request.getMethod().equals("HEAD") && crossSite(request)) {
-            answers.problem(403, "a change sent by a browser from another site is refused (Origin or "
-                    + "Sec-Fetch-Site says so): send it from a tool such as curl, or a page of this site");
+            answers.problem(
+                    403,
+                    "a change sent by a browser from another site is refused (Origin or "
+                            + "Sec-Fetch-Site says so): send it from a tool such as curl, or a page of this site");
             return;
         }
         if (hasBody(request) && !request.getMethod().equals("POST")) {
             // Containers parse a form body for POST only, and a DELETE's content has no meaning (RFC 9110, 9.3.5):
             // read as nothing, its key would be missing, or another than it names would be removed.
-            answers.problem(400, request.getMethod() + " takes its fields in the query, e.g. DELETE "
-                    + KEYS_PATH + "?key=…; its body is not read");
+            answers.problem(
+                    400,
+                    request.getMethod() + " takes its fields in the query, e.g. DELETE " + KEYS_PATH
+                            + "?key=…; its body is not read");
             return;
         }
         if (hasBody(request) && !isForm(request)) {
-            answers.problem(415, "give the fields as a form (" + FORM + ") or in the query, e.g. "
-                    + "limits=5/1s,100/1m, plan=gold or reset=true");
+            answers.problem(
+                    415,
+                    "give the fields as a form (" + FORM + ") or in the query, e.g. "
+                            + "limits=5/1s,100/1m, plan=gold or reset=true");
             return;
         }
         if (!knownCharset(request.getCharacterEncoding())) {
-            answers.problem(415, "the charset " + LogText.quote(request.getCharacterEncoding()) + " is not known "
-                    + "here: send the form in UTF-8 (or name no charset)");
+            answers.problem(
+                    415,
+                    "the charset " + LogText.quote(request.getCharacterEncoding()) + " is not known "
+                            + "here: send the form in UTF-8 (or name no charset)");
             return;
         }
         FilterGroup.Member member = member();
         if (member == null) {
-            answers.problem(503, filterName == null ? "no RateLimitFilter configured from a rules file has started "
-                    + "in this application" : "no RateLimitFilter named '" + filterName + "' has started");
+            answers.problem(
+                    503,
+                    filterName == null
+                            ? "no RateLimitFilter configured from a rules file has started " + "in this application"
+                            : "no RateLimitFilter named '" + filterName + "' has started");
             return;
         }
         if (request.getCharacterEncoding() == null) {
@@ -183,24 +194,30 @@ public class RateLimitAdminServlet extends HttpServlet {
             throws IOException {
         switch (route.kind()) {
             case SUMMARY -> answers.json(200, summary(member.admin()));
-            case REJECTED -> answers.json(200, Map.of("topRejectedKeys",
-                    rejected(AdminInput.count("count", p.get("count"), 20))));
+            case REJECTED ->
+                answers.json(200, Map.of("topRejectedKeys", rejected(AdminInput.count("count", p.get("count"), 20))));
             case HEALTH -> health(answers);
-            case RULE_KEYS, KEY -> answers.write(keys(route, p, new KeyOperations(member.admin(),
-                    (rule, key) -> p.checkSelectors(route))).apply(p.method(), actor));
+            case RULE_KEYS, KEY ->
+                answers.write(keys(route, p, new KeyOperations(member.admin(), (rule, key) -> p.checkSelectors(route)))
+                        .apply(p.method(), actor));
         }
     }
 
     private Map<String, Object> summary(LimitAdmin admin) {
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("rules", admin.ruleNames().stream().map(admin::rule).map(AdminViews::rule).toList());
+        body.put(
+                "rules",
+                admin.ruleNames().stream()
+                        .map(admin::rule)
+                        .map(AdminViews::rule)
+                        .toList());
         List<Map<String, Object>> stores = new ArrayList<>();
         for (FilterGroup.Member m : FilterGroup.members(getServletContext())) {
             Map<String, Object> store = new LinkedHashMap<>();
             store.put("filter", m.filter());
             // With Micrometer, the latency the filters' metrics record in its global registry (as Boot's endpoint).
-            store.putAll(AdminViews.store(m.store(), RulesFile.micrometerPresent()
-                    ? MicrometerBinding::storeLatencyP99 : null));
+            store.putAll(AdminViews.store(
+                    m.store(), RulesFile.micrometerPresent() ? MicrometerBinding::storeLatencyP99 : null));
             stores.add(store);
         }
         body.put("stores", stores);
@@ -210,7 +227,8 @@ public class RateLimitAdminServlet extends HttpServlet {
 
     private List<Map<String, Object>> rejected(int count) {
         List<Map<String, Object>> entries = new ArrayList<>();
-        for (RejectedKeySummary.Entry e : FilterGroup.rejectedKeys(getServletContext()).top(count)) {
+        for (RejectedKeySummary.Entry e :
+                FilterGroup.rejectedKeys(getServletContext()).top(count)) {
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("rule", e.rule());
             entry.put("key", e.key());
@@ -255,8 +273,8 @@ public class RateLimitAdminServlet extends HttpServlet {
         String rule = route.rule();
         if (route.key() == null) {
             return (method, actor) -> switch (method) {
-                case "POST" -> operations.changeKey(rule, p.get("key"), p.get("limits"), p.get("plan"),
-                        p.get("reset"), actor);
+                case "POST" ->
+                    operations.changeKey(rule, p.get("key"), p.get("limits"), p.get("plan"), p.get("reset"), actor);
                 case "DELETE" -> operations.removeKey(rule, p.get("key"), actor);
                 default -> operations.entries(rule, p.get("key"), p.get("cursor"), p.get("count"));
             };
@@ -271,7 +289,9 @@ public class RateLimitAdminServlet extends HttpServlet {
 
     private FilterGroup.@Nullable Member member() {
         List<FilterGroup.Member> members = FilterGroup.members(getServletContext());
-        return members.stream().filter(m -> filterName == null || m.filter().equals(filterName)).findFirst()
+        return members.stream()
+                .filter(m -> filterName == null || m.filter().equals(filterName))
+                .findFirst()
                 .orElse(null);
     }
 
@@ -293,7 +313,7 @@ public class RateLimitAdminServlet extends HttpServlet {
         try {
             java.net.URI uri = new java.net.URI(origin);
             if (uri.getHost() == null || host == null) {
-                return true;    // "null" (a sandboxed page, a redirect), or no Host to compare it with
+                return true; // "null" (a sandboxed page, a redirect), or no Host to compare it with
             }
             String authority = uri.getPort() < 0 ? uri.getHost() : uri.getHost() + ":" + uri.getPort();
             return !authority.equalsIgnoreCase(host.trim());
@@ -310,7 +330,10 @@ public class RateLimitAdminServlet extends HttpServlet {
     private static boolean isForm(HttpServletRequest request) {
         String type = request.getContentType();
         int parameters = type == null ? -1 : type.indexOf(';');
-        return type != null && (parameters < 0 ? type : type.substring(0, parameters)).trim().equalsIgnoreCase(FORM);
+        return type != null
+                && (parameters < 0 ? type : type.substring(0, parameters))
+                        .trim()
+                        .equalsIgnoreCase(FORM);
     }
 
     /** Whether the parameters can be decoded as sent: no charset named (UTF-8 is taken), or one this JVM has. */
@@ -329,7 +352,8 @@ public class RateLimitAdminServlet extends HttpServlet {
             return request.getMethod().equals("HEAD") ? "GET" : request.getMethod();
         }
 
-        @Nullable Object get(String name) {
+        @Nullable
+        Object get(String name) {
             String[] values;
             try {
                 values = request.getParameterValues(name);

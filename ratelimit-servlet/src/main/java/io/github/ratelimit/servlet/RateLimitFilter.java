@@ -17,7 +17,6 @@ import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
-
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -132,6 +131,7 @@ public class RateLimitFilter implements Filter {
     private boolean ownsLimiter;
     /** The application's context, once this filter joined its {@link FilterGroup}; {@code null} before. */
     private @Nullable ServletContext context;
+
     private LimitProvider limitStore;
     private List<UrlRule> urlRules;
     private Set<HeaderStyle> headerStyles;
@@ -141,7 +141,8 @@ public class RateLimitFilter implements Filter {
     private boolean trustContainerForwarding;
     /** Per-key limits of the rules file whose rule names to check once every rule is known, or {@code null}. */
     private @Nullable MapLimitProvider keyLimitsToCheck;
-    private Consumer<List<Rule>> planRulesCheck = known -> { };
+
+    private Consumer<List<Rule>> planRulesCheck = known -> {};
     /** Every URL rule of the rules file, whichever phase this instance decides. */
     private List<UrlRule> allUrlRules = List.of();
 
@@ -155,8 +156,7 @@ public class RateLimitFilter implements Filter {
     /**
      * For {@code web.xml}: configured in {@link #init(FilterConfig)} from the rules file.
      */
-    public RateLimitFilter() {
-    }
+    public RateLimitFilter() {}
 
     private RateLimitFilter(Builder builder) {
         this.limiter = builder.limiter;
@@ -212,8 +212,8 @@ public class RateLimitFilter implements Filter {
     }
 
     private RequestDecider newDecider() {
-        return new RequestDecider(limiter, urlRules, headerStyles, rejectionHandler, trustContainerForwarding,
-                handlerRules, delays);
+        return new RequestDecider(
+                limiter, urlRules, headerStyles, rejectionHandler, trustContainerForwarding, handlerRules, delays);
     }
 
     private void configureFrom(FilterConfig config) {
@@ -245,12 +245,13 @@ public class RateLimitFilter implements Filter {
             this.scanAnnotations = scanAnnotations && only == Phase.AFTER_AUTHENTICATION;
             // The instance after authentication knows the annotations' rules: it checks the keys' rule names.
             this.keyLimitsToCheck = only == Phase.AFTER_AUTHENTICATION ? keyLimitsToCheck : null;
-            this.planRulesCheck = only == Phase.AFTER_AUTHENTICATION ? planRulesCheck : known -> { };
+            this.planRulesCheck = only == Phase.AFTER_AUTHENTICATION ? planRulesCheck : known -> {};
         }
     }
 
     @Override
-    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+            throws IOException, ServletException {
         RequestDecider decider = this.decider;
         if (!enabled || decider == null) {
             chain.doFilter(req, res);
@@ -309,8 +310,8 @@ public class RateLimitFilter implements Filter {
             try {
                 closeable.close();
             } catch (Exception e) {
-                System.getLogger(RateLimitFilter.class.getName()).log(System.Logger.Level.WARNING,
-                        "Could not close the limit store: " + e);
+                System.getLogger(RateLimitFilter.class.getName())
+                        .log(System.Logger.Level.WARNING, "Could not close the limit store: " + e);
             }
         }
         if (ownsLimiter && limiter != null) {

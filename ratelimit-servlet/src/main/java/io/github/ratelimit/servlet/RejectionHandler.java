@@ -3,7 +3,6 @@ package io.github.ratelimit.servlet;
 import io.github.ratelimit.Decision;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.io.IOException;
 
 /**

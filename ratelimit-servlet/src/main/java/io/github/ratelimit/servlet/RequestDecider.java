@@ -1,11 +1,11 @@
 package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.CallTooLargeException;
-import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Guard;
-import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimitHeaders;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.web.UrlGuards;
 import io.github.ratelimit.internal.web.UrlRule;
@@ -16,7 +16,6 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.io.IOException;
 import java.util.EnumSet;
 import java.util.List;
@@ -47,6 +46,7 @@ final class RequestDecider {
     private final SoftDelays delays;
     /** The guards of the URL rules and handlers' rules, per combination. */
     private final UrlGuards<Guard> guards;
+
     private volatile boolean warnedAboutRemoteIp;
     /** Marks the requests this instance decided, so another instance (the other phase) still decides. */
     private final String decidedAttribute = RateLimitFilter.class.getName() + ".decided." + INSTANCES.incrementAndGet();
@@ -57,9 +57,14 @@ final class RequestDecider {
      * @param handlerRules the sources of handlers' rules; read on each request, so sources added later count
      * @throws io.github.ratelimit.InvalidRateLimitConfigurationException when a rule is invalid for the limiter
      */
-    RequestDecider(RateLimiter limiter, List<UrlRule> urlRules, Set<HeaderStyle> headerStyles,
-                   RejectionHandler rejectionHandler, boolean trustContainerForwarding, List<HandlerRules> handlerRules,
-                   SoftDelays delays) {
+    RequestDecider(
+            RateLimiter limiter,
+            List<UrlRule> urlRules,
+            Set<HeaderStyle> headerStyles,
+            RejectionHandler rejectionHandler,
+            boolean trustContainerForwarding,
+            List<HandlerRules> handlerRules,
+            SoftDelays delays) {
         this.headerStyles = headerStyles.isEmpty() ? EnumSet.noneOf(HeaderStyle.class) : EnumSet.copyOf(headerStyles);
         this.rejectionHandler = Objects.requireNonNull(rejectionHandler, "rejectionHandler");
         this.trustContainerForwarding = trustContainerForwarding;
@@ -96,7 +101,7 @@ final class RequestDecider {
         try {
             future = guard.acquireAsync(new HttpRequestContext(matched.view(), trustContainerForwarding));
         } catch (CallTooLargeException e) { // no window could ever hold the request: 413, nothing taken here
-            refund(request);   // nor by the other phase's filter
+            refund(request); // nor by the other phase's filter
             ProblemDetailsRejectionHandler.tooLarge(request, response, e);
             return;
         }
@@ -131,25 +136,28 @@ final class RequestDecider {
     }
 
     /** Records this filter's decision on the request (and in the combined decision attribute), and the headers. */
-    private Decided record(HttpServletRequest request, HttpServletResponse response, Matched matched,
-                           Decision decision) {
+    private Decided record(
+            HttpServletRequest request, HttpServletResponse response, Matched matched, Decision decision) {
         Decided decided = new Decided(matched.guard(), decision, matched.handlerCountsFailures());
         request.setAttribute(decidedAttribute, decided);
         if (decision.permitted() && !decision.verdicts().isEmpty()) {
-            Decided.Decisions all = request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decided.Decisions d ? d
+            Decided.Decisions all = request.getAttribute(DECISIONS_ATTRIBUTE) instanceof Decided.Decisions d
+                    ? d
                     : new Decided.Decisions();
             all.add(decided);
             request.setAttribute(DECISIONS_ATTRIBUTE, all);
         }
         Decision shown = request.getAttribute(RateLimitFilter.DECISION_ATTRIBUTE) instanceof Decision earlier
-                ? earlier.combine(decision) : decision;
+                ? earlier.combine(decision)
+                : decision;
         request.setAttribute(RateLimitFilter.DECISION_ATTRIBUTE, shown);
         RateLimitHeaders.write(shown, headerStyles, response::setHeader);
         return decided;
     }
 
-    private void proceedOrReject(HttpServletRequest request, HttpServletResponse response, FilterChain chain,
-                                 Decided decided) throws IOException, ServletException {
+    private void proceedOrReject(
+            HttpServletRequest request, HttpServletResponse response, FilterChain chain, Decided decided)
+            throws IOException, ServletException {
         Decision decision = decided.decision;
         if (decision.outcome() == Outcome.REJECTED) {
             rejectionHandler.reject(request, response, decision);

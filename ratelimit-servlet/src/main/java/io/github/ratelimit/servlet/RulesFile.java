@@ -13,7 +13,6 @@ import io.github.ratelimit.key.NamedKeyResolver;
 import io.github.ratelimit.store.BucketStore;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -47,14 +46,21 @@ final class RulesFile {
     private static final Pattern PLACEHOLDER = Pattern.compile("\\$\\{([A-Za-z0-9_.\\-]+)(?::([^}]*))?}");
 
     /** What the file configures. */
-    record Settings(boolean enabled, RateLimiter limiter, List<UrlRule> rules, Set<HeaderStyle> headers,
-                    RejectionHandler rejectionHandler, boolean annotations, boolean trustContainerForwarding,
-                    MapLimitProvider keyLimits, LimitProvider limitStore,
-                    List<String> planRules, String planFrom, BucketStore store) {
-    }
+    record Settings(
+            boolean enabled,
+            RateLimiter limiter,
+            List<UrlRule> rules,
+            Set<HeaderStyle> headers,
+            RejectionHandler rejectionHandler,
+            boolean annotations,
+            boolean trustContainerForwarding,
+            MapLimitProvider keyLimits,
+            LimitProvider limitStore,
+            List<String> planRules,
+            String planFrom,
+            BucketStore store) {}
 
-    private RulesFile() {
-    }
+    private RulesFile() {}
 
     /**
      * Reads the rules file at {@code location} and overlays the {@code ratelimit.*} context-params, then the
@@ -67,14 +73,15 @@ final class RulesFile {
      */
     static Map<String, String> read(FilterConfig config, String location) {
         Map<String, String> properties = new HashMap<>(readRulesFile(config.getServletContext(), location));
-        overlay(properties, Collections.list(config.getServletContext().getInitParameterNames()),
+        overlay(
+                properties,
+                Collections.list(config.getServletContext().getInitParameterNames()),
                 config.getServletContext()::getInitParameter);
         overlay(properties, Collections.list(config.getInitParameterNames()), config::getInitParameter);
         return properties;
     }
 
-    private static void overlay(Map<String, String> properties, List<String> names,
-                                Function<String, String> value) {
+    private static void overlay(Map<String, String> properties, List<String> names, Function<String, String> value) {
         for (String n : names) {
             if (n.startsWith("ratelimit.")) {
                 properties.put(n, value.apply(n));
@@ -97,8 +104,8 @@ final class RulesFile {
             if (e instanceof InvalidRateLimitConfigurationException i) {
                 throw i;
             }
-            throw new InvalidRateLimitConfigurationException("rules file '" + location + "' cannot be read: " + e
-                    + ". It must be a Java .properties file.", e);
+            throw new InvalidRateLimitConfigurationException(
+                    "rules file '" + location + "' cannot be read: " + e + ". It must be a Java .properties file.", e);
         }
         Map<String, String> map = new HashMap<>();
         properties.stringPropertyNames().forEach(k -> map.put(k, properties.getProperty(k)));
@@ -126,7 +133,7 @@ final class RulesFile {
      * @throws InvalidRateLimitConfigurationException naming the property, the value and the fix
      */
     static Settings parse(Map<String, String> properties, String source, ClassLoader classLoader) {
-        return parse(properties, source, classLoader, decision -> { });
+        return parse(properties, source, classLoader, decision -> {});
     }
 
     /**
@@ -137,25 +144,33 @@ final class RulesFile {
      * @return the settings, with a built limiter (which owns its store)
      * @throws InvalidRateLimitConfigurationException naming the property, the value and the fix
      */
-    static Settings parse(Map<String, String> properties, String source, ClassLoader classLoader,
-                          RateLimiter.Listener listener) {
+    static Settings parse(
+            Map<String, String> properties, String source, ClassLoader classLoader, RateLimiter.Listener listener) {
         Map<String, String> resolved = new TreeMap<>();
         properties.forEach((k, v) -> {
             if (k.startsWith("ratelimit.")) {
                 resolved.put(k.trim(), resolvePlaceholders(v == null ? "" : v.trim(), k, source));
             }
         });
-        RateLimitSettings settings = RateLimitSettings.parse(resolved, source, RateLimitSettings.EntryPoint.SERVLET_FILTER);
+        RateLimitSettings settings =
+                RateLimitSettings.parse(resolved, source, RateLimitSettings.EntryPoint.SERVLET_FILTER);
         RejectionHandler handler = settings.rejectionHandler() == null
                 ? new ProblemDetailsRejectionHandler(settings.rejectStatus())
-                : instantiate("ratelimit.rejection-handler", settings.rejectionHandler(), RejectionHandler.class,
-                        classLoader, source);
+                : instantiate(
+                        "ratelimit.rejection-handler",
+                        settings.rejectionHandler(),
+                        RejectionHandler.class,
+                        classLoader,
+                        source);
         RateLimiter.Builder builder = settings.applyTo(RateLimiter.builder());
         for (NamedKeyResolver resolver : ServiceLoader.load(NamedKeyResolver.class, classLoader)) {
             builder.keyResolver(resolver.name(), resolver);
         }
-        settings.keyResolvers().forEach((name, className) -> builder.keyResolver(name,
-                instantiate("ratelimit.key-resolvers." + name, className, KeyResolver.class, classLoader, source)));
+        settings.keyResolvers()
+                .forEach((name, className) -> builder.keyResolver(
+                        name,
+                        instantiate(
+                                "ratelimit.key-resolvers." + name, className, KeyResolver.class, classLoader, source)));
         BucketStore store = settings.createStore();
         LimitProvider limitStore;
         try {
@@ -184,12 +199,23 @@ final class RulesFile {
                 }
             }
             store.close();
-            // A value the limiter refuses (ratelimit.plan-from) is located in the file, as the settings' own errors are.
+            // A value the limiter refuses (ratelimit.plan-from) is located in the file, as the settings' own errors
+            // are.
             throw e instanceof InvalidRateLimitConfigurationException invalid ? invalid.within(source) : e;
         }
-        return new Settings(settings.enabled(), limiter, settings.rules(), settings.headers(), handler,
-                settings.annotations(), settings.trustContainerForwarding(), settings.limitProvider(), limitStore,
-                settings.planRules(), settings.planFrom(), store);
+        return new Settings(
+                settings.enabled(),
+                limiter,
+                settings.rules(),
+                settings.headers(),
+                handler,
+                settings.annotations(),
+                settings.trustContainerForwarding(),
+                settings.limitProvider(),
+                limitStore,
+                settings.planRules(),
+                settings.planFrom(),
+                store);
     }
 
     /** @return whether Micrometer is on the class path, so {@link MicrometerBinding} may be linked */
@@ -203,19 +229,26 @@ final class RulesFile {
         }
     }
 
-    private static <T> T instantiate(String property, String className, Class<T> type, ClassLoader classLoader,
-                                     String source) {
+    private static <T> T instantiate(
+            String property, String className, Class<T> type, ClassLoader classLoader, String source) {
         try {
             Class<?> c = Class.forName(className, true, classLoader);
             if (!type.isAssignableFrom(c)) {
-                throw new InvalidRateLimitConfigurationException(property, className, "'" + className + "' is not a "
-                        + type.getName(), "Implement " + type.getSimpleName() + ".").within(source);
+                throw new InvalidRateLimitConfigurationException(
+                                property,
+                                className,
+                                "'" + className + "' is not a " + type.getName(),
+                                "Implement " + type.getSimpleName() + ".")
+                        .within(source);
             }
             return type.cast(c.getDeclaredConstructor().newInstance());
         } catch (ReflectiveOperationException | LinkageError e) {
-            throw new InvalidRateLimitConfigurationException(source + ": " + property + " = '" + className
-                    + "' cannot be instantiated (" + e + "). Give a " + type.getSimpleName() + " class with a public "
-                    + "no-argument constructor on the web application's class path.", e);
+            throw new InvalidRateLimitConfigurationException(
+                    source + ": " + property + " = '" + className
+                            + "' cannot be instantiated (" + e + "). Give a " + type.getSimpleName()
+                            + " class with a public "
+                            + "no-argument constructor on the web application's class path.",
+                    e);
         }
     }
 

@@ -6,7 +6,6 @@ import jakarta.servlet.ServletContext;
 import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.lang.reflect.Method;
 import java.util.Collection;
 import java.util.HashMap;
@@ -22,8 +21,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class ServletAnnotationRules implements HandlerRules {
 
-    private static final List<String> HTTP_METHODS = List.of("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD",
-            "OPTIONS", "TRACE");
+    private static final List<String> HTTP_METHODS =
+            List.of("GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE");
     /** The entry of a servlet's rules for methods without a {@code doXxx} of their own. */
     private static final String OTHER_METHODS = "";
 
@@ -96,7 +95,10 @@ final class ServletAnnotationRules implements HandlerRules {
      * @return every list of rules a request can get, to compile at start-up
      */
     Collection<List<Rule>> all() {
-        return servletRules.values().stream().flatMap(m -> m.values().stream()).map(Match::rules).toList();
+        return servletRules.values().stream()
+                .flatMap(m -> m.values().stream())
+                .map(Match::rules)
+                .toList();
     }
 
     @Override

@@ -8,7 +8,6 @@ import jakarta.servlet.AsyncListener;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -62,8 +61,12 @@ final class SoftDelays {
      * @param decided records the decision (a failed timer, the limiter closing, lets the request through) and
      *        returns {@code null} to resume the request, or the answer to write instead
      */
-    void awaitAsync(HttpServletRequest request, HttpServletResponse response, CompletableFuture<Decision> wait,
-                    AsyncListener onEnd, Function<Decision, Answer> decided) {
+    void awaitAsync(
+            HttpServletRequest request,
+            HttpServletResponse response,
+            CompletableFuture<Decision> wait,
+            AsyncListener onEnd,
+            Function<Decision, Answer> decided) {
         ConnectionWatcher.Watch watch = watcher.watch(probe(request), wait);
         AsyncContext async = request.startAsync();
         // No container timeout: the limiter's timer always completes the future, after at most maxDelay.
@@ -119,8 +122,10 @@ final class SoftDelays {
      *
      * @return the decision, or {@code null} when the client went away meanwhile (the request is over)
      */
-    @Nullable Decision awaitBlocking(HttpServletRequest request, HttpServletResponse response,
-                                     CompletableFuture<Decision> wait, Guard guard) throws ServletException {
+    @Nullable
+    Decision awaitBlocking(
+            HttpServletRequest request, HttpServletResponse response, CompletableFuture<Decision> wait, Guard guard)
+            throws ServletException {
         ConnectionWatcher.Watch watch = watcher.watch(probe(request), wait);
         try {
             return wait.get(1, TimeUnit.HOURS);

@@ -1,20 +1,19 @@
 package io.github.ratelimit.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.apache.catalina.Wrapper;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.apache.catalina.Wrapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link RateLimitAdminServlet} in a real Tomcat over raw HTTP: what it answers without a caller the container
@@ -31,13 +30,15 @@ class AdminServletInContainerTest {
         }
     }
 
-    private static TomcatServer server(Path dir, boolean withFilter, Map<String, String> adminParams)
-            throws Exception {
-        Path rules = Files.writeString(dir.resolve("ratelimit.properties"), String.join("\n",
-                "ratelimit.rules[0].name=api",
-                "ratelimit.rules[0].paths=/api/**",
-                "ratelimit.rules[0].key=header:X-User",
-                "ratelimit.rules[0].limits=2/1h"));
+    private static TomcatServer server(Path dir, boolean withFilter, Map<String, String> adminParams) throws Exception {
+        Path rules = Files.writeString(
+                dir.resolve("ratelimit.properties"),
+                String.join(
+                        "\n",
+                        "ratelimit.rules[0].name=api",
+                        "ratelimit.rules[0].paths=/api/**",
+                        "ratelimit.rules[0].key=header:X-User",
+                        "ratelimit.rules[0].limits=2/1h"));
         TomcatServer.Builder b = TomcatServer.builder()
                 .servletClass("ok", Ok.class.getName(), false, "/api/*")
                 .servletClass("admin", RateLimitAdminServlet.class.getName(), false, "/admin/*")
@@ -57,7 +58,8 @@ class AdminServletInContainerTest {
                 RawHttp.Response r = RawHttp.send(server.port(), "GET", path);
                 assertThat(r.status()).as(path).isEqualTo(403);
                 assertThat(r.header("Content-Type")).startsWith("application/problem+json");
-                assertThat(r.body()).contains("\"title\":\"Forbidden\",\"status\":403")
+                assertThat(r.body())
+                        .contains("\"title\":\"Forbidden\",\"status\":403")
                         .contains("answers authenticated callers only");
             }
         }
@@ -70,28 +72,33 @@ class AdminServletInContainerTest {
             for (int i = 0; i < 3; i++) {
                 RawHttp.send(port, "GET", "/api/x", "X-User: mallory");
             }
-            assertThat(RawHttp.send(port, "GET", "/api/x", "X-User: mallory").status()).isEqualTo(429);
+            assertThat(RawHttp.send(port, "GET", "/api/x", "X-User: mallory").status())
+                    .isEqualTo(429);
             RawHttp.Response summary = RawHttp.send(port, "GET", "/admin/");
             assertThat(summary.status()).isEqualTo(200);
             assertThat(summary.header("Content-Type")).startsWith("application/json");
             assertThat(summary.header("Cache-Control")).isEqualTo("no-store");
-            assertThat(summary.body()).startsWith("{\"rules\":[{\"name\":\"api\",\"publicName\":\"api\"")
+            assertThat(summary.body())
+                    .startsWith("{\"rules\":[{\"name\":\"api\",\"publicName\":\"api\"")
                     .contains("\"limits\":[\"2/1h\"]", "\"mode\":\"HARD\"")
                     .contains("\"stores\":[{\"filter\":\"rateLimit\",\"type\":\"LocalBucketStore\"}]")
                     .contains("\"topRejectedKeys\":[{\"rule\":\"api\",\"key\":\"mallory\",\"count\":2,\"error\":0}]");
             assertThat(RawHttp.send(port, "GET", "/admin/rejected?count=5").body())
-                    .isEqualTo("{\"topRejectedKeys\":[{\"rule\":\"api\",\"key\":\"mallory\",\"count\":2,\"error\":0}]}");
-            assertThat(RawHttp.send(port, "GET", "/admin/health").body()).isEqualTo("{\"status\":\"UP\",\"stores\":"
-                    + "[{\"filter\":\"rateLimit\",\"type\":\"LocalBucketStore\",\"status\":\"UP\"}]}");
+                    .isEqualTo(
+                            "{\"topRejectedKeys\":[{\"rule\":\"api\",\"key\":\"mallory\",\"count\":2,\"error\":0}]}");
+            assertThat(RawHttp.send(port, "GET", "/admin/health").body())
+                    .isEqualTo("{\"status\":\"UP\",\"stores\":"
+                            + "[{\"filter\":\"rateLimit\",\"type\":\"LocalBucketStore\",\"status\":\"UP\"}]}");
             RawHttp.Response head = RawHttp.send(port, "HEAD", "/admin/health");
             assertThat(head.status()).isEqualTo(200);
             assertThat(head.body()).isEmpty();
 
-            RawHttp.Response reset = RawHttp.send(port, "POST", "/admin/keys/api/mallory?reset=true",
-                    "Content-Length: 0");
-            assertThat(reset.body()).isEqualTo("{\"rule\":\"api\",\"key\":\"mallory\",\"address\":\"mallory\","
-                    + "\"reset\":true}");
-            assertThat(RawHttp.send(port, "GET", "/api/x", "X-User: mallory").status()).isEqualTo(200);
+            RawHttp.Response reset =
+                    RawHttp.send(port, "POST", "/admin/keys/api/mallory?reset=true", "Content-Length: 0");
+            assertThat(reset.body())
+                    .isEqualTo("{\"rule\":\"api\",\"key\":\"mallory\",\"address\":\"mallory\"," + "\"reset\":true}");
+            assertThat(RawHttp.send(port, "GET", "/api/x", "X-User: mallory").status())
+                    .isEqualTo(200);
         }
     }
 
@@ -102,23 +109,41 @@ class AdminServletInContainerTest {
             for (int i = 0; i < 3; i++) {
                 RawHttp.send(port, "GET", "/api/x", "X-User: mallory");
             }
-            for (String header : new String[] {"Origin: https://evil.example", "Origin: null",
-                    "Origin: http://127.0.0.1:1", "Sec-Fetch-Site: cross-site", "Sec-Fetch-Site: same-site"}) {
-                RawHttp.Response forged = RawHttp.send(port, "POST", "/admin/keys/api/mallory?reset=true",
-                        "Content-Length: 0", header);
+            for (String header : new String[] {
+                "Origin: https://evil.example",
+                "Origin: null",
+                "Origin: http://127.0.0.1:1",
+                "Sec-Fetch-Site: cross-site",
+                "Sec-Fetch-Site: same-site"
+            }) {
+                RawHttp.Response forged =
+                        RawHttp.send(port, "POST", "/admin/keys/api/mallory?reset=true", "Content-Length: 0", header);
                 assertThat(forged.status()).as(header).isEqualTo(403);
                 assertThat(forged.body()).as(header).contains("from another site is refused");
-                assertThat(RawHttp.send(port, "DELETE", "/admin/keys/api/mallory", header).status()).as(header)
+                assertThat(RawHttp.send(port, "DELETE", "/admin/keys/api/mallory", header)
+                                .status())
+                        .as(header)
                         .isEqualTo(403);
             }
-            assertThat(RawHttp.send(port, "GET", "/api/x", "X-User: mallory").status()).as("still limited")
+            assertThat(RawHttp.send(port, "GET", "/api/x", "X-User: mallory").status())
+                    .as("still limited")
                     .isEqualTo(429);
-            assertThat(RawHttp.send(port, "GET", "/admin/health", "Origin: https://evil.example").status())
-                    .as("reading is no change").isEqualTo(200);
-            RawHttp.Response sameSite = RawHttp.send(port, "POST", "/admin/keys/api/mallory?reset=true",
-                    "Content-Length: 0", "Origin: http://127.0.0.1:" + port, "Sec-Fetch-Site: same-origin");
-            assertThat(sameSite.status()).as("a page of this site: %s", sameSite.body()).isEqualTo(200);
-            assertThat(RawHttp.send(port, "GET", "/api/x", "X-User: mallory").status()).isEqualTo(200);
+            assertThat(RawHttp.send(port, "GET", "/admin/health", "Origin: https://evil.example")
+                            .status())
+                    .as("reading is no change")
+                    .isEqualTo(200);
+            RawHttp.Response sameSite = RawHttp.send(
+                    port,
+                    "POST",
+                    "/admin/keys/api/mallory?reset=true",
+                    "Content-Length: 0",
+                    "Origin: http://127.0.0.1:" + port,
+                    "Sec-Fetch-Site: same-origin");
+            assertThat(sameSite.status())
+                    .as("a page of this site: %s", sameSite.body())
+                    .isEqualTo(200);
+            assertThat(RawHttp.send(port, "GET", "/api/x", "X-User: mallory").status())
+                    .isEqualTo(200);
         }
     }
 
@@ -128,13 +153,17 @@ class AdminServletInContainerTest {
             int port = server.port();
             RawHttp.Response encoding = RawHttp.send(port, "GET", "/admin/rejected?count=%zz");
             assertThat(encoding.status()).as(encoding.body()).isIn(200, 400);
-            String form = "reset=true&key=" + "%C3%28";   // not UTF-8
-            RawHttp.Response malformed = RawHttp.sendBytes(port, ("POST /admin/keys/api HTTP/1.1\r\nHost: localhost\r\n"
-                    + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " + form.length()
-                    + "\r\nConnection: close\r\n\r\n" + form).getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+            String form = "reset=true&key=" + "%C3%28"; // not UTF-8
+            RawHttp.Response malformed = RawHttp.sendBytes(
+                    port,
+                    ("POST /admin/keys/api HTTP/1.1\r\nHost: localhost\r\n"
+                                    + "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: "
+                                    + form.length()
+                                    + "\r\nConnection: close\r\n\r\n" + form)
+                            .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
             assertThat(malformed.status()).as(malformed.body()).isIn(200, 400);
-            RawHttp.Response unknownRule = RawHttp.send(port, "POST", "/admin/keys/" + "r".repeat(5000) + "/k?reset=true",
-                    "Content-Length: 0");
+            RawHttp.Response unknownRule = RawHttp.send(
+                    port, "POST", "/admin/keys/" + "r".repeat(5000) + "/k?reset=true", "Content-Length: 0");
             assertThat(unknownRule.status()).isEqualTo(404);
             assertThat(unknownRule.body()).contains("(5000 characters) is not known here; known rules: [api]");
         }
@@ -147,8 +176,8 @@ class AdminServletInContainerTest {
             assertThat(r.status()).isEqualTo(503);
             assertThat(r.body()).contains("no RateLimitFilter configured from a rules file has started");
         }
-        try (TomcatServer server = server(dir, true, Map.of("require-authentication", "false",
-                "filter-name", "other"))) {
+        try (TomcatServer server =
+                server(dir, true, Map.of("require-authentication", "false", "filter-name", "other"))) {
             RawHttp.Response r = RawHttp.send(server.port(), "GET", "/admin/");
             assertThat(r.status()).isEqualTo(503);
             assertThat(r.body()).contains("no RateLimitFilter named 'other' has started");

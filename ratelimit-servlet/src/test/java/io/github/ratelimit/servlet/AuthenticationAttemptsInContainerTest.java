@@ -1,11 +1,13 @@
 package io.github.ratelimit.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.ManualClock;
@@ -18,18 +20,14 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.Principal;
 import java.util.Base64;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * Password guessing limited in a real Tomcat: the filter decides once before an authentication filter (rules on
@@ -52,15 +50,17 @@ class AuthenticationAttemptsInContainerTest {
     /** Basic authentication where each user's password is the user name; counts the passwords it checks. */
     private final class BasicAuthentication implements Filter {
         @Override
-        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+        public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+                throws IOException, ServletException {
             HttpServletRequest request = (HttpServletRequest) req;
             HttpServletResponse response = (HttpServletResponse) res;
             String header = request.getHeader("Authorization");
             String user = null;
             if (header != null && header.startsWith("Basic ")) {
                 checked.incrementAndGet();
-                String[] credentials = new String(Base64.getDecoder().decode(header.substring(6)),
-                        StandardCharsets.UTF_8).split(":", 2);
+                String[] credentials = new String(
+                                Base64.getDecoder().decode(header.substring(6)), StandardCharsets.UTF_8)
+                        .split(":", 2);
                 if (credentials.length == 2 && credentials[0].equals(credentials[1])) {
                     user = credentials[0];
                 }
@@ -71,12 +71,14 @@ class AuthenticationAttemptsInContainerTest {
                 return;
             }
             String name = user;
-            chain.doFilter(new HttpServletRequestWrapper(request) {
-                @Override
-                public Principal getUserPrincipal() {
-                    return () -> name;
-                }
-            }, response);
+            chain.doFilter(
+                    new HttpServletRequestWrapper(request) {
+                        @Override
+                        public Principal getUserPrincipal() {
+                            return () -> name;
+                        }
+                    },
+                    response);
         }
     }
 
@@ -108,18 +110,35 @@ class AuthenticationAttemptsInContainerTest {
     }
 
     private void start() throws Exception {
-        RateLimiter limiter = RateLimiter.builder().timeMeter(clock).waiter(clock).build();
-        Rule perAddress = Rule.builder("attempts-by-address").key("ip").limits("20/1h").count(Counted.FAILURES).build();
-        Rule perUser = Rule.builder("attempts-by-user").key("basic-user").limits("5/1h").count(Counted.FAILURES)
-                .onMissingKey(MissingKeyPolicy.SKIP).build();
+        RateLimiter limiter =
+                RateLimiter.builder().timeMeter(clock).waiter(clock).build();
+        Rule perAddress = Rule.builder("attempts-by-address")
+                .key("ip")
+                .limits("20/1h")
+                .count(Counted.FAILURES)
+                .build();
+        Rule perUser = Rule.builder("attempts-by-user")
+                .key("basic-user")
+                .limits("5/1h")
+                .count(Counted.FAILURES)
+                .onMissingKey(MissingKeyPolicy.SKIP)
+                .build();
         Rule calls = Rule.builder("calls-by-user").key("user").limits("1000/1h").build();
         server = TomcatServer.builder()
-                .filterBefore("rateLimitBeforeAuthentication", RateLimitFilter.builder(limiter).beforeAuthentication()
-                        .urlRule(perAddress, "/**").urlRule(perUser, "/**").headers(Set.of(HeaderStyle.X_RATELIMIT))
-                        .build())
+                .filterBefore(
+                        "rateLimitBeforeAuthentication",
+                        RateLimitFilter.builder(limiter)
+                                .beforeAuthentication()
+                                .urlRule(perAddress, "/**")
+                                .urlRule(perUser, "/**")
+                                .headers(Set.of(HeaderStyle.X_RATELIMIT))
+                                .build())
                 .filterBefore("authentication", new BasicAuthentication())
-                .filter(RateLimitFilter.builder(limiter).urlRule(calls, "/**").headers(Set.of(HeaderStyle.X_RATELIMIT))
-                        .annotations(true).build())
+                .filter(RateLimitFilter.builder(limiter)
+                        .urlRule(calls, "/**")
+                        .headers(Set.of(HeaderStyle.X_RATELIMIT))
+                        .annotations(true)
+                        .build())
                 .servlet("me", new Me(), "/*")
                 .servlet("broken", new Broken(), "/broken")
                 .servlet("verify", new Verify(), "/verify")
@@ -132,7 +151,8 @@ class AuthenticationAttemptsInContainerTest {
 
     private int get(String path, String user, String password) throws IOException {
         String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
-        return RawHttp.send(server.port(), "GET", path, "Authorization: Basic " + token).status();
+        return RawHttp.send(server.port(), "GET", path, "Authorization: Basic " + token)
+                .status();
     }
 
     @Test
@@ -168,7 +188,9 @@ class AuthenticationAttemptsInContainerTest {
         }
         assertThat(checked.get()).as("passwords checked").isEqualTo(5);
         assertThat(rejected).isEqualTo(295);
-        assertThat(get("alice", "alice")).as("the guessed name stays locked for the window").isEqualTo(429);
+        assertThat(get("alice", "alice"))
+                .as("the guessed name stays locked for the window")
+                .isEqualTo(429);
     }
 
     @Test
@@ -195,13 +217,19 @@ class AuthenticationAttemptsInContainerTest {
 
     @Test
     void aRuleBeforeAuthenticationCannotBeKeyedByTheUser() {
-        Rule byUser = Rule.builder("r").source("ratelimit.rules[0]").key("user|ip").limits("5/1m").build();
+        Rule byUser = Rule.builder("r")
+                .source("ratelimit.rules[0]")
+                .key("user|ip")
+                .limits("5/1m")
+                .build();
         try (RateLimiter anyLimiter = RateLimiter.builder().build()) {
-            RateLimitFilter.Builder before = RateLimitFilter.builder(anyLimiter).beforeAuthentication().urlRule(byUser, "/**");
-            assertThatThrownBy(before::build).hasMessage("ratelimit.rules[0]: key 'user|ip' uses 'user', but the rule "
-                    + "decides before authentication, when no user is known. Key it by 'ip', 'basic-user' or "
-                    + "'form-user' (the user name a login claims), 'param:<name>' or a header, or decide after "
-                    + "authentication.");
+            RateLimitFilter.Builder before =
+                    RateLimitFilter.builder(anyLimiter).beforeAuthentication().urlRule(byUser, "/**");
+            assertThatThrownBy(before::build)
+                    .hasMessage("ratelimit.rules[0]: key 'user|ip' uses 'user', but the rule "
+                            + "decides before authentication, when no user is known. Key it by 'ip', 'basic-user' or "
+                            + "'form-user' (the user name a login claims), 'param:<name>' or a header, or decide after "
+                            + "authentication.");
         }
     }
 }

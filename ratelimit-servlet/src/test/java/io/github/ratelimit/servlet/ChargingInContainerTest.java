@@ -1,23 +1,22 @@
 package io.github.ratelimit.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Charging by size and by outcome with the {@code web.xml} filter in a real Tomcat, on the local store and on a real
@@ -73,8 +72,10 @@ class ChargingInContainerTest {
         }
         Path rules = Files.writeString(dir.resolve("ratelimit.properties"), String.join("\n", lines));
         return TomcatServer.builder()
-                .filterClass(RateLimitFilter.class.getName()).filterParam("config", "file:" + rules)
-                .servletClass("statuses", Statuses.class.getName(), false, "/*").start();
+                .filterClass(RateLimitFilter.class.getName())
+                .filterParam("config", "file:" + rules)
+                .servletClass("statuses", Statuses.class.getName(), false, "/*")
+                .start();
     }
 
     @ParameterizedTest
@@ -90,7 +91,9 @@ class ChargingInContainerTest {
             assertThat(eleven.status()).isEqualTo(413);
             assertThat(eleven.body()).contains("'batch'").contains("at most 10");
             assertThat(eleven.header("Retry-After")).isNull();
-            assertThat(post(server, "many").status()).as("no number: the key is missing, rejected").isEqualTo(429);
+            assertThat(post(server, "many").status())
+                    .as("no number: the key is missing, rejected")
+                    .isEqualTo(429);
         }
     }
 
@@ -99,8 +102,12 @@ class ChargingInContainerTest {
     void onlyTheCountedStatusesKeepTheirTokens(String store, @TempDir Path dir) throws Exception {
         try (TomcatServer server = start(dir, store)) {
             for (int i = 0; i < 10; i++) {
-                assertThat(RawHttp.send(server.port(), "GET", "/x/200").status()).as("200s cost nothing").isEqualTo(200);
-                assertThat(RawHttp.send(server.port(), "GET", "/x/403").status()).as("403s neither").isEqualTo(403);
+                assertThat(RawHttp.send(server.port(), "GET", "/x/200").status())
+                        .as("200s cost nothing")
+                        .isEqualTo(200);
+                assertThat(RawHttp.send(server.port(), "GET", "/x/403").status())
+                        .as("403s neither")
+                        .isEqualTo(403);
             }
             assertThat(RawHttp.send(server.port(), "GET", "/x/404").status()).isEqualTo(404);
             assertThat(RawHttp.send(server.port(), "GET", "/x/503").status()).isEqualTo(503);
@@ -120,18 +127,27 @@ class ChargingInContainerTest {
     void exemptClientsAreChargedNothing(String store, @TempDir Path dir) throws Exception {
         try (TomcatServer server = start(dir, store)) {
             for (int i = 0; i < 5; i++) {
-                RawHttp.Response batch = RawHttp.send(server.port(), "POST", "/batch", "X-Items: 10",
-                        "X-Forwarded-For: 203.0.113.20", "Content-Length: 0");
+                RawHttp.Response batch = RawHttp.send(
+                        server.port(),
+                        "POST",
+                        "/batch",
+                        "X-Items: 10",
+                        "X-Forwarded-For: 203.0.113.20",
+                        "Content-Length: 0");
                 assertThat(batch.status()).as("batch %d of an exempt client", i).isEqualTo(200);
                 assertThat(batch.header("RateLimit")).isNull();
-                assertThat(RawHttp.send(server.port(), "GET", "/x/404", "X-Forwarded-For: 198.51.100.20").status())
-                        .as("errors never limits 198.51.100.0/24").isEqualTo(404);
+                assertThat(RawHttp.send(server.port(), "GET", "/x/404", "X-Forwarded-For: 198.51.100.20")
+                                .status())
+                        .as("errors never limits 198.51.100.0/24")
+                        .isEqualTo(404);
             }
             for (int i = 0; i < 3; i++) {
                 RawHttp.send(server.port(), "GET", "/x/404", "X-Forwarded-For: 192.0.2.20");
             }
-            assertThat(RawHttp.send(server.port(), "GET", "/x/404", "X-Forwarded-For: 192.0.2.20").status())
-                    .as("anyone else").isEqualTo(429);
+            assertThat(RawHttp.send(server.port(), "GET", "/x/404", "X-Forwarded-For: 192.0.2.20")
+                            .status())
+                    .as("anyone else")
+                    .isEqualTo(429);
         }
     }
 }

@@ -1,5 +1,7 @@
 package io.github.ratelimit.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
@@ -12,17 +14,14 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Set;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * The {@code ip} key in a real Tomcat, against a client that tries to pick its own identity: behind a trusted proxy
@@ -50,11 +49,16 @@ class ClientAddressInContainerTest {
     }
 
     private void start(Filter... before) throws Exception {
-        RateLimiter limiter = RateLimiter.builder().timeMeter(clock)
-                .clientIpResolver(ClientIpResolver.builder().trustedProxies("127.0.0.1").build()).build();
+        RateLimiter limiter = RateLimiter.builder()
+                .timeMeter(clock)
+                .clientIpResolver(
+                        ClientIpResolver.builder().trustedProxies("127.0.0.1").build())
+                .build();
         Rule rule = Rule.builder("api").key("ip").limits("5/1s").build();
         TomcatServer.Builder b = TomcatServer.builder()
-                .filter(RateLimitFilter.builder(limiter).urlRule(rule, "/**").headers(Set.of(HeaderStyle.X_RATELIMIT))
+                .filter(RateLimitFilter.builder(limiter)
+                        .urlRule(rule, "/**")
+                        .headers(Set.of(HeaderStyle.X_RATELIMIT))
                         .build())
                 .servlet("ok", new Ok(), "/*");
         for (int i = 0; i < before.length; i++) {
@@ -90,7 +94,9 @@ class ClientAddressInContainerTest {
                 line.append("198.51.").append(request).append('.').append(i).append(", ");
             }
             line.append("203.0.113.9");
-            if (RawHttp.send(server.port(), "GET", "/x", List.of(line.toString())).status() == 200) {
+            if (RawHttp.send(server.port(), "GET", "/x", List.of(line.toString()))
+                            .status()
+                    == 200) {
                 admitted++;
             }
         }
@@ -100,27 +106,33 @@ class ClientAddressInContainerTest {
     /** Rewrites the address from X-Forwarded-For for any peer and hides the header, as Spring's filter does. */
     private static final class ForwardedHeaderRewriter implements Filter {
         @Override
-        public void doFilter(jakarta.servlet.ServletRequest req, jakarta.servlet.ServletResponse res,
-                             jakarta.servlet.FilterChain chain) throws IOException, jakarta.servlet.ServletException {
+        public void doFilter(
+                jakarta.servlet.ServletRequest req,
+                jakarta.servlet.ServletResponse res,
+                jakarta.servlet.FilterChain chain)
+                throws IOException, jakarta.servlet.ServletException {
             HttpServletRequest http = (HttpServletRequest) req;
             String forwarded = http.getHeader("X-Forwarded-For");
-            chain.doFilter(new HttpServletRequestWrapper(http) {
-                @Override
-                public String getRemoteAddr() {
-                    return forwarded == null ? super.getRemoteAddr() : forwarded.split(",")[0].trim();
-                }
+            chain.doFilter(
+                    new HttpServletRequestWrapper(http) {
+                        @Override
+                        public String getRemoteAddr() {
+                            return forwarded == null ? super.getRemoteAddr() : forwarded.split(",")[0].trim();
+                        }
 
-                @Override
-                public String getHeader(String name) {
-                    return name.equalsIgnoreCase("X-Forwarded-For") ? null : super.getHeader(name);
-                }
+                        @Override
+                        public String getHeader(String name) {
+                            return name.equalsIgnoreCase("X-Forwarded-For") ? null : super.getHeader(name);
+                        }
 
-                @Override
-                public Enumeration<String> getHeaders(String name) {
-                    return name.equalsIgnoreCase("X-Forwarded-For") ? Collections.emptyEnumeration()
-                            : super.getHeaders(name);
-                }
-            }, res);
+                        @Override
+                        public Enumeration<String> getHeaders(String name) {
+                            return name.equalsIgnoreCase("X-Forwarded-For")
+                                    ? Collections.emptyEnumeration()
+                                    : super.getHeaders(name);
+                        }
+                    },
+                    res);
         }
     }
 
@@ -143,10 +155,13 @@ class ClientAddressInContainerTest {
         start(new ForwardedHeaderRewriter());
         for (int client = 1; client <= 3; client++) {
             for (int i = 0; i < 5; i++) {
-                assertThat(RawHttp.send(server.port(), "GET", "/x", "X-Forwarded-For: 203.0.113." + client).status())
-                        .as("client %d request %d", client, i).isEqualTo(200);
+                assertThat(RawHttp.send(server.port(), "GET", "/x", "X-Forwarded-For: 203.0.113." + client)
+                                .status())
+                        .as("client %d request %d", client, i)
+                        .isEqualTo(200);
             }
-            assertThat(RawHttp.send(server.port(), "GET", "/x", "X-Forwarded-For: 203.0.113." + client).status())
+            assertThat(RawHttp.send(server.port(), "GET", "/x", "X-Forwarded-For: 203.0.113." + client)
+                            .status())
                     .isEqualTo(429);
         }
     }

@@ -1,5 +1,9 @@
 package io.github.ratelimit.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
@@ -13,16 +17,6 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.apache.tomcat.util.descriptor.web.FilterMap;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.ValueSource;
-import redis.clients.jedis.RedisClient;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -44,10 +38,15 @@ import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import redis.clients.jedis.RedisClient;
 
 /**
  * Concurrency rules ({@code ratelimit.rules[i].concurrency=2}, no windows) through the {@code web.xml} filter in a
@@ -177,28 +176,35 @@ class ConcurrencyInContainerTest {
             lines.add("ratelimit.redis.key-prefix=" + prefix);
         }
         Path rules = Files.writeString(dir.resolve("ratelimit.properties"), String.join("\n", lines));
-        server = TomcatServer.builder().filterBefore("parked", new Parked())
-                .filterClass(RateLimitFilter.class.getName()).filterParam("config", "file:" + rules)
+        server = TomcatServer.builder()
+                .filterBefore("parked", new Parked())
+                .filterClass(RateLimitFilter.class.getName())
+                .filterParam("config", "file:" + rules)
                 .servletClass("slow", Slow.class.getName(), true, "/*")
                 .context(context -> {
                     if (async) {
                         FilterMap map = Arrays.stream(context.findFilterMaps())
-                                .filter(m -> m.getFilterName().equals("rateLimit")).findFirst().orElseThrow();
+                                .filter(m -> m.getFilterName().equals("rateLimit"))
+                                .findFirst()
+                                .orElseThrow();
                         map.setDispatcher(DispatcherType.REQUEST.name());
                         map.setDispatcher(DispatcherType.ASYNC.name());
                     }
-                }).start();
+                })
+                .start();
         return server;
     }
 
     private CompletableFuture<RawHttp.Response> send(String path) {
-        return CompletableFuture.supplyAsync(() -> {
-            try {
-                return RawHttp.send(server.port(), "GET", path);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }, clients);
+        return CompletableFuture.supplyAsync(
+                () -> {
+                    try {
+                        return RawHttp.send(server.port(), "GET", path);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                },
+                clients);
     }
 
     private RawHttp.Response get(String path) throws IOException {
@@ -209,7 +215,9 @@ class ConcurrencyInContainerTest {
     private void assertLeases(String store, String rule, int inFlight) {
         if (store.equals("redis")) {
             byte[] key = (prefix + ":{" + rule + ":127.0.0.1}:slots").getBytes(StandardCharsets.UTF_8);
-            try (RedisClient client = RedisClient.builder().hostAndPort(redis.server().hostAndPort()).build()) {
+            try (RedisClient client = RedisClient.builder()
+                    .hostAndPort(redis.server().hostAndPort())
+                    .build()) {
                 assertThat(client.zcard(key)).as("leases of %s in Redis", rule).isEqualTo(inFlight);
             }
         }
@@ -217,7 +225,9 @@ class ConcurrencyInContainerTest {
 
     private static void assertRejected(RawHttp.Response response) {
         assertThat(response.status()).isEqualTo(429);
-        assertThat(response.header("Retry-After")).as("nothing says when a call ends: a second").isEqualTo("1");
+        assertThat(response.header("Retry-After"))
+                .as("nothing says when a call ends: a second")
+                .isEqualTo("1");
         assertThat(response.header("RateLimit-Policy")).isEqualTo(POLICY);
         assertThat(response.header("RateLimit")).isEqualTo("\"slow-concurrency\";r=0");
     }
@@ -237,12 +247,12 @@ class ConcurrencyInContainerTest {
 
         Slow.RELEASE.release(2);
         List<RawHttp.Response> all = six.stream().map(CompletableFuture::join).toList();
-        Map<Integer, Long> statuses = all.stream().collect(Collectors.groupingBy(RawHttp.Response::status,
-                Collectors.counting()));
+        Map<Integer, Long> statuses =
+                all.stream().collect(Collectors.groupingBy(RawHttp.Response::status, Collectors.counting()));
         assertThat(statuses).isEqualTo(Map.of(200, 2L, 429, 4L));
         assertThat(all.stream().filter(r -> r.status() == 200).map(r -> r.header("RateLimit")))
-                .as("the free slots each left").containsExactlyInAnyOrder("\"slow-concurrency\";r=1",
-                        "\"slow-concurrency\";r=0");
+                .as("the free slots each left")
+                .containsExactlyInAnyOrder("\"slow-concurrency\";r=1", "\"slow-concurrency\";r=0");
         assertThat(all.stream().filter(r -> r.status() == 200).map(r -> r.header("RateLimit-Policy")))
                 .containsOnly(POLICY);
         assertLeases(store, "slow", 0);
@@ -265,7 +275,9 @@ class ConcurrencyInContainerTest {
         await().until(() -> Slow.ENTERED.get() == 1);
         for (int i = 0; i < 3; i++) {
             RawHttp.Response failed = get("/slow/throw");
-            assertThat(failed.status()).as("failure %d, in the one slot left", i).isEqualTo(500);
+            assertThat(failed.status())
+                    .as("failure %d, in the one slot left", i)
+                    .isEqualTo(500);
             assertThat(failed.header("RateLimit")).isEqualTo("\"slow-concurrency\";r=0");
         }
         assertThat(holding).isNotDone();
@@ -301,7 +313,8 @@ class ConcurrencyInContainerTest {
         CompletableFuture<RawHttp.Response> third = send("/slow/async");
         await().until(() -> Slow.PENDING.size() == 2);
         assertRejected(get("/slow/quick"));
-        CompletableFuture.runAsync(() -> Slow.PENDING.forEach(ConcurrencyInContainerTest::complete), clients).join();
+        CompletableFuture.runAsync(() -> Slow.PENDING.forEach(ConcurrencyInContainerTest::complete), clients)
+                .join();
         Slow.PENDING.clear();
         for (CompletableFuture<RawHttp.Response> f : List.of(first, second, third)) {
             assertThat(f.join().status()).isEqualTo(200);
@@ -341,7 +354,9 @@ class ConcurrencyInContainerTest {
         await().until(() -> Slow.PENDING.size() == 1);
         await().until(() -> a.isDone() || b.isDone());
         assertThat((a.isDone() ? a : b).join().status()).isEqualTo(200);
-        assertThat(waiting).as("the third took the freed slot, and its servlet went async").isNotDone();
+        assertThat(waiting)
+                .as("the third took the freed slot, and its servlet went async")
+                .isNotDone();
         assertLeases(store, "soft", 2);
         CompletableFuture<RawHttp.Response> fourth = send("/soft/quick");
         await().until(() -> Parked.PARKED.get() == 2);
@@ -351,7 +366,9 @@ class ConcurrencyInContainerTest {
         assertThat(third.status()).as("no 429: it waited").isEqualTo(200);
         assertThat(third.body()).isEqualTo("late");
         assertThat(third.header("RateLimit")).isEqualTo("\"soft-concurrency\";r=0");
-        assertThat(fourth.join().status()).as("the async request's end freed its slot").isEqualTo(200);
+        assertThat(fourth.join().status())
+                .as("the async request's end freed its slot")
+                .isEqualTo(200);
         Slow.RELEASE.release();
         assertThat(a.join().status()).isEqualTo(200);
         assertThat(b.join().status()).isEqualTo(200);
@@ -377,7 +394,9 @@ class ConcurrencyInContainerTest {
         assertThat(late.status()).as("no slot within 200ms").isEqualTo(429);
         assertThat(late.header("Retry-After")).isEqualTo("1");
         assertThat(Parked.PARKED.get()).as("it waited").isEqualTo(1);
-        assertThat(Slow.ENTERED.get()).as("the rejected request never reached the servlet").isEqualTo(1);
+        assertThat(Slow.ENTERED.get())
+                .as("the rejected request never reached the servlet")
+                .isEqualTo(1);
         assertLeases(store, "brief", 1);
         Slow.RELEASE.release();
         assertThat(holding.join().status()).isEqualTo(200);
@@ -399,25 +418,31 @@ class ConcurrencyInContainerTest {
             }
 
             @Override
-            public void flush() {
-            }
+            public void flush() {}
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         catalina.addHandler(capture);
         try {
-            assertThatThrownBy(() -> start(dir, store, "ratelimit.rules[3].name=both",
-                    "ratelimit.rules[3].paths=/both/**", "ratelimit.rules[3].concurrency=2",
-                    "ratelimit.rules[3].limits=5/1s"))
+            assertThatThrownBy(() -> start(
+                            dir,
+                            store,
+                            "ratelimit.rules[3].name=both",
+                            "ratelimit.rules[3].paths=/both/**",
+                            "ratelimit.rules[3].concurrency=2",
+                            "ratelimit.rules[3].limits=5/1s"))
                     .hasMessageContaining("failed to start");
         } finally {
             catalina.removeHandler(capture);
         }
-        assertThat(logged).map(Throwable::getMessage).anySatisfy(m -> assertThat(m)
-                .startsWith("RateLimitFilter 'rateLimit' cannot start: file:" + dir.resolve("ratelimit.properties")
-                        + ": ratelimit.rules[3]: concurrency 2 makes a rule of calls in flight")
-                .contains("it cannot also have limits [5/1s]").contains("Declare two rules"));
+        assertThat(logged)
+                .map(Throwable::getMessage)
+                .anySatisfy(m -> assertThat(m)
+                        .startsWith(
+                                "RateLimitFilter 'rateLimit' cannot start: file:" + dir.resolve("ratelimit.properties")
+                                        + ": ratelimit.rules[3]: concurrency 2 makes a rule of calls in flight")
+                        .contains("it cannot also have limits [5/1s]")
+                        .contains("Declare two rules"));
     }
 }

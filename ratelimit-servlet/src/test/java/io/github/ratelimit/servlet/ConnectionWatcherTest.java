@@ -1,15 +1,14 @@
 package io.github.ratelimit.servlet;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** The watcher of waiting requests' connections, with probes the test controls. */
 class ConnectionWatcherTest {
@@ -26,10 +25,12 @@ class ConnectionWatcherTest {
         AtomicBoolean gone = new AtomicBoolean();
         AtomicInteger asked = new AtomicInteger();
         CompletableFuture<Void> wait = new CompletableFuture<>();
-        watcher.watch(() -> {
-            asked.incrementAndGet();
-            return gone.get();
-        }, wait);
+        watcher.watch(
+                () -> {
+                    asked.incrementAndGet();
+                    return gone.get();
+                },
+                wait);
         await().atMost(Duration.ofSeconds(10)).until(() -> asked.get() >= 2);
         assertThat(wait).isNotDone();
         gone.set(true);
@@ -50,10 +51,12 @@ class ConnectionWatcherTest {
     void aProbeThatFailsStopsBeingAskedAndLeavesTheWaitAlone() {
         AtomicInteger asked = new AtomicInteger();
         CompletableFuture<Void> wait = new CompletableFuture<>();
-        watcher.watch(() -> {
-            asked.incrementAndGet();
-            throw new IllegalStateException("cannot tell");
-        }, wait);
+        watcher.watch(
+                () -> {
+                    asked.incrementAndGet();
+                    throw new IllegalStateException("cannot tell");
+                },
+                wait);
         await().atMost(Duration.ofSeconds(10)).until(() -> watcher.watched() == 0);
         assertThat(asked.get()).isEqualTo(1);
         assertThat(wait).isNotDone();

@@ -1,5 +1,7 @@
 package io.github.ratelimit.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.redis.RedisServer;
@@ -8,15 +10,12 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.apache.catalina.Wrapper;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.apache.catalina.Wrapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A web.xml filter with Micrometer on the class path records its decisions in Micrometer's global registry, and the
@@ -36,17 +35,31 @@ class FilterMetricsTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         Metrics.addRegistry(registry);
         try {
-            Path rules = Files.writeString(dir.resolve("ratelimit.properties"), String.join("\n",
-                    "ratelimit.rules[0].name=metered", "ratelimit.rules[0].paths=/**", "ratelimit.rules[0].limits=2/1h"));
-            try (TomcatServer server = TomcatServer.builder().filterClass(RateLimitFilter.class.getName())
-                    .filterParam("config", "file:" + rules).servletClass("ok", Ok.class.getName(), true, "/*").start()) {
+            Path rules = Files.writeString(
+                    dir.resolve("ratelimit.properties"),
+                    String.join(
+                            "\n",
+                            "ratelimit.rules[0].name=metered",
+                            "ratelimit.rules[0].paths=/**",
+                            "ratelimit.rules[0].limits=2/1h"));
+            try (TomcatServer server = TomcatServer.builder()
+                    .filterClass(RateLimitFilter.class.getName())
+                    .filterParam("config", "file:" + rules)
+                    .servletClass("ok", Ok.class.getName(), true, "/*")
+                    .start()) {
                 for (int i = 0; i < 3; i++) {
                     RawHttp.send(server.port(), "GET", "/x");
                 }
             }
-            assertThat(registry.get("ratelimit.requests").tags("rule", "metered", "outcome", "allowed").counter().count())
+            assertThat(registry.get("ratelimit.requests")
+                            .tags("rule", "metered", "outcome", "allowed")
+                            .counter()
+                            .count())
                     .isEqualTo(2);
-            assertThat(registry.get("ratelimit.requests").tags("rule", "metered", "outcome", "rejected").counter().count())
+            assertThat(registry.get("ratelimit.requests")
+                            .tags("rule", "metered", "outcome", "rejected")
+                            .counter()
+                            .count())
                     .isEqualTo(1);
         } finally {
             Metrics.removeRegistry(registry);
@@ -62,22 +75,32 @@ class FilterMetricsTest {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         Metrics.addRegistry(registry);
         try (RedisServer redis = RedisServer.start()) {
-            Path rules = Files.writeString(dir.resolve("ratelimit.properties"), String.join("\n",
-                    "ratelimit.store=redis", "ratelimit.redis.url=" + redis.uri(),
-                    "ratelimit.rules[0].name=metered", "ratelimit.rules[0].paths=/api/**",
-                    "ratelimit.rules[0].limits=100/1h"));
-            try (TomcatServer server = TomcatServer.builder().filterClass(RateLimitFilter.class.getName())
-                    .filterParam("config", "file:" + rules).servletClass("ok", Ok.class.getName(), true, "/api/*")
+            Path rules = Files.writeString(
+                    dir.resolve("ratelimit.properties"),
+                    String.join(
+                            "\n",
+                            "ratelimit.store=redis",
+                            "ratelimit.redis.url=" + redis.uri(),
+                            "ratelimit.rules[0].name=metered",
+                            "ratelimit.rules[0].paths=/api/**",
+                            "ratelimit.rules[0].limits=100/1h"));
+            try (TomcatServer server = TomcatServer.builder()
+                    .filterClass(RateLimitFilter.class.getName())
+                    .filterParam("config", "file:" + rules)
+                    .servletClass("ok", Ok.class.getName(), true, "/api/*")
                     .servletClass("admin", RateLimitAdminServlet.class.getName(), false, "/admin/*")
-                    .context(context -> ((Wrapper) context.findChild("admin"))
-                            .addInitParameter("require-authentication", "false")).start()) {
-                assertThat(RawHttp.send(server.port(), "GET", "/admin/").body()).contains("\"type\":\"JedisBucketStore\"")
+                    .context(context ->
+                            ((Wrapper) context.findChild("admin")).addInitParameter("require-authentication", "false"))
+                    .start()) {
+                assertThat(RawHttp.send(server.port(), "GET", "/admin/").body())
+                        .contains("\"type\":\"JedisBucketStore\"")
                         .doesNotContain("latencyP99Millis");
                 for (int i = 0; i < 5; i++) {
-                    assertThat(RawHttp.send(server.port(), "GET", "/api/x").status()).isEqualTo(200);
+                    assertThat(RawHttp.send(server.port(), "GET", "/api/x").status())
+                            .isEqualTo(200);
                 }
-                assertThat(RawHttp.send(server.port(), "GET", "/admin/").body()).containsPattern(
-                        "\"type\":\"JedisBucketStore\",.*\"latencyP99Millis\":[0-9.]+");
+                assertThat(RawHttp.send(server.port(), "GET", "/admin/").body())
+                        .containsPattern("\"type\":\"JedisBucketStore\",.*\"latencyP99Millis\":[0-9.]+");
             }
         } finally {
             Metrics.removeRegistry(registry);

@@ -1,5 +1,7 @@
 package io.github.ratelimit.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
@@ -10,14 +12,11 @@ import io.github.ratelimit.testing.ManualClock;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.util.List;
 import java.util.Set;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * Every method that reaches a servlet's code is counted by the rules meant for it, in a real Tomcat: HEAD is
@@ -65,9 +64,12 @@ class MethodsInContainerTest {
         RateLimiter limiter = RateLimiter.builder().timeMeter(clock).build();
         Rule getOnly = Rule.builder("get-only").limits("5/1h").build();
         server = TomcatServer.builder()
-                .filter(RateLimitFilter.builder(limiter).urlRule(getOnly, Set.of("GET"), List.of("/plain"))
-                        .headers(Set.of(HeaderStyle.X_RATELIMIT)).rejectionHandler(new ProblemDetailsRejectionHandler(429))
-                        .annotations(true).build())
+                .filter(RateLimitFilter.builder(limiter)
+                        .urlRule(getOnly, Set.of("GET"), List.of("/plain"))
+                        .headers(Set.of(HeaderStyle.X_RATELIMIT))
+                        .rejectionHandler(new ProblemDetailsRejectionHandler(429))
+                        .annotations(true)
+                        .build())
                 .servletClass("annotated", AnnotatedGet.class.getName(), true, "/annotated")
                 .servletClass("any", AnyMethod.class.getName(), true, "/any")
                 .servletClass("plain", Plain.class.getName(), true, "/plain")
@@ -97,19 +99,22 @@ class MethodsInContainerTest {
     @Test
     void headCountsUnderTheAnnotationOnDoGet() throws Exception {
         start();
-        assertThat(admitted("/annotated", java.util.Collections.nCopies(30, "HEAD"))).isEqualTo(3);
+        assertThat(admitted("/annotated", java.util.Collections.nCopies(30, "HEAD")))
+                .isEqualTo(3);
         assertThat(admitted("/annotated", List.of("GET"))).isZero();
     }
 
     @Test
     void anyMethodReachingServiceCountsUnderTheTypesAnnotation() throws Exception {
         start();
-        assertThat(admitted("/any", List.of("PROPFIND", "get", "BREW", "PURGE", "X"))).isEqualTo(3);
+        assertThat(admitted("/any", List.of("PROPFIND", "get", "BREW", "PURGE", "X")))
+                .isEqualTo(3);
     }
 
     @Test
     void methodNamesMatchRegardlessOfCase() throws Exception {
         start();
-        assertThat(admitted("/plain", List.of("get", "Get", "gEt", "head", "GET", "GET", "GET"))).isEqualTo(5);
+        assertThat(admitted("/plain", List.of("get", "Get", "gEt", "head", "GET", "GET", "GET")))
+                .isEqualTo(5);
     }
 }

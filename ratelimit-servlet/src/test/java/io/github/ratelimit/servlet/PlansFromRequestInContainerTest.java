@@ -1,14 +1,11 @@
 package io.github.ratelimit.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,9 +14,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code ratelimit.plan-from=header:X-Plan} with the {@code web.xml} filter in a real Tomcat, on the local store and
@@ -56,8 +55,10 @@ class PlansFromRequestInContainerTest {
 
     private static TomcatServer start(Path rules) throws Exception {
         return TomcatServer.builder()
-                .filterClass(RateLimitFilter.class.getName()).filterParam("config", "file:" + rules)
-                .servletClass("ok", DryRunInContainerTest.Ok.class.getName(), false, "/*").start();
+                .filterClass(RateLimitFilter.class.getName())
+                .filterParam("config", "file:" + rules)
+                .servletClass("ok", DryRunInContainerTest.Ok.class.getName(), false, "/*")
+                .start();
     }
 
     @ParameterizedTest
@@ -67,7 +68,9 @@ class PlansFromRequestInContainerTest {
             assertThat(admitted(server, null, "k-1", "pro")).isEqualTo(5);
             assertThat(admitted(server, null, "k-2", null)).isEqualTo(2);
             assertThat(admitted(server, null, "k-3", "platinum")).isEqualTo(2);
-            assertThat(admitted(server, null, "k-own", "pro")).as("the key's own entry wins").isEqualTo(3);
+            assertThat(admitted(server, null, "k-own", "pro"))
+                    .as("the key's own entry wins")
+                    .isEqualTo(3);
         }
     }
 
@@ -75,8 +78,12 @@ class PlansFromRequestInContainerTest {
     @ValueSource(strings = {"local", "redis"})
     void aPlanHeaderFromAPeerThatIsNoTrustedProxyNamesNoPlan(String store, @TempDir Path dir) throws Exception {
         try (TomcatServer server = start(rules(dir, store, "ratelimit.trusted-proxies=127.0.0.1"))) {
-            assertThat(admitted(server, STRANGER, "k-4", "pro")).as("the rule's own limits").isEqualTo(2);
-            assertThat(admitted(server, null, "k-5", "pro")).as("from the trusted proxy").isEqualTo(5);
+            assertThat(admitted(server, STRANGER, "k-4", "pro"))
+                    .as("the rule's own limits")
+                    .isEqualTo(2);
+            assertThat(admitted(server, null, "k-5", "pro"))
+                    .as("from the trusted proxy")
+                    .isEqualTo(5);
         }
     }
 
@@ -102,12 +109,10 @@ class PlansFromRequestInContainerTest {
             }
 
             @Override
-            public void flush() {
-            }
+            public void flush() {}
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         catalina.addHandler(capture);
         try {
@@ -115,12 +120,15 @@ class PlansFromRequestInContainerTest {
         } finally {
             catalina.removeHandler(capture);
         }
-        assertThat(logged).map(Throwable::getMessage).anySatisfy(m -> assertThat(m)
-                .startsWith("RateLimitFilter 'rateLimit' cannot start: file:" + rules + ": ratelimit.plan-from: "
-                        + "'header:X-Plan' takes the plan from the request header X-Plan, which any client can send, "
-                        + "and no proxy is trusted to set it (ratelimit.trusted-proxies is empty)")
-                .contains("List the proxies that set the header in ratelimit.trusted-proxies")
-                .contains("ratelimit.plan-header-trusted=true"));
+        assertThat(logged)
+                .map(Throwable::getMessage)
+                .anySatisfy(m -> assertThat(m)
+                        .startsWith(
+                                "RateLimitFilter 'rateLimit' cannot start: file:" + rules + ": ratelimit.plan-from: "
+                                        + "'header:X-Plan' takes the plan from the request header X-Plan, which any client can send, "
+                                        + "and no proxy is trusted to set it (ratelimit.trusted-proxies is empty)")
+                        .contains("List the proxies that set the header in ratelimit.trusted-proxies")
+                        .contains("ratelimit.plan-header-trusted=true"));
     }
 
     private static int admitted(TomcatServer server, String from, String key, String plan) throws Exception {

@@ -1,20 +1,19 @@
 package io.github.ratelimit.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlRule;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 class RulesFileTest {
 
@@ -77,7 +76,10 @@ class RulesFileTest {
     void resolvesPlaceholdersFromSystemPropertiesWithDefaults() {
         System.setProperty("ratelimit.test.limit", "7/1s");
         try {
-            RulesFile.Settings s = parse("ratelimit.rules[0].paths", "/x", "ratelimit.rules[0].limits",
+            RulesFile.Settings s = parse(
+                    "ratelimit.rules[0].paths",
+                    "/x",
+                    "ratelimit.rules[0].limits",
                     "${ratelimit.test.limit}, ${NOT_SET_ANYWHERE:70/1m}");
             assertThat(s.rules().get(0).rule().limits()).hasToString("[7/1s, 70/1m]");
             s.limiter().close();
@@ -92,9 +94,15 @@ class RulesFileTest {
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessage("rules.properties: ratelimit.rules[0].paths: not set. Give the paths the rule applies to, "
                         + "e.g. '/api/**'.");
-        assertThatThrownBy(() -> parse("ratelimit.rules[0].paths", "/x", "ratelimit.rules[0].limits", "5/1s",
-                "ratelimit.rules[0].cost", "two"))
-                .hasMessage("rules.properties: ratelimit.rules[0].cost: 'two' is not a whole number. Write digits, e.g. 1.");
+        assertThatThrownBy(() -> parse(
+                        "ratelimit.rules[0].paths",
+                        "/x",
+                        "ratelimit.rules[0].limits",
+                        "5/1s",
+                        "ratelimit.rules[0].cost",
+                        "two"))
+                .hasMessage(
+                        "rules.properties: ratelimit.rules[0].cost: 'two' is not a whole number. Write digits, e.g. 1.");
         assertThatThrownBy(() -> parse("ratelimit.trusted-proxies", "10.0.0.0/33"))
                 .hasMessageStartingWith("rules.properties: ratelimit.trusted-proxies: trusted proxy '10.0.0.0/33'");
         assertThatThrownBy(() -> parse("ratelimit.keys[0].key", "user:bob", "ratelimit.keys[0].plan", "gold"))
@@ -110,37 +118,53 @@ class RulesFileTest {
                         + "ratelimit.redis.url, ratelimit.redis.sentinel.master (with .nodes) and "
                         + "ratelimit.redis.cluster.nodes.");
         assertThatThrownBy(() -> parse("ratelimit.key-resolvers.tenant", "com.example.Missing"))
-                .hasMessageStartingWith("rules.properties: ratelimit.key-resolvers.tenant = 'com.example.Missing' cannot be "
-                        + "instantiated (java.lang.ClassNotFoundException: com.example.Missing).");
+                .hasMessageStartingWith(
+                        "rules.properties: ratelimit.key-resolvers.tenant = 'com.example.Missing' cannot be "
+                                + "instantiated (java.lang.ClassNotFoundException: com.example.Missing).");
         assertThatThrownBy(() -> parse("ratelimit.rejection-handler", String.class.getName()))
                 .hasMessage("rules.properties: ratelimit.rejection-handler: 'java.lang.String' is not a "
                         + "io.github.ratelimit.servlet.RejectionHandler. Implement RejectionHandler.");
         assertThatThrownBy(() -> parse("ratelimit.reject-status", "200"))
-                .hasMessage("rules.properties: ratelimit.reject-status: '200' is out of range. Use a value from 400 to 599.");
+                .hasMessage(
+                        "rules.properties: ratelimit.reject-status: '200' is out of range. Use a value from 400 to 599.");
         assertThatThrownBy(() -> parse("ratelimit.ipv6-prefix-length", "0"))
-                .hasMessage("rules.properties: ratelimit.ipv6-prefix-length: '0' is out of range. Use a value from 1 to "
-                        + "128.");
+                .hasMessage(
+                        "rules.properties: ratelimit.ipv6-prefix-length: '0' is out of range. Use a value from 1 to "
+                                + "128.");
         assertThatThrownBy(() -> parse("ratelimit.rules[0].paths", "/x"))
                 .hasMessage("rules.properties: ratelimit.rules[0].limits: not set. Give the rule's windows, e.g. "
                         + "'5/1s, 100/1m', or the calls in flight it allows per key, e.g. concurrency=2.");
         assertThatThrownBy(() -> parse("ratelimit.filter.order", "1"))
-                .hasMessage("rules.properties: 'ratelimit.filter.order' is a setting of the Spring Boot starter, not of "
-                        + "the web.xml filter. In web.xml, the order of the filter-mapping elements decides; remove the "
-                        + "property.");
+                .hasMessage(
+                        "rules.properties: 'ratelimit.filter.order' is a setting of the Spring Boot starter, not of "
+                                + "the web.xml filter. In web.xml, the order of the filter-mapping elements decides; remove the "
+                                + "property.");
     }
 
     /** A calendar quota with no algorithm given is a fixed window; another algorithm given with one still fails. */
     @Test
     void aCalendarQuotaWithNoAlgorithmIsAFixedWindow() {
-        RulesFile.Settings s = parse("ratelimit.rules[0].name", "tokyo", "ratelimit.rules[0].paths", "/q/**",
-                "ratelimit.rules[0].limits", "2/1d@Asia/Tokyo");
+        RulesFile.Settings s = parse(
+                "ratelimit.rules[0].name",
+                "tokyo",
+                "ratelimit.rules[0].paths",
+                "/q/**",
+                "ratelimit.rules[0].limits",
+                "2/1d@Asia/Tokyo");
         try {
             assertThat(s.rules().get(0).rule().algorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
         } finally {
             s.limiter().close();
         }
-        assertThatThrownBy(() -> parse("ratelimit.rules[0].name", "tokyo", "ratelimit.rules[0].paths", "/q/**",
-                "ratelimit.rules[0].limits", "2/1d@Asia/Tokyo", "ratelimit.rules[0].algorithm", "token-bucket"))
+        assertThatThrownBy(() -> parse(
+                        "ratelimit.rules[0].name",
+                        "tokyo",
+                        "ratelimit.rules[0].paths",
+                        "/q/**",
+                        "ratelimit.rules[0].limits",
+                        "2/1d@Asia/Tokyo",
+                        "ratelimit.rules[0].algorithm",
+                        "token-bucket"))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessageStartingWith("rules.properties: ratelimit.rules[0]: limit '2/1d@Asia/Tokyo' is a calendar "
                         + "quota, a fixed window aligned to the calendar, which a TOKEN_BUCKET rule cannot count. Remove "
@@ -153,7 +177,8 @@ class RulesFileTest {
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessage("rules.properties: unknown property 'ratelimit.redis.ulr'. Did you mean "
                         + "'ratelimit.redis.url'? Every property: docs/properties.md.");
-        assertThatThrownBy(() -> parse("ratelimit.stor", "redis")).hasMessageContaining("Did you mean 'ratelimit.store'?");
+        assertThatThrownBy(() -> parse("ratelimit.stor", "redis"))
+                .hasMessageContaining("Did you mean 'ratelimit.store'?");
         assertThatThrownBy(() -> parse("ratelimit.rules[3].mehtods", "GET"))
                 .hasMessageContaining("Did you mean 'ratelimit.rules[3].methods'?");
         assertThatThrownBy(() -> parse("ratelimit.default-store-failure-polcy", "fail-closed"))
@@ -186,11 +211,22 @@ class RulesFileTest {
 
     @Test
     void findsNamedKeyResolversWithServiceLoader() {
-        RulesFile.Settings s = parse("ratelimit.rules[0].paths", "/x", "ratelimit.rules[0].limits", "1/1s",
-                "ratelimit.rules[0].key", "region");
+        RulesFile.Settings s = parse(
+                "ratelimit.rules[0].paths",
+                "/x",
+                "ratelimit.rules[0].limits",
+                "1/1s",
+                "ratelimit.rules[0].key",
+                "region");
         try {
-            assertThat(s.limiter().guard(s.rules().get(0).rule()).acquire(
-                    io.github.ratelimit.RequestContext.builder().header("X-Region", "eu").build()).verdicts().get(0).key())
+            assertThat(s.limiter()
+                            .guard(s.rules().get(0).rule())
+                            .acquire(io.github.ratelimit.RequestContext.builder()
+                                    .header("X-Region", "eu")
+                                    .build())
+                            .verdicts()
+                            .get(0)
+                            .key())
                     .isEqualTo("eu");
         } finally {
             s.limiter().close();
@@ -199,11 +235,24 @@ class RulesFileTest {
 
     @Test
     void loadsCustomKeyResolversByClassName() {
-        RulesFile.Settings s = parse("ratelimit.key-resolvers.tenant", TenantResolver.class.getName(),
-                "ratelimit.rules[0].paths", "/x", "ratelimit.rules[0].limits", "1/1s", "ratelimit.rules[0].key", "tenant");
+        RulesFile.Settings s = parse(
+                "ratelimit.key-resolvers.tenant",
+                TenantResolver.class.getName(),
+                "ratelimit.rules[0].paths",
+                "/x",
+                "ratelimit.rules[0].limits",
+                "1/1s",
+                "ratelimit.rules[0].key",
+                "tenant");
         try {
-            assertThat(s.limiter().guard(s.rules().get(0).rule()).acquire(
-                    io.github.ratelimit.RequestContext.builder().header("X-Tenant", "acme").build()).verdicts().get(0).key())
+            assertThat(s.limiter()
+                            .guard(s.rules().get(0).rule())
+                            .acquire(io.github.ratelimit.RequestContext.builder()
+                                    .header("X-Tenant", "acme")
+                                    .build())
+                            .verdicts()
+                            .get(0)
+                            .key())
                     .isEqualTo("acme");
         } finally {
             s.limiter().close();

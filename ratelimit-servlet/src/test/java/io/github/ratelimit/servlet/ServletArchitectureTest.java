@@ -1,23 +1,27 @@
 package io.github.ratelimit.servlet;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import io.github.ratelimit.testing.InternalTypes;
 import org.junit.jupiter.api.Test;
 
-import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
-import static org.assertj.core.api.Assertions.assertThat;
-
 /** The filter must run in a plain web.xml application: no Spring anywhere in this module. */
 class ServletArchitectureTest {
 
     private static final JavaClasses MAIN = new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS).importPackages("io.github.ratelimit.servlet");
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("io.github.ratelimit.servlet");
 
     @Test
     void usesNoSpring() {
-        noClasses().should().dependOnClassesThat().resideInAnyPackage("org.springframework..", "org.aspectj..")
+        noClasses()
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("org.springframework..", "org.aspectj..")
                 .check(MAIN);
     }
 
@@ -27,12 +31,15 @@ class ServletArchitectureTest {
      */
     @Test
     void thePublicTypesAreTheFilterTheAdminServletAndTheirExtensionPoints() {
-        assertThat(InternalTypes.publicTypesOutsideInternal(MAIN)).containsExactly(
-                "io.github.ratelimit.servlet.ClientConnections", "io.github.ratelimit.servlet.HandlerRules",
-                "io.github.ratelimit.servlet.HttpRequestContext",
-                "io.github.ratelimit.servlet.ProblemDetailsRejectionHandler",
-                "io.github.ratelimit.servlet.RateLimitAdminServlet", "io.github.ratelimit.servlet.RateLimitFilter",
-                "io.github.ratelimit.servlet.RejectionHandler");
+        assertThat(InternalTypes.publicTypesOutsideInternal(MAIN))
+                .containsExactly(
+                        "io.github.ratelimit.servlet.ClientConnections",
+                        "io.github.ratelimit.servlet.HandlerRules",
+                        "io.github.ratelimit.servlet.HttpRequestContext",
+                        "io.github.ratelimit.servlet.ProblemDetailsRejectionHandler",
+                        "io.github.ratelimit.servlet.RateLimitAdminServlet",
+                        "io.github.ratelimit.servlet.RateLimitFilter",
+                        "io.github.ratelimit.servlet.RejectionHandler");
     }
 
     @Test

@@ -1,5 +1,7 @@
 package io.github.ratelimit.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
@@ -10,15 +12,12 @@ import io.github.ratelimit.testing.RateLimitFields;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * An unnamed {@code @RateLimit} rule is named after its class and method for operators, but a client of a real
@@ -51,8 +50,11 @@ class UnnamedRulesInContainerTest {
     private int start() throws Exception {
         RateLimiter limiter = RateLimiter.builder().timeMeter(clock).build();
         TomcatServer server = TomcatServer.builder()
-                .filter(RateLimitFilter.builder(limiter).headers(EnumSet.allOf(HeaderStyle.class))
-                        .rejectionHandler(new ProblemDetailsRejectionHandler(429)).annotations(true).build())
+                .filter(RateLimitFilter.builder(limiter)
+                        .headers(EnumSet.allOf(HeaderStyle.class))
+                        .rejectionHandler(new ProblemDetailsRejectionHandler(429))
+                        .annotations(true)
+                        .build())
                 .servletClass("figures", QuarterlyFiguresServlet.class.getName(), true, "/figures")
                 .start();
         servers.add(server);
@@ -63,17 +65,24 @@ class UnnamedRulesInContainerTest {
     private static RawHttp.Response get(int port) throws IOException {
         RawHttp.Response response = RawHttp.send(port, "GET", "/figures");
         for (String[] header : response.headers()) {
-            assertThat(header[1]).as("header %s", header[0]).doesNotContain("Quarterly").doesNotContain("doGet")
+            assertThat(header[1])
+                    .as("header %s", header[0])
+                    .doesNotContain("Quarterly")
+                    .doesNotContain("doGet")
                     .doesNotContain("#");
         }
-        assertThat(response.body()).doesNotContain("Quarterly").doesNotContain("doGet").doesNotContain("#");
+        assertThat(response.body())
+                .doesNotContain("Quarterly")
+                .doesNotContain("doGet")
+                .doesNotContain("#");
         return response;
     }
 
     private static List<String> items(RawHttp.Response response) {
         List<String> policy = new ArrayList<>(RateLimitFields.parse(response.header("RateLimit-Policy"), "q", "w")
                 .keySet());
-        assertThat(RateLimitFields.parse(response.header("RateLimit"), "r", "t").keySet()).containsExactlyElementsOf(policy);
+        assertThat(RateLimitFields.parse(response.header("RateLimit"), "r", "t").keySet())
+                .containsExactlyElementsOf(policy);
         return policy;
     }
 
@@ -83,7 +92,10 @@ class UnnamedRulesInContainerTest {
         RawHttp.Response first = get(port);
         assertThat(first.status()).isEqualTo(200);
         List<String> items = items(first);
-        assertThat(items).as("the type's rule and doGet's, told apart").hasSize(2).doesNotHaveDuplicates();
+        assertThat(items)
+                .as("the type's rule and doGet's, told apart")
+                .hasSize(2)
+                .doesNotHaveDuplicates();
         assertThat(items(get(port))).as("the same on every response").isEqualTo(items);
         RawHttp.Response rejected = get(port);
         assertThat(rejected.status()).isEqualTo(429);

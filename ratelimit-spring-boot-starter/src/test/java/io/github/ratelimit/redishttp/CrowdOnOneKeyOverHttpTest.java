@@ -1,16 +1,13 @@
 package io.github.ratelimit.redishttp;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.redishttp.WebApp.Stack;
 import io.github.ratelimit.testing.redis.RedisServer;
 import io.micrometer.core.instrument.Counter;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
-import org.junit.jupiter.params.provider.MethodSource;
-import redis.clients.jedis.Jedis;
-
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -28,8 +25,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import redis.clients.jedis.Jedis;
 
 /**
  * 1000 clients at once on one key, over real HTTP on Spring MVC and on WebFlux, with a real Redis, the load generator
@@ -75,11 +74,16 @@ class CrowdOnOneKeyOverHttpTest {
     @MethodSource("crowds")
     void aThousandClientsOnOneKeyAreDecidedByRedisNotByAFailurePolicy(Stack stack, Algorithm algorithm, Mode mode)
             throws Exception {
-        List<String> properties = new ArrayList<>(List.of("server.tomcat.accept-count=" + CLIENTS,
-                "ratelimit.rules[0].name=crowd", "ratelimit.rules[0].paths=/r/crowd/**",
-                "ratelimit.rules[0].key=global", "ratelimit.rules[0].limits=1/10ms",
-                "ratelimit.rules[0].algorithm=" + kebab(algorithm), "ratelimit.rules[0].mode=" + kebab(mode),
-                "ratelimit.rules[1].name=warm-up", "ratelimit.rules[1].paths=/r/other",
+        List<String> properties = new ArrayList<>(List.of(
+                "server.tomcat.accept-count=" + CLIENTS,
+                "ratelimit.rules[0].name=crowd",
+                "ratelimit.rules[0].paths=/r/crowd/**",
+                "ratelimit.rules[0].key=global",
+                "ratelimit.rules[0].limits=1/10ms",
+                "ratelimit.rules[0].algorithm=" + kebab(algorithm),
+                "ratelimit.rules[0].mode=" + kebab(mode),
+                "ratelimit.rules[1].name=warm-up",
+                "ratelimit.rules[1].paths=/r/other",
                 "ratelimit.rules[1].limits=100000/1s"));
         if (mode == Mode.SOFT) {
             properties.addAll(List.of("ratelimit.rules[0].max-delay=640ms", "ratelimit.rules[0].max-waiting=1000"));
@@ -92,8 +96,10 @@ class CrowdOnOneKeyOverHttpTest {
                 for (int i = 0; i < 20; i++) {
                     assertThat(app.get("/r/other", "198.51.100.1").statusCode()).isEqualTo(200);
                 }
-                HttpClient crowd = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                        .connectTimeout(Duration.ofSeconds(30)).build();
+                HttpClient crowd = HttpClient.newBuilder()
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(Duration.ofSeconds(30))
+                        .build();
                 // 1000 clients connected, as a crowd's are before it strikes: each opens its connection with a request
                 // no rule counts, and keeps it.
                 assertThat(sendAll(crowd, app, i -> "/r/free")).containsOnlyKeys(200);
@@ -105,16 +111,28 @@ class CrowdOnOneKeyOverHttpTest {
 
                 JedisBucketStore.Stats stats = store.stats();
                 Map<String, Double> bases = decisionsOf(app, "crowd");
-                String seen = String.format("%s in %d ms; statuses %s; decisions %s; %s; %s", stack,
-                        (t1 - t0) / 1_000_000, statuses, bases, stats, RedisTime.of(redis).since(redisBefore));
-                assertThat(app.decisions("fail_open") + app.decisions("fail_closed")
-                        + app.decisions("fallback_bucket")).as("decisions by a failure policy; %s", seen).isZero();
-                assertThat(stats.failures() - failuresBefore).as("store failures; %s", seen).isZero();
+                String seen = String.format(
+                        "%s in %d ms; statuses %s; decisions %s; %s; %s",
+                        stack,
+                        (t1 - t0) / 1_000_000,
+                        statuses,
+                        bases,
+                        stats,
+                        RedisTime.of(redis).since(redisBefore));
+                assertThat(app.decisions("fail_open") + app.decisions("fail_closed") + app.decisions("fallback_bucket"))
+                        .as("decisions by a failure policy; %s", seen)
+                        .isZero();
+                assertThat(stats.failures() - failuresBefore)
+                        .as("store failures; %s", seen)
+                        .isZero();
                 assertThat(statuses.keySet()).as(seen).isSubsetOf(200, 429);
-                long span = t1 - t0 + (mode == Mode.SOFT ? Duration.ofMillis(640).toNanos() : 0);
+                long span =
+                        t1 - t0 + (mode == Mode.SOFT ? Duration.ofMillis(640).toNanos() : 0);
                 long allowed = 1 + span / 10_000_000L + 1;
-                assertThat(statuses.getOrDefault(200, 0L)).as("admitted of %d, at most %d; %s", CLIENTS, allowed, seen)
-                        .isPositive().isLessThanOrEqualTo(allowed);
+                assertThat(statuses.getOrDefault(200, 0L))
+                        .as("admitted of %d, at most %d; %s", CLIENTS, allowed, seen)
+                        .isPositive()
+                        .isLessThanOrEqualTo(allowed);
             }
         }
     }
@@ -128,8 +146,11 @@ class CrowdOnOneKeyOverHttpTest {
             throws Exception {
         List<CompletableFuture<HttpResponse<Void>>> sent = new ArrayList<>(CLIENTS);
         for (int i = 0; i < CLIENTS; i++) {
-            sent.add(client.sendAsync(HttpRequest.newBuilder(app.uri(path.apply(i))).timeout(Duration.ofSeconds(60))
-                    .build(), HttpResponse.BodyHandlers.discarding()));
+            sent.add(client.sendAsync(
+                    HttpRequest.newBuilder(app.uri(path.apply(i)))
+                            .timeout(Duration.ofSeconds(60))
+                            .build(),
+                    HttpResponse.BodyHandlers.discarding()));
         }
         Map<Integer, Long> statuses = new TreeMap<>();
         for (CompletableFuture<HttpResponse<Void>> f : sent) {
@@ -156,7 +177,9 @@ class CrowdOnOneKeyOverHttpTest {
                 }
             }
             try {
-                String[] fields = Files.readString(Path.of("/proc/" + redis.pid() + "/schedstat")).trim().split(" ");
+                String[] fields = Files.readString(Path.of("/proc/" + redis.pid() + "/schedstat"))
+                        .trim()
+                        .split(" ");
                 return new RedisTime(micros, Long.parseLong(fields[0]), Long.parseLong(fields[1]));
             } catch (IOException | RuntimeException e) {
                 return new RedisTime(micros, -1, -1);
@@ -165,15 +188,20 @@ class CrowdOnOneKeyOverHttpTest {
 
         String since(RedisTime before) {
             String scripts = "Redis ran scripts for " + (scriptMicros - before.scriptMicros) / 1000 + " ms";
-            return cpuNanos < 0 ? scripts : scripts + ", its process had " + (cpuNanos - before.cpuNanos) / 1_000_000
-                    + " ms of CPU and waited " + (waitNanos - before.waitNanos) / 1_000_000 + " ms for one";
+            return cpuNanos < 0
+                    ? scripts
+                    : scripts + ", its process had " + (cpuNanos - before.cpuNanos) / 1_000_000
+                            + " ms of CPU and waited " + (waitNanos - before.waitNanos) / 1_000_000 + " ms for one";
         }
     }
 
     /** @return the rule's decisions by outcome and basis, for the messages */
     private static Map<String, Double> decisionsOf(WebApp app, String rule) {
         return app.registry().find("ratelimit.requests").tag("rule", rule).counters().stream()
-                .collect(Collectors.toMap(c -> c.getId().getTag("outcome") + "/" + c.getId().getTag("basis"),
-                        Counter::count, Double::sum, TreeMap::new));
+                .collect(Collectors.toMap(
+                        c -> c.getId().getTag("outcome") + "/" + c.getId().getTag("basis"),
+                        Counter::count,
+                        Double::sum,
+                        TreeMap::new));
     }
 }

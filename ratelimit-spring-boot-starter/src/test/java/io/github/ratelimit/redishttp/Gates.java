@@ -1,7 +1,5 @@
 package io.github.ratelimit.redishttp;
 
-import reactor.core.publisher.Mono;
-
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -10,6 +8,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import reactor.core.publisher.Mono;
 
 /**
  * Holds requests in their handler until the test opens their gate, and counts the requests that reached each gate:

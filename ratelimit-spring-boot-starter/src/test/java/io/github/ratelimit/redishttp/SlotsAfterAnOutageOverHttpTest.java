@@ -1,21 +1,20 @@
 package io.github.ratelimit.redishttp;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.hamcrest.Matchers.equalTo;
+
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.redis.JedisBucketStore.BreakerState;
 import io.github.ratelimit.redishttp.WebApp.Stack;
 import io.github.ratelimit.testing.redis.RedisServer;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
-
 import java.net.Socket;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
-import static org.hamcrest.Matchers.equalTo;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A concurrency rule's slots on Redis come back after calls that ended while the store's circuit breaker was open,
@@ -31,10 +30,16 @@ class SlotsAfterAnOutageOverHttpTest {
     private static final Duration LEASE = Duration.ofSeconds(15);
 
     private static WebApp start(Stack stack, RedisServer redis) {
-        return WebApp.start(stack, "ratelimit.redis.url=" + redis.uri(),
-                "ratelimit.rules[0].name=slow", "ratelimit.rules[0].paths=/r/slow", "ratelimit.rules[0].key=ip",
+        return WebApp.start(
+                stack,
+                "ratelimit.redis.url=" + redis.uri(),
+                "ratelimit.rules[0].name=slow",
+                "ratelimit.rules[0].paths=/r/slow",
+                "ratelimit.rules[0].key=ip",
                 "ratelimit.rules[0].concurrency=2",
-                "ratelimit.rules[1].name=other", "ratelimit.rules[1].paths=/r/other", "ratelimit.rules[1].key=ip",
+                "ratelimit.rules[1].name=other",
+                "ratelimit.rules[1].paths=/r/other",
+                "ratelimit.rules[1].key=ip",
                 "ratelimit.rules[1].limits=100000/1s");
     }
 
@@ -46,7 +51,8 @@ class SlotsAfterAnOutageOverHttpTest {
     @ParameterizedTest
     @EnumSource(Stack.class)
     void slotsOfCallsThatEndedWhileTheBreakerWasOpenAreFreeWithinALease(Stack stack) throws Exception {
-        try (RedisServer redis = RedisServer.start(); WebApp app = start(stack, redis)) {
+        try (RedisServer redis = RedisServer.start();
+                WebApp app = start(stack, redis)) {
             JedisBucketStore store = app.store();
             Gates gates = app.gates();
             CompletableFuture<HttpResponse<String>> answered = app.send("/r/slow?gate=answer", IP);
@@ -58,15 +64,21 @@ class SlotsAfterAnOutageOverHttpTest {
             } else {
                 second = app.send("/r/slow?gate=answer", IP);
             }
-            await("both calls in the handler").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+            await("both calls in the handler")
+                    .atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(10))
                     .until(() -> gates.entered("answer") + gates.entered("leave") == 2);
             // Decided with the 50 ms timeout: a busy machine may let one through by the failure policy; ask again then.
-            await("a third call refused while two hold the slots").atMost(Duration.ofSeconds(10))
-                    .pollInterval(Duration.ofMillis(50)).until(() -> app.get("/r/slow", IP).statusCode() == 429);
+            await("a third call refused while two hold the slots")
+                    .atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> app.get("/r/slow", IP).statusCode() == 429);
 
             redis.pause();
             try {
-                await("the breaker open").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                await("the breaker open")
+                        .atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(10))
                         .until(() -> app.get("/r/other", "198.51.100.1").statusCode() == 200
                                 && store.breakerState() == BreakerState.OPEN);
                 long mark = app.mark();
@@ -78,9 +90,12 @@ class SlotsAfterAnOutageOverHttpTest {
                 if (second != null) {
                     assertThat(second.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
                 }
-                await("both calls settled").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                await("both calls settled")
+                        .atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(5))
                         .until(() -> app.settledSince(mark) >= 2);
-                assertThat(store.breakerState()).as("the calls ended while Redis was frozen and the breaker not closed")
+                assertThat(store.breakerState())
+                        .as("the calls ended while Redis was frozen and the breaker not closed")
                         .isNotEqualTo(BreakerState.CLOSED);
             } finally {
                 redis.resume();
@@ -88,13 +103,20 @@ class SlotsAfterAnOutageOverHttpTest {
             long resumed = System.nanoTime();
 
             // A call that takes one slot and finds the other free: both came back (it was 429 for good).
-            await("a call finding both slots free").atMost(LEASE).pollInterval(Duration.ofMillis(100))
-                    .until(() -> {
-                        HttpResponse<String> r = app.get("/r/slow", IP);
-                        return r.statusCode() + " " + r.headers().firstValue("RateLimit").orElse("");
-                    }, s -> s.startsWith("200 ") && s.contains("\"slow-concurrency\";r=1"));
+            await("a call finding both slots free")
+                    .atMost(LEASE)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(
+                            () -> {
+                                HttpResponse<String> r = app.get("/r/slow", IP);
+                                return r.statusCode() + " "
+                                        + r.headers().firstValue("RateLimit").orElse("");
+                            },
+                            s -> s.startsWith("200 ") && s.contains("\"slow-concurrency\";r=1"));
             assertThat(Duration.ofNanos(System.nanoTime() - resumed)).isLessThan(LEASE);
-            await("both releases made late").atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+            await("both releases made late")
+                    .atMost(Duration.ofSeconds(5))
+                    .pollInterval(Duration.ofMillis(20))
                     .until(() -> app.refunds("late"), equalTo(2.0));
             assertThat(app.refunds("lost")).isZero();
         }

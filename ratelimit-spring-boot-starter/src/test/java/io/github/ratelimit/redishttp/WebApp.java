@@ -1,5 +1,7 @@
 package io.github.ratelimit.redishttp;
 
+import static org.awaitility.Awaitility.await;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
@@ -12,6 +14,20 @@ import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.ServletRequestEvent;
 import jakarta.servlet.ServletRequestListener;
 import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -27,23 +43,6 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
-
-import java.io.IOException;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
-
-import static org.awaitility.Awaitility.await;
 
 /**
  * A test application on Spring MVC (Tomcat) or on WebFlux (Reactor Netty), on a free port, with the starter's real
@@ -66,13 +65,15 @@ final class WebApp implements AutoCloseable {
         WEBFLUX
     }
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     private final Stack stack;
     private final ConfigurableApplicationContext context;
     private final int port;
     /** WebFlux: the store work running and finished on the store scheduler. MVC: unused. */
     private final StoreWork storeWork;
+
     private final String hook;
 
     private WebApp(Stack stack, ConfigurableApplicationContext context, StoreWork storeWork, String hook) {
@@ -102,9 +103,10 @@ final class WebApp implements AutoCloseable {
         }
         try {
             ConfigurableApplicationContext context = new SpringApplicationBuilder(
-                    stack == Stack.MVC ? MvcApp.class : FluxApp.class)
+                            stack == Stack.MVC ? MvcApp.class : FluxApp.class)
                     .web(stack == Stack.MVC ? WebApplicationType.SERVLET : WebApplicationType.REACTIVE)
-                    .properties(all.toArray(String[]::new)).run();
+                    .properties(all.toArray(String[]::new))
+                    .run();
             return new WebApp(stack, context, storeWork, hook);
         } catch (RuntimeException | Error e) {
             if (hook != null) {
@@ -137,7 +139,9 @@ final class WebApp implements AutoCloseable {
         if (stack == Stack.MVC) {
             return context.getBean(RequestEnds.class).ended.get();
         }
-        await("no store work running").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+        await("no store work running")
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(5))
                 .until(() -> storeWork.running.get() == 0);
         return storeWork.finished.get();
     }
@@ -155,14 +159,16 @@ final class WebApp implements AutoCloseable {
 
     /** @return {@code ratelimit.store.refunds{result}}, or 0 where the store does not have it */
     double refunds(String result) {
-        FunctionCounter c = registry().find("ratelimit.store.refunds").tag("result", result).functionCounter();
+        FunctionCounter c =
+                registry().find("ratelimit.store.refunds").tag("result", result).functionCounter();
         return c == null ? 0 : c.count();
     }
 
     /** @return the decisions of every rule that rest on the basis ({@code ratelimit.requests{basis}}) */
     double decisions(String basis) {
         return registry().find("ratelimit.requests").tag("basis", basis).counters().stream()
-                .mapToDouble(Counter::count).sum();
+                .mapToDouble(Counter::count)
+                .sum();
     }
 
     /**
@@ -174,8 +180,12 @@ final class WebApp implements AutoCloseable {
      */
     long remaining(String rule, String ip) {
         RateLimiter limiter = context.getBean(RateLimiter.class);
-        Rule r = limiter.rules().stream().filter(x -> x.name().equals(rule)).findFirst().orElseThrow();
-        Decision peek = limiter.guard(r).peek(RequestContext.builder().remoteAddress(ip).build());
+        Rule r = limiter.rules().stream()
+                .filter(x -> x.name().equals(rule))
+                .findFirst()
+                .orElseThrow();
+        Decision peek =
+                limiter.guard(r).peek(RequestContext.builder().remoteAddress(ip).build());
         Decision.Verdict v = peek.verdicts().get(0);
         return v.basis() == Decision.Basis.BUCKET ? v.windows().get(0).remaining() : -1;
     }
@@ -186,15 +196,23 @@ final class WebApp implements AutoCloseable {
 
     /** Sends a GET from the client at {@code ip}; the answer comes later. */
     CompletableFuture<HttpResponse<String>> send(String path, String ip) {
-        return HTTP.sendAsync(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30))
-                .header("X-Forwarded-For", ip).build(), HttpResponse.BodyHandlers.ofString());
+        return HTTP.sendAsync(
+                HttpRequest.newBuilder(uri(path))
+                        .timeout(Duration.ofSeconds(30))
+                        .header("X-Forwarded-For", ip)
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     /** Sends a GET from the client at {@code ip} and waits for its answer. */
     HttpResponse<String> get(String path, String ip) {
         try {
-            return HTTP.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(30))
-                    .header("X-Forwarded-For", ip).build(), HttpResponse.BodyHandlers.ofString());
+            return HTTP.send(
+                    HttpRequest.newBuilder(uri(path))
+                            .timeout(Duration.ofSeconds(30))
+                            .header("X-Forwarded-For", ip)
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new IllegalStateException(e);
         } catch (InterruptedException e) {
@@ -234,7 +252,8 @@ final class WebApp implements AutoCloseable {
 
         @Override
         public void requestDestroyed(ServletRequestEvent event) {
-            if (event.getServletRequest() instanceof HttpServletRequest http && http.getQueryString() != null
+            if (event.getServletRequest() instanceof HttpServletRequest http
+                    && http.getQueryString() != null
                     && http.getQueryString().contains("gate=")) {
                 ended.incrementAndGet();
             }

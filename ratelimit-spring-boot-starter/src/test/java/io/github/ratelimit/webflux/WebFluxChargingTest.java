@@ -2,6 +2,8 @@ package io.github.ratelimit.webflux;
 
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -20,9 +22,6 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
 import reactor.core.publisher.Mono;
 
-import java.util.ArrayList;
-import java.util.List;
-
 /**
  * Charging by size and by outcome on WebFlux over real HTTP, on the local store and on a real Redis: a handler's
  * {@code @RateLimit(permits = "#items.size()")} (413 for a batch no window holds), a URL rule's count from a header,
@@ -38,8 +37,7 @@ class WebFluxChargingTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Handlers.class)
-    static class App {
-    }
+    static class App {}
 
     @RestController
     static class Handlers {
@@ -67,12 +65,19 @@ class WebFluxChargingTest {
 
     private static ConfigurableApplicationContext start(String store) {
         List<String> properties = new ArrayList<>(List.of(
-                "ratelimit.rules[0].name=wc-errors", "ratelimit.rules[0].paths=/wc/**", "ratelimit.rules[0].key=ip",
-                "ratelimit.rules[0].limits=4/1m", "ratelimit.rules[0].count=statuses:404,5xx",
-                "ratelimit.trusted-proxies=127.0.0.1,::1", "ratelimit.exempt=203.0.113.0/24",
+                "ratelimit.rules[0].name=wc-errors",
+                "ratelimit.rules[0].paths=/wc/**",
+                "ratelimit.rules[0].key=ip",
+                "ratelimit.rules[0].limits=4/1m",
+                "ratelimit.rules[0].count=statuses:404,5xx",
+                "ratelimit.trusted-proxies=127.0.0.1,::1",
+                "ratelimit.exempt=203.0.113.0/24",
                 "ratelimit.rules[0].exempt=198.51.100.7",
-                "ratelimit.rules[1].name=wc-upload", "ratelimit.rules[1].paths=/wc/upload", "ratelimit.rules[1].key=ip",
-                "ratelimit.rules[1].limits=5/1m", "ratelimit.rules[1].permits=header:X-Items"));
+                "ratelimit.rules[1].name=wc-upload",
+                "ratelimit.rules[1].paths=/wc/upload",
+                "ratelimit.rules[1].key=ip",
+                "ratelimit.rules[1].limits=5/1m",
+                "ratelimit.rules[1].permits=header:X-Items"));
         if (store.equals("redis")) {
             properties.add("ratelimit.redis.url=" + redis.uri());
             properties.add("ratelimit.redis.key-prefix=wc-" + System.nanoTime());
@@ -86,7 +91,11 @@ class WebFluxChargingTest {
         for (int i = 0; i < n; i++) {
             items.add("i" + i);
         }
-        return client.post().uri("/wc/batch").contentType(MediaType.APPLICATION_JSON).bodyValue(items).exchange();
+        return client.post()
+                .uri("/wc/batch")
+                .contentType(MediaType.APPLICATION_JSON)
+                .bodyValue(items)
+                .exchange();
     }
 
     @ParameterizedTest
@@ -97,10 +106,15 @@ class WebFluxChargingTest {
             batch(client, 7).expectStatus().isOk().expectBody(String.class).isEqualTo("accepted 7");
             batch(client, 4).expectStatus().isEqualTo(429).expectHeader().valueEquals("Retry-After", "6");
             batch(client, 3).expectStatus().isOk();
-            batch(client, 11).expectStatus().isEqualTo(413)
-                    .expectHeader().doesNotExist("Retry-After")
-                    .expectBody(String.class).value(body -> org.assertj.core.api.Assertions.assertThat(body)
-                            .contains("'wc-batch'").contains("at most 10"));
+            batch(client, 11)
+                    .expectStatus()
+                    .isEqualTo(413)
+                    .expectHeader()
+                    .doesNotExist("Retry-After")
+                    .expectBody(String.class)
+                    .value(body -> org.assertj.core.api.Assertions.assertThat(body)
+                            .contains("'wc-batch'")
+                            .contains("at most 10"));
         }
     }
 
@@ -114,15 +128,37 @@ class WebFluxChargingTest {
         try (ConfigurableApplicationContext context = start(store)) {
             WebTestClient client = WebFluxApps.client(context);
             for (String huge : List.of("9223372036854775808", "99999999999999999999", "1" + "0".repeat(100))) {
-                client.post().uri("/wc/upload").header("X-Items", huge).exchange().expectStatus().isEqualTo(413)
-                        .expectHeader().doesNotExist("Retry-After")
-                        .expectBody(String.class).value(body -> org.assertj.core.api.Assertions.assertThat(body)
-                                .contains("'wc-upload'").contains("at most 5"));
+                client.post()
+                        .uri("/wc/upload")
+                        .header("X-Items", huge)
+                        .exchange()
+                        .expectStatus()
+                        .isEqualTo(413)
+                        .expectHeader()
+                        .doesNotExist("Retry-After")
+                        .expectBody(String.class)
+                        .value(body -> org.assertj.core.api.Assertions.assertThat(body)
+                                .contains("'wc-upload'")
+                                .contains("at most 5"));
             }
-            client.post().uri("/wc/upload").header("X-Items", "lots").exchange().expectStatus().isEqualTo(429);
-            client.post().uri("/wc/upload").header("X-Items", "0000000000000000000005").exchange().expectStatus()
+            client.post()
+                    .uri("/wc/upload")
+                    .header("X-Items", "lots")
+                    .exchange()
+                    .expectStatus()
+                    .isEqualTo(429);
+            client.post()
+                    .uri("/wc/upload")
+                    .header("X-Items", "0000000000000000000005")
+                    .exchange()
+                    .expectStatus()
                     .isOk();
-            client.post().uri("/wc/upload").header("X-Items", "1").exchange().expectStatus().isEqualTo(429);
+            client.post()
+                    .uri("/wc/upload")
+                    .header("X-Items", "1")
+                    .exchange()
+                    .expectStatus()
+                    .isEqualTo(429);
         }
     }
 
@@ -139,8 +175,13 @@ class WebFluxChargingTest {
             client.get().uri("/wc/no-such-handler").exchange().expectStatus().isNotFound();
             client.get().uri("/wc/status/503").exchange().expectStatus().isEqualTo(503);
             client.get().uri("/wc/boom").exchange().expectStatus().isEqualTo(500);
-            client.get().uri("/wc/status/200").exchange().expectStatus().isEqualTo(429)
-                    .expectHeader().valueEquals("Retry-After", "15");
+            client.get()
+                    .uri("/wc/status/200")
+                    .exchange()
+                    .expectStatus()
+                    .isEqualTo(429)
+                    .expectHeader()
+                    .valueEquals("Retry-After", "15");
         }
     }
 
@@ -150,14 +191,29 @@ class WebFluxChargingTest {
         try (ConfigurableApplicationContext context = start(store)) {
             WebTestClient client = WebFluxApps.client(context);
             for (int i = 0; i < 5; i++) {
-                client.post().uri("/wc/batch").header("X-Forwarded-For", "203.0.113.4")
-                        .contentType(MediaType.APPLICATION_JSON).bodyValue(List.of("1", "2", "3", "4", "5", "6"))
-                        .exchange().expectStatus().isOk().expectHeader().doesNotExist("RateLimit");
-                client.get().uri("/wc/status/404").header("X-Forwarded-For", "198.51.100.7").exchange()
-                        .expectStatus().isNotFound();
+                client.post()
+                        .uri("/wc/batch")
+                        .header("X-Forwarded-For", "203.0.113.4")
+                        .contentType(MediaType.APPLICATION_JSON)
+                        .bodyValue(List.of("1", "2", "3", "4", "5", "6"))
+                        .exchange()
+                        .expectStatus()
+                        .isOk()
+                        .expectHeader()
+                        .doesNotExist("RateLimit");
+                client.get()
+                        .uri("/wc/status/404")
+                        .header("X-Forwarded-For", "198.51.100.7")
+                        .exchange()
+                        .expectStatus()
+                        .isNotFound();
             }
-            client.get().uri("/wc/status/404").header("X-Forwarded-For", "198.51.100.8").exchange()
-                    .expectStatus().isNotFound();
+            client.get()
+                    .uri("/wc/status/404")
+                    .header("X-Forwarded-For", "198.51.100.8")
+                    .exchange()
+                    .expectStatus()
+                    .isNotFound();
         }
     }
 }

@@ -1,7 +1,19 @@
 package io.github.ratelimit.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -24,19 +36,6 @@ import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
-
 /**
  * Concurrency rules on WebFlux over real HTTP (Reactor Netty, a real {@link WebClient}), on the local store and on a
  * real Redis: a URL rule's request holds its slot until the handler's {@code Mono} completes, so a third request of
@@ -58,14 +57,14 @@ class WebFluxConcurrencyTest {
      * path, how many requests the server saw cancelled ({@link CancelRecorder}).
      */
     private static final Map<String, Sinks.One<String>> GATES = new ConcurrentHashMap<>();
+
     private static final Map<String, AtomicInteger> SUBSCRIBED = new ConcurrentHashMap<>();
     private static final Map<String, AtomicInteger> CANCELLED = new ConcurrentHashMap<>();
 
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import({Handlers.class, CancelRecorder.class})
-    static class App {
-    }
+    static class App {}
 
     /** Counts, per path, the requests whose client the server saw go away, before any other filter sees them. */
     static class CancelRecorder implements WebFilter, Ordered {
@@ -73,7 +72,9 @@ class WebFluxConcurrencyTest {
         public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
             String path = exchange.getRequest().getPath().value();
             return chain.filter(exchange)
-                    .doOnCancel(() -> CANCELLED.computeIfAbsent(path, p -> new AtomicInteger()).incrementAndGet());
+                    .doOnCancel(() -> CANCELLED
+                            .computeIfAbsent(path, p -> new AtomicInteger())
+                            .incrementAndGet());
         }
 
         @Override
@@ -91,16 +92,18 @@ class WebFluxConcurrencyTest {
 
         @GetMapping("/wcc/one")
         @RateLimit(name = "wcc-one", key = "ip", concurrency = 1)
-        Mono<String> one(@RequestParam(defaultValue = "") String gate,
-                         @RequestParam(defaultValue = "false") boolean fail) {
+        Mono<String> one(
+                @RequestParam(defaultValue = "") String gate, @RequestParam(defaultValue = "false") boolean fail) {
             return fail ? Mono.error(new IllegalStateException("the handler failed")) : held(gate);
         }
 
         /** Its key reads the method's arguments: decided when its Mono is subscribed, not by the filter. */
         @GetMapping("/wcc/tenant/{tenant}")
         @RateLimit(name = "wcc-tenant", key = "#tenant", concurrency = 1)
-        Mono<String> tenant(@PathVariable String tenant, @RequestParam(defaultValue = "") String gate,
-                            @RequestParam(defaultValue = "false") boolean throwNow) {
+        Mono<String> tenant(
+                @PathVariable String tenant,
+                @RequestParam(defaultValue = "") String gate,
+                @RequestParam(defaultValue = "false") boolean throwNow) {
             if (throwNow) {
                 throw new IllegalArgumentException("no publisher for tenant " + tenant);
             }
@@ -115,8 +118,12 @@ class WebFluxConcurrencyTest {
         }
         return Mono.defer(() -> {
             SUBSCRIBED.computeIfAbsent(gate, g -> new AtomicInteger()).incrementAndGet();
-            return sink(gate).asMono().map(v -> "passed " + gate)
-                    .doOnCancel(() -> CANCELLED.computeIfAbsent(gate, g -> new AtomicInteger()).incrementAndGet());
+            return sink(gate)
+                    .asMono()
+                    .map(v -> "passed " + gate)
+                    .doOnCancel(() -> CANCELLED
+                            .computeIfAbsent(gate, g -> new AtomicInteger())
+                            .incrementAndGet());
         });
     }
 
@@ -149,10 +156,15 @@ class WebFluxConcurrencyTest {
     }
 
     private WebClient start(String store, String commandTimeout) {
-        List<String> properties = new ArrayList<>(List.of("ratelimit.trusted-proxies=127.0.0.1,::1",
-                "ratelimit.rules[0].name=wcc-slow", "ratelimit.rules[0].paths=/wcc/slow", "ratelimit.rules[0].key=ip",
+        List<String> properties = new ArrayList<>(List.of(
+                "ratelimit.trusted-proxies=127.0.0.1,::1",
+                "ratelimit.rules[0].name=wcc-slow",
+                "ratelimit.rules[0].paths=/wcc/slow",
+                "ratelimit.rules[0].key=ip",
                 "ratelimit.rules[0].concurrency=2",
-                "ratelimit.rules[1].name=wcc-lone", "ratelimit.rules[1].paths=/wcc/lone", "ratelimit.rules[1].key=ip",
+                "ratelimit.rules[1].name=wcc-lone",
+                "ratelimit.rules[1].paths=/wcc/lone",
+                "ratelimit.rules[1].key=ip",
                 "ratelimit.rules[1].concurrency=1"));
         if (store.equals("redis")) {
             properties.add("ratelimit.redis.url=" + redis.uri());
@@ -166,8 +178,12 @@ class WebFluxConcurrencyTest {
     }
 
     private static CompletableFuture<ResponseEntity<String>> get(WebClient client, String path, String ip) {
-        return client.get().uri(path).header("X-Forwarded-For", ip).exchangeToMono(r -> r.toEntity(String.class))
-                .timeout(Duration.ofSeconds(20)).toFuture();
+        return client.get()
+                .uri(path)
+                .header("X-Forwarded-For", ip)
+                .exchangeToMono(r -> r.toEntity(String.class))
+                .timeout(Duration.ofSeconds(20))
+                .toFuture();
     }
 
     private static ResponseEntity<String> getNow(WebClient client, String path, String ip) throws Exception {
@@ -197,25 +213,31 @@ class WebFluxConcurrencyTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> count(SUBSCRIBED, "a") == 1 && count(SUBSCRIBED, "b") == 1);
         assertRejected(getNow(client, "/wcc/slow", ip), "wcc-slow", 2);
         ResponseEntity<String> other = getNow(client, "/wcc/slow", "192.0.2.2");
-        assertThat(other.getStatusCode().value()).as("another address has slots of its own").isEqualTo(200);
+        assertThat(other.getStatusCode().value())
+                .as("another address has slots of its own")
+                .isEqualTo(200);
         assertThat(other.getHeaders().getFirst("RateLimit")).isEqualTo("\"wcc-slow-concurrency\";r=1");
 
         open("a");
         assertThat(a.get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed a");
         // The slot comes back when the filter sees the exchange end, a moment after the client has its answer.
-        await("a's slot is back").atMost(Duration.ofSeconds(10))
+        await("a's slot is back")
+                .atMost(Duration.ofSeconds(10))
                 .until(() -> getNow(client, "/wcc/slow", ip).getStatusCode().value() == 200);
 
         CompletableFuture<ResponseEntity<String>> c = heldAt(client, "/wcc/slow", "c", ip);
         assertRejected(getNow(client, "/wcc/slow", ip), "wcc-slow", 2);
         c.cancel(true);
         awaitCancelled("c");
-        await("the cancelled request's slot is back").atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-            ResponseEntity<String> next = getNow(client, "/wcc/slow", ip);
-            assertThat(next.getStatusCode().value()).isEqualTo(200);
-            assertThat(next.getHeaders().getFirst("RateLimit")).as("b still holds the other slot")
-                    .isEqualTo("\"wcc-slow-concurrency\";r=0");
-        });
+        await("the cancelled request's slot is back")
+                .atMost(Duration.ofSeconds(10))
+                .untilAsserted(() -> {
+                    ResponseEntity<String> next = getNow(client, "/wcc/slow", ip);
+                    assertThat(next.getStatusCode().value()).isEqualTo(200);
+                    assertThat(next.getHeaders().getFirst("RateLimit"))
+                            .as("b still holds the other slot")
+                            .isEqualTo("\"wcc-slow-concurrency\";r=0");
+                });
 
         CompletableFuture<ResponseEntity<String>> d = heldAt(client, "/wcc/slow", "d", ip);
         assertRejected(getNow(client, "/wcc/slow", ip), "wcc-slow", 2);
@@ -239,16 +261,20 @@ class WebFluxConcurrencyTest {
         assertThat(ran.getHeaders().getFirst("RateLimit")).isEqualTo("\"wcc-one-concurrency\";r=0");
 
         ResponseEntity<String> failed = await().atMost(Duration.ofSeconds(10))
-                .until(() -> getNow(client, "/wcc/one?fail=true", ip), r -> r.getStatusCode().value() != 429);
+                .until(
+                        () -> getNow(client, "/wcc/one?fail=true", ip),
+                        r -> r.getStatusCode().value() != 429);
         assertThat(failed.getStatusCode().value()).isEqualTo(500);
-        await("the failed call's slot is back").atMost(Duration.ofSeconds(10))
+        await("the failed call's slot is back")
+                .atMost(Duration.ofSeconds(10))
                 .until(() -> getNow(client, "/wcc/one", ip).getStatusCode().value() == 200);
 
         CompletableFuture<ResponseEntity<String>> leaving = heldAt(client, "/wcc/one", "leaving", ip);
         assertRejected(getNow(client, "/wcc/one", ip), "wcc-one", 1);
         leaving.cancel(true);
         awaitCancelled("leaving");
-        await("the cancelled call's slot is back").atMost(Duration.ofSeconds(10))
+        await("the cancelled call's slot is back")
+                .atMost(Duration.ofSeconds(10))
                 .until(() -> getNow(client, "/wcc/one", ip).getStatusCode().value() == 200);
     }
 
@@ -259,19 +285,24 @@ class WebFluxConcurrencyTest {
         String ip = "192.0.2.4";
         CompletableFuture<ResponseEntity<String>> running = heldAt(client, "/wcc/tenant/acme", "acme", ip);
         assertRejected(getNow(client, "/wcc/tenant/acme", ip), "wcc-tenant", 1);
-        assertThat(getNow(client, "/wcc/tenant/globex", ip).getStatusCode().value()).as("another tenant")
+        assertThat(getNow(client, "/wcc/tenant/globex", ip).getStatusCode().value())
+                .as("another tenant")
                 .isEqualTo(200);
         open("acme");
         assertThat(running.get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed acme");
-        await("acme's slot is back").atMost(Duration.ofSeconds(10))
-                .until(() -> getNow(client, "/wcc/tenant/acme", ip).getStatusCode().value() == 200);
+        await("acme's slot is back")
+                .atMost(Duration.ofSeconds(10))
+                .until(() ->
+                        getNow(client, "/wcc/tenant/acme", ip).getStatusCode().value() == 200);
 
         CompletableFuture<ResponseEntity<String>> leaving = heldAt(client, "/wcc/tenant/acme", "gone", ip);
         assertRejected(getNow(client, "/wcc/tenant/acme", ip), "wcc-tenant", 1);
         leaving.cancel(true);
         awaitCancelled("gone");
-        await("the cancelled call's slot is back").atMost(Duration.ofSeconds(10))
-                .until(() -> getNow(client, "/wcc/tenant/acme", ip).getStatusCode().value() == 200);
+        await("the cancelled call's slot is back")
+                .atMost(Duration.ofSeconds(10))
+                .until(() ->
+                        getNow(client, "/wcc/tenant/acme", ip).getStatusCode().value() == 200);
     }
 
     /** A method that throws instead of returning its publisher has ended: its slot comes back. */
@@ -283,18 +314,23 @@ class WebFluxConcurrencyTest {
         // Each call fails (500) rather than being refused for a slot the one before kept; on Redis a slot comes back
         // a round trip after the answer, so a call may find it still on its way and is sent again.
         for (int i = 0; i < 3; i++) {
-            await().atMost(Duration.ofSeconds(10)).until(() ->
-                    getNow(client, "/wcc/tenant/broken?throwNow=true", ip).getStatusCode().value() == 500);
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> getNow(client, "/wcc/tenant/broken?throwNow=true", ip)
+                                    .getStatusCode()
+                                    .value()
+                            == 500);
         }
-        await().atMost(Duration.ofSeconds(10)).until(() ->
-                getNow(client, "/wcc/tenant/broken", ip).getStatusCode().value() == 200);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() ->
+                        getNow(client, "/wcc/tenant/broken", ip).getStatusCode().value() == 200);
     }
 
     /** Whether a thread of the store's scheduler is inside Jedis: a decision waiting for Redis to answer. */
     private static boolean decisionWaitingOnRedis() {
-        return Thread.getAllStackTraces().entrySet().stream().anyMatch(t -> t.getKey().getName().startsWith(
-                "ratelimit-store") && Arrays.stream(t.getValue()).anyMatch(f -> f.getClassName().startsWith(
-                "redis.clients.jedis")));
+        return Thread.getAllStackTraces().entrySet().stream()
+                .anyMatch(t -> t.getKey().getName().startsWith("ratelimit-store")
+                        && Arrays.stream(t.getValue())
+                                .anyMatch(f -> f.getClassName().startsWith("redis.clients.jedis")));
     }
 
     /**
@@ -311,20 +347,26 @@ class WebFluxConcurrencyTest {
         redis.server().pause();
         try {
             CompletableFuture<ResponseEntity<String>> leaving = get(client, path, ip);
-            await("a decision waits on the paused Redis").atMost(Duration.ofSeconds(10))
-                    .pollInterval(Duration.ofMillis(5)).until(WebFluxConcurrencyTest::decisionWaitingOnRedis);
+            await("a decision waits on the paused Redis")
+                    .atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(5))
+                    .until(WebFluxConcurrencyTest::decisionWaitingOnRedis);
             leaving.cancel(true);
-            await("the server cancelled the request").atMost(Duration.ofSeconds(10))
+            await("the server cancelled the request")
+                    .atMost(Duration.ofSeconds(10))
                     .until(() -> count(CANCELLED, path) == 1);
         } finally {
             redis.server().resume();
         }
-        await("Redis answered the decision").atMost(Duration.ofSeconds(10))
-                .until(() -> !decisionWaitingOnRedis());
-        await("the slot of the request nobody runs is free").atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
-            ResponseEntity<String> next = getNow(client, path, ip);
-            assertThat(next.getStatusCode().value()).as("%s", next.getHeaders()).isEqualTo(200);
-        });
+        await("Redis answered the decision").atMost(Duration.ofSeconds(10)).until(() -> !decisionWaitingOnRedis());
+        await("the slot of the request nobody runs is free")
+                .atMost(Duration.ofSeconds(5))
+                .untilAsserted(() -> {
+                    ResponseEntity<String> next = getNow(client, path, ip);
+                    assertThat(next.getStatusCode().value())
+                            .as("%s", next.getHeaders())
+                            .isEqualTo(200);
+                });
         assertRejectedWhileHeld(client, path, ip);
     }
 
@@ -332,10 +374,10 @@ class WebFluxConcurrencyTest {
      * Sends a request that waits at {@code gate} in the handler, again while it finds the slot of the request before
      * still on its way back (a moment after that one's answer).
      */
-    private static CompletableFuture<ResponseEntity<String>> heldAt(WebClient client, String path, String gate,
-                                                                   String ip) {
-        List<CompletableFuture<ResponseEntity<String>>> sent = new ArrayList<>(List.of(get(client, path + "?gate="
-                + gate, ip)));
+    private static CompletableFuture<ResponseEntity<String>> heldAt(
+            WebClient client, String path, String gate, String ip) {
+        List<CompletableFuture<ResponseEntity<String>>> sent =
+                new ArrayList<>(List.of(get(client, path + "?gate=" + gate, ip)));
         await().atMost(Duration.ofSeconds(20)).until(() -> {
             CompletableFuture<ResponseEntity<String>> last = sent.get(sent.size() - 1);
             if (last.isDone() && last.join().getStatusCode().value() == 429) {
@@ -351,8 +393,8 @@ class WebFluxConcurrencyTest {
      * still be on its way back when the held one arrives, a moment after its 200: then the held one is sent again.)
      */
     private static void assertRejectedWhileHeld(WebClient client, String path, String ip) throws Exception {
-        List<CompletableFuture<ResponseEntity<String>>> held = new ArrayList<>(List.of(get(client, path + "?gate=held",
-                ip)));
+        List<CompletableFuture<ResponseEntity<String>>> held =
+                new ArrayList<>(List.of(get(client, path + "?gate=held", ip)));
         await().atMost(Duration.ofSeconds(20)).until(() -> {
             CompletableFuture<ResponseEntity<String>> last = held.get(held.size() - 1);
             if (last.isDone() && last.join().getStatusCode().value() == 429) {
@@ -362,6 +404,7 @@ class WebFluxConcurrencyTest {
         });
         assertThat(getNow(client, path, ip).getStatusCode().value()).isEqualTo(429);
         open("held");
-        assertThat(held.get(held.size() - 1).get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed held");
+        assertThat(held.get(held.size() - 1).get(20, TimeUnit.SECONDS).getBody())
+                .isEqualTo("passed held");
     }
 }

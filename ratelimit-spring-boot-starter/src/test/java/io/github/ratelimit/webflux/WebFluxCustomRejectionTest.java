@@ -3,6 +3,7 @@ package io.github.ratelimit.webflux;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -23,8 +24,6 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.server.WebExceptionHandler;
 import reactor.core.publisher.Mono;
 
-import java.nio.charset.StandardCharsets;
-
 /**
  * Rejections go through the reactive error handling an application already customises: an
  * {@code @ExceptionHandler} in a {@code @ControllerAdvice} answers those its handler methods raise, a
@@ -38,7 +37,8 @@ class WebFluxCustomRejectionTest {
 
     @BeforeAll
     static void start() {
-        context = WebFluxApps.start(App.class,
+        context = WebFluxApps.start(
+                App.class,
                 "ratelimit.rules[0].name=wcr-tenant",
                 "ratelimit.rules[0].paths=/wcr/url/**",
                 "ratelimit.rules[0].key=#request.headers.getFirst('X-Tenant')",
@@ -64,11 +64,15 @@ class WebFluxCustomRejectionTest {
                     return Mono.error(ex);
                 }
                 exchange.getResponse().setStatusCode(HttpStatus.I_AM_A_TEAPOT);
-                exchange.getResponse().getHeaders().set("Retry-After",
-                        String.valueOf(RateLimitHeaders.retryAfterSeconds(rejected.decision())));
-                byte[] body = ("slow down, " + exchange.getRequest().getHeaders().getFirst("X-Tenant"))
+                exchange.getResponse()
+                        .getHeaders()
+                        .set("Retry-After", String.valueOf(RateLimitHeaders.retryAfterSeconds(rejected.decision())));
+                byte[] body = ("slow down, "
+                                + exchange.getRequest().getHeaders().getFirst("X-Tenant"))
                         .getBytes(StandardCharsets.UTF_8);
-                return exchange.getResponse().writeWith(Mono.just(exchange.getResponse().bufferFactory().wrap(body)));
+                return exchange.getResponse()
+                        .writeWith(
+                                Mono.just(exchange.getResponse().bufferFactory().wrap(body)));
             };
         }
     }
@@ -81,8 +85,11 @@ class WebFluxCustomRejectionTest {
         }
 
         /** Keyed by the path variable, read from the exchange: decided by the filter, before the handler. */
-        @RateLimit(name = "wcr-tenant-path", perMinute = 1,
-                key = "#exchange.getAttribute('org.springframework.web.reactive.HandlerMapping.uriTemplateVariables')['tenant']")
+        @RateLimit(
+                name = "wcr-tenant-path",
+                perMinute = 1,
+                key =
+                        "#exchange.getAttribute('org.springframework.web.reactive.HandlerMapping.uriTemplateVariables')['tenant']")
         @GetMapping("/wcr/tenants/{tenant}")
         Mono<String> tenant(@PathVariable String tenant) {
             return Mono.just("tenant " + tenant);
@@ -108,29 +115,83 @@ class WebFluxCustomRejectionTest {
 
     @Test
     void aUrlRuleKeyedBySpelOverTheRequestAndAnApplicationsWebExceptionHandler() {
-        client.get().uri("/wcr/url/1").header("X-Tenant", "acme").exchange().expectStatus().isOk()
-                .expectBody().returnResult();
-        client.get().uri("/wcr/url/2").header("X-Tenant", "acme").exchange()
-                .expectStatus().isEqualTo(HttpStatus.I_AM_A_TEAPOT).expectHeader().exists("Retry-After")
-                .expectBody(String.class).isEqualTo("slow down, acme");
-        client.get().uri("/wcr/url/3").header("X-Tenant", "globex").exchange().expectStatus().isOk()
-                .expectBody().returnResult();
+        client.get()
+                .uri("/wcr/url/1")
+                .header("X-Tenant", "acme")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wcr/url/2")
+                .header("X-Tenant", "acme")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(HttpStatus.I_AM_A_TEAPOT)
+                .expectHeader()
+                .exists("Retry-After")
+                .expectBody(String.class)
+                .isEqualTo("slow down, acme");
+        client.get()
+                .uri("/wcr/url/3")
+                .header("X-Tenant", "globex")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
     }
 
     @Test
     void aHandlerKeyedByAPathVariableThroughTheExchange() {
-        client.get().uri("/wcr/tenants/acme").exchange().expectStatus().isOk().expectBody().returnResult();
-        client.get().uri("/wcr/tenants/acme").exchange().expectStatus().isEqualTo(HttpStatus.I_AM_A_TEAPOT)
-                .expectBody().returnResult();
-        client.get().uri("/wcr/tenants/globex").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get()
+                .uri("/wcr/tenants/acme")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wcr/tenants/acme")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(HttpStatus.I_AM_A_TEAPOT)
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wcr/tenants/globex")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
     }
 
     @Test
     void aHandlersRejectionAtTheCallReachesTheControllerAdvice() {
-        client.get().uri("/wcr/orders/7").exchange().expectStatus().isOk().expectBody().returnResult();
-        client.get().uri("/wcr/orders/7").exchange().expectStatus().isEqualTo(HttpStatus.SERVICE_UNAVAILABLE)
-                .expectHeader().exists("Retry-After")
-                .expectBody(String.class).isEqualTo("advice: wcr-order");
-        client.get().uri("/wcr/orders/8").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get()
+                .uri("/wcr/orders/7")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wcr/orders/7")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(HttpStatus.SERVICE_UNAVAILABLE)
+                .expectHeader()
+                .exists("Retry-After")
+                .expectBody(String.class)
+                .isEqualTo("advice: wcr-order");
+        client.get()
+                .uri("/wcr/orders/8")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
     }
 }

@@ -1,7 +1,10 @@
 package io.github.ratelimit.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.RateLimit;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -14,10 +17,6 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 
-import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * {@code ratelimit.shadow=true} on WebFlux over real HTTP: the WebFilter's URL rule and a handler's {@code @RateLimit}
  * that would reject let every request through and write no header that claims a limit.
@@ -27,8 +26,7 @@ class WebFluxDryRunTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Handlers.class)
-    static class App {
-    }
+    static class App {}
 
     @RestController
     static class Handlers {
@@ -52,17 +50,28 @@ class WebFluxDryRunTest {
 
     @Test
     void rulesThatWouldRejectLetEveryRequestThrough() {
-        try (ConfigurableApplicationContext context = WebFluxApps.start(App.class, "ratelimit.shadow=true",
-                "ratelimit.rules[0].name=wdr-site", "ratelimit.rules[0].paths=/dry/**", "ratelimit.rules[0].key=ip",
+        try (ConfigurableApplicationContext context = WebFluxApps.start(
+                App.class,
+                "ratelimit.shadow=true",
+                "ratelimit.rules[0].name=wdr-site",
+                "ratelimit.rules[0].paths=/dry/**",
+                "ratelimit.rules[0].key=ip",
                 "ratelimit.rules[0].limits=2/1h")) {
             WebTestClient client = WebFluxApps.client(context);
             for (int i = 0; i < 4; i++) {
-                client.get().uri("/dry/hello").exchange()
-                        .expectStatus().isOk()
-                        .expectHeader().doesNotExist("RateLimit")
-                        .expectHeader().doesNotExist("RateLimit-Policy")
-                        .expectHeader().doesNotExist("X-RateLimit-Limit")
-                        .expectHeader().doesNotExist("Retry-After");
+                client.get()
+                        .uri("/dry/hello")
+                        .exchange()
+                        .expectStatus()
+                        .isOk()
+                        .expectHeader()
+                        .doesNotExist("RateLimit")
+                        .expectHeader()
+                        .doesNotExist("RateLimit-Policy")
+                        .expectHeader()
+                        .doesNotExist("X-RateLimit-Limit")
+                        .expectHeader()
+                        .doesNotExist("Retry-After");
             }
         }
     }
@@ -73,20 +82,45 @@ class WebFluxDryRunTest {
      */
     @Test
     void aCallNoWindowCouldHoldReachesTheHandlerAndIsCounted() {
-        try (ConfigurableApplicationContext context = WebFluxApps.start(App.class, "ratelimit.shadow=true",
-                "ratelimit.rules[0].name=wdr-items", "ratelimit.rules[0].paths=/dry/items", "ratelimit.rules[0].key=ip",
-                "ratelimit.rules[0].limits=10/1m", "ratelimit.rules[0].permits=header:X-Items")) {
+        try (ConfigurableApplicationContext context = WebFluxApps.start(
+                App.class,
+                "ratelimit.shadow=true",
+                "ratelimit.rules[0].name=wdr-items",
+                "ratelimit.rules[0].paths=/dry/items",
+                "ratelimit.rules[0].key=ip",
+                "ratelimit.rules[0].limits=10/1m",
+                "ratelimit.rules[0].permits=header:X-Items")) {
             WebTestClient client = WebFluxApps.client(context);
-            client.get().uri("/dry/items").header("X-Items", "11").exchange()
-                    .expectStatus().isOk().expectBody(String.class).isEqualTo("items");
-            client.post().uri("/dry/batch").header("Content-Type", "application/json")
-                    .bodyValue(List.of("x", "x", "x", "x", "x", "x", "x", "x", "x", "x", "x")).exchange()
-                    .expectStatus().isOk().expectBody(String.class).isEqualTo("took 11");
+            client.get()
+                    .uri("/dry/items")
+                    .header("X-Items", "11")
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectBody(String.class)
+                    .isEqualTo("items");
+            client.post()
+                    .uri("/dry/batch")
+                    .header("Content-Type", "application/json")
+                    .bodyValue(List.of("x", "x", "x", "x", "x", "x", "x", "x", "x", "x", "x"))
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectBody(String.class)
+                    .isEqualTo("took 11");
             MeterRegistry registry = context.getBean(MeterRegistry.class);
-            assertThat(registry.get("ratelimit.requests").tag("rule", "wdr-items").tag("outcome", "shadow_rejected")
-                    .counter().count()).isEqualTo(1);
-            assertThat(registry.get("ratelimit.requests").tag("rule", "wdr-batch").tag("outcome", "shadow_rejected")
-                    .counter().count()).isEqualTo(1);
+            assertThat(registry.get("ratelimit.requests")
+                            .tag("rule", "wdr-items")
+                            .tag("outcome", "shadow_rejected")
+                            .counter()
+                            .count())
+                    .isEqualTo(1);
+            assertThat(registry.get("ratelimit.requests")
+                            .tag("rule", "wdr-batch")
+                            .tag("outcome", "shadow_rejected")
+                            .counter()
+                            .count())
+                    .isEqualTo(1);
         }
     }
 }

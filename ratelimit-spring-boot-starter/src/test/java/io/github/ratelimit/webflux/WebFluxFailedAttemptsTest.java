@@ -1,5 +1,7 @@
 package io.github.ratelimit.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.testing.ManualClock;
 import org.junit.jupiter.api.AfterAll;
@@ -17,8 +19,6 @@ import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
 import reactor.core.publisher.Mono;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * On WebFlux, a URL rule that counts failures (a limit on logins, deciding before authentication on every path)
  * counts failed attempts only: a 401, however it is answered. A server error or a missing page is no wrong password,
@@ -32,7 +32,8 @@ class WebFluxFailedAttemptsTest {
 
     @BeforeAll
     static void start() {
-        context = WebFluxApps.start(App.class,
+        context = WebFluxApps.start(
+                App.class,
                 "ratelimit.rules[0].name=attempts",
                 "ratelimit.rules[0].paths=/**",
                 "ratelimit.rules[0].key=header:X-Client",
@@ -76,15 +77,23 @@ class WebFluxFailedAttemptsTest {
     }
 
     private static int get(String path, String clientId) {
-        return client.get().uri(path).header("X-Client", clientId).exchange().expectBody(String.class).returnResult()
-                .getStatus().value();
+        return client.get()
+                .uri(path)
+                .header("X-Client", clientId)
+                .exchange()
+                .expectBody(String.class)
+                .returnResult()
+                .getStatus()
+                .value();
     }
 
     @Test
     void serverErrorsAndMissingPagesAreNoFailedAttempts() {
         for (int i = 0; i < 5; i++) {
             assertThat(get("/wfa/broken", "erin")).as("server error %d", i).isEqualTo(500);
-            assertThat(get("/wfa/nothing-here", "erin")).as("missing page %d", i).isEqualTo(404);
+            assertThat(get("/wfa/nothing-here", "erin"))
+                    .as("missing page %d", i)
+                    .isEqualTo(404);
         }
         assertThat(get("/wfa/ok", "erin")).isEqualTo(200);
     }

@@ -1,8 +1,17 @@
 package io.github.ratelimit.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.testing.ManualClock;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -16,16 +25,6 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * Spring WebFlux on a real Reactor Netty port: the handler whose rules the filter decides is the one each request
  * reaches, whatever other clients sent before. One path mapped twice by {@code produces}, a JSON handler with a rule
@@ -36,7 +35,8 @@ class WebFluxHandlerLookupTest {
 
     private static ConfigurableApplicationContext context;
     private static int port;
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @BeforeAll
     static void start() {
@@ -89,7 +89,9 @@ class WebFluxHandlerLookupTest {
     void aRequestWithTwoAcceptLinesDoesNotMakeOthersCountAgainstTheHandlerItReached() throws Exception {
         HttpResponse<String> attack = negotiated("attacker", "text/plain;q=0.35", "application/json");
         assertThat(attack.statusCode()).isEqualTo(200);
-        assertThat(attack.body()).as("WebFlux reads both lines: JSON is preferred").isEqualTo("{}");
+        assertThat(attack.body())
+                .as("WebFlux reads both lines: JSON is preferred")
+                .isEqualTo("{}");
         List<Integer> statuses = new ArrayList<>();
         List<String> policies = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
@@ -100,14 +102,19 @@ class WebFluxHandlerLookupTest {
                 assertThat(text.body()).isEqualTo("text");
             }
         }
-        assertThat(statuses).as("ten text requests: their handler has no rule").containsExactlyElementsOf(
-                Collections.nCopies(10, 200));
+        assertThat(statuses)
+                .as("ten text requests: their handler has no rule")
+                .containsExactlyElementsOf(Collections.nCopies(10, 200));
         assertThat(policies).as("no rule reported on the text requests").isEmpty();
         for (int i = 0; i < 3; i++) {
-            assertThat(negotiated("victim", "application/json").statusCode()).as("json request %d", i).isEqualTo(200);
+            assertThat(negotiated("victim", "application/json").statusCode())
+                    .as("json request %d", i)
+                    .isEqualTo(200);
         }
         HttpResponse<String> fourth = negotiated("victim", "application/json");
-        assertThat(fourth.statusCode()).as("the victim's JSON rule is whole, and still applies").isEqualTo(429);
+        assertThat(fourth.statusCode())
+                .as("the victim's JSON rule is whole, and still applies")
+                .isEqualTo(429);
         assertThat(fourth.body()).contains("rule 'negotiated-json'");
     }
 }

@@ -26,8 +26,7 @@ class WebFluxHotKeyTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Api.class)
-    static class App {
-    }
+    static class App {}
 
     @RestController
     static class Api {
@@ -41,9 +40,11 @@ class WebFluxHotKeyTest {
     @BeforeAll
     static void start() {
         redis = RedisServer.start();
-        context = new SpringApplicationBuilder(App.class).web(WebApplicationType.REACTIVE)
+        context = new SpringApplicationBuilder(App.class)
+                .web(WebApplicationType.REACTIVE)
                 .properties(HotKeyOverHttpContract.properties(redis.uri().toString()))
-                .properties("server.port=0", "spring.main.banner-mode=off").run();
+                .properties("server.port=0", "spring.main.banner-mode=off")
+                .run();
     }
 
     @AfterAll
@@ -56,7 +57,7 @@ class WebFluxHotKeyTest {
 
     @Test
     void sixtyFourClientsAtOnceForFiftyRoundsAreAllAnsweredWithoutAConflict() throws Exception {
-        HotKeyOverHttpContract.sixtyFourClientsAtOnceForFiftyRoundsAreAllAnsweredWithoutAConflict(context,
-                ((WebServerApplicationContext) context).getWebServer().getPort());
+        HotKeyOverHttpContract.sixtyFourClientsAtOnceForFiftyRoundsAreAllAnsweredWithoutAConflict(
+                context, ((WebServerApplicationContext) context).getWebServer().getPort());
     }
 }

@@ -1,8 +1,12 @@
 package io.github.ratelimit.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -15,11 +19,6 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
-
-import java.util.ArrayList;
-import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Plans named by the request on WebFlux over real HTTP ({@code ratelimit.plan-from=header:X-Plan}, as a trusted
@@ -34,8 +33,7 @@ class WebFluxPlansFromRequestTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Handlers.class)
-    static class App {
-    }
+    static class App {}
 
     /** The app, with a stand-in for Spring Security: an authentication with the authorities X-Authorities lists. */
     @SpringBootConfiguration
@@ -50,10 +48,14 @@ class WebFluxPlansFromRequestTest {
                 if (authorities == null) {
                     return chain.filter(exchange);
                 }
-                var token = org.springframework.security.authentication.UsernamePasswordAuthenticationToken.authenticated(
-                        "user", "n/a", org.springframework.security.core.authority.AuthorityUtils
-                                .commaSeparatedStringToAuthorityList(authorities));
-                return chain.filter(exchange.mutate().principal(Mono.just(token)).build());
+                var token =
+                        org.springframework.security.authentication.UsernamePasswordAuthenticationToken.authenticated(
+                                "user",
+                                "n/a",
+                                org.springframework.security.core.authority.AuthorityUtils
+                                        .commaSeparatedStringToAuthorityList(authorities));
+                return chain.filter(
+                        exchange.mutate().principal(Mono.just(token)).build());
             };
         }
     }
@@ -74,11 +76,16 @@ class WebFluxPlansFromRequestTest {
 
     private static ConfigurableApplicationContext start(String store) {
         List<String> properties = new ArrayList<>(List.of(
-                "ratelimit.rules[0].name=wp-url", "ratelimit.rules[0].paths=/wp/url",
-                "ratelimit.rules[0].key=header:X-Tenant", "ratelimit.rules[0].limits=2/1m",
-                "ratelimit.plans.pro=5/1m", "ratelimit.plan-from=header:X-Plan", "ratelimit.trusted-proxies=127.0.0.1",
+                "ratelimit.rules[0].name=wp-url",
+                "ratelimit.rules[0].paths=/wp/url",
+                "ratelimit.rules[0].key=header:X-Tenant",
+                "ratelimit.rules[0].limits=2/1m",
+                "ratelimit.plans.pro=5/1m",
+                "ratelimit.plan-from=header:X-Plan",
+                "ratelimit.trusted-proxies=127.0.0.1",
                 "ratelimit.plan-rules=wp-url, wp-annotated",
-                "ratelimit.keys[0].key=header:X-Tenant:acme", "ratelimit.keys[0].limits=3/1m"));
+                "ratelimit.keys[0].key=header:X-Tenant:acme",
+                "ratelimit.keys[0].limits=3/1m"));
         if (store.equals("redis")) {
             properties.add("ratelimit.redis.url=" + redis.uri());
             properties.add("ratelimit.redis.key-prefix=wp-" + System.nanoTime());
@@ -94,7 +101,8 @@ class WebFluxPlansFromRequestTest {
             if (plan != null) {
                 request = request.header("X-Plan", plan);
             }
-            int status = request.exchange().returnResult(String.class).getStatus().value();
+            int status =
+                    request.exchange().returnResult(String.class).getStatus().value();
             if (status == 200) {
                 n++;
             } else {
@@ -111,10 +119,18 @@ class WebFluxPlansFromRequestTest {
         try (ConfigurableApplicationContext context = start(store)) {
             WebTestClient client = WebFluxApps.client(context);
             for (String path : List.of("/wp/url", "/wp/annotated")) {
-                assertThat(admitted(client, path, "t1", "pro")).as(path + ": plan pro").isEqualTo(5);
-                assertThat(admitted(client, path, "t2", null)).as(path + ": no plan").isEqualTo(2);
-                assertThat(admitted(client, path, "t3", "gold")).as(path + ": no such plan").isEqualTo(2);
-                assertThat(admitted(client, path, "acme", "pro")).as(path + ": acme's own entry wins").isEqualTo(3);
+                assertThat(admitted(client, path, "t1", "pro"))
+                        .as(path + ": plan pro")
+                        .isEqualTo(5);
+                assertThat(admitted(client, path, "t2", null))
+                        .as(path + ": no plan")
+                        .isEqualTo(2);
+                assertThat(admitted(client, path, "t3", "gold"))
+                        .as(path + ": no such plan")
+                        .isEqualTo(2);
+                assertThat(admitted(client, path, "acme", "pro"))
+                        .as(path + ": acme's own entry wins")
+                        .isEqualTo(3);
             }
         }
     }
@@ -142,27 +158,43 @@ class WebFluxPlansFromRequestTest {
                 assertThat(admitted).as(path + ": the rule's own limits").isEqualTo(2);
             }
             WebTestClient client = WebFluxApps.client(context);
-            assertThat(admitted(client, "/wp/url", "t21", "pro")).as("from the trusted proxy").isEqualTo(5);
+            assertThat(admitted(client, "/wp/url", "t21", "pro"))
+                    .as("from the trusted proxy")
+                    .isEqualTo(5);
         }
     }
 
     /** authority:PLAN_ on WebFlux, for a rule whose key reads no principal: the filter reads it for the plan. */
     @org.junit.jupiter.api.Test
     void aGrantedAuthorityNamesThePlanOfARuleKeyedByHeader() {
-        try (ConfigurableApplicationContext context = WebFluxApps.start(SecuredApp.class,
-                "ratelimit.rules[0].name=wp-url", "ratelimit.rules[0].paths=/wp/url",
-                "ratelimit.rules[0].key=header:X-Tenant", "ratelimit.rules[0].limits=2/1m",
-                "ratelimit.plans.pro=5/1m", "ratelimit.plan-from=authority:PLAN_", "ratelimit.plan-rules=wp-url")) {
+        try (ConfigurableApplicationContext context = WebFluxApps.start(
+                SecuredApp.class,
+                "ratelimit.rules[0].name=wp-url",
+                "ratelimit.rules[0].paths=/wp/url",
+                "ratelimit.rules[0].key=header:X-Tenant",
+                "ratelimit.rules[0].limits=2/1m",
+                "ratelimit.plans.pro=5/1m",
+                "ratelimit.plan-from=authority:PLAN_",
+                "ratelimit.plan-rules=wp-url")) {
             WebTestClient client = WebFluxApps.client(context);
             int admitted = 0;
             for (int i = 0; i < 10; i++) {
-                if (client.get().uri("/wp/url").header("X-Tenant", "t9").header("X-Authorities", "ROLE_USER,PLAN_pro")
-                        .exchange().returnResult(String.class).getStatus().value() == 200) {
+                if (client.get()
+                                .uri("/wp/url")
+                                .header("X-Tenant", "t9")
+                                .header("X-Authorities", "ROLE_USER,PLAN_pro")
+                                .exchange()
+                                .returnResult(String.class)
+                                .getStatus()
+                                .value()
+                        == 200) {
                     admitted++;
                 }
             }
             assertThat(admitted).isEqualTo(5);
-            assertThat(admitted(client, "/wp/url", "t10", null)).as("no authentication: the rule's own").isEqualTo(2);
+            assertThat(admitted(client, "/wp/url", "t10", null))
+                    .as("no authentication: the rule's own")
+                    .isEqualTo(2);
         }
     }
 }

@@ -1,7 +1,16 @@
 package io.github.ratelimit.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimit;
+import java.security.Principal;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -21,16 +30,6 @@ import org.springframework.web.server.WebFilter;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-import java.security.Principal;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * A Spring WebFlux application on a real Reactor Netty port, with Boot's own auto-configurations, used over HTTP:
  * URL rules, handler methods' annotations (one decision per request), reactive methods decided on subscription,
@@ -44,7 +43,8 @@ class WebFluxRateLimitTest {
 
     @BeforeAll
     static void start() {
-        context = WebFluxApps.start(App.class,
+        context = WebFluxApps.start(
+                App.class,
                 "ratelimit.rules[0].name=wf-global",
                 "ratelimit.rules[0].paths=/wf/limited/**",
                 "ratelimit.rules[0].key=global",
@@ -115,7 +115,8 @@ class WebFluxRateLimitTest {
                     return chain.filter(exchange);
                 }
                 Principal principal = () -> user;
-                return chain.filter(exchange.mutate().principal(Mono.just(principal)).build());
+                return chain.filter(
+                        exchange.mutate().principal(Mono.just(principal)).build());
             };
         }
     }
@@ -261,22 +262,46 @@ class WebFluxRateLimitTest {
 
     @Test
     void aUrlRuleRejectsWith429RetryAfterTheHeadersAndTheProblemBodyOfTheServletPath() {
-        client.get().uri("/wf/limited/1").exchange().expectStatus().isOk()
-                .expectHeader().valueEquals("X-RateLimit-Limit", "2")
-                .expectHeader().valueEquals("X-RateLimit-Remaining", "1")
-                .expectHeader().exists("RateLimit-Policy").expectBody().returnResult();
-        client.get().uri("/wf/limited/2").exchange().expectStatus().isOk()
-                .expectHeader().valueEquals("X-RateLimit-Remaining", "0").expectBody().returnResult();
-        EntityExchangeResult<String> rejected = client.get().uri("/wf/limited/3?x=<y>").exchange()
-                .expectStatus().isEqualTo(429)
-                .expectHeader().contentType(MediaType.parseMediaType("application/problem+json"))
-                .expectHeader().valueEquals("X-RateLimit-Remaining", "0")
-                .expectBody(String.class).returnResult();
+        client.get()
+                .uri("/wf/limited/1")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectHeader()
+                .valueEquals("X-RateLimit-Limit", "2")
+                .expectHeader()
+                .valueEquals("X-RateLimit-Remaining", "1")
+                .expectHeader()
+                .exists("RateLimit-Policy")
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/limited/2")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectHeader()
+                .valueEquals("X-RateLimit-Remaining", "0")
+                .expectBody()
+                .returnResult();
+        EntityExchangeResult<String> rejected = client.get()
+                .uri("/wf/limited/3?x=<y>")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectHeader()
+                .contentType(MediaType.parseMediaType("application/problem+json"))
+                .expectHeader()
+                .valueEquals("X-RateLimit-Remaining", "0")
+                .expectBody(String.class)
+                .returnResult();
         long retryAfter = Long.parseLong(rejected.getResponseHeaders().getFirst("Retry-After"));
         assertThat(retryAfter).isBetween(1L, 60L);
-        assertThat(rejected.getResponseBody()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\","
-                + "\"status\":429,\"detail\":\"Rate limit of rule 'wf-global' exceeded; retry after " + retryAfter
-                + " s.\",\"instance\":\"/wf/limited/3\",\"retryAfter\":" + retryAfter + "}");
+        assertThat(rejected.getResponseBody())
+                .isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\","
+                        + "\"status\":429,\"detail\":\"Rate limit of rule 'wf-global' exceeded; retry after "
+                        + retryAfter
+                        + " s.\",\"instance\":\"/wf/limited/3\",\"retryAfter\":" + retryAfter + "}");
     }
 
     @Test
@@ -284,137 +309,369 @@ class WebFluxRateLimitTest {
         // The peer (127.0.0.1) is a trusted proxy: each client behind it has its own bucket, even though Spring's
         // ForwardedHeaderTransformer (forward-headers-strategy=framework) removed the header from the request.
         for (String client1 : List.of("203.0.113.1", "203.0.113.2")) {
-            client.get().uri("/wf/proxied").header("X-Forwarded-For", client1).exchange().expectStatus().isOk()
-                .expectBody().returnResult();
-            client.get().uri("/wf/proxied").header("X-Forwarded-For", client1).exchange().expectStatus().isEqualTo(429)
-                .expectBody().returnResult();
+            client.get()
+                    .uri("/wf/proxied")
+                    .header("X-Forwarded-For", client1)
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectBody()
+                    .returnResult();
+            client.get()
+                    .uri("/wf/proxied")
+                    .header("X-Forwarded-For", client1)
+                    .exchange()
+                    .expectStatus()
+                    .isEqualTo(429)
+                    .expectBody()
+                    .returnResult();
         }
         // A client that writes a forged address before the real one gets the address the proxy appended.
-        client.get().uri("/wf/proxied").header("X-Forwarded-For", "198.51.100.9, 203.0.113.3").exchange()
-                .expectStatus().isOk().expectBody().returnResult();
-        client.get().uri("/wf/proxied").header("X-Forwarded-For", "198.51.100.10, 203.0.113.3").exchange()
-                .expectStatus().isEqualTo(429).expectBody().returnResult();
+        client.get()
+                .uri("/wf/proxied")
+                .header("X-Forwarded-For", "198.51.100.9, 203.0.113.3")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/proxied")
+                .header("X-Forwarded-For", "198.51.100.10, 203.0.113.3")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
         // Without a header, the trusted proxy itself is the client.
         client.get().uri("/wf/ip").exchange().expectStatus().isOk().expectBody().returnResult();
         client.get().uri("/wf/ip").exchange().expectStatus().isOk().expectBody().returnResult();
-        client.get().uri("/wf/ip").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+        client.get()
+                .uri("/wf/ip")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
     }
 
     @Test
     void aUserKeyCountsByTheExchangesPrincipal() {
-        client.get().uri("/wf/user").header("X-Test-User", "alice").exchange().expectStatus().isOk()
-                .expectBody().returnResult();
-        client.get().uri("/wf/user").header("X-Test-User", "alice").exchange().expectStatus().isEqualTo(429)
-                .expectBody().returnResult();
-        client.get().uri("/wf/user").header("X-Test-User", "bob").exchange().expectStatus().isOk()
-                .expectBody().returnResult();
+        client.get()
+                .uri("/wf/user")
+                .header("X-Test-User", "alice")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/user")
+                .header("X-Test-User", "alice")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/user")
+                .header("X-Test-User", "bob")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
     }
 
     @Test
     void aParamKeyReadsTheQueryStringNotAFormBody() {
-        client.get().uri("/wf/param?apiKey=k1").exchange().expectStatus().isOk().expectBody().returnResult();
-        client.get().uri("/wf/param?apiKey=k1").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
-        client.get().uri("/wf/param?apiKey=k2").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get()
+                .uri("/wf/param?apiKey=k1")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/param?apiKey=k1")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/param?apiKey=k2")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
         // A form body is not read before the handler: no key, and the rule's missing-key policy (reject) applies.
-        client.post().uri("/wf/param").contentType(MediaType.APPLICATION_FORM_URLENCODED).bodyValue("apiKey=k3")
-                .exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+        client.post()
+                .uri("/wf/param")
+                .contentType(MediaType.APPLICATION_FORM_URLENCODED)
+                .bodyValue("apiKey=k3")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
     }
 
     @Test
     void corsPreflightsCostTheHandlersRuleNothing() {
         for (int i = 0; i < 3; i++) {
-            client.options().uri("/wf/cors").header("Origin", "https://app.example")
-                    .header("Access-Control-Request-Method", "GET").exchange().expectStatus().isOk()
-                    .expectBody().returnResult();
+            client.options()
+                    .uri("/wf/cors")
+                    .header("Origin", "https://app.example")
+                    .header("Access-Control-Request-Method", "GET")
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectBody()
+                    .returnResult();
         }
-        client.get().uri("/wf/cors").header("Origin", "https://app.example").exchange().expectStatus().isOk()
-                .expectBody(String.class).isEqualTo("cors");
-        client.get().uri("/wf/cors").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+        client.get()
+                .uri("/wf/cors")
+                .header("Origin", "https://app.example")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .isEqualTo("cors");
+        client.get()
+                .uri("/wf/cors")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
     }
 
     @Test
     void aHandlerReturningAFutureIsDecidedOnceByTheFilter() {
-        client.get().uri("/wf/future-handler").exchange().expectStatus().isOk()
-                .expectHeader().valueEquals("X-RateLimit-Remaining", "0")
-                .expectBody(String.class).isEqualTo("future handler");
-        EntityExchangeResult<String> rejected = client.get().uri("/wf/future-handler").exchange()
-                .expectStatus().isEqualTo(429).expectBody(String.class).returnResult();
-        assertThat(rejected.getResponseBody()).as("the handler's own rule is named").contains("wf-future-handler");
+        client.get()
+                .uri("/wf/future-handler")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectHeader()
+                .valueEquals("X-RateLimit-Remaining", "0")
+                .expectBody(String.class)
+                .isEqualTo("future handler");
+        EntityExchangeResult<String> rejected = client.get()
+                .uri("/wf/future-handler")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody(String.class)
+                .returnResult();
+        assertThat(rejected.getResponseBody())
+                .as("the handler's own rule is named")
+                .contains("wf-future-handler");
     }
 
     @Test
     void aShadowRuleOnlyRecords() {
         for (int i = 0; i < 3; i++) {
-            client.get().uri("/wf/shadow").exchange().expectStatus().isOk().expectBody(String.class).isEqualTo("shadow");
+            client.get()
+                    .uri("/wf/shadow")
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectBody(String.class)
+                    .isEqualTo("shadow");
         }
     }
 
     @Test
     void aCustomKeyReadsThePrincipalToo() {
-        client.get().uri("/wf/custom").header("X-Test-User", "carol").exchange().expectStatus().isOk()
-                .expectBody().returnResult();
-        client.get().uri("/wf/custom").header("X-Test-User", "carol").exchange().expectStatus().isEqualTo(429)
-                .expectBody().returnResult();
-        client.get().uri("/wf/custom").header("X-Test-User", "dave").exchange().expectStatus().isOk()
-                .expectBody().returnResult();
+        client.get()
+                .uri("/wf/custom")
+                .header("X-Test-User", "carol")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/custom")
+                .header("X-Test-User", "carol")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/custom")
+                .header("X-Test-User", "dave")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
         // No principal, no key: the rule's missing-key policy (reject) applies.
-        client.get().uri("/wf/custom").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+        client.get()
+                .uri("/wf/custom")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
     }
 
     @Test
     void urlRulesAndTheHandlersAnnotationAreOneDecisionPerRequest() {
         for (int i = 0; i < 3; i++) {
-            client.get().uri("/wf/both").exchange().expectStatus().isOk()
-                    .expectHeader().value("RateLimit-Policy", policy -> assertThat(policy)
-                            .contains("wf-both").contains("wf-handler")).expectBody().returnResult();
+            client.get()
+                    .uri("/wf/both")
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectHeader()
+                    .value(
+                            "RateLimit-Policy",
+                            policy -> assertThat(policy).contains("wf-both").contains("wf-handler"))
+                    .expectBody()
+                    .returnResult();
         }
-        EntityExchangeResult<String> rejected = client.get().uri("/wf/both").exchange().expectStatus().isEqualTo(429)
-                .expectBody(String.class).returnResult();
+        EntityExchangeResult<String> rejected = client.get()
+                .uri("/wf/both")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody(String.class)
+                .returnResult();
         assertThat(rejected.getResponseBody()).contains("Rate limit of rule 'wf-handler' exceeded");
     }
 
     @Test
     void aHandlerReturningItsResultIsDecidedOnceByTheFilter() {
-        client.get().uri("/wf/plain").exchange().expectStatus().isOk()
-                .expectHeader().valueEquals("X-RateLimit-Remaining", "1").expectBody().returnResult();
-        client.get().uri("/wf/plain").exchange().expectStatus().isOk()
-                .expectHeader().valueEquals("X-RateLimit-Remaining", "0").expectBody().returnResult();
-        client.get().uri("/wf/plain").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+        client.get()
+                .uri("/wf/plain")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectHeader()
+                .valueEquals("X-RateLimit-Remaining", "1")
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/plain")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectHeader()
+                .valueEquals("X-RateLimit-Remaining", "0")
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/plain")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
     }
 
     @Test
     void aHandlerRuleOverItsArgumentsIsDecidedAtTheCallAndNamesTheRule() {
-        client.get().uri("/wf/by-id/7").exchange().expectStatus().isOk().expectBody().returnResult();
-        EntityExchangeResult<String> rejected = client.get().uri("/wf/by-id/7").exchange().expectStatus().isEqualTo(429)
-                .expectHeader().exists("Retry-After")
-                .expectBody(String.class).returnResult();
+        client.get()
+                .uri("/wf/by-id/7")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        EntityExchangeResult<String> rejected = client.get()
+                .uri("/wf/by-id/7")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectHeader()
+                .exists("Retry-After")
+                .expectBody(String.class)
+                .returnResult();
         assertThat(rejected.getResponseBody()).contains("Rate limit of rule 'wf-by-id' exceeded");
-        client.get().uri("/wf/by-id/8").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get()
+                .uri("/wf/by-id/8")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
     }
 
     @Test
     void aReactiveMethodIsDecidedWhenSubscribedAndItsRejectionDoesNotNameItsRule() {
         int before = Outbound.RUNS.get();
-        client.get().uri("/wf/outbound").exchange().expectStatus().isOk().expectBody(String.class).isEqualTo("fetched");
-        client.get().uri("/wf/outbound").exchange().expectStatus().isOk().expectBody().returnResult();
-        assertThat(Outbound.RUNS.get() - before).as("built three times per request, run once").isEqualTo(2);
-        EntityExchangeResult<String> rejected = client.get().uri("/wf/outbound").exchange()
-                .expectStatus().isEqualTo(429).expectHeader().exists("Retry-After")
-                .expectHeader().doesNotExist("RateLimit-Policy")
-                .expectBody(String.class).returnResult();
+        client.get()
+                .uri("/wf/outbound")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .isEqualTo("fetched");
+        client.get()
+                .uri("/wf/outbound")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        assertThat(Outbound.RUNS.get() - before)
+                .as("built three times per request, run once")
+                .isEqualTo(2);
+        EntityExchangeResult<String> rejected = client.get()
+                .uri("/wf/outbound")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectHeader()
+                .exists("Retry-After")
+                .expectHeader()
+                .doesNotExist("RateLimit-Policy")
+                .expectBody(String.class)
+                .returnResult();
         assertThat(rejected.getResponseBody()).contains("rule 'internal'").doesNotContain("wf-outbound");
-        assertThat(Outbound.RUNS.get() - before).as("a rejected subscription does not run the method").isEqualTo(2);
+        assertThat(Outbound.RUNS.get() - before)
+                .as("a rejected subscription does not run the method")
+                .isEqualTo(2);
 
-        client.get().uri("/wf/stream").exchange().expectStatus().isOk().expectBody().returnResult();
-        client.get().uri("/wf/stream").exchange().expectStatus().isEqualTo(429).expectBody().returnResult();
+        client.get()
+                .uri("/wf/stream")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/stream")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
     }
 
     @Test
     void aFutureMethodCalledOnTheEventLoopIsDecidedWithoutBlockingAndNamesNoRule() {
-        client.get().uri("/wf/future").exchange().expectStatus().isOk().expectBody(String.class).isEqualTo("future");
-        EntityExchangeResult<String> rejected = client.get().uri("/wf/future").exchange()
-                .expectStatus().isEqualTo(429).expectHeader().exists("Retry-After")
-                .expectBody(String.class).returnResult();
+        client.get()
+                .uri("/wf/future")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody(String.class)
+                .isEqualTo("future");
+        EntityExchangeResult<String> rejected = client.get()
+                .uri("/wf/future")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectHeader()
+                .exists("Retry-After")
+                .expectBody(String.class)
+                .returnResult();
         assertThat(rejected.getResponseBody()).contains("rule 'internal'").doesNotContain("wf-future");
     }
 
@@ -422,42 +679,71 @@ class WebFluxRateLimitTest {
     @org.junit.jupiter.api.extension.ExtendWith(org.springframework.boot.test.system.OutputCaptureExtension.class)
     void aMethodReturningItsResultOnTheEventLoopIsDecidedThereAndSaysSoOnce(
             org.springframework.boot.test.system.CapturedOutput output) {
-        client.get().uri("/wf/sync").exchange().expectStatus().isOk().expectBody().returnResult();
-        client.get().uri("/wf/sync").exchange().expectStatus().isOk().expectBody().returnResult();
+        client.get()
+                .uri("/wf/sync")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        client.get()
+                .uri("/wf/sync")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
         String warning = "@RateLimit method Outbound#sync was called on the non-blocking thread reactor-http-";
         assertThat(output.getAll()).contains(warning);
-        assertThat(output.getAll().split(java.util.regex.Pattern.quote(warning), -1)).hasSize(2);
+        assertThat(output.getAll().split(java.util.regex.Pattern.quote(warning), -1))
+                .hasSize(2);
     }
 
     @Test
     void softDelaysHoldNoEventLoopAnUnlimitedEndpointAnswersWhileTheyWait() throws Exception {
-        WebTestClient slow = client.mutate().responseTimeout(Duration.ofSeconds(30)).build();
+        WebTestClient slow =
+                client.mutate().responseTimeout(Duration.ofSeconds(30)).build();
         List<CompletableFuture<Integer>> soft = new ArrayList<>();
         // 2 per second: the 12th of these waits about 5 s. Netty has at most a few event loops on this machine, so a
         // delay that held one would stall every request on it.
         for (int i = 0; i < 12; i++) {
-            soft.add(CompletableFuture.supplyAsync(() -> slow.get().uri("/wf/soft").exchange()
-                    .expectBody(String.class).returnResult().getStatus().value()));
+            soft.add(CompletableFuture.supplyAsync(() -> slow.get()
+                    .uri("/wf/soft")
+                    .exchange()
+                    .expectBody(String.class)
+                    .returnResult()
+                    .getStatus()
+                    .value()));
         }
         waitUntilWaiting(soft);
         List<Integer> free = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
-            free.add(client.get().uri("/wf/free").exchange().expectBody(String.class).returnResult().getStatus().value());
+            free.add(client.get()
+                    .uri("/wf/free")
+                    .exchange()
+                    .expectBody(String.class)
+                    .returnResult()
+                    .getStatus()
+                    .value());
         }
         long softStillWaiting = soft.stream().filter(f -> !f.isDone()).count();
         assertThat(free).containsOnly(200);
-        assertThat(softStillWaiting).as("the unlimited endpoint answered 20 times while SOFT requests waited")
+        assertThat(softStillWaiting)
+                .as("the unlimited endpoint answered 20 times while SOFT requests waited")
                 .isGreaterThan(0);
         List<Integer> softStatuses = new ArrayList<>();
         for (CompletableFuture<Integer> f : soft) {
             softStatuses.add(f.get(30, TimeUnit.SECONDS));
         }
-        assertThat(softStatuses).as("every SOFT request went through after its delay").containsOnly(200);
+        assertThat(softStatuses)
+                .as("every SOFT request went through after its delay")
+                .containsOnly(200);
     }
 
     /** Waits until the SOFT rule has delayed requests: the first two go at once, the rest wait. */
     private static void waitUntilWaiting(List<CompletableFuture<Integer>> soft) throws InterruptedException {
-        org.awaitility.Awaitility.await("the two SOFT requests that need no delay").atMost(java.time.Duration.ofSeconds(10))
+        org.awaitility.Awaitility.await("the two SOFT requests that need no delay")
+                .atMost(java.time.Duration.ofSeconds(10))
                 .until(() -> soft.stream().filter(CompletableFuture::isDone).count() >= 2);
     }
 }

@@ -1,5 +1,11 @@
 package io.github.ratelimit.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -13,13 +19,6 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * A rejected request's body is read before the 429 is sent (answered earlier, the next request on a keep-alive
  * connection now and then went unanswered), but only so much of it: a client that announces 10 MB and sends 256 KB
@@ -32,7 +31,8 @@ class WebFluxRejectedUploadTest {
 
     @BeforeAll
     static void start() {
-        context = WebFluxApps.start(App.class,
+        context = WebFluxApps.start(
+                App.class,
                 "ratelimit.rules[0].name=wfu-none",
                 "ratelimit.rules[0].paths=/wfu/**",
                 "ratelimit.rules[0].key=global",
@@ -48,8 +48,7 @@ class WebFluxRejectedUploadTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Handler.class)
-    static class App {
-    }
+    static class App {}
 
     @RestController
     static class Handler {
@@ -64,7 +63,8 @@ class WebFluxRejectedUploadTest {
             socket.setSoTimeout(10_000);
             OutputStream out = socket.getOutputStream();
             out.write(("POST /wfu/upload HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/octet-stream\r\n"
-                    + "Content-Length: " + announced + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                            + "Content-Length: " + announced + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
             byte[] chunk = new byte[8192];
             for (int done = 0; done < sent; done += chunk.length) {
                 out.write(chunk, 0, Math.min(chunk.length, sent - done));

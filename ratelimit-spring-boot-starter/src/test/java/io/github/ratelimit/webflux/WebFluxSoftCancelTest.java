@@ -1,7 +1,13 @@
 package io.github.ratelimit.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import io.github.ratelimit.testing.ManualClock;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -17,13 +23,6 @@ import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.reactive.function.client.WebClientResponseException;
 import reactor.core.publisher.Mono;
 
-import java.time.Duration;
-import java.util.Objects;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * A client that goes away while its request waits out a SOFT delay gives its place back: the reserved tokens are
  * returned and its place among the rule's waiters is freed. On a manual clock, so nothing waits on real time.
@@ -36,7 +35,8 @@ class WebFluxSoftCancelTest {
 
     @BeforeAll
     static void start() {
-        context = WebFluxApps.start(App.class,
+        context = WebFluxApps.start(
+                App.class,
                 "ratelimit.rules[0].name=wfc-soft",
                 "ratelimit.rules[0].paths=/wfc/soft",
                 "ratelimit.rules[0].key=global",
@@ -94,16 +94,20 @@ class WebFluxSoftCancelTest {
      * place for a waiting request is taken (429).
      */
     private static CompletableFuture<String> delayedRequest() {
-        return org.awaitility.Awaitility.await("a request the SOFT rule delays").atMost(Duration.ofSeconds(10))
-                .pollInterval(Duration.ofMillis(20)).until(WebFluxSoftCancelTest::requestDelayedOrNull, Objects::nonNull);
+        return org.awaitility.Awaitility.await("a request the SOFT rule delays")
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20))
+                .until(WebFluxSoftCancelTest::requestDelayedOrNull, Objects::nonNull);
     }
 
     /** @return a request that waits for its delay, or {@code null} when it was rejected for want of a waiting place */
     private static CompletableFuture<String> requestDelayedOrNull() {
         int timers = CLOCK.pendingTimers();
         CompletableFuture<String> request = get().toFuture();
-        org.awaitility.Awaitility.await("the request ends or waits").atMost(Duration.ofSeconds(10))
-                .pollInterval(Duration.ofMillis(5)).until(() -> request.isDone() || CLOCK.pendingTimers() != timers);
+        org.awaitility.Awaitility.await("the request ends or waits")
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(5))
+                .until(() -> request.isDone() || CLOCK.pendingTimers() != timers);
         if (!request.isDone()) {
             return request;
         }
@@ -112,8 +116,11 @@ class WebFluxSoftCancelTest {
             throw new AssertionError("a request went through without waiting");
         } catch (java.util.concurrent.CompletionException e) {
             assertThat(e.getCause()).isInstanceOf(WebClientResponseException.class);
-            assertThat(((WebClientResponseException) e.getCause()).getStatusCode().value())
-                    .as("rejected only because the place for a waiting request is taken").isEqualTo(429);
+            assertThat(((WebClientResponseException) e.getCause())
+                            .getStatusCode()
+                            .value())
+                    .as("rejected only because the place for a waiting request is taken")
+                    .isEqualTo(429);
             return null;
         }
     }

@@ -1,7 +1,11 @@
 package io.github.ratelimit.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.testing.RateLimitFields;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -17,11 +21,6 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 
-import java.util.ArrayList;
-import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * Spring WebFlux on a real Reactor Netty port: no response header or body a client reads names the class or method
  * of an unnamed {@code @RateLimit} rule, whether the filter decided the handler's rules or the advisor did on
@@ -36,8 +35,11 @@ class WebFluxUnnamedRulesTest {
 
     @BeforeAll
     static void start() {
-        context = WebFluxApps.start(App.class, "ratelimit.headers=ietf-draft-09,x-ratelimit",
-                "ratelimit.rules[0].name=regions", "ratelimit.rules[0].paths=/regions/*",
+        context = WebFluxApps.start(
+                App.class,
+                "ratelimit.headers=ietf-draft-09,x-ratelimit",
+                "ratelimit.rules[0].name=regions",
+                "ratelimit.rules[0].paths=/regions/*",
                 "ratelimit.rules[0].limits=10/1h");
         client = WebFluxApps.client(context);
     }
@@ -50,8 +52,7 @@ class WebFluxUnnamedRulesTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import({QuarterlyFigures.class, Regions.class})
-    static class App {
-    }
+    static class App {}
 
     /** Two unnamed rules on each request: the type's, and the method's. */
     @RestController
@@ -85,11 +86,23 @@ class WebFluxUnnamedRulesTest {
 
     /** A response whose every header and body names neither the controller nor its methods. */
     private static EntityExchangeResult<String> get(String path, int status) {
-        EntityExchangeResult<String> result = client.get().uri(path).exchange().expectStatus().isEqualTo(status)
-                .expectBody(String.class).returnResult();
-        result.getResponseHeaders().forEach((name, values) -> assertThat(values).as("header %s", name)
-                .allSatisfy(v -> assertThat(v).doesNotContain("Quarterly").doesNotContain("compile").doesNotContain("#")));
-        assertThat(String.valueOf(result.getResponseBody())).doesNotContain("Quarterly").doesNotContain("compile")
+        EntityExchangeResult<String> result = client.get()
+                .uri(path)
+                .exchange()
+                .expectStatus()
+                .isEqualTo(status)
+                .expectBody(String.class)
+                .returnResult();
+        result.getResponseHeaders()
+                .forEach((name, values) -> assertThat(values)
+                        .as("header %s", name)
+                        .allSatisfy(v -> assertThat(v)
+                                .doesNotContain("Quarterly")
+                                .doesNotContain("compile")
+                                .doesNotContain("#")));
+        assertThat(String.valueOf(result.getResponseBody()))
+                .doesNotContain("Quarterly")
+                .doesNotContain("compile")
                 .doesNotContain("#");
         return result;
     }
@@ -98,7 +111,8 @@ class WebFluxUnnamedRulesTest {
         HttpHeaders headers = result.getResponseHeaders();
         List<String> policy = new ArrayList<>(RateLimitFields.parse(headers.getFirst("RateLimit-Policy"), "q", "w")
                 .keySet());
-        assertThat(RateLimitFields.parse(headers.getFirst("RateLimit"), "r", "t").keySet())
+        assertThat(RateLimitFields.parse(headers.getFirst("RateLimit"), "r", "t")
+                        .keySet())
                 .containsExactlyElementsOf(policy);
         return policy;
     }
@@ -106,7 +120,10 @@ class WebFluxUnnamedRulesTest {
     @Test
     void aHandlerDecidedByTheFilterNamesNoClassOrMethod() {
         List<String> items = items(get("/figures", 200));
-        assertThat(items).as("the type's rule and the method's, told apart").hasSize(2).doesNotHaveDuplicates();
+        assertThat(items)
+                .as("the type's rule and the method's, told apart")
+                .hasSize(2)
+                .doesNotHaveDuplicates();
         assertThat(items(get("/figures", 200))).as("the same on every response").isEqualTo(items);
         EntityExchangeResult<String> rejected = get("/figures", 429);
         assertThat(items(rejected)).isEqualTo(items);
@@ -116,13 +133,23 @@ class WebFluxUnnamedRulesTest {
 
     @Test
     void aRejectionOnSubscriptionReportsTheUrlRuleWithItsTokenBack() {
-        assertThat(RateLimitFields.parse(get("/regions/south", 200).getResponseHeaders().getFirst("RateLimit"), "r", "t"))
-                .containsKey("regions-1h").extractingByKey("regions-1h").extracting(m -> m.get("r")).isEqualTo(9L);
+        assertThat(RateLimitFields.parse(
+                        get("/regions/south", 200).getResponseHeaders().getFirst("RateLimit"), "r", "t"))
+                .containsKey("regions-1h")
+                .extractingByKey("regions-1h")
+                .extracting(m -> m.get("r"))
+                .isEqualTo(9L);
         // The URL rule took a token for the call the handler's rule refused, and got it back.
-        assertThat(RateLimitFields.parse(get("/regions/south", 429).getResponseHeaders().getFirst("RateLimit"), "r", "t"))
-                .extractingByKey("regions-1h").extracting(m -> m.get("r")).isEqualTo(9L);
-        assertThat(RateLimitFields.parse(get("/regions/west", 200).getResponseHeaders().getFirst("RateLimit"), "r", "t"))
-                .extractingByKey("regions-1h").extracting(m -> m.get("r")).isEqualTo(8L);
+        assertThat(RateLimitFields.parse(
+                        get("/regions/south", 429).getResponseHeaders().getFirst("RateLimit"), "r", "t"))
+                .extractingByKey("regions-1h")
+                .extracting(m -> m.get("r"))
+                .isEqualTo(9L);
+        assertThat(RateLimitFields.parse(
+                        get("/regions/west", 200).getResponseHeaders().getFirst("RateLimit"), "r", "t"))
+                .extractingByKey("regions-1h")
+                .extracting(m -> m.get("r"))
+                .isEqualTo(8L);
     }
 
     @Test

@@ -1,20 +1,19 @@
 package io.github.ratelimit.adversarial.boot;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.adversarial.boot.web.WebApplication;
 import io.github.ratelimit.servlet.testing.RawHttp;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
-
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * Attacks the {@code ip} key of a Spring Boot application on real Tomcat through Boot's own forwarded-header
@@ -40,14 +39,25 @@ class ForwardedHeadersStrategiesBootTest {
     }
 
     private static String[] properties(String... extra) {
-        return Stream.concat(Stream.of("server.port=0", "server.address=127.0.0.1", "spring.main.banner-mode=off",
-                "logging.level.root=warn", "spring.main.cloud-platform=none",
-                "ratelimit.rules[0].name=per-address", "ratelimit.rules[0].paths=/api/**", "ratelimit.rules[0].key=ip",
-                "ratelimit.rules[0].limits=" + LIMIT + "/1h"), Stream.of(extra)).toArray(String[]::new);
+        return Stream.concat(
+                        Stream.of(
+                                "server.port=0",
+                                "server.address=127.0.0.1",
+                                "spring.main.banner-mode=off",
+                                "logging.level.root=warn",
+                                "spring.main.cloud-platform=none",
+                                "ratelimit.rules[0].name=per-address",
+                                "ratelimit.rules[0].paths=/api/**",
+                                "ratelimit.rules[0].key=ip",
+                                "ratelimit.rules[0].limits=" + LIMIT + "/1h"),
+                        Stream.of(extra))
+                .toArray(String[]::new);
     }
 
     private void run(String... extra) {
-        context = new SpringApplicationBuilder(WebApplication.class).properties(properties(extra)).run();
+        context = new SpringApplicationBuilder(WebApplication.class)
+                .properties(properties(extra))
+                .run();
     }
 
     private int port() {
@@ -56,7 +66,9 @@ class ForwardedHeadersStrategiesBootTest {
 
     private RawHttp.Response get(String... headers) throws IOException {
         RawHttp.Response response = RawHttp.send(port(), "GET", "/api/whoami", headers);
-        assertThat(response.status()).as("GET /api/whoami with %s", List.of(headers)).isIn(200, 429);
+        assertThat(response.status())
+                .as("GET /api/whoami with %s", List.of(headers))
+                .isIn(200, 429);
         return response;
     }
 
@@ -99,13 +111,17 @@ class ForwardedHeadersStrategiesBootTest {
         run("server.forward-headers-strategy=framework", "ratelimit.trusted-proxies=127.0.0.1");
         for (int client = 1; client <= 3; client++) {
             for (int i = 0; i < LIMIT; i++) {
-                assertThat(get("X-Forwarded-For: 10.0.0." + i + ", 203.0.113." + client).status())
-                        .as("client %d request %d", client, i).isEqualTo(200);
+                assertThat(get("X-Forwarded-For: 10.0.0." + i + ", 203.0.113." + client)
+                                .status())
+                        .as("client %d request %d", client, i)
+                        .isEqualTo(200);
             }
-            assertThat(get("X-Forwarded-For: 203.0.113." + client).status()).as("client %d over the limit", client)
+            assertThat(get("X-Forwarded-For: 203.0.113." + client).status())
+                    .as("client %d over the limit", client)
                     .isEqualTo(429);
         }
-        // Forwarded headers alone (which Spring's filter prefers) name no client to the limiter: the proxy's own bucket.
+        // Forwarded headers alone (which Spring's filter prefers) name no client to the limiter: the proxy's own
+        // bucket.
         List<String[]> requests = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             requests.add(new String[] {"Forwarded: for=198.51.100." + i});
@@ -125,15 +141,21 @@ class ForwardedHeadersStrategiesBootTest {
     @Test
     void aCloudPlatformThatImpliesTheNativeStrategyStopsStartUpToo() {
         assertThatThrownBy(() -> context = new SpringApplicationBuilder(WebApplication.class)
-                .properties(Stream.of(properties()).map(p -> p.equals("spring.main.cloud-platform=none")
-                        ? "spring.main.cloud-platform=kubernetes" : p).toArray(String[]::new)).run())
+                        .properties(Stream.of(properties())
+                                .map(p -> p.equals("spring.main.cloud-platform=none")
+                                        ? "spring.main.cloud-platform=kubernetes"
+                                        : p)
+                                .toArray(String[]::new))
+                        .run())
                 .satisfies(failure -> assertThat(configurationError(failure)).hasMessageContaining("KUBERNETES"));
         assertThat(context).isNull();
     }
 
     @Test
     void trustingTheContainerWhoseInternalProxiesExcludeThePeerDoesNotLetAClientRotateItsKey() throws Exception {
-        run("server.forward-headers-strategy=native", "ratelimit.trust-container-forwarding=true",
+        run(
+                "server.forward-headers-strategy=native",
+                "ratelimit.trust-container-forwarding=true",
                 "server.tomcat.remoteip.internal-proxies=10\\.9\\.9\\.9");
         // Tomcat's valve does not believe 127.0.0.1, so the application sees the connection...
         assertThat(get("X-Forwarded-For: 198.51.100.200").body()).isEqualTo("127.0.0.1");
@@ -149,18 +171,24 @@ class ForwardedHeadersStrategiesBootTest {
 
     @Test
     void trustingTheContainerWhoseInternalProxiesAreThePeerKeysByTheClientItAppended() throws Exception {
-        run("server.forward-headers-strategy=native", "ratelimit.trust-container-forwarding=true",
+        run(
+                "server.forward-headers-strategy=native",
+                "ratelimit.trust-container-forwarding=true",
                 "server.tomcat.remoteip.internal-proxies=127\\.0\\.0\\.1");
         assertThat(get("X-Forwarded-For: 198.51.100.200, 203.0.113.9").body()).isEqualTo("203.0.113.9");
         List<String[]> rotating = new ArrayList<>();
         for (int i = 0; i < 40; i++) {
             rotating.add(new String[] {"X-Forwarded-For: 198.51.100." + i + ", 203.0.113.9"});
         }
-        assertThat(admitted(rotating)).as("a client rotating the leftmost value").isEqualTo(LIMIT - 1);
+        assertThat(admitted(rotating))
+                .as("a client rotating the leftmost value")
+                .isEqualTo(LIMIT - 1);
         for (int client = 1; client <= 3; client++) {
             for (int i = 0; i < LIMIT; i++) {
-                assertThat(get("X-Forwarded-For: 198.51.100." + i + ", 203.0.113." + client).status())
-                        .as("client %d request %d", client, i).isEqualTo(200);
+                assertThat(get("X-Forwarded-For: 198.51.100." + i + ", 203.0.113." + client)
+                                .status())
+                        .as("client %d request %d", client, i)
+                        .isEqualTo(200);
             }
             assertThat(get("X-Forwarded-For: 203.0.113." + client).status()).isEqualTo(429);
         }

@@ -1,7 +1,16 @@
 package io.github.ratelimit.adversarial.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.servlet.testing.RawHttp;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
@@ -14,16 +23,6 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
-
-import java.io.IOException;
-import java.net.InetSocketAddress;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Attacks the {@code ip} key of a Spring WebFlux application on Reactor Netty, started with Boot's real
@@ -55,7 +54,8 @@ class WebFluxForwardingAttackTest {
         org.springframework.security.web.server.SecurityWebFilterChain open(
                 org.springframework.security.config.web.server.ServerHttpSecurity http) {
             return http.authorizeExchange(a -> a.anyExchange().permitAll())
-                    .csrf(org.springframework.security.config.web.server.ServerHttpSecurity.CsrfSpec::disable).build();
+                    .csrf(org.springframework.security.config.web.server.ServerHttpSecurity.CsrfSpec::disable)
+                    .build();
         }
     }
 
@@ -71,11 +71,23 @@ class WebFluxForwardingAttackTest {
     }
 
     private void run(String... extra) {
-        String[] properties = Stream.concat(Stream.of("server.port=0", "server.address=127.0.0.1",
-                "spring.main.banner-mode=off", "logging.level.root=warn", "spring.main.cloud-platform=none",
-                "ratelimit.rules[0].name=per-address", "ratelimit.rules[0].paths=/api/**", "ratelimit.rules[0].key=ip",
-                "ratelimit.rules[0].limits=" + LIMIT + "/1h"), Stream.of(extra)).toArray(String[]::new);
-        context = new SpringApplicationBuilder(App.class).web(WebApplicationType.REACTIVE).properties(properties).run();
+        String[] properties = Stream.concat(
+                        Stream.of(
+                                "server.port=0",
+                                "server.address=127.0.0.1",
+                                "spring.main.banner-mode=off",
+                                "logging.level.root=warn",
+                                "spring.main.cloud-platform=none",
+                                "ratelimit.rules[0].name=per-address",
+                                "ratelimit.rules[0].paths=/api/**",
+                                "ratelimit.rules[0].key=ip",
+                                "ratelimit.rules[0].limits=" + LIMIT + "/1h"),
+                        Stream.of(extra))
+                .toArray(String[]::new);
+        context = new SpringApplicationBuilder(App.class)
+                .web(WebApplicationType.REACTIVE)
+                .properties(properties)
+                .run();
     }
 
     private int port() {
@@ -140,14 +152,18 @@ class WebFluxForwardingAttackTest {
                 forged.add(List.of("X-Forwarded-For: 198.51.100." + i + ", 203.0.113.9"));
                 forged.add(List.of("X-Forwarded-For: 198.51.100." + i, "X-Forwarded-For: 203.0.113.9"));
             }
-            assertThat(admitted(forged)).as("strategy %s: forged addresses before the proxy's", strategy)
+            assertThat(admitted(forged))
+                    .as("strategy %s: forged addresses before the proxy's", strategy)
                     .isEqualTo(LIMIT);
             for (int client = 1; client <= 3; client++) {
                 for (int i = 0; i < LIMIT; i++) {
-                    assertThat(get(List.of("X-Forwarded-For: 10.0.0." + i + ", 203.0.113." + client)).status())
-                            .as("strategy %s, client %d, request %d", strategy, client, i).isEqualTo(200);
+                    assertThat(get(List.of("X-Forwarded-For: 10.0.0." + i + ", 203.0.113." + client))
+                                    .status())
+                            .as("strategy %s, client %d, request %d", strategy, client, i)
+                            .isEqualTo(200);
                 }
-                assertThat(get(List.of("X-Forwarded-For: 203.0.113." + client)).status()).isEqualTo(429);
+                assertThat(get(List.of("X-Forwarded-For: 203.0.113." + client)).status())
+                        .isEqualTo(429);
             }
             context.close();
             context = null;
@@ -175,8 +191,8 @@ class WebFluxForwardingAttackTest {
     void headersBeyondNettysLimitAreRefusedBeforeTheApplicationNotFailed() throws Exception {
         run("ratelimit.trusted-proxies=127.0.0.1");
         int reached = REACHED.get();
-        RawHttp.Response response = RawHttp.send(port(), "GET", "/api/whoami",
-                List.of("X-Forwarded-For: " + "1.2.3.4, ".repeat(2000) + "203.0.113.60"));
+        RawHttp.Response response = RawHttp.send(
+                port(), "GET", "/api/whoami", List.of("X-Forwarded-For: " + "1.2.3.4, ".repeat(2000) + "203.0.113.60"));
         assertThat(response.status()).isIn(400, 413, 431);
         assertThat(REACHED.get()).isEqualTo(reached);
     }
@@ -185,20 +201,34 @@ class WebFluxForwardingAttackTest {
     void malformedHopsFromATrustedProxyFallBackToTheProxy() throws Exception {
         run("ratelimit.trusted-proxies=127.0.0.1");
         List<List<String>> requests = new ArrayList<>();
-        for (String hop : List.of("unknown", "_hidden", "", "garbage", "256.1.1.1", "1.2.3", "[2001:db8::1",
-                "203.0.113.7:99999", "fe80::1%", "0x7f.0.0.1", "2130706433", "\"203.0.113.7\"", "x".repeat(300))) {
+        for (String hop : List.of(
+                "unknown",
+                "_hidden",
+                "",
+                "garbage",
+                "256.1.1.1",
+                "1.2.3",
+                "[2001:db8::1",
+                "203.0.113.7:99999",
+                "fe80::1%",
+                "0x7f.0.0.1",
+                "2130706433",
+                "\"203.0.113.7\"",
+                "x".repeat(300))) {
             requests.add(List.of("X-Forwarded-For: 198.51.100." + requests.size() + ", " + hop));
         }
         assertThat(admitted(requests)).isEqualTo(LIMIT);
-        assertThat(get(List.of()).status()).as("they all counted against the proxy's own address").isEqualTo(429);
+        assertThat(get(List.of()).status())
+                .as("they all counted against the proxy's own address")
+                .isEqualTo(429);
         assertThat(get(List.of("X-Forwarded-For: 203.0.113.20")).status()).isEqualTo(200);
     }
 
     @Test
     void trustingNettysOrSpringsForwardingIsRefusedAtStartUpSinceTheyBelieveEveryPeer() {
         for (String strategy : List.of("native", "framework")) {
-            assertThatThrownBy(() -> run("server.forward-headers-strategy=" + strategy,
-                    "ratelimit.trust-container-forwarding=true"))
+            assertThatThrownBy(() -> run(
+                            "server.forward-headers-strategy=" + strategy, "ratelimit.trust-container-forwarding=true"))
                     .satisfies(failure -> assertThat(configurationError(failure))
                             .hasMessageContaining("ratelimit.trust-container-forwarding = true, but "
                                     + "server.forward-headers-strategy = " + strategy)

@@ -1,6 +1,11 @@
 package io.github.ratelimit.adversarial.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.servlet.testing.RawHttp;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -18,12 +23,6 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 
-import java.io.IOException;
-import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * Spellings of a path that Spring WebFlux serves from one handler (percent-encoding, path parameters, doubled
  * slashes, encoded slashes, dot segments) must all be counted by the URL rule on that path: whatever reaches the
@@ -40,14 +39,24 @@ class WebFluxPathTricksAttackTest {
 
     @BeforeAll
     static void start() {
-        context = new SpringApplicationBuilder(App.class).web(WebApplicationType.REACTIVE).properties(
-                "server.port=0", "server.address=127.0.0.1", "spring.main.banner-mode=off", "logging.level.root=warn",
-                "ratelimit.rules[0].name=admin", "ratelimit.rules[0].paths=/admin/**",
-                "ratelimit.rules[0].limits=" + LIMIT + "/1h",
-                "ratelimit.rules[1].name=login", "ratelimit.rules[1].paths=/login",
-                "ratelimit.rules[1].limits=" + LIMIT + "/1h",
-                "ratelimit.rules[2].name=reports", "ratelimit.rules[2].paths=/reports", "ratelimit.rules[2].methods=GET",
-                "ratelimit.rules[2].limits=" + LIMIT + "/1h").run();
+        context = new SpringApplicationBuilder(App.class)
+                .web(WebApplicationType.REACTIVE)
+                .properties(
+                        "server.port=0",
+                        "server.address=127.0.0.1",
+                        "spring.main.banner-mode=off",
+                        "logging.level.root=warn",
+                        "ratelimit.rules[0].name=admin",
+                        "ratelimit.rules[0].paths=/admin/**",
+                        "ratelimit.rules[0].limits=" + LIMIT + "/1h",
+                        "ratelimit.rules[1].name=login",
+                        "ratelimit.rules[1].paths=/login",
+                        "ratelimit.rules[1].limits=" + LIMIT + "/1h",
+                        "ratelimit.rules[2].name=reports",
+                        "ratelimit.rules[2].paths=/reports",
+                        "ratelimit.rules[2].methods=GET",
+                        "ratelimit.rules[2].limits=" + LIMIT + "/1h")
+                .run();
     }
 
     @AfterAll
@@ -62,7 +71,8 @@ class WebFluxPathTricksAttackTest {
         @Bean
         SecurityWebFilterChain open(ServerHttpSecurity http) {
             return http.authorizeExchange(a -> a.anyExchange().permitAll())
-                    .csrf(ServerHttpSecurity.CsrfSpec::disable).build();
+                    .csrf(ServerHttpSecurity.CsrfSpec::disable)
+                    .build();
         }
     }
 
@@ -98,18 +108,42 @@ class WebFluxPathTricksAttackTest {
     private static int get(String path) throws IOException {
         int port = Integer.parseInt(context.getEnvironment().getProperty("local.server.port"));
         int status = RawHttp.send(port, "GET", path).status();
-        assertThat(status).as("GET %s", path.length() > 80 ? path.substring(0, 80) + "..." : path).isBetween(200, 499);
+        assertThat(status)
+                .as("GET %s", path.length() > 80 ? path.substring(0, 80) + "..." : path)
+                .isBetween(200, 499);
         return status;
     }
 
     @Test
     void noSpellingOfAnAdminPathReachesTheHandlerUncounted() throws Exception {
         int before = ADMIN.get();
-        List<String> paths = List.of("/admin/x", "/admin", "/admin/", "/admin/../admin/x", "/x/../admin/x",
-                "/./admin/x", "//admin/x", "/admin//x", "/admin/./x", "/admin;jsessionid=1/x", "/admin;/x",
-                "/admin/x;a=b", "/%61dmin/x", "/%61%64%6d%69%6e/x", "/admin%2Fx", "/admin%2fx", "/admin/x%2F..%2F",
-                "/admin/%2e%2e/admin/x", "/admin/x?y=1", "/admin/x/", "/admin/" + "x/".repeat(30),
-                "/admin/..;/admin/x", "/admin/%00", "/admin/%C0%AE%C0%AE/x", "/admin%3Bx/y", "/ADMIN/x");
+        List<String> paths = List.of(
+                "/admin/x",
+                "/admin",
+                "/admin/",
+                "/admin/../admin/x",
+                "/x/../admin/x",
+                "/./admin/x",
+                "//admin/x",
+                "/admin//x",
+                "/admin/./x",
+                "/admin;jsessionid=1/x",
+                "/admin;/x",
+                "/admin/x;a=b",
+                "/%61dmin/x",
+                "/%61%64%6d%69%6e/x",
+                "/admin%2Fx",
+                "/admin%2fx",
+                "/admin/x%2F..%2F",
+                "/admin/%2e%2e/admin/x",
+                "/admin/x?y=1",
+                "/admin/x/",
+                "/admin/" + "x/".repeat(30),
+                "/admin/..;/admin/x",
+                "/admin/%00",
+                "/admin/%C0%AE%C0%AE/x",
+                "/admin%3Bx/y",
+                "/ADMIN/x");
         for (int round = 0; round < 3; round++) {
             for (String path : paths) {
                 get(path);
@@ -122,8 +156,20 @@ class WebFluxPathTricksAttackTest {
     @Test
     void noSpellingOfAnExactPathReachesTheHandlerUncounted() throws Exception {
         int before = LOGIN.get();
-        List<String> paths = List.of("/login", "/login;x=1", "/login;", "/./login", "/x/../login", "//login",
-                "/%6Cogin", "/%6c%6f%67%69%6e", "/login?a=b", "/login/.", "/login/..;/login", "/login%3B", "/login/",
+        List<String> paths = List.of(
+                "/login",
+                "/login;x=1",
+                "/login;",
+                "/./login",
+                "/x/../login",
+                "//login",
+                "/%6Cogin",
+                "/%6c%6f%67%69%6e",
+                "/login?a=b",
+                "/login/.",
+                "/login/..;/login",
+                "/login%3B",
+                "/login/",
                 "/login;jsessionid=abc");
         for (int round = 0; round < 3; round++) {
             for (String path : paths) {

@@ -10,7 +10,6 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.store.LocalBucketStore;
-
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -53,14 +52,16 @@ public final class CounterAccuracy {
     /** The rules the trace goes through, each with every algorithm. */
     private static final List<List<String>> RULES = List.of(List.of("100/1m"), List.of("5/1s", "100/1m"));
 
-    private static final List<Algorithm> ALGORITHMS = List.of(Algorithm.SLIDING_WINDOW_LOG,
-            Algorithm.SLIDING_WINDOW_COUNTER, Algorithm.FIXED_WINDOW, Algorithm.TOKEN_BUCKET);
+    private static final List<Algorithm> ALGORITHMS = List.of(
+            Algorithm.SLIDING_WINDOW_LOG,
+            Algorithm.SLIDING_WINDOW_COUNTER,
+            Algorithm.FIXED_WINDOW,
+            Algorithm.TOKEN_BUCKET);
 
     /** A whole minute, hour and day, so the fixed windows start with the trace. */
     private static final Instant START = Instant.parse("2026-11-23T00:00:00Z");
 
-    private CounterAccuracy() {
-    }
+    private CounterAccuracy() {}
 
     /** A wall clock that shows what it was last set to. One thread. */
     static final class ManualClock implements TimeMeter {
@@ -89,8 +90,7 @@ public final class CounterAccuracy {
     }
 
     /** A burst of the trace: when it starts (ns after the trace's start) and its calls. */
-    record Burst(long startNanos, int calls, long spanNanos) {
-    }
+    record Burst(long startNanos, int calls, long spanNanos) {}
 
     public static void main(String[] args) {
         long seed = args.length > 0 ? Long.parseLong(args[0]) : 20261123L;
@@ -110,9 +110,17 @@ public final class CounterAccuracy {
             StringBuilder line = new StringBuilder("|---|---:|---:|");
             for (Limit limit : limits) {
                 String w = limit.toString();
-                head.append(" most in any ").append(limit.period().toMillis() >= 60_000 ? limit.period().toMinutes()
-                        + " min" : limit.period().toMillis() + " ms").append(" (limit ").append(limit.permits())
-                        .append(") | ÷ limit | over-admission ").append(w).append(" | admissions beyond ").append(w)
+                head.append(" most in any ")
+                        .append(
+                                limit.period().toMillis() >= 60_000
+                                        ? limit.period().toMinutes() + " min"
+                                        : limit.period().toMillis() + " ms")
+                        .append(" (limit ")
+                        .append(limit.permits())
+                        .append(") | ÷ limit | over-admission ")
+                        .append(w)
+                        .append(" | admissions beyond ")
+                        .append(w)
                         .append(" |");
                 line.append("---:|---:|---:|---:|");
             }
@@ -123,25 +131,39 @@ public final class CounterAccuracy {
                 long[] admitted = run(algorithm, rule, arrivals);
                 if (algorithm.isSliding()) {
                     long[] expected = reference(algorithm, limits, arrivals);
-                    checks.add(String.format(Locale.ROOT, "%s, %s: the limiter admitted %s the calls the reference "
-                                    + "arithmetic admits (%,d vs %,d)", algorithm, String.join(" + ", rule),
-                            Arrays.equals(admitted, expected) ? "exactly" : "NOT exactly", admitted.length,
+                    checks.add(String.format(
+                            Locale.ROOT,
+                            "%s, %s: the limiter admitted %s the calls the reference "
+                                    + "arithmetic admits (%,d vs %,d)",
+                            algorithm,
+                            String.join(" + ", rule),
+                            Arrays.equals(admitted, expected) ? "exactly" : "NOT exactly",
+                            admitted.length,
                             expected.length));
                 }
                 if (algorithm == Algorithm.SLIDING_WINDOW_LOG) {
                     logAdmitted = admitted.length;
                 }
                 StringBuilder row = new StringBuilder();
-                row.append("| ").append(algorithm).append(" | ").append(String.format(Locale.ROOT, "%,d", admitted.length))
-                        .append(" | ").append(String.format(Locale.ROOT, "%.3f", (double) admitted.length / logAdmitted))
+                row.append("| ")
+                        .append(algorithm)
+                        .append(" | ")
+                        .append(String.format(Locale.ROOT, "%,d", admitted.length))
+                        .append(" | ")
+                        .append(String.format(Locale.ROOT, "%.3f", (double) admitted.length / logAdmitted))
                         .append(" |");
                 for (Limit limit : limits) {
                     long period = limit.period().toNanos();
                     int most = mostInWindow(admitted, period);
                     long beyond = admissionsBeyond(admitted, period, limit.permits());
                     double ratio = (double) most / limit.permits();
-                    row.append(String.format(Locale.ROOT, " %d | %.3f | %.1f %% | %,d |", most, ratio,
-                            Math.max(0, ratio - 1) * 100, beyond));
+                    row.append(String.format(
+                            Locale.ROOT,
+                            " %d | %.3f | %.1f %% | %,d |",
+                            most,
+                            ratio,
+                            Math.max(0, ratio - 1) * 100,
+                            beyond));
                     if (algorithm == Algorithm.SLIDING_WINDOW_LOG && most > limit.permits()) {
                         logExact = false;
                     }
@@ -151,8 +173,10 @@ public final class CounterAccuracy {
         }
         System.out.println();
         checks.forEach(System.out::println);
-        System.out.println(logExact ? "SLIDING_WINDOW_LOG: never more than the limit within any window (exact)"
-                : "SLIDING_WINDOW_LOG: ADMITTED MORE THAN THE LIMIT within some window: a bug");
+        System.out.println(
+                logExact
+                        ? "SLIDING_WINDOW_LOG: never more than the limit within any window (exact)"
+                        : "SLIDING_WINDOW_LOG: ADMITTED MORE THAN THE LIMIT within some window: a bug");
         System.exit(logExact ? 0 : 1);
     }
 
@@ -169,8 +193,9 @@ public final class CounterAccuracy {
             t += exponentialNanos(random, BURST_GAP_MEAN_S * 1e9);
             while (t < activeEnd && t < lengthNanos) {
                 double kind = random.nextDouble();
-                int size = kind < 0.50 ? random.nextInt(1, 11) : kind < 0.85 ? random.nextInt(10, 51)
-                        : random.nextInt(50, 201);
+                int size = kind < 0.50
+                        ? random.nextInt(1, 11)
+                        : kind < 0.85 ? random.nextInt(10, 51) : random.nextInt(50, 201);
                 long at = t;
                 for (int i = 0; i < size; i++) {
                     if (i > 0) {
@@ -201,9 +226,14 @@ public final class CounterAccuracy {
         ManualClock clock = new ManualClock(START);
         long origin = clock.currentTimeNanos();
         LocalBucketStore store = LocalBucketStore.builder().timeMeter(clock).build();
-        try (RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(clock).build()) {
-            Guard guard = limiter.guard(Rule.builder("accuracy").key("global").limits(limits.toArray(String[]::new))
-                    .algorithm(algorithm).mode(Mode.HARD).build());
+        try (RateLimiter limiter =
+                RateLimiter.builder().store(store).timeMeter(clock).build()) {
+            Guard guard = limiter.guard(Rule.builder("accuracy")
+                    .key("global")
+                    .limits(limits.toArray(String[]::new))
+                    .algorithm(algorithm)
+                    .mode(Mode.HARD)
+                    .build());
             RequestContext context = RequestContext.builder().build();
             long[] admitted = new long[arrivals.length];
             int n = 0;
@@ -253,7 +283,8 @@ public final class CounterAccuracy {
                 } else {
                     long k = Math.floorDiv(t, period);
                     double covered = 1.0 - (double) (t - k * period) / period;
-                    double load = counts.get(i).getOrDefault(k, 0L) + counts.get(i).getOrDefault(k - 1, 0L) * covered;
+                    double load =
+                            counts.get(i).getOrDefault(k, 0L) + counts.get(i).getOrDefault(k - 1, 0L) * covered;
                     fits = load + 1 <= permits + 1e-9;
                 }
             }
@@ -298,27 +329,47 @@ public final class CounterAccuracy {
     private static void printTrace(long seed, int minutes, long[] arrivals, List<Burst> bursts, int show) {
         System.out.println("# Sliding window counter accuracy");
         System.out.println();
-        System.out.printf(Locale.ROOT, "Trace: seed %d, %d simulated minutes from %s; active spells exp(mean %.0f s), "
+        System.out.printf(
+                Locale.ROOT,
+                "Trace: seed %d, %d simulated minutes from %s; active spells exp(mean %.0f s), "
                         + "idle spells exp(mean %.0f s); bursts every exp(mean %.0f s) while active, of U[1,10] calls "
                         + "(50 %%), U[10,50] (35 %%) or U[50,200] (15 %%), calls exp(mean %.0f ms) apart.%n",
-                seed, minutes, START, ACTIVE_MEAN_S, IDLE_MEAN_S, BURST_GAP_MEAN_S, CALL_GAP_MEAN_MS);
+                seed,
+                minutes,
+                START,
+                ACTIVE_MEAN_S,
+                IDLE_MEAN_S,
+                BURST_GAP_MEAN_S,
+                CALL_GAP_MEAN_MS);
         long last = arrivals.length == 0 ? 0 : arrivals[arrivals.length - 1];
         int biggest = bursts.stream().mapToInt(Burst::calls).max().orElse(0);
         long checksum = 0;
         for (long a : arrivals) {
             checksum = checksum * 31 + a;
         }
-        System.out.printf(Locale.ROOT, "%,d calls in %,d bursts (largest %d calls), last call at %.1f s, %.1f calls/min "
+        System.out.printf(
+                Locale.ROOT,
+                "%,d calls in %,d bursts (largest %d calls), last call at %.1f s, %.1f calls/min "
                         + "on average; checksum of arrival times %016x%n",
-                arrivals.length, bursts.size(), biggest, last / 1e9, arrivals.length / (last / 60e9), checksum);
+                arrivals.length,
+                bursts.size(),
+                biggest,
+                last / 1e9,
+                arrivals.length / (last / 60e9),
+                checksum);
         int shown = Math.min(show, bursts.size());
         if (shown > 0) {
-            StringBuilder sb = new StringBuilder("Bursts (start s: calls over span ms)" + (shown < bursts.size()
-                    ? ", first " + shown : "") + ":");
+            StringBuilder sb = new StringBuilder(
+                    "Bursts (start s: calls over span ms)" + (shown < bursts.size() ? ", first " + shown : "") + ":");
             for (int i = 0; i < shown; i++) {
                 Burst b = bursts.get(i);
-                sb.append(i % 6 == 0 ? "\n  " : "; ").append(String.format(Locale.ROOT, "%.3f: %d over %.0f",
-                        b.startNanos() / 1e9, b.calls(), b.spanNanos() / 1e6));
+                sb.append(i % 6 == 0 ? "\n  " : "; ")
+                        .append(String.format(
+                                Locale.ROOT,
+                                "%.3f: %d over %.0f",
+                                b.startNanos() / 1e9,
+                                b.calls(),
+                                b.spanNanos() / 1e6));
             }
             System.out.println(sb);
         }

@@ -6,7 +6,6 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.store.LocalBucketStore;
-
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.lang.ref.Reference;
@@ -40,35 +39,51 @@ public final class HeapPerKey {
     private static final String[] LIMITS = {"100/1s", "10000/1h"};
     private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
 
-    private HeapPerKey() {
-    }
+    private HeapPerKey() {}
 
     public static void main(String[] args) throws InterruptedException {
         int keys = args.length > 0 ? Integer.parseInt(args[0]) : 1_000_000;
         int bounded = args.length > 1 ? Integer.parseInt(args[1]) : 100_000;
         int histogramRows = args.length > 2 ? Integer.parseInt(args[2]) : 20;
-        System.out.printf(Locale.ROOT, "JVM %s, max heap %,d MB, GC %s%n", System.getProperty("java.vm.version"),
-                Runtime.getRuntime().maxMemory() >> 20, gcNames());
-        System.out.printf(Locale.ROOT, "rule: key ip, limits %s and %s (two windows, one bucket per key)%n%n",
-                LIMITS[0], LIMITS[1]);
+        System.out.printf(
+                Locale.ROOT,
+                "JVM %s, max heap %,d MB, GC %s%n",
+                System.getProperty("java.vm.version"),
+                Runtime.getRuntime().maxMemory() >> 20,
+                gcNames());
+        System.out.printf(
+                Locale.ROOT,
+                "rule: key ip, limits %s and %s (two windows, one bucket per key)%n%n",
+                LIMITS[0],
+                LIMITS[1]);
 
         // Warm the code path with a throw-away store so class loading and JIT data are not counted per key.
         drive(LocalBucketStore.builder().maximumKeys(10_000).build(), 20_000, 0, "warm-up", 0);
 
-        Run unbounded = drive(LocalBucketStore.builder().maximumKeys(keys).build(), keys, keys, "maximum = keys",
-                histogramRows);
+        Run unbounded = drive(
+                LocalBucketStore.builder().maximumKeys(keys).build(), keys, keys, "maximum = keys", histogramRows);
         double perKey = (double) unbounded.retained / unbounded.entries;
         boolean perKeyOk = perKey <= GOAL_BYTES_PER_KEY && unbounded.entries <= keys;
-        System.out.printf(Locale.ROOT, "  => %.1f bytes per key (G9 goal <= %d): %s%n%n", perKey, GOAL_BYTES_PER_KEY,
+        System.out.printf(
+                Locale.ROOT,
+                "  => %.1f bytes per key (G9 goal <= %d): %s%n%n",
+                perKey,
+                GOAL_BYTES_PER_KEY,
                 perKeyOk ? "meets" : "MISSES");
 
-        Run capped = drive(LocalBucketStore.builder().maximumKeys(bounded).build(), keys, bounded,
-                "maximum = " + bounded, 0);
+        Run capped = drive(
+                LocalBucketStore.builder().maximumKeys(bounded).build(), keys, bounded, "maximum = " + bounded, 0);
         boolean cappedOk = capped.entries <= bounded;
         double expected = perKey * bounded;
-        System.out.printf(Locale.ROOT, "  => entries %,d <= maximum %,d: %s; peak estimate seen while driving: %,d; "
+        System.out.printf(
+                Locale.ROOT,
+                "  => entries %,d <= maximum %,d: %s; peak estimate seen while driving: %,d; "
                         + "retained %,d bytes = %.2f x (bytes per key x maximum)%n",
-                capped.entries, bounded, cappedOk ? "yes" : "NO", capped.peak, capped.retained,
+                capped.entries,
+                bounded,
+                cappedOk ? "yes" : "NO",
+                capped.peak,
+                capped.retained,
                 capped.retained / expected);
         System.out.println();
         System.out.println(perKeyOk && cappedOk ? "G9: meets" : "G9: MISSES");
@@ -76,13 +91,13 @@ public final class HeapPerKey {
     }
 
     /** What one store held after a run. */
-    private record Run(long entries, long peak, long retained) {
-    }
+    private record Run(long entries, long peak, long retained) {}
 
     private static Run drive(LocalBucketStore store, int keys, int maximum, String label, int histogramRows)
             throws InterruptedException {
         RateLimiter limiter = RateLimiter.builder().store(store).build();
-        Guard guard = limiter.guard(Rule.builder("heap").key("ip").limits(LIMITS).build());
+        Guard guard =
+                limiter.guard(Rule.builder("heap").key("ip").limits(LIMITS).build());
         // One call first, so the rule's compiled state and one bucket's classes exist before the baseline.
         guard.acquire(RequestContext.builder().remoteAddress("192.0.2.1").build());
         store.cleanUp();
@@ -92,7 +107,8 @@ public final class HeapPerKey {
         long rejected = 0;
         long start = System.nanoTime();
         for (int i = 0; i < keys; i++) {
-            Decision d = guard.acquire(RequestContext.builder().remoteAddress(address(i)).build());
+            Decision d = guard.acquire(
+                    RequestContext.builder().remoteAddress(address(i)).build());
             if (!d.permitted()) {
                 rejected++;
             }
@@ -108,9 +124,18 @@ public final class HeapPerKey {
         long entries = store.size();
         long retained = after - before;
         if (maximum > 0) {
-            System.out.printf(Locale.ROOT, "[%s] %,d distinct keys in %.1f s (%,d rejected); entries after cleanUp: "
-                            + "%,d; used heap %,d -> %,d bytes: +%,d bytes%n", label, keys, driveNanos / 1e9,
-                    rejected, entries, before, after, retained);
+            System.out.printf(
+                    Locale.ROOT,
+                    "[%s] %,d distinct keys in %.1f s (%,d rejected); entries after cleanUp: "
+                            + "%,d; used heap %,d -> %,d bytes: +%,d bytes%n",
+                    label,
+                    keys,
+                    driveNanos / 1e9,
+                    rejected,
+                    entries,
+                    before,
+                    after,
+                    retained);
         }
         if (histogramRows > 0) {
             System.out.println("  where it goes: live objects while the store is full (top " + histogramRows
@@ -129,9 +154,12 @@ public final class HeapPerKey {
      */
     private static String histogram(int rows) {
         try {
-            Object text = ManagementFactory.getPlatformMBeanServer().invoke(
-                    new ObjectName("com.sun.management:type=DiagnosticCommand"), "gcClassHistogram",
-                    new Object[] {new String[0]}, new String[] {String[].class.getName()});
+            Object text = ManagementFactory.getPlatformMBeanServer()
+                    .invoke(
+                            new ObjectName("com.sun.management:type=DiagnosticCommand"),
+                            "gcClassHistogram",
+                            new Object[] {new String[0]},
+                            new String[] {String[].class.getName()});
             String[] lines = text.toString().split("\n");
             StringBuilder out = new StringBuilder();
             for (int i = 0; i < Math.min(lines.length, rows + 2); i++) {

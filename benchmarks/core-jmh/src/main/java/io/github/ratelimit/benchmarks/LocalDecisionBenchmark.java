@@ -11,6 +11,10 @@ import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -23,11 +27,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.time.Duration;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * G1: decisions per second through the core API (key, rule, decide) against bare Bucket4j local buckets, in one
@@ -52,7 +51,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 8, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 3, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(
+        value = 3,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 @Threads(1)
 public class LocalDecisionBenchmark {
 
@@ -102,9 +103,11 @@ public class LocalDecisionBenchmark {
             ipContexts[i] = RequestContext.builder().remoteAddress(keys[i]).build();
         }
 
-        limiter = RateLimiter.builder().build();   // the default: a LocalBucketStore, the system clock
-        globalGuard = limiter.guard(Rule.builder("bench-global").key("global").limits(LIMITS).build());
-        ipGuard = limiter.guard(Rule.builder("bench-ip").key("ip").limits(LIMITS).build());
+        limiter = RateLimiter.builder().build(); // the default: a LocalBucketStore, the system clock
+        globalGuard = limiter.guard(
+                Rule.builder("bench-global").key("global").limits(LIMITS).build());
+        ipGuard =
+                limiter.guard(Rule.builder("bench-ip").key("ip").limits(LIMITS).build());
         globalContext = RequestContext.builder().remoteAddress("203.0.113.7").build();
 
         // The baseline must have exactly the windows the core gives the rule's buckets: compare what a decision
@@ -114,10 +117,12 @@ public class LocalDecisionBenchmark {
         for (int i = 0; i < bandwidths.length; i++) {
             var w = windows.get(i);
             var b = bandwidths[i];
-            if (w.limit() != b.getCapacity() || w.permits() != b.getRefillTokens()
-                    || w.period().toNanos() != b.getRefillPeriodNanos() || !w.name().equals(b.getId())) {
-                throw new IllegalStateException("bare bucket " + oneBucket.getConfiguration()
-                        + " differs from the core's windows " + windows);
+            if (w.limit() != b.getCapacity()
+                    || w.permits() != b.getRefillTokens()
+                    || w.period().toNanos() != b.getRefillPeriodNanos()
+                    || !w.name().equals(b.getId())) {
+                throw new IllegalStateException(
+                        "bare bucket " + oneBucket.getConfiguration() + " differs from the core's windows " + windows);
             }
         }
     }
@@ -126,7 +131,8 @@ public class LocalDecisionBenchmark {
     public void checkNothingWasRejected() {
         // 10^9 tokens a second is far above any throughput here, so no call is refused; a refusal now would mean
         // the run measured the rejection path and must not be reported.
-        if (!oneBucket.tryConsume(1) || !globalGuard.acquire(globalContext).permitted()
+        if (!oneBucket.tryConsume(1)
+                || !globalGuard.acquire(globalContext).permitted()
                 || !ipGuard.acquire(ipContexts[0]).permitted()) {
             throw new IllegalStateException("a bucket ran dry: the benchmark limits are too low for this machine");
         }
@@ -175,10 +181,16 @@ public class LocalDecisionBenchmark {
      */
     static LocalBucket bareBucket() {
         return Bucket.builder()
-                .addLimit(Bandwidth.builder().capacity(1_000_000_000L)
-                        .refillGreedy(1_000_000_000L, Duration.ofSeconds(1)).id("1s").build())
-                .addLimit(Bandwidth.builder().capacity(1_000_000_000_000L)
-                        .refillGreedy(1_000_000_000_000L, Duration.ofHours(1)).id("1h").build())
+                .addLimit(Bandwidth.builder()
+                        .capacity(1_000_000_000L)
+                        .refillGreedy(1_000_000_000L, Duration.ofSeconds(1))
+                        .id("1s")
+                        .build())
+                .addLimit(Bandwidth.builder()
+                        .capacity(1_000_000_000_000L)
+                        .refillGreedy(1_000_000_000_000L, Duration.ofHours(1))
+                        .id("1h")
+                        .build())
                 .withMillisecondPrecision()
                 .withSynchronizationStrategy(SynchronizationStrategy.LOCK_FREE)
                 .build();

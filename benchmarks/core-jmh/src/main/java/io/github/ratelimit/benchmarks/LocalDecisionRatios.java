@@ -1,13 +1,5 @@
 package io.github.ratelimit.benchmarks;
 
-import org.openjdk.jmh.results.Result;
-import org.openjdk.jmh.results.RunResult;
-import org.openjdk.jmh.runner.Runner;
-import org.openjdk.jmh.runner.RunnerException;
-import org.openjdk.jmh.runner.options.CommandLineOptionException;
-import org.openjdk.jmh.runner.options.CommandLineOptions;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -15,6 +7,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.CommandLineOptionException;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
  * G1 in one command: runs {@link LocalDecisionBenchmark} in interleaved rounds (every round runs each benchmark
@@ -37,8 +36,7 @@ public final class LocalDecisionRatios {
     private static final List<String> ORDER = List.of(A, B, C, D, E);
     private static final double GOAL = 0.5;
 
-    private LocalDecisionRatios() {
-    }
+    private LocalDecisionRatios() {}
 
     public static void main(String[] args) throws RunnerException, CommandLineOptionException {
         int rounds = 3;
@@ -47,8 +45,10 @@ public final class LocalDecisionRatios {
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-                case "--threads" -> threadCounts = Arrays.stream(args[++i].split(","))
-                        .mapToInt(s -> Integer.parseInt(s.trim())).toArray();
+                case "--threads" ->
+                    threadCounts = Arrays.stream(args[++i].split(","))
+                            .mapToInt(s -> Integer.parseInt(s.trim()))
+                            .toArray();
                 default -> jmhArgs.add(args[i]);
             }
         }
@@ -73,8 +73,9 @@ public final class LocalDecisionRatios {
                     String benchmark = r.getParams().getBenchmark();
                     String method = benchmark.substring(benchmark.lastIndexOf('.') + 1);
                     Result<?> alloc = r.getSecondaryResults().get("gc.alloc.rate.norm");
-                    scores.put(method, new double[] {r.getPrimaryResult().getScore(),
-                            alloc == null ? Double.NaN : alloc.getScore()});
+                    scores.put(method, new double[] {
+                        r.getPrimaryResult().getScore(), alloc == null ? Double.NaN : alloc.getScore()
+                    });
                 }
                 all.computeIfAbsent(threads, t -> new ArrayList<>()).add(scores);
             }
@@ -101,8 +102,8 @@ public final class LocalDecisionRatios {
                 StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-7d", i + 1));
                 for (String name : ORDER) {
                     double[] v = s.get(name);
-                    line.append(String.format(Locale.ROOT, " %24s", v == null ? "-" : String.format(Locale.ROOT,
-                            "%,.0f ops/s", v[0])));
+                    line.append(String.format(
+                            Locale.ROOT, " %24s", v == null ? "-" : String.format(Locale.ROOT, "%,.0f ops/s", v[0])));
                 }
                 double rca = ratio(s, C, A);
                 double rdb = ratio(s, D, B);
@@ -120,15 +121,24 @@ public final class LocalDecisionRatios {
                 StringBuilder alloc = new StringBuilder(String.format(Locale.ROOT, "%-7s", "B/op"));
                 for (String name : ORDER) {
                     double[] v = last.get(name);
-                    alloc.append(String.format(Locale.ROOT, " %24s",
+                    alloc.append(String.format(
+                            Locale.ROOT,
+                            " %24s",
                             v == null || Double.isNaN(v[1]) ? "-" : String.format(Locale.ROOT, "%.1f", v[1])));
                 }
                 System.out.println(alloc + "   (gc.alloc.rate.norm, last round)");
             }
             double mca = median(ca);
             double mdb = median(db);
-            System.out.printf(Locale.ROOT, "median of %d round(s): c/a = %.3f %s, d/b = %.3f %s (G1 goal >= %.1f)%n",
-                    rounds.size(), mca, verdict(mca), mdb, verdict(mdb), GOAL);
+            System.out.printf(
+                    Locale.ROOT,
+                    "median of %d round(s): c/a = %.3f %s, d/b = %.3f %s (G1 goal >= %.1f)%n",
+                    rounds.size(),
+                    mca,
+                    verdict(mca),
+                    mdb,
+                    verdict(mdb),
+                    GOAL);
         }
     }
 

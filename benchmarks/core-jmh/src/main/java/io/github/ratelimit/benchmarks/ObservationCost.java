@@ -9,6 +9,7 @@ import io.github.ratelimit.internal.metrics.DecisionObservations;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -21,8 +22,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.util.concurrent.TimeUnit;
 
 /**
  * What observing decisions costs, in one run: the same local decision ({@code ip} rule, {@value #KEYS} client
@@ -44,7 +43,9 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.SECONDS)
 @Warmup(iterations = 5, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 2, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(
+        value = 2,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 @Threads(1)
 public class ObservationCost {
 
@@ -63,14 +64,23 @@ public class ObservationCost {
     public void setUp() {
         contexts = new RequestContext[KEYS];
         for (int i = 0; i < KEYS; i++) {
-            contexts[i] = RequestContext.builder().remoteAddress("10.0." + (i >> 8) + "." + (i & 255)).build();
+            contexts[i] = RequestContext.builder()
+                    .remoteAddress("10.0." + (i >> 8) + "." + (i & 255))
+                    .build();
         }
-        Rule rule = Rule.builder("bench-ip").key("ip").limits(LocalDecisionBenchmark.LIMITS).build();
+        Rule rule = Rule.builder("bench-ip")
+                .key("ip")
+                .limits(LocalDecisionBenchmark.LIMITS)
+                .build();
         plain = RateLimiter.builder().build();
-        noHandlers = RateLimiter.builder().observer(new DecisionObservations(ObservationRegistry.create())).build();
+        noHandlers = RateLimiter.builder()
+                .observer(new DecisionObservations(ObservationRegistry.create()))
+                .build();
         ObservationRegistry registry = ObservationRegistry.create();
         registry.observationConfig().observationHandler(new DefaultMeterObservationHandler(new SimpleMeterRegistry()));
-        metered = RateLimiter.builder().observer(new DecisionObservations(registry)).build();
+        metered = RateLimiter.builder()
+                .observer(new DecisionObservations(registry))
+                .build();
         plainGuard = plain.guard(rule);
         noHandlersGuard = noHandlers.guard(rule);
         meteredGuard = metered.guard(rule);

@@ -1,14 +1,12 @@
 package io.github.ratelimit.benchmarks;
 
-
-import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -40,14 +38,13 @@ public final class SoftWait {
 
     private static final double GOAL_P99_EXCESS_MS = 10.0;
 
-    private SoftWait() {
-    }
+    private SoftWait() {}
 
     public static void main(String[] args) throws Exception {
         int calls = args.length > 0 ? Integer.parseInt(args[0]) : 300;
         int threads = args.length > 1 ? Integer.parseInt(args[1]) : 4;
-        System.out.printf(Locale.ROOT, "rule: 50/1s, SOFT, maxDelay 2s, key global; %d calls from %d threads%n",
-                calls, threads);
+        System.out.printf(
+                Locale.ROOT, "rule: 50/1s, SOFT, maxDelay 2s, key global; %d calls from %d threads%n", calls, threads);
         boolean ok = run("acquire", calls, threads, false);
         ok &= run("acquireAsync", calls, threads, true);
         System.out.println(ok ? "G10: meets" : "G10: MISSES");
@@ -56,11 +53,17 @@ public final class SoftWait {
 
     private static boolean run(String label, int calls, int threads, boolean async) throws Exception {
         try (RateLimiter limiter = RateLimiter.builder().build()) {
-            Guard guard = limiter.guard(Rule.builder("soft").key("global").limits("50/1s").mode(Mode.SOFT)
-                    .maxDelay(Duration.ofSeconds(2)).build());
-            RequestContext context = RequestContext.builder().remoteAddress("203.0.113.7").build();
+            Guard guard = limiter.guard(Rule.builder("soft")
+                    .key("global")
+                    .limits("50/1s")
+                    .mode(Mode.SOFT)
+                    .maxDelay(Duration.ofSeconds(2))
+                    .build());
+            RequestContext context =
+                    RequestContext.builder().remoteAddress("203.0.113.7").build();
             // Warm the code path on another rule's bucket, so the first measured calls are not interpreted.
-            Guard warm = limiter.guard(Rule.builder("warm").key("global").limits("1000000/1s").build());
+            Guard warm = limiter.guard(
+                    Rule.builder("warm").key("global").limits("1000000/1s").build());
             for (int i = 0; i < 20_000; i++) {
                 warm.acquire(context);
             }
@@ -73,30 +76,33 @@ public final class SoftWait {
             List<Thread> workers = new ArrayList<>();
             List<Throwable> failures = Collections.synchronizedList(new ArrayList<>());
             for (int t = 0; t < threads; t++) {
-                Thread worker = new Thread(() -> {
-                    try {
-                        start.await();
-                        for (int i = next.getAndIncrement(); i < calls; i = next.getAndIncrement()) {
-                            long t0 = System.nanoTime();
-                            Decision d;
-                            long t1;
-                            if (async) {
-                                CompletableFuture<Decision> f = guard.acquireAsync(context);
-                                long[] done = new long[1];
-                                d = f.whenComplete((r, e) -> done[0] = System.nanoTime()).get();
-                                t1 = done[0];
-                            } else {
-                                d = guard.acquire(context);
-                                t1 = System.nanoTime();
+                Thread worker = new Thread(
+                        () -> {
+                            try {
+                                start.await();
+                                for (int i = next.getAndIncrement(); i < calls; i = next.getAndIncrement()) {
+                                    long t0 = System.nanoTime();
+                                    Decision d;
+                                    long t1;
+                                    if (async) {
+                                        CompletableFuture<Decision> f = guard.acquireAsync(context);
+                                        long[] done = new long[1];
+                                        d = f.whenComplete((r, e) -> done[0] = System.nanoTime())
+                                                .get();
+                                        t1 = done[0];
+                                    } else {
+                                        d = guard.acquire(context);
+                                        t1 = System.nanoTime();
+                                    }
+                                    outcomes[i] = d.outcome().ordinal();
+                                    computed.set(i, d.delayNanos());
+                                    actual.set(i, t1 - t0);
+                                }
+                            } catch (InterruptedException | ExecutionException e) {
+                                failures.add(e);
                             }
-                            outcomes[i] = d.outcome().ordinal();
-                            computed.set(i, d.delayNanos());
-                            actual.set(i, t1 - t0);
-                        }
-                    } catch (InterruptedException | ExecutionException e) {
-                        failures.add(e);
-                    }
-                }, "soft-" + t);
+                        },
+                        "soft-" + t);
                 workers.add(worker);
                 worker.start();
             }
@@ -120,24 +126,40 @@ public final class SoftWait {
                     maxComputedMs = Math.max(maxComputedMs, computed.get(i) / 1e6);
                 }
             }
-            double[] e = excess.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            double[] e =
+                    excess.stream().mapToDouble(Double::doubleValue).sorted().toArray();
             StringBuilder outcomeText = new StringBuilder();
             for (Outcome o : Outcome.values()) {
                 if (counts[o.ordinal()] > 0) {
-                    outcomeText.append(outcomeText.length() == 0 ? "" : ", ").append(o).append(' ')
+                    outcomeText
+                            .append(outcomeText.length() == 0 ? "" : ", ")
+                            .append(o)
+                            .append(' ')
                             .append(counts[o.ordinal()]);
                 }
             }
-            System.out.printf(Locale.ROOT, "%n[%s] %.1f s; outcomes: %s; longest computed wait %.1f ms%n", label,
-                    seconds, outcomeText, maxComputedMs);
+            System.out.printf(
+                    Locale.ROOT,
+                    "%n[%s] %.1f s; outcomes: %s; longest computed wait %.1f ms%n",
+                    label,
+                    seconds,
+                    outcomeText,
+                    maxComputedMs);
             if (e.length == 0) {
                 System.out.println("  no delayed call: nothing to compare");
                 return false;
             }
             double p99 = percentile(e, 0.99);
-            System.out.printf(Locale.ROOT, "  actual - computed wait over %d delayed calls, ms: min %.3f  p50 %.3f  "
+            System.out.printf(
+                    Locale.ROOT,
+                    "  actual - computed wait over %d delayed calls, ms: min %.3f  p50 %.3f  "
                             + "p90 %.3f  p99 %.3f  max %.3f  (G10 goal: p99 <= +%.0f ms)%n",
-                    e.length, e[0], percentile(e, 0.50), percentile(e, 0.90), p99, e[e.length - 1],
+                    e.length,
+                    e[0],
+                    percentile(e, 0.50),
+                    percentile(e, 0.90),
+                    p99,
+                    e[e.length - 1],
                     GOAL_P99_EXCESS_MS);
             System.out.println("  raw excess sample (ms, sorted, every 10th): " + sample(e));
             return p99 <= GOAL_P99_EXCESS_MS;

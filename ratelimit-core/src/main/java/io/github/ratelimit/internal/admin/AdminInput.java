@@ -1,7 +1,6 @@
 package io.github.ratelimit.internal.admin;
 
 import io.github.ratelimit.support.LogText;
-
 import java.util.Collection;
 import java.util.Map;
 
@@ -16,8 +15,7 @@ public final class AdminInput {
     /** The most a {@code count} parameter may ask for. */
     public static final int MAX_COUNT = 1000;
 
-    private AdminInput() {
-    }
+    private AdminInput() {}
 
     /**
      * @param field the field's name
@@ -27,8 +25,8 @@ public final class AdminInput {
      */
     public static Object required(String field, Object value) {
         if (value == null) {
-            throw new IllegalArgumentException("\"" + field + "\" is missing: give the key as decisions show it, or the "
-                    + "address a listing gives");
+            throw new IllegalArgumentException("\"" + field
+                    + "\" is missing: give the key as decisions show it, or the " + "address a listing gives");
         }
         return value;
     }
@@ -55,8 +53,8 @@ public final class AdminInput {
     public static int number(String field, Object value) {
         String s = text(field, value);
         if (!s.matches("[0-9]{1,4}")) {
-            throw new IllegalArgumentException("\"" + field + "\" is " + LogText.quote(s) + "; it must be a whole "
-                    + "number, 1 to " + MAX_COUNT);
+            throw new IllegalArgumentException(
+                    "\"" + field + "\" is " + LogText.quote(s) + "; it must be a whole " + "number, 1 to " + MAX_COUNT);
         }
         return Integer.parseInt(s);
     }
@@ -88,8 +86,8 @@ public final class AdminInput {
     public static void checkChange(Object limits, Object plan, Object reset) {
         // Actuator hands an operation its body's fields as text (JSON true arrives as "true"): exactly that is reset.
         if (reset != null && !Boolean.TRUE.equals(reset) && !"true".equals(reset)) {
-            throw new IllegalArgumentException("\"reset\" is " + describe(reset)
-                    + "; it can only be the JSON boolean true");
+            throw new IllegalArgumentException(
+                    "\"reset\" is " + describe(reset) + "; it can only be the JSON boolean true");
         }
         int given = (limits != null ? 1 : 0) + (plan != null ? 1 : 0) + (reset != null ? 1 : 0);
         if (given != 1) {
@@ -120,9 +118,14 @@ public final class AdminInput {
      * @return what it is, for a message: a string quoted, {@code true}/{@code false}, or its kind
      */
     public static String describe(Object value) {
-        return value instanceof String s ? LogText.quote(s)
-                : value instanceof Boolean b ? String.valueOf(b)
-                : value instanceof Number ? "a number" : value instanceof Collection<?> ? "a list (given twice?)"
-                : value instanceof Map<?, ?> ? "an object" : "of another type";
+        return value instanceof String s
+                ? LogText.quote(s)
+                : value instanceof Boolean b
+                        ? String.valueOf(b)
+                        : value instanceof Number
+                                ? "a number"
+                                : value instanceof Collection<?>
+                                        ? "a list (given twice?)"
+                                        : value instanceof Map<?, ?> ? "an object" : "of another type";
     }
 }

@@ -6,7 +6,6 @@ import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.BucketStore;
-
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.OptionalDouble;
@@ -25,8 +24,7 @@ public final class AdminViews {
     /** The status of a Redis store while Redis is unreachable: rules decide by their store-failure policies. */
     public static final String DEGRADED = "DEGRADED";
 
-    private AdminViews() {
-    }
+    private AdminViews() {}
 
     /**
      * @param rule a rule
@@ -123,7 +121,11 @@ public final class AdminViews {
      * @return the rule, key, address, limits, plan, who changed it and when, and its problem, if any
      */
     public static Map<String, Object> entry(RedisLimitProvider.Entry e) {
-        Map<String, Object> m = key(e.rule(), e.key(), e.address(), "limits",
+        Map<String, Object> m = key(
+                e.rule(),
+                e.key(),
+                e.address(),
+                "limits",
                 e.limits().stream().map(Limit::toString).toList());
         if (e.plan() != null) {
             m.put("plan", e.plan());

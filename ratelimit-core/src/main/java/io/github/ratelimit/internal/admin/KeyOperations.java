@@ -3,7 +3,6 @@ package io.github.ratelimit.internal.admin;
 import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.RateLimitStoreException;
-
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -38,8 +37,7 @@ public final class KeyOperations {
      * @param status the HTTP status
      * @param body the body, an insertion-ordered map (see {@link AdminViews})
      */
-    public record Answer(int status, Map<String, Object> body) {
-    }
+    public record Answer(int status, Map<String, Object> body) {}
 
     private final LimitAdmin admin;
     private final BiConsumer<String, String> selectors;
@@ -93,9 +91,12 @@ public final class KeyOperations {
         }
         return answer(() -> {
             selectors.accept(rule, key);
-            return admin.get(rule, key).map(e -> new Answer(OK, AdminViews.entry(e)))
-                    .orElseGet(() -> new Answer(NOT_FOUND, AdminViews.key(rule, LimitAdmin.field(key), "message",
-                            "no limits of its own: the rule's apply")));
+            return admin.get(rule, key)
+                    .map(e -> new Answer(OK, AdminViews.entry(e)))
+                    .orElseGet(() -> new Answer(
+                            NOT_FOUND,
+                            AdminViews.key(
+                                    rule, LimitAdmin.field(key), "message", "no limits of its own: the rule's apply")));
         });
     }
 
@@ -147,8 +148,8 @@ public final class KeyOperations {
         }
         return answer(() -> {
             selectors.accept(rule, key);
-            return new Answer(OK, AdminViews.key(rule, LimitAdmin.field(key), "removed",
-                    admin.remove(rule, key, actor)));
+            return new Answer(
+                    OK, AdminViews.key(rule, LimitAdmin.field(key), "removed", admin.remove(rule, key, actor)));
         });
     }
 
@@ -171,16 +172,19 @@ public final class KeyOperations {
                 throw new IllegalArgumentException("this application's store cannot reset a key: " + e.getMessage());
             }
             // The key reset, as the limiter counts by it: its bytes, not read again as an address.
-            return new Answer(OK, AdminViews.key(rule, LimitAdmin.key(key).getBytes(StandardCharsets.UTF_8), "reset",
-                    true));
+            return new Answer(
+                    OK, AdminViews.key(rule, LimitAdmin.key(key).getBytes(StandardCharsets.UTF_8), "reset", true));
         }
         if (!admin.keepsLimits()) {
             return notKept();
         }
         // The entry as this change wrote it: read back, it could be another operator's change made since, or gone.
-        return new Answer(OK, AdminViews.entry(limits != null
-                ? admin.setLimits(rule, key, AdminInput.text("limits", limits), actor)
-                : admin.assignPlan(rule, key, AdminInput.text("plan", plan), actor)));
+        return new Answer(
+                OK,
+                AdminViews.entry(
+                        limits != null
+                                ? admin.setLimits(rule, key, AdminInput.text("limits", limits), actor)
+                                : admin.assignPlan(rule, key, AdminInput.text("plan", plan), actor)));
     }
 
     /**
@@ -202,8 +206,10 @@ public final class KeyOperations {
     }
 
     private static Answer notKept() {
-        return status(NOT_FOUND, "per-key limits are not kept at run time here: set "
-                + "ratelimit.limit-store.enabled=true (with a Redis store)");
+        return status(
+                NOT_FOUND,
+                "per-key limits are not kept at run time here: set "
+                        + "ratelimit.limit-store.enabled=true (with a Redis store)");
     }
 
     /**

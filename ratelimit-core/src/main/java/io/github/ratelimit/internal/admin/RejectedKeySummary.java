@@ -1,10 +1,9 @@
 package io.github.ratelimit.internal.admin;
 
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimiter;
-
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -35,11 +34,9 @@ public final class RejectedKeySummary implements RateLimiter.Listener {
      * @param count how many rejections were counted for it, over by at most {@code error}
      * @param error how much of {@code count} may have been another key's, inherited when it took the counter over
      */
-    public record Entry(String rule, String key, long count, long error) {
-    }
+    public record Entry(String rule, String key, long count, long error) {}
 
-    private record RuleKey(String rule, String key) {
-    }
+    private record RuleKey(String rule, String key) {}
 
     private final Summary[] summaries;
 
@@ -119,7 +116,7 @@ public final class RejectedKeySummary implements RateLimiter.Listener {
                 c = new Counter();
                 c.key = key;
                 counters.put(key, c);
-                Bucket zero = new Bucket();   // a bucket of count 0 just before the smallest, left at once
+                Bucket zero = new Bucket(); // a bucket of count 0 just before the smallest, left at once
                 zero.next = smallest;
                 if (smallest != null) {
                     smallest.previous = zero;

@@ -1,7 +1,5 @@
 package io.github.ratelimit.internal.bucket;
 
-
-
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.BucketState;
@@ -10,8 +8,6 @@ import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.VerboseResult;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.store.BucketStore.KeyState;
-import io.github.ratelimit.store.LocalBucketStore;
-
 import java.time.Duration;
 import java.util.Arrays;
 
@@ -48,8 +44,11 @@ public final class BucketKeyState implements KeyState {
     public Probe peek(long cost) {
         VerboseResult<EstimationProbe> result = bucket.asVerbose().estimateAbilityToConsume(cost);
         EstimationProbe probe = result.getValue();
-        return new Probe(probe.canBeConsumed(), probe.canBeConsumed() ? 0 : Math.max(1,
-                probe.getNanosToWaitForRefill()), windows(result), 0);
+        return new Probe(
+                probe.canBeConsumed(),
+                probe.canBeConsumed() ? 0 : Math.max(1, probe.getNanosToWaitForRefill()),
+                windows(result),
+                0);
     }
 
     /**
@@ -58,8 +57,11 @@ public final class BucketKeyState implements KeyState {
      */
     public static Probe probe(VerboseResult<ConsumptionProbe> result) {
         ConsumptionProbe probe = result.getValue();
-        return new Probe(probe.isConsumed(), probe.isConsumed() ? 0 : Math.max(1, probe.getNanosToWaitForRefill()),
-                windows(result), 0);
+        return new Probe(
+                probe.isConsumed(),
+                probe.isConsumed() ? 0 : Math.max(1, probe.getNanosToWaitForRefill()),
+                windows(result),
+                0);
     }
 
     @Override
@@ -101,8 +103,13 @@ public final class BucketKeyState implements KeyState {
             Bandwidth b = bandwidths[i];
             long current = state.getCurrentSize(i);
             long reset = resetNanos(b, b.getCapacity() - current, state.getRoundingError(i), now);
-            windows[i] = new Decision.Window(b.getId(), b.getCapacity(), b.getRefillTokens(),
-                    Duration.ofNanos(b.getRefillPeriodNanos()), Math.max(0, current), reset);
+            windows[i] = new Decision.Window(
+                    b.getId(),
+                    b.getCapacity(),
+                    b.getRefillTokens(),
+                    Duration.ofNanos(b.getRefillPeriodNanos()),
+                    Math.max(0, current),
+                    reset);
         }
         return Arrays.asList(windows);
     }

@@ -6,7 +6,6 @@ import io.github.ratelimit.config.RateLimitConfig.Face;
 import io.github.ratelimit.internal.config.RateLimitSettings.EntryPoint;
 import io.github.ratelimit.internal.config.RateLimitSettings.Property;
 import io.github.ratelimit.support.Durations;
-
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.ParameterizedType;
@@ -27,8 +26,7 @@ import java.util.stream.Collectors;
 final class ConfigModel {
 
     /** One property: its catalog entry and the field that holds it. */
-    record Entry(Property property, Field field, Described described) {
-    }
+    record Entry(Property property, Field field, Described described) {}
 
     static final String P = "ratelimit.";
     private static final Map<String, Entry> ENTRIES = new LinkedHashMap<>();
@@ -37,8 +35,7 @@ final class ConfigModel {
         walk(RateLimitConfig.class, new RateLimitConfig(), P);
     }
 
-    private ConfigModel() {
-    }
+    private ConfigModel() {}
 
     private static void walk(Class<?> type, Object defaults, String prefix) {
         for (Field field : fields(type)) {
@@ -47,11 +44,12 @@ final class ConfigModel {
             Object value = read(field, defaults);
             if (described != null) {
                 String[] values = described.values().length == 0 && field.getType() == boolean.class
-                        ? new String[] {"true", "false"} : described.values();
+                        ? new String[] {"true", "false"}
+                        : described.values();
                 String fullName = isMap(field) ? name + "." + described.mapKey() : name;
                 String shown = described.shown().isEmpty() ? text(value) : described.shown();
-                Property property = new Property(fullName, shown, List.of(values), entryPoint(described.only()),
-                        described.value());
+                Property property =
+                        new Property(fullName, shown, List.of(values), entryPoint(described.only()), described.value());
                 ENTRIES.put(fullName, new Entry(property, field, described));
             } else if (List.class.isAssignableFrom(field.getType())) {
                 Class<?> element = elementType(field);

@@ -6,7 +6,6 @@ import io.github.ratelimit.Limit;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.support.Durations;
-
 import java.lang.reflect.AnnotatedElement;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
@@ -39,8 +38,7 @@ import java.util.stream.Collectors;
  */
 public final class RateLimitAnnotations {
 
-    private RateLimitAnnotations() {
-    }
+    private RateLimitAnnotations() {}
 
     /**
      * The rules that apply to calls of a method: its type's annotations (shared by all methods of the type)
@@ -68,11 +66,13 @@ public final class RateLimitAnnotations {
         RateLimit[] own = method.getAnnotationsByType(RateLimit.class);
         String base = type.getSimpleName() + "#" + method.getName();
         if (isOverloaded(method)) {
-            base += Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName)
+            base += Arrays.stream(method.getParameterTypes())
+                    .map(Class::getSimpleName)
                     .collect(Collectors.joining(",", "(", ")"));
         }
         String where = "@RateLimit on " + type.getSimpleName() + "#" + method.getName()
-                + Arrays.stream(method.getParameterTypes()).map(Class::getSimpleName)
+                + Arrays.stream(method.getParameterTypes())
+                        .map(Class::getSimpleName)
                         .collect(Collectors.joining(", ", "(", ")"));
         rules.addAll(toRules(own, base, where));
         return rules;
@@ -86,8 +86,8 @@ public final class RateLimitAnnotations {
      * @throws InvalidRateLimitConfigurationException naming the type and the bad attribute
      */
     public static List<Rule> rulesOfType(Class<?> type) {
-        return toRules(type.getAnnotationsByType(RateLimit.class), type.getSimpleName(),
-                "@RateLimit on " + type.getName());
+        return toRules(
+                type.getAnnotationsByType(RateLimit.class), type.getSimpleName(), "@RateLimit on " + type.getName());
     }
 
     /**
@@ -136,16 +136,23 @@ public final class RateLimitAnnotations {
                 }
                 builder.limit(limit);
             } catch (InvalidRateLimitConfigurationException e) {
-                throw new InvalidRateLimitConfigurationException(where, String.valueOf(permits[i]), attributes[i]
-                        + " = " + permits[i] + (first && annotation.burst() != 0 ? " with burst = " + annotation.burst()
-                        : "") + " is invalid: " + e.getMessage(), "Use a value from 1 to " + Limit.MAX_PERMITS
-                        + " (0 leaves the window unset).");
+                throw new InvalidRateLimitConfigurationException(
+                        where,
+                        String.valueOf(permits[i]),
+                        attributes[i]
+                                + " = " + permits[i]
+                                + (first && annotation.burst() != 0 ? " with burst = " + annotation.burst() : "")
+                                + " is invalid: " + e.getMessage(),
+                        "Use a value from 1 to " + Limit.MAX_PERMITS + " (0 leaves the window unset).");
             }
             first = false;
         }
         if (annotation.burst() != 0 && first) {
-            throw new InvalidRateLimitConfigurationException(where, String.valueOf(annotation.burst()), "burst = "
-                    + annotation.burst() + " needs a perSecond, perMinute, perHour or perDay window to apply to",
+            throw new InvalidRateLimitConfigurationException(
+                    where,
+                    String.valueOf(annotation.burst()),
+                    "burst = " + annotation.burst()
+                            + " needs a perSecond, perMinute, perHour or perDay window to apply to",
                     "Set one, or write the burst into limits, e.g. '5/1s burst=20'.");
         }
         builder.limits(annotation.limits());
@@ -160,8 +167,11 @@ public final class RateLimitAnnotations {
         if (!annotation.maxDelay().isBlank()) {
             Duration maxDelay = Durations.parseOrNull(annotation.maxDelay());
             if (maxDelay == null) {
-                throw new InvalidRateLimitConfigurationException(where, annotation.maxDelay(), "maxDelay '"
-                        + annotation.maxDelay() + "' is not a duration", "Use " + Durations.SYNTAX + ".");
+                throw new InvalidRateLimitConfigurationException(
+                        where,
+                        annotation.maxDelay(),
+                        "maxDelay '" + annotation.maxDelay() + "' is not a duration",
+                        "Use " + Durations.SYNTAX + ".");
             }
             builder.maxDelay(maxDelay);
         }
@@ -172,8 +182,9 @@ public final class RateLimitAnnotations {
         List<Rule> rules = new ArrayList<>(annotations.length);
         for (int i = 0; i < annotations.length; i++) {
             String name = annotations.length == 1 ? baseName : baseName + "[" + i + "]";
-            String source = annotations.length == 1 ? where : where + " (annotation " + (i + 1) + " of "
-                    + annotations.length + ")";
+            String source = annotations.length == 1
+                    ? where
+                    : where + " (annotation " + (i + 1) + " of " + annotations.length + ")";
             rules.add(toRule(annotations[i], name, source));
         }
         return rules;

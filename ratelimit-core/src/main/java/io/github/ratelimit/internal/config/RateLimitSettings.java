@@ -5,7 +5,6 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
-import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.config.RateLimitConfig;
 import io.github.ratelimit.internal.DecisionLog;
@@ -17,7 +16,6 @@ import io.github.ratelimit.redis.RedisLimitProvider;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.support.Durations;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -69,8 +67,8 @@ public final class RateLimitSettings {
      * @param entryPoint the only entry point that reads it, or {@code null} for both
      * @param description what it is for
      */
-    public record Property(String name, String defaultValue, List<String> values, EntryPoint entryPoint, String description) {
-    }
+    public record Property(
+            String name, String defaultValue, List<String> values, EntryPoint entryPoint, String description) {}
 
     private static final String P = SettingsCatalog.P;
     private final EntryPoint entryPoint;
@@ -184,20 +182,30 @@ public final class RateLimitSettings {
         localMaximumKeys = v.whole("ratelimit.local.maximum-keys", c.getLocal().getMaximumKeys());
         redis = sections.redisSettings(c.getRedis());
         if (store == StoreKind.REDIS && !redis.hasServer() && entryPoint == EntryPoint.SERVLET_FILTER) {
-            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.store"), "redis", "'redis' "
-                    + "needs a Redis server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master or "
-                    + "ratelimit.redis.cluster.nodes is set", "Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379.");
+            throw new InvalidRateLimitConfigurationException(
+                    v.at("ratelimit.store"),
+                    "redis",
+                    "'redis' "
+                            + "needs a Redis server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master or "
+                            + "ratelimit.redis.cluster.nodes is set",
+                    "Set one of them, e.g. ratelimit.redis.url=redis://localhost:6379.");
         }
-        defaultStoreFailurePolicy = v.parseEnum("ratelimit.default-store-failure-policy",
-                c.getDefaultStoreFailurePolicy(), StoreFailurePolicy.class);
+        defaultStoreFailurePolicy = v.parseEnum(
+                "ratelimit.default-store-failure-policy", c.getDefaultStoreFailurePolicy(), StoreFailurePolicy.class);
         if (defaultStoreFailurePolicy == StoreFailurePolicy.DEFAULT) {
-            throw v.badValue("ratelimit.default-store-failure-policy", "default", "is not one of [fail-open, "
-                    + "fail-closed, local-fallback]", "Use one of them.");
+            throw v.badValue(
+                    "ratelimit.default-store-failure-policy",
+                    "default",
+                    "is not one of [fail-open, " + "fail-closed, local-fallback]",
+                    "Use one of them.");
         }
         localFallbackShare = c.getLocalFallbackShare();
         if (!(localFallbackShare > 0 && localFallbackShare <= 1)) {
-            throw v.badValue("ratelimit.local-fallback-share", ConfigModel.text(localFallbackShare), "is not above 0 "
-                    + "and at most 1", "With N instances, use 1/N, e.g. 0.25 for four.");
+            throw v.badValue(
+                    "ratelimit.local-fallback-share",
+                    ConfigModel.text(localFallbackShare),
+                    "is not above 0 " + "and at most 1",
+                    "With N instances, use 1/N, e.g. 0.25 for four.");
         }
         maxWaiting = (int) v.whole("ratelimit.max-waiting", c.getMaxWaiting());
         shadow = c.isShadow();
@@ -211,43 +219,59 @@ public final class RateLimitSettings {
         metrics = c.isMetrics();
         nearLimit = c.getNearLimit();
         if (!(nearLimit > 0 && nearLimit <= 1)) {
-            throw v.badValue("ratelimit.near-limit", ConfigModel.text(nearLimit), "is not above 0 and at most 1",
+            throw v.badValue(
+                    "ratelimit.near-limit",
+                    ConfigModel.text(nearLimit),
+                    "is not above 0 and at most 1",
                     "Use the share of a limit left that should count as near it, e.g. 0.2 for 20 %.");
         }
         methodHeaders = c.isMethodHeaders();
         limitCacheTtl = v.positive("ratelimit.limit-cache-ttl", c.getLimitCacheTtl());
         limitProvider = sections.readLimitProvider(c);
         limitStore = c.getLimitStore().isEnabled();
-        limitStoreRefresh = v.positive("ratelimit.limit-store.refresh-interval", c.getLimitStore().getRefreshInterval());
+        limitStoreRefresh = v.positive(
+                "ratelimit.limit-store.refresh-interval", c.getLimitStore().getRefreshInterval());
         if (limitStoreRefresh.compareTo(Duration.ofMillis(10)) < 0) {
-            throw v.badValue("ratelimit.limit-store.refresh-interval", Durations.format(limitStoreRefresh),
-                    "is below 10ms", "Use e.g. 1s.");
+            throw v.badValue(
+                    "ratelimit.limit-store.refresh-interval",
+                    Durations.format(limitStoreRefresh),
+                    "is below 10ms",
+                    "Use e.g. 1s.");
         }
         rules = sections.urlRules(c.getRules());
         ruleExempt = sections.ruleExemptions(c.getRules());
         planFrom = SettingsValues.text(c.getPlanFrom());
         planRules = SettingsValues.list(c.getPlanRules());
         if (planFrom != null && (limitProvider == null || limitProvider.plans().isEmpty())) {
-            throw v.badValue("ratelimit.plan-from", planFrom, "names where a call's plan comes from, but no plan is "
-                    + "defined", "Define the plans, e.g. ratelimit.plans.pro=100/1m.");
+            throw v.badValue(
+                    "ratelimit.plan-from",
+                    planFrom,
+                    "names where a call's plan comes from, but no plan is " + "defined",
+                    "Define the plans, e.g. ratelimit.plans.pro=100/1m.");
         }
         if (planFrom == null && !planRules.isEmpty()) {
-            throw v.badValue("ratelimit.plan-rules", String.join(", ", planRules), "is set without "
-                    + "ratelimit.plan-from", "Say where a call's plan comes from, e.g. ratelimit.plan-from=header:X-Plan.");
+            throw v.badValue(
+                    "ratelimit.plan-rules",
+                    String.join(", ", planRules),
+                    "is set without " + "ratelimit.plan-from",
+                    "Say where a call's plan comes from, e.g. ratelimit.plan-from=header:X-Plan.");
         }
         // Whether a plan header is believed from every peer is checked against the trusted proxies when the limiter is
         // built, where it is known whether plan-from reads a header at all (a SpEL expression does not).
         planHeaderTrusted = c.isPlanHeaderTrusted();
         if (planFrom == null && planHeaderTrusted) {
-            throw v.badValue("ratelimit.plan-header-trusted", "true", "is set without ratelimit.plan-from",
+            throw v.badValue(
+                    "ratelimit.plan-header-trusted",
+                    "true",
+                    "is set without ratelimit.plan-from",
                     "Remove it, or say which header names the plan, e.g. ratelimit.plan-from=header:X-Plan.");
         }
         rejectionHandler = SettingsValues.text(c.getRejectionHandler());
         annotations = c.isAnnotations();
         keyResolvers = sections.keyResolverClasses(c.getKeyResolvers());
         filterOrder = (int) v.whole("ratelimit.filter.order", c.getFilter().getOrder());
-        beforeAuthenticationOrder = (int) v.whole("ratelimit.filter.before-authentication-order",
-                c.getFilter().getBeforeAuthenticationOrder());
+        beforeAuthenticationOrder = (int) v.whole(
+                "ratelimit.filter.before-authentication-order", c.getFilter().getBeforeAuthenticationOrder());
     }
 
     // ---- names ---------------------------------------------------------------------------------------------
@@ -265,7 +289,6 @@ public final class RateLimitSettings {
     }
 
     // ---- typed access --------------------------------------------------------------------------------------
-
 
     // ---- results -------------------------------------------------------------------------------------------
 
@@ -380,8 +403,12 @@ public final class RateLimitSettings {
      * @return the builder
      */
     public RateLimiter.Builder applyTo(RateLimiter.Builder builder) {
-        builder.defaultStoreFailurePolicy(defaultStoreFailurePolicy).localFallbackShare(localFallbackShare)
-                .maxWaiting(maxWaiting).clientIpResolver(clientIp).shadow(shadow).exempt(exempt);
+        builder.defaultStoreFailurePolicy(defaultStoreFailurePolicy)
+                .localFallbackShare(localFallbackShare)
+                .maxWaiting(maxWaiting)
+                .clientIpResolver(clientIp)
+                .shadow(shadow)
+                .exempt(exempt);
         ruleExempt.forEach(builder::exempt);
         if (planFrom != null) {
             builder.planFrom(planFrom, limitProvider.plans(), planRules).planHeaderTrusted(planHeaderTrusted);
@@ -407,9 +434,14 @@ public final class RateLimitSettings {
         try {
             return builder.build();
         } catch (InvalidRateLimitConfigurationException e) {
-            if (planFrom != null && "plan-from".equals(e.where()) && e.constraint() != null
+            if (planFrom != null
+                    && "plan-from".equals(e.where())
+                    && e.constraint() != null
                     && e.constraint().startsWith("unknown key")) {
-                throw new InvalidRateLimitConfigurationException("ratelimit.plan-from", planFrom, e.constraint(),
+                throw new InvalidRateLimitConfigurationException(
+                        "ratelimit.plan-from",
+                        planFrom,
+                        e.constraint(),
                         "Write where a call's plan comes from as header:<Name> (believed only from "
                                 + "ratelimit.trusted-proxies), a custom key (a KeyResolver), authority:<prefix> (Spring "
                                 + "Boot with Spring Security: authority PLAN_pro selects plan pro) or a SpEL expression "
@@ -458,9 +490,11 @@ public final class RateLimitSettings {
         try {
             Class.forName("redis.clients.jedis.UnifiedJedis", false, RateLimitSettings.class.getClassLoader());
         } catch (ClassNotFoundException | LinkageError e) {
-            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.store"), null, "the Redis store needs Jedis, "
-                    + "which is not on the class path", "Add the dependency redis.clients:jedis (7.x), or set "
-                    + "ratelimit.store=local.");
+            throw new InvalidRateLimitConfigurationException(
+                    v.at("ratelimit.store"),
+                    null,
+                    "the Redis store needs Jedis, " + "which is not on the class path",
+                    "Add the dependency redis.clients:jedis (7.x), or set " + "ratelimit.store=local.");
         }
         try {
             return redis.toStore(clock);

@@ -3,7 +3,6 @@ package io.github.ratelimit.internal.config;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.store.BucketStore;
-
 import java.time.Duration;
 import java.util.List;
 
@@ -27,9 +26,20 @@ import java.util.List;
  * @param autoPipelining whether concurrent threads' scripts share round trips (standalone and Sentinel)
  * @param backgroundTimeout how long a call off the request path may take (lease renewals, late refunds)
  */
-public record RedisSettings(String url, String sentinelMaster, List<String> sentinelNodes, List<String> clusterNodes,
-                            String username, String password, boolean ssl, String keyPrefix, Duration commandTimeout,
-                            Duration connectTimeout, int poolSize, boolean autoPipelining, Duration backgroundTimeout) {
+public record RedisSettings(
+        String url,
+        String sentinelMaster,
+        List<String> sentinelNodes,
+        List<String> clusterNodes,
+        String username,
+        String password,
+        boolean ssl,
+        String keyPrefix,
+        Duration commandTimeout,
+        Duration connectTimeout,
+        int poolSize,
+        boolean autoPipelining,
+        Duration backgroundTimeout) {
 
     /**
      * Copies the lists.
@@ -79,9 +89,12 @@ public record RedisSettings(String url, String sentinelMaster, List<String> sent
 
     @Override
     public String toString() {
-        return "RedisSettings[" + (url != null ? "url=" + url.replaceAll("//[^@/]*@", "//***@")
-                : sentinelMaster != null ? "sentinel=" + sentinelMaster + sentinelNodes
-                : clusterNodes.isEmpty() ? "no server" : "cluster=" + clusterNodes)
+        return "RedisSettings["
+                + (url != null
+                        ? "url=" + url.replaceAll("//[^@/]*@", "//***@")
+                        : sentinelMaster != null
+                                ? "sentinel=" + sentinelMaster + sentinelNodes
+                                : clusterNodes.isEmpty() ? "no server" : "cluster=" + clusterNodes)
                 + ", keyPrefix=" + keyPrefix + ", commandTimeout=" + commandTimeout + "]";
     }
 }

@@ -4,7 +4,6 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
 import io.github.ratelimit.internal.MapLimitProvider;
-
 import java.util.Collection;
 import java.util.List;
 import java.util.Set;
@@ -16,8 +15,7 @@ import java.util.TreeSet;
  */
 public final class RuleNameChecks {
 
-    private RuleNameChecks() {
-    }
+    private RuleNameChecks() {}
 
     /**
      * Checks per-key limits from configuration against every rule now known (URL rules and annotations), and warns
@@ -31,9 +29,13 @@ public final class RuleNameChecks {
         keyLimits.checkRules(known);
         List<String> unused = keyLimits.keysNoRuleCounts(known);
         if (!unused.isEmpty()) {
-            System.getLogger(RuleNameChecks.class.getName()).log(System.Logger.Level.WARNING, "No rate-limit rule "
-                    + "counts by these keys' expressions, so their limits apply to none: " + unused + ". A key is "
-                    + "'<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
+            System.getLogger(RuleNameChecks.class.getName())
+                    .log(
+                            System.Logger.Level.WARNING,
+                            "No rate-limit rule "
+                                    + "counts by these keys' expressions, so their limits apply to none: " + unused
+                                    + ". A key is "
+                                    + "'<key expression of a rule>:<value>', e.g. user:241531; check for a typo.");
         }
     }
 
@@ -50,18 +52,25 @@ public final class RuleNameChecks {
         if (planFrom == null || planRules == null) {
             return;
         }
-        if (planRules.isEmpty() && known.stream().noneMatch(r -> r.concurrency() == 0
-                && KeyExpressions.atoms(r.key()).contains("user"))) {
-            throw new InvalidRateLimitConfigurationException("ratelimit.plan-from", planFrom, "chooses plans for every "
-                    + "rule of windows counting by the user, and no rule does", "Name the rules plans are for in "
-                    + "ratelimit.plan-rules.");
+        if (planRules.isEmpty()
+                && known.stream()
+                        .noneMatch(r -> r.concurrency() == 0
+                                && KeyExpressions.atoms(r.key()).contains("user"))) {
+            throw new InvalidRateLimitConfigurationException(
+                    "ratelimit.plan-from",
+                    planFrom,
+                    "chooses plans for every " + "rule of windows counting by the user, and no rule does",
+                    "Name the rules plans are for in " + "ratelimit.plan-rules.");
         }
         Set<String> names = new TreeSet<>();
         known.forEach(r -> names.add(r.name()));
         for (String name : planRules) {
             if (!names.contains(name)) {
-                throw new InvalidRateLimitConfigurationException("ratelimit.plan-rules", name, "names rule '" + name
-                        + "', which no URL rule or annotation has", "Use one of " + names + ".");
+                throw new InvalidRateLimitConfigurationException(
+                        "ratelimit.plan-rules",
+                        name,
+                        "names rule '" + name + "', which no URL rule or annotation has",
+                        "Use one of " + names + ".");
             }
         }
     }

@@ -4,7 +4,6 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.config.RateLimitConfig;
 import io.github.ratelimit.internal.config.RateLimitSettings.EntryPoint;
 import io.github.ratelimit.internal.config.RateLimitSettings.Property;
-
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Matcher;
@@ -19,15 +18,15 @@ import java.util.regex.Pattern;
 final class SettingsCatalog {
 
     static final String P = "ratelimit.";
-    static final Pattern INDEXED = Pattern.compile("ratelimit\\.(rules|keys)\\[(\\d{1,6})]\\.([a-z0-9-]+)(\\[\\d{1,6}])?");
+    static final Pattern INDEXED =
+            Pattern.compile("ratelimit\\.(rules|keys)\\[(\\d{1,6})]\\.([a-z0-9-]+)(\\[\\d{1,6}])?");
     static final Pattern LIST_ELEMENT = Pattern.compile("(.+)\\[(\\d{1,6})]");
     /** Every property, read off the model ({@link ConfigModel}). */
     static final List<Property> PROPERTIES = ConfigModel.properties();
 
     // ---- the parsed settings ---------------------------------------------------------------------------
 
-    private SettingsCatalog() {
-    }
+    private SettingsCatalog() {}
 
     /**
      * @param names {@code ratelimit.*} property names, canonical
@@ -46,15 +45,24 @@ final class SettingsCatalog {
             Property known = entryPoint == EntryPoint.SPRING_BOOT ? findRelaxed(pattern) : find(pattern);
             if (known == null) {
                 String nearest = nearest(pattern);
-                throw new InvalidRateLimitConfigurationException(source, name, "unknown property '" + name + "'",
+                throw new InvalidRateLimitConfigurationException(
+                        source,
+                        name,
+                        "unknown property '" + name + "'",
                         (nearest == null ? "Check its spelling." : "Did you mean '" + concrete(nearest, name) + "'?")
                                 + " Every property: docs/properties.md"
                                 + ".");
             }
             if (known.entryPoint() != null && known.entryPoint() != entryPoint) {
-                throw new InvalidRateLimitConfigurationException(source, name, "'" + name + "' is a setting of the "
-                        + (known.entryPoint() == EntryPoint.SERVLET_FILTER ? "web.xml filter's rules file" : "Spring Boot starter")
-                        + ", not of " + (entryPoint == EntryPoint.SERVLET_FILTER ? "the web.xml filter" : "Spring Boot"),
+                throw new InvalidRateLimitConfigurationException(
+                        source,
+                        name,
+                        "'" + name + "' is a setting of the "
+                                + (known.entryPoint() == EntryPoint.SERVLET_FILTER
+                                        ? "web.xml filter's rules file"
+                                        : "Spring Boot starter")
+                                + ", not of "
+                                + (entryPoint == EntryPoint.SERVLET_FILTER ? "the web.xml filter" : "Spring Boot"),
                         otherFaceAction(known));
             }
         }
@@ -62,7 +70,8 @@ final class SettingsCatalog {
 
     private static String otherFaceAction(Property known) {
         return switch (known.name()) {
-            case "ratelimit.key-resolvers.<name>" -> "In Spring Boot, declare a KeyResolver bean: its bean name is the key's name.";
+            case "ratelimit.key-resolvers.<name>" ->
+                "In Spring Boot, declare a KeyResolver bean: its bean name is the key's name.";
             case "ratelimit.rejection-handler" -> "In Spring Boot, declare a RejectionHandler bean.";
             case "ratelimit.annotations" -> "Spring Boot applies @RateLimit on every bean; remove the property.";
             default -> "In web.xml, the order of the filter-mapping elements decides; remove the property.";
@@ -127,7 +136,8 @@ final class SettingsCatalog {
 
     /** A known pattern written with the user's own index ({@code rules[i]} back to {@code rules[3]}). */
     private static String concrete(String pattern, String userName) {
-        Matcher m = Pattern.compile("ratelimit\\.(rules|keys)\\[(\\d{1,6})]\\..*").matcher(userName);
+        Matcher m =
+                Pattern.compile("ratelimit\\.(rules|keys)\\[(\\d{1,6})]\\..*").matcher(userName);
         if (m.matches() && pattern.startsWith(P + m.group(1) + "[i]")) {
             return pattern.replace("[i]", "[" + m.group(2) + "]");
         }

@@ -6,16 +6,15 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.MissingKeyPolicy;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
+import io.github.ratelimit.Rule;
 import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule.LocalFirst;
-import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.config.RateLimitConfig;
 import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -45,7 +44,6 @@ final class SettingsSections {
         this.v = v;
     }
 
-
     RedisSettings redisSettings(RateLimitConfig.Redis r) {
         String url = SettingsValues.text(r.getUrl());
         String master = SettingsValues.text(r.getSentinel().getMaster());
@@ -63,20 +61,32 @@ final class SettingsSections {
             if (!cluster.isEmpty()) {
                 set.add("ratelimit.redis.cluster.nodes");
             }
-            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.redis"), null, "more than one Redis server is "
-                    + "configured: " + String.join(" and ", set) + " are set", "Keep exactly one of ratelimit.redis.url, ratelimit.redis.sentinel.master (with "
-                    + ".nodes) and ratelimit.redis.cluster.nodes.");
+            throw new InvalidRateLimitConfigurationException(
+                    v.at("ratelimit.redis"),
+                    null,
+                    "more than one Redis server is " + "configured: " + String.join(" and ", set) + " are set",
+                    "Keep exactly one of ratelimit.redis.url, ratelimit.redis.sentinel.master (with "
+                            + ".nodes) and ratelimit.redis.cluster.nodes.");
         }
         if (master != null && sentinels.isEmpty()) {
-            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.redis.sentinel.nodes"), null, "is empty, but "
-                    + "ratelimit.redis.sentinel.master is set", "List the sentinels as host:port, e.g. 'sentinel-1:26379'.");
+            throw new InvalidRateLimitConfigurationException(
+                    v.at("ratelimit.redis.sentinel.nodes"),
+                    null,
+                    "is empty, but " + "ratelimit.redis.sentinel.master is set",
+                    "List the sentinels as host:port, e.g. 'sentinel-1:26379'.");
         }
         if (master == null && !sentinels.isEmpty()) {
-            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.redis.sentinel.master"), null, "is missing, but "
-                    + "ratelimit.redis.sentinel.nodes are set", "Name the master the sentinels monitor, e.g. 'mymaster'.");
+            throw new InvalidRateLimitConfigurationException(
+                    v.at("ratelimit.redis.sentinel.master"),
+                    null,
+                    "is missing, but " + "ratelimit.redis.sentinel.nodes are set",
+                    "Name the master the sentinels monitor, e.g. 'mymaster'.");
         }
         if (url != null && !url.toLowerCase(Locale.ROOT).matches("rediss?://.+")) {
-            throw v.badValue("ratelimit.redis.url", url.replaceAll("//[^@/]*@", "//***@"), "is not a Redis URL",
+            throw v.badValue(
+                    "ratelimit.redis.url",
+                    url.replaceAll("//[^@/]*@", "//***@"),
+                    "is not a Redis URL",
                     "Use redis://[user:password@]host:port[/database], or rediss:// for TLS.");
         }
         for (String node : sentinels) {
@@ -90,14 +100,25 @@ final class SettingsSections {
             prefix = new RateLimitConfig.Redis().getKeyPrefix();
         }
         if (prefix.indexOf('{') >= 0 || prefix.indexOf('}') >= 0) {
-            throw v.badValue("ratelimit.redis.key-prefix", prefix, "contains a brace", "Use text without braces, e.g. "
-                    + "'ratelimit'.");
+            throw v.badValue(
+                    "ratelimit.redis.key-prefix",
+                    prefix,
+                    "contains a brace",
+                    "Use text without braces, e.g. " + "'ratelimit'.");
         }
-        return new RedisSettings(url, master, sentinels, cluster, SettingsValues.text(r.getUsername()),
-                SettingsValues.text(r.getPassword()), r.isSsl(), prefix,
+        return new RedisSettings(
+                url,
+                master,
+                sentinels,
+                cluster,
+                SettingsValues.text(r.getUsername()),
+                SettingsValues.text(r.getPassword()),
+                r.isSsl(),
+                prefix,
                 v.positive("ratelimit.redis.command-timeout", r.getCommandTimeout()),
                 v.positive("ratelimit.redis.connect-timeout", r.getConnectTimeout()),
-                (int) v.whole("ratelimit.redis.pool-size", r.getPoolSize()), r.isAutoPipelining(),
+                (int) v.whole("ratelimit.redis.pool-size", r.getPoolSize()),
+                r.isAutoPipelining(),
                 v.positive("ratelimit.redis.background-timeout", r.getBackgroundTimeout()));
     }
 
@@ -125,9 +146,12 @@ final class SettingsSections {
     ClientIpResolver clientIp(RateLimitConfig c, boolean trustContainerForwarding) {
         List<String> proxies = SettingsValues.list(c.getTrustedProxies());
         if (trustContainerForwarding && !proxies.isEmpty()) {
-            throw new InvalidRateLimitConfigurationException(v.at("ratelimit.trust-container-forwarding"), "true",
+            throw new InvalidRateLimitConfigurationException(
+                    v.at("ratelimit.trust-container-forwarding"),
+                    "true",
                     "'true' while ratelimit.trusted-proxies is set too: the container's forwarding configuration and "
-                            + "the limiter's would both decide which proxies to believe", "Keep one: remove "
+                            + "the limiter's would both decide which proxies to believe",
+                    "Keep one: remove "
                             + "ratelimit.trusted-proxies to trust the container's, or set "
                             + "ratelimit.trust-container-forwarding=false.");
         }
@@ -137,8 +161,8 @@ final class SettingsSections {
         } catch (InvalidRateLimitConfigurationException e) {
             throw e.within(v.at("ratelimit.trusted-proxies"));
         }
-        b.forwardedHeader(v.parseEnum("ratelimit.forwarded-header", c.getForwardedHeader(),
-                ClientIpResolver.ForwardedHeader.class));
+        b.forwardedHeader(v.parseEnum(
+                "ratelimit.forwarded-header", c.getForwardedHeader(), ClientIpResolver.ForwardedHeader.class));
         b.ipv6PrefixLength((int) v.whole("ratelimit.ipv6-prefix-length", c.getIpv6PrefixLength()));
         return b.build();
     }
@@ -161,8 +185,8 @@ final class SettingsSections {
             return null;
         }
         MapLimitProvider.Builder b = MapLimitProvider.builder();
-        plans.forEach((plan, limits) -> b.source(v.at("ratelimit.plans." + plan)).plan(plan,
-                SettingsValues.list(limits).toArray(String[]::new)));
+        plans.forEach((plan, limits) -> b.source(v.at("ratelimit.plans." + plan))
+                .plan(plan, SettingsValues.list(limits).toArray(String[]::new)));
         for (int i = 0; i < keys.size(); i++) {
             RateLimitConfig.KeyEntry entry = keys.get(i);
             if (entry == null) {
@@ -171,14 +195,20 @@ final class SettingsSections {
             String prefix = "ratelimit.keys[" + i + "].";
             String key = SettingsValues.text(entry.getKey());
             if (key == null) {
-                throw new InvalidRateLimitConfigurationException(v.at(prefix + "key"), null, "not set",
+                throw new InvalidRateLimitConfigurationException(
+                        v.at(prefix + "key"),
+                        null,
+                        "not set",
                         "Name the key whose limits these are, e.g. 'user:241531'.");
             }
             String plan = SettingsValues.text(entry.getPlan());
             List<String> limits = SettingsValues.list(entry.getLimits());
             if ((plan == null) == limits.isEmpty()) {
-                throw new InvalidRateLimitConfigurationException(v.at("ratelimit.keys[" + i + "]"), key, "key '" + key
-                        + "' has " + (plan == null ? "neither a plan nor limits" : "both a plan and limits"),
+                throw new InvalidRateLimitConfigurationException(
+                        v.at("ratelimit.keys[" + i + "]"),
+                        key,
+                        "key '" + key + "' has "
+                                + (plan == null ? "neither a plan nor limits" : "both a plan and limits"),
                         "Give exactly one of " + prefix + "plan and " + prefix + "limits.");
             }
             List<String> rules = SettingsValues.list(entry.getRules());
@@ -223,8 +253,11 @@ final class SettingsSections {
             String name = SettingsValues.text(r.getName());
             String ruleName = name == null ? "rules[" + i + "]" : name;
             if (!names.add(ruleName)) {
-                throw v.badValue(prefix + "name", ruleName, "names a second URL rule", "Give each rule a name of its "
-                        + "own; rules with one name share their buckets.");
+                throw v.badValue(
+                        prefix + "name",
+                        ruleName,
+                        "names a second URL rule",
+                        "Give each rule a name of its " + "own; rules with one name share their buckets.");
             }
             Rule.Builder b = Rule.builder(ruleName).source(v.at(where));
             String key = SettingsValues.text(r.getKey());
@@ -235,7 +268,10 @@ final class SettingsSections {
             if (r.getConcurrency() != null) {
                 b.concurrency((int) v.whole(prefix + "concurrency", r.getConcurrency()));
             } else if (limits.isEmpty()) {
-                throw new InvalidRateLimitConfigurationException(v.at(prefix + "limits"), null, "not set",
+                throw new InvalidRateLimitConfigurationException(
+                        v.at(prefix + "limits"),
+                        null,
+                        "not set",
                         "Give the rule's windows, e.g. '5/1s, 100/1m', or the calls in flight it allows per key, "
                                 + "e.g. concurrency=2.");
             }
@@ -263,7 +299,8 @@ final class SettingsSections {
             }
             if (r.getLocalFirstTokens() != null) {
                 try {
-                    b.localFirst(new LocalFirst(v.whole(prefix + "local-first-tokens", r.getLocalFirstTokens()),
+                    b.localFirst(new LocalFirst(
+                            v.whole(prefix + "local-first-tokens", r.getLocalFirstTokens()),
                             v.positive(prefix + "local-first-time", r.getLocalFirstTime())));
                 } catch (InvalidRateLimitConfigurationException e) {
                     throw e.within(v.at(where));
@@ -271,8 +308,8 @@ final class SettingsSections {
             }
             List<String> paths = SettingsValues.list(r.getPaths());
             if (paths.isEmpty()) {
-                throw new InvalidRateLimitConfigurationException(v.at(prefix + "paths"), null, "not set",
-                        "Give the paths the rule applies to, e.g. '/api/**'.");
+                throw new InvalidRateLimitConfigurationException(
+                        v.at(prefix + "paths"), null, "not set", "Give the paths the rule applies to, e.g. '/api/**'.");
             }
             Phase phase = v.parseEnum(prefix + "phase", r.getPhase(), Phase.class);
             result.add(UrlRule.of(b.build(), paths, new LinkedHashSet<>(SettingsValues.list(r.getMethods())), phase));

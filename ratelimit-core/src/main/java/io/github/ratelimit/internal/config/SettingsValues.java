@@ -2,7 +2,6 @@ package io.github.ratelimit.internal.config;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.support.Durations;
-
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -47,7 +46,10 @@ final class SettingsValues {
         if (v == null) {
             return List.of();
         }
-        return Arrays.stream(v.split(",")).map(String::trim).filter(s -> !s.isEmpty()).toList();
+        return Arrays.stream(v.split(","))
+                .map(String::trim)
+                .filter(s -> !s.isEmpty())
+                .toList();
     }
 
     /** Checks a whole number against the range its property declares. */
@@ -56,7 +58,8 @@ final class SettingsValues {
         long min = e == null ? Long.MIN_VALUE : e.described().min();
         long max = e == null ? Long.MAX_VALUE : e.described().max();
         if (value < min || value > max) {
-            throw badValue(name, String.valueOf(value), "is out of range", "Use a value from " + min + " to " + max + ".");
+            throw badValue(
+                    name, String.valueOf(value), "is out of range", "Use a value from " + min + " to " + max + ".");
         }
         return value;
     }
@@ -116,9 +119,11 @@ final class SettingsValues {
             }
         }
         ConfigModel.Entry e = ConfigModel.entry(SettingsCatalog.pattern(name));
-        List<String> allowed = e != null && !e.property().values().isEmpty() ? e.property().values()
-                : Arrays.stream(type.getEnumConstants()).map(c -> c.name().toLowerCase(Locale.ROOT).replace('_', '-'))
-                .toList();
+        List<String> allowed = e != null && !e.property().values().isEmpty()
+                ? e.property().values()
+                : Arrays.stream(type.getEnumConstants())
+                        .map(c -> c.name().toLowerCase(Locale.ROOT).replace('_', '-'))
+                        .toList();
         throw badValue(name, value, "is not one of " + allowed, "Use one of them.");
     }
 

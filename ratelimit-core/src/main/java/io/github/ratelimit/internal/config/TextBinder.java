@@ -2,7 +2,6 @@ package io.github.ratelimit.internal.config;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.config.RateLimitConfig;
-
 import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,8 +35,9 @@ final class TextBinder {
     RateLimitConfig bind(Map<String, String> values) {
         RateLimitConfig config = new RateLimitConfig();
         // An empty value leaves the default, but still makes the rule or key it is in: that entry is then checked.
-        joinListElements(values).forEach((name, value) -> bind(config, name.substring(ConfigModel.P.length()), name,
-                value == null ? "" : value.trim()));
+        joinListElements(values)
+                .forEach((name, value) ->
+                        bind(config, name.substring(ConfigModel.P.length()), name, value == null ? "" : value.trim()));
         return config;
     }
 
@@ -47,8 +47,10 @@ final class TextBinder {
             end++;
         }
         String token = rest.substring(0, end);
-        Field field = ConfigModel.fields(bean.getClass()).stream().filter(f -> ConfigModel.kebab(f.getName())
-                .equals(token)).findFirst().orElseThrow(() -> new IllegalStateException("no property " + name));
+        Field field = ConfigModel.fields(bean.getClass()).stream()
+                .filter(f -> ConfigModel.kebab(f.getName()).equals(token))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no property " + name));
         if (field.isAnnotationPresent(RateLimitConfig.Described.class)) {
             if (value.isEmpty()) {
                 return;
@@ -86,7 +88,9 @@ final class TextBinder {
      */
     void check(String name, String value) {
         ConfigModel.Entry entry = ConfigModel.entry(SettingsCatalog.pattern(name));
-        if (entry != null && !Map.class.isAssignableFrom(entry.field().getType()) && SettingsValues.text(value) != null) {
+        if (entry != null
+                && !Map.class.isAssignableFrom(entry.field().getType())
+                && SettingsValues.text(value) != null) {
             convert(entry.field().getType(), name, value.trim());
         }
     }

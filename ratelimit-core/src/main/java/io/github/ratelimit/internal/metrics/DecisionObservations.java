@@ -8,7 +8,6 @@ import io.github.ratelimit.Rule;
 import io.micrometer.common.KeyValues;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationRegistry;
-
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -44,7 +43,7 @@ public final class DecisionObservations implements RateLimiter.Observer {
     public Stop start(List<Rule> rules, RequestContext context) {
         Observation observation = Observation.start(NAME, registry).contextualName(NAME);
         if (observation.isNoop()) {
-            return (decision, failure) -> { };
+            return (decision, failure) -> {};
         }
         return (decision, failure) -> {
             Verdict deciding = decision == null ? null : deciding(decision);
@@ -54,9 +53,13 @@ public final class DecisionObservations implements RateLimiter.Observer {
                         "outcome", deciding.outcome().name().toLowerCase(Locale.ROOT),
                         "basis", deciding.basis().name().toLowerCase(Locale.ROOT)));
             } else {
-                observation.lowCardinalityKeyValues(KeyValues.of("rule", rules.get(0).name(),
-                        "outcome", decision == null ? "error" : decision.outcome().name().toLowerCase(Locale.ROOT),
-                        "basis", "none"));
+                observation.lowCardinalityKeyValues(KeyValues.of(
+                        "rule",
+                        rules.get(0).name(),
+                        "outcome",
+                        decision == null ? "error" : decision.outcome().name().toLowerCase(Locale.ROOT),
+                        "basis",
+                        "none"));
             }
             if (failure != null) {
                 observation.error(failure);

@@ -1,8 +1,8 @@
 package io.github.ratelimit.internal.metrics;
 
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.redis.JedisBucketStore;
@@ -14,7 +14,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.distribution.ValueAtPercentile;
-
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -55,8 +54,7 @@ import java.util.function.ToDoubleFunction;
  */
 public final class MicrometerMetrics implements RateLimiter.Listener {
 
-    private record CounterKey(String rule, Outcome outcome, Decision.Basis basis) {
-    }
+    private record CounterKey(String rule, Outcome outcome, Decision.Basis basis) {}
 
     /** The share of a window's limit below which a permitted call counts as near the limit, by default. */
     public static final double DEFAULT_NEAR_LIMIT_SHARE = 0.2;
@@ -85,8 +83,8 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
     public MicrometerMetrics(MeterRegistry registry, double nearLimitShare) {
         this.registry = Objects.requireNonNull(registry, "registry");
         if (!(nearLimitShare > 0 && nearLimitShare <= 1)) {
-            throw new IllegalArgumentException("The near-limit share must be above 0 and at most 1, but was "
-                    + nearLimitShare);
+            throw new IllegalArgumentException(
+                    "The near-limit share must be above 0 and at most 1, but was " + nearLimitShare);
         }
         this.nearLimitShare = nearLimitShare;
     }
@@ -94,21 +92,34 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
     @Override
     public void onDecision(Decision decision) {
         for (Verdict v : decision.verdicts()) {
-            counters.computeIfAbsent(new CounterKey(v.rule(), v.outcome(), v.basis()), k -> Counter.builder("ratelimit.requests")
-                    .description("Rate-limit decisions, per rule")
-                    .tag("rule", k.rule()).tag("outcome", k.outcome().name().toLowerCase(Locale.ROOT))
-                    .tag("basis", k.basis().name().toLowerCase(Locale.ROOT))
-                    .register(registry)).increment();
+            counters.computeIfAbsent(
+                            new CounterKey(v.rule(), v.outcome(), v.basis()),
+                            k -> Counter.builder("ratelimit.requests")
+                                    .description("Rate-limit decisions, per rule")
+                                    .tag("rule", k.rule())
+                                    .tag("outcome", k.outcome().name().toLowerCase(Locale.ROOT))
+                                    .tag("basis", k.basis().name().toLowerCase(Locale.ROOT))
+                                    .register(registry))
+                    .increment();
             if (v.outcome() == Outcome.DELAYED) {
-                delays.computeIfAbsent(v.rule(), rule -> Timer.builder("ratelimit.delay")
-                        .description("Delays imposed by SOFT rules").tag("rule", rule).register(registry))
+                delays.computeIfAbsent(
+                                v.rule(),
+                                rule -> Timer.builder("ratelimit.delay")
+                                        .description("Delays imposed by SOFT rules")
+                                        .tag("rule", rule)
+                                        .register(registry))
                         .record(Duration.ofNanos(v.waitNanos()));
             }
             if ((v.outcome() == Outcome.ALLOWED || v.outcome() == Outcome.DELAYED) && nearLimit(v)) {
-                nearLimit.computeIfAbsent(v.rule(), rule -> Counter.builder("ratelimit.near.limit")
-                        .description("Permitted calls that left their key with less than "
-                                + Math.round(nearLimitShare * 100) + " % of a window's limit")
-                        .tag("rule", rule).register(registry)).increment();
+                nearLimit
+                        .computeIfAbsent(
+                                v.rule(),
+                                rule -> Counter.builder("ratelimit.near.limit")
+                                        .description("Permitted calls that left their key with less than "
+                                                + Math.round(nearLimitShare * 100) + " % of a window's limit")
+                                        .tag("rule", rule)
+                                        .register(registry))
+                        .increment();
             }
         }
     }
@@ -158,10 +169,10 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
      */
     public void bindLimitStore(LimitProvider provider) {
         if (provider instanceof RedisLimitProvider limits) {
-            io.micrometer.core.instrument.FunctionCounter.builder(REPAIRS, limits,
-                            RedisLimitProvider::repairs)
+            io.micrometer.core.instrument.FunctionCounter.builder(REPAIRS, limits, RedisLimitProvider::repairs)
                     .tag("state", "limits")
-                    .description(REPAIRS_DESCRIPTION).register(registry);
+                    .description(REPAIRS_DESCRIPTION)
+                    .register(registry);
         }
     }
 
@@ -175,48 +186,119 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
             return;
         }
         MeterRegistry registry = this.registry;
-        counter(registry, redis, "ratelimit.store.operations", "Bucket operations sent to Redis", s -> s.stats().decisions());
-        counter(registry, redis, "ratelimit.store.round.trips", "Scripts run on Redis", s -> s.stats().roundTrips());
-        counter(registry, redis, "ratelimit.store.pipelines", "Pipelines of several threads' scripts sent, one round trip each",
+        counter(
+                registry,
+                redis,
+                "ratelimit.store.operations",
+                "Bucket operations sent to Redis",
+                s -> s.stats().decisions());
+        counter(
+                registry,
+                redis,
+                "ratelimit.store.round.trips",
+                "Scripts run on Redis",
+                s -> s.stats().roundTrips());
+        counter(
+                registry,
+                redis,
+                "ratelimit.store.pipelines",
+                "Pipelines of several threads' scripts sent, one round trip each",
                 s -> s.stats().pipelines());
-        counter(registry, redis, "ratelimit.store.conflicts", "Attempts that met a newer bucket state",
+        counter(
+                registry,
+                redis,
+                "ratelimit.store.conflicts",
+                "Attempts that met a newer bucket state",
                 s -> s.stats().conflicts());
-        counter(registry, redis, "ratelimit.store.failures", "Operations that failed in Redis or on the network",
+        counter(
+                registry,
+                redis,
+                "ratelimit.store.failures",
+                "Operations that failed in Redis or on the network",
                 s -> s.stats().failures());
-        counter(registry, redis, "ratelimit.store.short.circuited", "Operations refused by the open circuit breaker",
+        counter(
+                registry,
+                redis,
+                "ratelimit.store.short.circuited",
+                "Operations refused by the open circuit breaker",
                 s -> s.stats().shortCircuited());
-        io.micrometer.core.instrument.FunctionCounter.builder(REPAIRS, redis, s -> s.stats().repairs())
-                .tag("state", "buckets").description(REPAIRS_DESCRIPTION).register(registry);
-        counter(registry, redis, "ratelimit.store.contended", "Operations given up because the bucket kept changing "
-                + "under concurrent writers (each rejected its call)", s -> s.stats().contended());
-        counter(registry, redis, "ratelimit.store.late.answers", "Operations Redis answered later than the command "
-                + "timeout while the breaker was closed, asked once more before the failure policy", s -> s.stats().lateAnswers());
-        refunds(registry, redis, "late", "given back late, off the request path, after Redis failed when the call ended",
+        io.micrometer.core.instrument.FunctionCounter.builder(
+                        REPAIRS, redis, s -> s.stats().repairs())
+                .tag("state", "buckets")
+                .description(REPAIRS_DESCRIPTION)
+                .register(registry);
+        counter(
+                registry,
+                redis,
+                "ratelimit.store.contended",
+                "Operations given up because the bucket kept changing "
+                        + "under concurrent writers (each rejected its call)",
+                s -> s.stats().contended());
+        counter(
+                registry,
+                redis,
+                "ratelimit.store.late.answers",
+                "Operations Redis answered later than the command "
+                        + "timeout while the breaker was closed, asked once more before the failure policy",
+                s -> s.stats().lateAnswers());
+        refunds(
+                registry,
+                redis,
+                "late",
+                "given back late, off the request path, after Redis failed when the call ended",
                 s -> s.stats().lateRefunds());
-        refunds(registry, redis, "lost", "given up: Redis kept failing for 15 s after the call ended, or too many waited",
+        refunds(
+                registry,
+                redis,
+                "lost",
+                "given up: Redis kept failing for 15 s after the call ended, or too many waited",
                 s -> s.stats().lostRefunds());
-        refunds(registry, redis, "unconfirmed", "sent to Redis unanswered and not tried again (a sliding counter's or "
-                + "a calendar quota's, which Redis may have run)", s -> s.stats().unconfirmedRefunds());
+        refunds(
+                registry,
+                redis,
+                "unconfirmed",
+                "sent to Redis unanswered and not tried again (a sliding counter's or "
+                        + "a calendar quota's, which Redis may have run)",
+                s -> s.stats().unconfirmedRefunds());
         // Every operation recorded, so operators read p50/p95/p99 (and Prometheus a histogram to aggregate instances).
-        Timer latency = Timer.builder(STORE_LATENCY).description("Time Redis operations took, retries included")
-                .publishPercentiles(0.5, 0.95, 0.99).publishPercentileHistogram()
-                .minimumExpectedValue(Duration.ofNanos(100_000)).maximumExpectedValue(Duration.ofSeconds(10))
+        Timer latency = Timer.builder(STORE_LATENCY)
+                .description("Time Redis operations took, retries included")
+                .publishPercentiles(0.5, 0.95, 0.99)
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(100_000))
+                .maximumExpectedValue(Duration.ofSeconds(10))
                 .register(registry);
         redis.latencyObserver(nanos -> latency.record(nanos, TimeUnit.NANOSECONDS));
-        Gauge.builder("ratelimit.store.breaker.open", redis,
+        Gauge.builder(
+                        "ratelimit.store.breaker.open",
+                        redis,
                         s -> s.breakerState() == JedisBucketStore.BreakerState.CLOSED ? 0 : 1)
-                .description("1 while the Redis circuit breaker is open or probing").register(registry);
+                .description("1 while the Redis circuit breaker is open or probing")
+                .register(registry);
     }
 
-    private static void refunds(MeterRegistry registry, JedisBucketStore store, String result, String description,
-                                ToDoubleFunction<JedisBucketStore> value) {
-        FunctionCounter.builder(REFUNDS, store, value).tag("result", result)
+    private static void refunds(
+            MeterRegistry registry,
+            JedisBucketStore store,
+            String result,
+            String description,
+            ToDoubleFunction<JedisBucketStore> value) {
+        FunctionCounter.builder(REFUNDS, store, value)
+                .tag("result", result)
                 .description("Refunds (tokens, slots) that could not be made when the call ended: " + description)
-                .baseUnit("refunds").register(registry);
+                .baseUnit("refunds")
+                .register(registry);
     }
 
-    private static void counter(MeterRegistry registry, JedisBucketStore store, String name, String description,
-                                ToDoubleFunction<JedisBucketStore> value) {
-        FunctionCounter.builder(name, store, value).description(description).baseUnit("operations").register(registry);
+    private static void counter(
+            MeterRegistry registry,
+            JedisBucketStore store,
+            String name,
+            String description,
+            ToDoubleFunction<JedisBucketStore> value) {
+        FunctionCounter.builder(name, store, value)
+                .description(description)
+                .baseUnit("operations")
+                .register(registry);
     }
 }

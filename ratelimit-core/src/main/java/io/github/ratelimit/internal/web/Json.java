@@ -12,8 +12,7 @@ import java.util.Map;
  */
 public final class Json {
 
-    private Json() {
-    }
+    private Json() {}
 
     /**
      * @param value a map, collection, string, number, boolean, enum, other object or {@code null}
@@ -52,7 +51,10 @@ public final class Json {
             }
             return json.append(']');
         }
-        if (value instanceof Boolean || value instanceof Integer || value instanceof Long || value instanceof Short
+        if (value instanceof Boolean
+                || value instanceof Integer
+                || value instanceof Long
+                || value instanceof Short
                 || value instanceof Byte) {
             return json.append(value);
         }

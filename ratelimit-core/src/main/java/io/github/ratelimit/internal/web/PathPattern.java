@@ -1,7 +1,6 @@
 package io.github.ratelimit.internal.web;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -47,14 +46,20 @@ final class PathPattern {
     static PathPattern parse(String text, String where) {
         String t = text == null ? "" : text.trim();
         if (!t.startsWith("/")) {
-            throw new InvalidRateLimitConfigurationException(where, text, "path pattern '" + text + "' does not "
-                    + "start with '/'", "Write it like '/api/**' or '/login'.");
+            throw new InvalidRateLimitConfigurationException(
+                    where,
+                    text,
+                    "path pattern '" + text + "' does not " + "start with '/'",
+                    "Write it like '/api/**' or '/login'.");
         }
         String[] parts = split(t);
         for (String part : parts) {
             if (part.contains("**") && !part.equals("**")) {
-                throw new InvalidRateLimitConfigurationException(where, text, "path pattern '" + text + "' has '**' "
-                        + "inside the segment '" + part + "'", "Use '**' as a whole segment, e.g. '/api/**'.");
+                throw new InvalidRateLimitConfigurationException(
+                        where,
+                        text,
+                        "path pattern '" + text + "' has '**' " + "inside the segment '" + part + "'",
+                        "Use '**' as a whole segment, e.g. '/api/**'.");
             }
         }
         return new PathPattern(t, parts);

@@ -3,7 +3,6 @@ package io.github.ratelimit.internal.web;
 import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitHeaders;
-
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -21,8 +20,7 @@ public final class ProblemDetails {
     /** The media type of the body. */
     public static final String MEDIA_TYPE = "application/problem+json";
 
-    private ProblemDetails() {
-    }
+    private ProblemDetails() {}
 
     /**
      * @param decision a rejection

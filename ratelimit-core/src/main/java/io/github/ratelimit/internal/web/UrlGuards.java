@@ -3,7 +3,6 @@ package io.github.ratelimit.internal.web;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
-
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
@@ -32,6 +31,7 @@ public final class UrlGuards<T> {
     private final Function<Guard, T> wrap;
     /** A bit per distinct handler rule (by name, unique in a limiter), after the URL rules' bits. */
     private final Map<String, Integer> handlerRuleBits = new ConcurrentHashMap<>();
+
     private final AtomicInteger nextHandlerRuleBit = new AtomicInteger();
     private final Map<BitSet, T> cache = new ConcurrentHashMap<>();
 
@@ -73,8 +73,8 @@ public final class UrlGuards<T> {
         if (!handlerRules.isEmpty()) {
             matched = matched == null ? new BitSet() : matched;
             for (Rule r : handlerRules) {
-                matched.set(handlerRuleBits.computeIfAbsent(r.name(),
-                        n -> urlRules.size() + nextHandlerRuleBit.getAndIncrement()));
+                matched.set(handlerRuleBits.computeIfAbsent(
+                        r.name(), n -> urlRules.size() + nextHandlerRuleBit.getAndIncrement()));
             }
         }
         if (matched == null) {

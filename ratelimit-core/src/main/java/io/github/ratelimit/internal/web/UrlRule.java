@@ -3,7 +3,6 @@ package io.github.ratelimit.internal.web;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
-
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
@@ -57,19 +56,28 @@ public final class UrlRule {
     public static UrlRule of(Rule rule, List<String> paths, Set<String> methods, Phase phase) {
         Objects.requireNonNull(rule, "rule");
         Objects.requireNonNull(phase, "phase");
-        if (phase == Phase.BEFORE_AUTHENTICATION && KeyExpressions.atoms(rule.key()).contains("user")) {
-            throw new InvalidRateLimitConfigurationException(rule.source(), rule.key(), "key '" + rule.key()
-                    + "' uses 'user', but the rule decides before authentication, when no user is known", "Key it by "
-                    + "'ip', 'basic-user' or 'form-user' (the user name a login claims), 'param:<name>' or a header, or "
-                    + "decide after authentication.");
+        if (phase == Phase.BEFORE_AUTHENTICATION
+                && KeyExpressions.atoms(rule.key()).contains("user")) {
+            throw new InvalidRateLimitConfigurationException(
+                    rule.source(),
+                    rule.key(),
+                    "key '" + rule.key()
+                            + "' uses 'user', but the rule decides before authentication, when no user is known",
+                    "Key it by "
+                            + "'ip', 'basic-user' or 'form-user' (the user name a login claims), 'param:<name>' or a header, or "
+                            + "decide after authentication.");
         }
         if (paths == null || paths.isEmpty()) {
-            throw new InvalidRateLimitConfigurationException(rule.source(), null, "no path is given",
-                    "Give at least one pattern, e.g. '/api/**'.");
+            throw new InvalidRateLimitConfigurationException(
+                    rule.source(), null, "no path is given", "Give at least one pattern, e.g. '/api/**'.");
         }
-        List<PathPattern> patterns = paths.stream().map(p -> PathPattern.parse(p, rule.source())).toList();
-        Set<String> upper = methods == null ? Set.of()
-                : methods.stream().map(m -> m.trim().toUpperCase(Locale.ROOT)).filter(m -> !m.isEmpty())
+        List<PathPattern> patterns =
+                paths.stream().map(p -> PathPattern.parse(p, rule.source())).toList();
+        Set<String> upper = methods == null
+                ? Set.of()
+                : methods.stream()
+                        .map(m -> m.trim().toUpperCase(Locale.ROOT))
+                        .filter(m -> !m.isEmpty())
                         .collect(Collectors.toUnmodifiableSet());
         return new UrlRule(rule, patterns, upper, phase);
     }
@@ -124,8 +132,11 @@ public final class UrlRule {
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof UrlRule other && rule.equals(other.rule) && paths().equals(other.paths())
-                && methods.equals(other.methods) && phase == other.phase;
+        return o instanceof UrlRule other
+                && rule.equals(other.rule)
+                && paths().equals(other.paths())
+                && methods.equals(other.methods)
+                && phase == other.phase;
     }
 
     @Override

@@ -1,18 +1,17 @@
 package io.github.ratelimit.internal.config;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.config.RateLimitConfig;
 import io.github.ratelimit.internal.config.RateLimitSettings.EntryPoint;
 import io.github.ratelimit.internal.config.RateLimitSettings.Property;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /**
  * The configuration model is the one declaration of every property: the catalog reads names, defaults and values off
@@ -21,7 +20,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class ConfigModelTest {
 
     private static Property property(String name) {
-        return RateLimitSettings.properties().stream().filter(p -> p.name().equals(name)).findFirst().orElseThrow();
+        return RateLimitSettings.properties().stream()
+                .filter(p -> p.name().equals(name))
+                .findFirst()
+                .orElseThrow();
     }
 
     @Test
@@ -36,23 +38,28 @@ class ConfigModelTest {
         assertThat(property("ratelimit.plans.<plan>").defaultValue()).isNull();
         assertThat(property("ratelimit.key-resolvers.<name>").entryPoint()).isEqualTo(EntryPoint.SERVLET_FILTER);
         assertThat(property("ratelimit.filter.order").entryPoint()).isEqualTo(EntryPoint.SPRING_BOOT);
-        assertThat(RateLimitSettings.properties()).extracting(Property::name).doesNotHaveDuplicates()
+        assertThat(RateLimitSettings.properties())
+                .extracting(Property::name)
+                .doesNotHaveDuplicates()
                 .allMatch(n -> n.startsWith("ratelimit.") && n.equals(n.toLowerCase(Locale.ROOT)));
     }
 
     @Test
     void textFillsTheModelAsABinderWouldSoTheSettingsAreTheSame() {
-        RateLimitSettings fromText = RateLimitSettings.parse(Map.of(
-                "ratelimit.redis.command-timeout", "75ms",
-                "ratelimit.plans.pro[0]", "10/1m",
-                "ratelimit.plans.pro[1]", "100/1h",
-                "ratelimit.keys[0].key", "user:bob",
-                "ratelimit.keys[0].plan", "pro",
-                "ratelimit.rules[0].name", "api",
-                "ratelimit.rules[0].paths", "/api/**",
-                "ratelimit.rules[0].limits[0]", "3/1m",
-                "ratelimit.rules[0].limits[1]", "100/1h",
-                "ratelimit.rules[0].mode", "SHADOW"), null, EntryPoint.SERVLET_FILTER);
+        RateLimitSettings fromText = RateLimitSettings.parse(
+                Map.of(
+                        "ratelimit.redis.command-timeout", "75ms",
+                        "ratelimit.plans.pro[0]", "10/1m",
+                        "ratelimit.plans.pro[1]", "100/1h",
+                        "ratelimit.keys[0].key", "user:bob",
+                        "ratelimit.keys[0].plan", "pro",
+                        "ratelimit.rules[0].name", "api",
+                        "ratelimit.rules[0].paths", "/api/**",
+                        "ratelimit.rules[0].limits[0]", "3/1m",
+                        "ratelimit.rules[0].limits[1]", "100/1h",
+                        "ratelimit.rules[0].mode", "SHADOW"),
+                null,
+                EntryPoint.SERVLET_FILTER);
 
         RateLimitConfig config = new RateLimitConfig();
         config.getRedis().setCommandTimeout(Duration.ofMillis(75));
@@ -71,28 +78,35 @@ class ConfigModelTest {
 
         assertThat(fromText.rules()).isEqualTo(fromModel.rules());
         assertThat(fromText.redis()).isEqualTo(fromModel.redis());
-        assertThat(fromText.limitProvider().plans()).isEqualTo(fromModel.limitProvider().plans());
+        assertThat(fromText.limitProvider().plans())
+                .isEqualTo(fromModel.limitProvider().plans());
     }
 
     @Test
     void aRuleIndexLeftOutKeepsTheOthersIndicesInTheirNamesAndMessages() {
-        RateLimitSettings settings = RateLimitSettings.parse(Map.of("ratelimit.rules[2].paths", "/a",
-                "ratelimit.rules[2].limits", "1/1s"), null, EntryPoint.SERVLET_FILTER);
-        assertThat(settings.rules()).singleElement().satisfies(r -> assertThat(r.rule().name()).isEqualTo("rules[2]"));
-        assertThatThrownBy(() -> RateLimitSettings.parse(Map.of("ratelimit.rules[4].paths", "/a"), "rules.properties",
-                EntryPoint.SERVLET_FILTER)).isInstanceOf(InvalidRateLimitConfigurationException.class)
+        RateLimitSettings settings = RateLimitSettings.parse(
+                Map.of("ratelimit.rules[2].paths", "/a", "ratelimit.rules[2].limits", "1/1s"),
+                null,
+                EntryPoint.SERVLET_FILTER);
+        assertThat(settings.rules())
+                .singleElement()
+                .satisfies(r -> assertThat(r.rule().name()).isEqualTo("rules[2]"));
+        assertThatThrownBy(() -> RateLimitSettings.parse(
+                        Map.of("ratelimit.rules[4].paths", "/a"), "rules.properties", EntryPoint.SERVLET_FILTER))
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessageStartingWith("rules.properties: ratelimit.rules[4].limits: not set.");
         // An empty value leaves the default, and the entry it names is still checked.
-        assertThatThrownBy(() -> RateLimitSettings.parse(Map.of("ratelimit.keys[0].key", ""), null,
-                EntryPoint.SERVLET_FILTER)).hasMessageStartingWith("ratelimit.keys[0].key: not set.");
+        assertThatThrownBy(() ->
+                        RateLimitSettings.parse(Map.of("ratelimit.keys[0].key", ""), null, EntryPoint.SERVLET_FILTER))
+                .hasMessageStartingWith("ratelimit.keys[0].key: not set.");
     }
 
     @Test
     void valuesOfTheWrongKindGetTheSameMessageFromTextAndFromAnotherFacesConversion() {
         assertThatThrownBy(() -> RateLimitSettings.checkText("ratelimit.redis.pool-size", "many"))
                 .hasMessage("ratelimit.redis.pool-size: 'many' is not a whole number. Write digits, e.g. 1.");
-        assertThatThrownBy(() -> RateLimitSettings.parse(Map.of("ratelimit.redis.pool-size", "many"), null,
-                EntryPoint.SERVLET_FILTER))
+        assertThatThrownBy(() -> RateLimitSettings.parse(
+                        Map.of("ratelimit.redis.pool-size", "many"), null, EntryPoint.SERVLET_FILTER))
                 .hasMessage("ratelimit.redis.pool-size: 'many' is not a whole number. Write digits, e.g. 1.");
         assertThatThrownBy(() -> RateLimitSettings.checkText("ratelimit.rules[3].local-first-time", "later"))
                 .hasMessageStartingWith("ratelimit.rules[3].local-first-time: 'later' is not a duration.");

@@ -1,5 +1,8 @@
 package io.github.ratelimit.internal.metrics;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
@@ -10,18 +13,14 @@ import io.github.ratelimit.testing.ManualClock;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationHandler;
 import io.micrometer.observation.ObservationRegistry;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 
 /** Each decision as a Micrometer observation: its name, key values, parent, and when it stops. */
 class DecisionObservationsTest {
@@ -59,8 +58,11 @@ class DecisionObservationsTest {
 
     DecisionObservationsTest() {
         registry.observationConfig().observationHandler(recorded);
-        limiter = RateLimiter.builder().timeMeter(clock).waiter(clock)
-                .observer(new DecisionObservations(registry)).build();
+        limiter = RateLimiter.builder()
+                .timeMeter(clock)
+                .waiter(clock)
+                .observer(new DecisionObservations(registry))
+                .build();
     }
 
     @AfterEach
@@ -74,7 +76,8 @@ class DecisionObservationsTest {
 
     @Test
     void observesEachDecisionWithItsRuleOutcomeAndBasisNeverTheKey() {
-        Guard guard = limiter.guard(Rule.builder("api").key("user").limits("1/1m").build(),
+        Guard guard = limiter.guard(
+                Rule.builder("api").key("user").limits("1/1m").build(),
                 Rule.builder("burst").key("user").limits("5/1s").build());
         guard.acquire(user("alice"));
         guard.acquire(user("alice"));
@@ -94,7 +97,8 @@ class DecisionObservationsTest {
 
     @Test
     void isAChildOfTheObservationCurrentWhenTheDecisionStarts() {
-        Guard guard = limiter.guard(Rule.builder("api").key("user").limits("5/1m").build());
+        Guard guard =
+                limiter.guard(Rule.builder("api").key("user").limits("5/1m").build());
         Observation request = Observation.start("http.server.requests", registry);
         try (Observation.Scope ignored = request.openScope()) {
             guard.acquire(user("alice"));
@@ -102,20 +106,28 @@ class DecisionObservationsTest {
         request.stop();
 
         Observation.Context decision = recorded.stopped.stream()
-                .filter(c -> c.getName().equals("ratelimit.decision")).findFirst().orElseThrow();
+                .filter(c -> c.getName().equals("ratelimit.decision"))
+                .findFirst()
+                .orElseThrow();
         assertThat(decision.getParentObservation()).isSameAs(request);
     }
 
     @Test
     void anAsynchronousWaitEndsTheObservationOnlyWhenTheCallMayGo() {
-        Guard guard = limiter.guard(Rule.builder("soft").key("user").limits("1/1s").mode(Mode.SOFT)
-                .maxDelay(Duration.ofSeconds(2)).build());
+        Guard guard = limiter.guard(Rule.builder("soft")
+                .key("user")
+                .limits("1/1s")
+                .mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(2))
+                .build());
         guard.acquire(user("bob"));
         CompletableFuture<Decision> waiting = guard.acquireAsync(user("bob"));
 
         assertThat(waiting).isNotDone();
         assertThat(recorded.started).hasSize(2);
-        assertThat(recorded.stopped).as("the waiting call's observation is still open").hasSize(1);
+        assertThat(recorded.stopped)
+                .as("the waiting call's observation is still open")
+                .hasSize(1);
         clock.advance(Duration.ofSeconds(1));
         assertThat(waiting).isCompleted();
         assertThat(recorded.stopped).hasSize(2);
@@ -124,31 +136,42 @@ class DecisionObservationsTest {
 
     @Test
     void aCancelledWaitStopsWithTheCancellationAsItsError() {
-        Guard guard = limiter.guard(Rule.builder("soft").key("user").limits("1/1s").mode(Mode.SOFT)
-                .maxDelay(Duration.ofSeconds(2)).build());
+        Guard guard = limiter.guard(Rule.builder("soft")
+                .key("user")
+                .limits("1/1s")
+                .mode(Mode.SOFT)
+                .maxDelay(Duration.ofSeconds(2))
+                .build());
         guard.acquire(user("carol"));
         CompletableFuture<Decision> waiting = guard.acquireAsync(user("carol"));
         waiting.cancel(false);
 
         assertThat(recorded.stopped).hasSize(2);
-        assertThat(recorded.stopped.get(1).getError())
-                .isInstanceOf(java.util.concurrent.CancellationException.class);
+        assertThat(recorded.stopped.get(1).getError()).isInstanceOf(java.util.concurrent.CancellationException.class);
         assertThat(recorded.keyValues(recorded.stopped.get(1))).containsEntry("outcome", "error");
     }
 
     @Test
     void aFailingObserverNeverChangesTheDecision() {
-        try (RateLimiter failing = RateLimiter.builder().timeMeter(clock).observer((rules, context) -> {
-            throw new IllegalStateException("observer down");
-        }).build()) {
-            Guard guard = failing.guard(Rule.builder("api").key("user").limits("1/1m").build());
+        try (RateLimiter failing = RateLimiter.builder()
+                .timeMeter(clock)
+                .observer((rules, context) -> {
+                    throw new IllegalStateException("observer down");
+                })
+                .build()) {
+            Guard guard =
+                    failing.guard(Rule.builder("api").key("user").limits("1/1m").build());
             assertThat(guard.acquire(user("dave")).permitted()).isTrue();
             assertThat(guard.acquire(user("dave")).permitted()).isFalse();
         }
-        try (RateLimiter failingStop = RateLimiter.builder().timeMeter(clock).observer((rules, context) -> (d, f) -> {
-            throw new IllegalStateException("observer down");
-        }).build()) {
-            Guard guard = failingStop.guard(Rule.builder("api").key("user").limits("1/1m").build());
+        try (RateLimiter failingStop = RateLimiter.builder()
+                .timeMeter(clock)
+                .observer((rules, context) -> (d, f) -> {
+                    throw new IllegalStateException("observer down");
+                })
+                .build()) {
+            Guard guard = failingStop.guard(
+                    Rule.builder("api").key("user").limits("1/1m").build());
             assertThat(guard.acquire(user("erin")).permitted()).isTrue();
             assertThat(guard.acquireAsync(user("erin")).join().permitted()).isFalse();
         }
@@ -156,7 +179,8 @@ class DecisionObservationsTest {
 
     @Test
     void anErrorInDecidingReachesTheCallerAndTheObservation() {
-        Guard guard = limiter.guard(Rule.builder("api").key("user").limits("1/1m").build());
+        Guard guard =
+                limiter.guard(Rule.builder("api").key("user").limits("1/1m").build());
         assertThatThrownBy(() -> guard.acquire(user("frank"), 0)).isInstanceOf(IllegalArgumentException.class);
         assertThat(recorded.stopped).singleElement().satisfies(c -> {
             assertThat(c.getError()).isInstanceOf(IllegalArgumentException.class);

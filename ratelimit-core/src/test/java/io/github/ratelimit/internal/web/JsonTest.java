@@ -1,15 +1,14 @@
 package io.github.ratelimit.internal.web;
 
-import io.github.ratelimit.Mode;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.ratelimit.Mode;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /** The writer of the servlet module's JSON: every value kind, and strings escaped so none can break out. */
 class JsonTest {
@@ -24,8 +23,9 @@ class JsonTest {
         m.put("delay", Duration.ofSeconds(2));
         m.put("nan", Double.NaN);
         m.put("nested", Map.of("k", List.of()));
-        assertThat(Json.write(m)).isEqualTo("{\"b\":1,\"a\":[2,2.5,true,\"x\"],\"none\":null,\"mode\":\"SOFT\","
-                + "\"delay\":\"PT2S\",\"nan\":null,\"nested\":{\"k\":[]}}");
+        assertThat(Json.write(m))
+                .isEqualTo("{\"b\":1,\"a\":[2,2.5,true,\"x\"],\"none\":null,\"mode\":\"SOFT\","
+                        + "\"delay\":\"PT2S\",\"nan\":null,\"nested\":{\"k\":[]}}");
     }
 
     @Test

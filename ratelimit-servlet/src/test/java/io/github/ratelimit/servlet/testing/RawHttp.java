@@ -31,8 +31,7 @@ public final class RawHttp {
         }
     }
 
-    private RawHttp() {
-    }
+    private RawHttp() {}
 
     /**
      * @param port the server's port on 127.0.0.1
@@ -56,8 +55,8 @@ public final class RawHttp {
      * @param headerLines header lines without line ends, sent as is
      * @return the response
      */
-    public static Response sendFrom(String localAddress, int port, String method, String target,
-                                    String... headerLines) throws IOException {
+    public static Response sendFrom(String localAddress, int port, String method, String target, String... headerLines)
+            throws IOException {
         StringBuilder head = new StringBuilder();
         head.append(method).append(' ').append(target).append(" HTTP/1.1\r\n");
         head.append("Host: 127.0.0.1:").append(port).append("\r\n");
@@ -123,7 +122,8 @@ public final class RawHttp {
                 String name = lines[i].substring(0, colon).trim();
                 String value = lines[i].substring(colon + 1).trim();
                 headers.add(new String[] {name, value});
-                if (name.equalsIgnoreCase("Transfer-Encoding") && value.toLowerCase(Locale.ROOT).contains("chunked")) {
+                if (name.equalsIgnoreCase("Transfer-Encoding")
+                        && value.toLowerCase(Locale.ROOT).contains("chunked")) {
                     chunked = true;
                 }
             }

@@ -2,14 +2,6 @@ package io.github.ratelimit.servlet.testing;
 
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
-import org.apache.catalina.Context;
-import org.apache.catalina.LifecycleException;
-import org.apache.catalina.Wrapper;
-import org.apache.catalina.connector.Connector;
-import org.apache.catalina.startup.Tomcat;
-import org.apache.tomcat.util.descriptor.web.FilterDef;
-import org.apache.tomcat.util.descriptor.web.FilterMap;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -19,6 +11,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.apache.catalina.Context;
+import org.apache.catalina.LifecycleException;
+import org.apache.catalina.Wrapper;
+import org.apache.catalina.connector.Connector;
+import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
 
 /**
  * A real Tomcat on a free loopback port, configured in code: a filter (as {@code web.xml} would declare it, by
@@ -84,9 +83,8 @@ public final class TomcatServer implements AutoCloseable {
     /** Configures a {@link TomcatServer}. */
     public static final class Builder {
 
-        private record ServletDef(String name, HttpServlet servlet, String className, List<String> mappings,
-                                  boolean async) {
-        }
+        private record ServletDef(
+                String name, HttpServlet servlet, String className, List<String> mappings, boolean async) {}
 
         private Filter filter;
         private String filterClass;
@@ -98,8 +96,7 @@ public final class TomcatServer implements AutoCloseable {
         private final Map<String, Filter> filtersBefore = new LinkedHashMap<>();
         private boolean filterAsync = true;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** @param filter a filter instance, mapped to every request */
         public Builder filter(Filter filter) {
@@ -161,8 +158,13 @@ public final class TomcatServer implements AutoCloseable {
             return this;
         }
 
-        private static void addFilter(Context context, String name, Filter instance, String className, boolean async,
-                                      Map<String, String> params) {
+        private static void addFilter(
+                Context context,
+                String name,
+                Filter instance,
+                String className,
+                boolean async,
+                Map<String, String> params) {
             FilterDef def = new FilterDef();
             def.setFilterName(name);
             if (instance != null) {
@@ -191,15 +193,22 @@ public final class TomcatServer implements AutoCloseable {
             Context context = tomcat.addContext("", docBase.toString());
             contextParams.forEach(context::addParameter);
             for (ServletDef s : servlets) {
-                Wrapper wrapper = s.servlet != null ? Tomcat.addServlet(context, s.name, s.servlet)
+                Wrapper wrapper = s.servlet != null
+                        ? Tomcat.addServlet(context, s.name, s.servlet)
                         : Tomcat.addServlet(context, s.name, s.className);
                 wrapper.setAsyncSupported(s.async);
                 s.mappings.forEach(m -> context.addServletMappingDecoded(m, s.name));
             }
-            filtersBefore.forEach((name, f) -> addFilter(context, name, f, f.getClass().getName(), true, Map.of()));
+            filtersBefore.forEach(
+                    (name, f) -> addFilter(context, name, f, f.getClass().getName(), true, Map.of()));
             if (filter != null || filterClass != null) {
-                addFilter(context, "rateLimit", filter, filter != null ? filter.getClass().getName() : filterClass,
-                        filterAsync, filterParams);
+                addFilter(
+                        context,
+                        "rateLimit",
+                        filter,
+                        filter != null ? filter.getClass().getName() : filterClass,
+                        filterAsync,
+                        filterParams);
             }
             customizers.forEach(c -> c.accept(context));
             serverCustomizers.forEach(c -> c.accept(tomcat));
@@ -213,8 +222,8 @@ public final class TomcatServer implements AutoCloseable {
             if (!context.getState().isAvailable()) {
                 TomcatServer server = new TomcatServer(tomcat, context, base);
                 server.close();
-                throw new IllegalStateException("the web application failed to start (state " + context.getState()
-                        + "); see the log above");
+                throw new IllegalStateException(
+                        "the web application failed to start (state " + context.getState() + "); see the log above");
             }
             return new TomcatServer(tomcat, context, base);
         }

@@ -1,5 +1,7 @@
 package io.github.ratelimit.spring.boot;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitExceededException;
@@ -7,9 +9,6 @@ import io.github.ratelimit.Rule.Counted;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** {@code count = Counted.FAILURES} on a method: calls that throw keep their tokens, calls that return do not. */
 class FailedCallsTest {
@@ -28,15 +27,18 @@ class FailedCallsTest {
     void onlyCallsThatThrowCountAgainstTheLimit() {
         new ApplicationContextRunner()
                 .withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class))
-                .withBean(Login.class).run(context -> {
+                .withBean(Login.class)
+                .run(context -> {
                     Login login = context.getBean(Login.class);
                     for (int i = 0; i < 20; i++) {
                         assertThat(login.login("alice", "alice")).isEqualTo("welcome alice");
                     }
                     for (int i = 0; i < 3; i++) {
-                        assertThatThrownBy(() -> login.login("alice", "guess")).isInstanceOf(IllegalArgumentException.class);
+                        assertThatThrownBy(() -> login.login("alice", "guess"))
+                                .isInstanceOf(IllegalArgumentException.class);
                     }
-                    assertThatThrownBy(() -> login.login("alice", "alice")).isInstanceOf(RateLimitExceededException.class);
+                    assertThatThrownBy(() -> login.login("alice", "alice"))
+                            .isInstanceOf(RateLimitExceededException.class);
                     assertThat(login.login("bob", "bob")).isEqualTo("welcome bob");
                 });
     }

@@ -1,13 +1,17 @@
 package io.github.ratelimit.spring.boot;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
@@ -15,11 +19,6 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Import;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
-
-import java.util.ArrayList;
-import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A plan named in a header ({@code ratelimit.plan-from=header:X-Plan}) in a Spring MVC application over real HTTP, on
@@ -41,8 +40,7 @@ class PlanHeaderTrustOverHttpTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Handlers.class)
-    static class App {
-    }
+    static class App {}
 
     @RestController
     static class Handlers {
@@ -59,10 +57,15 @@ class PlanHeaderTrustOverHttpTest {
     }
 
     private static ConfigurableApplicationContext start(String store, String... more) {
-        List<String> properties = new ArrayList<>(List.of("server.port=0", "spring.main.banner-mode=off",
-                "ratelimit.rules[0].name=pt-url", "ratelimit.rules[0].paths=/pt/url",
-                "ratelimit.rules[0].key=ip", "ratelimit.rules[0].limits=2/1m",
-                "ratelimit.plans.pro=5/1m", "ratelimit.plan-from=header:X-Plan",
+        List<String> properties = new ArrayList<>(List.of(
+                "server.port=0",
+                "spring.main.banner-mode=off",
+                "ratelimit.rules[0].name=pt-url",
+                "ratelimit.rules[0].paths=/pt/url",
+                "ratelimit.rules[0].key=ip",
+                "ratelimit.rules[0].limits=2/1m",
+                "ratelimit.plans.pro=5/1m",
+                "ratelimit.plan-from=header:X-Plan",
                 "ratelimit.plan-rules=pt-url, pt-annotated"));
         properties.addAll(List.of(more));
         if (store.equals("redis")) {
@@ -70,8 +73,10 @@ class PlanHeaderTrustOverHttpTest {
             properties.add("ratelimit.redis.key-prefix=pt-" + System.nanoTime());
             properties.add("ratelimit.redis.command-timeout=2s");
         }
-        return new SpringApplicationBuilder(App.class).web(WebApplicationType.SERVLET)
-                .properties(properties.toArray(String[]::new)).run();
+        return new SpringApplicationBuilder(App.class)
+                .web(WebApplicationType.SERVLET)
+                .properties(properties.toArray(String[]::new))
+                .run();
     }
 
     private static int port(ConfigurableApplicationContext context) {
@@ -100,9 +105,11 @@ class PlanHeaderTrustOverHttpTest {
         try (ConfigurableApplicationContext context = start(store, "ratelimit.trusted-proxies=" + PROXY)) {
             int port = port(context);
             for (String path : List.of("/pt/url", "/pt/annotated")) {
-                assertThat(admitted(port, path, STRANGER, null)).as(path + ": an anonymous client naming plan pro")
+                assertThat(admitted(port, path, STRANGER, null))
+                        .as(path + ": an anonymous client naming plan pro")
                         .isEqualTo(2);
-                assertThat(admitted(port, path, PROXY, "203.0.113.7")).as(path + ": pro, through the trusted proxy")
+                assertThat(admitted(port, path, PROXY, "203.0.113.7"))
+                        .as(path + ": pro, through the trusted proxy")
                         .isEqualTo(5);
             }
         }

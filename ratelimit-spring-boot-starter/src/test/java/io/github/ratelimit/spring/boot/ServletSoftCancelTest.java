@@ -1,21 +1,31 @@
 package io.github.ratelimit.spring.boot;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-
-
-
-import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
-import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -29,21 +39,6 @@ import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicLong;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
-
 /**
  * On Boot's embedded Tomcat, a client that closes its connection while its request waits out a SOFT delay returns
  * its tokens: the next client waits what the clients still waiting justify, not what every client that ever waited
@@ -51,12 +46,21 @@ import static org.awaitility.Awaitility.await;
  * asserts the delay computed.
  */
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)
-@SpringBootTest(classes = ServletSoftCancelTest.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+@SpringBootTest(
+        classes = ServletSoftCancelTest.App.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {
-                "ratelimit.rules[0].name=soft", "ratelimit.rules[0].paths=/soft", "ratelimit.rules[0].limits=1/1m",
-                "ratelimit.rules[0].mode=soft", "ratelimit.rules[0].max-delay=1h",
-                "ratelimit.rules[1].name=soft-blocking", "ratelimit.rules[1].paths=/blocking",
-                "ratelimit.rules[1].limits=1/1m", "ratelimit.rules[1].mode=soft", "ratelimit.rules[1].max-delay=1h"})
+            "ratelimit.rules[0].name=soft",
+            "ratelimit.rules[0].paths=/soft",
+            "ratelimit.rules[0].limits=1/1m",
+            "ratelimit.rules[0].mode=soft",
+            "ratelimit.rules[0].max-delay=1h",
+            "ratelimit.rules[1].name=soft-blocking",
+            "ratelimit.rules[1].paths=/blocking",
+            "ratelimit.rules[1].limits=1/1m",
+            "ratelimit.rules[1].mode=soft",
+            "ratelimit.rules[1].max-delay=1h"
+        })
 class ServletSoftCancelTest {
 
     static final List<Decision> DECISIONS = new CopyOnWriteArrayList<>();
@@ -84,12 +88,15 @@ class ServletSoftCancelTest {
         /** A servlet without async support: a SOFT delay waits on the request's thread. */
         @Bean
         ServletRegistrationBean<HttpServlet> blockingServlet() {
-            ServletRegistrationBean<HttpServlet> registration = new ServletRegistrationBean<>(new HttpServlet() {
-                @Override
-                protected void doGet(HttpServletRequest request, HttpServletResponse response) throws IOException {
-                    response.getWriter().write("blocking");
-                }
-            }, "/blocking");
+            ServletRegistrationBean<HttpServlet> registration = new ServletRegistrationBean<>(
+                    new HttpServlet() {
+                        @Override
+                        protected void doGet(HttpServletRequest request, HttpServletResponse response)
+                                throws IOException {
+                            response.getWriter().write("blocking");
+                        }
+                    },
+                    "/blocking");
             registration.setAsyncSupported(false);
             return registration;
         }
@@ -177,7 +184,9 @@ class ServletSoftCancelTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> DECISIONS.size() >= n);
         Decision decision = DECISIONS.get(n - 1);
         assertThat(decision.outcome()).as("decision %d", n).isEqualTo(Outcome.DELAYED);
-        assertThat(Duration.ofNanos(decision.delayNanos())).as("delay of decision %d", n).isEqualTo(delay);
+        assertThat(Duration.ofNanos(decision.delayNanos()))
+                .as("delay of decision %d", n)
+                .isEqualTo(delay);
     }
 
     /** Opens a connection and sends a GET (twice, pipelined, when asked); the connection stays open. */

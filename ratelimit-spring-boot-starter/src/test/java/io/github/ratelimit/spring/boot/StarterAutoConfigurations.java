@@ -1,12 +1,11 @@
 package io.github.ratelimit.spring.boot;
 
+import java.util.ArrayList;
+import java.util.List;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.annotation.ImportCandidates;
 import org.springframework.util.ClassUtils;
-
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * The starter's auto-configurations as Boot finds them (its {@code AutoConfiguration.imports} file), for context
@@ -14,8 +13,7 @@ import java.util.List;
  */
 public final class StarterAutoConfigurations {
 
-    private StarterAutoConfigurations() {
-    }
+    private StarterAutoConfigurations() {}
 
     /**
      * @param others Boot's own auto-configurations the test needs too

@@ -1,15 +1,14 @@
 package io.github.ratelimit.spring.boot;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /** Finds why a context failed to start. */
 public final class StartupFailures {
 
-    private StartupFailures() {
-    }
+    private StartupFailures() {}
 
     /**
      * @param context a context that must have failed to start

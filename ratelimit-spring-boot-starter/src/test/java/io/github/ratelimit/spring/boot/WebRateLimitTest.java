@@ -1,5 +1,8 @@
 package io.github.ratelimit.spring.boot;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
 import org.junit.jupiter.api.Test;
@@ -12,13 +15,15 @@ import org.springframework.test.web.servlet.MvcResult;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.springframework.test.web.servlet.request.MockMvcRequestBuilders.get;
-
 /** A whole auto-configured web application: annotated controllers and URL rules answer alike. */
-@SpringBootTest(classes = WebRateLimitTest.App.class, properties = {
-        "ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/api/**", "ratelimit.rules[0].key=ip",
-        "ratelimit.rules[0].limits=3/1m"})
+@SpringBootTest(
+        classes = WebRateLimitTest.App.class,
+        properties = {
+            "ratelimit.rules[0].name=api",
+            "ratelimit.rules[0].paths=/api/**",
+            "ratelimit.rules[0].key=ip",
+            "ratelimit.rules[0].limits=3/1m"
+        })
 @AutoConfigureMockMvc
 class WebRateLimitTest {
 
@@ -52,9 +57,10 @@ class WebRateLimitTest {
 
     private MvcResult call(String path, String ip) throws Exception {
         return mvc.perform(get(path).with(request -> {
-            request.setRemoteAddr(ip);
-            return request;
-        })).andReturn();
+                    request.setRemoteAddr(ip);
+                    return request;
+                }))
+                .andReturn();
     }
 
     @Test
@@ -70,19 +76,22 @@ class WebRateLimitTest {
         assertThat(rejected.getResponse().getStatus()).isEqualTo(429);
         assertThat(rejected.getResponse().getHeader("Retry-After")).isEqualTo("1");
         assertThat(rejected.getResponse().getContentType()).startsWith("application/problem+json");
-        assertThat(rejected.getResponse().getContentAsString()).isEqualTo("{\"type\":\"about:blank\",\"title\":"
-                + "\"Too Many Requests\",\"status\":429,\"detail\":\"Rate limit of rule 'hello' exceeded; retry after 1 s.\","
-                + "\"instance\":\"/hello\",\"retryAfter\":1}");
+        assertThat(rejected.getResponse().getContentAsString())
+                .isEqualTo("{\"type\":\"about:blank\",\"title\":"
+                        + "\"Too Many Requests\",\"status\":429,\"detail\":\"Rate limit of rule 'hello' exceeded; retry after 1 s.\","
+                        + "\"instance\":\"/hello\",\"retryAfter\":1}");
         assertThat(call("/hello", "203.0.113.11").getResponse().getStatus()).isEqualTo(200);
     }
 
     @Test
     void enforcesUrlRulesFromPropertiesThroughTheFilter() throws Exception {
         for (int i = 0; i < 3; i++) {
-            assertThat(call("/api/ping", "198.51.100.20").getResponse().getStatus()).isEqualTo(200);
+            assertThat(call("/api/ping", "198.51.100.20").getResponse().getStatus())
+                    .isEqualTo(200);
         }
         MvcResult rejected = call("/api/ping", "198.51.100.20");
         assertThat(rejected.getResponse().getStatus()).isEqualTo(429);
-        assertThat(rejected.getResponse().getContentAsString()).contains("\"detail\":\"Rate limit of rule 'api' exceeded");
+        assertThat(rejected.getResponse().getContentAsString())
+                .contains("\"detail\":\"Rate limit of rule 'api' exceeded");
     }
 }

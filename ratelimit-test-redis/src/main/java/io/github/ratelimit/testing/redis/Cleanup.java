@@ -29,8 +29,7 @@ final class Cleanup {
         Runtime.getRuntime().addShutdownHook(new Thread(Cleanup::onJvmExit, "redis-harness-cleanup"));
     }
 
-    private Cleanup() {
-    }
+    private Cleanup() {}
 
     static void register(Process process) {
         PROCESSES.add(process);

@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
-
 import redis.clients.jedis.Jedis;
 
 /**
@@ -57,33 +56,44 @@ final class ClusterFormation {
                 first.clusterMeet(other.host(), other.port());
             }
         }
-        Waits.until(timeout, "all " + total + " cluster nodes to know each other", () -> {
-            for (RedisServer server : servers) {
-                List<RedisCluster.ClusterNode> view = RedisCluster.view(server);
-                if (view.size() != total || view.stream().anyMatch(RedisCluster.ClusterNode::isFailing)) {
-                    return false;
-                }
-            }
-            return true;
-        }, diagnostics);
+        Waits.until(
+                timeout,
+                "all " + total + " cluster nodes to know each other",
+                () -> {
+                    for (RedisServer server : servers) {
+                        List<RedisCluster.ClusterNode> view = RedisCluster.view(server);
+                        if (view.size() != total || view.stream().anyMatch(RedisCluster.ClusterNode::isFailing)) {
+                            return false;
+                        }
+                    }
+                    return true;
+                },
+                diagnostics);
 
         Map<String, String> plannedMasterOf = new HashMap<>();
         for (int r = 0; r < masters * replicasPerMaster; r++) {
             RedisServer replica = servers.get(masters + r);
             String masterId = masterIds.get(r % masters);
-            Waits.until(timeout, replica + " to accept CLUSTER REPLICATE " + masterId, () -> {
-                try (Jedis jedis = replica.admin(RedisCluster.ADMIN_TIMEOUT_MILLIS)) {
-                    jedis.clusterReplicate(masterId);
-                    return true;
-                }
-            }, diagnostics);
+            Waits.until(
+                    timeout,
+                    replica + " to accept CLUSTER REPLICATE " + masterId,
+                    () -> {
+                        try (Jedis jedis = replica.admin(RedisCluster.ADMIN_TIMEOUT_MILLIS)) {
+                            jedis.clusterReplicate(masterId);
+                            return true;
+                        }
+                    },
+                    diagnostics);
             try (Jedis jedis = replica.admin(RedisCluster.ADMIN_TIMEOUT_MILLIS)) {
                 plannedMasterOf.put(jedis.clusterMyId(), masterId);
             }
         }
 
-        Waits.until(timeout, "cluster formation: cluster_state:ok, all slots, planned roles seen by every node, replicas in sync",
-                () -> isFormed(masters, plannedMasterOf), diagnostics);
+        Waits.until(
+                timeout,
+                "cluster formation: cluster_state:ok, all slots, planned roles seen by every node, replicas in sync",
+                () -> isFormed(masters, plannedMasterOf),
+                diagnostics);
     }
 
     private boolean isFormed(int masters, Map<String, String> plannedMasterOf) {
@@ -95,13 +105,18 @@ final class ClusterFormation {
                 return false;
             }
             List<RedisCluster.ClusterNode> view = RedisCluster.view(server);
-            long slotOwners = view.stream().filter(n -> n.isMaster() && n.slotCount() > 0 && !n.isFailing()).count();
+            long slotOwners = view.stream()
+                    .filter(n -> n.isMaster() && n.slotCount() > 0 && !n.isFailing())
+                    .count();
             if (slotOwners != masters) {
                 return false;
             }
             for (Map.Entry<String, String> planned : plannedMasterOf.entrySet()) {
-                boolean seen = view.stream().anyMatch(n -> n.id().equals(planned.getKey()) && n.isReplica()
-                        && planned.getValue().equals(n.masterId()) && !n.isFailing());
+                boolean seen = view.stream()
+                        .anyMatch(n -> n.id().equals(planned.getKey())
+                                && n.isReplica()
+                                && planned.getValue().equals(n.masterId())
+                                && !n.isFailing());
                 if (!seen) {
                     return false;
                 }

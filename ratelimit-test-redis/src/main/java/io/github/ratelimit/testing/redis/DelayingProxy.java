@@ -34,6 +34,7 @@ public final class DelayingProxy implements AutoCloseable {
     private final InetSocketAddress upstream;
     /** The delay of each chunk a client sends, in nanoseconds. */
     private volatile LongSupplier delays;
+
     private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
     private final LongAdder chunks = new LongAdder();
     private final LongAdder held = new LongAdder();
@@ -140,8 +141,7 @@ public final class DelayingProxy implements AutoCloseable {
     }
 
     /** What a client sent, and when it may go on. */
-    private record Chunk(byte[] bytes, long dueNanos) {
-    }
+    private record Chunk(byte[] bytes, long dueNanos) {}
 
     private void read(Socket client, Socket target, BlockingQueue<Chunk> held) {
         byte[] buffer = new byte[64 * 1024];
@@ -165,7 +165,9 @@ public final class DelayingProxy implements AutoCloseable {
                 if (chunk.bytes() == END) {
                     return;
                 }
-                for (long left = chunk.dueNanos() - System.nanoTime(); left > 0; left = chunk.dueNanos() - System.nanoTime()) {
+                for (long left = chunk.dueNanos() - System.nanoTime();
+                        left > 0;
+                        left = chunk.dueNanos() - System.nanoTime()) {
                     LockSupport.parkNanos(left);
                 }
                 try {
@@ -186,7 +188,8 @@ public final class DelayingProxy implements AutoCloseable {
 
     private static void copy(Socket from, Socket to) {
         byte[] buffer = new byte[64 * 1024];
-        try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+        try (InputStream in = from.getInputStream();
+                OutputStream out = to.getOutputStream()) {
             for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
                 out.write(buffer, 0, n);
                 out.flush();

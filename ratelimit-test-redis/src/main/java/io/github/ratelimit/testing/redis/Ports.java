@@ -21,8 +21,7 @@ final class Ports {
 
     private static final Set<Integer> RESERVED = ConcurrentHashMap.newKeySet();
 
-    private Ports() {
-    }
+    private Ports() {}
 
     /**
      * Reserves and returns a port that was free on 127.0.0.1 a moment ago; with {@code clusterBus}
@@ -43,7 +42,8 @@ final class Ports {
             }
             return port;
         }
-        throw new RedisHarnessException("Could not find a free loopback port" + (clusterBus ? " pair (port, port+10000)" : ""));
+        throw new RedisHarnessException(
+                "Could not find a free loopback port" + (clusterBus ? " pair (port, port+10000)" : ""));
     }
 
     static void release(int port, boolean clusterBus) {

@@ -89,8 +89,7 @@ public final class RedisBinaries {
     private static volatile Binary server;
     private static volatile Binary embedded;
 
-    private RedisBinaries() {
-    }
+    private RedisBinaries() {}
 
     /**
      * Returns the {@code redis-server} the harness uses by default, resolving it on first call
@@ -258,13 +257,15 @@ public final class RedisBinaries {
         try {
             process.getOutputStream().close();
             ByteArrayOutputStream buffer = new ByteArrayOutputStream();
-            Thread reader = new Thread(() -> {
-                try (InputStream in = process.getInputStream()) {
-                    in.transferTo(buffer);
-                } catch (IOException ignored) {
-                    // process gone
-                }
-            }, "redis-harness-output");
+            Thread reader = new Thread(
+                    () -> {
+                        try (InputStream in = process.getInputStream()) {
+                            in.transferTo(buffer);
+                        } catch (IOException ignored) {
+                            // process gone
+                        }
+                    },
+                    "redis-harness-output");
             reader.setDaemon(true);
             reader.start();
             if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
@@ -274,7 +275,8 @@ public final class RedisBinaries {
             reader.join(2_000);
             String output = buffer.toString(StandardCharsets.UTF_8); // BAOS methods are synchronized
             if (process.exitValue() != 0) {
-                throw new RedisHarnessException(command + " exited with " + process.exitValue() + ": " + output.strip());
+                throw new RedisHarnessException(
+                        command + " exited with " + process.exitValue() + ": " + output.strip());
             }
             return output;
         } catch (IOException e) {

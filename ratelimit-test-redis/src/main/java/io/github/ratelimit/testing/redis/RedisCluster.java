@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.exceptions.JedisException;
@@ -69,8 +68,7 @@ public final class RedisCluster implements AutoCloseable {
         private final List<String> config = new ArrayList<>();
         private RedisBinaries.Binary binary;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Number of masters (slot owners); default 3. */
         public Builder masters(int masters) {
@@ -129,7 +127,8 @@ public final class RedisCluster implements AutoCloseable {
                 for (int i = 0; i < total; i++) {
                     RedisServer.Builder node = RedisServer.builder()
                             .name("cluster")
-                            .config("cluster-enabled yes",
+                            .config(
+                                    "cluster-enabled yes",
                                     "cluster-config-file nodes.conf",
                                     "cluster-node-timeout " + nodeTimeoutMillis,
                                     "cluster-replica-validity-factor 0",
@@ -177,7 +176,10 @@ public final class RedisCluster implements AutoCloseable {
     /** @return the live, healthy replicas currently replicating {@code master}, ordered by port */
     public List<HostAndPort> replicasOf(HostAndPort master) {
         List<ClusterNode> view = anyView();
-        String masterId = view.stream().filter(n -> n.address().equals(master)).map(ClusterNode::id).findFirst()
+        String masterId = view.stream()
+                .filter(n -> n.address().equals(master))
+                .map(ClusterNode::id)
+                .findFirst()
                 .orElseThrow(() -> new IllegalArgumentException("Not a node of this cluster: " + master));
         return view.stream()
                 .filter(n -> n.isReplica() && masterId.equals(n.masterId()) && !n.isFailing() && isAlive(n.address()))
@@ -188,7 +190,8 @@ public final class RedisCluster implements AutoCloseable {
 
     /** @return the server behind {@code node}, to pause, resume, kill or restart it individually */
     public RedisServer server(HostAndPort node) {
-        return servers.stream().filter(s -> s.port() == node.getPort() && s.host().equals(node.getHost()))
+        return servers.stream()
+                .filter(s -> s.port() == node.getPort() && s.host().equals(node.getHost()))
                 .findFirst()
                 .orElseThrow(() -> new IllegalArgumentException("Not a node of this cluster: " + node));
     }
@@ -222,9 +225,13 @@ public final class RedisCluster implements AutoCloseable {
      * @throws RedisHarnessException on timeout, with every node's view and log tail
      */
     public List<HostAndPort> awaitFailover(Duration timeout) {
-        Waits.until(timeout, "cluster failover: every live node cluster_state:ok with all slots served by live masters",
+        Waits.until(
+                timeout,
+                "cluster failover: every live node cluster_state:ok with all slots served by live masters",
                 () -> {
-                    List<RedisServer> live = servers.stream().filter(s -> s.isAlive() && !s.isPaused()).toList();
+                    List<RedisServer> live = servers.stream()
+                            .filter(s -> s.isAlive() && !s.isPaused())
+                            .toList();
                     if (live.isEmpty()) {
                         throw new RedisHarnessException("No cluster node is running");
                     }
@@ -234,13 +241,15 @@ public final class RedisCluster implements AutoCloseable {
                         }
                         int served = view(server).stream()
                                 .filter(n -> n.isMaster() && !n.isFailing() && isAlive(n.address()))
-                                .mapToInt(ClusterNode::slotCount).sum();
+                                .mapToInt(ClusterNode::slotCount)
+                                .sum();
                         if (served != SLOTS) {
                             return false;
                         }
                     }
                     return true;
-                }, this::diagnostics);
+                },
+                this::diagnostics);
         return masters();
     }
 
@@ -260,7 +269,8 @@ public final class RedisCluster implements AutoCloseable {
     // ------------------------------------------------------------------------------------------
 
     private boolean isAlive(HostAndPort address) {
-        return servers.stream().anyMatch(s -> s.port() == address.getPort() && s.host().equals(address.getHost()) && s.isAlive());
+        return servers.stream()
+                .anyMatch(s -> s.port() == address.getPort() && s.host().equals(address.getHost()) && s.isAlive());
     }
 
     private List<ClusterNode> anyView() {
@@ -296,7 +306,9 @@ public final class RedisCluster implements AutoCloseable {
         for (String line : text.split("\r?\n")) {
             int colon = line.indexOf(':');
             if (colon > 0 && !line.startsWith("#")) {
-                map.put(line.substring(0, colon).trim(), line.substring(colon + 1).trim());
+                map.put(
+                        line.substring(0, colon).trim(),
+                        line.substring(colon + 1).trim());
             }
         }
         return map;
@@ -309,10 +321,15 @@ public final class RedisCluster implements AutoCloseable {
             if (server.isAlive() && !server.isPaused()) {
                 try (Jedis jedis = server.admin(ADMIN_TIMEOUT_MILLIS)) {
                     Map<String, String> info = parseInfo(jedis.clusterInfo());
-                    out.append("  cluster_state=").append(info.get("cluster_state"))
-                            .append(" slots_ok=").append(info.get("cluster_slots_ok"))
-                            .append(" known_nodes=").append(info.get("cluster_known_nodes"))
-                            .append(" epoch=").append(info.get("cluster_current_epoch")).append('\n');
+                    out.append("  cluster_state=")
+                            .append(info.get("cluster_state"))
+                            .append(" slots_ok=")
+                            .append(info.get("cluster_slots_ok"))
+                            .append(" known_nodes=")
+                            .append(info.get("cluster_known_nodes"))
+                            .append(" epoch=")
+                            .append(info.get("cluster_current_epoch"))
+                            .append('\n');
                     for (String line : jedis.clusterNodes().split("\n")) {
                         out.append("    ").append(line.strip()).append('\n');
                     }
@@ -334,7 +351,8 @@ public final class RedisCluster implements AutoCloseable {
     }
 
     /** One line of {@code CLUSTER NODES}. */
-    record ClusterNode(String id, HostAndPort address, Set<String> flags, String masterId, int slotCount, int firstSlot) {
+    record ClusterNode(
+            String id, HostAndPort address, Set<String> flags, String masterId, int slotCount, int firstSlot) {
 
         boolean isMaster() {
             return flags.contains("master");
@@ -346,7 +364,10 @@ public final class RedisCluster implements AutoCloseable {
 
         /** Failing, suspected, or not yet fully joined. */
         boolean isFailing() {
-            return flags.contains("fail") || flags.contains("fail?") || flags.contains("handshake") || flags.contains("noaddr");
+            return flags.contains("fail")
+                    || flags.contains("fail?")
+                    || flags.contains("handshake")
+                    || flags.contains("noaddr");
         }
 
         static List<ClusterNode> parseAll(String clusterNodes) {
@@ -369,7 +390,8 @@ public final class RedisCluster implements AutoCloseable {
             }
             String hostPort = cut < 0 ? endpoint : endpoint.substring(0, cut);
             int colon = hostPort.lastIndexOf(':');
-            HostAndPort address = new HostAndPort(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+            HostAndPort address =
+                    new HostAndPort(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
             Set<String> flags = new LinkedHashSet<>(Arrays.asList(f[2].split(",")));
             String masterId = "-".equals(f[3]) ? null : f[3];
             int slots = 0;

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntFunction;
-
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.exceptions.JedisDataException;
 import redis.clients.jedis.exceptions.JedisException;
@@ -67,12 +66,19 @@ final class RedisProcess {
      * @param admin opens a connection to {@link #port()} that the harness may use, with the given
      *     connect/socket timeout in milliseconds; the caller closes it
      */
-    RedisProcess(RedisBinaries.Binary binary, boolean sentinel, List<String> extraConfig, Duration startupTimeout,
-                 int firstPortAttempt, String name, IntFunction<Jedis> admin) {
+    RedisProcess(
+            RedisBinaries.Binary binary,
+            boolean sentinel,
+            List<String> extraConfig,
+            Duration startupTimeout,
+            int firstPortAttempt,
+            String name,
+            IntFunction<Jedis> admin) {
         this.binary = binary;
         this.sentinel = sentinel;
         this.extraConfig = List.copyOf(extraConfig);
-        this.clusterBus = extraConfig.stream().anyMatch(l -> l.toLowerCase(Locale.ROOT).matches("cluster-enabled\\s+yes"));
+        this.clusterBus =
+                extraConfig.stream().anyMatch(l -> l.toLowerCase(Locale.ROOT).matches("cluster-enabled\\s+yes"));
         this.startupTimeout = startupTimeout;
         this.firstPortAttempt = firstPortAttempt;
         this.admin = admin;
@@ -132,8 +138,10 @@ final class RedisProcess {
                 port = 0;
             }
         }
-        throw new RedisHarnessException("redis-server could not bind a free port in " + MAX_PORT_ATTEMPTS
-                + " attempts (other processes kept taking them)", lastConflict);
+        throw new RedisHarnessException(
+                "redis-server could not bind a free port in " + MAX_PORT_ATTEMPTS
+                        + " attempts (other processes kept taking them)",
+                lastConflict);
     }
 
     /** Launches the (stopped) process again on the same port and config and waits until it answers PING. */
@@ -143,8 +151,10 @@ final class RedisProcess {
             awaitReady();
         } catch (PortInUseException e) {
             stopQuietly();
-            throw new RedisHarnessException("Cannot restart " + this + ": port " + port
-                    + " was taken by another process meanwhile\n" + logTail(), e);
+            throw new RedisHarnessException(
+                    "Cannot restart " + this + ": port " + port + " was taken by another process meanwhile\n"
+                            + logTail(),
+                    e);
         } catch (RuntimeException e) {
             stopQuietly();
             throw e;
@@ -158,8 +168,8 @@ final class RedisProcess {
             return;
         }
         if (current.isAlive() && !Cleanup.killAndWait(current, KILL_WAIT_MILLIS)) {
-            throw new RedisHarnessException("redis-server pid " + current.pid() + " survived SIGKILL for "
-                    + KILL_WAIT_MILLIS + " ms: " + this);
+            throw new RedisHarnessException(
+                    "redis-server pid " + current.pid() + " survived SIGKILL for " + KILL_WAIT_MILLIS + " ms: " + this);
         }
         Cleanup.unregister(current);
         paused = false;
@@ -196,10 +206,16 @@ final class RedisProcess {
 
     /** Last lines of the log file, headed by the server's description; never throws. */
     String logTail() {
-        StringBuilder out = new StringBuilder("--- last lines of ").append(logFile).append(" (").append(this).append(") ---\n");
+        StringBuilder out = new StringBuilder("--- last lines of ")
+                .append(logFile)
+                .append(" (")
+                .append(this)
+                .append(") ---\n");
         try {
-            List<String> lines = Files.exists(logFile) ? Files.readAllLines(logFile, StandardCharsets.UTF_8) : List.of();
-            lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size()).forEach(l -> out.append(l).append('\n'));
+            List<String> lines =
+                    Files.exists(logFile) ? Files.readAllLines(logFile, StandardCharsets.UTF_8) : List.of();
+            lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size())
+                    .forEach(l -> out.append(l).append('\n'));
         } catch (IOException | RuntimeException e) {
             out.append("(unreadable: ").append(e).append(")\n");
         }
@@ -243,8 +259,12 @@ final class RedisProcess {
             command.add("--sentinel");
         }
         try {
-            Files.writeString(logFile, "=== [redis-harness] " + Instant.now() + " starting: " + String.join(" ", command) + "\n",
-                    StandardCharsets.UTF_8, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            Files.writeString(
+                    logFile,
+                    "=== [redis-harness] " + Instant.now() + " starting: " + String.join(" ", command) + "\n",
+                    StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE,
+                    StandardOpenOption.APPEND);
             launchLogOffset = Files.size(logFile);
             Process started = new ProcessBuilder(command)
                     .directory(directory.toFile())
@@ -281,17 +301,23 @@ final class RedisProcess {
                 }
             } catch (JedisDataException e) {
                 String message = String.valueOf(e.getMessage());
-                if (message.startsWith("WRONGPASS") || message.startsWith("NOAUTH") || message.contains("invalid password")) {
-                    throw new RedisHarnessException("redis-server on port " + port + " rejected the harness's credentials: "
-                            + message + "\n" + logTail(), e);
+                if (message.startsWith("WRONGPASS")
+                        || message.startsWith("NOAUTH")
+                        || message.contains("invalid password")) {
+                    throw new RedisHarnessException(
+                            "redis-server on port " + port + " rejected the harness's credentials: " + message + "\n"
+                                    + logTail(),
+                            e);
                 }
                 lastError = e; // e.g. LOADING: answers, but not ready yet
             } catch (JedisException e) {
                 lastError = e;
             }
             if (System.nanoTime() - deadline >= 0) {
-                throw new RedisHarnessException("redis-server on port " + port + " did not answer PING within "
-                        + startupTimeout.toMillis() + " ms (last error: " + lastError + ")\n" + logTail(), lastError);
+                throw new RedisHarnessException(
+                        "redis-server on port " + port + " did not answer PING within " + startupTimeout.toMillis()
+                                + " ms (last error: " + lastError + ")\n" + logTail(),
+                        lastError);
             }
             Waits.sleep(50);
         }
@@ -381,8 +407,11 @@ final class RedisProcess {
         if (!Files.exists(stat)) {
             return;
         }
-        Waits.until(Duration.ofSeconds(2), "pid " + pid() + (stopped ? " to stop" : " to continue"),
-                () -> isStoppedState(stat) == stopped, this::logTail);
+        Waits.until(
+                Duration.ofSeconds(2),
+                "pid " + pid() + (stopped ? " to stop" : " to continue"),
+                () -> isStoppedState(stat) == stopped,
+                this::logTail);
     }
 
     private static boolean isStoppedState(Path stat) {

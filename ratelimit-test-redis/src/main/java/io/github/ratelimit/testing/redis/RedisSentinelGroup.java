@@ -11,7 +11,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
-
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.exceptions.JedisException;
@@ -66,8 +65,7 @@ public final class RedisSentinelGroup implements AutoCloseable {
         private final List<String> config = new ArrayList<>();
         private RedisBinaries.Binary binary;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Name the sentinels monitor the master under; default {@value #DEFAULT_MASTER_NAME}. */
         public Builder masterName(String masterName) {
@@ -139,11 +137,17 @@ public final class RedisSentinelGroup implements AutoCloseable {
                 data.add(dataNode("sentinel-master").start());
                 int masterPort = data.get(0).port();
                 for (int i = 0; i < replicas; i++) {
-                    data.add(dataNode("sentinel-replica").config("replicaof " + RedisServer.HOST + " " + masterPort).start());
+                    data.add(dataNode("sentinel-replica")
+                            .config("replicaof " + RedisServer.HOST + " " + masterPort)
+                            .start());
                 }
                 for (int i = 0; i < sentinels; i++) {
-                    RedisServer.Builder sentinel = RedisServer.builder().sentinel().name("sentinel")
-                            .config("sentinel monitor " + masterName + " " + RedisServer.HOST + " " + masterPort + " " + quorum,
+                    RedisServer.Builder sentinel = RedisServer.builder()
+                            .sentinel()
+                            .name("sentinel")
+                            .config(
+                                    "sentinel monitor " + masterName + " " + RedisServer.HOST + " " + masterPort + " "
+                                            + quorum,
                                     "sentinel down-after-milliseconds " + masterName + " " + downAfterMillis,
                                     "sentinel failover-timeout " + masterName + " " + failoverTimeoutMillis,
                                     "sentinel parallel-syncs " + masterName + " 1");
@@ -156,13 +160,17 @@ public final class RedisSentinelGroup implements AutoCloseable {
                 group.awaitReady(replicas, sentinels);
                 return group;
             } catch (RuntimeException | Error e) {
-                Cleanup.closeAll(Stream.concat(watchers.stream(), reversed(data).stream()).toList(), e);
+                Cleanup.closeAll(
+                        Stream.concat(watchers.stream(), reversed(data).stream())
+                                .toList(),
+                        e);
                 throw e;
             }
         }
 
         private RedisServer.Builder dataNode(String name) {
-            RedisServer.Builder node = RedisServer.builder().name(name)
+            RedisServer.Builder node = RedisServer.builder()
+                    .name(name)
                     .config("repl-diskless-sync yes", "repl-diskless-sync-delay 0")
                     .config(config.toArray(String[]::new));
             if (binary != null) {
@@ -179,7 +187,8 @@ public final class RedisSentinelGroup implements AutoCloseable {
         }
     }
 
-    private RedisSentinelGroup(String masterName, List<RedisServer> dataNodes, List<RedisServer> sentinels, Duration timeout) {
+    private RedisSentinelGroup(
+            String masterName, List<RedisServer> dataNodes, List<RedisServer> sentinels, Duration timeout) {
         this.masterName = masterName;
         this.dataNodes = List.copyOf(dataNodes);
         this.sentinelServers = List.copyOf(sentinels);
@@ -253,38 +262,43 @@ public final class RedisSentinelGroup implements AutoCloseable {
      */
     public HostAndPort awaitFailover(Duration timeout) {
         HostAndPort[] result = new HostAndPort[1];
-        Waits.until(timeout, "sentinel failover of " + masterName + " away from " + lastKilledMaster, () -> {
-            HostAndPort agreed = null;
-            for (RedisServer sentinel : sentinelServers) {
-                if (!sentinel.isAlive() || sentinel.isPaused()) {
-                    continue;
-                }
-                HostAndPort reported = masterAccordingTo(sentinel);
-                if (agreed != null && !agreed.equals(reported)) {
-                    return false;
-                }
-                agreed = reported;
-                try (Jedis jedis = sentinel.admin(ADMIN_TIMEOUT_MILLIS)) {
-                    if (!"master".equals(jedis.sentinelMaster(masterName).get("flags"))) {
+        Waits.until(
+                timeout,
+                "sentinel failover of " + masterName + " away from " + lastKilledMaster,
+                () -> {
+                    HostAndPort agreed = null;
+                    for (RedisServer sentinel : sentinelServers) {
+                        if (!sentinel.isAlive() || sentinel.isPaused()) {
+                            continue;
+                        }
+                        HostAndPort reported = masterAccordingTo(sentinel);
+                        if (agreed != null && !agreed.equals(reported)) {
+                            return false;
+                        }
+                        agreed = reported;
+                        try (Jedis jedis = sentinel.admin(ADMIN_TIMEOUT_MILLIS)) {
+                            if (!"master"
+                                    .equals(jedis.sentinelMaster(masterName).get("flags"))) {
+                                return false;
+                            }
+                        }
+                    }
+                    if (agreed == null || agreed.equals(lastKilledMaster)) {
                         return false;
                     }
-                }
-            }
-            if (agreed == null || agreed.equals(lastKilledMaster)) {
-                return false;
-            }
-            RedisServer master = server(agreed);
-            if (!master.isAlive() || !"master".equals(role(master))) {
-                return false;
-            }
-            for (RedisServer node : dataNodes) {
-                if (node != master && node.isAlive() && !node.isPaused() && !replicatesFrom(node, master)) {
-                    return false;
-                }
-            }
-            result[0] = agreed;
-            return true;
-        }, this::diagnostics);
+                    RedisServer master = server(agreed);
+                    if (!master.isAlive() || !"master".equals(role(master))) {
+                        return false;
+                    }
+                    for (RedisServer node : dataNodes) {
+                        if (node != master && node.isAlive() && !node.isPaused() && !replicatesFrom(node, master)) {
+                            return false;
+                        }
+                    }
+                    result[0] = agreed;
+                    return true;
+                },
+                this::diagnostics);
         return result[0];
     }
 
@@ -292,7 +306,10 @@ public final class RedisSentinelGroup implements AutoCloseable {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            Cleanup.closeAll(Stream.concat(sentinelServers.stream(), reversed(dataNodes).stream()).toList(), null);
+            Cleanup.closeAll(
+                    Stream.concat(sentinelServers.stream(), reversed(dataNodes).stream())
+                            .toList(),
+                    null);
         }
     }
 
@@ -305,33 +322,45 @@ public final class RedisSentinelGroup implements AutoCloseable {
 
     private void awaitReady(int replicas, int sentinels) {
         RedisServer master = dataNodes.get(0);
-        Waits.until(timeout, "replicas of " + master.hostAndPort() + " to be in sync", () -> {
-            for (RedisServer replica : dataNodes.subList(1, dataNodes.size())) {
-                if (!replicatesFrom(replica, master)) {
-                    return false;
-                }
-            }
-            return true;
-        }, this::diagnostics);
-        Waits.until(timeout, "sentinels to see the master, " + replicas + " replica(s) and " + (sentinels - 1) + " other sentinel(s)", () -> {
-            for (RedisServer sentinel : sentinelServers) {
-                try (Jedis jedis = sentinel.admin(ADMIN_TIMEOUT_MILLIS)) {
-                    Map<String, String> state = jedis.sentinelMaster(masterName);
-                    if (!"master".equals(state.get("flags"))
-                            || !String.valueOf(replicas).equals(state.get("num-slaves"))
-                            || !String.valueOf(sentinels - 1).equals(state.get("num-other-sentinels"))
-                            || !master.hostAndPort().equals(new HostAndPort(state.get("ip"), Integer.parseInt(state.get("port"))))) {
-                        return false;
-                    }
-                    for (Map<String, String> replica : jedis.sentinelReplicas(masterName)) {
-                        if (!"slave".equals(replica.get("flags")) || !"ok".equals(replica.get("master-link-status"))) {
+        Waits.until(
+                timeout,
+                "replicas of " + master.hostAndPort() + " to be in sync",
+                () -> {
+                    for (RedisServer replica : dataNodes.subList(1, dataNodes.size())) {
+                        if (!replicatesFrom(replica, master)) {
                             return false;
                         }
                     }
-                }
-            }
-            return true;
-        }, this::diagnostics);
+                    return true;
+                },
+                this::diagnostics);
+        Waits.until(
+                timeout,
+                "sentinels to see the master, " + replicas + " replica(s) and " + (sentinels - 1)
+                        + " other sentinel(s)",
+                () -> {
+                    for (RedisServer sentinel : sentinelServers) {
+                        try (Jedis jedis = sentinel.admin(ADMIN_TIMEOUT_MILLIS)) {
+                            Map<String, String> state = jedis.sentinelMaster(masterName);
+                            if (!"master".equals(state.get("flags"))
+                                    || !String.valueOf(replicas).equals(state.get("num-slaves"))
+                                    || !String.valueOf(sentinels - 1).equals(state.get("num-other-sentinels"))
+                                    || !master.hostAndPort()
+                                            .equals(new HostAndPort(
+                                                    state.get("ip"), Integer.parseInt(state.get("port"))))) {
+                                return false;
+                            }
+                            for (Map<String, String> replica : jedis.sentinelReplicas(masterName)) {
+                                if (!"slave".equals(replica.get("flags"))
+                                        || !"ok".equals(replica.get("master-link-status"))) {
+                                    return false;
+                                }
+                            }
+                        }
+                    }
+                    return true;
+                },
+                this::diagnostics);
     }
 
     private HostAndPort masterAccordingTo(RedisServer sentinel) {
@@ -361,15 +390,21 @@ public final class RedisSentinelGroup implements AutoCloseable {
     }
 
     private String diagnostics() {
-        StringBuilder out = new StringBuilder("Sentinel group ").append(masterName).append(":\n");
+        StringBuilder out =
+                new StringBuilder("Sentinel group ").append(masterName).append(":\n");
         for (RedisServer node : dataNodes) {
             out.append("* data ").append(node);
             if (node.isAlive() && !node.isPaused()) {
                 try (Jedis jedis = node.admin(ADMIN_TIMEOUT_MILLIS)) {
                     Map<String, String> info = RedisCluster.parseInfo(jedis.info("replication"));
-                    out.append(" role=").append(info.get("role")).append(" master_port=").append(info.get("master_port"))
-                            .append(" link=").append(info.get("master_link_status"))
-                            .append(" connected_slaves=").append(info.get("connected_slaves"));
+                    out.append(" role=")
+                            .append(info.get("role"))
+                            .append(" master_port=")
+                            .append(info.get("master_port"))
+                            .append(" link=")
+                            .append(info.get("master_link_status"))
+                            .append(" connected_slaves=")
+                            .append(info.get("connected_slaves"));
                 } catch (JedisException e) {
                     out.append(" (unreachable: ").append(e.getMessage()).append(')');
                 }
@@ -381,18 +416,26 @@ public final class RedisSentinelGroup implements AutoCloseable {
             if (sentinel.isAlive() && !sentinel.isPaused()) {
                 try (Jedis jedis = sentinel.admin(ADMIN_TIMEOUT_MILLIS)) {
                     Map<String, String> state = jedis.sentinelMaster(masterName);
-                    out.append(" master=").append(state.get("ip")).append(':').append(state.get("port"))
-                            .append(" flags=").append(state.get("flags"))
-                            .append(" num-slaves=").append(state.get("num-slaves"))
-                            .append(" num-other-sentinels=").append(state.get("num-other-sentinels"))
-                            .append(" failover-state=").append(state.get("failover-state"));
+                    out.append(" master=")
+                            .append(state.get("ip"))
+                            .append(':')
+                            .append(state.get("port"))
+                            .append(" flags=")
+                            .append(state.get("flags"))
+                            .append(" num-slaves=")
+                            .append(state.get("num-slaves"))
+                            .append(" num-other-sentinels=")
+                            .append(state.get("num-other-sentinels"))
+                            .append(" failover-state=")
+                            .append(state.get("failover-state"));
                 } catch (JedisException e) {
                     out.append(" (unreachable: ").append(e.getMessage()).append(')');
                 }
             }
             out.append('\n');
         }
-        Stream.concat(dataNodes.stream(), sentinelServers.stream()).forEach(s -> out.append(s.logTail()).append('\n'));
+        Stream.concat(dataNodes.stream(), sentinelServers.stream())
+                .forEach(s -> out.append(s.logTail()).append('\n'));
         return out.toString();
     }
 
@@ -401,5 +444,4 @@ public final class RedisSentinelGroup implements AutoCloseable {
         Collections.reverse(copy);
         return copy;
     }
-
 }

@@ -9,7 +9,6 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
-
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
@@ -44,7 +43,8 @@ public final class RedisServer implements AutoCloseable {
     public static final String HOST = Ports.LOOPBACK;
 
     private static final Duration DEFAULT_STARTUP_TIMEOUT = Duration.ofSeconds(15);
-    private static final Set<String> RESERVED_DIRECTIVES = Set.of("port", "bind", "daemonize", "dir", "logfile", "include");
+    private static final Set<String> RESERVED_DIRECTIVES =
+            Set.of("port", "bind", "daemonize", "dir", "logfile", "include");
 
     private final String user;
     private final String password;
@@ -74,8 +74,7 @@ public final class RedisServer implements AutoCloseable {
         private String name = "redis";
         private int firstPortAttempt;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /**
          * Adds raw {@code redis.conf} lines, e.g. {@code "maxmemory 1mb"},
@@ -191,8 +190,14 @@ public final class RedisServer implements AutoCloseable {
         this.user = builder.user;
         this.password = builder.user != null ? builder.userPassword : builder.password;
         RedisBinaries.Binary binary = builder.binary != null ? builder.binary : RedisBinaries.server();
-        this.process = new RedisProcess(binary, builder.sentinel, lines, builder.startupTimeout,
-                builder.firstPortAttempt, builder.name, this::admin);
+        this.process = new RedisProcess(
+                binary,
+                builder.sentinel,
+                lines,
+                builder.startupTimeout,
+                builder.firstPortAttempt,
+                builder.name,
+                this::admin);
     }
 
     /** @return {@value #HOST} */

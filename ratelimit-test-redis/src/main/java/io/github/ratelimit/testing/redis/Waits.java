@@ -9,8 +9,7 @@ final class Waits {
 
     private static final long POLL_MILLIS = 50;
 
-    private Waits() {
-    }
+    private Waits() {}
 
     /**
      * Polls {@code condition} until it returns {@code true} or {@code timeout} elapses. A condition
@@ -36,7 +35,9 @@ final class Waits {
             sleep(POLL_MILLIS);
         }
         StringBuilder message = new StringBuilder("Timed out after ")
-                .append(timeout.toMillis()).append(" ms waiting for ").append(description);
+                .append(timeout.toMillis())
+                .append(" ms waiting for ")
+                .append(description);
         if (lastError != null) {
             message.append("\nLast error: ").append(lastError);
         }

@@ -4,14 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.HashSet;
 import java.util.List;
-
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
-
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.RedisClusterClient;
@@ -44,7 +42,8 @@ class RedisClusterTest {
         }
         for (HostAndPort node : cluster.nodes()) {
             try (Jedis jedis = new Jedis(node)) {
-                assertThat(jedis.clusterInfo()).contains("cluster_state:ok", "cluster_slots_ok:16384", "cluster_known_nodes:6");
+                assertThat(jedis.clusterInfo())
+                        .contains("cluster_state:ok", "cluster_slots_ok:16384", "cluster_known_nodes:6");
             }
         }
     }

@@ -14,10 +14,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisClientConfig;
@@ -28,7 +26,9 @@ import redis.clients.jedis.exceptions.JedisDataException;
 class RedisServerTest {
 
     private static final JedisClientConfig SHORT_TIMEOUTS = DefaultJedisClientConfig.builder()
-            .connectionTimeoutMillis(300).socketTimeoutMillis(300).build();
+            .connectionTimeoutMillis(300)
+            .socketTimeoutMillis(300)
+            .build();
 
     @Test
     void startsOnAFreeLoopbackPortAndCloseRemovesEverything() {
@@ -50,7 +50,8 @@ class RedisServerTest {
         server.close();
 
         assertThat(server.isAlive()).isFalse();
-        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                .isFalse();
         assertThat(dir).doesNotExist();
         assertThatThrownBy(() -> ping(port)).isInstanceOf(JedisConnectionException.class);
         server.close(); // idempotent
@@ -58,7 +59,8 @@ class RedisServerTest {
 
     @Test
     void concurrentServersGetDistinctPortsAndDirectories() {
-        try (RedisServer a = RedisServer.start(); RedisServer b = RedisServer.start()) {
+        try (RedisServer a = RedisServer.start();
+                RedisServer b = RedisServer.start()) {
             assertThat(a.port()).isNotEqualTo(b.port());
             assertThat(a.logFile().getParent()).isNotEqualTo(b.logFile().getParent());
             assertThat(ping(a.port())).isEqualTo("PONG");
@@ -69,7 +71,9 @@ class RedisServerTest {
     @Test
     void portTakenByAnotherProcessIsRetriedOnAFreshPort() throws Exception {
         try (ServerSocket squatter = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"));
-             RedisServer server = RedisServer.builder().firstPortAttempt(squatter.getLocalPort()).start()) {
+                RedisServer server = RedisServer.builder()
+                        .firstPortAttempt(squatter.getLocalPort())
+                        .start()) {
             assertThat(server.port()).isNotEqualTo(squatter.getLocalPort());
             assertThat(ping(server.port())).isEqualTo("PONG");
             assertThat(Files.readString(server.logFile())).contains("Address already in use");
@@ -122,15 +126,17 @@ class RedisServerTest {
         long pid = server.pid();
         server.pause();
         server.close();
-        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)).isFalse();
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+                .isFalse();
     }
 
     @Test
     void extraConfigLinesAreApplied() {
         try (RedisServer server = RedisServer.builder()
-                .config("maxmemory 1mb", "maxmemory-policy noeviction", "appendonly no", "save \"\"")
-                .start();
-             Jedis jedis = new Jedis(server.hostAndPort(), DefaultJedisClientConfig.builder().build())) {
+                        .config("maxmemory 1mb", "maxmemory-policy noeviction", "appendonly no", "save \"\"")
+                        .start();
+                Jedis jedis = new Jedis(
+                        server.hostAndPort(), DefaultJedisClientConfig.builder().build())) {
             assertThat(jedis.configGet("maxmemory")).containsEntry("maxmemory", "1048576");
             assertThat(jedis.configGet("maxmemory-policy")).containsEntry("maxmemory-policy", "noeviction");
             assertThat(jedis.configGet("appendonly")).containsEntry("appendonly", "no");
@@ -139,21 +145,33 @@ class RedisServerTest {
 
             String big = "x".repeat(600_000);
             assertThatThrownBy(() -> {
-                for (int i = 0; i < 5; i++) {
-                    jedis.set("big" + i, big);
-                }
-            }).isInstanceOf(JedisDataException.class).hasMessageContaining("OOM");
+                        for (int i = 0; i < 5; i++) {
+                            jedis.set("big" + i, big);
+                        }
+                    })
+                    .isInstanceOf(JedisDataException.class)
+                    .hasMessageContaining("OOM");
         }
     }
 
     @Test
     void passwordAndAclUserAreEnforced() {
-        try (RedisServer server = RedisServer.builder().password("s3cret").user("app", "app-pw").start()) {
+        try (RedisServer server =
+                RedisServer.builder().password("s3cret").user("app", "app-pw").start()) {
             assertThatThrownBy(() -> ping(server.port()))
                     .isInstanceOf(JedisDataException.class)
                     .hasMessageContaining("NOAUTH");
-            try (Jedis asDefault = new Jedis(server.hostAndPort(), DefaultJedisClientConfig.builder().password("s3cret").build());
-                 Jedis asApp = new Jedis(server.hostAndPort(), DefaultJedisClientConfig.builder().user("app").password("app-pw").build())) {
+            try (Jedis asDefault = new Jedis(
+                            server.hostAndPort(),
+                            DefaultJedisClientConfig.builder()
+                                    .password("s3cret")
+                                    .build());
+                    Jedis asApp = new Jedis(
+                            server.hostAndPort(),
+                            DefaultJedisClientConfig.builder()
+                                    .user("app")
+                                    .password("app-pw")
+                                    .build())) {
                 assertThat(asDefault.ping()).isEqualTo("PONG");
                 asApp.set("k", "v");
                 assertThat(asApp.get("k")).isEqualTo("v");
@@ -165,7 +183,9 @@ class RedisServerTest {
     void failedStartExplainsItselfAndLeavesNothingBehind() {
         long childrenBefore = redisChildren();
 
-        assertThatThrownBy(() -> RedisServer.builder().config("maxmemory-policy no-such-policy").start())
+        assertThatThrownBy(() -> RedisServer.builder()
+                        .config("maxmemory-policy no-such-policy")
+                        .start())
                 .isInstanceOf(RedisHarnessException.class)
                 .hasMessageContaining("exited with code")
                 .hasMessageContaining("no-such-policy");
@@ -174,7 +194,9 @@ class RedisServerTest {
             RedisServer.builder().config("maxmemory-policy no-such-policy").start();
         } catch (RedisHarnessException e) {
             Matcher logPath = Pattern.compile("last lines of (\\S+redis\\.log)").matcher(e.getMessage());
-            assertThat(logPath.find()).as("message names the log file: %s", e.getMessage()).isTrue();
+            assertThat(logPath.find())
+                    .as("message names the log file: %s", e.getMessage())
+                    .isTrue();
             assertThat(Path.of(logPath.group(1)).getParent()).doesNotExist();
         }
         assertThat(redisChildren()).isEqualTo(childrenBefore);
@@ -190,7 +212,10 @@ class RedisServerTest {
         long childrenBefore = ProcessHandle.current().children().count();
 
         long start = System.nanoTime();
-        assertThatThrownBy(() -> RedisServer.builder().binary(never).startupTimeout(Duration.ofMillis(700)).start())
+        assertThatThrownBy(() -> RedisServer.builder()
+                        .binary(never)
+                        .startupTimeout(Duration.ofMillis(700))
+                        .start())
                 .isInstanceOf(RedisHarnessException.class)
                 .hasMessageContaining("did not answer PING within 700 ms")
                 .hasMessageContaining("fake redis starting");
@@ -208,8 +233,12 @@ class RedisServerTest {
 
     @Test
     void jvmShutdownHookKillsServersLeftRunning() throws Exception {
-        String java = ProcessHandle.current().info().command().orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        Process child = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"), ShutdownHookProbe.class.getName())
+        String java = ProcessHandle.current()
+                .info()
+                .command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        Process child = new ProcessBuilder(
+                        java, "-cp", System.getProperty("java.class.path"), ShutdownHookProbe.class.getName())
                 .redirectErrorStream(true)
                 .start();
         child.getOutputStream().close();
@@ -218,8 +247,11 @@ class RedisServerTest {
         Matcher ready = Pattern.compile("READY pid=(\\d+) dir=(\\S+)").matcher(output);
         assertThat(ready.find()).as("probe output: %s", output).isTrue();
         long pid = Long.parseLong(ready.group(1));
-        Waits.until(Duration.ofSeconds(5), "orphaned redis-server " + pid + " to be gone",
-                () -> !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false), () -> output);
+        Waits.until(
+                Duration.ofSeconds(5),
+                "orphaned redis-server " + pid + " to be gone",
+                () -> !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false),
+                () -> output);
         assertThat(Path.of(ready.group(2))).doesNotExist();
     }
 
@@ -230,8 +262,10 @@ class RedisServerTest {
     }
 
     private static long redisChildren() {
-        return ProcessHandle.current().children()
-                .filter(p -> p.info().command().map(c -> c.contains("redis-server")).orElse(false))
+        return ProcessHandle.current()
+                .children()
+                .filter(p ->
+                        p.info().command().map(c -> c.contains("redis-server")).orElse(false))
                 .count();
     }
 }

@@ -1,15 +1,6 @@
 package io.github.ratelimit.adversarial.boot.admin;
 
 import io.github.ratelimit.testing.redis.RedisServer;
-import org.junit.jupiter.api.extension.AfterAllCallback;
-import org.junit.jupiter.api.extension.BeforeAllCallback;
-import org.junit.jupiter.api.extension.ExtensionContext;
-import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.context.ConfigurableApplicationContext;
-import redis.clients.jedis.RedisClient;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.ObjectMapper;
-
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -22,6 +13,14 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import redis.clients.jedis.RedisClient;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
 
 /**
  * One running {@link AdminApplication} on a real Tomcat and a real Redis it starts, for a test class
@@ -37,7 +36,8 @@ import java.util.UUID;
 final class AdminApp implements BeforeAllCallback, AfterAllCallback {
 
     static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     final String prefix = "adm" + UUID.randomUUID().toString().substring(0, 6);
     RedisServer redis;
@@ -49,23 +49,37 @@ final class AdminApp implements BeforeAllCallback, AfterAllCallback {
     public void beforeAll(ExtensionContext extension) {
         redis = RedisServer.start();
         jedis = RedisClient.builder().hostAndPort(redis.hostAndPort()).build();
-        List<String> properties = new ArrayList<>(List.of("server.port=0", "server.address=127.0.0.1",
-                "spring.main.banner-mode=off", "logging.level.root=warn", "logging.level.io.github.ratelimit.limits=info",
-                "ratelimit.redis.url=" + redis.uri(), "ratelimit.redis.key-prefix=" + prefix,
-                "ratelimit.limit-store.enabled=true", "ratelimit.trusted-proxies=127.0.0.1",
-                "ratelimit.plans.wide=100/1m burst=500", "ratelimit.plans.tiny=1/1h",
-                "ratelimit.rules[0].name=by-client", "ratelimit.rules[0].paths=/api/client/**",
-                "ratelimit.rules[0].key=header:X-Client", "ratelimit.rules[0].limits=2/1h",
-                "ratelimit.rules[1].name=by-address", "ratelimit.rules[1].paths=/api/address/**",
-                "ratelimit.rules[1].key=ip", "ratelimit.rules[1].limits=2/1h",
-                "ratelimit.rules[2].name=log", "ratelimit.rules[2].paths=/api/log/**",
-                "ratelimit.rules[2].key=header:X-Client", "ratelimit.rules[2].limits=5/1m",
+        List<String> properties = new ArrayList<>(List.of(
+                "server.port=0",
+                "server.address=127.0.0.1",
+                "spring.main.banner-mode=off",
+                "logging.level.root=warn",
+                "logging.level.io.github.ratelimit.limits=info",
+                "ratelimit.redis.url=" + redis.uri(),
+                "ratelimit.redis.key-prefix=" + prefix,
+                "ratelimit.limit-store.enabled=true",
+                "ratelimit.trusted-proxies=127.0.0.1",
+                "ratelimit.plans.wide=100/1m burst=500",
+                "ratelimit.plans.tiny=1/1h",
+                "ratelimit.rules[0].name=by-client",
+                "ratelimit.rules[0].paths=/api/client/**",
+                "ratelimit.rules[0].key=header:X-Client",
+                "ratelimit.rules[0].limits=2/1h",
+                "ratelimit.rules[1].name=by-address",
+                "ratelimit.rules[1].paths=/api/address/**",
+                "ratelimit.rules[1].key=ip",
+                "ratelimit.rules[1].limits=2/1h",
+                "ratelimit.rules[2].name=log",
+                "ratelimit.rules[2].paths=/api/log/**",
+                "ratelimit.rules[2].key=header:X-Client",
+                "ratelimit.rules[2].limits=5/1m",
                 "ratelimit.rules[2].algorithm=sliding-window-log",
                 "management.endpoints.web.exposure.include=ratelimits,ratelimitkeys",
                 "management.endpoint.ratelimitkeys.access=unrestricted",
                 "management.endpoint.ratelimits.show-values=always"));
         try {
-            context = new SpringApplicationBuilder(AdminApplication.class).properties(properties.toArray(String[]::new))
+            context = new SpringApplicationBuilder(AdminApplication.class)
+                    .properties(properties.toArray(String[]::new))
                     .run();
         } catch (RuntimeException e) {
             jedis.close();
@@ -118,10 +132,14 @@ final class AdminApp implements BeforeAllCallback, AfterAllCallback {
     }
 
     HttpResponse<String> as(String user, String password, String method, String path, Object json) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/ratelimitkeys"
-                        + path)).timeout(Duration.ofSeconds(10))
-                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString((user + ":" + password)
-                        .getBytes(StandardCharsets.UTF_8)));
+        HttpRequest.Builder b = HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + port + "/actuator/ratelimitkeys" + path))
+                .timeout(Duration.ofSeconds(10))
+                .header(
+                        "Authorization",
+                        "Basic "
+                                + Base64.getEncoder()
+                                        .encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8)));
         if (json == null) {
             b.method(method, HttpRequest.BodyPublishers.noBody());
         } else {
@@ -134,9 +152,12 @@ final class AdminApp implements BeforeAllCallback, AfterAllCallback {
     /** The {@code ratelimits} endpoint's most-rejected keys, as it shows them (values shown here). */
     List<JsonNode> topRejectedKeys() throws Exception {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/ratelimits"))
-                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString("admin:admin".getBytes(
-                        StandardCharsets.UTF_8))).build();
-        JsonNode body = JSON.readTree(HTTP.send(request, HttpResponse.BodyHandlers.ofString()).body());
+                .header(
+                        "Authorization",
+                        "Basic " + Base64.getEncoder().encodeToString("admin:admin".getBytes(StandardCharsets.UTF_8)))
+                .build();
+        JsonNode body = JSON.readTree(
+                HTTP.send(request, HttpResponse.BodyHandlers.ofString()).body());
         List<JsonNode> keys = new ArrayList<>();
         body.get("topRejectedKeys").forEach(keys::add);
         return keys;
@@ -161,5 +182,4 @@ final class AdminApp implements BeforeAllCallback, AfterAllCallback {
         }
         return m;
     }
-
 }

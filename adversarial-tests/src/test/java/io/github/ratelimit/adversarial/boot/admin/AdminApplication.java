@@ -63,16 +63,23 @@ public class AdminApplication {
     @Bean
     UserDetailsService users() {
         return new InMemoryUserDetailsManager(
-                User.withUsername("admin").password("{noop}admin").roles("ADMIN").build(),
-                User.withUsername(FORGING_ADMIN).password("{noop}forger").roles("ADMIN").build(),
+                User.withUsername("admin")
+                        .password("{noop}admin")
+                        .roles("ADMIN")
+                        .build(),
+                User.withUsername(FORGING_ADMIN)
+                        .password("{noop}forger")
+                        .roles("ADMIN")
+                        .build(),
                 User.withUsername("alice").password("{noop}alice").roles("USER").build());
     }
 
     @Bean
     SecurityFilterChain security(HttpSecurity http) throws Exception {
-        return http.authorizeHttpRequests(a -> a
-                        .requestMatchers("/actuator/**").hasRole("ADMIN")
-                        .anyRequest().permitAll())
+        return http.authorizeHttpRequests(a -> a.requestMatchers("/actuator/**")
+                        .hasRole("ADMIN")
+                        .anyRequest()
+                        .permitAll())
                 .httpBasic(Customizer.withDefaults())
                 .csrf(c -> c.disable())
                 .build();

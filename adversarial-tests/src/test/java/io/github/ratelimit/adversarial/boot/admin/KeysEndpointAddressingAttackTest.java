@@ -1,17 +1,16 @@
 package io.github.ratelimit.adversarial.boot.admin;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import tools.jackson.databind.JsonNode;
-
-import java.net.http.HttpResponse;
-import java.util.ArrayList;
-import java.util.List;
-
 import static io.github.ratelimit.adversarial.boot.admin.AdminApp.body;
 import static io.github.ratelimit.adversarial.boot.admin.AdminApp.json;
 import static io.github.ratelimit.adversarial.boot.admin.AdminApp.query;
 import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import tools.jackson.databind.JsonNode;
 
 /**
  * Every key a resolver produces can be reached through the {@code ratelimitkeys} endpoint of a Spring Boot
@@ -27,18 +26,29 @@ class KeysEndpointAddressingAttackTest {
     static final AdminApp APP = new AdminApp();
 
     /** A client of one rule: the URL it calls and the header that makes its key. */
-    private record Client(String rule, String path, String header, String key) {
-    }
+    private record Client(String rule, String path, String header, String key) {}
 
     private static List<Client> clients() {
         String longValue = "k".repeat(200);
         List<Client> clients = new ArrayList<>();
-        clients.add(new Client("by-address", "/api/address/x", "X-Forwarded-For: 2001:db8:9:9::1", "2001:db8:9:9::/64"));
-        String[][] values = {{"a+b", "a\\+b"}, {"t~x", "t\\~x"}, {"~sha256:abc", "\\~sha256:abc"},
-                {"back\\slash", "back\\\\slash"}, {"100%", "100%"}, {"100%25", "100%25"}, {"a/b/../c", "a/b/../c"},
-                {".", "."}, {"..", ".."}, {"tab\there", "tab\there"}, {"two words", "two words"},
-                {"o'brien(x)*!$,=@:", "o'brien(x)*!$,=@:"}, {"k=v;x?y#z&w", "k=v;x?y#z&w"},
-                {longValue, sha256(longValue)}};
+        clients.add(
+                new Client("by-address", "/api/address/x", "X-Forwarded-For: 2001:db8:9:9::1", "2001:db8:9:9::/64"));
+        String[][] values = {
+            {"a+b", "a\\+b"},
+            {"t~x", "t\\~x"},
+            {"~sha256:abc", "\\~sha256:abc"},
+            {"back\\slash", "back\\\\slash"},
+            {"100%", "100%"},
+            {"100%25", "100%25"},
+            {"a/b/../c", "a/b/../c"},
+            {".", "."},
+            {"..", ".."},
+            {"tab\there", "tab\there"},
+            {"two words", "two words"},
+            {"o'brien(x)*!$,=@:", "o'brien(x)*!$,=@:"},
+            {"k=v;x?y#z&w", "k=v;x?y#z&w"},
+            {longValue, sha256(longValue)}
+        };
         for (String[] v : values) {
             clients.add(new Client("by-client", "/api/client/x", "X-Client: " + v[0], v[1]));
         }
@@ -68,8 +78,10 @@ class KeysEndpointAddressingAttackTest {
     /** The key the limiter stores a key over 128 characters as. */
     private static String sha256(String key) {
         try {
-            return "~sha256:" + java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
-                    .digest(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+            return "~sha256:"
+                    + java.util.HexFormat.of()
+                            .formatHex(java.security.MessageDigest.getInstance("SHA-256")
+                                    .digest(key.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
         } catch (java.security.NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
@@ -108,10 +120,13 @@ class KeysEndpointAddressingAttackTest {
             }
 
             String address = listedAddress(rule, key);
-            assertThat(address).as("%s: an address is one path segment, safe in a query", c)
-                    .matches("[A-Za-z0-9._~:@!$'()*,=-]+").isNotIn(".", "..");
+            assertThat(address)
+                    .as("%s: an address is one path segment, safe in a query", c)
+                    .matches("[A-Za-z0-9._~:@!$'()*,=-]+")
+                    .isNotIn(".", "..");
             HttpResponse<String> byAddress = APP.admin("GET", "/" + rule + "/" + address, null);
-            assertThat(byAddress.statusCode()).as("show %s by its address %s: %s", c, address, byAddress.body())
+            assertThat(byAddress.statusCode())
+                    .as("show %s by its address %s: %s", c, address, byAddress.body())
                     .isEqualTo(200);
             assertThat(json(byAddress).path("key").asString()).isEqualTo(key);
             assertThat(json(byAddress).at("/limits/0").asString()).isEqualTo("20/1h");
@@ -120,29 +135,42 @@ class KeysEndpointAddressingAttackTest {
             if (!controlCharacters(key)) {
                 // Spring Security's firewall refuses control characters in parameters: those keys go by address.
                 byQuery = APP.admin("GET", "/" + rule + "?key=" + query(key), null);
-                assertThat(byQuery.statusCode()).as("show %s by ?key=: %s", c, byQuery.body()).isEqualTo(200);
+                assertThat(byQuery.statusCode())
+                        .as("show %s by ?key=: %s", c, byQuery.body())
+                        .isEqualTo(200);
                 assertThat(json(byQuery).path("key").asString()).isEqualTo(key);
             }
 
             HttpResponse<String> delete = APP.admin("DELETE", "/" + rule + "/" + address, null);
-            assertThat(delete.statusCode()).as("delete %s: %s", c, delete.body()).isEqualTo(200);
+            assertThat(delete.statusCode())
+                    .as("delete %s: %s", c, delete.body())
+                    .isEqualTo(200);
             assertThat(json(delete).path("removed").asBoolean()).isTrue();
-            assertThat(APP.admin("GET", "/" + rule + "/" + address, null).statusCode()).isEqualTo(404);
+            assertThat(APP.admin("GET", "/" + rule + "/" + address, null).statusCode())
+                    .isEqualTo(404);
             for (int i = 0; i < 2; i++) {
-                assertThat(call(c)).as("%s: back to the rule's 2/1h after a reset", c).isEqualTo(200);
+                assertThat(call(c))
+                        .as("%s: back to the rule's 2/1h after a reset", c)
+                        .isEqualTo(200);
             }
             assertThat(call(c)).as("%s: back to the rule's 2/1h", c).isEqualTo(429);
             // Before, the reset by address was checked by its status alone, at a point where its effect did not show.
             HttpResponse<String> resetByAddress = APP.admin("POST", "/" + rule + "/" + address, body("reset", true));
             assertThat(resetByAddress.statusCode()).as("reset %s by address", c).isEqualTo(200);
-            assertThat(call(c)).as("%s: reset by its address, a full bucket again", c).isEqualTo(200);
+            assertThat(call(c))
+                    .as("%s: reset by its address, a full bucket again", c)
+                    .isEqualTo(200);
 
             if (!controlCharacters(key)) {
-                assertThat(APP.admin("POST", "/" + rule, body("key", key, "plan", "tiny")).statusCode()).isEqualTo(200);
-                assertThat(APP.jedis.hget(APP.ruleKey(rule), key)).as("%s: the plan is stored", c)
+                assertThat(APP.admin("POST", "/" + rule, body("key", key, "plan", "tiny"))
+                                .statusCode())
+                        .isEqualTo(200);
+                assertThat(APP.jedis.hget(APP.ruleKey(rule), key))
+                        .as("%s: the plan is stored", c)
                         .startsWith("plan\ttiny\tadmin\t");
                 HttpResponse<String> deleteByQuery = APP.admin("DELETE", "/" + rule + "?key=" + query(key), null);
-                assertThat(deleteByQuery.statusCode()).as("delete %s by ?key=: %s", c, deleteByQuery.body())
+                assertThat(deleteByQuery.statusCode())
+                        .as("delete %s by ?key=: %s", c, deleteByQuery.body())
                         .isEqualTo(200);
                 assertThat(json(deleteByQuery).path("removed").asBoolean()).isTrue();
             }
@@ -154,15 +182,28 @@ class KeysEndpointAddressingAttackTest {
         String value = "api-key-" + "0123456789".repeat(20);
         Client c = new Client("by-client", "/api/client/x", "X-Client: " + value, sha256(value));
         String hashed = shownKey(c);
-        assertThat(APP.admin("POST", "/by-client", body("key", value, "reset", true)).statusCode()).isEqualTo(200);
-        assertThat(call(c)).as("the reset by the full key reached the hashed one").isEqualTo(200);
+        assertThat(APP.admin("POST", "/by-client", body("key", value, "reset", true))
+                        .statusCode())
+                .isEqualTo(200);
+        assertThat(call(c))
+                .as("the reset by the full key reached the hashed one")
+                .isEqualTo(200);
         HttpResponse<String> set = APP.admin("POST", "/by-client", body("key", value, "limits", "20/1h"));
         assertThat(json(set).path("key").asString()).isEqualTo(hashed);
-        assertThat(APP.jedis.hget(APP.ruleKey("by-client"), hashed)).as("stored under the hash")
+        assertThat(APP.jedis.hget(APP.ruleKey("by-client"), hashed))
+                .as("stored under the hash")
                 .startsWith("limits\t20/1h\tadmin\t");
-        assertThat(APP.jedis.hexists(APP.ruleKey("by-client"), value)).as("never under the key in full").isFalse();
-        assertThat(json(APP.admin("GET", "/by-client?key=" + query(value), null)).path("key").asString()).isEqualTo(hashed);
-        assertThat(json(APP.admin("DELETE", "/by-client?key=" + query(value), null)).path("removed").asBoolean()).isTrue();
+        assertThat(APP.jedis.hexists(APP.ruleKey("by-client"), value))
+                .as("never under the key in full")
+                .isFalse();
+        assertThat(json(APP.admin("GET", "/by-client?key=" + query(value), null))
+                        .path("key")
+                        .asString())
+                .isEqualTo(hashed);
+        assertThat(json(APP.admin("DELETE", "/by-client?key=" + query(value), null))
+                        .path("removed")
+                        .asBoolean())
+                .isTrue();
     }
 
     @Test
@@ -184,16 +225,25 @@ class KeysEndpointAddressingAttackTest {
     @Test
     void aKeyWithALoneSurrogateIs400AndReachesNoOtherKey() throws Exception {
         // JSON may carry a lone surrogate ("\ud800"); UTF-8 cannot, and wrote it as '?': the key '?' was changed.
-        assertThat(APP.admin("POST", "/by-client", body("key", "?", "limits", "7/1h")).statusCode()).isEqualTo(200);
-        for (String b : new String[] {"{\"key\":\"\\ud800\",\"limits\":\"1/1h\"}",
-                "{\"key\":\"\\ud800\",\"reset\":true}", "{\"key\":\"a\\udc00\",\"plan\":\"tiny\"}"}) {
+        assertThat(APP.admin("POST", "/by-client", body("key", "?", "limits", "7/1h"))
+                        .statusCode())
+                .isEqualTo(200);
+        for (String b : new String[] {
+            "{\"key\":\"\\ud800\",\"limits\":\"1/1h\"}",
+            "{\"key\":\"\\ud800\",\"reset\":true}",
+            "{\"key\":\"a\\udc00\",\"plan\":\"tiny\"}"
+        }) {
             HttpResponse<String> r = APP.admin("POST", "/by-client", b);
             assertThat(r.statusCode()).as("%s -> %s", b, r.body()).isEqualTo(400);
             assertThat(AdminApp.message(r)).contains("lone UTF-16 surrogate");
         }
-        assertThat(APP.jedis.hget(APP.ruleKey("by-client"), "?")).as("the key '?' is untouched")
+        assertThat(APP.jedis.hget(APP.ruleKey("by-client"), "?"))
+                .as("the key '?' is untouched")
                 .startsWith("limits\t7/1h\tadmin\t");
-        assertThat(json(APP.admin("DELETE", "/by-client?key=" + query("?"), null)).path("removed").asBoolean()).isTrue();
+        assertThat(json(APP.admin("DELETE", "/by-client?key=" + query("?"), null))
+                        .path("removed")
+                        .asBoolean())
+                .isTrue();
     }
 
     @Test
@@ -203,6 +253,8 @@ class KeysEndpointAddressingAttackTest {
             assertThat(r.statusCode()).as("%s -> %s", address, r.body()).isEqualTo(400);
             assertThat(AdminApp.message(r)).contains("address");
         }
-        assertThat(APP.admin("GET", "/by-client/~b64:YQ", null).statusCode()).as("key 'a': no entry").isEqualTo(404);
+        assertThat(APP.admin("GET", "/by-client/~b64:YQ", null).statusCode())
+                .as("key 'a': no entry")
+                .isEqualTo(404);
     }
 }

@@ -1,8 +1,9 @@
 package io.github.ratelimit.adversarial.boot.admin;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import tools.jackson.databind.JsonNode;
+import static io.github.ratelimit.adversarial.boot.admin.AdminApp.body;
+import static io.github.ratelimit.adversarial.boot.admin.AdminApp.json;
+import static io.github.ratelimit.adversarial.boot.admin.AdminApp.message;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -11,11 +12,9 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
-
-import static io.github.ratelimit.adversarial.boot.admin.AdminApp.body;
-import static io.github.ratelimit.adversarial.boot.admin.AdminApp.json;
-import static io.github.ratelimit.adversarial.boot.admin.AdminApp.message;
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import tools.jackson.databind.JsonNode;
 
 /**
  * A client whose API key is 200 characters long, on a Spring MVC application with Spring Security, Actuator and a
@@ -36,8 +35,9 @@ class KeysEndpointHashedKeyTest {
     }
 
     private static String sha256(String key) throws Exception {
-        return "~sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                .digest(key.getBytes(StandardCharsets.UTF_8)));
+        return "~sha256:"
+                + HexFormat.of()
+                        .formatHex(MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8)));
     }
 
     private static List<Integer> calls(String path, String apiKey, int n) throws Exception {
@@ -55,7 +55,8 @@ class KeysEndpointHashedKeyTest {
     /** The key of the rule's entry among the most-rejected keys that is the given one, as the endpoint lists it. */
     private static String listed(String rule, String key) throws Exception {
         for (JsonNode e : APP.topRejectedKeys()) {
-            if (e.path("rule").asString().equals(rule) && e.path("key").asString().equals(key)) {
+            if (e.path("rule").asString().equals(rule)
+                    && e.path("key").asString().equals(key)) {
                 return e.path("key").asString();
             }
         }
@@ -71,24 +72,34 @@ class KeysEndpointHashedKeyTest {
         HttpResponse<String> reset = APP.admin("POST", "/log/" + address, body("reset", true));
         assertThat(reset.statusCode()).as(reset.body()).isEqualTo(200);
         assertThat(json(reset).path("key").asString()).isEqualTo(address);
-        assertThat(calls("/api/log/x", apiKey, 1)).as("unblocked by the reset through the listed address")
+        assertThat(calls("/api/log/x", apiKey, 1))
+                .as("unblocked by the reset through the listed address")
                 .containsExactly(200);
 
-        assertThat(APP.admin("POST", "/log/" + address, body("reset", true)).statusCode()).isEqualTo(200);
+        assertThat(APP.admin("POST", "/log/" + address, body("reset", true)).statusCode())
+                .isEqualTo(200);
         HttpResponse<String> set = APP.admin("POST", "/log/" + address, body("limits", "2/1h"));
         assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
-        assertThat(allowed("/api/log/x", apiKey, 6)).as("2/1h set through the listed address, not the rule's 5/1m")
+        assertThat(allowed("/api/log/x", apiKey, 6))
+                .as("2/1h set through the listed address, not the rule's 5/1m")
                 .isEqualTo(2);
-        assertThat(json(APP.admin("GET", "/log/" + address, null)).path("limits").toString())
+        assertThat(json(APP.admin("GET", "/log/" + address, null))
+                        .path("limits")
+                        .toString())
                 .isEqualTo("[\"2/1h\"]");
 
         // The same client on rule by-client (2/1h), through the address in the JSON body: plan tiny (1/1h).
         assertThat(calls("/api/client/x", apiKey, 3)).containsExactly(200, 200, 429);
         String byClient = listed("by-client", sha256(apiKey));
-        assertThat(APP.admin("POST", "/by-client", body("key", byClient, "reset", true)).statusCode()).isEqualTo(200);
-        assertThat(APP.admin("POST", "/by-client", body("key", byClient, "plan", "tiny")).statusCode())
+        assertThat(APP.admin("POST", "/by-client", body("key", byClient, "reset", true))
+                        .statusCode())
                 .isEqualTo(200);
-        assertThat(allowed("/api/client/x", apiKey, 6)).as("plan tiny set through the listed address").isEqualTo(1);
+        assertThat(APP.admin("POST", "/by-client", body("key", byClient, "plan", "tiny"))
+                        .statusCode())
+                .isEqualTo(200);
+        assertThat(allowed("/api/client/x", apiKey, 6))
+                .as("plan tiny set through the listed address")
+                .isEqualTo(1);
     }
 
     @Test
@@ -102,14 +113,21 @@ class KeysEndpointHashedKeyTest {
         for (String address : new String[] {upper, cut}) {
             for (Object change : List.of(body("reset", true), body("limits", "5/1s"), body("plan", "wide"))) {
                 HttpResponse<String> byPath = APP.admin("POST", "/by-client/" + address, change);
-                assertThat(byPath.statusCode()).as("%s %s: %s", address, change, byPath.body()).isEqualTo(400);
-                assertThat(message(byPath)).contains("is no key of rule 'by-client'")
+                assertThat(byPath.statusCode())
+                        .as("%s %s: %s", address, change, byPath.body())
+                        .isEqualTo(400);
+                assertThat(message(byPath))
+                        .contains("is no key of rule 'by-client'")
                         .contains("the address a listing gives");
             }
             HttpResponse<String> inBody = APP.admin("POST", "/by-client", body("key", address, "reset", true));
             assertThat(inBody.statusCode()).as(inBody.body()).isEqualTo(400);
         }
-        assertThat(APP.jedis.hkeys(APP.ruleKey("by-client"))).as("nothing written").doesNotContain(upper, cut);
-        assertThat(calls("/api/client/x", apiKey, 1)).as("still blocked: nothing was reset").containsExactly(429);
+        assertThat(APP.jedis.hkeys(APP.ruleKey("by-client")))
+                .as("nothing written")
+                .doesNotContain(upper, cut);
+        assertThat(calls("/api/client/x", apiKey, 1))
+                .as("still blocked: nothing was reset")
+                .containsExactly(429);
     }
 }

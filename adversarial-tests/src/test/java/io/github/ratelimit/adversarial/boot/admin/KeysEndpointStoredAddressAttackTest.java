@@ -1,19 +1,17 @@
 package io.github.ratelimit.adversarial.boot.admin;
 
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import tools.jackson.databind.JsonNode;
+import static io.github.ratelimit.adversarial.boot.admin.AdminApp.body;
+import static io.github.ratelimit.adversarial.boot.admin.AdminApp.json;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
-
-import static io.github.ratelimit.adversarial.boot.admin.AdminApp.body;
-import static io.github.ratelimit.adversarial.boot.admin.AdminApp.json;
-import static io.github.ratelimit.adversarial.boot.admin.AdminApp.query;
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import tools.jackson.databind.JsonNode;
 
 /**
  * The {@code ratelimitkeys} endpoint of a Spring Boot application over real HTTP, attacked through the addressing of
@@ -35,8 +33,8 @@ class KeysEndpointStoredAddressAttackTest {
 
     /** The audit log of the limits, in this JVM, where the application logs through Logback. */
     private static final class Audit implements AutoCloseable {
-        private final ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger)
-                org.slf4j.LoggerFactory.getLogger("io.github.ratelimit.limits");
+        private final ch.qos.logback.classic.Logger logger =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("io.github.ratelimit.limits");
         private final ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> appender =
                 new ch.qos.logback.core.read.ListAppender<>();
 
@@ -47,7 +45,8 @@ class KeysEndpointStoredAddressAttackTest {
 
         List<String> messages() {
             synchronized (appender.list) {
-                return appender.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                return appender.list.stream()
+                        .map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
                         .toList();
             }
         }
@@ -68,7 +67,8 @@ class KeysEndpointStoredAddressAttackTest {
         HttpResponse<String> reset = APP.admin("POST", "/by-client", body("key", b64(literal), "reset", true));
 
         assertThat(reset.statusCode()).as(reset.body()).isEqualTo(200);
-        assertThat(json(reset).path("key").asString()).as("the key the answer names: %s", reset.body())
+        assertThat(json(reset).path("key").asString())
+                .as("the key the answer names: %s", reset.body())
                 .isEqualTo(literal);
     }
 
@@ -80,12 +80,15 @@ class KeysEndpointStoredAddressAttackTest {
     void aResetThatWasAppliedIsNotAnsweredAsBadInput() throws Exception {
         String address = b64("~stored:!!");
         HttpResponse<String> set = APP.admin("POST", "/by-client", body("key", address, "limits", "5/1s"));
-        assertThat(set.statusCode()).as("a set of that very key: %s", set.body()).isEqualTo(200);
+        assertThat(set.statusCode())
+                .as("a set of that very key: %s", set.body())
+                .isEqualTo(200);
         try (Audit audit = new Audit()) {
             HttpResponse<String> reset = APP.admin("POST", "/by-client", body("key", address, "reset", true));
 
             assertThat(audit.messages()).as("the reset was applied").anyMatch(m -> m.contains("reset by 'admin'"));
-            assertThat(reset.statusCode()).as("the answer to a reset that was applied: %s", reset.body())
+            assertThat(reset.statusCode())
+                    .as("the answer to a reset that was applied: %s", reset.body())
                     .isEqualTo(200);
         }
     }
@@ -108,13 +111,17 @@ class KeysEndpointStoredAddressAttackTest {
                 address = e.path("address").asString();
             }
         }
-        assertThat(APP.jedis.hexists(ruleKey("log"), tooLong)).as("repaired by the listing").isFalse();
+        assertThat(APP.jedis.hexists(ruleKey("log"), tooLong))
+                .as("repaired by the listing")
+                .isFalse();
         assertThat(address).as("the listed address").isNotNull();
 
         HttpResponse<String> byPath = APP.admin("DELETE", "/log/" + address, null);
 
         assertThat(byPath.statusCode()).as(byPath.body()).isEqualTo(200);
-        assertThat(APP.jedis.hexists(ruleKey("log"), longest)).as("removed by its address").isFalse();
+        assertThat(APP.jedis.hexists(ruleKey("log"), longest))
+                .as("removed by its address")
+                .isFalse();
     }
 
     /**
@@ -132,7 +139,10 @@ class KeysEndpointStoredAddressAttackTest {
         HttpResponse<String> page = APP.admin("GET", "/by-address?count=4", null);
         assertThat(page.statusCode()).isEqualTo(200);
 
-        assertThat(page.body().length()).as("a page of %d entries, each under a 1 MB field in Redis",
-                json(page).path("entries").size()).isLessThan(1_000_000);
+        assertThat(page.body().length())
+                .as(
+                        "a page of %d entries, each under a 1 MB field in Redis",
+                        json(page).path("entries").size())
+                .isLessThan(1_000_000);
     }
 }

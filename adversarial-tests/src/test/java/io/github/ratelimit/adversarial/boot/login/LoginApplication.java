@@ -1,5 +1,8 @@
 package io.github.ratelimit.adversarial.boot.login;
 
+import java.security.Principal;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
@@ -12,10 +15,6 @@ import org.springframework.security.web.SecurityFilterChain;
 import org.springframework.stereotype.Component;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
-
-import java.security.Principal;
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * A Spring Boot application with Spring Security's form login ({@code POST /login} with {@code username} and
@@ -36,8 +35,14 @@ public class LoginApplication {
     @Bean
     UserDetailsService users() {
         return new InMemoryUserDetailsManager(
-                User.withUsername("alice").password("{noop}alice-secret").roles("USER").build(),
-                User.withUsername("bob").password("{noop}bob-secret").roles("USER").build());
+                User.withUsername("alice")
+                        .password("{noop}alice-secret")
+                        .roles("USER")
+                        .build(),
+                User.withUsername("bob")
+                        .password("{noop}bob-secret")
+                        .roles("USER")
+                        .build());
     }
 
     @RestController

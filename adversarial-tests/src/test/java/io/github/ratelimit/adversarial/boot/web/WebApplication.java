@@ -34,6 +34,8 @@ public class WebApplication {
 
     @Bean
     SecurityFilterChain open(HttpSecurity http) throws Exception {
-        return http.authorizeHttpRequests(a -> a.anyRequest().permitAll()).csrf(c -> c.disable()).build();
+        return http.authorizeHttpRequests(a -> a.anyRequest().permitAll())
+                .csrf(c -> c.disable())
+                .build();
     }
 }

@@ -1,6 +1,8 @@
 package io.github.ratelimit.benchmarks.http;
 
 import jakarta.annotation.PreDestroy;
+import java.net.URI;
+import java.util.List;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
@@ -11,9 +13,6 @@ import redis.clients.jedis.JedisPool;
 import redis.clients.jedis.JedisPoolConfig;
 import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
-
-import java.net.URI;
-import java.util.List;
 
 /**
  * The yardstick of the Redis benchmarks: what a developer writes by hand without this library, one {@code EVALSHA} of
@@ -46,6 +45,7 @@ class HandWrittenEndpoint {
 
     /** The limit, as the library's endpoints have it: far above any throughput here. */
     private static final List<String> ARGS = List.of("1000000000", "1000000000");
+
     private static final List<String> KEY = List.of("hand:{bench}");
 
     private final JedisPool pool;
@@ -59,7 +59,7 @@ class HandWrittenEndpoint {
             this.sha = null;
         } else {
             JedisPoolConfig config = new JedisPoolConfig();
-            config.setMaxTotal(64);   // as many as the benchmark's connections: no caller waits for a connection
+            config.setMaxTotal(64); // as many as the benchmark's connections: no caller waits for a connection
             config.setMaxIdle(64);
             this.pool = new JedisPool(config, URI.create(url));
             this.sha = load(pool);
@@ -78,7 +78,9 @@ class HandWrittenEndpoint {
     @GetMapping("/hand")
     ResponseEntity<String> hand() {
         boolean allowed = pool == null ? takeLocally() : takeInRedis();
-        return allowed ? ResponseEntity.ok("ok") : ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS).body("no");
+        return allowed
+                ? ResponseEntity.ok("ok")
+                : ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS).body("no");
     }
 
     private boolean takeInRedis() {
@@ -95,7 +97,7 @@ class HandWrittenEndpoint {
 
     private synchronized boolean takeLocally() {
         long now = System.nanoTime();
-        tokens = Math.min(1_000_000_000d, tokens + (now - lastNanos));   // 1e9 per second: one per nanosecond
+        tokens = Math.min(1_000_000_000d, tokens + (now - lastNanos)); // 1e9 per second: one per nanosecond
         lastNanos = now;
         if (tokens < 1) {
             return false;

@@ -1,7 +1,6 @@
 package io.github.ratelimit.benchmarks.http;
 
 import io.github.ratelimit.testing.redis.RedisServer;
-
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.HttpURLConnection;
@@ -48,14 +47,11 @@ public final class HttpBenchmark {
         return app.equals("redis-down") ? List.of("bare", "annotated", "url") : ENDPOINTS;
     }
 
-    private record App(String name, String label, Process process, int port) {
-    }
+    private record App(String name, String label, Process process, int port) {}
 
-    private record Key(String app, String endpoint, int connections) {
-    }
+    private record Key(String app, String endpoint, int connections) {}
 
-    private HttpBenchmark() {
-    }
+    private HttpBenchmark() {}
 
     /**
      * @param args options, or {@code app ...} to run the application under test itself
@@ -78,9 +74,12 @@ public final class HttpBenchmark {
         int seconds = Integer.parseInt(options.getOrDefault("seconds", "5"));
         int warmup = Integer.parseInt(options.getOrDefault("warmup", "2"));
         int rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
-        int[] connections = Arrays.stream(options.getOrDefault("connections", "1,4,16").split(","))
-                .mapToInt(s -> Integer.parseInt(s.trim())).toArray();
-        int goalConnections = Integer.parseInt(options.getOrDefault("goal-connections",
+        int[] connections = Arrays.stream(
+                        options.getOrDefault("connections", "1,4,16").split(","))
+                .mapToInt(s -> Integer.parseInt(s.trim()))
+                .toArray();
+        int goalConnections = Integer.parseInt(options.getOrDefault(
+                "goal-connections",
                 String.valueOf(Arrays.stream(connections).max().orElseThrow())));
         Load.Generator generator = generator(options.getOrDefault("generator", "auto"));
         Path chart = Path.of(options.getOrDefault("chart", "http-benchmark.svg"));
@@ -99,13 +98,17 @@ public final class HttpBenchmark {
         List<App> apps = new ArrayList<>();
         Map<Key, List<Load>> results = new LinkedHashMap<>();
         try (RedisServer redis = RedisServer.start()) {
-            int deadPort = freePort();   // nothing listens there: connections are refused at once
+            int deadPort = freePort(); // nothing listens there: connections are refused at once
             apps.add(start(jar, "local", "local store" + on, web));
             apps.add(start(jar, "redis", "Redis (loopback)" + on, concat(web, "--ratelimit.redis.url=" + redis.uri())));
-            apps.add(start(jar, "redis-down", "Redis down, breaker open" + on,
+            apps.add(start(
+                    jar,
+                    "redis-down",
+                    "Redis down, breaker open" + on,
                     concat(web, "--ratelimit.redis.url=redis://127.0.0.1:" + deadPort)));
             for (App app : apps) {
-                for (String endpoint : endpoints(app.name)) {   // JIT, connections, scripts; the breaker opens on redis-down
+                for (String endpoint :
+                        endpoints(app.name)) { // JIT, connections, scripts; the breaker opens on redis-down
                     generator.run("127.0.0.1", app.port, "/" + endpoint, 4, Math.max(warmup, 3));
                 }
             }
@@ -117,9 +120,17 @@ public final class HttpBenchmark {
                                 generator.run("127.0.0.1", app.port, "/" + endpoint, c, warmup);
                             }
                             Load load = generator.run("127.0.0.1", app.port, "/" + endpoint, c, seconds);
-                            results.computeIfAbsent(new Key(app.name, endpoint, c), k -> new ArrayList<>()).add(load);
-                            System.err.printf(Locale.ROOT, "round %d, %d connections, %s %s: %.0f/s, p99 %.0f us%s%n",
-                                    round, c, app.name, endpoint, load.requestsPerSecond(), load.p99Micros(),
+                            results.computeIfAbsent(new Key(app.name, endpoint, c), k -> new ArrayList<>())
+                                    .add(load);
+                            System.err.printf(
+                                    Locale.ROOT,
+                                    "round %d, %d connections, %s %s: %.0f/s, p99 %.0f us%s%n",
+                                    round,
+                                    c,
+                                    app.name,
+                                    endpoint,
+                                    load.requestsPerSecond(),
+                                    load.p99Micros(),
                                     load.failed() > 0 ? ", " + load.failed() + " FAILED" : "");
                         }
                     }
@@ -134,17 +145,23 @@ public final class HttpBenchmark {
             }
         }
 
-        String report = report(apps, results, connections, goalConnections, seconds, warmup, rounds, generator, chart,
-                stack);
+        String report =
+                report(apps, results, connections, goalConnections, seconds, warmup, rounds, generator, chart, stack);
         System.out.println(report);
         if (options.containsKey("out")) {
             Files.writeString(Path.of(options.get("out")), report);
         }
-        Files.writeString(chart, Chart.svg(apps.stream().map(App::name).toList(),
-                apps.stream().map(App::label).toList(), ENDPOINTS, connections, (app, endpoint, c) -> {
-                    List<Load> loads = results.get(new Key(app, endpoint, c));
-                    return loads == null ? Double.NaN : median(loads, Load::requestsPerSecond);
-                }));
+        Files.writeString(
+                chart,
+                Chart.svg(
+                        apps.stream().map(App::name).toList(),
+                        apps.stream().map(App::label).toList(),
+                        ENDPOINTS,
+                        connections,
+                        (app, endpoint, c) -> {
+                            List<Load> loads = results.get(new Key(app, endpoint, c));
+                            return loads == null ? Double.NaN : median(loads, Load::requestsPerSecond);
+                        }));
     }
 
     private static Load.Generator generator(String choice) {
@@ -170,19 +187,27 @@ public final class HttpBenchmark {
 
     private static App start(String jar, String name, String label, List<String> extra) throws Exception {
         int port = freePort();
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx512m", "-jar", jar, "app", "--server.port=" + port));
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx512m",
+                "-jar",
+                jar,
+                "app",
+                "--server.port=" + port));
         command.addAll(extra);
         Path log = Files.createTempFile("http-benchmark-" + name, ".log");
-        Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("the " + name + " application exited:\n" + Files.readString(log));
             }
             try {
-                HttpURLConnection connection = (HttpURLConnection) URI.create("http://127.0.0.1:" + port + "/bare")
-                        .toURL().openConnection();
+                HttpURLConnection connection = (HttpURLConnection)
+                        URI.create("http://127.0.0.1:" + port + "/bare").toURL().openConnection();
                 connection.setConnectTimeout(500);
                 connection.setReadTimeout(2_000);
                 if (connection.getResponseCode() == 200) {
@@ -195,7 +220,8 @@ public final class HttpBenchmark {
             Thread.sleep(250);
         }
         process.destroyForcibly();
-        throw new IllegalStateException("the " + name + " application did not answer within 90 s:\n" + Files.readString(log));
+        throw new IllegalStateException(
+                "the " + name + " application did not answer within 90 s:\n" + Files.readString(log));
     }
 
     private static int freePort() throws IOException {
@@ -209,16 +235,30 @@ public final class HttpBenchmark {
         return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
-    private static String report(List<App> apps, Map<Key, List<Load>> results, int[] connections, int goalConnections,
-                                 int seconds, int warmup, int rounds, Load.Generator generator, Path chart,
-                                 String stack) {
+    private static String report(
+            List<App> apps,
+            Map<Key, List<Load>> results,
+            int[] connections,
+            int goalConnections,
+            int seconds,
+            int warmup,
+            int rounds,
+            Load.Generator generator,
+            Path chart,
+            String stack) {
         java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         out.printf(Locale.ROOT, "### HTTP benchmark run (%s)%n%n", LocalDate.now());
-        out.printf(Locale.ROOT, "Load: %s; %d s measured after %d s of warm-up per phase, %d rounds interleaved "
+        out.printf(
+                Locale.ROOT,
+                "Load: %s; %d s measured after %d s of warm-up per phase, %d rounds interleaved "
                         + "(every connection count, store and endpoint once per round); medians over rounds. Machine: %d "
                         + "cores, Java %s. Application: Spring Boot, %s, Actuator (metrics on), limits never reached.%n%n",
-                generator.name(), seconds, warmup, rounds, Runtime.getRuntime().availableProcessors(),
+                generator.name(),
+                seconds,
+                warmup,
+                rounds,
+                Runtime.getRuntime().availableProcessors(),
                 System.getProperty("java.version"),
                 stack.equals("webflux") ? "Spring WebFlux on Reactor Netty" : "Spring MVC on Tomcat");
         out.println("| store | endpoint | connections | requests/s | p50 | p99 | max | failed |");
@@ -230,10 +270,20 @@ public final class HttpBenchmark {
                     List<Load> loads = results.get(new Key(app.name, endpoint, c));
                     long f = loads.stream().mapToLong(Load::failed).sum();
                     failed += f;
-                    out.printf(Locale.ROOT, "| %s | /%s | %d | %,.0f | %s | %s | %s | %d |%n", app.label, endpoint, c,
-                            median(loads, Load::requestsPerSecond), time(median(loads, Load::p50Micros)),
+                    out.printf(
+                            Locale.ROOT,
+                            "| %s | /%s | %d | %,.0f | %s | %s | %s | %d |%n",
+                            app.label,
+                            endpoint,
+                            c,
+                            median(loads, Load::requestsPerSecond),
+                            time(median(loads, Load::p50Micros)),
                             time(median(loads, Load::p99Micros)),
-                            time(loads.stream().mapToDouble(Load::maxMicros).max().orElse(Double.NaN)), f);
+                            time(loads.stream()
+                                    .mapToDouble(Load::maxMicros)
+                                    .max()
+                                    .orElse(Double.NaN)),
+                            f);
                 }
             }
         }
@@ -248,42 +298,90 @@ public final class HttpBenchmark {
         for (int c : connections) {
             Double target = HAND_GOALS.get(c);
             if (target != null) {
-                goal(out, results, "Redis, annotated ÷ hand-written Jedis, " + c + " connections", "redis", "annotated",
-                        "redis", "hand", c, target);
-                goal(out, results, "Redis, URL rule ÷ hand-written Jedis, " + c + " connections", "redis", "url",
-                        "redis", "hand", c, target);
+                goal(
+                        out,
+                        results,
+                        "Redis, annotated ÷ hand-written Jedis, " + c + " connections",
+                        "redis",
+                        "annotated",
+                        "redis",
+                        "hand",
+                        c,
+                        target);
+                goal(
+                        out,
+                        results,
+                        "Redis, URL rule ÷ hand-written Jedis, " + c + " connections",
+                        "redis",
+                        "url",
+                        "redis",
+                        "hand",
+                        c,
+                        target);
             }
         }
-        goal(out, results, "G8 Redis down, annotated ÷ local annotated", "redis-down", "annotated", "local", "annotated",
-                goalConnections, 0.9);
-        goal(out, results, "G8 Redis down, URL rule ÷ local URL rule", "redis-down", "url", "local", "url",
-                goalConnections, 0.9);
+        goal(
+                out,
+                results,
+                "G8 Redis down, annotated ÷ local annotated",
+                "redis-down",
+                "annotated",
+                "local",
+                "annotated",
+                goalConnections,
+                0.9);
+        goal(
+                out,
+                results,
+                "G8 Redis down, URL rule ÷ local URL rule",
+                "redis-down",
+                "url",
+                "local",
+                "url",
+                goalConnections,
+                0.9);
         double slowest = 0;
         for (String endpoint : List.of("annotated", "url")) {
             for (int c : connections) {
-                slowest = Math.max(slowest, results.get(new Key("redis-down", endpoint, c)).stream()
-                        .mapToDouble(Load::maxMicros).max().orElse(0));
+                slowest = Math.max(
+                        slowest,
+                        results.get(new Key("redis-down", endpoint, c)).stream()
+                                .mapToDouble(Load::maxMicros)
+                                .max()
+                                .orElse(0));
             }
         }
-        out.printf(Locale.ROOT, "%nG8, slowest request with Redis down (any phase): %s (the command timeout is 50 ms).%n",
+        out.printf(
+                Locale.ROOT,
+                "%nG8, slowest request with Redis down (any phase): %s (the command timeout is 50 ms).%n",
                 time(slowest));
         out.printf(Locale.ROOT, "Failed requests (non-2xx or socket errors) in all measured phases: %d.%n", failed);
         out.printf(Locale.ROOT, "Chart: %s.%n", chart);
         return bytes.toString(StandardCharsets.UTF_8);
     }
 
-    private static void goal(PrintStream out, Map<Key, List<Load>> results, String label, String app, String endpoint,
-                             String baseApp, String baseEndpoint, int c, double target) {
+    private static void goal(
+            PrintStream out,
+            Map<Key, List<Load>> results,
+            String label,
+            String app,
+            String endpoint,
+            String baseApp,
+            String baseEndpoint,
+            int c,
+            double target) {
         double ratio = median(results.get(new Key(app, endpoint, c)), Load::requestsPerSecond)
                 / median(results.get(new Key(baseApp, baseEndpoint, c)), Load::requestsPerSecond);
-        out.printf(Locale.ROOT, "| %s | %.2f | ≥ %.2f | %s |%n", label, ratio, target, ratio >= target ? "yes" : "**no**");
+        out.printf(
+                Locale.ROOT, "| %s | %.2f | ≥ %.2f | %s |%n", label, ratio, target, ratio >= target ? "yes" : "**no**");
     }
 
     private static String time(double micros) {
         if (Double.isNaN(micros)) {
             return "–";
         }
-        return micros >= 1_000 ? String.format(Locale.ROOT, "%.1f ms", micros / 1_000)
+        return micros >= 1_000
+                ? String.format(Locale.ROOT, "%.1f ms", micros / 1_000)
                 : String.format(Locale.ROOT, "%.0f µs", micros);
     }
 

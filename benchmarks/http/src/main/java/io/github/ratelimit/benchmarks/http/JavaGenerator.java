@@ -28,7 +28,8 @@ final class JavaGenerator implements Load.Generator {
 
     @Override
     public Load run(String host, int port, String path, int connections, int seconds) throws Exception {
-        byte[] request = ("GET " + path + " HTTP/1.1\r\nHost: " + host + ":" + port + "\r\nConnection: keep-alive\r\n\r\n")
+        byte[] request = ("GET " + path + " HTTP/1.1\r\nHost: " + host + ":" + port
+                        + "\r\nConnection: keep-alive\r\n\r\n")
                 .getBytes(StandardCharsets.US_ASCII);
         long end = System.nanoTime() + seconds * 1_000_000_000L;
         AtomicLong failed = new AtomicLong();
@@ -40,38 +41,40 @@ final class JavaGenerator implements Load.Generator {
             long[] mine = new long[MAX_SAMPLES / connections];
             samples.add(mine);
             int index = c;
-            Thread t = new Thread(() -> {
-                int n = 0;
-                while (System.nanoTime() < end) {
-                    try (Socket socket = new Socket()) {
-                        socket.setTcpNoDelay(true);
-                        socket.connect(new InetSocketAddress(host, port), 5_000);
-                        socket.setSoTimeout(10_000);
-                        OutputStream out = socket.getOutputStream();
-                        InputStream in = new BufferedInputStream(socket.getInputStream());
+            Thread t = new Thread(
+                    () -> {
+                        int n = 0;
                         while (System.nanoTime() < end) {
-                            long sent = System.nanoTime();
-                            out.write(request);
-                            out.flush();
-                            Response response = readResponse(in);
-                            long took = System.nanoTime() - sent;
-                            if (response.status() < 200 || response.status() >= 300) {
+                            try (Socket socket = new Socket()) {
+                                socket.setTcpNoDelay(true);
+                                socket.connect(new InetSocketAddress(host, port), 5_000);
+                                socket.setSoTimeout(10_000);
+                                OutputStream out = socket.getOutputStream();
+                                InputStream in = new BufferedInputStream(socket.getInputStream());
+                                while (System.nanoTime() < end) {
+                                    long sent = System.nanoTime();
+                                    out.write(request);
+                                    out.flush();
+                                    Response response = readResponse(in);
+                                    long took = System.nanoTime() - sent;
+                                    if (response.status() < 200 || response.status() >= 300) {
+                                        failed.incrementAndGet();
+                                    }
+                                    if (n < mine.length) {
+                                        mine[n] = took;
+                                    }
+                                    n++;
+                                    if (response.close()) {
+                                        break; // the server ends the connection (Tomcat after 100 requests): a new one
+                                    }
+                                }
+                            } catch (IOException e) {
                                 failed.incrementAndGet();
                             }
-                            if (n < mine.length) {
-                                mine[n] = took;
-                            }
-                            n++;
-                            if (response.close()) {
-                                break; // the server ends the connection (Tomcat after 100 requests): a new one
-                            }
                         }
-                    } catch (IOException e) {
-                        failed.incrementAndGet();
-                    }
-                }
-                counts[index] = n;
-            }, "load-" + c);
+                        counts[index] = n;
+                    },
+                    "load-" + c);
             threads.add(t);
             t.start();
         }
@@ -93,8 +96,12 @@ final class JavaGenerator implements Load.Generator {
             k += n;
         }
         Arrays.sort(all);
-        return new Load(total / elapsed, percentile(all, 0.50) / 1e3, percentile(all, 0.99) / 1e3,
-                all.length == 0 ? Double.NaN : all[all.length - 1] / 1e3, failed.get());
+        return new Load(
+                total / elapsed,
+                percentile(all, 0.50) / 1e3,
+                percentile(all, 0.99) / 1e3,
+                all.length == 0 ? Double.NaN : all[all.length - 1] / 1e3,
+                failed.get());
     }
 
     private static double percentile(long[] sorted, double q) {
@@ -105,8 +112,7 @@ final class JavaGenerator implements Load.Generator {
     }
 
     /** A response's status, and whether the server closes the connection after it ({@code Connection: close}). */
-    private record Response(int status, boolean close) {
-    }
+    private record Response(int status, boolean close) {}
 
     /** Reads one response. */
     private static Response readResponse(InputStream in) throws IOException {
@@ -129,7 +135,9 @@ final class JavaGenerator implements Load.Generator {
             }
         }
         if (chunked) {
-            for (long size = Long.parseLong(line(in).trim(), 16); size > 0; size = Long.parseLong(line(in).trim(), 16)) {
+            for (long size = Long.parseLong(line(in).trim(), 16);
+                    size > 0;
+                    size = Long.parseLong(line(in).trim(), 16)) {
                 skip(in, size);
                 line(in);
             }

@@ -1,14 +1,13 @@
 package io.github.ratelimit.benchmarks.http;
 
-import jdk.jfr.consumer.RecordedEvent;
-import jdk.jfr.consumer.RecordedFrame;
-import jdk.jfr.consumer.RecordingFile;
-
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordingFile;
 
 /**
  * The share of an application's sampled CPU spent in the limiter itself, from a Java Flight Recorder file: a sample
@@ -19,8 +18,7 @@ import java.util.Map;
  */
 final class LimiterShare {
 
-    private LimiterShare() {
-    }
+    private LimiterShare() {}
 
     /**
      * @param args the recording
@@ -38,9 +36,11 @@ final class LimiterShare {
             for (RecordedFrame frame : event.getStackTrace().getFrames()) {
                 String type = frame.getMethod().getType().getName();
                 String method = type + "." + frame.getMethod().getName();
-                if (type.startsWith("io.github.ratelimit.benchmarks") || method.endsWith("FilterChain.doFilter")
-                        || type.contains("DispatcherServlet") || type.endsWith("TomcatClientConnections")) {
-                    break;   // downstream of the limiter, or the valve that runs the whole chain
+                if (type.startsWith("io.github.ratelimit.benchmarks")
+                        || method.endsWith("FilterChain.doFilter")
+                        || type.contains("DispatcherServlet")
+                        || type.endsWith("TomcatClientConnections")) {
+                    break; // downstream of the limiter, or the valve that runs the whole chain
                 }
                 if (type.startsWith("io.github.ratelimit.")) {
                     limiter++;
@@ -49,10 +49,16 @@ final class LimiterShare {
                 }
             }
         }
-        System.out.printf(Locale.ROOT, "%d CPU samples, %d in the limiter's own code: %.1f %%%n", total, limiter,
+        System.out.printf(
+                Locale.ROOT,
+                "%d CPU samples, %d in the limiter's own code: %.1f %%%n",
+                total,
+                limiter,
                 total == 0 ? 0 : 100.0 * limiter / total);
         long all = total;
-        frames.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(10)
+        frames.entrySet().stream()
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .limit(10)
                 .forEach(e -> System.out.printf(Locale.ROOT, "%6.1f %%  %s%n", 100.0 * e.getValue() / all, e.getKey()));
     }
 }

@@ -6,7 +6,6 @@ import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.spring.boot.actuate.RejectedKeys;
 import io.github.ratelimit.store.LocalBucketStore;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -23,8 +22,7 @@ public final class RejectedKeysBenchmark {
 
     private static final int KEYS = 1_000_000;
 
-    private RejectedKeysBenchmark() {
-    }
+    private RejectedKeysBenchmark() {}
 
     /**
      * @param args the number of rounds (default 3)
@@ -45,9 +43,11 @@ public final class RejectedKeysBenchmark {
                 double off = run(contexts, threads, false);
                 double on = run(contexts, threads, true);
                 ratios.add(on / off);
-                System.out.printf(Locale.ROOT, "| %d | %d | %,.0f | %,.0f | %.2f |%n", threads, round, off, on, on / off);
+                System.out.printf(
+                        Locale.ROOT, "| %d | %d | %,.0f | %,.0f | %.2f |%n", threads, round, off, on, on / off);
             }
-            double[] sorted = ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+            double[] sorted =
+                    ratios.stream().mapToDouble(Double::doubleValue).sorted().toArray();
             System.out.printf(Locale.ROOT, "| %d | median | | | **%.2f** |%n", threads, sorted[sorted.length / 2]);
         }
     }
@@ -60,9 +60,10 @@ public final class RejectedKeysBenchmark {
             builder.listener(rejected);
         }
         try (RateLimiter limiter = builder.build()) {
-            Guard guard = limiter.guard(Rule.builder("flood").key("header:X-Key").limits("1/1h").build());
+            Guard guard = limiter.guard(
+                    Rule.builder("flood").key("header:X-Key").limits("1/1h").build());
             for (RequestContext c : contexts) {
-                guard.acquire(c);   // spends each key's one permit: the next call is a rejection
+                guard.acquire(c); // spends each key's one permit: the next call is a rejection
             }
             long start = System.nanoTime();
             Thread[] workers = new Thread[threads];

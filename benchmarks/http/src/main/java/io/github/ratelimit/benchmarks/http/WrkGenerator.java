@@ -11,11 +11,12 @@ import java.util.regex.Pattern;
 final class WrkGenerator implements Load.Generator {
 
     private static final Pattern RPS = Pattern.compile("Requests/sec:\\s+([0-9.]+)");
-    private static final Pattern LATENCY = Pattern.compile("^\\s+Latency\\s+(\\S+)\\s+(\\S+)\\s+(\\S+)", Pattern.MULTILINE);
+    private static final Pattern LATENCY =
+            Pattern.compile("^\\s+Latency\\s+(\\S+)\\s+(\\S+)\\s+(\\S+)", Pattern.MULTILINE);
     private static final Pattern PERCENTILE = Pattern.compile("^\\s+(50|99)%\\s+(\\S+)", Pattern.MULTILINE);
     private static final Pattern NON_2XX = Pattern.compile("Non-2xx or 3xx responses:\\s+(\\d+)");
-    private static final Pattern SOCKET_ERRORS = Pattern.compile(
-            "Socket errors: connect (\\d+), read (\\d+), write (\\d+), timeout (\\d+)");
+    private static final Pattern SOCKET_ERRORS =
+            Pattern.compile("Socket errors: connect (\\d+), read (\\d+), write (\\d+), timeout (\\d+)");
 
     private final String executable;
 
@@ -40,11 +41,18 @@ final class WrkGenerator implements Load.Generator {
     }
 
     @Override
-    public Load run(String host, int port, String path, int connections, int seconds) throws IOException,
-            InterruptedException {
+    public Load run(String host, int port, String path, int connections, int seconds)
+            throws IOException, InterruptedException {
         int threads = Math.min(connections, 2);
-        Process process = new ProcessBuilder(List.of(executable, "-t" + threads, "-c" + connections, "-d" + seconds + "s",
-                "--latency", "http://" + host + ":" + port + path)).redirectErrorStream(true).start();
+        Process process = new ProcessBuilder(List.of(
+                        executable,
+                        "-t" + threads,
+                        "-c" + connections,
+                        "-d" + seconds + "s",
+                        "--latency",
+                        "http://" + host + ":" + port + path))
+                .redirectErrorStream(true)
+                .start();
         String out = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         if (!process.waitFor(seconds + 30L, TimeUnit.SECONDS) || process.exitValue() != 0) {
             process.destroyForcibly();

@@ -1,14 +1,13 @@
 package io.github.ratelimit.benchmarks.http;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import javax.xml.parsers.DocumentBuilderFactory;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
 
 /** The parts of the HTTP benchmark that turn measurements into figures: wrk's output, medians, the chart. */
 class ReportPartsTest {
@@ -56,14 +55,20 @@ class ReportPartsTest {
     void takesTheMedianOfOddAndEvenRounds() {
         List<Load> three = List.of(load(3), load(1), load(2));
         assertThat(HttpBenchmark.median(three, Load::requestsPerSecond)).isEqualTo(2.0);
-        assertThat(HttpBenchmark.median(List.of(load(1), load(4)), Load::requestsPerSecond)).isEqualTo(2.5);
+        assertThat(HttpBenchmark.median(List.of(load(1), load(4)), Load::requestsPerSecond))
+                .isEqualTo(2.5);
     }
 
     @Test
     void drawsOneLinePerStoreAndEndpointInAWellFormedSvg() throws Exception {
-        String svg = Chart.svg(List.of("local", "redis"), List.of("local store", "Redis & co"), List.of("bare", "url"),
-                new int[] {1, 4, 16}, (app, endpoint, c) -> c * (app.equals("local") ? 1000.0 : 500.0));
-        var document = DocumentBuilderFactory.newInstance().newDocumentBuilder()
+        String svg = Chart.svg(
+                List.of("local", "redis"),
+                List.of("local store", "Redis & co"),
+                List.of("bare", "url"),
+                new int[] {1, 4, 16},
+                (app, endpoint, c) -> c * (app.equals("local") ? 1000.0 : 500.0));
+        var document = DocumentBuilderFactory.newInstance()
+                .newDocumentBuilder()
                 .parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
         assertThat(document.getElementsByTagName("polyline").getLength()).isEqualTo(4);
         assertThat(svg).contains("Redis &amp; co, /url").contains(">16<");

@@ -20,15 +20,19 @@ import java.util.concurrent.TimeUnit;
  * @param machine OS, architecture and available processors
  * @param commit the git commit of the working directory, or a note that it is unknown
  */
-record Environment(String command, String workingDirectory, Instant started, String java, String machine,
-                   String commit) {
+record Environment(
+        String command, String workingDirectory, Instant started, String java, String machine, String commit) {
 
     static Environment capture(List<String> args) {
         Path cwd = Path.of("").toAbsolutePath();
-        return new Environment(command(cwd, args), cwd.toString(), Instant.now().truncatedTo(ChronoUnit.SECONDS),
+        return new Environment(
+                command(cwd, args),
+                cwd.toString(),
+                Instant.now().truncatedTo(ChronoUnit.SECONDS),
                 System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"),
                 System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
-                        + System.getProperty("os.arch") + ", " + Runtime.getRuntime().availableProcessors()
+                        + System.getProperty("os.arch") + ", "
+                        + Runtime.getRuntime().availableProcessors()
                         + " available processors",
                 commit(cwd));
     }
@@ -36,7 +40,11 @@ record Environment(String command, String workingDirectory, Instant started, Str
     private static String command(Path cwd, List<String> args) {
         StringBuilder sb = new StringBuilder();
         try {
-            Path code = Path.of(RedisStoreBenchmark.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            Path code = Path.of(RedisStoreBenchmark.class
+                    .getProtectionDomain()
+                    .getCodeSource()
+                    .getLocation()
+                    .toURI());
             if (code.toString().endsWith(".jar")) {
                 Path shown = code.startsWith(cwd) ? cwd.relativize(code) : code;
                 sb.append("java -jar ").append(shown);
@@ -62,15 +70,16 @@ record Environment(String command, String workingDirectory, Instant started, Str
         return head.output.strip() + state;
     }
 
-    private record Git(int exit, String output) {
-    }
+    private record Git(int exit, String output) {}
 
     /** Runs a short git command (output of a few bytes, so it cannot fill the pipe); bounded to 5 s. */
     private static Git git(Path cwd, String... args) {
         List<String> command = new ArrayList<>(List.of("git", "-C", cwd.toString()));
         command.addAll(List.of(args));
         try {
-            Process p = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            Process p = new ProcessBuilder(command)
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
             p.getOutputStream().close();
             if (!p.waitFor(5, TimeUnit.SECONDS)) {
                 p.destroyForcibly();

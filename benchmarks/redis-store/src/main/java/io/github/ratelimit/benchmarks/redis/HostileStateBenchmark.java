@@ -1,19 +1,15 @@
 package io.github.ratelimit.benchmarks.redis;
 
-
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.RateLimiter.Waiter;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RateLimiter.Waiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.BucketStore;
-import redis.clients.jedis.Jedis;
-import redis.clients.jedis.resps.Slowlog;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -24,6 +20,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.resps.Slowlog;
 
 /**
  * The worst case of one script call, measured on the Redis server (every call's time from {@code SLOWLOG} with a
@@ -84,53 +82,118 @@ public final class HostileStateBenchmark {
         }
     }
 
-    private record Row(String scenario, int calls, long p50, long p99, long max) {
-    }
+    private record Row(String scenario, int calls, long p50, long p99, long max) {}
 
     private String run() {
         admin.configSet("slowlog-log-slower-than", "0");
         admin.configSet("slowlog-max-len", "100000");
         List<Row> rows = new ArrayList<>();
         for (Algorithm algorithm : Algorithm.values()) {
-            rows.add(scenario("typical: " + algorithm + ", 5/1s and 100/1m, one key, 2000 calls",
-                    Rule.builder("api").limits("5/1s", "100/1m").algorithm(algorithm).build(), 2000, key -> { }));
+            rows.add(scenario(
+                    "typical: " + algorithm + ", 5/1s and 100/1m, one key, 2000 calls",
+                    Rule.builder("api")
+                            .limits("5/1s", "100/1m")
+                            .algorithm(algorithm)
+                            .build(),
+                    2000,
+                    key -> {}));
         }
-        rows.add(thousandWaiters("counter: 1000 waiters on one key, 1/10ms SOFT, max-delay 640ms",
-                Rule.builder("w").limits("1/10ms").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).mode(Mode.SOFT)
-                        .maxDelay(Duration.ofMillis(640)).maxWaiting(1000).build()));
-        rows.add(thousandWaiters("counter: 1000 waiters, SOFT max-delay 640ms, beside a SOFT token bucket delaying up"
-                        + " to 30 s", Rule.builder("queue").limits("100/1s").mode(Mode.SOFT)
-                        .maxDelay(Duration.ofSeconds(30)).maxWaiting(1000).build(),
-                Rule.builder("w").limits("1/10ms").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).mode(Mode.SOFT)
-                        .maxDelay(Duration.ofMillis(640)).maxWaiting(1000).build()));
-        Rule counterMinute = Rule.builder("api").limits("2/1m").algorithm(Algorithm.SLIDING_WINDOW_COUNTER).build();
-        rows.add(repeated("counter: the far-future entry 60000000:99999999999999 (replanted before each call)",
-                counterMinute, 200, key -> admin.hset(key, "60000000:99999999999999", "1")));
-        rows.add(repeated("counter: 'abc' as the current interval's count (replanted before each call)",
-                counterMinute, 200, key -> admin.hset(key, "60000000:" + NOW_MICROS / 60_000_000L, "abc")));
+        rows.add(thousandWaiters(
+                "counter: 1000 waiters on one key, 1/10ms SOFT, max-delay 640ms",
+                Rule.builder("w")
+                        .limits("1/10ms")
+                        .algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                        .mode(Mode.SOFT)
+                        .maxDelay(Duration.ofMillis(640))
+                        .maxWaiting(1000)
+                        .build()));
+        rows.add(thousandWaiters(
+                "counter: 1000 waiters, SOFT max-delay 640ms, beside a SOFT token bucket delaying up" + " to 30 s",
+                Rule.builder("queue")
+                        .limits("100/1s")
+                        .mode(Mode.SOFT)
+                        .maxDelay(Duration.ofSeconds(30))
+                        .maxWaiting(1000)
+                        .build(),
+                Rule.builder("w")
+                        .limits("1/10ms")
+                        .algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                        .mode(Mode.SOFT)
+                        .maxDelay(Duration.ofMillis(640))
+                        .maxWaiting(1000)
+                        .build()));
+        Rule counterMinute = Rule.builder("api")
+                .limits("2/1m")
+                .algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                .build();
+        rows.add(repeated(
+                "counter: the far-future entry 60000000:99999999999999 (replanted before each call)",
+                counterMinute,
+                200,
+                key -> admin.hset(key, "60000000:99999999999999", "1")));
+        rows.add(repeated(
+                "counter: 'abc' as the current interval's count (replanted before each call)",
+                counterMinute,
+                200,
+                key -> admin.hset(key, "60000000:" + NOW_MICROS / 60_000_000L, "abc")));
         int tolerated = 2 * (Rule.MAX_COUNTER_DELAY_INTERVALS + 3 * Rule.MAX_LIMITS);
-        rows.add(scenario("counter: " + tolerated + " entries of other windows (the most kept), 200 calls",
-                counterMinute, 200, key -> admin.hset(key, otherWindow(tolerated))));
-        rows.add(repeated("counter: 10000 entries (replaced whole; replanted before each call)", counterMinute, 20,
+        rows.add(scenario(
+                "counter: " + tolerated + " entries of other windows (the most kept), 200 calls",
+                counterMinute,
+                200,
+                key -> admin.hset(key, otherWindow(tolerated))));
+        rows.add(repeated(
+                "counter: 10000 entries (replaced whole; replanted before each call)",
+                counterMinute,
+                20,
                 key -> admin.hset(key, otherWindow(10_000))));
-        rows.add(repeated("counter: a list where the hash belongs (replanted before each call)", counterMinute, 200,
+        rows.add(repeated(
+                "counter: a list where the hash belongs (replanted before each call)",
+                counterMinute,
+                200,
                 key -> admin.rpush(key, "a", "b", "c")));
-        Rule log = Rule.builder("api").limits("10000/1h").algorithm(Algorithm.SLIDING_WINDOW_LOG).build();
-        rows.add(scenario("log: 10000 calls in the window (the most a rule keeps), 200 more calls", log, 200,
+        Rule log = Rule.builder("api")
+                .limits("10000/1h")
+                .algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                .build();
+        rows.add(scenario(
+                "log: 10000 calls in the window (the most a rule keeps), 200 more calls",
+                log,
+                200,
                 key -> admin.zadd(key, members(10_000, NOW_MICROS - 1_000_000))));
-        rows.add(repeated("log: 20000 calls in the last second (the most kept; the oldest 100 go per call)", log, 20,
+        rows.add(repeated(
+                "log: 20000 calls in the last second (the most kept; the oldest 100 go per call)",
+                log,
+                20,
                 key -> admin.zadd(key, members(20_000, NOW_MICROS - 1_000))));
-        rows.add(repeated("log: members at 1e18 and +inf (replanted before each call)",
-                Rule.builder("api").limits("2/1h").algorithm(Algorithm.SLIDING_WINDOW_LOG).build(), 200,
+        rows.add(repeated(
+                "log: members at 1e18 and +inf (replanted before each call)",
+                Rule.builder("api")
+                        .limits("2/1h")
+                        .algorithm(Algorithm.SLIDING_WINDOW_LOG)
+                        .build(),
+                200,
                 key -> admin.zadd(key, Map.of("a", 1e18, "b", Double.POSITIVE_INFINITY))));
-        rows.add(repeated("log: 10000 members dated far ahead (100 removed per call; replanted before each call)",
-                log, 20, key -> admin.zadd(key, members(10_000, 1e18))));
-        rows.add(repeated("log: 10000 calls an hour old, no longer counted (replanted before each call)", log, 20,
+        rows.add(repeated(
+                "log: 10000 members dated far ahead (100 removed per call; replanted before each call)",
+                log,
+                20,
+                key -> admin.zadd(key, members(10_000, 1e18))));
+        rows.add(repeated(
+                "log: 10000 calls an hour old, no longer counted (replanted before each call)",
+                log,
+                20,
                 key -> admin.zadd(key, members(10_000, NOW_MICROS - 3_700_000_000L))));
         Rule bucket = Rule.builder("api").limits("2/1h").build();
-        rows.add(repeated("token bucket: a hash where the state belongs (replanted before each call)", bucket, 200,
+        rows.add(repeated(
+                "token bucket: a hash where the state belongs (replanted before each call)",
+                bucket,
+                200,
                 key -> admin.hset(key, "a", "b")));
-        rows.add(repeated("token bucket: a 1 MB string (replanted before each call)", bucket, 20,
+        rows.add(repeated(
+                "token bucket: a 1 MB string (replanted before each call)",
+                bucket,
+                20,
                 key -> admin.set(key, "x".repeat(1 << 20))));
         return report(rows);
     }
@@ -154,16 +217,25 @@ public final class HostileStateBenchmark {
     /** A limiter on a fresh prefix, with frozen time. */
     private <T> T withLimiter(java.util.function.BiFunction<JedisBucketStore, RateLimiter, T> body) {
         Frozen frozen = new Frozen();
-        try (JedisBucketStore store = JedisBucketStore.builder().url(target.url()).keyPrefix("hostile" + prefixes++)
-                .timeMeter(frozen).commandTimeout(Duration.ofSeconds(5)).build();
-             RateLimiter limiter = RateLimiter.builder().store(store).timeMeter(frozen).waiter(frozen)
-                     .maxWaiting(1000).build()) {
+        try (JedisBucketStore store = JedisBucketStore.builder()
+                        .url(target.url())
+                        .keyPrefix("hostile" + prefixes++)
+                        .timeMeter(frozen)
+                        .commandTimeout(Duration.ofSeconds(5))
+                        .build();
+                RateLimiter limiter = RateLimiter.builder()
+                        .store(store)
+                        .timeMeter(frozen)
+                        .waiter(frozen)
+                        .maxWaiting(1000)
+                        .build()) {
             return body.apply(store, limiter);
         }
     }
 
     private String key(JedisBucketStore store, Rule rule) {
-        return new String(store.redisKey(new BucketStore.Key(rule.name(), "*"), rule.algorithm()), StandardCharsets.UTF_8);
+        return new String(
+                store.redisKey(new BucketStore.Key(rule.name(), "*"), rule.algorithm()), StandardCharsets.UTF_8);
     }
 
     /** Plants once, then decides {@code calls} times. */
@@ -221,7 +293,10 @@ public final class HostileStateBenchmark {
         if (times.isEmpty()) {
             return new Row(name, 0, 0, 0, 0);
         }
-        return new Row(name, times.size(), times.get(times.size() / 2),
+        return new Row(
+                name,
+                times.size(),
+                times.get(times.size() / 2),
                 times.get(Math.min(times.size() - 1, (int) Math.ceil(times.size() * 0.99) - 1)),
                 times.get(times.size() - 1));
     }
@@ -230,7 +305,8 @@ public final class HostileStateBenchmark {
     private List<Long> scriptTimes() {
         List<Long> times = new ArrayList<>();
         for (Slowlog entry : admin.slowlogGet(100_000)) {
-            String command = entry.getArgs().isEmpty() ? "" : entry.getArgs().get(0).toUpperCase(Locale.ROOT);
+            String command =
+                    entry.getArgs().isEmpty() ? "" : entry.getArgs().get(0).toUpperCase(Locale.ROOT);
             if (command.equals("EVALSHA") || command.equals("EVAL")) {
                 times.add(entry.getExecutionTime());
             }
@@ -243,8 +319,8 @@ public final class HostileStateBenchmark {
         sb.append("Redis ").append(target.version()).append(", one script call's time on the server (SLOWLOG), µs\n\n");
         sb.append("| scenario | calls | p50 | p99 | max |\n|---|---|---|---|---|\n");
         for (Row r : rows) {
-            sb.append(String.format(Locale.ROOT, "| %s | %d | %d | %d | %d |%n", r.scenario(), r.calls(), r.p50(),
-                    r.p99(), r.max()));
+            sb.append(String.format(
+                    Locale.ROOT, "| %s | %d | %d | %d | %d |%n", r.scenario(), r.calls(), r.p50(), r.p99(), r.max()));
         }
         return sb.toString();
     }

@@ -29,16 +29,21 @@ final class LoadRun {
      * @param latency every call's latency
      * @param firstError the first exception thrown by a call, or {@code null}
      */
-    record Result(long decisions, long rejected, long storeFailed, long elapsedNanos, long distinctKeys,
-                  LatencyHistogram latency, String firstError) {
+    record Result(
+            long decisions,
+            long rejected,
+            long storeFailed,
+            long elapsedNanos,
+            long distinctKeys,
+            LatencyHistogram latency,
+            String firstError) {
 
         double perSecond() {
             return elapsedNanos == 0 ? 0 : decisions * 1e9 / elapsedNanos;
         }
     }
 
-    private LoadRun() {
-    }
+    private LoadRun() {}
 
     /**
      * @param decider the calls
@@ -138,8 +143,15 @@ final class LoadRun {
         long failed;
         long endNanos;
 
-        Worker(Decider decider, int from, int to, long maxCalls, CountDownLatch ready, CountDownLatch go,
-               long[] deadline, AtomicReference<String> firstError) {
+        Worker(
+                Decider decider,
+                int from,
+                int to,
+                long maxCalls,
+                CountDownLatch ready,
+                CountDownLatch go,
+                long[] deadline,
+                AtomicReference<String> firstError) {
             this.decider = decider;
             this.from = from;
             this.to = to;

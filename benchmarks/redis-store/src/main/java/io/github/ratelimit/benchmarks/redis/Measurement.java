@@ -27,10 +27,24 @@ package io.github.ratelimit.benchmarks.redis;
  * @param store the store's own counters over the phase, or {@code null} when it keeps none
  * @param accountingProblem what did not add up in the round-trip accounting, or {@code null}
  */
-record Measurement(String subject, Scenario scenario, int round, long decisions, double perSecond, double p50Micros,
-                   double p99Micros, double clientCpuMicros, double redisCpuMicros, double roundTripsPerDecision, double repliesPerDecision,
-                   double scriptCommandsPerDecision,
-                   double storeRoundTripsPerDecision, double retriesPerDecision, double newKeysPerDecision,
-                   long rejected, long storeFailed, String firstError,
-                   Subject.StoreCounters store, String accountingProblem) {
-}
+record Measurement(
+        String subject,
+        Scenario scenario,
+        int round,
+        long decisions,
+        double perSecond,
+        double p50Micros,
+        double p99Micros,
+        double clientCpuMicros,
+        double redisCpuMicros,
+        double roundTripsPerDecision,
+        double repliesPerDecision,
+        double scriptCommandsPerDecision,
+        double storeRoundTripsPerDecision,
+        double retriesPerDecision,
+        double newKeysPerDecision,
+        long rejected,
+        long storeFailed,
+        String firstError,
+        Subject.StoreCounters store,
+        String accountingProblem) {}

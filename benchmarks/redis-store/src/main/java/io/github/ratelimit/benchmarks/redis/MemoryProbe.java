@@ -1,11 +1,10 @@
 package io.github.ratelimit.benchmarks.redis;
 
-import redis.clients.jedis.Jedis;
-
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import redis.clients.jedis.Jedis;
 
 /**
  * Redis memory per bucket: {@code used_memory} before and after making {@code calls} calls to each of N fresh keys
@@ -28,6 +27,7 @@ final class MemoryProbe {
 
     /** The rule name in the keys: with the store's default prefix, keys read {@code ratelimit:{api:user:123}}. */
     private static final String KEY_SPACE = "api";
+
     private static final int SAMPLE = 200;
     private static final int WARMUP_KEYS = 1_000;
     private static final double TIME_BOUND_SECONDS = 600;
@@ -56,10 +56,26 @@ final class MemoryProbe {
      * @param storeFailed calls decided without the store
      * @param expiredKeys keys Redis expired while the probe made its calls (any makes the figure suspect)
      */
-    record Result(String subject, int callsPerKey, long keysWritten, long rejected, long keysCreated,
-                  long expiresCreated, long usedMemoryDelta, int sampled, int sampledWithTtl, long minTtlMillis,
-                  long maxTtlMillis, long medianMemoryUsage, String valueType, String encoding, long medianValueSize,
-                  double seconds, String exampleKey, long storeFailed, long expiredKeys) {
+    record Result(
+            String subject,
+            int callsPerKey,
+            long keysWritten,
+            long rejected,
+            long keysCreated,
+            long expiresCreated,
+            long usedMemoryDelta,
+            int sampled,
+            int sampledWithTtl,
+            long minTtlMillis,
+            long maxTtlMillis,
+            long medianMemoryUsage,
+            String valueType,
+            String encoding,
+            long medianValueSize,
+            double seconds,
+            String exampleKey,
+            long storeFailed,
+            long expiredKeys) {
 
         double bytesPerKey() {
             return keysCreated <= 0 ? Double.NaN : (double) usedMemoryDelta / keysCreated;
@@ -77,7 +93,8 @@ final class MemoryProbe {
                 case "hash" -> " fields";
                 default -> "";
             };
-            return "none".equals(valueType) ? "none (no sampled key left)"
+            return "none".equals(valueType)
+                    ? "none (no sampled key left)"
                     : valueType + " (" + encoding + "), " + medianValueSize + unit;
         }
     }
@@ -167,9 +184,26 @@ final class MemoryProbe {
                 }
             }
             String exampleText = new String(session.redisKey(KEY_SPACE, keys.get(0)), StandardCharsets.UTF_8);
-            return new Result(subject.id(), callsPerKey, decisions, rejected, delta.keys(db), delta.expires(db),
-                    delta.usedMemory(), sampled, withTtl, minTtl, maxTtl, median(usage), type, encoding, median(sizes),
-                    seconds, exampleText, storeFailed, delta.expiredKeys());
+            return new Result(
+                    subject.id(),
+                    callsPerKey,
+                    decisions,
+                    rejected,
+                    delta.keys(db),
+                    delta.expires(db),
+                    delta.usedMemory(),
+                    sampled,
+                    withTtl,
+                    minTtl,
+                    maxTtl,
+                    median(usage),
+                    type,
+                    encoding,
+                    median(sizes),
+                    seconds,
+                    exampleText,
+                    storeFailed,
+                    delta.expiredKeys());
         }
     }
 

@@ -24,8 +24,19 @@ import java.util.Set;
  * @param output a file to write the Markdown report to as well, or {@code null}
  * @param args the arguments as given, for the report
  */
-record Options(double measureSeconds, double warmupSeconds, int repetitions, int threads, int keys, int memoryKeys,
-               List<Integer> memoryCalls, String redisUrl, int ourCommandTimeoutMillis, Set<String> subjects, Path output, List<String> args) {
+record Options(
+        double measureSeconds,
+        double warmupSeconds,
+        int repetitions,
+        int threads,
+        int keys,
+        int memoryKeys,
+        List<Integer> memoryCalls,
+        String redisUrl,
+        int ourCommandTimeoutMillis,
+        Set<String> subjects,
+        Path output,
+        List<String> args) {
 
     static final String OURS = "ours";
     static final String OURS_DIRECT = "ours-direct";
@@ -109,7 +120,18 @@ record Options(double measureSeconds, double warmupSeconds, int repetitions, int
         }
         Set<String> ordered = new LinkedHashSet<>(ALL_SUBJECTS);
         ordered.retainAll(subjects);
-        return new Options(seconds, warmup, reps, threads, keys, memoryKeys, memoryCalls, redis, ourTimeout, Collections.unmodifiableSet(ordered), output,
+        return new Options(
+                seconds,
+                warmup,
+                reps,
+                threads,
+                keys,
+                memoryKeys,
+                memoryCalls,
+                redis,
+                ourTimeout,
+                Collections.unmodifiableSet(ordered),
+                output,
                 args);
     }
 

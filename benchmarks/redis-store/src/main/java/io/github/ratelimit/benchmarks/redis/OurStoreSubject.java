@@ -1,10 +1,8 @@
 package io.github.ratelimit.benchmarks.redis;
 
-
-
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.RateLimiter;
@@ -12,7 +10,6 @@ import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.BucketStore;
-
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -37,9 +34,24 @@ final class OurStoreSubject implements Subject {
      * of its own, which this benchmark never gives it), TYPE and the size of the key (ZCARD or HLEN) that check it,
      * UNLINK for garbage, the sorted-set or hash commands, and PEXPIRE. None of them is a GET or SET.
      */
-    private static final Set<String> SLIDING_SCRIPT_COMMANDS = Set.of("time", "type", "zcard", "hlen", "unlink",
-            "zremrangebyscore", "zremrangebyrank", "zcount", "zrangebyscore", "zrevrangebyscore", "zrevrange", "zadd",
-            "zrem", "hgetall", "hdel", "hincrby", "pexpire");
+    private static final Set<String> SLIDING_SCRIPT_COMMANDS = Set.of(
+            "time",
+            "type",
+            "zcard",
+            "hlen",
+            "unlink",
+            "zremrangebyscore",
+            "zremrangebyrank",
+            "zcount",
+            "zrangebyscore",
+            "zrevrangebyscore",
+            "zrevrange",
+            "zadd",
+            "zrem",
+            "hgetall",
+            "hdel",
+            "hincrby",
+            "pexpire");
 
     private final Algorithm algorithm;
     private final boolean autoPipelining;
@@ -53,7 +65,13 @@ final class OurStoreSubject implements Subject {
      * @param autoPipelining whether the store pipelines concurrent threads' scripts (its default)
      * @param commandTimeout the store's command timeout, or {@code null} for its default
      */
-    OurStoreSubject(Algorithm algorithm, boolean autoPipelining, String url, String keyPrefix, int poolSize, Duration commandTimeout) {
+    OurStoreSubject(
+            Algorithm algorithm,
+            boolean autoPipelining,
+            String url,
+            String keyPrefix,
+            int poolSize,
+            Duration commandTimeout) {
         this.algorithm = algorithm;
         this.autoPipelining = autoPipelining;
         this.url = url;
@@ -99,18 +117,24 @@ final class OurStoreSubject implements Subject {
 
     @Override
     public List<Limit> throughputLimits() {
-        return algorithm == Algorithm.SLIDING_WINDOW_LOG ? Workloads.LOG_THROUGHPUT_LIMITS : Workloads.THROUGHPUT_LIMITS;
+        return algorithm == Algorithm.SLIDING_WINDOW_LOG
+                ? Workloads.LOG_THROUGHPUT_LIMITS
+                : Workloads.THROUGHPUT_LIMITS;
     }
 
     @Override
     public Session open() {
-        JedisBucketStore.Builder builder = JedisBucketStore.builder().url(url).keyPrefix(keyPrefix).poolSize(poolSize)
+        JedisBucketStore.Builder builder = JedisBucketStore.builder()
+                .url(url)
+                .keyPrefix(keyPrefix)
+                .poolSize(poolSize)
                 .autoPipelining(autoPipelining);
         if (commandTimeout != null) {
             builder.commandTimeout(commandTimeout);
         }
         JedisBucketStore store = builder.build();
-        return new OurSession(algorithm, store, RateLimiter.builder().store(store).build());
+        return new OurSession(
+                algorithm, store, RateLimiter.builder().store(store).build());
     }
 
     /**
@@ -144,23 +168,33 @@ final class OurStoreSubject implements Subject {
             long problems = 0;
             StringBuilder why = new StringBuilder();
             if (d.calls("time") != scripts) {
-                why.append(d.calls("time")).append(" TIME calls for ").append(scripts).append(" scripts that succeeded");
+                why.append(d.calls("time"))
+                        .append(" TIME calls for ")
+                        .append(scripts)
+                        .append(" scripts that succeeded");
                 problems++;
             }
             if (d.calls("get") + d.calls("set") > 0) {
-                why.append(problems++ > 0 ? "; " : "").append(d.calls("get")).append(" GET and ").append(d.calls("set"))
+                why.append(problems++ > 0 ? "; " : "")
+                        .append(d.calls("get"))
+                        .append(" GET and ")
+                        .append(d.calls("set"))
                         .append(" SET, which no sliding script runs");
             }
             long failed = d.failed("evalsha") + d.failed("eval");
             if (failed > 0) {
-                why.append(problems++ > 0 ? "; " : "").append(failed).append(" EVALSHA/EVAL failed (NOSCRIPT, or a "
-                        + "script error)");
+                why.append(problems++ > 0 ? "; " : "")
+                        .append(failed)
+                        .append(" EVALSHA/EVAL failed (NOSCRIPT, or a " + "script error)");
             }
-            long other = d.calls(name -> !SLIDING_SCRIPT_COMMANDS.contains(name) && !name.equals("evalsha")
-                    && !name.equals("eval") && !PhaseRunner.isHousekeeping(name));
+            long other = d.calls(name -> !SLIDING_SCRIPT_COMMANDS.contains(name)
+                    && !name.equals("evalsha")
+                    && !name.equals("eval")
+                    && !PhaseRunner.isHousekeeping(name));
             if (other > 0) {
-                why.append(problems++ > 0 ? "; " : "").append(other).append(" calls of commands the sliding scripts "
-                        + "do not run");
+                why.append(problems++ > 0 ? "; " : "")
+                        .append(other)
+                        .append(" calls of commands the sliding scripts " + "do not run");
             }
             return problems == 0 ? null : why.toString();
         }
@@ -188,11 +222,15 @@ final class OurStoreSubject implements Subject {
 
         @Override
         public Decider prepare(String keySpace, List<String> keys, List<Limit> limits) {
-            Guard guard = limiter.guard(Rule.builder(keySpace).key("header:" + KEY_HEADER).algorithm(algorithm)
-                    .limits(limits).build());
+            Guard guard = limiter.guard(Rule.builder(keySpace)
+                    .key("header:" + KEY_HEADER)
+                    .algorithm(algorithm)
+                    .limits(limits)
+                    .build());
             RequestContext[] contexts = new RequestContext[keys.size()];
             for (int i = 0; i < contexts.length; i++) {
-                contexts[i] = RequestContext.builder().header(KEY_HEADER, keys.get(i)).build();
+                contexts[i] =
+                        RequestContext.builder().header(KEY_HEADER, keys.get(i)).build();
             }
             return keyIndex -> outcome(guard.acquire(contexts[keyIndex]));
         }

@@ -58,13 +58,26 @@ final class PhaseRunner {
             long retries = subject.retries(delta, store);
             long roundTrips = subject.roundTrips(delta);
             long scriptCommands = delta.calls(name -> !isHousekeeping(name)) - roundTrips;
-            return new Measurement(subject.id(), scenario, round, run.decisions(), run.perSecond(),
-                    run.latency().percentileMicros(0.50), run.latency().percentileMicros(0.99),
-                    cpuBefore < 0 ? Double.NaN : (cpuAfter - cpuBefore) / 1e3 / n, delta.cpuNanos() / 1e3 / n,
-                    roundTrips / n, delta.replies() / n, scriptCommands / n,
+            return new Measurement(
+                    subject.id(),
+                    scenario,
+                    round,
+                    run.decisions(),
+                    run.perSecond(),
+                    run.latency().percentileMicros(0.50),
+                    run.latency().percentileMicros(0.99),
+                    cpuBefore < 0 ? Double.NaN : (cpuAfter - cpuBefore) / 1e3 / n,
+                    delta.cpuNanos() / 1e3 / n,
+                    roundTrips / n,
+                    delta.replies() / n,
+                    scriptCommands / n,
                     store == null ? Double.NaN : store.roundTrips() / n,
                     retries < 0 ? Double.NaN : retries / n,
-                    run.distinctKeys() / n, run.rejected(), run.storeFailed(), run.firstError(), store,
+                    run.distinctKeys() / n,
+                    run.rejected(),
+                    run.storeFailed(),
+                    run.firstError(),
+                    store,
                     subject.accountingProblem(delta));
         }
     }

@@ -7,8 +7,7 @@ import java.lang.management.ManagementFactory;
  */
 final class ProcessCpu {
 
-    private ProcessCpu() {
-    }
+    private ProcessCpu() {}
 
     static long nanos() {
         if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {

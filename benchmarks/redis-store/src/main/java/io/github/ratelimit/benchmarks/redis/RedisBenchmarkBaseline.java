@@ -1,7 +1,5 @@
 package io.github.ratelimit.benchmarks.redis;
 
-import redis.clients.jedis.Jedis;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -14,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import redis.clients.jedis.Jedis;
 
 /**
  * The G4 baseline: {@code redis-benchmark} running EVALSHA of a plain Lua token bucket ({@code token-bucket.lua},
@@ -34,8 +33,7 @@ final class RedisBenchmarkBaseline {
      * @param evalshaFailed those that failed
      * @param redisCpuMicros CPU time of the Redis server per request
      */
-    record Result(double perSecond, long requests, long evalshaCalls, long evalshaFailed, double redisCpuMicros) {
-    }
+    record Result(double perSecond, long requests, long evalshaCalls, long evalshaFailed, double redisCpuMicros) {}
 
     private final Path binary;
     private final RedisTarget target;
@@ -90,8 +88,8 @@ final class RedisBenchmarkBaseline {
         String source = script();
         Jedis admin = target.admin();
         sha = admin.scriptLoad(source);
-        Object reply = admin.evalsha(sha, List.of("g4:check"), List.of(Long.toString(TOKENS_PER_SECOND),
-                Long.toString(CAPACITY), "1"));
+        Object reply = admin.evalsha(
+                sha, List.of("g4:check"), List.of(Long.toString(TOKENS_PER_SECOND), Long.toString(CAPACITY), "1"));
         if (!(reply instanceof List<?> list) || !Long.valueOf(1).equals(list.get(0))) {
             throw new IllegalStateException("the G4 token-bucket script answered " + reply + " instead of [1, n]");
         }
@@ -106,18 +104,35 @@ final class RedisBenchmarkBaseline {
      * @param timeoutSeconds the longest the run may take
      */
     Result run(long requests, String keySpace, long timeoutSeconds) {
-        List<String> command = new ArrayList<>(List.of(binary.toString(),
-                "-h", target.hostAndPort().getHost(), "-p", Integer.toString(target.hostAndPort().getPort()),
-                "-c", Integer.toString(clients), "-n", Long.toString(requests), "-r", Integer.toString(keys),
-                "--dbnum", Integer.toString(target.database()), "-q"));
+        List<String> command = new ArrayList<>(List.of(
+                binary.toString(),
+                "-h",
+                target.hostAndPort().getHost(),
+                "-p",
+                Integer.toString(target.hostAndPort().getPort()),
+                "-c",
+                Integer.toString(clients),
+                "-n",
+                Long.toString(requests),
+                "-r",
+                Integer.toString(keys),
+                "--dbnum",
+                Integer.toString(target.database()),
+                "-q"));
         if (target.password() != null) {
             if (target.user() != null) {
                 command.addAll(List.of("--user", target.user()));
             }
             command.addAll(List.of("-a", target.password()));
         }
-        command.addAll(List.of("evalsha", sha, "1", "g4-" + keySpace + ":__rand_int__",
-                Long.toString(TOKENS_PER_SECOND), Long.toString(CAPACITY), "1"));
+        command.addAll(List.of(
+                "evalsha",
+                sha,
+                "1",
+                "g4-" + keySpace + ":__rand_int__",
+                Long.toString(TOKENS_PER_SECOND),
+                Long.toString(CAPACITY),
+                "1"));
         ServerCounters before = target.counters();
         String output = run(command, timeoutSeconds);
         ServerCounters.Delta delta = target.counters().since(before);
@@ -129,7 +144,11 @@ final class RedisBenchmarkBaseline {
         if (perSecond == null) {
             throw new IllegalStateException("redis-benchmark printed no requests per second: " + tail(output));
         }
-        return new Result(perSecond, requests, delta.calls("evalsha"), delta.failed("evalsha"),
+        return new Result(
+                perSecond,
+                requests,
+                delta.calls("evalsha"),
+                delta.failed("evalsha"),
                 delta.cpuNanos() / 1e3 / Math.max(1, requests));
     }
 
@@ -150,14 +169,18 @@ final class RedisBenchmarkBaseline {
         Process process = null;
         try {
             log = Files.createTempFile("redis-benchmark-", ".log");
-            process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+            process = new ProcessBuilder(command)
+                    .redirectErrorStream(true)
+                    .redirectOutput(log.toFile())
+                    .start();
             process.getOutputStream().close();
             if (!process.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
                 throw new IllegalStateException(command.get(0) + " did not finish within " + timeoutSeconds + " s");
             }
             String output = Files.readString(log, StandardCharsets.UTF_8);
             if (process.exitValue() != 0) {
-                throw new IllegalStateException(command.get(0) + " exited with " + process.exitValue() + ": " + tail(output));
+                throw new IllegalStateException(
+                        command.get(0) + " exited with " + process.exitValue() + ": " + tail(output));
             }
             return output;
         } catch (IOException e) {

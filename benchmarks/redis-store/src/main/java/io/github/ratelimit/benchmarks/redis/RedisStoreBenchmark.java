@@ -1,7 +1,6 @@
 package io.github.ratelimit.benchmarks.redis;
 
 import io.github.ratelimit.Algorithm;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -62,7 +61,8 @@ public final class RedisStoreBenchmark {
 
     private String run() {
         String runId = Long.toString(System.currentTimeMillis(), 36);
-        try (RedisTarget target = options.redisUrl() == null ? RedisTarget.start() : RedisTarget.connect(options.redisUrl())) {
+        try (RedisTarget target =
+                options.redisUrl() == null ? RedisTarget.start() : RedisTarget.connect(options.redisUrl())) {
             String redis = target.description();
             progress(redis);
             List<String> notes = new ArrayList<>();
@@ -70,7 +70,8 @@ public final class RedisStoreBenchmark {
                 notes.add("Ran against an existing Redis (--redis): other clients of it would distort every figure.");
             }
             List<Subject> subjects = options.subjects().stream()
-                    .map(id -> subject(id, target, "bench-" + runId + "-" + id)).toList();
+                    .map(id -> subject(id, target, "bench-" + runId + "-" + id))
+                    .toList();
             List<MemoryProbe.Result> memory = measureMemory(target, subjects, runId);
 
             Optional<RedisBenchmarkBaseline> baseline = Optional.empty();
@@ -100,26 +101,48 @@ public final class RedisStoreBenchmark {
                     for (Subject subject : order) {
                         Measurement m = runner.measure(subject, scenario, round);
                         measurements.add(m);
-                        progress(String.format(Locale.ROOT, "rep %d/%d, %s, %s: %,.0f/s, %.2f round trips/decision%s",
-                                round, options.repetitions(), scenario.label(options), subject.label(), m.perSecond(),
-                                m.roundTripsPerDecision(), m.storeFailed() + m.rejected() > 0
-                                        ? ", " + m.rejected() + " rejected, " + m.storeFailed() + " store failures" : ""));
+                        progress(String.format(
+                                Locale.ROOT,
+                                "rep %d/%d, %s, %s: %,.0f/s, %.2f round trips/decision%s",
+                                round,
+                                options.repetitions(),
+                                scenario.label(options),
+                                subject.label(),
+                                m.perSecond(),
+                                m.roundTripsPerDecision(),
+                                m.storeFailed() + m.rejected() > 0
+                                        ? ", " + m.rejected() + " rejected, " + m.storeFailed() + " store failures"
+                                        : ""));
                     }
                     if (scenario == Scenario.THREADS_SPREAD && baseline.isPresent()) {
                         RedisBenchmarkBaseline.Result r = runBaseline(baseline.get(), round, baselineRate);
                         baselineRate = r.perSecond();
                         baselineResults.add(r);
-                        progress(String.format(Locale.ROOT, "rep %d/%d, G4 baseline redis-benchmark: %,.0f/s",
-                                round, options.repetitions(), r.perSecond()));
+                        progress(String.format(
+                                Locale.ROOT,
+                                "rep %d/%d, G4 baseline redis-benchmark: %,.0f/s",
+                                round,
+                                options.repetitions(),
+                                r.perSecond()));
                     }
                 }
             }
-            return new Report(options, environment, redis, subjects, measurements, memory, baselineResults,
-                    baselineDescription, notes).render();
+            return new Report(
+                            options,
+                            environment,
+                            redis,
+                            subjects,
+                            measurements,
+                            memory,
+                            baselineResults,
+                            baselineDescription,
+                            notes)
+                    .render();
         }
     }
 
-    private RedisBenchmarkBaseline.Result runBaseline(RedisBenchmarkBaseline baseline, int round, double ratePerSecond) {
+    private RedisBenchmarkBaseline.Result runBaseline(
+            RedisBenchmarkBaseline baseline, int round, double ratePerSecond) {
         long timeout = 60 + (long) (20 * (options.warmupSeconds() + options.measureSeconds()));
         if (options.warmupSeconds() > 0) {
             long warmup = Math.max(2_000, (long) (ratePerSecond * options.warmupSeconds()));
@@ -152,8 +175,14 @@ public final class RedisStoreBenchmark {
                     r = new MemoryProbe(target, options).measure(subject(subject.id(), target, prefix), calls);
                 }
                 results.add(r);
-                progress(String.format(Locale.ROOT, "memory: %s, %d calls/key: %.0f B/key, %s, %d rejected",
-                        subject.label(), calls, r.bytesPerKey(), r.value(), r.rejected()));
+                progress(String.format(
+                        Locale.ROOT,
+                        "memory: %s, %d calls/key: %.0f B/key, %s, %d rejected",
+                        subject.label(),
+                        calls,
+                        r.bytesPerKey(),
+                        r.value(),
+                        r.rejected()));
             }
         }
         return results;
@@ -163,8 +192,8 @@ public final class RedisStoreBenchmark {
         int pool = Math.max(16, options.threads());
         return switch (id) {
             case Options.OURS -> ours(Algorithm.TOKEN_BUCKET, target, keyPrefix, pool);
-            case Options.OURS_DIRECT -> new OurStoreSubject(Algorithm.TOKEN_BUCKET, false, target.url(), keyPrefix, pool,
-                    timeout());
+            case Options.OURS_DIRECT ->
+                new OurStoreSubject(Algorithm.TOKEN_BUCKET, false, target.url(), keyPrefix, pool, timeout());
             case Options.OURS_LOG -> ours(Algorithm.SLIDING_WINDOW_LOG, target, keyPrefix, pool);
             case Options.OURS_COUNTER -> ours(Algorithm.SLIDING_WINDOW_COUNTER, target, keyPrefix, pool);
             case Options.STOCK -> new StockBucket4jSubject(target, keyPrefix, pool, false);

@@ -1,13 +1,12 @@
 package io.github.ratelimit.benchmarks.redis;
 
 import io.github.ratelimit.testing.redis.RedisServer;
+import java.net.URI;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.util.JedisURIHelper;
-
-import java.net.URI;
 
 /**
  * The Redis the benchmark runs against: one it starts itself ({@link RedisServer}, a free port and its own temp
@@ -26,10 +25,15 @@ final class RedisTarget implements AutoCloseable {
         this.uri = uri;
         this.origin = origin;
         DefaultJedisClientConfig config = DefaultJedisClientConfig.builder()
-                .user(JedisURIHelper.getUser(uri)).password(JedisURIHelper.getPassword(uri))
-                .database(JedisURIHelper.getDBIndex(uri)).ssl(JedisURIHelper.isRedisSSLScheme(uri))
-                .socketTimeoutMillis(30_000).connectionTimeoutMillis(5_000)
-                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED).clientName("bench-admin").build();
+                .user(JedisURIHelper.getUser(uri))
+                .password(JedisURIHelper.getPassword(uri))
+                .database(JedisURIHelper.getDBIndex(uri))
+                .ssl(JedisURIHelper.isRedisSSLScheme(uri))
+                .socketTimeoutMillis(30_000)
+                .connectionTimeoutMillis(5_000)
+                .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
+                .clientName("bench-admin")
+                .build();
         this.admin = new Jedis(JedisURIHelper.getHostAndPort(uri), config);
         admin.ping();
     }

@@ -27,9 +27,16 @@ final class Report {
     /**
      * @param baselineDescription the redis-benchmark used, or why G4 was skipped (when {@code baseline} is empty)
      */
-    Report(Options options, Environment environment, String redis, List<Subject> subjects,
-           List<Measurement> measurements, List<MemoryProbe.Result> memory,
-           List<RedisBenchmarkBaseline.Result> baseline, String baselineDescription, List<String> notes) {
+    Report(
+            Options options,
+            Environment environment,
+            String redis,
+            List<Subject> subjects,
+            List<Measurement> measurements,
+            List<MemoryProbe.Result> memory,
+            List<RedisBenchmarkBaseline.Result> baseline,
+            String baselineDescription,
+            List<String> notes) {
         this.options = options;
         this.environment = environment;
         this.redis = redis;
@@ -69,16 +76,20 @@ final class Report {
         line("| JVM | " + environment.java() + " |");
         line("| Redis | " + redis + " |");
         line("| G4 baseline | " + baselineDescription + " |");
-        line("| Our store | default settings" + (options.ourCommandTimeoutMillis() > 0 ? " except a command timeout of "
-                + options.ourCommandTimeoutMillis() + " ms" : " (command timeout 50 ms, breaker after 250 ms of failures, "
-                + "fail-open, batching)") + "; pool of " + Math.max(16, options.threads())
+        line("| Our store | default settings"
+                + (options.ourCommandTimeoutMillis() > 0
+                        ? " except a command timeout of " + options.ourCommandTimeoutMillis() + " ms"
+                        : " (command timeout 50 ms, breaker after 250 ms of failures, " + "fail-open, batching)")
+                + "; pool of " + Math.max(16, options.threads())
                 + (subjects.stream().anyMatch(s -> s instanceof OurStoreSubject o && o.sliding())
-                        ? "; batching applies to token-bucket rules only: a sliding rule's decision is one script" : "")
+                        ? "; batching applies to token-bucket rules only: a sliding rule's decision is one script"
+                        : "")
                 + " |");
         if (subjects.stream().anyMatch(s -> s instanceof StockBucket4jSubject)) {
-            line("| Stock Bucket4j | bucket4j_jdk17-jedis 8.17.0 (8.18.0 and 8.19.0 of it are not on Maven Central; its "
-                    + "sources are unchanged since) on bucket4j_jdk17-core 8.19.0; Jedis pool of "
-                    + Math.max(16, options.threads()) + ", default 2 s socket timeout, unbounded retries |");
+            line(
+                    "| Stock Bucket4j | bucket4j_jdk17-jedis 8.17.0 (8.18.0 and 8.19.0 of it are not on Maven Central; its "
+                            + "sources are unchanged since) on bucket4j_jdk17-core 8.19.0; Jedis pool of "
+                            + Math.max(16, options.threads()) + ", default 2 s socket timeout, unbounded retries |");
         }
         line("| Phases | " + fmt(options.warmupSeconds()) + " s warm-up (other keys) + " + fmt(options.measureSeconds())
                 + " s measured, " + options.repetitions() + " repetitions, medians shown; subjects interleaved, their "
@@ -86,8 +97,11 @@ final class Report {
         line("| Keys | spread: " + options.keys() + " per phase, fresh each phase, each thread cycling through its own "
                 + "slice; hot: one key |");
         line("| Limits | throughput: " + throughputLimits() + " (set so that nothing is rejected); memory: "
-                + Workloads.describe(Workloads.MEMORY_LIMITS) + ", " + options.memoryCalls().stream().map(String::valueOf)
-                .collect(java.util.stream.Collectors.joining(" / ")) + " call(s) per key, calls to a key at least "
+                + Workloads.describe(Workloads.MEMORY_LIMITS) + ", "
+                + options.memoryCalls().stream()
+                        .map(String::valueOf)
+                        .collect(java.util.stream.Collectors.joining(" / "))
+                + " call(s) per key, calls to a key at least "
                 + MemoryProbe.MIN_PASS_NANOS / 1_000_000 + " ms apart |");
         line("");
     }
@@ -96,7 +110,8 @@ final class Report {
     private String throughputLimits() {
         java.util.Map<String, List<String>> bySet = new java.util.LinkedHashMap<>();
         for (Subject s : subjects) {
-            bySet.computeIfAbsent(Workloads.describe(s.throughputLimits()), k -> new ArrayList<>()).add(s.label());
+            bySet.computeIfAbsent(Workloads.describe(s.throughputLimits()), k -> new ArrayList<>())
+                    .add(s.label());
         }
         if (bySet.size() == 1) {
             return bySet.keySet().iterator().next();
@@ -109,14 +124,16 @@ final class Report {
     private void summary() {
         line("## Throughput, latency and round trips (medians)");
         line("");
-        line("| Scenario | Subject | reps used | decisions/s | p50 µs | p99 µs | client CPU µs/decision "
-                + "| Redis CPU µs/decision | round trips/decision | replies/decision | commands inside scripts/decision "
-                + "| store's round trips/decision | retries/decision | first uses/decision | rejected | store failures |");
+        line(
+                "| Scenario | Subject | reps used | decisions/s | p50 µs | p99 µs | client CPU µs/decision "
+                        + "| Redis CPU µs/decision | round trips/decision | replies/decision | commands inside scripts/decision "
+                        + "| store's round trips/decision | retries/decision | first uses/decision | rejected | store failures |");
         line("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (Scenario scenario : Scenario.values()) {
             for (Subject subject : subjects) {
                 List<Measurement> all = measurements.stream()
-                        .filter(m -> m.subject().equals(subject.id()) && m.scenario() == scenario).toList();
+                        .filter(m -> m.subject().equals(subject.id()) && m.scenario() == scenario)
+                        .toList();
                 if (all.isEmpty()) {
                     continue;
                 }
@@ -135,7 +152,8 @@ final class Report {
                         + " | " + fmt3(median(ms, Measurement::retriesPerDecision))
                         + " | " + fmt3(median(ms, Measurement::newKeysPerDecision))
                         + " | " + all.stream().mapToLong(Measurement::rejected).sum()
-                        + " | " + all.stream().mapToLong(Measurement::storeFailed).sum() + " |");
+                        + " | "
+                        + all.stream().mapToLong(Measurement::storeFailed).sum() + " |");
             }
         }
         line("");
@@ -143,11 +161,12 @@ final class Report {
                 + "plus the load loop's small share). *Redis CPU µs/decision*: the server's `used_cpu_sys` + "
                 + "`used_cpu_user` delta ÷ decisions. On a machine where client and Redis share few cores, these two "
                 + "bound decisions/s more than latency does.");
-        line("- *round trips/decision*: commands the clients sent, from `INFO commandstats` deltas over the measured "
-                + "phase, ÷ decisions. Commandstats also counts the commands a Lua script runs inside an EVAL/EVALSHA, "
-                + "so each subject's script-internal calls are left out: for the token bucket and stock Bucket4j its "
-                + "scripts' GET/SET/PSETEX and the clock script's TIME are subtracted; the sliding scripts run no GET or "
-                + "SET (but TIME in every decision), so for them it is EVALSHA + EVAL + GET + SET (see the subject classes).");
+        line(
+                "- *round trips/decision*: commands the clients sent, from `INFO commandstats` deltas over the measured "
+                        + "phase, ÷ decisions. Commandstats also counts the commands a Lua script runs inside an EVAL/EVALSHA, "
+                        + "so each subject's script-internal calls are left out: for the token bucket and stock Bucket4j its "
+                        + "scripts' GET/SET/PSETEX and the clock script's TIME are subtracted; the sliding scripts run no GET or "
+                        + "SET (but TIME in every decision), so for them it is EVALSHA + EVAL + GET + SET (see the subject classes).");
         line("- *replies/decision*: `total_writes_processed` delta ÷ decisions: the network round trips. Without "
                 + "pipelining one reply is written per command sent, an independent cross-check of the round trips; with "
                 + "our store's auto-pipelining (`ours`, `ours-log`, `ours-counter`) one write answers a whole pipeline, "
@@ -159,7 +178,8 @@ final class Report {
         for (Subject subject : subjects) {
             line("- *retries/decision*, " + subject.label() + ": " + subject.retriesSource() + ".");
         }
-        line("- *first uses/decision*: share of decisions that were a key's first use (every phase starts on fresh keys).");
+        line(
+                "- *first uses/decision*: share of decisions that were a key's first use (every phase starts on fresh keys).");
         line("- *reps used*: the medians (here and below) use only clean repetitions: no decision rejected, none made "
                 + "without Redis. ⚠: none was clean, so all were used and the row is not the store's figure.");
         line("- *rejected*, *store failures*: totals over all repetitions; both should be 0 (a store failure is a "
@@ -179,12 +199,15 @@ final class Report {
         }
         line(head.toString());
         line(rule.toString());
-        ratioRow("hot key ÷ spread keys, " + options.threads() + " threads",
+        ratioRow(
+                "hot key ÷ spread keys, " + options.threads() + " threads",
                 s -> ratio(rate(s.id(), Scenario.THREADS_HOT), rate(s.id(), Scenario.THREADS_SPREAD)));
-        ratioRow(options.threads() + " threads ÷ 1 thread, spread keys",
+        ratioRow(
+                options.threads() + " threads ÷ 1 thread, spread keys",
                 s -> ratio(rate(s.id(), Scenario.THREADS_SPREAD), rate(s.id(), Scenario.ONE_THREAD_SPREAD)));
         for (Scenario scenario : Scenario.values()) {
-            ratioRow("ours ÷ this subject, " + scenario.label(options),
+            ratioRow(
+                    "ours ÷ this subject, " + scenario.label(options),
                     s -> ratio(rate(Options.OURS, scenario), rate(s.id(), scenario)));
         }
         line("");
@@ -204,20 +227,29 @@ final class Report {
         line("| Goal | Measure | Measured | Target | Met |");
         line("|---|---|---|---|---|");
         double oursSpread = rate(Options.OURS, Scenario.THREADS_SPREAD);
-        double g4Base = baseline.isEmpty() ? Double.NaN
-                : median(baseline.stream().mapToDouble(RedisBenchmarkBaseline.Result::perSecond).toArray());
+        double g4Base = baseline.isEmpty()
+                ? Double.NaN
+                : median(baseline.stream()
+                        .mapToDouble(RedisBenchmarkBaseline.Result::perSecond)
+                        .toArray());
         double g4 = ratio(oursSpread, g4Base);
         boolean g4Clean = baseline.stream().allMatch(r -> r.evalshaFailed() == 0);
         line("| G4 | ours, " + options.threads() + " threads, spread keys ÷ redis-benchmark EVALSHA token bucket, "
-                + options.threads() + " clients | " + (Double.isNaN(g4) ? "not measured"
-                : fmt2(g4) + " (" + fmt0(oursSpread) + " ÷ " + fmt0(g4Base) + " /s)" + (g4Clean ? "" : ", baseline had failed EVALSHAs"))
+                + options.threads() + " clients | "
+                + (Double.isNaN(g4)
+                        ? "not measured"
+                        : fmt2(g4) + " (" + fmt0(oursSpread) + " ÷ " + fmt0(g4Base) + " /s)"
+                                + (g4Clean ? "" : ", baseline had failed EVALSHAs"))
                 + " | ≥ 1.5 | " + met(g4, g4 >= 1.5) + " |");
         if (!baseline.isEmpty()) {
-            double baseCpu = median(baseline.stream().mapToDouble(RedisBenchmarkBaseline.Result::redisCpuMicros).toArray());
+            double baseCpu = median(baseline.stream()
+                    .mapToDouble(RedisBenchmarkBaseline.Result::redisCpuMicros)
+                    .toArray());
             List<Measurement> ms = of(Options.OURS, Scenario.THREADS_SPREAD);
             notes.add("G4 context: Redis CPU per decision, ours " + fmt1(median(ms, Measurement::redisCpuMicros))
                     + " µs vs the baseline's " + fmt1(baseCpu) + " µs per EVALSHA; this JVM's CPU per decision, ours "
-                    + fmt1(median(ms, Measurement::clientCpuMicros)) + " µs (redis-benchmark's own CPU is not measured).");
+                    + fmt1(median(ms, Measurement::clientCpuMicros))
+                    + " µs (redis-benchmark's own CPU is not measured).");
         }
 
         double rt1 = median(of(Options.OURS, Scenario.ONE_THREAD_SPREAD), Measurement::roundTripsPerDecision);
@@ -234,10 +266,13 @@ final class Report {
                 + "decision on the hot key | " + fmt2(hot) + "; " + fmt3(hotRetries) + " retries, " + fmt2(hotTrips)
                 + " round trips | ≥ 0.8 (retries shown, not judged) | " + met(hot, hot >= 0.8) + " |");
 
-        MemoryProbe.Result ours = memory.stream().filter(m -> m.subject().equals(Options.OURS))
-                .min(java.util.Comparator.comparingInt(MemoryProbe.Result::callsPerKey)).orElse(null);
+        MemoryProbe.Result ours = memory.stream()
+                .filter(m -> m.subject().equals(Options.OURS))
+                .min(java.util.Comparator.comparingInt(MemoryProbe.Result::callsPerKey))
+                .orElse(null);
         if (ours == null) {
-            line("| G11 | ours, Redis memory per key (2 limits), every key with a TTL | not measured | ≤ 330 B | not measured |");
+            line(
+                    "| G11 | ours, Redis memory per key (2 limits), every key with a TTL | not measured | ≤ 330 B | not measured |");
         } else {
             double b = ours.bytesPerKey();
             line("| G11 | ours, Redis memory per key (2 limits), every key with a TTL | " + fmt0(b) + " B"
@@ -255,9 +290,11 @@ final class Report {
         }
         line("## Redis memory per key");
         line("");
-        line("`used_memory` delta over " + options.memoryKeys() + " fresh keys (limits " + Workloads.describe(Workloads.MEMORY_LIMITS)
+        line("`used_memory` delta over " + options.memoryKeys() + " fresh keys (limits "
+                + Workloads.describe(Workloads.MEMORY_LIMITS)
                 + "), each called the number of times shown (in passes over all keys, a pass starting at least "
-                + MemoryProbe.MIN_PASS_NANOS / 1_000_000 + " ms after the previous one), ÷ the keys created; each subject "
+                + MemoryProbe.MIN_PASS_NANOS / 1_000_000
+                + " ms after the previous one), ÷ the keys created; each subject "
                 + "and call count on a fresh Redis server of its own (unless --redis was given), keys laid out as the "
                 + "example shows. Includes Redis's per-key overhead: dict entries, key and value allocations (jemalloc "
                 + "size classes), the expiry entry, and the growth of the key and expiry tables (8 B per slot each, "
@@ -265,8 +302,9 @@ final class Report {
                 + "leaves out the tables. *value*: the sampled keys' type and encoding, and the median over the sample "
                 + "of its size (a string's bytes, a sorted set's entries, a hash's fields).");
         line("");
-        line("| Subject | calls per key | calls | rejected | keys created | with TTL | used_memory Δ | bytes/key "
-                + "| MEMORY USAGE (median of sample) | value | PTTL ms of sample (min – max) | seconds | example key |");
+        line(
+                "| Subject | calls per key | calls | rejected | keys created | with TTL | used_memory Δ | bytes/key "
+                        + "| MEMORY USAGE (median of sample) | value | PTTL ms of sample (min – max) | seconds | example key |");
         line("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|");
         for (MemoryProbe.Result m : memory) {
             line("| " + label(m.subject()) + " | " + m.callsPerKey() + " | " + m.keysWritten() + " | " + m.rejected()
@@ -285,12 +323,13 @@ final class Report {
                         + "suspect.");
             }
             if (m.rejected() > 0) {
-                notes.add("Memory probe, " + label(m.subject()) + ", " + m.callsPerKey() + " calls per key: " + m.rejected()
-                        + " calls were rejected (a rejected call adds nothing to a sliding log).");
+                notes.add("Memory probe, " + label(m.subject()) + ", " + m.callsPerKey() + " calls per key: "
+                        + m.rejected() + " calls were rejected (a rejected call adds nothing to a sliding log).");
             }
             if (!m.everyKeyExpires()) {
                 notes.add("Memory probe, " + label(m.subject()) + ", " + m.callsPerKey() + " calls per key: "
-                        + m.expiresCreated() + " of " + m.keysCreated() + " new keys have a TTL, and " + m.sampledWithTtl()
+                        + m.expiresCreated() + " of " + m.keysCreated() + " new keys have a TTL, and "
+                        + m.sampledWithTtl()
                         + " of " + m.sampled() + " sampled keys a positive PTTL (a key that expired before it was "
                         + "sampled, or one the probe looked up under the wrong name, shows as -2).");
             }
@@ -330,12 +369,14 @@ final class Report {
         }
         for (int i = 0; i < baseline.size(); i++) {
             RedisBenchmarkBaseline.Result r = baseline.get(i);
-            line("| " + (i + 1) + " | G4 baseline, " + options.threads() + " clients, spread keys | redis-benchmark EVALSHA "
+            line("| " + (i + 1) + " | G4 baseline, " + options.threads()
+                    + " clients, spread keys | redis-benchmark EVALSHA "
                     + "token bucket | " + r.requests() + " | " + fmt0(r.perSecond()) + " | | | | "
                     + fmt1(r.redisCpuMicros()) + " | 1 (EVALSHA) | | | | | " + r.evalshaFailed() + " |");
             if (r.evalshaFailed() > 0 || r.evalshaCalls() < r.requests()) {
                 notes.add("G4 baseline rep " + (i + 1) + ": the server counted " + r.evalshaCalls() + " EVALSHA calls ("
-                        + r.evalshaFailed() + " failed) for " + r.requests() + " requests; its requests/s are suspect.");
+                        + r.evalshaFailed() + " failed) for " + r.requests()
+                        + " requests; its requests/s are suspect.");
             }
         }
         line("");
@@ -351,12 +392,16 @@ final class Report {
                     notes.add(s.label() + ", " + scenario.label(options) + ": round trips from commandstats ("
                             + fmt2(rt) + ") and replies written (" + fmt2(replies) + ") differ by more than 5%.");
                 }
-                long unclean = measurements.stream().filter(m -> m.subject().equals(s.id()) && m.scenario() == scenario
-                        && !clean(m)).count();
+                long unclean = measurements.stream()
+                        .filter(m -> m.subject().equals(s.id()) && m.scenario() == scenario && !clean(m))
+                        .count();
                 if (unclean > 0) {
-                    notes.add(s.label() + ", " + scenario.label(options) + ": " + unclean + " repetition(s) had rejected "
-                            + "or store-failed decisions and are left out of the medians" + (ms.stream().allMatch(Report::clean)
-                            ? "." : "; no repetition was clean, so the medians include them and are not the store's."));
+                    notes.add(
+                            s.label() + ", " + scenario.label(options) + ": " + unclean + " repetition(s) had rejected "
+                                    + "or store-failed decisions and are left out of the medians"
+                                    + (ms.stream().allMatch(Report::clean)
+                                            ? "."
+                                            : "; no repetition was clean, so the medians include them and are not the store's."));
                 }
             }
         }
@@ -378,7 +423,8 @@ final class Report {
     /** The clean repetitions of a subject and scenario, or all of them when none is clean. */
     private List<Measurement> of(String subject, Scenario scenario) {
         List<Measurement> all = measurements.stream()
-                .filter(m -> m.subject().equals(subject) && m.scenario() == scenario).toList();
+                .filter(m -> m.subject().equals(subject) && m.scenario() == scenario)
+                .toList();
         List<Measurement> clean = all.stream().filter(Report::clean).toList();
         return clean.isEmpty() ? all : clean;
     }
@@ -392,7 +438,11 @@ final class Report {
     }
 
     private String label(String id) {
-        return subjects.stream().filter(s -> s.id().equals(id)).map(Subject::label).findFirst().orElse(id);
+        return subjects.stream()
+                .filter(s -> s.id().equals(id))
+                .map(Subject::label)
+                .findFirst()
+                .orElse(id);
     }
 
     private static double median(List<Measurement> ms, ToDoubleFunction<Measurement> f) {
@@ -400,7 +450,8 @@ final class Report {
     }
 
     static double median(double[] values) {
-        double[] v = Arrays.stream(values).filter(d -> !Double.isNaN(d)).sorted().toArray();
+        double[] v =
+                Arrays.stream(values).filter(d -> !Double.isNaN(d)).sorted().toArray();
         if (v.length == 0) {
             return Double.NaN;
         }

@@ -20,8 +20,13 @@ final class ServerCounters {
     private final double cpuSeconds;
     private final Map<Integer, long[]> keyspace; // db -> {keys, expires}
 
-    private ServerCounters(Map<String, long[]> commands, long repliesWritten, long expiredKeys, long usedMemory,
-                           double cpuSeconds, Map<Integer, long[]> keyspace) {
+    private ServerCounters(
+            Map<String, long[]> commands,
+            long repliesWritten,
+            long expiredKeys,
+            long usedMemory,
+            double cpuSeconds,
+            Map<Integer, long[]> keyspace) {
         this.commands = commands;
         this.repliesWritten = repliesWritten;
         this.expiredKeys = expiredKeys;
@@ -51,7 +56,8 @@ final class ServerCounters {
             String value = line.substring(colon + 1);
             if (name.startsWith("cmdstat_")) {
                 Map<String, String> fields = fields(value);
-                commands.put(name.substring("cmdstat_".length()),
+                commands.put(
+                        name.substring("cmdstat_".length()),
                         new long[] {number(fields.get("calls")), number(fields.get("failed_calls"))});
             } else if (name.equals("total_writes_processed")) {
                 writes = number(value);
@@ -63,7 +69,8 @@ final class ServerCounters {
                 cpu += Double.parseDouble(value.strip());
             } else if (name.matches("db\\d+")) {
                 Map<String, String> fields = fields(value);
-                keyspace.put(Integer.parseInt(name.substring(2)),
+                keyspace.put(
+                        Integer.parseInt(name.substring(2)),
                         new long[] {number(fields.get("keys")), number(fields.get("expires"))});
             }
         }

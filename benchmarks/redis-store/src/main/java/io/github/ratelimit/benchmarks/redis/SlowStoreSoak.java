@@ -1,8 +1,8 @@
 package io.github.ratelimit.benchmarks.redis;
 
 import io.github.ratelimit.Algorithm;
-import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.HttpStatuses;
 import io.github.ratelimit.RateLimiter;
@@ -10,7 +10,6 @@ import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.testing.redis.DelayingProxy;
-
 import java.time.Duration;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
@@ -43,8 +42,7 @@ public final class SlowStoreSoak {
 
     private static final long CAPACITY = 1_000_000;
 
-    private SlowStoreSoak() {
-    }
+    private SlowStoreSoak() {}
 
     public static void main(String[] args) throws Exception {
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
@@ -55,14 +53,20 @@ public final class SlowStoreSoak {
         int slowMillis = intArg(args, "--slow-ms", 150);
         double slowShare = Double.parseDouble(arg(args, "--slow-share", "0.03"));
         try (RedisTarget target = RedisTarget.start();
-             DelayingProxy proxy = DelayingProxy.start(target.hostAndPort().getHost(), target.hostAndPort().getPort(),
-                     Duration.ZERO);
-             JedisBucketStore store = JedisBucketStore.builder()
-                     .url("redis://" + target.hostAndPort().getHost() + ":" + proxy.port()).keyPrefix("soak").build();
-             RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+                DelayingProxy proxy = DelayingProxy.start(
+                        target.hostAndPort().getHost(), target.hostAndPort().getPort(), Duration.ZERO);
+                JedisBucketStore store = JedisBucketStore.builder()
+                        .url("redis://" + target.hostAndPort().getHost() + ":" + proxy.port())
+                        .keyPrefix("soak")
+                        .build();
+                RateLimiter limiter = RateLimiter.builder().store(store).build()) {
             // A fixed window of a day: nothing comes back within the run (unless it crosses midnight UTC: checked).
-            Guard guard = limiter.guard(Rule.builder("not-found").key("ip").limits(CAPACITY + "/1d")
-                    .algorithm(Algorithm.FIXED_WINDOW).count(HttpStatuses.parse("404")).build());
+            Guard guard = limiter.guard(Rule.builder("not-found")
+                    .key("ip")
+                    .limits(CAPACITY + "/1d")
+                    .algorithm(Algorithm.FIXED_WINDOW)
+                    .count(HttpStatuses.parse("404"))
+                    .build());
             long day = LocalDate.now(ZoneOffset.UTC).toEpochDay();
             AtomicLongArray kept = new AtomicLongArray(clients);
             AtomicLongArray uncertain = new AtomicLongArray(clients);
@@ -71,35 +75,40 @@ public final class SlowStoreSoak {
             LongAdder failOpen = new LongAdder();
             proxy.delays(() -> {
                 ThreadLocalRandom r = ThreadLocalRandom.current();
-                return r.nextDouble() < slowShare ? TimeUnit.MILLISECONDS.toNanos(60 + r.nextInt(slowMillis - 59))
+                return r.nextDouble() < slowShare
+                        ? TimeUnit.MILLISECONDS.toNanos(60 + r.nextInt(slowMillis - 59))
                         : TimeUnit.MICROSECONDS.toNanos(r.nextInt(3_000));
             });
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
             Thread[] workers = new Thread[threads];
             for (int t = 0; t < threads; t++) {
-                workers[t] = new Thread(() -> {
-                    ThreadLocalRandom r = ThreadLocalRandom.current();
-                    while (System.nanoTime() < end) {
-                        int client = r.nextInt(clients);
-                        RequestContext context = RequestContext.builder().remoteAddress(address(client)).build();
-                        Decision d = guard.acquire(context);
-                        calls.increment();
-                        Basis basis = d.binding().basis();
-                        if (basis != Basis.BUCKET) {
-                            // Failed: the consume may still have been run by Redis, its answer lost.
-                            failOpen.increment();
-                            uncertain.incrementAndGet(client);
-                            continue;
-                        }
-                        boolean notFound = r.nextInt(10) == 0;
-                        if (notFound) {
-                            kept.incrementAndGet(client);
-                        } else {
-                            refunds.increment();
-                        }
-                        guard.completed(d, false, notFound ? 404 : 200);
-                    }
-                }, "soak-" + t);
+                workers[t] = new Thread(
+                        () -> {
+                            ThreadLocalRandom r = ThreadLocalRandom.current();
+                            while (System.nanoTime() < end) {
+                                int client = r.nextInt(clients);
+                                RequestContext context = RequestContext.builder()
+                                        .remoteAddress(address(client))
+                                        .build();
+                                Decision d = guard.acquire(context);
+                                calls.increment();
+                                Basis basis = d.binding().basis();
+                                if (basis != Basis.BUCKET) {
+                                    // Failed: the consume may still have been run by Redis, its answer lost.
+                                    failOpen.increment();
+                                    uncertain.incrementAndGet(client);
+                                    continue;
+                                }
+                                boolean notFound = r.nextInt(10) == 0;
+                                if (notFound) {
+                                    kept.incrementAndGet(client);
+                                } else {
+                                    refunds.increment();
+                                }
+                                guard.completed(d, false, notFound ? 404 : 200);
+                            }
+                        },
+                        "soak-" + t);
                 workers[t].start();
             }
             for (Thread w : workers) {
@@ -122,7 +131,8 @@ public final class SlowStoreSoak {
                 Thread.sleep(100);
             }
             if (LocalDate.now(ZoneOffset.UTC).toEpochDay() != day) {
-                throw new IllegalStateException("the run crossed midnight UTC, when every window was refilled: run again");
+                throw new IllegalStateException(
+                        "the run crossed midnight UTC, when every window was refilled: run again");
             }
             JedisBucketStore.Stats stats = store.stats();
             long lostKeys = 0;
@@ -141,19 +151,37 @@ public final class SlowStoreSoak {
                     twiceTokens += remaining - most;
                 }
             }
-            System.out.printf(Locale.ROOT, "| calls | refunds made | decided by a failure policy | refunds late | lost "
-                    + "(store) | unanswered (store) | keys short (tokens) | keys over (tokens) |%n"
-                    + "|---|---|---|---|---|---|---|---|%n| %d | %d | %d | %d | %d | %d | %d (%d) | %d (%d) |%n",
-                    calls.sum(), refunds.sum(), failOpen.sum(), stats.lateRefunds(), stats.lostRefunds(),
-                    stats.unconfirmedRefunds(), lostKeys, lostTokens, twiceKeys, twiceTokens);
-            System.out.printf(Locale.ROOT, "%d s, %d threads, %d clients; %.1f%% of chunks held 60-%d ms, the rest "
-                            + "0-3 ms; store: %s%n", seconds, threads, clients, slowShare * 100, slowMillis, stats);
+            System.out.printf(
+                    Locale.ROOT,
+                    "| calls | refunds made | decided by a failure policy | refunds late | lost "
+                            + "(store) | unanswered (store) | keys short (tokens) | keys over (tokens) |%n"
+                            + "|---|---|---|---|---|---|---|---|%n| %d | %d | %d | %d | %d | %d | %d (%d) | %d (%d) |%n",
+                    calls.sum(),
+                    refunds.sum(),
+                    failOpen.sum(),
+                    stats.lateRefunds(),
+                    stats.lostRefunds(),
+                    stats.unconfirmedRefunds(),
+                    lostKeys,
+                    lostTokens,
+                    twiceKeys,
+                    twiceTokens);
+            System.out.printf(
+                    Locale.ROOT,
+                    "%d s, %d threads, %d clients; %.1f%% of chunks held 60-%d ms, the rest " + "0-3 ms; store: %s%n",
+                    seconds,
+                    threads,
+                    clients,
+                    slowShare * 100,
+                    slowMillis,
+                    stats);
         }
     }
 
     /** @return the tokens a client's bucket holds now, read with a peek (which takes none) */
     private static long remaining(Guard guard, int client) {
-        RequestContext context = RequestContext.builder().remoteAddress(address(client)).build();
+        RequestContext context =
+                RequestContext.builder().remoteAddress(address(client)).build();
         Decision d = guard.peek(context, 1);
         if (d.binding().basis() != Basis.BUCKET) {
             throw new IllegalStateException("client " + client + " could not be read: " + d);

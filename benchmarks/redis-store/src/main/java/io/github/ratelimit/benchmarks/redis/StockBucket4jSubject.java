@@ -10,13 +10,12 @@ import io.github.bucket4j.distributed.proxy.optimization.Optimizations;
 import io.github.bucket4j.redis.jedis.Bucket4jJedis;
 import io.github.bucket4j.redis.jedis.cas.JedisBasedProxyManager;
 import io.github.ratelimit.Limit;
-import redis.clients.jedis.ConnectionPoolConfig;
-import redis.clients.jedis.DefaultJedisClientConfig;
-import redis.clients.jedis.RedisClient;
-
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import redis.clients.jedis.ConnectionPoolConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.RedisClient;
 
 /**
  * Stock Bucket4j over Redis: {@code JedisBasedProxyManager} built by {@code Bucket4jJedis.casBasedBuilder} on a
@@ -65,12 +64,19 @@ final class StockBucket4jSubject implements Subject {
         pool.setMaxTotal(poolSize);
         pool.setMaxIdle(poolSize);
         DefaultJedisClientConfig config = DefaultJedisClientConfig.builder()
-                .user(target.user()).password(target.password()).database(target.database())
-                .clientName("bench-stock").build();
-        RedisClient client = RedisClient.builder().hostAndPort(target.hostAndPort()).clientConfig(config)
-                .poolConfig(pool).build();
+                .user(target.user())
+                .password(target.password())
+                .database(target.database())
+                .clientName("bench-stock")
+                .build();
+        RedisClient client = RedisClient.builder()
+                .hostAndPort(target.hostAndPort())
+                .clientConfig(config)
+                .poolConfig(pool)
+                .build();
         JedisBasedProxyManager<byte[]> proxies = Bucket4jJedis.casBasedBuilder(client)
-                .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(KEEP_AFTER_REFILL))
+                .expirationAfterWrite(
+                        ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(KEEP_AFTER_REFILL))
                 .build();
         return new StockSession(client, proxies);
     }
@@ -105,8 +111,11 @@ final class StockBucket4jSubject implements Subject {
     static BucketConfiguration configuration(List<Limit> limits) {
         ConfigurationBuilder builder = BucketConfiguration.builder();
         for (Limit limit : limits) {
-            builder.addLimit(Bandwidth.builder().capacity(limit.capacity())
-                    .refillGreedy(limit.permits(), limit.period()).id(limit.window()).build());
+            builder.addLimit(Bandwidth.builder()
+                    .capacity(limit.capacity())
+                    .refillGreedy(limit.permits(), limit.period())
+                    .id(limit.window())
+                    .build());
         }
         return builder.build();
     }
@@ -131,8 +140,13 @@ final class StockBucket4jSubject implements Subject {
                 }
                 buckets[i] = builder.build(redisKey(keySpace, keys.get(i)), () -> configuration);
             }
-            return keyIndex -> buckets[keyIndex].asVerbose().tryConsumeAndReturnRemaining(1).getValue().isConsumed()
-                    ? Decider.ALLOWED : Decider.REJECTED;
+            return keyIndex -> buckets[keyIndex]
+                            .asVerbose()
+                            .tryConsumeAndReturnRemaining(1)
+                            .getValue()
+                            .isConsumed()
+                    ? Decider.ALLOWED
+                    : Decider.REJECTED;
         }
 
         @Override

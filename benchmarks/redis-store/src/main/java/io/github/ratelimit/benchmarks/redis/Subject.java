@@ -1,7 +1,6 @@
 package io.github.ratelimit.benchmarks.redis;
 
 import io.github.ratelimit.Limit;
-
 import java.util.List;
 
 /**
@@ -101,8 +100,11 @@ interface Subject {
     record StoreCounters(long roundTrips, long conflicts, long failures, long shortCircuited) {
 
         StoreCounters since(StoreCounters before) {
-            return new StoreCounters(roundTrips - before.roundTrips, conflicts - before.conflicts,
-                    failures - before.failures, shortCircuited - before.shortCircuited);
+            return new StoreCounters(
+                    roundTrips - before.roundTrips,
+                    conflicts - before.conflicts,
+                    failures - before.failures,
+                    shortCircuited - before.shortCircuited);
         }
     }
 }

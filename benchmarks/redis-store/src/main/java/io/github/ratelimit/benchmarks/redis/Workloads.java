@@ -1,7 +1,6 @@
 package io.github.ratelimit.benchmarks.redis;
 
 import io.github.ratelimit.Limit;
-
 import java.util.ArrayList;
 import java.util.List;
 
@@ -26,8 +25,7 @@ final class Workloads {
 
     static final List<String> HOT_KEY = List.of("hot");
 
-    private Workloads() {
-    }
+    private Workloads() {}
 
     /**
      * @param prefix first characters of every key

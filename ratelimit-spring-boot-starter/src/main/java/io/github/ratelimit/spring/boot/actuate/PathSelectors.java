@@ -1,11 +1,10 @@
 package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.internal.admin.AdminInput;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
-
-import java.util.Map;
 
 /**
  * Refuses a request to the {@code ratelimitkeys} endpoint whose query parameters or JSON body name another rule or
@@ -22,8 +21,7 @@ final class PathSelectors {
 
     private static final boolean SPRING_WEB = isPresent("org.springframework.web.context.request.RequestContextHolder");
 
-    private PathSelectors() {
-    }
+    private PathSelectors() {}
 
     /**
      * @param rule the rule the operation was given
@@ -49,8 +47,8 @@ final class PathSelectors {
 
     private static @Nullable Map<?, ?> pathVariables() {
         RequestAttributes request = RequestContextHolder.getRequestAttributes();
-        Object variables = request == null ? null
-                : request.getAttribute(URI_TEMPLATE_VARIABLES, RequestAttributes.SCOPE_REQUEST);
+        Object variables =
+                request == null ? null : request.getAttribute(URI_TEMPLATE_VARIABLES, RequestAttributes.SCOPE_REQUEST);
         return variables instanceof Map<?, ?> m ? m : null;
     }
 

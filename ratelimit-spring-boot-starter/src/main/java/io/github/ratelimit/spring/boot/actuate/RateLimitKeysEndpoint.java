@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.internal.admin.KeyOperations;
 import io.github.ratelimit.redis.LimitAdmin;
+import java.security.Principal;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
@@ -11,8 +12,6 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.boot.actuate.endpoint.web.annotation.WebEndpoint;
-
-import java.security.Principal;
 
 /**
  * The {@code ratelimitkeys} Actuator endpoint (HTTP only): one key of one rule, for operations on a live system,
@@ -65,8 +64,8 @@ public class RateLimitKeysEndpoint {
      * @return a page of the rule's per-key limits, or one key's entry
      */
     @ReadOperation
-    public WebEndpointResponse<Object> entries(@Selector String rule, @Nullable Object key, @Nullable Object cursor,
-                                               @Nullable Object count) {
+    public WebEndpointResponse<Object> entries(
+            @Selector String rule, @Nullable Object key, @Nullable Object cursor, @Nullable Object count) {
         return response(operations.entries(rule, key, cursor, count));
     }
 
@@ -92,8 +91,13 @@ public class RateLimitKeysEndpoint {
      * @return the entry as the change wrote it, or what was reset
      */
     @WriteOperation
-    public WebEndpointResponse<Object> change(@Selector String rule, @Selector String key, @Nullable Object limits,
-                                              @Nullable Object plan, @Nullable Object reset, SecurityContext security) {
+    public WebEndpointResponse<Object> change(
+            @Selector String rule,
+            @Selector String key,
+            @Nullable Object limits,
+            @Nullable Object plan,
+            @Nullable Object reset,
+            SecurityContext security) {
         return response(operations.change(rule, key, limits, plan, reset, actor(security)));
     }
 
@@ -109,8 +113,13 @@ public class RateLimitKeysEndpoint {
      * @return the entry as the change wrote it, or what was reset
      */
     @WriteOperation
-    public WebEndpointResponse<Object> changeKey(@Selector String rule, @Nullable Object key, @Nullable Object limits,
-                                                 @Nullable Object plan, @Nullable Object reset, SecurityContext security) {
+    public WebEndpointResponse<Object> changeKey(
+            @Selector String rule,
+            @Nullable Object key,
+            @Nullable Object limits,
+            @Nullable Object plan,
+            @Nullable Object reset,
+            SecurityContext security) {
         return response(operations.changeKey(rule, key, limits, plan, reset, actor(security)));
     }
 
@@ -132,7 +141,8 @@ public class RateLimitKeysEndpoint {
      * @return whether the key had limits of its own
      */
     @DeleteOperation
-    public WebEndpointResponse<Object> removeKey(@Selector String rule, @Nullable Object key, SecurityContext security) {
+    public WebEndpointResponse<Object> removeKey(
+            @Selector String rule, @Nullable Object key, SecurityContext security) {
         return response(operations.removeKey(rule, key, actor(security)));
     }
 

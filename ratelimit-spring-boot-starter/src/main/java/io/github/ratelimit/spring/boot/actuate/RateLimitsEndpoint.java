@@ -3,14 +3,13 @@ package io.github.ratelimit.spring.boot.actuate;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.admin.AdminViews;
 import io.github.ratelimit.store.BucketStore;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
-
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 
 /**
  * The {@code ratelimits} Actuator endpoint: every rule with its name, the name clients see for it in headers and
@@ -45,8 +44,12 @@ public class RateLimitsEndpoint {
     /**
      * @param latency the store's latency percentiles from the metrics, or {@code null} without metrics
      */
-    public RateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected, Show showValues,
-                              @Nullable StoreLatency latency) {
+    public RateLimitsEndpoint(
+            RateLimiter limiter,
+            BucketStore store,
+            RejectedKeys rejected,
+            Show showValues,
+            @Nullable StoreLatency latency) {
         this.limiter = limiter;
         this.store = store;
         this.rejected = rejected;
@@ -67,8 +70,13 @@ public class RateLimitsEndpoint {
         result.put("rules", limiter.rules().stream().map(AdminViews::rule).toList());
         result.put("store", AdminViews.store(store, latency == null ? null : () -> latency.percentileMillis(0.99)));
         List<RejectedKeys.Entry> top = rejected.top(20);
-        result.put("topRejectedKeys", showKeys ? top : top.stream()
-                .map(e -> new RejectedKeys.Entry(e.rule(), MASK, e.count(), e.error())).toList());
+        result.put(
+                "topRejectedKeys",
+                showKeys
+                        ? top
+                        : top.stream()
+                                .map(e -> new RejectedKeys.Entry(e.rule(), MASK, e.count(), e.error()))
+                                .toList());
         return result;
     }
 }

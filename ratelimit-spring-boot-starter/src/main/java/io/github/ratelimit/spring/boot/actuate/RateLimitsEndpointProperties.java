@@ -1,10 +1,9 @@
 package io.github.ratelimit.spring.boot.actuate;
 
-import org.springframework.boot.actuate.endpoint.Show;
-import org.springframework.boot.context.properties.ConfigurationProperties;
-
 import java.util.HashSet;
 import java.util.Set;
+import org.springframework.boot.actuate.endpoint.Show;
+import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
  * The {@code ratelimits} endpoint's settings, under {@code management.endpoint.ratelimits}, as Spring Boot's own

@@ -1,12 +1,11 @@
 package io.github.ratelimit.spring.boot.actuate;
 
+import java.util.Map;
+import java.util.Set;
 import org.springframework.boot.actuate.endpoint.SecurityContext;
 import org.springframework.boot.actuate.endpoint.Show;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
-
-import java.util.Map;
-import java.util.Set;
 
 /**
  * The {@code ratelimits} endpoint over HTTP: shows keys only to the callers

@@ -20,8 +20,8 @@ import org.springframework.boot.health.contributor.Status;
 public final class RedisStoreHealthIndicator implements HealthIndicator {
 
     /** The store's status while Redis is unreachable: the application serves, rules decide without Redis. */
-    static final Status DEGRADED = new Status(AdminViews.DEGRADED,
-            "Redis is unreachable; rate-limit rules decide by their store-failure policies");
+    static final Status DEGRADED = new Status(
+            AdminViews.DEGRADED, "Redis is unreachable; rate-limit rules decide by their store-failure policies");
 
     private final JedisBucketStore store;
 

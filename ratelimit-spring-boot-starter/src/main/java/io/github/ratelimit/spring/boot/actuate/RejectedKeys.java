@@ -3,7 +3,6 @@ package io.github.ratelimit.spring.boot.actuate;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.admin.RejectedKeySummary;
-
 import java.util.List;
 
 /**
@@ -24,8 +23,7 @@ public final class RejectedKeys implements RateLimiter.Listener {
      * @param count how many rejections were counted for it, over by at most {@code error}
      * @param error how much of {@code count} may have been another key's
      */
-    public record Entry(String rule, String key, long count, long error) {
-    }
+    public record Entry(String rule, String key, long count, long error) {}
 
     private final RejectedKeySummary summary;
 
@@ -46,6 +44,8 @@ public final class RejectedKeys implements RateLimiter.Listener {
      * @return the most-rejected keys, most first
      */
     public List<Entry> top(int limit) {
-        return summary.top(limit).stream().map(e -> new Entry(e.rule(), e.key(), e.count(), e.error())).toList();
+        return summary.top(limit).stream()
+                .map(e -> new Entry(e.rule(), e.key(), e.count(), e.error()))
+                .toList();
     }
 }

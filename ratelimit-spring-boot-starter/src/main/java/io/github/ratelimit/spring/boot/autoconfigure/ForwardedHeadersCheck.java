@@ -5,14 +5,13 @@ import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
 import io.github.ratelimit.internal.config.RateLimitSettings;
+import java.util.List;
+import java.util.Locale;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.cloud.CloudPlatform;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
-
-import java.util.List;
-import java.util.Locale;
 
 /**
  * Keeps the {@code ip} key's trust in proxies consistent with Spring Boot's forwarded-header handling, at start-up.
@@ -41,26 +40,30 @@ final class ForwardedHeadersCheck {
 
     private static final String NETTY_FACTORY = "org.springframework.boot.reactor.netty.NettyReactiveWebServerFactory";
 
-    private ForwardedHeadersCheck() {
-    }
+    private ForwardedHeadersCheck() {}
 
-    static void check(Environment environment, RateLimitSettings settings, RateLimiter limiter,
-                      ListableBeanFactory beanFactory) {
+    static void check(
+            Environment environment, RateLimitSettings settings, RateLimiter limiter, ListableBeanFactory beanFactory) {
         boolean servlet = beanFactory.containsBean("rateLimitFilter");
         boolean reactive = beanFactory.containsBean("rateLimitWebFilter");
         if (!servlet && !reactive) {
             return; // not a web application
         }
-        String strategy = Binder.get(environment).bind("server.forward-headers-strategy", String.class)
-                .map(v -> v.trim().toUpperCase(Locale.ROOT).replace('-', '_')).orElse(null);
+        String strategy = Binder.get(environment)
+                .bind("server.forward-headers-strategy", String.class)
+                .map(v -> v.trim().toUpperCase(Locale.ROOT).replace('-', '_'))
+                .orElse(null);
         CloudPlatform platform = CloudPlatform.getActive(environment);
         boolean implied = strategy == null && platform != null && platform.isUsingForwardHeaders();
         boolean rewritesBelowServletApi = "NATIVE".equals(strategy) || implied;
         if (reactive && onNetty(beanFactory)) {
             if (settings.trustContainerForwarding() && ("FRAMEWORK".equals(strategy) || rewritesBelowServletApi)) {
                 throw new InvalidRateLimitConfigurationException("ratelimit.trust-container-forwarding = true, but "
-                        + "server.forward-headers-strategy = " + (strategy != null ? strategy.toLowerCase(Locale.ROOT)
-                        : "native (implied by " + platform + ")") + ": on Spring WebFlux, Spring's "
+                        + "server.forward-headers-strategy = "
+                        + (strategy != null
+                                ? strategy.toLowerCase(Locale.ROOT)
+                                : "native (implied by " + platform + ")")
+                        + ": on Spring WebFlux, Spring's "
                         + "ForwardedHeaderTransformer and Reactor Netty's forwarded handling both believe the "
                         + "X-Forwarded-For of every peer, so every client could choose its own 'ip' key. Remove "
                         + "ratelimit.trust-container-forwarding and list your proxies in ratelimit.trusted-proxies: the "
@@ -71,7 +74,10 @@ final class ForwardedHeadersCheck {
         if (reactive && "FRAMEWORK".equals(strategy) && !settings.trustContainerForwarding()) {
             // Off Netty the limiter sees the request as Spring's ForwardedHeaderTransformer left it: the address taken
             // from any peer's X-Forwarded-For, and the header removed.
-            List<String> ipRules = limiter.rules().stream().filter(ForwardedHeadersCheck::keyedByAddress).map(Rule::source).toList();
+            List<String> ipRules = limiter.rules().stream()
+                    .filter(ForwardedHeadersCheck::keyedByAddress)
+                    .map(Rule::source)
+                    .toList();
             if (!ipRules.isEmpty()) {
                 throw new InvalidRateLimitConfigurationException("server.forward-headers-strategy = framework on a "
                         + "reactive server other than Reactor Netty: Spring's ForwardedHeaderTransformer replaces each "
@@ -95,12 +101,17 @@ final class ForwardedHeadersCheck {
         if (!rewritesBelowServletApi) {
             return;
         }
-        List<String> ipRules = limiter.rules().stream().filter(ForwardedHeadersCheck::keyedByAddress).map(Rule::source).toList();
+        List<String> ipRules = limiter.rules().stream()
+                .filter(ForwardedHeadersCheck::keyedByAddress)
+                .map(Rule::source)
+                .toList();
         if (ipRules.isEmpty()) {
             return;
         }
-        String why = implied ? "Spring Boot turned on server.forward-headers-strategy=native because the application "
-                + "runs on " + platform : "server.forward-headers-strategy = native";
+        String why = implied
+                ? "Spring Boot turned on server.forward-headers-strategy=native because the application " + "runs on "
+                        + platform
+                : "server.forward-headers-strategy = native";
         throw new InvalidRateLimitConfigurationException(why + ", so the web server replaces each request's client "
                 + "address with a value from X-Forwarded-For before the rate limiter sees it, believing the proxies in "
                 + "its own settings (for Tomcat, server.tomcat.remoteip.internal-proxies: by default every private "
@@ -113,7 +124,9 @@ final class ForwardedHeadersCheck {
     private static boolean onNetty(ListableBeanFactory beanFactory) {
         ClassLoader loader = ForwardedHeadersCheck.class.getClassLoader();
         return ClassUtils.isPresent(NETTY_FACTORY, loader)
-                && beanFactory.getBeanNamesForType(ClassUtils.resolveClassName(NETTY_FACTORY, loader), false, false).length > 0;
+                && beanFactory.getBeanNamesForType(ClassUtils.resolveClassName(NETTY_FACTORY, loader), false, false)
+                                .length
+                        > 0;
     }
 
     /** @return whether the rule's key expression uses the client's address in any alternative ({@code user|ip}) */

@@ -4,6 +4,12 @@ import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.internal.config.RedisSettings;
 import io.github.ratelimit.redis.JedisBucketStore;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import javax.net.ssl.SSLParameters;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
@@ -14,13 +20,6 @@ import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslOptions;
 import org.springframework.core.env.Environment;
 
-import javax.net.ssl.SSLParameters;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.List;
-import java.util.Locale;
-
 /**
  * Builds the Redis store from Spring Boot's Redis connection when {@code ratelimit.redis.*} names no server, so an
  * application that already talks to Redis needs no second set of connection properties: from the
@@ -30,8 +29,7 @@ import java.util.Locale;
  */
 final class JedisStores {
 
-    private JedisStores() {
-    }
+    private JedisStores() {}
 
     /**
      * @param client the client's settings from {@code ratelimit.redis.*} (key prefix, timeouts, pool size)
@@ -41,8 +39,8 @@ final class JedisStores {
      * @param clock replaces the Redis server's clock, or {@code null}
      * @return the store
      */
-    static JedisBucketStore fromSpringBoot(RedisSettings client, Environment env, Object connectionDetails,
-                                           TimeMeter clock) {
+    static JedisBucketStore fromSpringBoot(
+            RedisSettings client, Environment env, Object connectionDetails, TimeMeter clock) {
         JedisBucketStore.Builder b = JedisBucketStore.builder()
                 .keyPrefix(client.keyPrefix())
                 .commandTimeout(client.commandTimeout())
@@ -65,20 +63,26 @@ final class JedisStores {
         String bundle = env.getProperty("spring.data.redis.ssl.bundle");
         if (bundle != null && !bundle.isBlank()) {
             // Without it, TLS would trust only the JVM's default certificates: refused at start-up, not at each call.
-            throw new InvalidRateLimitConfigurationException("spring.data.redis.ssl.bundle", bundle, "SSL bundle '" + bundle
-                    + "' reaches the rate-limit store only through Spring Boot's Redis connection details, which "
-                    + "spring-boot-data-redis (Spring Data Redis's auto-configuration) provides", "Add "
-                    + "org.springframework.boot:spring-boot-data-redis, or name the server in ratelimit.redis.url.");
+            throw new InvalidRateLimitConfigurationException(
+                    "spring.data.redis.ssl.bundle",
+                    bundle,
+                    "SSL bundle '" + bundle
+                            + "' reaches the rate-limit store only through Spring Boot's Redis connection details, which "
+                            + "spring-boot-data-redis (Spring Data Redis's auto-configuration) provides",
+                    "Add "
+                            + "org.springframework.boot:spring-boot-data-redis, or name the server in ratelimit.redis.url.");
         }
         Binder binder = Binder.get(env);
         String user = env.getProperty("spring.data.redis.username");
         String password = env.getProperty("spring.data.redis.password");
         boolean ssl = env.getProperty("spring.data.redis.ssl.enabled", Boolean.class, false);
         String master = env.getProperty("spring.data.redis.sentinel.master");
-        List<String> cluster = binder.bind("spring.data.redis.cluster.nodes", Bindable.listOf(String.class)).orElse(List.of());
+        List<String> cluster = binder.bind("spring.data.redis.cluster.nodes", Bindable.listOf(String.class))
+                .orElse(List.of());
         String url = env.getProperty("spring.data.redis.url");
         if (master != null) {
-            List<String> nodes = binder.bind("spring.data.redis.sentinel.nodes", Bindable.listOf(String.class)).orElse(List.of());
+            List<String> nodes = binder.bind("spring.data.redis.sentinel.nodes", Bindable.listOf(String.class))
+                    .orElse(List.of());
             b.sentinel(master, nodes(nodes, "spring.data.redis.sentinel.nodes"));
             replicated(b, user, password, ssl, env);
         } else if (!cluster.isEmpty()) {
@@ -88,9 +92,14 @@ final class JedisStores {
             // ssl.enabled makes TLS of a redis:// URL too, as Boot's own clients do.
             b.url(ssl ? url.trim().replaceFirst("(?i)^redis://", "rediss://") : url);
         } else {
-            standalone(b, env.getProperty("spring.data.redis.host", "localhost"),
+            standalone(
+                    b,
+                    env.getProperty("spring.data.redis.host", "localhost"),
                     env.getProperty("spring.data.redis.port", Integer.class, 6379),
-                    env.getProperty("spring.data.redis.database", Integer.class, 0), user, password, ssl);
+                    env.getProperty("spring.data.redis.database", Integer.class, 0),
+                    user,
+                    password,
+                    ssl);
         }
     }
 
@@ -105,8 +114,14 @@ final class JedisStores {
      * @param password the password, or {@code null} for none
      * @param ssl whether the connection uses TLS
      */
-    static void standalone(JedisBucketStore.Builder b, String host, int port, int database, String user,
-                           String password, boolean ssl) {
+    static void standalone(
+            JedisBucketStore.Builder b,
+            String host,
+            int port,
+            int database,
+            String user,
+            String password,
+            boolean ssl) {
         String auth = password == null ? "" : (user == null ? "" : encode(user)) + ":" + encode(password) + "@";
         String h = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
         b.url((ssl ? "rediss://" : "redis://") + auth + h + ":" + port + "/" + database);
@@ -155,8 +170,8 @@ final class JedisStores {
      */
     static List<String> nodes(List<String> nodes, String property) {
         if (nodes.isEmpty()) {
-            throw new InvalidRateLimitConfigurationException(property + " is empty. List the sentinels as host:port, "
-                    + "e.g. 'sentinel-1:26379'.");
+            throw new InvalidRateLimitConfigurationException(
+                    property + " is empty. List the sentinels as host:port, " + "e.g. 'sentinel-1:26379'.");
         }
         return nodes;
     }
@@ -187,14 +202,17 @@ final class JedisStores {
             boolean ssl = bundle != null || urlUsesSsl;
             Sentinel sentinel = details.getSentinel();
             if (sentinel != null) {
-                b.sentinel(sentinel.getMaster(), nodes(hostsAndPorts(sentinel.getNodes()),
-                        source(details, "sentinel.nodes")));
+                b.sentinel(
+                        sentinel.getMaster(),
+                        nodes(hostsAndPorts(sentinel.getNodes()), source(details, "sentinel.nodes")));
                 replicated(b, details.getUsername(), details.getPassword(), ssl, env);
             } else if (details.getCluster() != null) {
                 b.cluster(hostsAndPorts(details.getCluster().getNodes()));
                 replicated(b, details.getUsername(), details.getPassword(), ssl, env);
             } else if (details.getMasterReplica() != null) {
-                throw new InvalidRateLimitConfigurationException(source(details, "masterreplica.nodes"), null,
+                throw new InvalidRateLimitConfigurationException(
+                        source(details, "masterreplica.nodes"),
+                        null,
                         "the rate-limit store cannot use a master and replicas without Sentinel: it writes every "
                                 + "decision, and only to one master it finds through Sentinel or Cluster",
                         "Set ratelimit.redis.url to the master, e.g. ratelimit.redis.url=redis://master:6379, or use "
@@ -203,8 +221,14 @@ final class JedisStores {
                 Standalone server = details.getStandalone();
                 // A URL without a port: Redis's own.
                 int port = server.getPort() > 0 ? server.getPort() : 6379;
-                standalone(b, server.getHost(), port, server.getDatabase(), details.getUsername(),
-                        details.getPassword(), ssl);
+                standalone(
+                        b,
+                        server.getHost(),
+                        port,
+                        server.getDatabase(),
+                        details.getUsername(),
+                        details.getPassword(),
+                        ssl);
             }
         }
 
@@ -212,7 +236,8 @@ final class JedisStores {
         private static String source(DataRedisConnectionDetails details, String property) {
             String type = details.getClass().getName();
             return type.equals(RateLimitAutoConfiguration.PROPERTIES_CONNECTION_DETAILS)
-                    ? "spring.data.redis." + property : "DataRedisConnectionDetails (" + type + ")";
+                    ? "spring.data.redis." + property
+                    : "DataRedisConnectionDetails (" + type + ")";
         }
 
         private static List<String> hostsAndPorts(List<Node> nodes) {

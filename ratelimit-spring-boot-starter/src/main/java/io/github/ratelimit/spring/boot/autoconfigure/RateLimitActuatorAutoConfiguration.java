@@ -11,6 +11,7 @@ import io.github.ratelimit.spring.boot.actuate.RedisStoreHealthIndicator;
 import io.github.ratelimit.spring.boot.actuate.RejectedKeys;
 import io.github.ratelimit.spring.boot.actuate.StoreLatency;
 import io.github.ratelimit.store.BucketStore;
+import java.util.OptionalDouble;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
@@ -25,8 +26,6 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-import java.util.OptionalDouble;
-
 /**
  * Spring Boot Actuator: the {@code ratelimits} endpoint (rules, store, most-rejected keys), the {@code ratelimitkeys}
  * endpoint (per-key limits and resets), and the store's health.
@@ -37,8 +36,11 @@ public final class RateLimitActuatorAutoConfiguration {
 
     /** The ratelimits and ratelimitkeys endpoints, and the rejected-keys summary the first shows. */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = {"org.springframework.boot.actuate.endpoint.annotation.Endpoint",
-            "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint"})
+    @ConditionalOnClass(
+            name = {
+                "org.springframework.boot.actuate.endpoint.annotation.Endpoint",
+                "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint"
+            })
     @EnableConfigurationProperties(RateLimitsEndpointProperties.class)
     static class EndpointConfiguration {
 
@@ -50,9 +52,12 @@ public final class RateLimitActuatorAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean
         @ConditionalOnAvailableEndpoint
-        RateLimitsEndpoint rateLimitsEndpoint(RateLimiter limiter, BucketStore store, RejectedKeys rejected,
-                                              RateLimitsEndpointProperties properties,
-                                              ObjectProvider<StoreLatency> latency) {
+        RateLimitsEndpoint rateLimitsEndpoint(
+                RateLimiter limiter,
+                BucketStore store,
+                RejectedKeys rejected,
+                RateLimitsEndpointProperties properties,
+                ObjectProvider<StoreLatency> latency) {
             // Asked at each read: the metrics' bean may come from an auto-configuration after this one.
             return new RateLimitsEndpoint(limiter, store, rejected, properties.getShowValues(), percentile -> {
                 StoreLatency metrics = latency.getIfAvailable();
@@ -64,8 +69,8 @@ public final class RateLimitActuatorAutoConfiguration {
         @ConditionalOnMissingBean
         @ConditionalOnBean(RateLimitsEndpoint.class)
         @ConditionalOnAvailableEndpoint(exposure = EndpointExposure.WEB)
-        RateLimitsEndpointWebExtension rateLimitsEndpointWebExtension(RateLimitsEndpoint endpoint,
-                                                                      RateLimitsEndpointProperties properties) {
+        RateLimitsEndpointWebExtension rateLimitsEndpointWebExtension(
+                RateLimitsEndpoint endpoint, RateLimitsEndpointProperties properties) {
             return new RateLimitsEndpointWebExtension(endpoint, properties.getShowValues(), properties.getRoles());
         }
 
@@ -84,14 +89,15 @@ public final class RateLimitActuatorAutoConfiguration {
      * it makes it count (docs/spring-boot.md).
      */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = {"org.springframework.boot.health.contributor.HealthIndicator",
-            "redis.clients.jedis.UnifiedJedis"})
+    @ConditionalOnClass(
+            name = {"org.springframework.boot.health.contributor.HealthIndicator", "redis.clients.jedis.UnifiedJedis"})
     static class HealthConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(name = "rateLimitStoreHealthIndicator")
         HealthIndicator rateLimitStoreHealthIndicator(BucketStore store) {
-            return store instanceof JedisBucketStore redis ? new RedisStoreHealthIndicator(redis)
+            return store instanceof JedisBucketStore redis
+                    ? new RedisStoreHealthIndicator(redis)
                     : () -> Health.up().withDetail("store", "local").build();
         }
     }

@@ -3,13 +3,14 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
-import io.github.ratelimit.RateLimiter.Waiter;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.RateLimiter.Waiter;
 import io.github.ratelimit.internal.config.RateLimitSettings;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.spring.boot.internal.method.AuthorityPlans;
 import io.github.ratelimit.spring.boot.internal.method.SpelKeyResolverFactory;
 import io.github.ratelimit.store.BucketStore;
+import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -22,8 +23,6 @@ import org.springframework.context.annotation.Import;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
 
-import java.util.Map;
-
 /**
  * Auto-configuration of the engine: the {@code ratelimit.*} settings and a {@link RateLimiter} over a local or Redis
  * {@link BucketStore}. What applies it comes after, one auto-configuration per way in:
@@ -32,12 +31,14 @@ import java.util.Map;
  * store and the Actuator endpoints. Every bean backs off when the application defines its own; with
  * {@code ratelimit.enabled=false} none is made.
  */
-@AutoConfiguration(afterName = {
-        // The meter registry its metrics bind to, whichever export creates it.
-        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
-        // The Redis connection (spring.data.redis.*, or another DataRedisConnectionDetails) the Redis store reuses.
-        "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            // The meter registry its metrics bind to, whichever export creates it.
+            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+            // The Redis connection (spring.data.redis.*, or another DataRedisConnectionDetails) the Redis store reuses.
+            "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration"
+        })
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RateLimitProperties.class)
 // Imported, not annotated @Configuration: a component scan of these packages (the starter's own tests) must not find
@@ -80,9 +81,13 @@ public final class RateLimitAutoConfiguration {
 
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean
-    RateLimiter rateLimiter(RateLimitSettings settings, BucketStore store, ConfigurableListableBeanFactory beanFactory,
-                            ObjectProvider<LimitProvider> limitProvider, ObjectProvider<RateLimiter.Listener> listeners,
-                            ObjectProvider<RateLimiterBuilderCustomizer> customizers) {
+    RateLimiter rateLimiter(
+            RateLimitSettings settings,
+            BucketStore store,
+            ConfigurableListableBeanFactory beanFactory,
+            ObjectProvider<LimitProvider> limitProvider,
+            ObjectProvider<RateLimiter.Listener> listeners,
+            ObjectProvider<RateLimiterBuilderCustomizer> customizers) {
         RateLimiter.Builder builder = settings.applyTo(RateLimiter.builder())
                 .store(store)
                 .keyResolverFactory(new AuthorityPlans(new SpelKeyResolverFactory(beanFactory)));
@@ -93,7 +98,8 @@ public final class RateLimitAutoConfiguration {
                 builder.waiter(waiter);
             }
         }
-        for (Map.Entry<String, KeyResolver> e : beanFactory.getBeansOfType(KeyResolver.class).entrySet()) {
+        for (Map.Entry<String, KeyResolver> e :
+                beanFactory.getBeansOfType(KeyResolver.class).entrySet()) {
             builder.keyResolver(e.getKey(), e.getValue());
         }
         // A LimitProvider bean (plans from a database) replaces ratelimit.plans and ratelimit.keys.
@@ -114,8 +120,8 @@ public final class RateLimitAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean
-        BucketStore rateLimitBucketStore(RateLimitSettings settings, Environment environment,
-                                         ConfigurableListableBeanFactory beanFactory) {
+        BucketStore rateLimitBucketStore(
+                RateLimitSettings settings, Environment environment, ConfigurableListableBeanFactory beanFactory) {
             if (settings.store() == RateLimitSettings.StoreKind.LOCAL) {
                 return settings.createStore(clock(beanFactory));
             }
@@ -125,14 +131,17 @@ public final class RateLimitAutoConfiguration {
             }
             if (springDataRedisConfigured(environment) || connectionDetailsBean(beanFactory) != null) {
                 requireJedis(beanFactory.getBeanClassLoader());
-                return JedisStores.fromSpringBoot(settings.redis(), environment, connectionDetails(beanFactory),
-                        clock(beanFactory));
+                return JedisStores.fromSpringBoot(
+                        settings.redis(), environment, connectionDetails(beanFactory), clock(beanFactory));
             }
             if (settings.store() == RateLimitSettings.StoreKind.REDIS) {
-                throw new InvalidRateLimitConfigurationException("ratelimit.store", "redis", "'redis' needs a Redis "
-                        + "server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master, "
-                        + "ratelimit.redis.cluster.nodes or spring.data.redis.* is set", "Set one of them, e.g. "
-                        + "ratelimit.redis.url=redis://localhost:6379.");
+                throw new InvalidRateLimitConfigurationException(
+                        "ratelimit.store",
+                        "redis",
+                        "'redis' needs a Redis "
+                                + "server, but none of ratelimit.redis.url, ratelimit.redis.sentinel.master, "
+                                + "ratelimit.redis.cluster.nodes or spring.data.redis.* is set",
+                        "Set one of them, e.g. " + "ratelimit.redis.url=redis://localhost:6379.");
             }
             return settings.createStore(clock(beanFactory));
         }
@@ -140,7 +149,8 @@ public final class RateLimitAutoConfiguration {
 
     /** @return whether {@code spring.data.redis.*} names a server */
     private static boolean springDataRedisConfigured(Environment env) {
-        return env.containsProperty("spring.data.redis.host") || env.containsProperty("spring.data.redis.url")
+        return env.containsProperty("spring.data.redis.host")
+                || env.containsProperty("spring.data.redis.url")
                 || env.containsProperty("spring.data.redis.port")
                 || env.containsProperty("spring.data.redis.sentinel.master")
                 || env.containsProperty("spring.data.redis.cluster.nodes")
@@ -187,7 +197,8 @@ public final class RateLimitAutoConfiguration {
 
     private static Class<?> connectionDetailsType(ConfigurableListableBeanFactory beanFactory) {
         ClassLoader loader = beanFactory == null ? null : beanFactory.getBeanClassLoader();
-        return beanFactory == null || !ClassUtils.isPresent(CONNECTION_DETAILS, loader) ? null
+        return beanFactory == null || !ClassUtils.isPresent(CONNECTION_DETAILS, loader)
+                ? null
                 : ClassUtils.resolveClassName(CONNECTION_DETAILS, loader);
     }
 
@@ -197,9 +208,11 @@ public final class RateLimitAutoConfiguration {
      */
     private static void requireJedis(ClassLoader classLoader) {
         if (!ClassUtils.isPresent("redis.clients.jedis.UnifiedJedis", classLoader)) {
-            throw new InvalidRateLimitConfigurationException("ratelimit.store", null, "the Redis store needs Jedis, "
-                    + "which is not on the class path", "Add the dependency redis.clients:jedis (7.x), or set "
-                    + "ratelimit.store=local.");
+            throw new InvalidRateLimitConfigurationException(
+                    "ratelimit.store",
+                    null,
+                    "the Redis store needs Jedis, " + "which is not on the class path",
+                    "Add the dependency redis.clients:jedis (7.x), or set " + "ratelimit.store=local.");
         }
     }
 }

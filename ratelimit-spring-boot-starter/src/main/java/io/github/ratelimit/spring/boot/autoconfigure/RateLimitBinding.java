@@ -2,6 +2,8 @@ package io.github.ratelimit.spring.boot.autoconfigure;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.internal.config.RateLimitSettings;
+import java.util.ArrayList;
+import java.util.List;
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
 import org.springframework.boot.context.properties.bind.BindContext;
 import org.springframework.boot.context.properties.bind.BindHandler;
@@ -12,9 +14,6 @@ import org.springframework.boot.context.properties.source.ConfigurationPropertyS
 import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
 import org.springframework.boot.context.properties.source.IterableConfigurationPropertySource;
 import org.springframework.core.env.Environment;
-
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * How Spring binds {@code ratelimit.*}: before anything is bound, every name in the environment is checked against the
@@ -49,7 +48,9 @@ final class RateLimitBinding extends AbstractBindHandler {
     public Object onFailure(ConfigurationPropertyName name, Bindable<?> target, BindContext context, Exception error)
             throws Exception {
         ConfigurationProperty property = context.getConfigurationProperty();
-        if (ROOT.isAncestorOf(name) && property != null && property.getValue() != null
+        if (ROOT.isAncestorOf(name)
+                && property != null
+                && property.getValue() != null
                 && !(error instanceof InvalidRateLimitConfigurationException)) {
             RateLimitSettings.checkText(name.toString(), property.getValue().toString());
         }
@@ -61,7 +62,10 @@ final class RateLimitBinding extends AbstractBindHandler {
         List<String> names = new ArrayList<>();
         for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
             if (source instanceof IterableConfigurationPropertySource iterable) {
-                iterable.stream().filter(ROOT::isAncestorOf).map(ConfigurationPropertyName::toString).forEach(names::add);
+                iterable.stream()
+                        .filter(ROOT::isAncestorOf)
+                        .map(ConfigurationPropertyName::toString)
+                        .forEach(names::add);
             }
         }
         return names;

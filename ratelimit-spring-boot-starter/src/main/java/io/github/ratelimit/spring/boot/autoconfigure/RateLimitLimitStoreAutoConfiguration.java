@@ -34,7 +34,8 @@ public final class RateLimitLimitStoreAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean
-    LimitAdmin rateLimitAdmin(RateLimiter limiter, @Qualifier(LIMIT_STORE_BEAN) ObjectProvider<LimitProvider> limitStore) {
+    LimitAdmin rateLimitAdmin(
+            RateLimiter limiter, @Qualifier(LIMIT_STORE_BEAN) ObjectProvider<LimitProvider> limitStore) {
         LimitProvider provider = limitStore.getIfAvailable();
         // The null check first: without Jedis there is no limit store, and the Redis type is never touched.
         return LimitAdmin.of(limiter, provider != null && provider instanceof RedisLimitProvider redis ? redis : null);

@@ -14,6 +14,8 @@ import io.github.ratelimit.spring.boot.internal.method.SecurityPrincipal;
 import io.github.ratelimit.spring.boot.internal.web.reactive.ReactiveMethodRateLimit;
 import io.github.ratelimit.spring.boot.internal.web.servlet.ServletMethodRateLimit;
 import io.github.ratelimit.spring.boot.internal.web.servlet.WebAccess;
+import java.lang.reflect.Method;
+import java.util.Arrays;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.StaticMethodMatcherPointcut;
@@ -28,9 +30,6 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
-
-import java.lang.reflect.Method;
-import java.util.Arrays;
 
 /**
  * Applies {@code @RateLimit} to any bean: a Spring AOP advisor (as for {@code @Transactional}), so no AspectJ weaver
@@ -48,10 +47,13 @@ public final class RateLimitMethodAutoConfiguration {
      */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static RateLimitMethodInterceptor rateLimitMethodInterceptor(ObjectProvider<RateLimiter> limiter,
-                                                                 ObjectProvider<MethodDecider> deciders,
-                                                                 ObjectProvider<CallPrincipal> principals) {
-        return new RateLimitMethodInterceptor(new LazyLimiter(limiter), deciders.orderedStream().toList(),
+    static RateLimitMethodInterceptor rateLimitMethodInterceptor(
+            ObjectProvider<RateLimiter> limiter,
+            ObjectProvider<MethodDecider> deciders,
+            ObjectProvider<CallPrincipal> principals) {
+        return new RateLimitMethodInterceptor(
+                new LazyLimiter(limiter),
+                deciders.orderedStream().toList(),
                 CallPrincipal.firstOf(principals.orderedStream().toList()));
     }
 
@@ -73,8 +75,11 @@ public final class RateLimitMethodAutoConfiguration {
      * filter's decision, its response), and its user names the caller.
      */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = {"org.springframework.web.context.request.RequestContextHolder",
-            "jakarta.servlet.http.HttpServletRequest"})
+    @ConditionalOnClass(
+            name = {
+                "org.springframework.web.context.request.RequestContextHolder",
+                "jakarta.servlet.http.HttpServletRequest"
+            })
     static class ServletCallsConfiguration {
 
         @Bean
@@ -87,18 +92,23 @@ public final class RateLimitMethodAutoConfiguration {
                 if (request == null) {
                     return null;
                 }
-                return request.getUserPrincipal() != null ? request.getUserPrincipal().getName()
+                return request.getUserPrincipal() != null
+                        ? request.getUserPrincipal().getName()
                         : request.getRemoteUser();
             };
         }
 
         @Bean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        static ServletMethodRateLimit rateLimitServletMethodDecider(ObjectProvider<RateLimitSettings> settings,
-                                                                    ObjectProvider<CallPrincipal> principals,
-                                                                    ObjectProvider<RateLimitMethodInterceptor.Ends> ends) {
-            return new ServletMethodRateLimit(settings::getObject, new WebAccess.Servlet(),
-                    CallPrincipal.firstOf(principals.orderedStream().toList()), ends.getIfAvailable());
+        static ServletMethodRateLimit rateLimitServletMethodDecider(
+                ObjectProvider<RateLimitSettings> settings,
+                ObjectProvider<CallPrincipal> principals,
+                ObjectProvider<RateLimitMethodInterceptor.Ends> ends) {
+            return new ServletMethodRateLimit(
+                    settings::getObject,
+                    new WebAccess.Servlet(),
+                    CallPrincipal.firstOf(principals.orderedStream().toList()),
+                    ends.getIfAvailable());
         }
     }
 
@@ -109,8 +119,8 @@ public final class RateLimitMethodAutoConfiguration {
 
         @Bean
         @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-        static ReactiveMethodRateLimit rateLimitReactiveMethodDecider(ConfigurableListableBeanFactory beanFactory,
-                                                                      ObjectProvider<RateLimitSettings> settings) {
+        static ReactiveMethodRateLimit rateLimitReactiveMethodDecider(
+                ConfigurableListableBeanFactory beanFactory, ObjectProvider<RateLimitSettings> settings) {
             return ReactiveMethodRateLimit.create(beanFactory, settings::getObject);
         }
 
@@ -136,11 +146,12 @@ public final class RateLimitMethodAutoConfiguration {
     }
 
     @Bean
-    static RateLimitAnnotationValidator rateLimitAnnotationValidator(ConfigurableListableBeanFactory beanFactory,
-                                                                     ObjectProvider<RateLimitMethodInterceptor> interceptor,
-                                                                     ObjectProvider<RateLimiter> limiter,
-                                                                     ObjectProvider<RateLimitSettings> settings,
-                                                                     Environment environment) {
+    static RateLimitAnnotationValidator rateLimitAnnotationValidator(
+            ConfigurableListableBeanFactory beanFactory,
+            ObjectProvider<RateLimitMethodInterceptor> interceptor,
+            ObjectProvider<RateLimiter> limiter,
+            ObjectProvider<RateLimitSettings> settings,
+            Environment environment) {
         return new RateLimitAnnotationValidator(beanFactory, interceptor, () -> {
             RateLimitSettings s = settings.getObject();
             ForwardedHeadersCheck.check(environment, s, limiter.getObject(), beanFactory);
@@ -149,9 +160,11 @@ public final class RateLimitMethodAutoConfiguration {
             boolean ownProvider = Arrays.stream(beanFactory.getBeanNamesForType(LimitProvider.class))
                     .anyMatch(name -> !name.equals(RateLimitLimitStoreAutoConfiguration.LIMIT_STORE_BEAN));
             if (s.limitProvider() != null && !ownProvider) {
-                RuleNameChecks.checkKeyLimits(s.limitProvider(), limiter.getObject().rules());
+                RuleNameChecks.checkKeyLimits(
+                        s.limitProvider(), limiter.getObject().rules());
             }
-            RuleNameChecks.checkPlanRules(s.planFrom(), s.planRules(), limiter.getObject().rules());
+            RuleNameChecks.checkPlanRules(
+                    s.planFrom(), s.planRules(), limiter.getObject().rules());
         });
     }
 }

@@ -17,17 +17,19 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
-
 /**
  * Micrometer, when the application has a registry: every decision counted and timed, the store's breaker, repairs
  * and round trips, and the limit store's repairs ({@code docs/operations.md} names the meters); and each decision
  * an observation ({@code ratelimit.decision}), a span in the request's trace, when it has an observation registry.
  */
-@AutoConfiguration(after = RateLimitAutoConfiguration.class, afterName = {
-        // The meter registry the metrics bind to, whichever export creates it.
-        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
-        "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
-        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"})
+@AutoConfiguration(
+        after = RateLimitAutoConfiguration.class,
+        afterName = {
+            // The meter registry the metrics bind to, whichever export creates it.
+            "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+            "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+            "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"
+        })
 @ConditionalOnBooleanProperty(name = "ratelimit.enabled", matchIfMissing = true)
 @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
 public final class RateLimitMetricsAutoConfiguration {
@@ -35,10 +37,13 @@ public final class RateLimitMetricsAutoConfiguration {
     /** The metrics listener, or one that records nothing with {@code ratelimit.metrics=false}. */
     @Bean
     @ConditionalOnBean(MeterRegistry.class)
-    RateLimiter.Listener rateLimitMetrics(MeterRegistry registry, BucketStore store, RateLimitSettings settings,
-                                       ObjectProvider<LimitProvider> limitProviders) {
+    RateLimiter.Listener rateLimitMetrics(
+            MeterRegistry registry,
+            BucketStore store,
+            RateLimitSettings settings,
+            ObjectProvider<LimitProvider> limitProviders) {
         if (!settings.metrics()) {
-            return decision -> { };
+            return decision -> {};
         }
         MicrometerMetrics metrics = new MicrometerMetrics(registry, settings.nearLimit());
         metrics.bindStore(store);

@@ -12,5 +12,4 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * metadata is generated from them. Unknown names are refused before binding, with the nearest known name.
  */
 @ConfigurationProperties("ratelimit")
-public class RateLimitProperties extends RateLimitConfig {
-}
+public class RateLimitProperties extends RateLimitConfig {}

@@ -37,9 +37,10 @@ public final class RateLimitReactiveAutoConfiguration {
      * {@link LimitProvider} bean (the limit store's Redis, an application's database). In memory, none.
      */
     @Bean(name = ReactiveMethodRateLimit.DECIDER_BEAN, destroyMethod = "close")
-    ReactiveDecider rateLimitReactiveDecider(RateLimitSettings settings, BucketStore store,
-                                             ObjectProvider<LimitProvider> providers) {
-        boolean inMemory = store instanceof LocalBucketStore && providers.stream().findAny().isEmpty();
+    ReactiveDecider rateLimitReactiveDecider(
+            RateLimitSettings settings, BucketStore store, ObjectProvider<LimitProvider> providers) {
+        boolean inMemory = store instanceof LocalBucketStore
+                && providers.stream().findAny().isEmpty();
         return new ReactiveDecider(inMemory ? 0 : settings.redis().poolSize());
     }
 
@@ -58,27 +59,45 @@ public final class RateLimitReactiveAutoConfiguration {
         /** URL rules after authentication, and the rules of the handler method that will serve the request. */
         @Bean
         @ConditionalOnMissingBean(name = "rateLimitWebFilter")
-        RateLimitWebFilter rateLimitWebFilter(RateLimitSettings settings, RateLimiter limiter, ReactiveDecider decider,
-                                              ConfigurableListableBeanFactory beanFactory) {
-            SpelKeyResolverFactory spel = SpelKeyResolverFactory.checkedForUrlRules(
-                    settings.rules(Phase.AFTER_AUTHENTICATION), beanFactory);
-            ReactiveHandlerRules handlerRules = new ReactiveHandlerRules(beanFactory,
-                    spel::readsInvocation);
-            return new RateLimitWebFilter(limiter, settings.rules(Phase.AFTER_AUTHENTICATION), handlerRules, decider,
-                    settings.headers(), settings.trustContainerForwarding(), settings.filterOrder(),
-                    settings.rejectStatus(), settings.plansFromAuthorities());
+        RateLimitWebFilter rateLimitWebFilter(
+                RateLimitSettings settings,
+                RateLimiter limiter,
+                ReactiveDecider decider,
+                ConfigurableListableBeanFactory beanFactory) {
+            SpelKeyResolverFactory spel =
+                    SpelKeyResolverFactory.checkedForUrlRules(settings.rules(Phase.AFTER_AUTHENTICATION), beanFactory);
+            ReactiveHandlerRules handlerRules = new ReactiveHandlerRules(beanFactory, spel::readsInvocation);
+            return new RateLimitWebFilter(
+                    limiter,
+                    settings.rules(Phase.AFTER_AUTHENTICATION),
+                    handlerRules,
+                    decider,
+                    settings.headers(),
+                    settings.trustContainerForwarding(),
+                    settings.filterOrder(),
+                    settings.rejectStatus(),
+                    settings.plansFromAuthorities());
         }
 
         /** URL rules that decide before Spring Security: limits on authentication attempts. */
         @Bean
         @ConditionalOnMissingBean(name = "rateLimitBeforeAuthenticationWebFilter")
-        RateLimitWebFilter rateLimitBeforeAuthenticationWebFilter(RateLimitSettings settings, RateLimiter limiter,
-                                                                  ReactiveDecider decider,
-                                                                  ConfigurableListableBeanFactory beanFactory) {
+        RateLimitWebFilter rateLimitBeforeAuthenticationWebFilter(
+                RateLimitSettings settings,
+                RateLimiter limiter,
+                ReactiveDecider decider,
+                ConfigurableListableBeanFactory beanFactory) {
             SpelKeyResolverFactory.checkedForUrlRules(settings.rules(Phase.BEFORE_AUTHENTICATION), beanFactory);
-            return new RateLimitWebFilter(limiter, settings.rules(Phase.BEFORE_AUTHENTICATION), null, decider,
-                    settings.headers(), settings.trustContainerForwarding(), settings.beforeAuthenticationOrder(),
-                    settings.rejectStatus(), settings.plansFromAuthorities());
+            return new RateLimitWebFilter(
+                    limiter,
+                    settings.rules(Phase.BEFORE_AUTHENTICATION),
+                    null,
+                    decider,
+                    settings.headers(),
+                    settings.trustContainerForwarding(),
+                    settings.beforeAuthenticationOrder(),
+                    settings.rejectStatus(),
+                    settings.plansFromAuthorities());
         }
     }
 }

@@ -14,6 +14,7 @@ import io.github.ratelimit.spring.boot.internal.web.servlet.MvcHandlerRulesFacto
 import io.github.ratelimit.spring.boot.internal.web.servlet.RateLimitExceptionResolver;
 import io.github.ratelimit.spring.boot.internal.web.servlet.TomcatClientConnections;
 import jakarta.servlet.DispatcherType;
+import java.util.List;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -26,8 +27,6 @@ import org.springframework.boot.web.server.WebServerFactoryCustomizer;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-
-import java.util.List;
 
 /**
  * Servlet applications: the filters that decide URL rules (and, on Spring MVC, the handler's {@code @RateLimit}
@@ -58,14 +57,22 @@ public final class RateLimitServletAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean(name = "rateLimitFilter")
-    FilterRegistrationBean<RateLimitFilter> rateLimitFilter(RateLimitSettings settings, RateLimiter limiter,
-                                                            RejectionHandler rejectionHandler,
-                                                            ConfigurableListableBeanFactory beanFactory,
-                                                            ObjectProvider<MvcHandlerRulesFactory> handlerRules,
-                                                            ObjectProvider<ClientConnections> connections) {
-        FilterRegistrationBean<RateLimitFilter> registration = registration("rateLimitFilter",
-                settings.rules(Phase.AFTER_AUTHENTICATION), settings.filterOrder(), settings, limiter,
-                rejectionHandler, beanFactory, connections);
+    FilterRegistrationBean<RateLimitFilter> rateLimitFilter(
+            RateLimitSettings settings,
+            RateLimiter limiter,
+            RejectionHandler rejectionHandler,
+            ConfigurableListableBeanFactory beanFactory,
+            ObjectProvider<MvcHandlerRulesFactory> handlerRules,
+            ObjectProvider<ClientConnections> connections) {
+        FilterRegistrationBean<RateLimitFilter> registration = registration(
+                "rateLimitFilter",
+                settings.rules(Phase.AFTER_AUTHENTICATION),
+                settings.filterOrder(),
+                settings,
+                limiter,
+                rejectionHandler,
+                beanFactory,
+                connections);
         handlerRules.ifAvailable(factory -> {
             registration.getFilter().handlerRules(factory.create());
             registration.setEnabled(true);
@@ -76,23 +83,37 @@ public final class RateLimitServletAutoConfiguration {
     /** URL rules that decide before Spring Security: limits on authentication attempts. */
     @Bean
     @ConditionalOnMissingBean(name = "rateLimitBeforeAuthenticationFilter")
-    FilterRegistrationBean<RateLimitFilter> rateLimitBeforeAuthenticationFilter(RateLimitSettings settings,
-                                                                                RateLimiter limiter,
-                                                                                RejectionHandler rejectionHandler,
-                                                                                ConfigurableListableBeanFactory beanFactory,
-                                                                                ObjectProvider<ClientConnections> connections) {
-        return registration("rateLimitBeforeAuthenticationFilter", settings.rules(Phase.BEFORE_AUTHENTICATION),
-                settings.beforeAuthenticationOrder(), settings, limiter, rejectionHandler, beanFactory, connections);
+    FilterRegistrationBean<RateLimitFilter> rateLimitBeforeAuthenticationFilter(
+            RateLimitSettings settings,
+            RateLimiter limiter,
+            RejectionHandler rejectionHandler,
+            ConfigurableListableBeanFactory beanFactory,
+            ObjectProvider<ClientConnections> connections) {
+        return registration(
+                "rateLimitBeforeAuthenticationFilter",
+                settings.rules(Phase.BEFORE_AUTHENTICATION),
+                settings.beforeAuthenticationOrder(),
+                settings,
+                limiter,
+                rejectionHandler,
+                beanFactory,
+                connections);
     }
 
-    private static FilterRegistrationBean<RateLimitFilter> registration(String name, List<UrlRule> rules, int order,
-                                                                       RateLimitSettings settings, RateLimiter limiter,
-                                                                       RejectionHandler rejectionHandler,
-                                                                       ConfigurableListableBeanFactory beanFactory,
-                                                                       ObjectProvider<ClientConnections> connections) {
+    private static FilterRegistrationBean<RateLimitFilter> registration(
+            String name,
+            List<UrlRule> rules,
+            int order,
+            RateLimitSettings settings,
+            RateLimiter limiter,
+            RejectionHandler rejectionHandler,
+            ConfigurableListableBeanFactory beanFactory,
+            ObjectProvider<ClientConnections> connections) {
         SpelKeyResolverFactory.checkedForUrlRules(rules, beanFactory);
-        RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter).headers(settings.headers())
-                .rejectionHandler(rejectionHandler).trustContainerForwarding(settings.trustContainerForwarding());
+        RateLimitFilter.Builder builder = RateLimitFilter.builder(limiter)
+                .headers(settings.headers())
+                .rejectionHandler(rejectionHandler)
+                .trustContainerForwarding(settings.trustContainerForwarding());
         rules.forEach(rule -> builder.urlRule(rule.rule(), rule.methods(), rule.paths()));
         if (rules.stream().anyMatch(rule -> rule.phase() == Phase.BEFORE_AUTHENTICATION)) {
             builder.beforeAuthentication();
@@ -132,8 +153,11 @@ public final class RateLimitServletAutoConfiguration {
      * {@link ClientConnections} bean of the application's replaces it.
      */
     @Configuration(proxyBeanMethods = false)
-    @ConditionalOnClass(name = {"org.apache.catalina.valves.ValveBase",
-            "org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory"})
+    @ConditionalOnClass(
+            name = {
+                "org.apache.catalina.valves.ValveBase",
+                "org.springframework.boot.tomcat.servlet.TomcatServletWebServerFactory"
+            })
     static class TomcatConnectionsConfiguration {
 
         @Bean

@@ -1,6 +1,13 @@
 package io.github.ratelimit.spring.boot.actuate;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.testing.redis.RedisServer;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
@@ -14,14 +21,6 @@ import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RestController;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.ObjectMapper;
-
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The ratelimitkeys endpoint over real HTTP, on a real Redis, with per-key limits switched on by one property:
@@ -57,7 +56,8 @@ class RateLimitKeysEndpointTest {
 
     static HttpResponse<String> send(int port, String method, String path, String json) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(10)).header("X-User", "alice");
+                .timeout(Duration.ofSeconds(10))
+                .header("X-User", "alice");
         if (json != null) {
             b.header("Content-Type", "application/json").method(method, HttpRequest.BodyPublishers.ofString(json));
         } else {
@@ -66,14 +66,20 @@ class RateLimitKeysEndpointTest {
         return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-
     @Nested
-    @SpringBootTest(classes = App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-            properties = {"ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/keys-endpoint-test/**",
-                    "ratelimit.rules[0].key=header:X-User", "ratelimit.rules[0].limits=100/1m",
-                    "ratelimit.plans.tiny=1/1h", "ratelimit.limit-store.enabled=true",
-                    "management.endpoints.web.exposure.include=ratelimitkeys",
-                    "management.endpoint.ratelimitkeys.access=unrestricted"})
+    @SpringBootTest(
+            classes = App.class,
+            webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+            properties = {
+                "ratelimit.rules[0].name=api",
+                "ratelimit.rules[0].paths=/keys-endpoint-test/**",
+                "ratelimit.rules[0].key=header:X-User",
+                "ratelimit.rules[0].limits=100/1m",
+                "ratelimit.plans.tiny=1/1h",
+                "ratelimit.limit-store.enabled=true",
+                "management.endpoints.web.exposure.include=ratelimitkeys",
+                "management.endpoint.ratelimitkeys.access=unrestricted"
+            })
     class WithWritesSwitchedOn {
 
         @DynamicPropertySource
@@ -86,8 +92,11 @@ class RateLimitKeysEndpointTest {
 
         @Test
         void setsReadsResetsAndRemovesAKeysLimitsEachEnforcedByTheNextRequest() throws Exception {
-            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(200);
-            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api/alice", null).statusCode()).isEqualTo(404);
+            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode())
+                    .isEqualTo(200);
+            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api/alice", null)
+                            .statusCode())
+                    .isEqualTo(404);
 
             HttpResponse<String> set = send(port, "POST", "/actuator/ratelimitkeys/api/alice", "{\"limits\":\"2/1h\"}");
             assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
@@ -95,42 +104,71 @@ class RateLimitKeysEndpointTest {
             assertThat(entry.at("/limits/0").asString()).isEqualTo("2/1h");
             assertThat(entry.at("/changedBy").asString()).isEqualTo("unknown");
             // The live bucket shrinks to 2: two more calls, then 429.
-            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(200);
-            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(200);
-            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(429);
-
-            assertThat(send(port, "POST", "/actuator/ratelimitkeys/api/alice", "{\"reset\":true}").statusCode())
+            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode())
                     .isEqualTo(200);
-            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).as("reset: full again").isEqualTo(200);
+            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode())
+                    .isEqualTo(200);
+            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode())
+                    .isEqualTo(429);
+
+            assertThat(send(port, "POST", "/actuator/ratelimitkeys/api/alice", "{\"reset\":true}")
+                            .statusCode())
+                    .isEqualTo(200);
+            assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode())
+                    .as("reset: full again")
+                    .isEqualTo(200);
 
             HttpResponse<String> page = send(port, "GET", "/actuator/ratelimitkeys/api?count=10", null);
-            assertThat(JSON.readTree(page.body()).at("/entries/0/key").asString()).isEqualTo("alice");
+            assertThat(JSON.readTree(page.body()).at("/entries/0/key").asString())
+                    .isEqualTo("alice");
 
-            assertThat(JSON.readTree(send(port, "DELETE", "/actuator/ratelimitkeys/api/alice", null).body())
-                    .at("/removed").asBoolean()).isTrue();
-            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api/alice", null).statusCode()).isEqualTo(404);
+            assertThat(JSON.readTree(send(port, "DELETE", "/actuator/ratelimitkeys/api/alice", null)
+                                    .body())
+                            .at("/removed")
+                            .asBoolean())
+                    .isTrue();
+            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api/alice", null)
+                            .statusCode())
+                    .isEqualTo(404);
         }
 
         @Test
         void refusesBadInputWithAMessageNeverA500() throws Exception {
-            for (String body : new String[] {"{}", "{\"limits\":\"lots\"}", "{\"plan\":\"platinum\"}",
-                    "{\"limits\":\"1/1s\",\"plan\":\"tiny\"}", "{\"limits\":\"\"}"}) {
+            for (String body : new String[] {
+                "{}",
+                "{\"limits\":\"lots\"}",
+                "{\"plan\":\"platinum\"}",
+                "{\"limits\":\"1/1s\",\"plan\":\"tiny\"}",
+                "{\"limits\":\"\"}"
+            }) {
                 HttpResponse<String> r = send(port, "POST", "/actuator/ratelimitkeys/api/bob", body);
                 assertThat(r.statusCode()).as("%s -> %s", body, r.body()).isEqualTo(400);
                 assertThat(JSON.readTree(r.body()).at("/message").asString()).isNotBlank();
             }
-            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api?count=0", null).statusCode()).isEqualTo(400);
-            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api?cursor=x", null).statusCode()).isEqualTo(400);
-            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api/bob", null).statusCode()).isEqualTo(404);
+            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api?count=0", null)
+                            .statusCode())
+                    .isEqualTo(400);
+            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api?cursor=x", null)
+                            .statusCode())
+                    .isEqualTo(400);
+            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api/bob", null)
+                            .statusCode())
+                    .isEqualTo(404);
         }
     }
 
     @Nested
-    @SpringBootTest(classes = App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-            properties = {"ratelimit.rules[0].name=api", "ratelimit.rules[0].paths=/keys-endpoint-test/**",
-                    "ratelimit.rules[0].key=header:X-User", "ratelimit.rules[0].limits=100/1m",
-                    "ratelimit.limit-store.enabled=true",
-                    "management.endpoints.web.exposure.include=ratelimitkeys"})
+    @SpringBootTest(
+            classes = App.class,
+            webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+            properties = {
+                "ratelimit.rules[0].name=api",
+                "ratelimit.rules[0].paths=/keys-endpoint-test/**",
+                "ratelimit.rules[0].key=header:X-User",
+                "ratelimit.rules[0].limits=100/1m",
+                "ratelimit.limit-store.enabled=true",
+                "management.endpoints.web.exposure.include=ratelimitkeys"
+            })
     class ReadOnlyByDefault {
 
         @DynamicPropertySource
@@ -143,14 +181,18 @@ class RateLimitKeysEndpointTest {
 
         @Test
         void changesNothingUntilWritesAreSwitchedOn() throws Exception {
-            HttpResponse<String> post = send(port, "POST", "/actuator/ratelimitkeys/api/alice", "{\"limits\":\"1/1h\"}");
+            HttpResponse<String> post =
+                    send(port, "POST", "/actuator/ratelimitkeys/api/alice", "{\"limits\":\"1/1h\"}");
             assertThat(post.statusCode()).as(post.body()).isIn(404, 405);
             HttpResponse<String> delete = send(port, "DELETE", "/actuator/ratelimitkeys/api/alice", null);
             assertThat(delete.statusCode()).isIn(404, 405);
-            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api/alice", null).statusCode())
-                    .as("read, and nothing was set").isEqualTo(404);
+            assertThat(send(port, "GET", "/actuator/ratelimitkeys/api/alice", null)
+                            .statusCode())
+                    .as("read, and nothing was set")
+                    .isEqualTo(404);
             for (int i = 0; i < 5; i++) {
-                assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode()).isEqualTo(200);
+                assertThat(send(port, "GET", "/keys-endpoint-test/ping", null).statusCode())
+                        .isEqualTo(200);
             }
         }
     }

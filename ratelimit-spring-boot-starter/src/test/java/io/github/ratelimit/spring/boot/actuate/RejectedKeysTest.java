@@ -1,29 +1,28 @@
 package io.github.ratelimit.spring.boot.actuate;
 
+import static org.assertj.core.api.Assertions.assertThat;
 
-
-
+import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
-import io.github.ratelimit.Decision;
 import io.github.ratelimit.Mode;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
-
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The Space-Saving summary keeps its guarantees with its O(1) structure and its stripes. */
 class RejectedKeysTest {
 
     private static Decision rejected(String key) {
-        return new Decision(Outcome.REJECTED, List.of(new Verdict("api", key, Mode.HARD, Outcome.REJECTED,
-                Basis.BUCKET, List.of(), 1)), 0, 1);
+        return new Decision(
+                Outcome.REJECTED,
+                List.of(new Verdict("api", key, Mode.HARD, Outcome.REJECTED, Basis.BUCKET, List.of(), 1)),
+                0,
+                1);
     }
 
     @ParameterizedTest
@@ -48,7 +47,8 @@ class RejectedKeysTest {
             assertThat(e.count() - e.error()).as(e.key()).isLessThanOrEqualTo(actual);
         }
         // Every key rejected more often than its stripe's share of the stream over the stripe's counters is found.
-        assertThat(all.subList(0, 5)).extracting(RejectedKeys.Entry::key)
+        assertThat(all.subList(0, 5))
+                .extracting(RejectedKeys.Entry::key)
                 .containsExactlyInAnyOrder("heavy-0", "heavy-1", "heavy-2", "heavy-3", "heavy-4");
         // A key that takes over a counter inherits its count: the counts always add up to the rejections seen.
         assertThat(all.stream().mapToLong(RejectedKeys.Entry::count).sum()).isEqualTo(n);

@@ -1,13 +1,8 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
-import io.github.ratelimit.internal.config.RateLimitSettings;
-import org.junit.jupiter.api.Test;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.ObjectMapper;
-import tools.jackson.databind.node.ArrayNode;
-import tools.jackson.databind.node.JsonNodeFactory;
-import tools.jackson.databind.node.ObjectNode;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.ratelimit.internal.config.RateLimitSettings;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,8 +10,12 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.JsonNodeFactory;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The IDE metadata says what the settings model does: every Spring Boot property of {@link RateLimitSettings} is
@@ -37,7 +36,8 @@ class ConfigurationMetadataTest {
 
     private static List<RateLimitSettings.Property> bootProperties() {
         return RateLimitSettings.properties().stream()
-                .filter(p -> p.entryPoint() != RateLimitSettings.EntryPoint.SERVLET_FILTER).toList();
+                .filter(p -> p.entryPoint() != RateLimitSettings.EntryPoint.SERVLET_FILTER)
+                .toList();
     }
 
     /** The additional metadata the model implies. */
@@ -71,21 +71,37 @@ class ConfigurationMetadataTest {
                 p.values().forEach(v -> values.addObject().put("value", v));
             }
         }
-        properties.addObject().put("name", "ratelimit.rules").put("description", "URL rules, enforced by a servlet "
-                + "filter. Each rule: " + describe("ratelimit.rules[i]."));
-        properties.addObject().put("name", "ratelimit.keys").put("description", "Keys with limits or a plan of their "
-                + "own. Each key: " + describe("ratelimit.keys[i]."));
-        properties.addObject().put("name", "ratelimit.plans").put("description", "Limits of named plans: "
-                + "ratelimit.plans.<plan>=<limits>, e.g. ratelimit.plans.free=10/1m, 1000/1d.");
-        // The model holds the rules file's own properties too; Spring Boot refuses them, so the IDE does not offer them.
+        properties
+                .addObject()
+                .put("name", "ratelimit.rules")
+                .put(
+                        "description",
+                        "URL rules, enforced by a servlet " + "filter. Each rule: " + describe("ratelimit.rules[i]."));
+        properties
+                .addObject()
+                .put("name", "ratelimit.keys")
+                .put(
+                        "description",
+                        "Keys with limits or a plan of their " + "own. Each key: " + describe("ratelimit.keys[i]."));
+        properties
+                .addObject()
+                .put("name", "ratelimit.plans")
+                .put(
+                        "description",
+                        "Limits of named plans: "
+                                + "ratelimit.plans.<plan>=<limits>, e.g. ratelimit.plans.free=10/1m, 1000/1d.");
+        // The model holds the rules file's own properties too; Spring Boot refuses them, so the IDE does not offer
+        // them.
         ArrayNode ignored = root.putObject("ignored").putArray("properties");
-        RateLimitSettings.properties().stream().filter(p -> p.entryPoint() == RateLimitSettings.EntryPoint.SERVLET_FILTER)
+        RateLimitSettings.properties().stream()
+                .filter(p -> p.entryPoint() == RateLimitSettings.EntryPoint.SERVLET_FILTER)
                 .forEach(p -> ignored.addObject().put("name", p.name().replaceAll("\\.<[a-z]+>", "")));
         return root;
     }
 
     private static String describe(String prefix) {
-        return bootProperties().stream().filter(p -> p.name().startsWith(prefix))
+        return bootProperties().stream()
+                .filter(p -> p.name().startsWith(prefix))
                 .map(p -> p.name().substring(prefix.length()) + (p.values().isEmpty() ? "" : " " + p.values())
                         + (p.defaultValue() == null ? "" : " (default " + p.defaultValue() + ")") + ": "
                         + p.description())
@@ -104,7 +120,9 @@ class ConfigurationMetadataTest {
             Files.writeString(file, expected);
         }
         String actual = Files.readString(file);
-        assertThat(actual).as("%s differs from the model. Update it with: %s", file, UPDATE).isEqualTo(expected);
+        assertThat(actual)
+                .as("%s differs from the model. Update it with: %s", file, UPDATE)
+                .isEqualTo(expected);
     }
 
     /** The command that writes the additional metadata from the model. */
@@ -124,11 +142,16 @@ class ConfigurationMetadataTest {
         }
         for (JsonNode p : generated.get("properties")) {
             String name = p.get("name").asString();
-            if (name.startsWith("ratelimit.") && !Set.of("ratelimit.rules", "ratelimit.keys", "ratelimit.plans")
-                    .contains(name)) {
-                RateLimitSettings.Property model = bootProperties().stream().filter(m -> m.name().equals(name))
-                        .findFirst().orElse(null);
-                assertThat(model).as("%s is in the metadata but not in the model", name).isNotNull();
+            if (name.startsWith("ratelimit.")
+                    && !Set.of("ratelimit.rules", "ratelimit.keys", "ratelimit.plans")
+                            .contains(name)) {
+                RateLimitSettings.Property model = bootProperties().stream()
+                        .filter(m -> m.name().equals(name))
+                        .findFirst()
+                        .orElse(null);
+                assertThat(model)
+                        .as("%s is in the metadata but not in the model", name)
+                        .isNotNull();
                 if (model.defaultValue() != null) {
                     assertThat(p.get("defaultValue")).as("default of %s", name).isNotNull();
                 }

@@ -1,6 +1,6 @@
 package io.github.ratelimit.spring.boot.autoconfigure;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.net.URLDecoder;
@@ -17,8 +17,7 @@ import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * The docs hold together: docs/README.md, the index, links every Markdown page under docs/; and every relative link
@@ -30,7 +29,8 @@ class DocumentationLinksTest {
 
     private static final Path ROOT = Path.of("..");
     private static final Path DOCS = ROOT.resolve("docs");
-    private static final Pattern LINK = Pattern.compile("!?\\[(?:[^\\]\\[]|\\[[^\\]]*])*]\\(([^)\\s]+)(?:\\s+\"[^\"]*\")?\\)");
+    private static final Pattern LINK =
+            Pattern.compile("!?\\[(?:[^\\]\\[]|\\[[^\\]]*])*]\\(([^)\\s]+)(?:\\s+\"[^\"]*\")?\\)");
     private static final Pattern HEADING = Pattern.compile("^(#{1,6})\\s+(.*?)\\s*#*\\s*$");
 
     @Test
@@ -44,8 +44,11 @@ class DocumentationLinksTest {
         }
         List<Path> pages;
         try (Stream<Path> files = Files.walk(DOCS)) {
-            pages = files.filter(p -> p.toString().endsWith(".md")).map(Path::normalize).filter(p -> !p.equals(index.normalize()))
-                    .sorted().toList();
+            pages = files.filter(p -> p.toString().endsWith(".md"))
+                    .map(Path::normalize)
+                    .filter(p -> !p.equals(index.normalize()))
+                    .sorted()
+                    .toList();
         }
         assertThat(pages).as("the Markdown pages under docs/").isNotEmpty();
         assertThat(pages).as("pages under docs/ that %s does not link", index).allMatch(linked::contains);
@@ -64,11 +67,15 @@ class DocumentationLinksTest {
         for (Path page : pages) {
             for (Link link : links(page)) {
                 checked++;
-                Path target = link.file().isEmpty() ? page : page.getParent().resolve(link.file()).normalize();
+                Path target = link.file().isEmpty()
+                        ? page
+                        : page.getParent().resolve(link.file()).normalize();
                 if (!Files.exists(target)) {
                     broken.add(page + ": " + link.text() + " (no file " + target + ")");
-                } else if (link.anchor() != null && target.toString().endsWith(".md")
-                        && !anchors.computeIfAbsent(target, DocumentationLinksTest::anchorsOf).contains(link.anchor())) {
+                } else if (link.anchor() != null
+                        && target.toString().endsWith(".md")
+                        && !anchors.computeIfAbsent(target, DocumentationLinksTest::anchorsOf)
+                                .contains(link.anchor())) {
                     broken.add(page + ": " + link.text() + " (no heading #" + link.anchor() + " in " + target + ")");
                 }
             }
@@ -79,13 +86,18 @@ class DocumentationLinksTest {
 
     @Test
     void anchorsFollowGitHubsRules() {
-        assertThat(anchorsOf(List.of("# `@RateLimit` on any bean", "## Redis's failures: what they cost", "## Keys",
-                "## Keys", "```", "## Not a heading", "```")))
+        assertThat(anchorsOf(List.of(
+                        "# `@RateLimit` on any bean",
+                        "## Redis's failures: what they cost",
+                        "## Keys",
+                        "## Keys",
+                        "```",
+                        "## Not a heading",
+                        "```")))
                 .containsExactlyInAnyOrder("ratelimit-on-any-bean", "rediss-failures-what-they-cost", "keys", "keys-1");
     }
 
-    private record Link(String text, String file, String anchor) {
-    }
+    private record Link(String text, String file, String anchor) {}
 
     /** The relative links of a page, outside code blocks and code spans; web addresses are left out. */
     private static List<Link> links(Path page) throws IOException {
@@ -135,7 +147,9 @@ class DocumentationLinksTest {
                 continue;
             }
             String text = m.group(2).replaceAll("!?\\[([^\\]]*)]\\([^)]*\\)", "$1");
-            String slug = text.toLowerCase(Locale.ROOT).replaceAll("[^\\p{L}\\p{N} _-]", "").replace(' ', '-');
+            String slug = text.toLowerCase(Locale.ROOT)
+                    .replaceAll("[^\\p{L}\\p{N} _-]", "")
+                    .replace(' ', '-');
             int n = seen.merge(slug, 1, Integer::sum) - 1;
             anchors.add(n == 0 ? slug : slug + "-" + n);
         }

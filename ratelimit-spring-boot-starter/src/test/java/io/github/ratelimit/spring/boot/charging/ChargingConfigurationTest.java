@@ -1,5 +1,8 @@
 package io.github.ratelimit.spring.boot.charging;
 
+import static io.github.ratelimit.spring.boot.StartupFailures.configError;
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.Rule.Counted;
@@ -9,9 +12,6 @@ import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 
-import static io.github.ratelimit.spring.boot.StartupFailures.configError;
-import static org.assertj.core.api.Assertions.assertThat;
-
 /** What charging by size and by outcome refuses at start-up, with a message that says where and how to fix it. */
 class ChargingConfigurationTest {
 
@@ -19,34 +19,41 @@ class ChargingConfigurationTest {
             .withConfiguration(StarterAutoConfigurations.of())
             .withPropertyValues("ratelimit.rules[0].paths=/api/**", "ratelimit.rules[0].limits=5/1s");
 
-    private final ApplicationContextRunner beans = new ApplicationContextRunner()
-            .withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class));
+    private final ApplicationContextRunner beans =
+            new ApplicationContextRunner().withConfiguration(StarterAutoConfigurations.of(AopAutoConfiguration.class));
 
     @Test
     void aStatusSetThatIsNoneStopsStartUp() {
-        web.withPropertyValues("ratelimit.rules[0].count=statuses:404,4x4").run(context ->
-                assertThat(configError(context)).hasMessage("ratelimit.rules[0].count: 'statuses:404,4x4' is no status "
-                        + "set: '4x4' is neither a status code from 100 to 599 nor a class from 1xx to 5xx. Write codes "
-                        + "and classes separated by commas, e.g. '404,5xx'."));
-        web.withPropertyValues("ratelimit.rules[0].count=statuses:").run(context ->
-                assertThat(configError(context)).hasMessageContaining("no status is given"));
-        web.withPropertyValues("ratelimit.rules[0].count=sometimes").run(context ->
-                assertThat(configError(context)).hasMessageContaining("ratelimit.rules[0].count")
+        web.withPropertyValues("ratelimit.rules[0].count=statuses:404,4x4")
+                .run(context -> assertThat(configError(context))
+                        .hasMessage("ratelimit.rules[0].count: 'statuses:404,4x4' is no status "
+                                + "set: '4x4' is neither a status code from 100 to 599 nor a class from 1xx to 5xx. Write codes "
+                                + "and classes separated by commas, e.g. '404,5xx'."));
+        web.withPropertyValues("ratelimit.rules[0].count=statuses:")
+                .run(context -> assertThat(configError(context)).hasMessageContaining("no status is given"));
+        web.withPropertyValues("ratelimit.rules[0].count=sometimes")
+                .run(context -> assertThat(configError(context))
+                        .hasMessageContaining("ratelimit.rules[0].count")
                         .hasMessageContaining("[all, failures, statuses:<codes>]"));
     }
 
     @Test
     void aUrlRulesPermitsMayReadOnlyTheRequest() {
-        web.withPropertyValues("ratelimit.rules[0].permits=#items.size()").run(context ->
-                assertThat(configError(context)).hasMessageStartingWith("ratelimit.rules[0].permits: permits "
-                        + "'#items.size()' refers to #items, but a URL rule is decided before any method runs: its "
-                        + "permits can refer to #request, #exchange and to beans (@name) only"));
-        web.withPropertyValues("ratelimit.rules[0].permits=header:X-Items+header:Y").run(context ->
-                assertThat(configError(context)).hasMessageContaining("combines parts with '+'"));
-        web.withPropertyValues("ratelimit.rules[0].permits=itemz").run(context ->
-                assertThat(configError(context)).hasMessageContaining("permits").hasMessageContaining("'itemz'"));
-        web.withPropertyValues("ratelimit.rules[0].permits=header:X-Items", "ratelimit.rules[0].algorithm=sliding-window-log")
-                .run(context -> assertThat(configError(context)).hasMessageContaining("SLIDING_WINDOW_LOG")
+        web.withPropertyValues("ratelimit.rules[0].permits=#items.size()")
+                .run(context -> assertThat(configError(context))
+                        .hasMessageStartingWith("ratelimit.rules[0].permits: permits "
+                                + "'#items.size()' refers to #items, but a URL rule is decided before any method runs: its "
+                                + "permits can refer to #request, #exchange and to beans (@name) only"));
+        web.withPropertyValues("ratelimit.rules[0].permits=header:X-Items+header:Y")
+                .run(context -> assertThat(configError(context)).hasMessageContaining("combines parts with '+'"));
+        web.withPropertyValues("ratelimit.rules[0].permits=itemz")
+                .run(context -> assertThat(configError(context))
+                        .hasMessageContaining("permits")
+                        .hasMessageContaining("'itemz'"));
+        web.withPropertyValues(
+                        "ratelimit.rules[0].permits=header:X-Items", "ratelimit.rules[0].algorithm=sliding-window-log")
+                .run(context -> assertThat(configError(context))
+                        .hasMessageContaining("SLIDING_WINDOW_LOG")
                         .hasMessageContaining("ratelimit.rules[0]"));
         web.withPropertyValues("ratelimit.rules[0].permits=#request.getHeader('X-Items')")
                 .run(context -> assertThat(context).hasNotFailed());
@@ -82,17 +89,25 @@ class ChargingConfigurationTest {
 
     @Test
     void anAnnotationsPermitsIsCheckedLikeItsKey() {
-        beans.withBean(UnknownPermits.class).run(context -> assertThat(configError(context)).hasMessage(
-                "@RateLimit on UnknownPermits#call(List): permits '#itemz.size()' refers to #itemz, which a call of "
-                        + "this method does not provide, so no call would have a value. Available: [#items, #p0, #a0, "
-                        + "#args, #request, #exchange, #root, #this]. Refer to one of them."));
-        beans.withBean(BadPermitsSyntax.class).run(context -> assertThat(configError(context))
-                .hasMessageStartingWith("@RateLimit on BadPermitsSyntax#call(List): permits '#items.size(' is not a "
-                        + "valid SpEL expression")
-                .hasMessageContaining("'#items.size()'"));
-        beans.withBean(StatusesOnAMethod.class).run(context -> assertThat(configError(context))
-                .hasMessageContaining("StatusesOnAMethod#call()").hasMessageContaining("count STATUSES names no status"));
-        beans.withBean(PermitsOnALog.class).run(context -> assertThat(configError(context))
-                .hasMessageContaining("PermitsOnALog#call(int)").hasMessageContaining("SLIDING_WINDOW_LOG"));
+        beans.withBean(UnknownPermits.class)
+                .run(context -> assertThat(configError(context))
+                        .hasMessage(
+                                "@RateLimit on UnknownPermits#call(List): permits '#itemz.size()' refers to #itemz, which a call of "
+                                        + "this method does not provide, so no call would have a value. Available: [#items, #p0, #a0, "
+                                        + "#args, #request, #exchange, #root, #this]. Refer to one of them."));
+        beans.withBean(BadPermitsSyntax.class)
+                .run(context -> assertThat(configError(context))
+                        .hasMessageStartingWith(
+                                "@RateLimit on BadPermitsSyntax#call(List): permits '#items.size(' is not a "
+                                        + "valid SpEL expression")
+                        .hasMessageContaining("'#items.size()'"));
+        beans.withBean(StatusesOnAMethod.class)
+                .run(context -> assertThat(configError(context))
+                        .hasMessageContaining("StatusesOnAMethod#call()")
+                        .hasMessageContaining("count STATUSES names no status"));
+        beans.withBean(PermitsOnALog.class)
+                .run(context -> assertThat(configError(context))
+                        .hasMessageContaining("PermitsOnALog#call(int)")
+                        .hasMessageContaining("SLIDING_WINDOW_LOG"));
     }
 }

@@ -1,7 +1,17 @@
 package io.github.ratelimit.spring.boot.charging;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.RateLimit;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
@@ -16,35 +26,39 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.server.ResponseStatusException;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
-import java.util.List;
-import java.util.UUID;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 /**
  * Charging by size and by outcome in a Spring MVC application, over real HTTP, run against each store by a subclass:
  * {@code @RateLimit(permits = "#items.size()")} on a handler and on a service bean, a URL rule's {@code permits} from a
  * header, a URL rule with {@code count=statuses:404,5xx}, and exemptions ({@code ratelimit.exempt}, a rule's
  * {@code exempt}), which charge nothing. Each test has its own client address.
  */
-@SpringBootTest(classes = ChargingOverHttpContract.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"ratelimit.trusted-proxies=127.0.0.1,::1",
-                "ratelimit.rules[0].name=site", "ratelimit.rules[0].paths=/c/**", "ratelimit.rules[0].key=ip",
-                "ratelimit.rules[0].limits=100/1m",
-                "ratelimit.rules[1].name=upload", "ratelimit.rules[1].paths=/c/upload", "ratelimit.rules[1].key=ip",
-                "ratelimit.rules[1].limits=5/1m", "ratelimit.rules[1].permits=header:X-Items",
-                "ratelimit.rules[2].name=errors", "ratelimit.rules[2].paths=/c/status/**",
-                "ratelimit.rules[2].key=ip", "ratelimit.rules[2].limits=3/1m",
-                "ratelimit.rules[2].count=statuses:404,5xx",
-                "ratelimit.exempt=203.0.113.0/24", "ratelimit.rules[0].exempt=192.0.2.99",
-                "ratelimit.rules[3].name=pre", "ratelimit.rules[3].paths=/c/upload", "ratelimit.rules[3].key=ip",
-                "ratelimit.rules[3].limits=100/1m", "ratelimit.rules[3].phase=before-authentication"})
+@SpringBootTest(
+        classes = ChargingOverHttpContract.App.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {
+            "ratelimit.trusted-proxies=127.0.0.1,::1",
+            "ratelimit.rules[0].name=site",
+            "ratelimit.rules[0].paths=/c/**",
+            "ratelimit.rules[0].key=ip",
+            "ratelimit.rules[0].limits=100/1m",
+            "ratelimit.rules[1].name=upload",
+            "ratelimit.rules[1].paths=/c/upload",
+            "ratelimit.rules[1].key=ip",
+            "ratelimit.rules[1].limits=5/1m",
+            "ratelimit.rules[1].permits=header:X-Items",
+            "ratelimit.rules[2].name=errors",
+            "ratelimit.rules[2].paths=/c/status/**",
+            "ratelimit.rules[2].key=ip",
+            "ratelimit.rules[2].limits=3/1m",
+            "ratelimit.rules[2].count=statuses:404,5xx",
+            "ratelimit.exempt=203.0.113.0/24",
+            "ratelimit.rules[0].exempt=192.0.2.99",
+            "ratelimit.rules[3].name=pre",
+            "ratelimit.rules[3].paths=/c/upload",
+            "ratelimit.rules[3].key=ip",
+            "ratelimit.rules[3].limits=100/1m",
+            "ratelimit.rules[3].phase=before-authentication"
+        })
 abstract class ChargingOverHttpContract {
 
     @SpringBootApplication
@@ -105,9 +119,11 @@ abstract class ChargingOverHttpContract {
     private HttpResponse<String> send(String method, String path, String ip, String body, String... headers)
             throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip)
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-                        : HttpRequest.BodyPublishers.ofString(body));
+                .timeout(Duration.ofSeconds(10))
+                .header("X-Forwarded-For", ip)
+                .method(
+                        method,
+                        body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         if (body != null) {
             b.header("Content-Type", "application/json");
         }
@@ -137,8 +153,8 @@ abstract class ChargingOverHttpContract {
         String ip = "192.0.2.1";
         HttpResponse<String> seven = batch(ip, 7);
         assertThat(seven.statusCode()).isEqualTo(200);
-        assertThat(seven.headers().firstValue("RateLimit")).hasValueSatisfying(
-                v -> assertThat(v).contains("\"batch-1m\";r=3;"));
+        assertThat(seven.headers().firstValue("RateLimit"))
+                .hasValueSatisfying(v -> assertThat(v).contains("\"batch-1m\";r=3;"));
         HttpResponse<String> four = batch(ip, 4);
         assertThat(four.statusCode()).isEqualTo(429);
         assertThat(four.headers().firstValue("Retry-After")).contains("6");
@@ -147,31 +163,44 @@ abstract class ChargingOverHttpContract {
         assertThat(eleven.statusCode()).isEqualTo(413);
         assertThat(eleven.body()).contains("\"status\":413").contains("'batch'").contains("at most 10");
         HttpResponse<String> after = batch("192.0.2.2", 1);
-        assertThat(siteRemaining(after)).as("the refused call's site token came back").isEqualTo("99");
+        assertThat(siteRemaining(after))
+                .as("the refused call's site token came back")
+                .isEqualTo("99");
     }
 
     @Test
     void aUrlRuleReadsItsPermitsFromAHeader() throws Exception {
         String ip = "192.0.2.3";
-        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "3").statusCode()).isEqualTo(200);
-        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "3").statusCode()).isEqualTo(429);
-        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "2").statusCode()).isEqualTo(200);
+        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "3").statusCode())
+                .isEqualTo(200);
+        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "3").statusCode())
+                .isEqualTo(429);
+        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "2").statusCode())
+                .isEqualTo(200);
         HttpResponse<String> six = send("POST", "/c/upload", "192.0.2.4", null, "X-Items", "6");
         assertThat(six.statusCode()).isEqualTo(413);
         assertThat(six.body()).contains("'upload'");
         HttpResponse<String> one = send("POST", "/c/upload", "192.0.2.6", null, "X-Items", "1");
-        assertThat(one.headers().firstValue("RateLimit").orElse("")).as("the first request of its address")
+        assertThat(one.headers().firstValue("RateLimit").orElse(""))
+                .as("the first request of its address")
                 .contains("\"pre-1m\";r=99");
-        assertThat(send("POST", "/c/upload", "192.0.2.6", null, "X-Items", "6").statusCode()).isEqualTo(413);
-        assertThat(send("POST", "/c/upload", "192.0.2.6", null, "X-Items", "1").headers().firstValue("RateLimit")
-                .orElse("")).as("the 413 gave back what the filter before authentication took")
+        assertThat(send("POST", "/c/upload", "192.0.2.6", null, "X-Items", "6").statusCode())
+                .isEqualTo(413);
+        assertThat(send("POST", "/c/upload", "192.0.2.6", null, "X-Items", "1")
+                        .headers()
+                        .firstValue("RateLimit")
+                        .orElse(""))
+                .as("the 413 gave back what the filter before authentication took")
                 .contains("\"pre-1m\";r=98");
         for (String garbage : List.of("-1", "2.5", "lots", "-99999999999999999999")) {
-            assertThat(send("POST", "/c/upload", "192.0.2.4", null, "X-Items", garbage).statusCode())
-                    .as("'%s': no whole number: refused, never a 500", garbage).isEqualTo(429);
+            assertThat(send("POST", "/c/upload", "192.0.2.4", null, "X-Items", garbage)
+                            .statusCode())
+                    .as("'%s': no whole number: refused, never a 500", garbage)
+                    .isEqualTo(429);
         }
         assertThat(send("POST", "/c/upload", "192.0.2.4", null, "X-Items", "5").statusCode())
-                .as("nothing was taken").isEqualTo(200);
+                .as("nothing was taken")
+                .isEqualTo(200);
     }
 
     /** 19 digits and more are a count too large for any window (413), not a missing one; leading zeros are no digits. */
@@ -183,9 +212,12 @@ abstract class ChargingOverHttpContract {
             assertThat(r.statusCode()).as("'%s'", huge).isEqualTo(413);
             assertThat(r.body()).contains("'upload'").contains("at most 5");
         }
-        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "0000000000000000000005").statusCode())
-                .as("22 characters, the whole number 5, and nothing taken before").isEqualTo(200);
-        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "1").statusCode()).isEqualTo(429);
+        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "0000000000000000000005")
+                        .statusCode())
+                .as("22 characters, the whole number 5, and nothing taken before")
+                .isEqualTo(200);
+        assertThat(send("POST", "/c/upload", ip, null, "X-Items", "1").statusCode())
+                .isEqualTo(429);
     }
 
     @Test
@@ -210,7 +242,8 @@ abstract class ChargingOverHttpContract {
         assertThatThrownBy(() -> items.take(tenant, 3))
                 .isInstanceOf(io.github.ratelimit.RateLimitExceededException.class);
         assertThat(items.take(tenant, 2)).isEqualTo(tenant + " took 2");
-        assertThatThrownBy(() -> items.take("other", 7)).isInstanceOf(CallTooLargeException.class)
+        assertThatThrownBy(() -> items.take("other", 7))
+                .isInstanceOf(CallTooLargeException.class)
                 .hasMessageContaining("items-service");
     }
 
@@ -218,27 +251,42 @@ abstract class ChargingOverHttpContract {
     void anExemptClientIsChargedNothing() throws Exception {
         for (int i = 0; i < 12; i++) {
             HttpResponse<String> upload = send("POST", "/c/upload", "203.0.113.9", null, "X-Items", "5");
-            assertThat(upload.statusCode()).as("upload %d: 5 a minute for others", i).isEqualTo(200);
-            assertThat(upload.headers().firstValue("RateLimit")).as("no window is claimed").isEmpty();
+            assertThat(upload.statusCode())
+                    .as("upload %d: 5 a minute for others", i)
+                    .isEqualTo(200);
+            assertThat(upload.headers().firstValue("RateLimit"))
+                    .as("no window is claimed")
+                    .isEmpty();
             assertThat(batch("203.0.113.9", 10).statusCode()).as("batch %d", i).isEqualTo(200);
         }
-        assertThat(registry.get("ratelimit.requests").tag("rule", "upload").tag("basis", "exempt").counter().count())
+        assertThat(registry.get("ratelimit.requests")
+                        .tag("rule", "upload")
+                        .tag("basis", "exempt")
+                        .counter()
+                        .count())
                 .isGreaterThanOrEqualTo(12);
-        assertThat(send("POST", "/c/upload", "203.0.114.9", null, "X-Items", "5").statusCode()).isEqualTo(200);
-        assertThat(send("POST", "/c/upload", "203.0.114.9", null, "X-Items", "5").statusCode())
-                .as("an address outside the range").isEqualTo(429);
+        assertThat(send("POST", "/c/upload", "203.0.114.9", null, "X-Items", "5")
+                        .statusCode())
+                .isEqualTo(200);
+        assertThat(send("POST", "/c/upload", "203.0.114.9", null, "X-Items", "5")
+                        .statusCode())
+                .as("an address outside the range")
+                .isEqualTo(429);
     }
 
     @Test
     void aRuleExemptionFreesThatRuleOnly() throws Exception {
         HttpResponse<String> r = send("GET", "/c/status/200", "192.0.2.99", null);
         assertThat(r.statusCode()).isEqualTo(200);
-        assertThat(r.headers().firstValue("RateLimit-Policy").orElse("")).as("site does not count this client")
+        assertThat(r.headers().firstValue("RateLimit-Policy").orElse(""))
+                .as("site does not count this client")
                 .doesNotContain("site");
         HttpResponse<String> upload = send("POST", "/c/upload", "192.0.2.99", null, "X-Items", "5");
-        assertThat(upload.headers().firstValue("RateLimit").orElse("")).contains("\"upload-1m\";r=0")
+        assertThat(upload.headers().firstValue("RateLimit").orElse(""))
+                .contains("\"upload-1m\";r=0")
                 .doesNotContain("site");
         assertThat(send("POST", "/c/upload", "192.0.2.99", null, "X-Items", "1").statusCode())
-                .as("upload still limits it").isEqualTo(429);
+                .as("upload still limits it")
+                .isEqualTo(429);
     }
 }

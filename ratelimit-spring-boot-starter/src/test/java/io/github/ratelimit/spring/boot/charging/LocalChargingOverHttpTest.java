@@ -1,5 +1,4 @@
 package io.github.ratelimit.spring.boot.charging;
 
 /** {@link ChargingOverHttpContract} on the local store. */
-class LocalChargingOverHttpTest extends ChargingOverHttpContract {
-}
+class LocalChargingOverHttpTest extends ChargingOverHttpContract {}

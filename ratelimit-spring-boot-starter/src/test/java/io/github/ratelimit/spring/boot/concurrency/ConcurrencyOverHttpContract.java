@@ -1,19 +1,11 @@
 package io.github.ratelimit.spring.boot.concurrency;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.RateLimitExceededException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
-import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.autoconfigure.SpringBootApplication;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.context.annotation.Bean;
-import org.springframework.stereotype.Service;
-import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.RequestParam;
-import org.springframework.web.bind.annotation.RestController;
-
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -27,10 +19,17 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.stereotype.Service;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RequestParam;
+import org.springframework.web.bind.annotation.RestController;
 
 /**
  * Concurrency rules in a Spring MVC application on Tomcat, over real HTTP, run against each store by a subclass: a URL
@@ -46,17 +45,28 @@ import static org.awaitility.Awaitility.await;
  * flushed a 200's body to the client: a request sent right after a 200 may still find the slot taken, so the tests
  * wait (Awaitility) for what follows a 200. A handler that throws gives its slot back before the error is answered.
  */
-@SpringBootTest(classes = ConcurrencyOverHttpContract.App.class,
+@SpringBootTest(
+        classes = ConcurrencyOverHttpContract.App.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"ratelimit.trusted-proxies=127.0.0.1,::1",
-                "ratelimit.rules[0].name=slow", "ratelimit.rules[0].paths=/cc/slow", "ratelimit.rules[0].key=ip",
-                "ratelimit.rules[0].concurrency=2",
-                "ratelimit.rules[1].name=queued", "ratelimit.rules[1].paths=/cc/queued", "ratelimit.rules[1].key=ip",
-                "ratelimit.rules[1].concurrency=2", "ratelimit.rules[1].mode=soft",
-                "ratelimit.rules[1].max-delay=30s",
-                "ratelimit.rules[2].name=brief", "ratelimit.rules[2].paths=/cc/brief", "ratelimit.rules[2].key=ip",
-                "ratelimit.rules[2].concurrency=1", "ratelimit.rules[2].mode=soft",
-                "ratelimit.rules[2].max-delay=300ms"})
+        properties = {
+            "ratelimit.trusted-proxies=127.0.0.1,::1",
+            "ratelimit.rules[0].name=slow",
+            "ratelimit.rules[0].paths=/cc/slow",
+            "ratelimit.rules[0].key=ip",
+            "ratelimit.rules[0].concurrency=2",
+            "ratelimit.rules[1].name=queued",
+            "ratelimit.rules[1].paths=/cc/queued",
+            "ratelimit.rules[1].key=ip",
+            "ratelimit.rules[1].concurrency=2",
+            "ratelimit.rules[1].mode=soft",
+            "ratelimit.rules[1].max-delay=30s",
+            "ratelimit.rules[2].name=brief",
+            "ratelimit.rules[2].paths=/cc/brief",
+            "ratelimit.rules[2].key=ip",
+            "ratelimit.rules[2].concurrency=1",
+            "ratelimit.rules[2].mode=soft",
+            "ratelimit.rules[2].max-delay=300ms"
+        })
 abstract class ConcurrencyOverHttpContract {
 
     @SpringBootApplication
@@ -81,8 +91,8 @@ abstract class ConcurrencyOverHttpContract {
 
             @GetMapping("/cc/one")
             @RateLimit(name = "one", key = "ip", concurrency = 1)
-            String one(@RequestParam(defaultValue = "") String gate,
-                       @RequestParam(defaultValue = "false") boolean fail) {
+            String one(
+                    @RequestParam(defaultValue = "") String gate, @RequestParam(defaultValue = "false") boolean fail) {
                 String passed = gates.pass(gate);
                 if (fail) {
                     throw new IllegalStateException("the handler failed");
@@ -103,10 +113,12 @@ abstract class ConcurrencyOverHttpContract {
             }
 
             @GetMapping("/cc/stream")
-            reactor.core.publisher.Mono<String> stream(@RequestParam String tenant,
-                                                       @RequestParam(defaultValue = "") String gate) {
-                return exports.stream(tenant, reactor.core.publisher.Mono.fromCallable(() -> gates.pass(gate))
-                        .subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic()));
+            reactor.core.publisher.Mono<String> stream(
+                    @RequestParam String tenant, @RequestParam(defaultValue = "") String gate) {
+                return exports.stream(
+                        tenant,
+                        reactor.core.publisher.Mono.fromCallable(() -> gates.pass(gate))
+                                .subscribeOn(reactor.core.scheduler.Schedulers.boundedElastic()));
             }
         }
 
@@ -118,8 +130,8 @@ abstract class ConcurrencyOverHttpContract {
 
             @GetMapping("/cc/deferred")
             @RateLimit(name = "deferred", key = "#tenant", concurrency = 1)
-            org.springframework.web.context.request.async.DeferredResult<String> deferred(@RequestParam String tenant,
-                                                                                           @RequestParam String id) {
+            org.springframework.web.context.request.async.DeferredResult<String> deferred(
+                    @RequestParam String tenant, @RequestParam String id) {
                 org.springframework.web.context.request.async.DeferredResult<String> result =
                         new org.springframework.web.context.request.async.DeferredResult<>(30_000L);
                 PENDING.put(id, result);
@@ -165,7 +177,8 @@ abstract class ConcurrencyOverHttpContract {
     @Autowired
     App.Exports exports;
 
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @AfterEach
     void openEveryGate() {
@@ -173,8 +186,11 @@ abstract class ConcurrencyOverHttpContract {
     }
 
     private CompletableFuture<HttpResponse<String>> get(String path, String ip) {
-        return http.sendAsync(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(20)).header("X-Forwarded-For", ip).build(),
+        return http.sendAsync(
+                HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                        .timeout(Duration.ofSeconds(20))
+                        .header("X-Forwarded-For", ip)
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
@@ -197,18 +213,25 @@ abstract class ConcurrencyOverHttpContract {
         for (int i = 0; i < 6; i++) {
             six.add(get("/cc/slow?gate=url", ip));
         }
-        await("4 answered, 2 in the handler").atMost(Duration.ofSeconds(20))
+        await("4 answered, 2 in the handler")
+                .atMost(Duration.ofSeconds(20))
                 .until(() -> done(six) == 4 && gates.entered("url") == 2);
-        List<HttpResponse<String>> rejected = six.stream().filter(CompletableFuture::isDone)
-                .map(CompletableFuture::join).toList();
+        List<HttpResponse<String>> rejected = six.stream()
+                .filter(CompletableFuture::isDone)
+                .map(CompletableFuture::join)
+                .toList();
         for (HttpResponse<String> r : rejected) {
             assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
-            assertThat(header(r, "Retry-After")).as("nothing says when a call ends: a second").isEqualTo("1");
+            assertThat(header(r, "Retry-After"))
+                    .as("nothing says when a call ends: a second")
+                    .isEqualTo("1");
             assertThat(header(r, "RateLimit-Policy")).isEqualTo("\"slow-concurrency\";q=2;qu=\"concurrent-requests\"");
             assertThat(header(r, "RateLimit")).isEqualTo("\"slow-concurrency\";r=0");
         }
         HttpResponse<String> other = getNow("/cc/slow", "192.0.2.2");
-        assertThat(other.statusCode()).as("another address has slots of its own").isEqualTo(200);
+        assertThat(other.statusCode())
+                .as("another address has slots of its own")
+                .isEqualTo(200);
         assertThat(header(other, "RateLimit")).isEqualTo("\"slow-concurrency\";r=1");
         assertThat(done(six)).as("the two in the handler are still running").isEqualTo(4);
 
@@ -222,13 +245,17 @@ abstract class ConcurrencyOverHttpContract {
         }
         assertThat(served).extracting(HttpResponse::statusCode).containsExactly(200, 200);
         assertThat(served).extracting(HttpResponse::body).containsOnly("passed url");
-        assertThat(served).extracting(r -> header(r, "RateLimit"))
+        assertThat(served)
+                .extracting(r -> header(r, "RateLimit"))
                 .containsExactlyInAnyOrder("\"slow-concurrency\";r=1", "\"slow-concurrency\";r=0");
-        assertThat(gates.entered("url")).as("no rejected request reached the handler").isEqualTo(2);
+        assertThat(gates.entered("url"))
+                .as("no rejected request reached the handler")
+                .isEqualTo(2);
         await("both slots back").atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
             HttpResponse<String> next = getNow("/cc/slow", ip);
             assertThat(next.statusCode()).isEqualTo(200);
-            assertThat(header(next, "RateLimit")).as("it took one of two free slots")
+            assertThat(header(next, "RateLimit"))
+                    .as("it took one of two free slots")
                     .isEqualTo("\"slow-concurrency\";r=1");
         });
     }
@@ -243,7 +270,9 @@ abstract class ConcurrencyOverHttpContract {
         assertThat(header(second, "Retry-After")).isEqualTo("1");
         assertThat(header(second, "RateLimit-Policy")).isEqualTo("\"one-concurrency\";q=1;qu=\"concurrent-requests\"");
         assertThat(header(second, "RateLimit")).isEqualTo("\"one-concurrency\";r=0");
-        assertThat(getNow("/cc/one", "192.0.2.4").statusCode()).as("another address").isEqualTo(200);
+        assertThat(getNow("/cc/one", "192.0.2.4").statusCode())
+                .as("another address")
+                .isEqualTo(200);
 
         gates.open("one");
         HttpResponse<String> ran = running.get(20, TimeUnit.SECONDS);
@@ -255,7 +284,8 @@ abstract class ConcurrencyOverHttpContract {
         HttpResponse<String> failed = await().atMost(Duration.ofSeconds(10))
                 .until(() -> getNow("/cc/one?fail=true", ip), r -> r.statusCode() != 429);
         assertThat(failed.statusCode()).isEqualTo(500);
-        assertThat(getNow("/cc/one", ip).statusCode()).as("the handler that threw gave its slot back before its 500")
+        assertThat(getNow("/cc/one", ip).statusCode())
+                .as("the handler that threw gave its slot back before its 500")
                 .isEqualTo(200);
     }
 
@@ -272,13 +302,19 @@ abstract class ConcurrencyOverHttpContract {
                         assertThat(e.decision().binding().rule()).isEqualTo("export");
                         assertThat(e.decision().retryAfterNanos()).isEqualTo(TimeUnit.SECONDS.toNanos(1));
                     });
-            assertThat(exports.export("other-" + tenant, "", false)).as("another key").isEqualTo("passed");
+            assertThat(exports.export("other-" + tenant, "", false))
+                    .as("another key")
+                    .isEqualTo("passed");
 
             gates.open(gate);
             assertThat(running.get(10, TimeUnit.SECONDS)).isEqualTo("passed " + gate);
-            assertThat(exports.export(tenant, "", false)).as("it returned: its slot is back").isEqualTo("passed");
+            assertThat(exports.export(tenant, "", false))
+                    .as("it returned: its slot is back")
+                    .isEqualTo("passed");
             assertThatThrownBy(() -> exports.export(tenant, "", true)).isInstanceOf(IllegalStateException.class);
-            assertThat(exports.export(tenant, "", false)).as("it threw: its slot is back").isEqualTo("passed");
+            assertThat(exports.export(tenant, "", false))
+                    .as("it threw: its slot is back")
+                    .isEqualTo("passed");
         } finally {
             pool.shutdownNow();
         }
@@ -291,27 +327,34 @@ abstract class ConcurrencyOverHttpContract {
         CompletableFuture<String> returned = exports.report(tenant, work);
         assertThat(returned).isNotDone();
         assertThatThrownBy(() -> exports.report(tenant, CompletableFuture.completedFuture("x")))
-                .as("the first call's future is pending").isInstanceOf(RateLimitExceededException.class);
+                .as("the first call's future is pending")
+                .isInstanceOf(RateLimitExceededException.class);
         work.complete("done");
         assertThat(returned.join()).isEqualTo("done");
-        assertThat(exports.report(tenant, CompletableFuture.completedFuture("again")).join())
-                .as("completed: its slot is back, and a completed future's call ends at once").isEqualTo("again");
+        assertThat(exports.report(tenant, CompletableFuture.completedFuture("again"))
+                        .join())
+                .as("completed: its slot is back, and a completed future's call ends at once")
+                .isEqualTo("again");
 
         CompletableFuture<String> failing = new CompletableFuture<>();
         exports.report(tenant, failing);
         assertThatThrownBy(() -> exports.report(tenant, CompletableFuture.completedFuture("x")))
                 .isInstanceOf(RateLimitExceededException.class);
         failing.completeExceptionally(new IllegalStateException("the work failed"));
-        assertThat(exports.report(tenant, CompletableFuture.completedFuture("after a failure")).join())
-                .as("completed exceptionally: its slot is back").isEqualTo("after a failure");
+        assertThat(exports.report(tenant, CompletableFuture.completedFuture("after a failure"))
+                        .join())
+                .as("completed exceptionally: its slot is back")
+                .isEqualTo("after a failure");
 
         CompletableFuture<String> abandoned = new CompletableFuture<>();
         exports.report(tenant, abandoned);
         assertThatThrownBy(() -> exports.report(tenant, CompletableFuture.completedFuture("x")))
                 .isInstanceOf(RateLimitExceededException.class);
         abandoned.cancel(true);
-        assertThat(exports.report(tenant, CompletableFuture.completedFuture("after a cancel")).join())
-                .as("cancelled: its slot is back").isEqualTo("after a cancel");
+        assertThat(exports.report(tenant, CompletableFuture.completedFuture("after a cancel"))
+                        .join())
+                .as("cancelled: its slot is back")
+                .isEqualTo("after a cancel");
     }
 
     @Test
@@ -321,8 +364,10 @@ abstract class ConcurrencyOverHttpContract {
         CompletableFuture<HttpResponse<String>> second = get("/cc/queued?gate=queued", ip);
         await().atMost(Duration.ofSeconds(20)).until(() -> gates.entered("queued") == 2);
         CompletableFuture<HttpResponse<String>> third = get("/cc/queued", ip);
-        await("the third waits while both slots are held").during(Duration.ofMillis(500))
-                .atMost(Duration.ofSeconds(5)).until(() -> !third.isDone());
+        await("the third waits while both slots are held")
+                .during(Duration.ofMillis(500))
+                .atMost(Duration.ofSeconds(5))
+                .until(() -> !third.isDone());
 
         gates.open("queued");
         HttpResponse<String> waited = third.get(20, TimeUnit.SECONDS);
@@ -341,7 +386,8 @@ abstract class ConcurrencyOverHttpContract {
         HttpResponse<String> gaveUp = getNow("/cc/brief", ip);
         assertThat(gaveUp.statusCode()).isEqualTo(429);
         assertThat(header(gaveUp, "Retry-After")).isEqualTo("1");
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("it waited its max-delay")
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+                .as("it waited its max-delay")
                 .isGreaterThanOrEqualTo(Duration.ofMillis(300));
         assertThat(holder).isNotDone();
         gates.open("brief");
@@ -362,7 +408,8 @@ abstract class ConcurrencyOverHttpContract {
         // request reaches the handler, sent again while it finds the slot still on its way back.
         await().atMost(Duration.ofSeconds(10)).until(() -> {
             CompletableFuture<HttpResponse<String>> third = get("/cc/deferred?tenant=acme&id=d3", ip);
-            await().atMost(Duration.ofSeconds(10)).until(() -> App.Deferred.PENDING.containsKey("d3") || third.isDone());
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> App.Deferred.PENDING.containsKey("d3") || third.isDone());
             return App.Deferred.PENDING.containsKey("d3");
         });
         App.Deferred.PENDING.get("d3").setResult("done");
@@ -376,12 +423,16 @@ abstract class ConcurrencyOverHttpContract {
         reactor.core.Disposable subscribed = running.subscribe();
         // Decided when subscribed (on Redis, on the store's threads): the work starts once the call has its slot.
         await().atMost(Duration.ofSeconds(10)).until(() -> work.currentSubscriberCount() > 0);
-        assertThatThrownBy(() -> exports.stream("acme", reactor.core.publisher.Mono.just("x")).block())
+        assertThatThrownBy(() -> exports.stream("acme", reactor.core.publisher.Mono.just("x"))
+                        .block())
                 .isInstanceOf(RateLimitExceededException.class);
         work.tryEmitValue("done");
         // The slot comes back as the Mono ends (on Redis, a round trip later).
-        await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() ->
-                "x".equals(exports.stream("acme", reactor.core.publisher.Mono.just("x")).block()));
+        await().atMost(Duration.ofSeconds(10))
+                .ignoreExceptions()
+                .until(() -> "x"
+                        .equals(exports.stream("acme", reactor.core.publisher.Mono.just("x"))
+                                .block()));
         subscribed.dispose();
     }
 
@@ -391,10 +442,12 @@ abstract class ConcurrencyOverHttpContract {
         String ip = "198.51.100.91";
         CompletableFuture<HttpResponse<String>> first = get("/cc/stream?tenant=globex&gate=s1", ip);
         await().atMost(Duration.ofSeconds(20)).until(() -> gates.entered("s1") == 1);
-        assertThat(getNow("/cc/stream?tenant=globex", ip).statusCode()).as("the first is still in flight")
+        assertThat(getNow("/cc/stream?tenant=globex", ip).statusCode())
+                .as("the first is still in flight")
                 .isEqualTo(429);
         gates.open("s1");
         assertThat(first.get(20, TimeUnit.SECONDS).body()).isEqualTo("passed s1");
-        await().atMost(Duration.ofSeconds(10)).until(() -> getNow("/cc/stream?tenant=globex", ip).statusCode() == 200);
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> getNow("/cc/stream?tenant=globex", ip).statusCode() == 200);
     }
 }

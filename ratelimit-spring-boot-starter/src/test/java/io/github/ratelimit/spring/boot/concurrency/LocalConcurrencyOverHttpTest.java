@@ -1,5 +1,4 @@
 package io.github.ratelimit.spring.boot.concurrency;
 
 /** {@link ConcurrencyOverHttpContract} on the local store. */
-class LocalConcurrencyOverHttpTest extends ConcurrencyOverHttpContract {
-}
+class LocalConcurrencyOverHttpTest extends ConcurrencyOverHttpContract {}

@@ -1,8 +1,8 @@
 package io.github.ratelimit.spring.boot.crowd;
 
-import io.github.ratelimit.redis.JedisBucketStore;
-import org.springframework.context.ConfigurableApplicationContext;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.ratelimit.redis.JedisBucketStore;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -19,8 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * One instance, one hot key, over real HTTP on a real Redis (issue 33, item 6): 64 clients at once × 50 rounds on a
@@ -32,13 +31,16 @@ public final class HotKeyOverHttpContract {
 
     /** The properties of the app under test: Redis, and a URL rule on {@code /hot/**} keyed {@code global}. */
     public static String[] properties(String redisUri) {
-        return new String[] {"ratelimit.redis.url=" + redisUri, "ratelimit.rules[0].name=hot-site",
-                "ratelimit.rules[0].paths=/hot/**", "ratelimit.rules[0].key=global",
-                "ratelimit.rules[0].limits=10000000/1m"};
+        return new String[] {
+            "ratelimit.redis.url=" + redisUri,
+            "ratelimit.rules[0].name=hot-site",
+            "ratelimit.rules[0].paths=/hot/**",
+            "ratelimit.rules[0].key=global",
+            "ratelimit.rules[0].limits=10000000/1m"
+        };
     }
 
-    private HotKeyOverHttpContract() {
-    }
+    private HotKeyOverHttpContract() {}
 
     /**
      * @param context the running app, whose {@code /hot/hello} has a handler rule keyed {@code global} as well
@@ -47,7 +49,8 @@ public final class HotKeyOverHttpContract {
     public static void sixtyFourClientsAtOnceForFiftyRoundsAreAllAnsweredWithoutAConflict(
             ConfigurableApplicationContext context, int port) throws Exception {
         JedisBucketStore store = context.getBean(JedisBucketStore.class);
-        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+        HttpClient http =
+                HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
         URI uri = URI.create("http://localhost:" + port + "/hot/hello");
         http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding()); // warm-up
         long conflictsBefore = store.stats().conflicts();
@@ -62,9 +65,14 @@ public final class HotKeyOverHttpContract {
                 futures.add(pool.submit(() -> {
                     for (int r = 0; r < rounds; r++) {
                         barrier.await(60, TimeUnit.SECONDS);
-                        int status = http.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(30)).build(),
-                                HttpResponse.BodyHandlers.discarding()).statusCode();
-                        statuses.computeIfAbsent(status, s -> new AtomicInteger()).incrementAndGet();
+                        int status = http.send(
+                                        HttpRequest.newBuilder(uri)
+                                                .timeout(Duration.ofSeconds(30))
+                                                .build(),
+                                        HttpResponse.BodyHandlers.discarding())
+                                .statusCode();
+                        statuses.computeIfAbsent(status, s -> new AtomicInteger())
+                                .incrementAndGet();
                     }
                     return null;
                 }));
@@ -78,7 +86,9 @@ public final class HotKeyOverHttpContract {
         JedisBucketStore.Stats stats = store.stats();
         assertThat(new TreeMap<>(statuses)).as("statuses; %s", stats).containsOnlyKeys(200);
         assertThat(statuses.get(200).get()).isEqualTo(clients * rounds);
-        assertThat(stats.conflicts() - conflictsBefore).as("conflicts; %s", stats).isZero();
+        assertThat(stats.conflicts() - conflictsBefore)
+                .as("conflicts; %s", stats)
+                .isZero();
         assertThat(stats.contended()).isZero();
         assertThat(stats.failures()).isZero();
     }

@@ -24,8 +24,7 @@ class HotKeyOverHttpTest {
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @Import(Api.class)
-    static class App {
-    }
+    static class App {}
 
     @RestController
     static class Api {
@@ -39,9 +38,11 @@ class HotKeyOverHttpTest {
     @BeforeAll
     static void start() {
         redis = RedisServer.start();
-        context = new SpringApplicationBuilder(App.class).web(WebApplicationType.SERVLET)
+        context = new SpringApplicationBuilder(App.class)
+                .web(WebApplicationType.SERVLET)
                 .properties(HotKeyOverHttpContract.properties(redis.uri().toString()))
-                .properties("server.port=0", "spring.main.banner-mode=off").run();
+                .properties("server.port=0", "spring.main.banner-mode=off")
+                .run();
     }
 
     @AfterAll
@@ -54,7 +55,7 @@ class HotKeyOverHttpTest {
 
     @Test
     void sixtyFourClientsAtOnceForFiftyRoundsAreAllAnsweredWithoutAConflict() throws Exception {
-        HotKeyOverHttpContract.sixtyFourClientsAtOnceForFiftyRoundsAreAllAnsweredWithoutAConflict(context,
-                ((WebServerApplicationContext) context).getWebServer().getPort());
+        HotKeyOverHttpContract.sixtyFourClientsAtOnceForFiftyRoundsAreAllAnsweredWithoutAConflict(
+                context, ((WebServerApplicationContext) context).getWebServer().getPort());
     }
 }

@@ -3,12 +3,11 @@ package io.github.ratelimit.samples.plain;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.Mode;
-import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimitHeaders;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
-
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -21,8 +20,7 @@ import java.util.Map;
  */
 public final class PlainJavaSample {
 
-    private PlainJavaSample() {
-    }
+    private PlainJavaSample() {}
 
     public static void main(String[] args) throws Exception {
         run(System.out);
@@ -30,11 +28,10 @@ public final class PlainJavaSample {
 
     static void run(PrintStream out) throws InterruptedException {
         try (RateLimiter limiter = RateLimiter.builder().build()) {
-            Guard hard = limiter.guard(Rule.builder("hello")
-                    .key("ip")
-                    .limits("5/1s", "8/1m")
-                    .build());
-            RequestContext client = RequestContext.builder().remoteAddress("203.0.113.7").build();
+            Guard hard = limiter.guard(
+                    Rule.builder("hello").key("ip").limits("5/1s", "8/1m").build());
+            RequestContext client =
+                    RequestContext.builder().remoteAddress("203.0.113.7").build();
 
             out.println("HARD rule 'hello': 5/1s and 8/1m per client address. A burst of 8:");
             burst(out, hard, client, 8);
@@ -61,10 +58,15 @@ public final class PlainJavaSample {
             Decision.Window w = d.bindingWindow();
             Map<String, String> headers = new LinkedHashMap<>();
             RateLimitHeaders.write(d, EnumSet.of(HeaderStyle.X_RATELIMIT), headers::put);
-            out.printf("  #%d %-8s window=%-3s remaining=%-3s retry-after=%-4s waited=%d ms   %s%n", i, d.outcome(),
-                    w == null ? "-" : w.name(), w == null ? "-" : Long.toString(w.remaining()),
+            out.printf(
+                    "  #%d %-8s window=%-3s remaining=%-3s retry-after=%-4s waited=%d ms   %s%n",
+                    i,
+                    d.outcome(),
+                    w == null ? "-" : w.name(),
+                    w == null ? "-" : Long.toString(w.remaining()),
                     d.permitted() ? "-" : RateLimitHeaders.retryAfterSeconds(d) + "s",
-                    tookMs, headers);
+                    tookMs,
+                    headers);
         }
     }
 }

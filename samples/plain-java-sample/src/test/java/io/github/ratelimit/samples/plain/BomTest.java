@@ -1,17 +1,16 @@
 package io.github.ratelimit.samples.plain;
 
-import org.junit.jupiter.api.Test;
-import org.w3c.dom.Document;
-import org.w3c.dom.Element;
-import org.w3c.dom.Node;
+import static org.assertj.core.api.Assertions.assertThat;
 
-import javax.xml.parsers.DocumentBuilderFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
+import org.w3c.dom.Document;
+import org.w3c.dom.Element;
+import org.w3c.dom.Node;
 
 /**
  * ratelimit-bom, which this sample imports: it has the project's version, no parent (so it imports nothing but
@@ -20,7 +19,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class BomTest {
 
-    private static final Path ROOT = Path.of(System.getProperty("ratelimit.root", "../..")).normalize();
+    private static final Path ROOT =
+            Path.of(System.getProperty("ratelimit.root", "../..")).normalize();
     private static final String VERSION = System.getProperty("ratelimit.version");
 
     @Test
@@ -28,9 +28,13 @@ class BomTest {
         Element bom = read(ROOT.resolve("ratelimit-bom/pom.xml"));
         assertThat(VERSION).as("ratelimit.version, set by the sample's pom").isNotBlank();
         assertThat(text(bom, "groupId")).isEqualTo("io.github.ratelimit");
-        assertThat(text(bom, "version")).as("ratelimit-bom's version, which must be the parent's").isEqualTo(VERSION);
+        assertThat(text(bom, "version"))
+                .as("ratelimit-bom's version, which must be the parent's")
+                .isEqualTo(VERSION);
         assertThat(text(bom, "packaging")).isEqualTo("pom");
-        assertThat(child(bom, "parent")).as("a parent would bring Spring Boot's BOM into applications").isNull();
+        assertThat(child(bom, "parent"))
+                .as("a parent would bring Spring Boot's BOM into applications")
+                .isNull();
         for (String field : List.of("name", "description", "url")) {
             assertThat(text(bom, field)).as(field).isNotBlank();
         }
@@ -46,21 +50,22 @@ class BomTest {
         for (Element dependency : children(child(management, "dependencies"), "dependency")) {
             assertThat(text(dependency, "groupId")).isEqualTo("io.github.ratelimit");
             assertThat(text(dependency, "version")).isEqualTo("${project.version}");
-            assertThat(child(dependency, "scope")).as("an import of another BOM").isNull();
+            assertThat(child(dependency, "scope"))
+                    .as("an import of another BOM")
+                    .isNull();
             managed.add(text(dependency, "artifactId"));
         }
         List<String> published = new ArrayList<>();
         collectPublished(ROOT, false, published);
-        assertThat(published).containsExactlyInAnyOrder(
-                "ratelimit-core", "ratelimit-servlet", "ratelimit-spring-boot-starter");
+        assertThat(published)
+                .containsExactlyInAnyOrder("ratelimit-core", "ratelimit-servlet", "ratelimit-spring-boot-starter");
         assertThat(managed).containsExactlyInAnyOrderElementsOf(published);
     }
 
     private static void collectPublished(Path dir, boolean skippedAbove, List<String> published) throws Exception {
         Element pom = read(dir.resolve("pom.xml"));
         Element properties = child(pom, "properties");
-        boolean skipped = skippedAbove
-                || (properties != null && "true".equals(text(properties, "maven.deploy.skip")));
+        boolean skipped = skippedAbove || (properties != null && "true".equals(text(properties, "maven.deploy.skip")));
         String packaging = text(pom, "packaging");
         if (!skipped && (packaging == null || packaging.equals("jar"))) {
             published.add(text(pom, "artifactId"));

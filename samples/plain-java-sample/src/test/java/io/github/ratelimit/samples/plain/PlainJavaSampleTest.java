@@ -1,12 +1,11 @@
 package io.github.ratelimit.samples.plain;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 class PlainJavaSampleTest {
 
@@ -17,7 +16,9 @@ class PlainJavaSampleTest {
         String out = bytes.toString(StandardCharsets.UTF_8);
         String[] bursts = out.split("After 1 s|SOFT rule");
         // First burst: the second window stops the sixth request.
-        assertThat(bursts[0]).contains("#5 ALLOWED  window=1s").contains("#6 REJECTED window=1s")
+        assertThat(bursts[0])
+                .contains("#5 ALLOWED  window=1s")
+                .contains("#6 REJECTED window=1s")
                 .contains("Retry-After=1");
         // Second burst: only three of the minute's eight tokens are left.
         assertThat(bursts[1]).contains("#3 ALLOWED").contains("#4 REJECTED window=1m");

@@ -8,7 +8,6 @@ import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Set;
@@ -31,8 +30,12 @@ public class ContainerAuthenticationFilter implements Filter {
     @Override
     public void init(FilterConfig config) throws ServletException {
         String paths = config.getInitParameter("protected-paths");
-        protectedPaths = paths == null ? Set.of() : Arrays.stream(paths.split(",")).map(String::trim)
-                .filter(p -> !p.isEmpty()).collect(Collectors.toUnmodifiableSet());
+        protectedPaths = paths == null
+                ? Set.of()
+                : Arrays.stream(paths.split(","))
+                        .map(String::trim)
+                        .filter(p -> !p.isEmpty())
+                        .collect(Collectors.toUnmodifiableSet());
         role = config.getInitParameter("role");
         if (!protectedPaths.isEmpty() && (role == null || role.isBlank())) {
             throw new ServletException("filter '" + config.getFilterName() + "': init-param role is missing. Name the "
@@ -41,13 +44,15 @@ public class ContainerAuthenticationFilter implements Filter {
     }
 
     @Override
-    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain) throws IOException, ServletException {
+    public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
+            throws IOException, ServletException {
         HttpServletRequest request = (HttpServletRequest) req;
         HttpServletResponse response = (HttpServletResponse) res;
         String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
-        boolean needsUser = protectedPaths.stream().anyMatch(p -> p.endsWith("/*")
-                ? path.equals(p.substring(0, p.length() - 2)) || path.startsWith(p.substring(0, p.length() - 1))
-                : path.equals(p));
+        boolean needsUser = protectedPaths.stream()
+                .anyMatch(p -> p.endsWith("/*")
+                        ? path.equals(p.substring(0, p.length() - 2)) || path.startsWith(p.substring(0, p.length() - 1))
+                        : path.equals(p));
         if ((request.getHeader("Authorization") != null || needsUser) && !request.authenticate(response)) {
             return; // the container answered 401 and asked for credentials
         }

@@ -4,7 +4,6 @@ import io.github.ratelimit.RateLimit;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-
 import java.io.IOException;
 
 /** Limited by its annotation: 5 per second and 100 per minute per client address. */

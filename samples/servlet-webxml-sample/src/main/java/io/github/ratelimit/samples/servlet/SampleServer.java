@@ -1,15 +1,14 @@
 package io.github.ratelimit.samples.servlet;
 
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
 import org.apache.catalina.Context;
 import org.apache.catalina.LifecycleException;
 import org.apache.catalina.LifecycleState;
 import org.apache.catalina.startup.Tomcat;
 import org.apache.tomcat.util.scan.StandardJarScanner;
-
-import java.io.File;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.Map;
 
 /**
  * Runs the web application directory ({@code src/main/webapp}, with its {@code WEB-INF/web.xml}) in an embedded
@@ -71,7 +70,8 @@ public final class SampleServer implements AutoCloseable {
                 return dir;
             }
         }
-        throw new IllegalStateException("run from the project root or the sample's directory: no src/main/webapp found");
+        throw new IllegalStateException(
+                "run from the project root or the sample's directory: no src/main/webapp found");
     }
 
     /** @return the port the server listens on */
@@ -126,7 +126,7 @@ public final class SampleServer implements AutoCloseable {
         } catch (NumberFormatException e) {
             // reported below
         }
-        throw new IllegalArgumentException("port '" + value + "' is not a whole number from 0 to 65535: give it as "
-                + "-Dport=9090 or PORT=9090");
+        throw new IllegalArgumentException(
+                "port '" + value + "' is not a whole number from 0 to 65535: give it as " + "-Dport=9090 or PORT=9090");
     }
 }

@@ -1,7 +1,6 @@
 package io.github.ratelimit.samples.servlet;
 
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.ObjectMapper;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.URI;
 import java.net.URLEncoder;
@@ -14,8 +13,8 @@ import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.StringJoiner;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
 
 /**
  * Talks HTTP to the sample's server as a browser or a script would: its own client address (through the trusted
@@ -27,7 +26,8 @@ final class AdminClient {
     static final ObjectMapper JSON = new ObjectMapper();
     static final String ADMIN = "/ratelimit-admin";
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final int port;
     final String clientIp = "203.0.113." + (1 + (int) (Math.random() * 250));
     /** The operator's own address: the rules limit the admin's requests too, apart from the client's. */
@@ -65,10 +65,10 @@ final class AdminClient {
         return send(clientIp, method, path, user, form);
     }
 
-    private Answer send(String ip, String method, String path, String user, Map<String, String> form)
-            throws Exception {
+    private Answer send(String ip, String method, String path, String user, Map<String, String> form) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip);
+                .timeout(Duration.ofSeconds(10))
+                .header("X-Forwarded-For", ip);
         if (user != null) {
             String token = Base64.getEncoder().encodeToString((user + ":" + user).getBytes(StandardCharsets.UTF_8));
             b.header("Authorization", "Basic " + token);
@@ -80,7 +80,8 @@ final class AdminClient {
             b.method(method, HttpRequest.BodyPublishers.noBody());
         }
         HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        Answer answer = new Answer(r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), r.body(), r);
+        Answer answer = new Answer(
+                r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), r.body(), r);
         assertThat(answer.status()).as("%s %s: %s", method, path, r.body()).isNotEqualTo(500);
         return answer;
     }
@@ -113,8 +114,8 @@ final class AdminClient {
 
     static String form(Map<String, String> fields) {
         StringJoiner body = new StringJoiner("&");
-        fields.forEach((k, v) -> body.add(URLEncoder.encode(k, StandardCharsets.UTF_8) + "="
-                + URLEncoder.encode(v, StandardCharsets.UTF_8)));
+        fields.forEach((k, v) -> body.add(
+                URLEncoder.encode(k, StandardCharsets.UTF_8) + "=" + URLEncoder.encode(v, StandardCharsets.UTF_8)));
         return body.toString();
     }
 

@@ -1,13 +1,9 @@
 package io.github.ratelimit.samples.servlet;
 
-import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import redis.clients.jedis.RedisClient;
-import tools.jackson.databind.JsonNode;
+import static io.github.ratelimit.samples.servlet.AdminClient.fields;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.ratelimit.testing.redis.RedisServerExtension;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -24,9 +20,12 @@ import java.util.UUID;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
-
-import static io.github.ratelimit.samples.servlet.AdminClient.fields;
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.RedisClient;
+import tools.jackson.databind.JsonNode;
 
 /**
  * A second round of attacks on the sample's admin servlet over real HTTP in its real Tomcat, with a real Redis:
@@ -46,8 +45,17 @@ class AdminServletAttackRound2Test {
     @BeforeEach
     void start() throws Exception {
         prefix = "servlet-attack2-" + UUID.randomUUID();
-        server = SampleServer.start(0, Map.of("ratelimit.store", "redis", "ratelimit.redis.url", redis.uri(),
-                "ratelimit.redis.key-prefix", prefix, "ratelimit.limit-store.enabled", "true"));
+        server = SampleServer.start(
+                0,
+                Map.of(
+                        "ratelimit.store",
+                        "redis",
+                        "ratelimit.redis.url",
+                        redis.uri(),
+                        "ratelimit.redis.key-prefix",
+                        prefix,
+                        "ratelimit.limit-store.enabled",
+                        "true"));
         client = new AdminClient(server.port());
         jedis = RedisClient.builder().hostAndPort(redis.server().hostAndPort()).build();
     }
@@ -81,8 +89,7 @@ class AdminServletAttackRound2Test {
         }
 
         @Override
-        public void flush() {
-        }
+        public void flush() {}
 
         @Override
         public void close() {
@@ -103,9 +110,11 @@ class AdminServletAttackRound2Test {
 
             assertThat(audit.messages).as("what was reset").anyMatch(m -> m.contains("key '" + literal + "' reset"));
             assertThat(reset.status()).as(reset.body()).isEqualTo(200);
-            assertThat(reset.json().get("key").asString()).as("the key the answer names: %s", reset.body())
+            assertThat(reset.json().get("key").asString())
+                    .as("the key the answer names: %s", reset.body())
                     .isEqualTo(literal);
-            assertThat(reset.json().get("address").asString()).as("the address the answer gives: %s", reset.body())
+            assertThat(reset.json().get("address").asString())
+                    .as("the address the answer gives: %s", reset.body())
                     .isEqualTo(address);
         }
     }
@@ -123,7 +132,9 @@ class AdminServletAttackRound2Test {
             AdminClient.Answer reset = client.admin("POST", "/keys/site/" + address, fields("reset", "true"));
 
             assertThat(audit.messages).as("the reset was applied").anyMatch(m -> m.contains("reset by 'admin'"));
-            assertThat(reset.status()).as("the answer to a reset that was applied: %s", reset.body()).isEqualTo(200);
+            assertThat(reset.status())
+                    .as("the answer to a reset that was applied: %s", reset.body())
+                    .isEqualTo(200);
         }
     }
 
@@ -143,8 +154,11 @@ class AdminServletAttackRound2Test {
         AdminClient.Answer page = client.admin("GET", "/keys/site?count=4", null);
         assertThat(page.status()).isEqualTo(200);
 
-        assertThat(page.body().length()).as("a page of %d entries, each under a 1 MB field in Redis",
-                page.json().get("entries").size()).isLessThan(1_000_000);
+        assertThat(page.body().length())
+                .as(
+                        "a page of %d entries, each under a 1 MB field in Redis",
+                        page.json().get("entries").size())
+                .isLessThan(1_000_000);
     }
 
     /**
@@ -161,14 +175,21 @@ class AdminServletAttackRound2Test {
         JsonNode entries = client.admin("GET", "/keys/site", null).json().get("entries");
 
         assertThat(entries).hasSize(1);
-        assertThat(jedis.hexists(ruleKey("site"), tooLong)).as("repaired by the listing").isFalse();
+        assertThat(jedis.hexists(ruleKey("site"), tooLong))
+                .as("repaired by the listing")
+                .isFalse();
         String address = entries.get(0).get("address").asString();
         assertThat(address).startsWith("~stored:eHh4");
-        assertThat(entries.get(0).get("key").asString()).as("shown cut").hasSize(301).endsWith("x…");
+        assertThat(entries.get(0).get("key").asString())
+                .as("shown cut")
+                .hasSize(301)
+                .endsWith("x…");
         AdminClient.Answer byPath = client.admin("DELETE", "/keys/site/" + address, null);
         assertThat(byPath.status()).as(byPath.body()).isEqualTo(200);
         assertThat(byPath.json().get("removed").asBoolean()).isTrue();
-        assertThat(jedis.hexists(ruleKey("site"), longest)).as("removed by its address").isFalse();
+        assertThat(jedis.hexists(ruleKey("site"), longest))
+                .as("removed by its address")
+                .isFalse();
     }
 
     /**
@@ -179,16 +200,20 @@ class AdminServletAttackRound2Test {
     @Test
     void aBodyTheContainerDoesNotReadIsNotIgnoredSilently() throws Exception {
         HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + server.port()
-                        + AdminClient.ADMIN + "/keys/site?key=victim&limits=" + URLEncoder.encode("1/1s",
-                        StandardCharsets.UTF_8)))
-                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(
-                        "admin:admin".getBytes(StandardCharsets.UTF_8)))
+                        + AdminClient.ADMIN + "/keys/site?key=victim&limits="
+                        + URLEncoder.encode("1/1s", StandardCharsets.UTF_8)))
+                .header(
+                        "Authorization",
+                        "Basic " + Base64.getEncoder().encodeToString("admin:admin".getBytes(StandardCharsets.UTF_8)))
                 .header("X-Forwarded-For", "192.0.2.252")
                 .header("Content-Type", "application/x-www-form-urlencoded-v2")
-                .POST(HttpRequest.BodyPublishers.ofString("key=other")).build();
+                .POST(HttpRequest.BodyPublishers.ofString("key=other"))
+                .build();
         HttpResponse<String> r = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
 
         assertThat(r.statusCode()).as("a body that is not read: %s", r.body()).isIn(400, 415);
-        assertThat(client.admin("GET", "/keys/site/victim", null).status()).as("nothing set").isEqualTo(404);
+        assertThat(client.admin("GET", "/keys/site/victim", null).status())
+                .as("nothing set")
+                .isEqualTo(404);
     }
 }

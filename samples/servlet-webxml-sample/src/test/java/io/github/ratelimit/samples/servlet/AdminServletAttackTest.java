@@ -1,14 +1,9 @@
 package io.github.ratelimit.samples.servlet;
 
-import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.assertj.core.api.SoftAssertions;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import redis.clients.jedis.RedisClient;
-import tools.jackson.databind.JsonNode;
+import static io.github.ratelimit.samples.servlet.AdminClient.fields;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.ratelimit.testing.redis.RedisServerExtension;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -24,9 +19,13 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-
-import static io.github.ratelimit.samples.servlet.AdminClient.fields;
-import static org.assertj.core.api.Assertions.assertThat;
+import org.assertj.core.api.SoftAssertions;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.RedisClient;
+import tools.jackson.databind.JsonNode;
 
 /**
  * The sample's admin servlet attacked over real HTTP in its real Tomcat, with the per-key limits in a real Redis
@@ -50,8 +49,17 @@ class AdminServletAttackTest {
     @BeforeEach
     void start() throws Exception {
         prefix = "servlet-attack-" + UUID.randomUUID();
-        server = SampleServer.start(0, Map.of("ratelimit.store", "redis", "ratelimit.redis.url", redis.uri(),
-                "ratelimit.redis.key-prefix", prefix, "ratelimit.limit-store.enabled", "true"));
+        server = SampleServer.start(
+                0,
+                Map.of(
+                        "ratelimit.store",
+                        "redis",
+                        "ratelimit.redis.url",
+                        redis.uri(),
+                        "ratelimit.redis.key-prefix",
+                        prefix,
+                        "ratelimit.limit-store.enabled",
+                        "true"));
         client = new AdminClient(server.port());
         jedis = RedisClient.builder().hostAndPort(redis.server().hostAndPort()).build();
     }
@@ -95,10 +103,15 @@ class AdminServletAttackTest {
         AdminClient.Answer removed = client.admin("DELETE", "/keys/site/" + address, null);
 
         SoftAssertions soft = new SoftAssertions();
-        soft.assertThat(shown.status()).as("GET of the listed address %s: %s", address, shown.body()).isEqualTo(200);
-        soft.assertThat(removed.status()).as("DELETE of the listed address %s: %s", address, removed.body())
+        soft.assertThat(shown.status())
+                .as("GET of the listed address %s: %s", address, shown.body())
                 .isEqualTo(200);
-        soft.assertThat(jedis.hexists(ruleKey("site"), new byte[0])).as("the entry is gone from Redis").isFalse();
+        soft.assertThat(removed.status())
+                .as("DELETE of the listed address %s: %s", address, removed.body())
+                .isEqualTo(200);
+        soft.assertThat(jedis.hexists(ruleKey("site"), new byte[0]))
+                .as("the entry is gone from Redis")
+                .isFalse();
         soft.assertAll();
     }
 
@@ -116,13 +129,18 @@ class AdminServletAttackTest {
         AdminClient.Answer removed = client.admin("DELETE", "/keys/site/" + address, null);
 
         SoftAssertions soft = new SoftAssertions();
-        soft.assertThat(shown.status()).as("GET of the listed address %s: %s", address, shown.body()).isEqualTo(200);
+        soft.assertThat(shown.status())
+                .as("GET of the listed address %s: %s", address, shown.body())
+                .isEqualTo(200);
         soft.assertThat(removed.status()).as(removed.body()).isEqualTo(200);
         if (removed.status() == 200) {
-            soft.assertThat(removed.json().get("removed").asBoolean()).as("DELETE of the listed address %s: %s",
-                    address, removed.body()).isTrue();
+            soft.assertThat(removed.json().get("removed").asBoolean())
+                    .as("DELETE of the listed address %s: %s", address, removed.body())
+                    .isTrue();
         }
-        soft.assertThat(jedis.hexists(ruleKey("site"), field)).as("the entry is gone from Redis").isFalse();
+        soft.assertThat(jedis.hexists(ruleKey("site"), field))
+                .as("the entry is gone from Redis")
+                .isFalse();
         soft.assertAll();
     }
 
@@ -139,16 +157,22 @@ class AdminServletAttackTest {
         assertThat(address).startsWith("~stored:");
 
         AdminClient.Answer withOldEntry = client.admin("POST", "/keys/site/" + address, fields("limits", "1/1s"));
-        assertThat(client.admin("DELETE", "/keys/site/" + address, null).json().get("removed").asBoolean()).isTrue();
+        assertThat(client.admin("DELETE", "/keys/site/" + address, null)
+                        .json()
+                        .get("removed")
+                        .asBoolean())
+                .isTrue();
         AdminClient.Answer withoutOldEntry = client.admin("POST", "/keys/site/" + address, fields("limits", "2/1s"));
 
         SoftAssertions soft = new SoftAssertions();
         soft.assertThat(withOldEntry.status()).as(withOldEntry.body()).isEqualTo(200);
         if (withOldEntry.status() == 200) {
-            soft.assertThat(withOldEntry.json().get("limits").toString()).as("the limits just set, not the stored "
-                    + "entry's: %s", withOldEntry.body()).isEqualTo("[\"1/1s\"]");
+            soft.assertThat(withOldEntry.json().get("limits").toString())
+                    .as("the limits just set, not the stored " + "entry's: %s", withOldEntry.body())
+                    .isEqualTo("[\"1/1s\"]");
         }
-        soft.assertThat(withoutOldEntry.status()).as("a set that was applied: %s", withoutOldEntry.body())
+        soft.assertThat(withoutOldEntry.status())
+                .as("a set that was applied: %s", withoutOldEntry.body())
                 .isEqualTo(200);
         soft.assertAll();
         // Both were applied, under the key's hash, as the limiter counts a key over 128 characters.
@@ -164,8 +188,7 @@ class AdminServletAttackTest {
      */
     @Test
     void aHugeUnreadableValueInRedisGivesABoundedAnswer() throws Exception {
-        store("site", "amp".getBytes(StandardCharsets.UTF_8),
-                "limits\ta" + "\u0001".repeat(100_000) + "a\tmallory\t1");
+        store("site", "amp".getBytes(StandardCharsets.UTF_8), "limits\ta" + "\u0001".repeat(100_000) + "a\tmallory\t1");
 
         AdminClient.Answer shown = client.admin("GET", "/keys/site/amp", null);
         assertThat(shown.status()).isEqualTo(200);
@@ -186,18 +209,27 @@ class AdminServletAttackTest {
      */
     @Test
     void aDeleteWithABodyIsRefusedAndItsQueryIsRead() throws Exception {
-        assertThat(client.admin("POST", "/keys/site/victim", fields("limits", "5/1s")).status()).isEqualTo(200);
+        assertThat(client.admin("POST", "/keys/site/victim", fields("limits", "5/1s"))
+                        .status())
+                .isEqualTo(200);
         AdminClient.Answer conflicting = client.admin("DELETE", "/keys/site/victim", fields("key", "other"));
         assertThat(conflicting.status()).as(conflicting.body()).isEqualTo(400);
         assertThat(conflicting.problem()).startsWith("DELETE takes its fields in the query");
-        assertThat(client.admin("GET", "/keys/site/victim", null).status()).as("nothing removed").isEqualTo(200);
+        assertThat(client.admin("GET", "/keys/site/victim", null).status())
+                .as("nothing removed")
+                .isEqualTo(200);
 
-        assertThat(client.admin("POST", "/keys/site/in-query", fields("limits", "5/1s")).status()).isEqualTo(200);
-        assertThat(client.admin("DELETE", "/keys/site", fields("key", "in-query")).status()).isEqualTo(400);
+        assertThat(client.admin("POST", "/keys/site/in-query", fields("limits", "5/1s"))
+                        .status())
+                .isEqualTo(200);
+        assertThat(client.admin("DELETE", "/keys/site", fields("key", "in-query"))
+                        .status())
+                .isEqualTo(400);
         AdminClient.Answer byQuery = client.admin("DELETE", "/keys/site?key=in-query", null);
         assertThat(byQuery.status()).as(byQuery.body()).isEqualTo(200);
         assertThat(byQuery.json().get("removed").asBoolean()).isTrue();
-        assertThat(client.admin("DELETE", "/keys/site/victim?key=other", null).status()).as("another key named")
+        assertThat(client.admin("DELETE", "/keys/site/victim?key=other", null).status())
+                .as("another key named")
                 .isEqualTo(400);
     }
 
@@ -207,13 +239,15 @@ class AdminServletAttackTest {
      */
     @Test
     void aFormInACharsetTheServerDoesNotKnowChangesNoOtherKey() throws Exception {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://localhost:" + server.port()
-                        + AdminClient.ADMIN + "/keys/hello"))
-                .header("Authorization", "Basic " + Base64.getEncoder().encodeToString(
-                        "admin:admin".getBytes(StandardCharsets.UTF_8)))
+        HttpRequest request = HttpRequest.newBuilder(
+                        URI.create("http://localhost:" + server.port() + AdminClient.ADMIN + "/keys/hello"))
+                .header(
+                        "Authorization",
+                        "Basic " + Base64.getEncoder().encodeToString("admin:admin".getBytes(StandardCharsets.UTF_8)))
                 .header("X-Forwarded-For", "192.0.2.251")
                 .header("Content-Type", "application/x-www-form-urlencoded; charset=no-such-charset")
-                .POST(HttpRequest.BodyPublishers.ofString("key=%C3%A9&reset=true")).build();
+                .POST(HttpRequest.BodyPublishers.ofString("key=%C3%A9&reset=true"))
+                .build();
         HttpResponse<String> r = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
 
         assertThat(r.statusCode()).as(r.body()).isEqualTo(415);
@@ -240,7 +274,8 @@ class AdminServletAttackTest {
                 tasks.add(pool.submit(() -> {
                     for (int i = 0; i < 100; i++) {
                         AdminClient.Answer a = setter.admin("POST", "/keys/site/race", fields("limits", n + "/1s"));
-                        if (a.status() == 200 && !a.json().get("limits").toString().equals("[\"" + n + "/1s\"]")) {
+                        if (a.status() == 200
+                                && !a.json().get("limits").toString().equals("[\"" + n + "/1s\"]")) {
                             refused.add("answered with limits it did not set: " + a.body());
                         } else if (a.status() == 200) {
                             applied.add(a.status());
@@ -264,7 +299,8 @@ class AdminServletAttackTest {
             pool.shutdownNow();
         }
         assertThat(applied.size()).as("sets that reached the servlet").isGreaterThan(20);
-        assertThat(refused).as("valid sets answered other than 200 with their own limits")
+        assertThat(refused)
+                .as("valid sets answered other than 200 with their own limits")
                 .isEmpty();
     }
 }

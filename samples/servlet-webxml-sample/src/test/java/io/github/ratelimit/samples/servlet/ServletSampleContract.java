@@ -1,8 +1,6 @@
 package io.github.ratelimit.samples.servlet;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -16,8 +14,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 
 /**
  * The sample's real web.xml and rules file in a real Tomcat, over real HTTP. Each test gets a fresh server and
@@ -25,7 +24,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 abstract class ServletSampleContract {
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private SampleServer server;
     private final String clientIp = "203.0.113." + (1 + (int) (Math.random() * 250));
 
@@ -44,7 +44,8 @@ abstract class ServletSampleContract {
 
     protected HttpResponse<String> get(String path, String... headers) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + server.port() + path))
-                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", clientIp);
+                .timeout(Duration.ofSeconds(10))
+                .header("X-Forwarded-For", clientIp);
         for (int i = 0; i < headers.length; i += 2) {
             b.header(headers[i], headers[i + 1]);
         }
@@ -59,7 +60,9 @@ abstract class ServletSampleContract {
         }
 
         List<String> remaining() {
-            return responses.stream().map(r -> r.headers().firstValue("X-RateLimit-Remaining").orElse("-")).toList();
+            return responses.stream()
+                    .map(r -> r.headers().firstValue("X-RateLimit-Remaining").orElse("-"))
+                    .toList();
         }
 
         long allowed() {
@@ -95,7 +98,8 @@ abstract class ServletSampleContract {
     void answers429OnTheSixthRequestWithinOneSecond() throws Exception {
         Burst burst = untilRejected("/hello");
         assertThat(burst.last().statusCode()).as("%s", burst.statuses()).isEqualTo(429);
-        assertThat(burst.allowed()).as("%s, %d tokens back meanwhile", burst.statuses(), burst.tokensBack())
+        assertThat(burst.allowed())
+                .as("%s, %d tokens back meanwhile", burst.statuses(), burst.tokensBack())
                 .isBetween(5L, 5 + burst.tokensBack());
         assertThat(burst.remaining().get(0)).isEqualTo("4");
         assertThat(burst.last().headers().firstValue("X-RateLimit-Remaining")).contains("0");
@@ -112,26 +116,31 @@ abstract class ServletSampleContract {
         assertThat(r.body()).isEqualTo("hello\n");
         assertThat(r.headers().firstValue("X-RateLimit-Limit")).contains("5");
         assertThat(r.headers().firstValue("X-RateLimit-Reset")).contains("1");
-        assertThat(r.headers().firstValue("RateLimit-Policy")).contains(
-                "\"site-1s\";q=50;w=1, \"site-1h\";q=2000;w=3600, \"hello-1s\";q=5;w=1, \"hello-1m\";q=100;w=60");
-        assertThat(r.headers().firstValue("RateLimit")).hasValueSatisfying(v -> assertThat(v)
-                .contains("\"hello-1s\";r=4;t=1").contains("\"site-1s\";r=49;t=1"));
+        assertThat(r.headers().firstValue("RateLimit-Policy"))
+                .contains(
+                        "\"site-1s\";q=50;w=1, \"site-1h\";q=2000;w=3600, \"hello-1s\";q=5;w=1, \"hello-1m\";q=100;w=60");
+        assertThat(r.headers().firstValue("RateLimit"))
+                .hasValueSatisfying(
+                        v -> assertThat(v).contains("\"hello-1s\";r=4;t=1").contains("\"site-1s\";r=49;t=1"));
         assertThat(r.headers().firstValue("Retry-After")).isEmpty();
     }
 
     @Test
     void answersARejectionWithProblemDetailsAndAnHonestRetryAfter() throws Exception {
         Burst burst = untilRejected("/hello");
-        assertThat(burst.allowed()).as("%s, %d tokens back meanwhile", burst.statuses(), burst.tokensBack())
+        assertThat(burst.allowed())
+                .as("%s, %d tokens back meanwhile", burst.statuses(), burst.tokensBack())
                 .isBetween(5L, 5 + burst.tokensBack());
         HttpResponse<String> rejected = burst.last();
         assertThat(rejected.statusCode()).isEqualTo(429);
-        assertThat(rejected.headers().firstValue("Content-Type")).hasValueSatisfying(
-                v -> assertThat(v).startsWith("application/problem+json"));
-        assertThat(rejected.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
-                + "\"detail\":\"Rate limit of rule 'hello' exceeded; retry after 1 s.\",\"instance\":\"/hello\","
-                + "\"retryAfter\":1}");
-        long retryAfter = Long.parseLong(rejected.headers().firstValue("Retry-After").orElseThrow());
+        assertThat(rejected.headers().firstValue("Content-Type"))
+                .hasValueSatisfying(v -> assertThat(v).startsWith("application/problem+json"));
+        assertThat(rejected.body())
+                .isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+                        + "\"detail\":\"Rate limit of rule 'hello' exceeded; retry after 1 s.\",\"instance\":\"/hello\","
+                        + "\"retryAfter\":1}");
+        long retryAfter =
+                Long.parseLong(rejected.headers().firstValue("Retry-After").orElseThrow());
         assertThat(retryAfter).isEqualTo(1);
         // Waiting out the Retry-After the server gave is what this checks: polling would pass at any later time.
         Thread.sleep(Duration.ofSeconds(retryAfter).toMillis());
@@ -142,9 +151,11 @@ abstract class ServletSampleContract {
     void keysByTheClientAddressBehindTheTrustedProxy() throws Exception {
         Burst burst = untilRejected("/hello");
         assertThat(burst.last().statusCode()).isEqualTo(429);
-        assertThat(burst.allowed()).as("%s, %d tokens back meanwhile", burst.statuses(), burst.tokensBack())
+        assertThat(burst.allowed())
+                .as("%s, %d tokens back meanwhile", burst.statuses(), burst.tokensBack())
                 .isBetween(5L, 5 + burst.tokensBack());
-        assertThat(get("/hello", "X-Forwarded-For", "198.51.100.77").statusCode()).isEqualTo(200);
+        assertThat(get("/hello", "X-Forwarded-For", "198.51.100.77").statusCode())
+                .isEqualTo(200);
     }
 
     @Test
@@ -164,7 +175,10 @@ abstract class ServletSampleContract {
                 }
             }));
         }
-        List<long[]> results = calls.stream().map(CompletableFuture::join).sorted((a, b) -> Long.compare(a[1], b[1])).toList();
+        List<long[]> results = calls.stream()
+                .map(CompletableFuture::join)
+                .sorted((a, b) -> Long.compare(a[1], b[1]))
+                .toList();
         assertThat(results).allSatisfy(r -> assertThat(r[0]).isEqualTo(200));
         // The slowest waited about 1.5 s: at least 1.3 s (timer granularity), and not unboundedly more.
         assertThat(results.get(4)[1]).isBetween(1300L, 4000L);

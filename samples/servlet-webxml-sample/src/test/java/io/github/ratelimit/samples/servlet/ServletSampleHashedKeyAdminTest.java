@@ -1,13 +1,9 @@
 package io.github.ratelimit.samples.servlet;
 
-import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import tools.jackson.databind.JsonNode;
+import static io.github.ratelimit.samples.servlet.AdminClient.fields;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.ratelimit.testing.redis.RedisServerExtension;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
@@ -17,9 +13,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
-
-import static io.github.ratelimit.samples.servlet.AdminClient.fields;
-import static org.assertj.core.api.Assertions.assertThat;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import tools.jackson.databind.JsonNode;
 
 /**
  * The sample's admin servlet with its buckets and per-key limits in a real Redis, over real HTTP, and one more rule
@@ -39,11 +38,25 @@ class ServletSampleHashedKeyAdminTest {
 
     @BeforeEach
     void start() throws Exception {
-        server = SampleServer.start(0, Map.of("ratelimit.store", "redis", "ratelimit.redis.url", redis.uri(),
-                "ratelimit.redis.key-prefix", "servlet-hashed-" + UUID.randomUUID(),
-                "ratelimit.limit-store.enabled", "true",
-                "ratelimit.rules[5].name", "api", "ratelimit.rules[5].paths", "/search",
-                "ratelimit.rules[5].key", "param:api_key", "ratelimit.rules[5].limits", "3/1h"));
+        server = SampleServer.start(
+                0,
+                Map.of(
+                        "ratelimit.store",
+                        "redis",
+                        "ratelimit.redis.url",
+                        redis.uri(),
+                        "ratelimit.redis.key-prefix",
+                        "servlet-hashed-" + UUID.randomUUID(),
+                        "ratelimit.limit-store.enabled",
+                        "true",
+                        "ratelimit.rules[5].name",
+                        "api",
+                        "ratelimit.rules[5].paths",
+                        "/search",
+                        "ratelimit.rules[5].key",
+                        "param:api_key",
+                        "ratelimit.rules[5].limits",
+                        "3/1h"));
         client = new AdminClient(server.port());
     }
 
@@ -62,11 +75,14 @@ class ServletSampleHashedKeyAdminTest {
 
     /** @return the client's key as {@code /rejected} lists it: the hash of its API key */
     private String listed() throws Exception {
-        String hash = "~sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                .digest(apiKey.getBytes(StandardCharsets.UTF_8)));
+        String hash = "~sha256:"
+                + HexFormat.of()
+                        .formatHex(
+                                MessageDigest.getInstance("SHA-256").digest(apiKey.getBytes(StandardCharsets.UTF_8)));
         JsonNode rejected = client.admin("GET", "/rejected", null).json().get("topRejectedKeys");
         for (JsonNode e : rejected) {
-            if (e.get("rule").asString().equals("api") && e.get("key").asString().equals(hash)) {
+            if (e.get("rule").asString().equals("api")
+                    && e.get("key").asString().equals(hash)) {
                 return hash;
             }
         }
@@ -80,20 +96,27 @@ class ServletSampleHashedKeyAdminTest {
 
         AdminClient.Answer reset = client.admin("POST", "/keys/api/" + address, fields("reset", "true"));
         assertThat(reset.status()).as(reset.body()).isEqualTo(200);
-        assertThat(searches(1)).as("unblocked by the reset through the listed address").containsExactly(200);
+        assertThat(searches(1))
+                .as("unblocked by the reset through the listed address")
+                .containsExactly(200);
 
         AdminClient.Answer set = client.admin("POST", "/keys/api/" + address, fields("limits", "2/1h"));
         assertThat(set.status()).as(set.body()).isEqualTo(200);
         // The filter that counts the rule may be another than the one whose admin made the change: it applies the
         // change within its refresh interval. Until then a reset and three calls give 3, then 2.
-        Awaitility.await("2/1h applies").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(300))
+        Awaitility.await("2/1h applies")
+                .atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(300))
                 .until(() -> {
                     client.admin("POST", "/keys/api", fields("key", address, "reset", "true"));
                     return searches(3).stream().filter(s -> s == 200).count() == 2;
                 });
-        assertThat(client.admin("POST", "/keys/api", fields("key", address, "reset", "true")).status()).isEqualTo(200);
-        assertThat(searches(6).stream().filter(s -> s == 200).count()).as("2/1h set through the listed address, not "
-                + "the rule's 3/1h").isEqualTo(2);
+        assertThat(client.admin("POST", "/keys/api", fields("key", address, "reset", "true"))
+                        .status())
+                .isEqualTo(200);
+        assertThat(searches(6).stream().filter(s -> s == 200).count())
+                .as("2/1h set through the listed address, not " + "the rule's 3/1h")
+                .isEqualTo(2);
     }
 
     @Test
@@ -107,7 +130,9 @@ class ServletSampleHashedKeyAdminTest {
             assertThat(answer.status()).as("%s: %s", change, answer.body()).isEqualTo(400);
             assertThat(answer.problem()).contains("is no key of rule 'api'").contains("the address a listing gives");
         }
-        assertThat(client.admin("GET", "/keys/api/" + upper, null).status()).as("nothing was written").isEqualTo(404);
+        assertThat(client.admin("GET", "/keys/api/" + upper, null).status())
+                .as("nothing was written")
+                .isEqualTo(404);
         assertThat(searches(1)).as("still blocked: nothing was reset").containsExactly(429);
     }
 }

@@ -1,10 +1,6 @@
 package io.github.ratelimit.samples.servlet;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,8 +10,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The sample's limits on password guessing, over real HTTP on its real web.xml in Tomcat: the container checks the
@@ -24,7 +23,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ServletSampleLoginAttemptsTest {
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private SampleServer server;
 
     @BeforeEach
@@ -40,12 +40,14 @@ class ServletSampleLoginAttemptsTest {
     /** GET from a client address (through the trusted proxy), with Basic credentials ({@code user} null: none). */
     private int send(String path, String ip, String user, String password) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + server.port() + path))
-                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip);
+                .timeout(Duration.ofSeconds(10))
+                .header("X-Forwarded-For", ip);
         if (user != null) {
             String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
             request.header("Authorization", "Basic " + token);
         }
-        return http.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        return http.send(request.build(), HttpResponse.BodyHandlers.discarding())
+                .statusCode();
     }
 
     /**
@@ -63,14 +65,19 @@ class ServletSampleLoginAttemptsTest {
             checked += status == 401 ? 1 : 0;
             limited += status == 429 ? 1 : 0;
         }
-        assertThat(checked).as("passwords checked, rotating user names from one address").isEqualTo(10);
+        assertThat(checked)
+                .as("passwords checked, rotating user names from one address")
+                .isEqualTo(10);
         assertThat(limited).isEqualTo(290);
         checked = 0;
         for (int i = 0; i < 300; i++) {
             checked += send(path, "198.18." + (i / 200) + "." + (i % 200 + 1), "alice", "guess-" + i) == 401 ? 1 : 0;
         }
-        assertThat(checked).as("passwords checked for one user name, from many addresses").isEqualTo(5);
-        assertThat(send(path, "198.51.100.41", "bob", "bob")).as("the right password from another address")
+        assertThat(checked)
+                .as("passwords checked for one user name, from many addresses")
+                .isEqualTo(5);
+        assertThat(send(path, "198.51.100.41", "bob", "bob"))
+                .as("the right password from another address")
                 .isEqualTo(rightPasswordStatus);
     }
 
@@ -80,7 +87,8 @@ class ServletSampleLoginAttemptsTest {
         // servlet serves a missing page, so the container checks no password there: a guess learns nothing.
         for (int i = 0; i < 30; i++) {
             assertThat(send("/no-such-page-" + i, "198.51.100.50", null, null)).isEqualTo(404);
-            assertThat(send("/no-such-page-" + i, "198.51.100.50", "bob", "wrong")).isEqualTo(404);
+            assertThat(send("/no-such-page-" + i, "198.51.100.50", "bob", "wrong"))
+                    .isEqualTo(404);
             assertThat(send("/me", "198.51.100.50", null, null)).isEqualTo(401);
             assertThat(send("/hello", "198.51.100.50", "bob", "bob")).isIn(200, 429);
         }

@@ -1,11 +1,10 @@
 package io.github.ratelimit.samples.servlet;
 
-import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.extension.RegisterExtension;
-
-import java.util.Map;
-
 import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.ratelimit.testing.redis.RedisServerExtension;
+import java.util.Map;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The same suite with the buckets in a real Redis, switched by two context-params. */
 class ServletSampleRedisStoreTest extends ServletSampleContract {
@@ -15,8 +14,13 @@ class ServletSampleRedisStoreTest extends ServletSampleContract {
 
     @Override
     protected Map<String, String> storeParams() {
-        return Map.of("ratelimit.store", "redis", "ratelimit.redis.url", redis.uri(),
-                "ratelimit.redis.key-prefix", uniquePrefix());
+        return Map.of(
+                "ratelimit.store",
+                "redis",
+                "ratelimit.redis.url",
+                redis.uri(),
+                "ratelimit.redis.key-prefix",
+                uniquePrefix());
     }
 
     @org.junit.jupiter.api.Test
@@ -24,7 +28,8 @@ class ServletSampleRedisStoreTest extends ServletSampleContract {
         assertThat(get("/hello").statusCode()).isEqualTo(200);
         assertThat(clockThreads()).isPositive();
         stopServer();
-        org.awaitility.Awaitility.await("the store's threads end").atMost(java.time.Duration.ofSeconds(5))
+        org.awaitility.Awaitility.await("the store's threads end")
+                .atMost(java.time.Duration.ofSeconds(5))
                 .until(() -> clockThreads() == 0);
     }
 
@@ -40,12 +45,10 @@ class ServletSampleRedisStoreTest extends ServletSampleContract {
             }
 
             @Override
-            public void flush() {
-            }
+            public void flush() {}
 
             @Override
-            public void close() {
-            }
+            public void close() {}
         };
         jedis.addHandler(capture);
         try {
@@ -58,6 +61,7 @@ class ServletSampleRedisStoreTest extends ServletSampleContract {
 
     private static long clockThreads() {
         return Thread.getAllStackTraces().keySet().stream()
-                .filter(t -> t.isAlive() && t.getName().equals("ratelimit-redis-clock")).count();
+                .filter(t -> t.isAlive() && t.getName().equals("ratelimit-redis-clock"))
+                .count();
     }
 }

@@ -1,10 +1,6 @@
 package io.github.ratelimit.samples.servlet;
 
-import org.apache.catalina.Context;
-import org.apache.catalina.LifecycleState;
-import org.apache.catalina.startup.Tomcat;
-import org.apache.tomcat.util.scan.StandardJarScanner;
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -17,8 +13,11 @@ import java.util.List;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 import java.util.zip.ZipInputStream;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.apache.catalina.Context;
+import org.apache.catalina.LifecycleState;
+import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.scan.StandardJarScanner;
+import org.junit.jupiter.api.Test;
 
 /**
  * The WAR that {@code ./mvnw -pl samples/servlet-webxml-sample -am package} builds, as a container gets it: without
@@ -41,19 +40,27 @@ class WarIT {
     void theWarHasNoLauncherAndMapsTheAdminServlet() throws IOException {
         try (ZipFile zip = new ZipFile(war().toFile())) {
             List<String> names = entries(zip);
-            assertThat(names).contains("WEB-INF/web.xml", "WEB-INF/ratelimit.properties",
-                    "WEB-INF/classes/io/github/ratelimit/samples/servlet/HelloServlet.class",
-                    "WEB-INF/classes/io/github/ratelimit/samples/servlet/ContainerAuthenticationFilter.class");
+            assertThat(names)
+                    .contains(
+                            "WEB-INF/web.xml",
+                            "WEB-INF/ratelimit.properties",
+                            "WEB-INF/classes/io/github/ratelimit/samples/servlet/HelloServlet.class",
+                            "WEB-INF/classes/io/github/ratelimit/samples/servlet/ContainerAuthenticationFilter.class");
             assertThat(names).as("the embedded launcher").noneMatch(n -> n.contains("SampleServer"));
-            assertThat(names).as("the container's own jars").noneMatch(n -> n.startsWith("WEB-INF/lib/tomcat-")
-                    || n.startsWith("WEB-INF/lib/jakarta.servlet-api"));
-            String webXml = new String(zip.getInputStream(zip.getEntry("WEB-INF/web.xml")).readAllBytes(),
-                    StandardCharsets.UTF_8);
-            assertThat(webXml).contains("<servlet-class>io.github.ratelimit.servlet.RateLimitAdminServlet</servlet-class>")
+            assertThat(names)
+                    .as("the container's own jars")
+                    .noneMatch(n ->
+                            n.startsWith("WEB-INF/lib/tomcat-") || n.startsWith("WEB-INF/lib/jakarta.servlet-api"));
+            String webXml = new String(
+                    zip.getInputStream(zip.getEntry("WEB-INF/web.xml")).readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(webXml)
+                    .contains("<servlet-class>io.github.ratelimit.servlet.RateLimitAdminServlet</servlet-class>")
                     .contains("<url-pattern>/ratelimit-admin/*</url-pattern>")
                     .contains("<param-value>ratelimit-admin</param-value>");
-            String servletJar = names.stream().filter(n -> n.matches("WEB-INF/lib/ratelimit-servlet-.*\\.jar"))
-                    .findFirst().orElseThrow(() -> new AssertionError("no ratelimit-servlet jar in " + names));
+            String servletJar = names.stream()
+                    .filter(n -> n.matches("WEB-INF/lib/ratelimit-servlet-.*\\.jar"))
+                    .findFirst()
+                    .orElseThrow(() -> new AssertionError("no ratelimit-servlet jar in " + names));
             List<String> classes = new ArrayList<>();
             try (ZipInputStream jar = new ZipInputStream(new ByteArrayInputStream(
                     zip.getInputStream(zip.getEntry(servletJar)).readAllBytes()))) {
@@ -84,8 +91,11 @@ class WarIT {
             assertThat(context.getState()).isEqualTo(LifecycleState.STARTED);
             AdminClient client = new AdminClient(tomcat.getConnector().getLocalPort());
             assertThat(client.get("/hello").status()).isEqualTo(200);
-            assertThat(client.send("GET", AdminClient.ADMIN + "/", null, null).status()).isEqualTo(401);
-            assertThat(client.send("GET", AdminClient.ADMIN + "/", "alice", null).status()).isEqualTo(403);
+            assertThat(client.send("GET", AdminClient.ADMIN + "/", null, null).status())
+                    .isEqualTo(401);
+            assertThat(client.send("GET", AdminClient.ADMIN + "/", "alice", null)
+                            .status())
+                    .isEqualTo(403);
             AdminClient.Answer summary = client.admin("GET", "/", null);
             assertThat(summary.status()).isEqualTo(200);
             assertThat(summary.json().get("rules").toString()).contains("\"name\":\"hello\"");

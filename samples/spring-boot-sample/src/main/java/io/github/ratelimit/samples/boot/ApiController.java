@@ -3,15 +3,14 @@ package io.github.ratelimit.samples.boot;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.StoreFailurePolicy;
+import java.security.Principal;
+import java.util.List;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
-
-import java.security.Principal;
-import java.util.List;
 
 @RestController
 @RequestMapping("/api")

@@ -21,12 +21,14 @@ class SecurityConfig {
 
     @Bean
     SecurityFilterChain security(HttpSecurity http) throws Exception {
-        return http
-                .authorizeHttpRequests(a -> a
-                        .requestMatchers("/actuator/health", "/actuator/health/**").permitAll()
-                        .requestMatchers("/actuator/**").hasRole("ADMIN")
-                        .requestMatchers("/api/me").authenticated()
-                        .anyRequest().permitAll())
+        return http.authorizeHttpRequests(a -> a.requestMatchers("/actuator/health", "/actuator/health/**")
+                        .permitAll()
+                        .requestMatchers("/actuator/**")
+                        .hasRole("ADMIN")
+                        .requestMatchers("/api/me")
+                        .authenticated()
+                        .anyRequest()
+                        .permitAll())
                 .httpBasic(Customizer.withDefaults())
                 .csrf(c -> c.disable())
                 .build();
@@ -43,7 +45,9 @@ class SecurityConfig {
         return request -> {
             String authorization = request.header("Authorization");
             // Any header that starts with "Basic": Spring Security's servlet converter reads "BasicX<credentials>" too.
-            return authorization != null && authorization.strip().regionMatches(true, 0, "Basic", 0, 5) ? "basic" : null;
+            return authorization != null && authorization.strip().regionMatches(true, 0, "Basic", 0, 5)
+                    ? "basic"
+                    : null;
         };
     }
 
@@ -53,7 +57,13 @@ class SecurityConfig {
                 User.withUsername("alice").password("{noop}alice").roles("USER").build(),
                 User.withUsername("bob").password("{noop}bob").roles("USER").build(),
                 // carol's plan comes with her: the authority PLAN_pro (ratelimit.plan-from=authority:PLAN_).
-                User.withUsername("carol").password("{noop}carol").authorities("ROLE_USER", "PLAN_pro").build(),
-                User.withUsername("admin").password("{noop}admin").roles("ADMIN").build());
+                User.withUsername("carol")
+                        .password("{noop}carol")
+                        .authorities("ROLE_USER", "PLAN_pro")
+                        .build(),
+                User.withUsername("admin")
+                        .password("{noop}admin")
+                        .roles("ADMIN")
+                        .build());
     }
 }

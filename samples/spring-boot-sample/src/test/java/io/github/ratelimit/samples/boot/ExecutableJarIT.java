@@ -1,6 +1,6 @@
 package io.github.ratelimit.samples.boot;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -14,8 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * The README's {@code java -jar}: the packaged sample starts on its own (a Spring Boot executable jar) and limits
@@ -23,7 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ExecutableJarIT {
 
-    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private static int freePort() throws IOException {
         try (ServerSocket socket = new ServerSocket(0)) {
@@ -37,7 +37,8 @@ class ExecutableJarIT {
         if (headers.length > 0) {
             request.headers(headers);
         }
-        return http.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        return http.send(request.build(), HttpResponse.BodyHandlers.discarding())
+                .statusCode();
     }
 
     @Test
@@ -46,14 +47,19 @@ class ExecutableJarIT {
         assertThat(jar).exists();
         int port = freePort();
         Path log = Files.createTempFile("sample-jar", ".log");
-        String javaBinary = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String javaBinary =
+                Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Process process = new ProcessBuilder(javaBinary, "-jar", jar.toString(), "--server.port=" + port)
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
         try {
             boolean up;
             try {
-                org.awaitility.Awaitility.await("the application in the jar").atMost(Duration.ofSeconds(90))
-                        .pollInterval(Duration.ofMillis(200)).ignoreExceptionsInstanceOf(IOException.class)
+                org.awaitility.Awaitility.await("the application in the jar")
+                        .atMost(Duration.ofSeconds(90))
+                        .pollInterval(Duration.ofMillis(200))
+                        .ignoreExceptionsInstanceOf(IOException.class)
                         .until(() -> !process.isAlive() || status(port, "/actuator/health") == 200);
                 up = process.isAlive();
             } catch (org.awaitility.core.ConditionTimeoutException notUp) {

@@ -1,7 +1,16 @@
 package io.github.ratelimit.samples.boot;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -10,16 +19,6 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
 import org.springframework.test.annotation.DirtiesContext;
-
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.Base64;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The sample's limits on password guessing, over real HTTP with Spring Security's HTTP Basic: the rules decide
@@ -31,7 +30,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * exact counts below would depend on the machine's speed.
  */
 @DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+@SpringBootTest(
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"ratelimit.trusted-proxies=127.0.0.1,::1", "spring.application.name=login-attempts-test"})
 @Import(LoginAttemptsTest.FrozenClock.class)
 class LoginAttemptsTest {
@@ -76,26 +76,34 @@ class LoginAttemptsTest {
     /** GET with credentials after the scheme as spelt ({@code user} null: none). */
     private int send(String path, String ip, String scheme, String user, String password) throws Exception {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip);
+                .timeout(Duration.ofSeconds(10))
+                .header("X-Forwarded-For", ip);
         if (user != null) {
             String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
             request.header("Authorization", scheme + token);
         }
-        return http.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        return http.send(request.build(), HttpResponse.BodyHandlers.discarding())
+                .statusCode();
     }
 
     @Test
     void aSignedInRequestsHeadersReportItsRequestLimitsNotTheLoginRules() throws Exception {
         String token = Base64.getEncoder().encodeToString("bob:bob".getBytes(StandardCharsets.UTF_8));
-        HttpResponse<Void> response = http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port
-                        + "/api/hello")).header("X-Forwarded-For", "198.51.100.43").header("Authorization", "Basic " + token)
-                .build(), HttpResponse.BodyHandlers.discarding());
+        HttpResponse<Void> response = http.send(
+                HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/api/hello"))
+                        .header("X-Forwarded-For", "198.51.100.43")
+                        .header("Authorization", "Basic " + token)
+                        .build(),
+                HttpResponse.BodyHandlers.discarding());
         assertThat(response.statusCode()).isEqualTo(200);
         // The login rules hold a token while the request runs, and give it back: not a rate the client is held to.
-        assertThat(response.headers().allValues("RateLimit-Policy")).isNotEmpty()
+        assertThat(response.headers().allValues("RateLimit-Policy"))
+                .isNotEmpty()
                 .noneMatch(policy -> policy.contains("login-failures"));
-        assertThat(response.headers().firstValue("X-RateLimit-Reset")).hasValueSatisfying(reset ->
-                assertThat(Long.parseLong(reset)).as("seconds until hello's 5/1s is full again").isLessThanOrEqualTo(1));
+        assertThat(response.headers().firstValue("X-RateLimit-Reset"))
+                .hasValueSatisfying(reset -> assertThat(Long.parseLong(reset))
+                        .as("seconds until hello's 5/1s is full again")
+                        .isLessThanOrEqualTo(1));
     }
 
     /**
@@ -112,7 +120,9 @@ class LoginAttemptsTest {
             assertThat(status).as("guess %d", i).isIn(401, 429);
             checked += status == 401 ? 1 : 0;
         }
-        assertThat(checked).as("passwords checked for alice with the scheme spelt '%s'", scheme).isEqualTo(5);
+        assertThat(checked)
+                .as("passwords checked for alice with the scheme spelt '%s'", scheme)
+                .isEqualTo(5);
     }
 
     /**
@@ -130,14 +140,19 @@ class LoginAttemptsTest {
             checked += status == 401 ? 1 : 0;
             limited += status == 429 ? 1 : 0;
         }
-        assertThat(checked).as("passwords checked, rotating user names from one address").isEqualTo(10);
+        assertThat(checked)
+                .as("passwords checked, rotating user names from one address")
+                .isEqualTo(10);
         assertThat(limited).isEqualTo(290);
         checked = 0;
         for (int i = 0; i < 300; i++) {
             checked += send(path, "198.18." + (i / 200) + "." + (i % 200 + 1), "alice", "guess-" + i) == 401 ? 1 : 0;
         }
-        assertThat(checked).as("passwords checked for one user name, from many addresses").isEqualTo(5);
-        assertThat(send(path, "198.51.100.41", "bob", "bob")).as("the right password from another address")
+        assertThat(checked)
+                .as("passwords checked for one user name, from many addresses")
+                .isEqualTo(5);
+        assertThat(send(path, "198.51.100.41", "bob", "bob"))
+                .as("the right password from another address")
                 .isEqualTo(rightPasswordStatus);
     }
 
@@ -147,7 +162,8 @@ class LoginAttemptsTest {
         for (int i = 0; i < 30; i++) {
             assertThat(send("/no-such-page-" + i, "198.51.100.50", null, null)).isEqualTo(404);
             assertThat(send("/api/me", "198.51.100.50", null, null)).isEqualTo(401);
-            assertThat(send("/no-such-page-" + i, "198.51.100.50", "bob", "bob")).isEqualTo(404);
+            assertThat(send("/no-such-page-" + i, "198.51.100.50", "bob", "bob"))
+                    .isEqualTo(404);
         }
         assertThat(me("198.51.100.50", "bob", "bob")).isEqualTo(200);
         // The address still has all ten of its failed logins.

@@ -1,16 +1,8 @@
 package io.github.ratelimit.samples.boot;
 
-import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.SpringApplication;
-import org.springframework.boot.json.JsonParserFactory;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.context.ConfigurableApplicationContext;
-import org.yaml.snakeyaml.Yaml;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.ratelimit.testing.redis.RedisServerExtension;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -27,8 +19,15 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.json.JsonParserFactory;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.yaml.snakeyaml.Yaml;
 
 /**
  * The Grafana dashboard and the Prometheus alert rules in docs/monitoring/ query only what the application really
@@ -44,6 +43,7 @@ class MonitoringFilesTest {
     private static final Path ALERTS = Path.of("../../docs/monitoring/ratelimit-alerts.yml");
     /** Labels Prometheus adds when it scrapes ({@code job}, {@code instance}) or a histogram carries ({@code le}). */
     private static final Set<String> SCRAPE_LABELS = Set.of("job", "instance", "le");
+
     private static final Pattern METRIC = Pattern.compile("\\bratelimit_[a-z0-9_]+");
     private static final Pattern BY = Pattern.compile("\\bby\\s*\\(([^)]*)\\)");
     private static final Pattern MATCHER = Pattern.compile("[{,]\\s*([a-zA-Z_][a-zA-Z0-9_]*)\\s*(=~|!=|!~|=)");
@@ -65,8 +65,9 @@ class MonitoringFilesTest {
         int port = ((WebServerApplicationContext) app).getWebServer().getPort();
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path));
         if (credentials != null) {
-            request.header("Authorization", "Basic "
-                    + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)));
+            request.header(
+                    "Authorization",
+                    "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)));
         }
         return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
     }
@@ -137,8 +138,14 @@ class MonitoringFilesTest {
         Map<String, String> queries = new HashMap<>(dashboardQueries());
         queries.putAll(alertQueries());
         assertThat(dashboardQueries()).as("the dashboard's panels").hasSizeGreaterThanOrEqualTo(10);
-        assertThat(alertQueries()).as("the alert rules").containsOnlyKeys("RateLimitFailOpenDecisions",
-                "RateLimitStoreBreakerOpen", "RateLimitRejectionRatioRising", "RateLimitStoreSlow", "RateLimitRefundsLost");
+        assertThat(alertQueries())
+                .as("the alert rules")
+                .containsOnlyKeys(
+                        "RateLimitFailOpenDecisions",
+                        "RateLimitStoreBreakerOpen",
+                        "RateLimitRejectionRatioRising",
+                        "RateLimitStoreSlow",
+                        "RateLimitRefundsLost");
 
         List<String> missing = new ArrayList<>();
         queries.forEach((where, expr) -> {

@@ -1,13 +1,9 @@
 package io.github.ratelimit.samples.boot;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.testing.redis.DelayingProxy;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.SpringApplication;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.context.ConfigurableApplicationContext;
-
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,8 +12,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The Boot sample's {@code /api/hello} meets the URL rule {@code site} and the handler's {@code hello}. On Redis behind
@@ -33,24 +32,29 @@ class OneRoundTripTest {
     private static final Duration DELAY = Duration.ofMillis(250);
 
     /** What a request cost: chunks sent to Redis and milliseconds, five requests each. */
-    private record Cost(List<Long> chunks, List<Long> millis) {
-    }
+    private record Cost(List<Long> chunks, List<Long> millis) {}
 
     @Test
     void aRequestThatMeetsTwoRulesWaitsForOneRoundTrip() throws Exception {
         // The sample without its rule not-found: the request meets site and hello only.
         Cost cost = measure(rulesWithout("not-found"));
         // The median, so that the store's clock calibration (a script of its own, now and then) cannot decide.
-        assertThat(median(cost.chunks())).as("chunks sent to Redis per request, %s", cost.chunks()).isEqualTo(1);
-        assertThat(median(cost.millis())).as("milliseconds per request, %s", cost.millis())
+        assertThat(median(cost.chunks()))
+                .as("chunks sent to Redis per request, %s", cost.chunks())
+                .isEqualTo(1);
+        assertThat(median(cost.millis()))
+                .as("milliseconds per request, %s", cost.millis())
                 .isBetween(DELAY.toMillis(), DELAY.toMillis() * 3 / 2);
     }
 
     @Test
     void aRuleThatCountsOnly404sGivesA200sTokenBackInOneMoreRoundTrip() throws Exception {
         Cost cost = measure();
-        assertThat(median(cost.chunks())).as("chunks sent to Redis per request, %s", cost.chunks()).isEqualTo(2);
-        assertThat(median(cost.millis())).as("milliseconds per request, %s", cost.millis())
+        assertThat(median(cost.chunks()))
+                .as("chunks sent to Redis per request, %s", cost.chunks())
+                .isEqualTo(2);
+        assertThat(median(cost.millis()))
+                .as("milliseconds per request, %s", cost.millis())
                 .isBetween(DELAY.toMillis() * 2, DELAY.toMillis() * 5 / 2);
     }
 
@@ -65,7 +69,9 @@ class OneRoundTripTest {
         }
         String index = file.stringPropertyNames().stream()
                 .filter(k -> k.matches("ratelimit\\.rules\\[\\d+]\\.name") && name.equals(file.getProperty(k)))
-                .findFirst().orElseThrow().replace(".name", ".");
+                .findFirst()
+                .orElseThrow()
+                .replace(".name", ".");
         List<String> args = new ArrayList<>();
         int next = 0;
         java.util.Map<String, Integer> renumbered = new java.util.HashMap<>();
@@ -83,14 +89,16 @@ class OneRoundTripTest {
     }
 
     private static Cost measure(String... extra) throws Exception {
-        try (DelayingProxy proxy = DelayingProxy.start("127.0.0.1", redis.server().port(), DELAY)) {
-            List<String> args = new ArrayList<>(List.of("--server.port=0",
+        try (DelayingProxy proxy =
+                DelayingProxy.start("127.0.0.1", redis.server().port(), DELAY)) {
+            List<String> args = new ArrayList<>(List.of(
+                    "--server.port=0",
                     "--ratelimit.redis.url=redis://127.0.0.1:" + proxy.port(),
                     // A distant Redis: the default timeout is for a near one.
                     "--ratelimit.redis.command-timeout=5s"));
             args.addAll(List.of(extra));
-            try (ConfigurableApplicationContext app = SpringApplication.run(SampleApplication.class,
-                    args.toArray(String[]::new))) {
+            try (ConfigurableApplicationContext app =
+                    SpringApplication.run(SampleApplication.class, args.toArray(String[]::new))) {
                 HttpClient http = HttpClient.newHttpClient();
                 URI hello = URI.create("http://localhost:"
                         + ((WebServerApplicationContext) app).getWebServer().getPort() + "/api/hello");
@@ -110,7 +118,8 @@ class OneRoundTripTest {
     }
 
     private static int get(HttpClient http, URI uri) throws Exception {
-        return http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        return http.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding())
+                .statusCode();
     }
 
     private static long median(List<Long> values) {

@@ -1,8 +1,6 @@
 package io.github.ratelimit.samples.boot;
 
-import org.junit.jupiter.api.Test;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,11 +12,13 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
 
 /** The sample over real HTTP on a random port; each test uses its own client address where it matters. */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+@SpringBootTest(
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "ratelimit.trusted-proxies=127.0.0.1,::1")
 class SampleApplicationTest {
 
@@ -29,11 +29,14 @@ class SampleApplicationTest {
 
     private HttpRequest request(String method, String path, String ip, String user) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
-                .timeout(Duration.ofSeconds(10)).header("X-Forwarded-For", ip)
+                .timeout(Duration.ofSeconds(10))
+                .header("X-Forwarded-For", ip)
                 .method(method, HttpRequest.BodyPublishers.noBody());
         if (user != null) {
-            b.header("Authorization", "Basic " + Base64.getEncoder()
-                    .encodeToString((user + ":" + user).getBytes(StandardCharsets.UTF_8)));
+            b.header(
+                    "Authorization",
+                    "Basic "
+                            + Base64.getEncoder().encodeToString((user + ":" + user).getBytes(StandardCharsets.UTF_8)));
         }
         return b.build();
     }
@@ -65,8 +68,9 @@ class SampleApplicationTest {
             statuses.add(last.statusCode());
         } while (last.statusCode() == 200 && statuses.size() < 100);
         long tokensBack = (System.nanoTime() - start) / 200_000_000L;
-        assertThat(statuses.stream().filter(s -> s == 200).count()).as("%s, %d tokens back meanwhile", statuses,
-                tokensBack).isBetween(5L, 5 + tokensBack);
+        assertThat(statuses.stream().filter(s -> s == 200).count())
+                .as("%s, %d tokens back meanwhile", statuses, tokensBack)
+                .isBetween(5L, 5 + tokensBack);
         return last;
     }
 
@@ -76,8 +80,8 @@ class SampleApplicationTest {
         assertThat(rejected.statusCode()).isEqualTo(429);
         assertThat(rejected.headers().firstValue("Retry-After")).contains("1");
         assertThat(rejected.headers().firstValue("X-RateLimit-Remaining")).contains("0");
-        assertThat(rejected.headers().firstValue("Content-Type")).hasValueSatisfying(
-                v -> assertThat(v).startsWith("application/problem+json"));
+        assertThat(rejected.headers().firstValue("Content-Type"))
+                .hasValueSatisfying(v -> assertThat(v).startsWith("application/problem+json"));
         assertThat(rejected.body()).contains("\"status\":429").contains("Rate limit of rule 'hello' exceeded");
         assertThat(send("GET", "/api/hello", "203.0.113.2", null).statusCode()).isEqualTo(200);
     }
@@ -91,21 +95,26 @@ class SampleApplicationTest {
         long start = System.nanoTime();
         List<CompletableFuture<HttpResponse<String>>> sent = new ArrayList<>();
         for (int i = 0; i < 7; i++) {
-            sent.add(http.sendAsync(request("GET", "/api/hello", "203.0.113.11", null),
-                    HttpResponse.BodyHandlers.ofString()));
+            sent.add(http.sendAsync(
+                    request("GET", "/api/hello", "203.0.113.11", null), HttpResponse.BodyHandlers.ofString()));
         }
-        List<Integer> statuses = sent.stream().map(CompletableFuture::join).map(HttpResponse::statusCode).toList();
+        List<Integer> statuses = sent.stream()
+                .map(CompletableFuture::join)
+                .map(HttpResponse::statusCode)
+                .toList();
         long tokensBack = (System.nanoTime() - start) / 200_000_000L;
         assertThat(statuses).as("answers").allMatch(s -> s == 200 || s == 429);
-        assertThat(statuses.stream().filter(s -> s == 200).count()).as("%s, %d tokens back during the burst", statuses,
-                tokensBack).isBetween(5L, 5 + tokensBack);
+        assertThat(statuses.stream().filter(s -> s == 200).count())
+                .as("%s, %d tokens back during the burst", statuses, tokensBack)
+                .isBetween(5L, 5 + tokensBack);
     }
 
     @Test
     void reportsTheUrlRuleAndTheAnnotationInOneSetOfHeaders() throws Exception {
         HttpResponse<String> r = send("GET", "/api/hello", "203.0.113.8", null);
-        assertThat(r.headers().firstValue("RateLimit-Policy")).contains(
-                "\"site-1s\";q=50;w=1, \"site-1h\";q=2000;w=3600, \"hello-1s\";q=5;w=1, \"hello-1m\";q=100;w=60");
+        assertThat(r.headers().firstValue("RateLimit-Policy"))
+                .contains(
+                        "\"site-1s\";q=50;w=1, \"site-1h\";q=2000;w=3600, \"hello-1s\";q=5;w=1, \"hello-1m\";q=100;w=60");
         assertThat(r.headers().firstValue("X-RateLimit-Limit")).contains("5");
         assertThat(r.headers().firstValue("X-RateLimit-Remaining")).contains("4");
     }
@@ -119,14 +128,18 @@ class SampleApplicationTest {
         for (int i = 0; i < 4; i++) {
             calls.add(CompletableFuture.supplyAsync(() -> {
                 try {
-                    int status = send("GET", "/api/reports", "203.0.113.3", null).statusCode();
+                    int status =
+                            send("GET", "/api/reports", "203.0.113.3", null).statusCode();
                     return new long[] {status, (System.nanoTime() - t0) / 1_000_000};
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
             }));
         }
-        List<long[]> results = calls.stream().map(CompletableFuture::join).sorted((a, b) -> Long.compare(a[1], b[1])).toList();
+        List<long[]> results = calls.stream()
+                .map(CompletableFuture::join)
+                .sorted((a, b) -> Long.compare(a[1], b[1]))
+                .toList();
         assertThat(results).allSatisfy(r -> assertThat(r[0]).isEqualTo(200));
         assertThat(results.get(3)[1]).isBetween(800L, 4000L);
     }
@@ -141,13 +154,20 @@ class SampleApplicationTest {
             calls.add(CompletableFuture.supplyAsync(() -> {
                 try {
                     HttpResponse<String> r = send("GET", "/api/export", "203.0.113.9", null);
-                    return new long[] {r.statusCode(), (System.nanoTime() - t0) / 1_000_000, r.body().length()};
+                    return new long[] {
+                        r.statusCode(),
+                        (System.nanoTime() - t0) / 1_000_000,
+                        r.body().length()
+                    };
                 } catch (Exception e) {
                     throw new IllegalStateException(e);
                 }
             }));
         }
-        List<long[]> results = calls.stream().map(CompletableFuture::join).sorted((a, b) -> Long.compare(a[1], b[1])).toList();
+        List<long[]> results = calls.stream()
+                .map(CompletableFuture::join)
+                .sorted((a, b) -> Long.compare(a[1], b[1]))
+                .toList();
         assertThat(results).allSatisfy(r -> {
             assertThat(r[0]).isEqualTo(200);
             assertThat(r[2]).isEqualTo("export ready".length());
@@ -166,7 +186,9 @@ class SampleApplicationTest {
     void limitsPerAuthenticatedUserWithPerUserPlans() throws Exception {
         assertThat(send("GET", "/api/me", "203.0.113.5", null).statusCode()).isEqualTo(401);
         assertThat(statuses("GET", "/api/me", "203.0.113.5", "alice", 4)).containsExactly(200, 200, 200, 429);
-        assertThat(statuses("GET", "/api/me", "203.0.113.5", "bob", 11).stream().filter(s -> s == 200).count())
+        assertThat(statuses("GET", "/api/me", "203.0.113.5", "bob", 11).stream()
+                        .filter(s -> s == 200)
+                        .count())
                 .isEqualTo(10);
     }
 
@@ -175,10 +197,10 @@ class SampleApplicationTest {
     void choosesAUsersPlanFromHerAuthority() throws Exception {
         HttpResponse<String> first = send("GET", "/api/me", "203.0.113.10", "carol");
         assertThat(first.statusCode()).isEqualTo(200);
-        assertThat(first.headers().firstValue("RateLimit-Policy")).hasValueSatisfying(
-                v -> assertThat(v).contains("q=10;w=60"));
-        assertThat(statuses("GET", "/api/me", "203.0.113.10", "carol", 10)).containsExactly(200, 200, 200, 200,
-                200, 200, 200, 200, 200, 429);
+        assertThat(first.headers().firstValue("RateLimit-Policy"))
+                .hasValueSatisfying(v -> assertThat(v).contains("q=10;w=60"));
+        assertThat(statuses("GET", "/api/me", "203.0.113.10", "carol", 10))
+                .containsExactly(200, 200, 200, 200, 200, 200, 200, 200, 200, 429);
     }
 
     @Test
@@ -191,22 +213,37 @@ class SampleApplicationTest {
     @Test
     void describesItsRulesAndRejectedKeysInTheActuatorEndpointToAdminsOnly() throws Exception {
         assertThat(helloUntilRejected("203.0.113.7").statusCode()).isEqualTo(429);
-        assertThat(send("GET", "/actuator/ratelimits", "203.0.113.7", null).statusCode()).as("anonymous").isEqualTo(401);
-        assertThat(send("GET", "/actuator/ratelimits", "203.0.113.7", "alice").statusCode()).as("a user").isEqualTo(403);
+        assertThat(send("GET", "/actuator/ratelimits", "203.0.113.7", null).statusCode())
+                .as("anonymous")
+                .isEqualTo(401);
+        assertThat(send("GET", "/actuator/ratelimits", "203.0.113.7", "alice").statusCode())
+                .as("a user")
+                .isEqualTo(403);
         HttpResponse<String> r = send("GET", "/actuator/ratelimits", "203.0.113.7", "admin");
         assertThat(r.statusCode()).isEqualTo(200);
-        assertThat(r.body()).contains("\"name\":\"hello\"").contains("\"name\":\"site\"").contains("\"LocalBucketStore\"")
+        assertThat(r.body())
+                .contains("\"name\":\"hello\"")
+                .contains("\"name\":\"site\"")
+                .contains("\"LocalBucketStore\"")
                 .contains("\"key\":\"203.0.113.7\"");
-        assertThat(send("GET", "/actuator/health", "203.0.113.7", null).statusCode()).as("health is public").isEqualTo(200);
+        assertThat(send("GET", "/actuator/health", "203.0.113.7", null).statusCode())
+                .as("health is public")
+                .isEqualTo(200);
     }
 
     @Test
     void publishesItsMetricsThroughBootsOwnRegistry() throws Exception {
         send("GET", "/api/hello", "203.0.113.9", null);
-        assertThat(send("GET", "/actuator/metrics/ratelimit.requests", "203.0.113.9", null).statusCode()).isEqualTo(401);
+        assertThat(send("GET", "/actuator/metrics/ratelimit.requests", "203.0.113.9", null)
+                        .statusCode())
+                .isEqualTo(401);
         HttpResponse<String> metrics = send("GET", "/actuator/metrics/ratelimit.requests", "203.0.113.9", "admin");
         assertThat(metrics.statusCode()).isEqualTo(200);
-        assertThat(metrics.body()).contains("\"name\":\"ratelimit.requests\"").contains("\"rule\"")
-                .contains("\"hello\"").contains("\"outcome\"").contains("\"allowed\"");
+        assertThat(metrics.body())
+                .contains("\"name\":\"ratelimit.requests\"")
+                .contains("\"rule\"")
+                .contains("\"hello\"")
+                .contains("\"outcome\"")
+                .contains("\"allowed\"");
     }
 }

@@ -1,20 +1,19 @@
 package io.github.ratelimit.samples.boot;
 
-import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.SpringApplication;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.context.ConfigurableApplicationContext;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.ratelimit.testing.redis.RedisServerExtension;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
 
 /** Two instances of the application share one limit through one real Redis, set by one property. */
 class SharedRedisTest {
@@ -23,8 +22,8 @@ class SharedRedisTest {
     static final RedisServerExtension redis = new RedisServerExtension();
 
     private static ConfigurableApplicationContext start() {
-        return SpringApplication.run(SampleApplication.class, "--server.port=0",
-                "--ratelimit.redis.url=" + redis.uri());
+        return SpringApplication.run(
+                SampleApplication.class, "--server.port=0", "--ratelimit.redis.url=" + redis.uri());
     }
 
     private static int port(ConfigurableApplicationContext context) {
@@ -33,14 +32,19 @@ class SharedRedisTest {
 
     @Test
     void holdsOneLimitAcrossTwoInstances() throws Exception {
-        try (ConfigurableApplicationContext a = start(); ConfigurableApplicationContext b = start()) {
+        try (ConfigurableApplicationContext a = start();
+                ConfigurableApplicationContext b = start()) {
             HttpClient http = HttpClient.newHttpClient();
             List<Integer> statuses = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 for (ConfigurableApplicationContext instance : List.of(a, b)) {
-                    statuses.add(http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port(instance)
-                            + "/api/login")).POST(HttpRequest.BodyPublishers.noBody()).build(),
-                            HttpResponse.BodyHandlers.ofString()).statusCode());
+                    statuses.add(http.send(
+                                    HttpRequest.newBuilder(
+                                                    URI.create("http://localhost:" + port(instance) + "/api/login"))
+                                            .POST(HttpRequest.BodyPublishers.noBody())
+                                            .build(),
+                                    HttpResponse.BodyHandlers.ofString())
+                            .statusCode());
                 }
             }
             // login allows 5 per minute per address, whichever instance answers.

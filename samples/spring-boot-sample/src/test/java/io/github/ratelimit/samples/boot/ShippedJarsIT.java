@@ -1,6 +1,6 @@
 package io.github.ratelimit.samples.boot;
 
-import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -13,8 +13,7 @@ import java.util.jar.JarInputStream;
 import java.util.jar.Manifest;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
 
 /**
  * The library's jars as an application ships them (inside the sample's executable jar): each published module
@@ -42,7 +41,8 @@ class ShippedJarsIT {
                     continue;
                 }
                 for (Map.Entry<String, String> module : MODULES.entrySet()) {
-                    if (name.startsWith(module.getKey()) && name.endsWith(".jar")
+                    if (name.startsWith(module.getKey())
+                            && name.endsWith(".jar")
                             && !name.startsWith(module.getKey() + "boot")) {
                         byte[] jar;
                         try (InputStream in = sample.getInputStream(entry)) {
@@ -65,7 +65,9 @@ class ShippedJarsIT {
             boolean licensed = false;
             for (ZipEntry e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
                 if (e.getName().equals("META-INF/LICENSE")) {
-                    assertThat(in.readAllBytes()).as(name + "'s META-INF/LICENSE").isEqualTo(license);
+                    assertThat(in.readAllBytes())
+                            .as(name + "'s META-INF/LICENSE")
+                            .isEqualTo(license);
                     licensed = true;
                 }
             }

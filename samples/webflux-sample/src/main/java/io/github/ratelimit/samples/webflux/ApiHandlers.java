@@ -2,14 +2,13 @@ package io.github.ratelimit.samples.webflux;
 
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimit;
+import java.security.Principal;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-
-import java.security.Principal;
 
 @RestController
 @RequestMapping("/api")

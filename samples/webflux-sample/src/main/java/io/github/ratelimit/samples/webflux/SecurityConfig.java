@@ -19,12 +19,14 @@ class SecurityConfig {
 
     @Bean
     SecurityWebFilterChain security(ServerHttpSecurity http) {
-        return http
-                .authorizeExchange(a -> a
-                        .pathMatchers("/actuator/health", "/actuator/health/**").permitAll()
-                        .pathMatchers("/actuator/**").hasRole("ADMIN")
-                        .pathMatchers("/api/me").authenticated()
-                        .anyExchange().permitAll())
+        return http.authorizeExchange(a -> a.pathMatchers("/actuator/health", "/actuator/health/**")
+                        .permitAll()
+                        .pathMatchers("/actuator/**")
+                        .hasRole("ADMIN")
+                        .pathMatchers("/api/me")
+                        .authenticated()
+                        .anyExchange()
+                        .permitAll())
                 .httpBasic(Customizer.withDefaults())
                 .csrf(ServerHttpSecurity.CsrfSpec::disable)
                 .build();
@@ -41,7 +43,9 @@ class SecurityConfig {
         return request -> {
             String authorization = request.header("Authorization");
             // Any header that starts with "Basic": Spring Security's servlet converter reads "BasicX<credentials>" too.
-            return authorization != null && authorization.strip().regionMatches(true, 0, "Basic", 0, 5) ? "basic" : null;
+            return authorization != null && authorization.strip().regionMatches(true, 0, "Basic", 0, 5)
+                    ? "basic"
+                    : null;
         };
     }
 
@@ -50,6 +54,9 @@ class SecurityConfig {
         return new MapReactiveUserDetailsService(
                 User.withUsername("alice").password("{noop}alice").roles("USER").build(),
                 User.withUsername("bob").password("{noop}bob").roles("USER").build(),
-                User.withUsername("admin").password("{noop}admin").roles("ADMIN").build());
+                User.withUsername("admin")
+                        .password("{noop}admin")
+                        .roles("ADMIN")
+                        .build());
     }
 }

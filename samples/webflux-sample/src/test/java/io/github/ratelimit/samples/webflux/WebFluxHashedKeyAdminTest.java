@@ -1,16 +1,8 @@
 package io.github.ratelimit.samples.webflux;
 
-import io.github.ratelimit.testing.redis.RedisServerExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
-import org.springframework.boot.SpringApplication;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.context.ConfigurableApplicationContext;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.ObjectMapper;
+import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.ratelimit.testing.redis.RedisServerExtension;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -23,8 +15,15 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.ObjectMapper;
 
 /**
  * The sample on WebFlux, with its buckets and per-key limits in a real Redis and the {@code ratelimitkeys} endpoint
@@ -39,15 +38,19 @@ class WebFluxHashedKeyAdminTest {
     static final RedisServerExtension REDIS = new RedisServerExtension();
 
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private static ConfigurableApplicationContext app;
     private static int port;
 
     @BeforeAll
     static void start() {
-        app = SpringApplication.run(WebFluxSampleApplication.class, "--server.port=0",
-                "--ratelimit.redis.url=" + REDIS.uri(), "--ratelimit.limit-store.enabled=true",
+        app = SpringApplication.run(
+                WebFluxSampleApplication.class,
+                "--server.port=0",
+                "--ratelimit.redis.url=" + REDIS.uri(),
+                "--ratelimit.limit-store.enabled=true",
                 "--management.endpoints.web.exposure.include=health,ratelimits,ratelimitkeys",
                 "--management.endpoint.ratelimitkeys.access=unrestricted");
         port = ((WebServerApplicationContext) app).getWebServer().getPort();
@@ -64,14 +67,17 @@ class WebFluxHashedKeyAdminTest {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
                 .timeout(Duration.ofSeconds(10));
         if (admin != null) {
-            b.header("Authorization", "Basic " + Base64.getEncoder().encodeToString((admin + ":" + admin)
-                    .getBytes(StandardCharsets.UTF_8)));
+            b.header(
+                    "Authorization",
+                    "Basic "
+                            + Base64.getEncoder()
+                                    .encodeToString((admin + ":" + admin).getBytes(StandardCharsets.UTF_8)));
         }
         if (json != null) {
             b.header("Content-Type", "application/json");
         }
-        b.method(method, json == null ? HttpRequest.BodyPublishers.noBody()
-                : HttpRequest.BodyPublishers.ofString(json));
+        b.method(
+                method, json == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(json));
         return HTTP.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
@@ -89,11 +95,14 @@ class WebFluxHashedKeyAdminTest {
 
     /** @return the key the {@code ratelimits} endpoint lists for the order id: its hash */
     private static String listed(String id) throws Exception {
-        String hash = "~sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256")
-                .digest(id.getBytes(StandardCharsets.UTF_8)));
-        JsonNode body = JSON.readTree(send("GET", "/actuator/ratelimits", "admin", null).body());
+        String hash = "~sha256:"
+                + HexFormat.of()
+                        .formatHex(MessageDigest.getInstance("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8)));
+        JsonNode body =
+                JSON.readTree(send("GET", "/actuator/ratelimits", "admin", null).body());
         for (JsonNode e : body.path("topRejectedKeys")) {
-            if (e.path("rule").asString().equals("order") && e.path("key").asString().equals(hash)) {
+            if (e.path("rule").asString().equals("order")
+                    && e.path("key").asString().equals(hash)) {
                 return hash;
             }
         }
@@ -106,17 +115,25 @@ class WebFluxHashedKeyAdminTest {
         assertThat(orders(id, 3)).containsExactly(200, 200, 429);
         String address = listed(id);
 
-        HttpResponse<String> reset = send("POST", "/actuator/ratelimitkeys/order/" + address, "admin",
-                "{\"reset\":true}");
+        HttpResponse<String> reset =
+                send("POST", "/actuator/ratelimitkeys/order/" + address, "admin", "{\"reset\":true}");
         assertThat(reset.statusCode()).as(reset.body()).isEqualTo(200);
-        assertThat(orders(id, 1)).as("unblocked by the reset through the listed address").containsExactly(200);
+        assertThat(orders(id, 1))
+                .as("unblocked by the reset through the listed address")
+                .containsExactly(200);
 
-        assertThat(send("POST", "/actuator/ratelimitkeys/order", "admin", "{\"key\":\"" + address
-                + "\",\"reset\":true}").statusCode()).isEqualTo(200);
-        HttpResponse<String> set = send("POST", "/actuator/ratelimitkeys/order/" + address, "admin",
-                "{\"limits\":\"4/1h\"}");
+        assertThat(send(
+                                "POST",
+                                "/actuator/ratelimitkeys/order",
+                                "admin",
+                                "{\"key\":\"" + address + "\",\"reset\":true}")
+                        .statusCode())
+                .isEqualTo(200);
+        HttpResponse<String> set =
+                send("POST", "/actuator/ratelimitkeys/order/" + address, "admin", "{\"limits\":\"4/1h\"}");
         assertThat(set.statusCode()).as(set.body()).isEqualTo(200);
-        assertThat(orders(id, 6)).as("4/1h set through the listed address, not the rule's 2/1m")
+        assertThat(orders(id, 6))
+                .as("4/1h set through the listed address, not the rule's 2/1m")
                 .containsExactly(200, 200, 200, 200, 429, 429);
     }
 
@@ -132,8 +149,10 @@ class WebFluxHashedKeyAdminTest {
             assertThat(answer.statusCode()).as("%s: %s", change, answer.body()).isEqualTo(400);
             assertThat(answer.body()).contains("is no key of rule 'order'").contains("the address a listing gives");
         }
-        assertThat(send("GET", "/actuator/ratelimitkeys/order/" + upper, "admin", null).statusCode())
-                .as("nothing was written").isEqualTo(404);
+        assertThat(send("GET", "/actuator/ratelimitkeys/order/" + upper, "admin", null)
+                        .statusCode())
+                .as("nothing was written")
+                .isEqualTo(404);
         assertThat(orders(id, 1)).as("still blocked: nothing was reset").containsExactly(429);
     }
 }

@@ -1,17 +1,9 @@
 package io.github.ratelimit.samples.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-import org.springframework.boot.SpringApplication;
-import org.springframework.boot.web.server.context.WebServerApplicationContext;
-import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
-
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -21,8 +13,15 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
 
 /**
  * The sample's limits on password guessing over real HTTP, with Spring Security's reactive HTTP Basic: the rules
@@ -64,9 +63,11 @@ class WebFluxLoginAttemptsTest {
 
     @BeforeEach
     void start() {
-        app = SpringApplication.run(new Class<?>[] {WebFluxSampleApplication.class, FrozenClock.class},
+        app = SpringApplication.run(
+                new Class<?>[] {WebFluxSampleApplication.class, FrozenClock.class},
                 new String[] {"--server.port=0", "--ratelimit.trusted-proxies=127.0.0.1,::1"});
-        base = "http://localhost:" + ((WebServerApplicationContext) app).getWebServer().getPort();
+        base = "http://localhost:"
+                + ((WebServerApplicationContext) app).getWebServer().getPort();
     }
 
     @AfterEach
@@ -89,7 +90,8 @@ class WebFluxLoginAttemptsTest {
 
     /** As {@link #send(String, String, String, String)}, with {@code extra} more {@code Authorization} lines after. */
     private int send(String path, String ip, String user, String password, int extra) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10))
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + path))
+                .timeout(Duration.ofSeconds(10))
                 .header("X-Forwarded-For", ip);
         if (user != null) {
             String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
@@ -99,7 +101,8 @@ class WebFluxLoginAttemptsTest {
             request.header("Authorization", "x");
         }
         try {
-            return http.send(request.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+            return http.send(request.build(), HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -129,8 +132,14 @@ class WebFluxLoginAttemptsTest {
      * the limits hold on each. The last column is what the right password gets there.
      */
     @ParameterizedTest
-    @CsvSource({"/api/me, 200", "/api/status, 200", "/api/hello, 200", "/actuator/health, 200", "/, 404",
-            "/no-such-page, 404"})
+    @CsvSource({
+        "/api/me, 200",
+        "/api/status, 200",
+        "/api/hello, 200",
+        "/actuator/health, 200",
+        "/, 404",
+        "/no-such-page, 404"
+    })
     void wrongPasswordsOnAnyPathStopAtTheLimits(String path, int rightPasswordStatus) {
         int checked = 0;
         int limited = 0;
@@ -140,14 +149,19 @@ class WebFluxLoginAttemptsTest {
             checked += status == 401 ? 1 : 0;
             limited += status == 429 ? 1 : 0;
         }
-        assertThat(checked).as("passwords checked, rotating user names from one address").isEqualTo(10);
+        assertThat(checked)
+                .as("passwords checked, rotating user names from one address")
+                .isEqualTo(10);
         assertThat(limited).isEqualTo(290);
         checked = 0;
         for (int i = 0; i < 300; i++) {
             checked += send(path, "198.18." + (i / 200) + "." + (i % 200 + 1), "alice", "guess-" + i) == 401 ? 1 : 0;
         }
-        assertThat(checked).as("passwords checked for one user name, from many addresses").isEqualTo(5);
-        assertThat(send(path, "198.51.100.41", "bob", "bob")).as("the right password from another address")
+        assertThat(checked)
+                .as("passwords checked for one user name, from many addresses")
+                .isEqualTo(5);
+        assertThat(send(path, "198.51.100.41", "bob", "bob"))
+                .as("the right password from another address")
                 .isEqualTo(rightPasswordStatus);
     }
 
@@ -157,7 +171,8 @@ class WebFluxLoginAttemptsTest {
         for (int i = 0; i < 30; i++) {
             assertThat(send("/no-such-page-" + i, "198.51.100.50", null, null)).isEqualTo(404);
             assertThat(send("/api/me", "198.51.100.50", null, null)).isEqualTo(401);
-            assertThat(send("/no-such-page-" + i, "198.51.100.50", "bob", "bob")).isEqualTo(404);
+            assertThat(send("/no-such-page-" + i, "198.51.100.50", "bob", "bob"))
+                    .isEqualTo(404);
         }
         assertThat(me("198.51.100.50", "bob", "bob")).isEqualTo(200);
         // The address still has all ten of its failed logins.

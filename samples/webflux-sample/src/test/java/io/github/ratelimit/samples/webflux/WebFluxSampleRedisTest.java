@@ -1,5 +1,7 @@
 package io.github.ratelimit.samples.webflux;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.testing.redis.RedisServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -7,8 +9,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringApplication;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
-
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Two instances of the sample, each started with the one property that puts its buckets in a real Redis server:
@@ -23,10 +23,10 @@ class WebFluxSampleRedisTest {
     @BeforeAll
     static void start() {
         redis = RedisServer.start();
-        first = SpringApplication.run(WebFluxSampleApplication.class, "--server.port=0",
-                "--ratelimit.redis.url=" + redis.uri());
-        second = SpringApplication.run(WebFluxSampleApplication.class, "--server.port=0",
-                "--ratelimit.redis.url=" + redis.uri());
+        first = SpringApplication.run(
+                WebFluxSampleApplication.class, "--server.port=0", "--ratelimit.redis.url=" + redis.uri());
+        second = SpringApplication.run(
+                WebFluxSampleApplication.class, "--server.port=0", "--ratelimit.redis.url=" + redis.uri());
     }
 
     @AfterAll
@@ -44,18 +44,50 @@ class WebFluxSampleRedisTest {
     void twoInstancesShareAUsersLimitThroughRedis() {
         WebTestClient a = WebFluxSampleTest.clientOf(first);
         WebTestClient b = WebFluxSampleTest.clientOf(second);
-        a.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isOk()
-                .expectBody().returnResult();
-        b.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isOk()
-                .expectBody().returnResult();
-        a.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isOk()
-                .expectBody().returnResult();
-        b.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isEqualTo(429)
-                .expectBody().returnResult();
-        a.get().uri("/api/me").headers(h -> h.setBasicAuth("bob", "bob")).exchange().expectStatus().isEqualTo(429)
-                .expectBody().returnResult();
+        a.get()
+                .uri("/api/me")
+                .headers(h -> h.setBasicAuth("bob", "bob"))
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        b.get()
+                .uri("/api/me")
+                .headers(h -> h.setBasicAuth("bob", "bob"))
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        a.get()
+                .uri("/api/me")
+                .headers(h -> h.setBasicAuth("bob", "bob"))
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectBody()
+                .returnResult();
+        b.get()
+                .uri("/api/me")
+                .headers(h -> h.setBasicAuth("bob", "bob"))
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
+        a.get()
+                .uri("/api/me")
+                .headers(h -> h.setBasicAuth("bob", "bob"))
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectBody()
+                .returnResult();
         try (var jedis = new redis.clients.jedis.Jedis(redis.host(), redis.port())) {
-            assertThat(jedis.keys("*me*")).as("the 'me' rule's bucket is in Redis").isNotEmpty();
+            assertThat(jedis.keys("*me*"))
+                    .as("the 'me' rule's bucket is in Redis")
+                    .isNotEmpty();
         }
     }
 
@@ -64,7 +96,13 @@ class WebFluxSampleRedisTest {
         // The export rule allows 2 per second: the third and fourth pass only because they waited their turn.
         WebTestClient a = WebFluxSampleTest.clientOf(first);
         for (int i = 0; i < 4; i++) {
-            a.get().uri("/api/export").exchange().expectStatus().isOk().expectBody().returnResult();
+            a.get()
+                    .uri("/api/export")
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectBody()
+                    .returnResult();
         }
     }
 }

@@ -20,9 +20,10 @@ public final class InvalidRateLimitConfigurationFailureAnalyzer
     protected FailureAnalysis analyze(Throwable rootFailure, InvalidRateLimitConfigurationException cause) {
         String where = cause.where() == null || cause.where().isEmpty() ? "" : cause.where() + ": ";
         String description = "Rate limiting is misconfigured: " + where + cause.constraint();
-        String action = cause.action() != null ? cause.action()
+        String action = cause.action() != null
+                ? cause.action()
                 : "Correct the value named above; ratelimit.* properties are described in docs/properties.md, "
-                + "@RateLimit's attributes in docs/spring-boot.md.";
+                        + "@RateLimit's attributes in docs/spring-boot.md.";
         return new FailureAnalysis(description, action, cause);
     }
 }

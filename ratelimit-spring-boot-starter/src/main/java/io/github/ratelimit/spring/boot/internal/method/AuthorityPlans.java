@@ -40,14 +40,19 @@ public final class AuthorityPlans implements KeyResolver.Factory {
         }
         String prefix = trimmed.substring(PREFIX.length()).trim();
         if (prefix.isEmpty() || prefix.chars().anyMatch(c -> c <= ' ' || c == 0x7f)) {
-            throw new InvalidRateLimitConfigurationException(source, expression, "'" + expression + "' names no "
-                    + "authority prefix", "Write authority:<prefix>, e.g. authority:PLAN_ (authority PLAN_pro names plan "
-                    + "pro).");
+            throw new InvalidRateLimitConfigurationException(
+                    source,
+                    expression,
+                    "'" + expression + "' names no " + "authority prefix",
+                    "Write authority:<prefix>, e.g. authority:PLAN_ (authority PLAN_pro names plan " + "pro).");
         }
         if (!SECURITY_PRESENT) {
-            throw new InvalidRateLimitConfigurationException(source, expression, "'" + expression + "' reads granted "
-                    + "authorities, but Spring Security is not on the class path", "Add spring-boot-starter-security, "
-                    + "or name the plan another way (header:<Name> set by a trusted gateway, SpEL).");
+            throw new InvalidRateLimitConfigurationException(
+                    source,
+                    expression,
+                    "'" + expression + "' reads granted " + "authorities, but Spring Security is not on the class path",
+                    "Add spring-boot-starter-security, "
+                            + "or name the plan another way (header:<Name> set by a trusted gateway, SpEL).");
         }
         return context -> SecurityAuthorities.planOf(context.attribute(PRINCIPAL_ATTRIBUTE), prefix);
     }

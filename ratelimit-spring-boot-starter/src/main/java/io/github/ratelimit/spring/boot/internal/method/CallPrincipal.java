@@ -15,7 +15,8 @@ public interface CallPrincipal {
     /**
      * @return the name of who makes the call on this thread, or {@code null} when this source does not know
      */
-    @Nullable String name();
+    @Nullable
+    String name();
 
     /**
      * @param sources the sources, in order

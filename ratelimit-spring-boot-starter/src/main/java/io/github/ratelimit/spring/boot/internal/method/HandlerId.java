@@ -1,8 +1,7 @@
 package io.github.ratelimit.spring.boot.internal.method;
 
-import org.springframework.aop.support.AopUtils;
-
 import java.lang.reflect.Method;
+import org.springframework.aop.support.AopUtils;
 
 /**
  * A handler method as both the rate-limit filter's lookup and the advisor name it: the bean's user class (without

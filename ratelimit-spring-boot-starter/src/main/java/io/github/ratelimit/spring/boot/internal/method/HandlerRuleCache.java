@@ -2,7 +2,6 @@ package io.github.ratelimit.spring.boot.internal.method;
 
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.config.RateLimitAnnotations;
-
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.util.List;
@@ -25,8 +24,7 @@ public final class HandlerRuleCache {
      * @param handler the handler, or {@code null} for {@link #NONE}
      * @param rules its rules: empty when it has none, or when some read the call's arguments
      */
-    public record Entry(@Nullable HandlerId handler, List<Rule> rules) {
-    }
+    public record Entry(@Nullable HandlerId handler, List<Rule> rules) {}
 
     /** No rules for the filter to decide. */
     public static final Entry NONE = new Entry(null, List.of());

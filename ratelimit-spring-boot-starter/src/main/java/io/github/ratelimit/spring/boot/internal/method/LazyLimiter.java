@@ -3,11 +3,10 @@ package io.github.ratelimit.spring.boot.internal.method;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
-import org.jspecify.annotations.Nullable;
-import org.springframework.beans.factory.ObjectProvider;
-
 import java.util.Collection;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ObjectProvider;
 
 /**
  * The application's {@link RateLimiter}, looked up when first used, so the infrastructure beans that apply

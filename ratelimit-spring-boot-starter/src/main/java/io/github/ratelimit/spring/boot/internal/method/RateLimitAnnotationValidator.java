@@ -4,6 +4,12 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.config.RateLimitAnnotations;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
@@ -17,13 +23,6 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
-
-import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
-import java.util.stream.Collectors;
 
 /**
  * Compiles every {@code @RateLimit} in the application context once all singletons exist, and refuses to start
@@ -50,8 +49,10 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
     /**
      * @param afterAnnotations runs once every annotation is compiled (checks of all rules together)
      */
-    public RateLimitAnnotationValidator(ConfigurableListableBeanFactory beanFactory,
-                                 ObjectProvider<RateLimitMethodInterceptor> interceptors, Runnable afterAnnotations) {
+    public RateLimitAnnotationValidator(
+            ConfigurableListableBeanFactory beanFactory,
+            ObjectProvider<RateLimitMethodInterceptor> interceptors,
+            Runnable afterAnnotations) {
         this.beanFactory = beanFactory;
         this.interceptors = interceptors;
         this.afterAnnotations = afterAnnotations;
@@ -67,7 +68,8 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
             }
             // A created singleton may be a JDK proxy, whose class has none of the target's annotations.
             Object bean = beanFactory.containsSingleton(name) ? beanFactory.getSingleton(name) : null;
-            Class<?> type = bean != null && !(bean instanceof FactoryBean<?>) ? AopProxyUtils.ultimateTargetClass(bean)
+            Class<?> type = bean != null && !(bean instanceof FactoryBean<?>)
+                    ? AopProxyUtils.ultimateTargetClass(bean)
                     : beanFactory.getType(name, false);
             if (type == null) {
                 continue;
@@ -99,11 +101,17 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
     private static List<Method> annotatedMethods(Class<?> userType) {
         boolean typeLevel = RateLimitAnnotations.isAnnotated(userType);
         List<Method> methods = new ArrayList<>();
-        ReflectionUtils.doWithMethods(userType, methods::add,
-                method -> !method.isBridge() && !method.isSynthetic() && method.getDeclaringClass() != Object.class
-                        && (method.isAnnotationPresent(RateLimit.class) || method.isAnnotationPresent(RateLimit.List.class)
-                        || (typeLevel && Modifier.isPublic(method.getModifiers())
-                        && !Modifier.isStatic(method.getModifiers()))));
+        ReflectionUtils.doWithMethods(
+                userType,
+                methods::add,
+                method -> !method.isBridge()
+                        && !method.isSynthetic()
+                        && method.getDeclaringClass() != Object.class
+                        && (method.isAnnotationPresent(RateLimit.class)
+                                || method.isAnnotationPresent(RateLimit.List.class)
+                                || (typeLevel
+                                        && Modifier.isPublic(method.getModifiers())
+                                        && !Modifier.isStatic(method.getModifiers()))));
         return methods;
     }
 
@@ -136,8 +144,8 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
             return;
         }
         // The advisor returns a plain Mono or Flux in the method's place: the declared type must accept one.
-        boolean supported = FLUX != null && MONO != null
-                && (returned.isAssignableFrom(MONO) || returned.isAssignableFrom(FLUX));
+        boolean supported =
+                FLUX != null && MONO != null && (returned.isAssignableFrom(MONO) || returned.isAssignableFrom(FLUX));
         if (!supported) {
             throw new InvalidRateLimitConfigurationException("@RateLimit on " + describe(userType, method)
                     + ", which returns a " + returned.getName() + ": reactive methods are rate limited when subscribed "
@@ -149,8 +157,9 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
 
     private static void checkInterceptable(Class<?> userType, Method method) {
         int modifiers = method.getModifiers();
-        String what = Modifier.isPrivate(modifiers) ? "private" : Modifier.isStatic(modifiers) ? "static"
-                : Modifier.isFinal(modifiers) ? "final" : null;
+        String what = Modifier.isPrivate(modifiers)
+                ? "private"
+                : Modifier.isStatic(modifiers) ? "static" : Modifier.isFinal(modifiers) ? "final" : null;
         if (what != null) {
             throw new InvalidRateLimitConfigurationException("@RateLimit on " + describe(userType, method) + ": the "
                     + "method is " + what + ", so a Spring proxy cannot intercept it and the limit would never apply. "
@@ -166,7 +175,8 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
         Method first = annotated.get(0);
         if (!(bean instanceof Advised advised) || !hasRateLimitAdvisor(advised)) {
             throw new InvalidRateLimitConfigurationException("@RateLimit on " + describe(userType, first)
-                    + ": bean '" + name + "' is not proxied by the rate-limit advisor, so its limits would never apply. "
+                    + ": bean '" + name
+                    + "' is not proxied by the rate-limit advisor, so its limits would never apply. "
                     + "Either no auto-proxy creator is active (spring.aop.auto=false without one of your own), or the "
                     + "bean was created before it (a BeanPostProcessor, or a bean one depends on). Keep Spring AOP's "
                     + "auto-proxying on, and move the limited methods to an ordinary bean.");
@@ -175,7 +185,8 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
             for (Method method : annotated) {
                 if (!declaredOnAnyOf(method, advised.getProxiedInterfaces())) {
                     throw new InvalidRateLimitConfigurationException("@RateLimit on " + describe(userType, method)
-                            + ": bean '" + name + "' is a JDK interface proxy, and no interface it exposes declares the "
+                            + ": bean '" + name
+                            + "' is a JDK interface proxy, and no interface it exposes declares the "
                             + "method, so callers cannot reach it through the proxy and the limit would never apply. "
                             + "Declare the method in the interface, or use class-based proxies "
                             + "(spring.aop.proxy-target-class=true, Spring Boot's default).");
@@ -203,8 +214,10 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
     }
 
     private static String describe(Class<?> type, Method method) {
-        return type.getSimpleName() + "#" + method.getName() + Arrays.stream(method.getParameterTypes())
-                .map(Class::getSimpleName).collect(Collectors.joining(", ", "(", ")"));
+        return type.getSimpleName() + "#" + method.getName()
+                + Arrays.stream(method.getParameterTypes())
+                        .map(Class::getSimpleName)
+                        .collect(Collectors.joining(", ", "(", ")"));
     }
 
     public static boolean appliesTo(Method method, Class<?> targetClass) {

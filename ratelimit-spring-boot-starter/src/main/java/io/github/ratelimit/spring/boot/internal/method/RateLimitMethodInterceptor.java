@@ -6,12 +6,6 @@ import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.config.RateLimitAnnotations;
-import org.aopalliance.intercept.MethodInterceptor;
-import org.aopalliance.intercept.MethodInvocation;
-import org.jspecify.annotations.Nullable;
-import org.springframework.aop.support.AopUtils;
-import org.springframework.util.ClassUtils;
-
 import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
@@ -19,6 +13,11 @@ import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.util.ClassUtils;
 
 /**
  * Decides calls of {@code @RateLimit} methods (and methods of {@code @RateLimit} types) through the core engine:
@@ -35,12 +34,10 @@ import java.util.function.Supplier;
  */
 public final class RateLimitMethodInterceptor implements MethodInterceptor {
 
-    private record Key(Class<?> type, Method method) {
-    }
+    private record Key(Class<?> type, Method method) {}
 
     /** A method's guard, and the method as a handler method would name it. */
-    private record Entry(Guard guard, HandlerId handler) {
-    }
+    private record Entry(Guard guard, HandlerId handler) {}
 
     private static final Optional<Entry> NONE = Optional.empty();
 
@@ -62,7 +59,8 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
 
     @Override
     public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
-        Class<?> type = invocation.getThis() != null ? AopUtils.getTargetClass(invocation.getThis())
+        Class<?> type = invocation.getThis() != null
+                ? AopUtils.getTargetClass(invocation.getThis())
                 : invocation.getMethod().getDeclaringClass();
         Optional<Entry> found = entryFor(type, invocation.getMethod());
         if (found.isEmpty()) {
@@ -98,8 +96,8 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
      *
      * @param ends ends a call when the publisher it returned ends, or {@code null} when no publisher type is known
      */
-    public static @Nullable Object proceed(MethodInvocation invocation, Guard guard, Decision decision,
-                                           @Nullable Ends ends) throws Throwable {
+    public static @Nullable Object proceed(
+            MethodInvocation invocation, Guard guard, Decision decision, @Nullable Ends ends) throws Throwable {
         if (!guard.settlesOnCompletion()) {
             return invocation.proceed();
         }
@@ -144,7 +142,8 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
                 return NONE;
             }
             List<Rule> rules = RateLimitAnnotations.rulesFor(userType, specific);
-            return rules.isEmpty() ? NONE
+            return rules.isEmpty()
+                    ? NONE
                     : Optional.of(new Entry(limiter.guard(rules), new HandlerId(userType, specific)));
         });
     }
@@ -163,6 +162,7 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
          * @return the result, reporting the call's end to {@code guard} ({@link Guard#completed(Decision, boolean)})
          *         when it ends; {@code null} when it is no publisher this knows
          */
-        @Nullable Object endWith(@Nullable Object result, Guard guard, Decision decision);
+        @Nullable
+        Object endWith(@Nullable Object result, Guard guard, Decision decision);
     }
 }

@@ -8,8 +8,7 @@ import org.springframework.security.core.context.SecurityContextHolder;
 /** Reads a plan from granted authorities ({@link AuthorityPlans}). Loaded only when Spring Security is present. */
 final class SecurityAuthorities {
 
-    private SecurityAuthorities() {
-    }
+    private SecurityAuthorities() {}
 
     /**
      * @param principal the call's principal as a reactive filter resolved it, or {@code null} to read the thread's
@@ -19,7 +18,8 @@ final class SecurityAuthorities {
      *         the contract), or {@code null} for none or no authenticated caller
      */
     static @Nullable String planOf(@Nullable Object principal, String prefix) {
-        Authentication authentication = principal instanceof Authentication a ? a
+        Authentication authentication = principal instanceof Authentication a
+                ? a
                 : SecurityContextHolder.getContext().getAuthentication();
         if (authentication == null || SecurityPrincipal.isAnonymous(authentication)) {
             return null;

@@ -8,15 +8,15 @@ import org.springframework.security.core.context.SecurityContextHolder;
 /** The authenticated Spring Security principal's name. Loaded only when Spring Security is present. */
 public final class SecurityPrincipal {
 
-    private SecurityPrincipal() {
-    }
+    private SecurityPrincipal() {}
 
     /**
      * @param principal a principal
      * @return whether it is a Spring Security authentication that names no one: anonymous, or not authenticated
      */
     public static boolean isAnonymous(java.security.Principal principal) {
-        return principal instanceof Authentication a && (!a.isAuthenticated() || a instanceof AnonymousAuthenticationToken);
+        return principal instanceof Authentication a
+                && (!a.isAuthenticated() || a instanceof AnonymousAuthenticationToken);
     }
 
     public static @Nullable String currentName() {

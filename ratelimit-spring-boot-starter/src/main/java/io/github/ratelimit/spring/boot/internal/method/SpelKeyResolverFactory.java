@@ -3,6 +3,10 @@ package io.github.ratelimit.spring.boot.internal.method;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.KeyResolver;
+import java.lang.reflect.Method;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
@@ -23,11 +27,6 @@ import org.springframework.expression.spel.ast.VariableReference;
 import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
-
-import java.lang.reflect.Method;
-import java.util.LinkedHashSet;
-import java.util.List;
-import java.util.Set;
 
 /**
  * Keys written in SpEL, over the method's arguments, the current request and beans:
@@ -118,13 +117,17 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
 
     private void checkRequestReferences(String expression, String source, String attribute) {
         SpelNode ast = ((SpelExpression) parser.parseExpression(expression)).getAST();
-        java.util.function.Function<String, InvalidRateLimitConfigurationException> problem = reference ->
-                new InvalidRateLimitConfigurationException(source + "." + attribute, expression, attribute + " '"
-                        + expression
-                        + "' refers to " + reference + ", but a URL rule is decided before any method runs: its "
-                        + attribute + " can refer to #request, #exchange and to beans (@name) only",
+        java.util.function.Function<String, InvalidRateLimitConfigurationException> problem =
+                reference -> new InvalidRateLimitConfigurationException(
+                        source + "." + attribute,
+                        expression,
+                        attribute + " '"
+                                + expression
+                                + "' refers to " + reference
+                                + ", but a URL rule is decided before any method runs: its "
+                                + attribute + " can refer to #request, #exchange and to beans (@name) only",
                         "Use #request (e.g. \"#request.getHeader('X-Tenant')\"), or move the rule to a @RateLimit on "
-                        + "the method whose arguments it needs.");
+                                + "the method whose arguments it needs.");
         check(ast, expression, OF_REQUEST, false, source, problem, attribute);
         String onRoot = rootReference(ast, true);
         if (onRoot != null) {
@@ -207,9 +210,14 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
         return false;
     }
 
-    private void check(SpelNode node, String expression, Set<String> available, boolean namesMissing, String source,
-                       java.util.function.@Nullable Function<String, InvalidRateLimitConfigurationException> problem,
-                       String attribute) {
+    private void check(
+            SpelNode node,
+            String expression,
+            Set<String> available,
+            boolean namesMissing,
+            String source,
+            java.util.function.@Nullable Function<String, InvalidRateLimitConfigurationException> problem,
+            String attribute) {
         if (node instanceof VariableReference) {
             String reference = node.toStringAST();
             if (!available.contains(reference) && problem != null) {
@@ -219,10 +227,11 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
                 throw new InvalidRateLimitConfigurationException(source + ": " + attribute + " '" + expression
                         + "' refers to " + reference + ", which a call of this method does not provide, so no call "
                         + "would have " + (attribute.equals("key") ? "a key" : "a value") + ". "
-                        + "Available: " + available + ". " + (namesMissing
-                        ? "Parameter names are not in the class file: compile with -parameters (Spring Boot's build "
-                        + "plugins do), or use #p0, #p1, ..."
-                        : "Refer to one of them."));
+                        + "Available: " + available + ". "
+                        + (namesMissing
+                                ? "Parameter names are not in the class file: compile with -parameters (Spring Boot's build "
+                                        + "plugins do), or use #p0, #p1, ..."
+                                : "Refer to one of them."));
             }
         } else if (node instanceof BeanReference bean && !beanFactory.containsBean(bean.getName())) {
             throw new InvalidRateLimitConfigurationException(source + ": " + attribute + " '" + expression
@@ -250,16 +259,18 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
         } catch (ParseException e) {
             boolean permits = source.endsWith(": permits");
             String where = permits ? source.substring(0, source.length() - ": permits".length()) : source;
-            throw new InvalidRateLimitConfigurationException(where + ": " + (permits ? "permits" : "key") + " '"
-                    + expression + "' is not a valid SpEL expression: " + e.getSimpleMessage() + ". Write e.g. "
-                    + (permits ? "'#items.size()'." : "'#userId' or \"#request.getHeader('X-Tenant')\"."), e);
+            throw new InvalidRateLimitConfigurationException(
+                    where + ": " + (permits ? "permits" : "key") + " '"
+                            + expression + "' is not a valid SpEL expression: " + e.getSimpleMessage() + ". Write e.g. "
+                            + (permits ? "'#items.size()'." : "'#userId' or \"#request.getHeader('X-Tenant')\"."),
+                    e);
         }
         return context -> {
             Object invocation = context.attribute(MethodCallContext.INVOCATION);
             StandardEvaluationContext evaluation;
             if (invocation instanceof MethodInvocation mi) {
-                evaluation = new MethodBasedEvaluationContext(mi.getThis(), mi.getMethod(), mi.getArguments(),
-                        parameterNames);
+                evaluation = new MethodBasedEvaluationContext(
+                        mi.getThis(), mi.getMethod(), mi.getArguments(), parameterNames);
                 evaluation.setVariable("args", mi.getArguments());
             } else {
                 evaluation = new StandardEvaluationContext();

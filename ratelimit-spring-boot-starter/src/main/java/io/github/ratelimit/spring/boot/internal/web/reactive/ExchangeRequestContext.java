@@ -3,16 +3,15 @@ package io.github.ratelimit.spring.boot.internal.web.reactive;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.spring.boot.internal.method.MethodCallContext;
 import io.github.ratelimit.spring.boot.internal.method.SpelKeyResolverFactory;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.Collections;
+import java.util.List;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.server.ServerWebExchange;
-
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
-import java.util.Collections;
-import java.util.List;
 
 /**
  * A {@link RequestContext} over a Spring WebFlux exchange: what the reactive filter and the advisor decide with.
@@ -56,8 +55,8 @@ final class ExchangeRequestContext implements RequestContext {
      * @param addressAsReported whether the address is the one the request reports (forwarding rewrites included)
      * @param invocation the method call being decided, or {@code null} for the filter
      */
-    ExchangeRequestContext(ServerWebExchange exchange, String principal, boolean addressAsReported,
-                           MethodInvocation invocation) {
+    ExchangeRequestContext(
+            ServerWebExchange exchange, String principal, boolean addressAsReported, MethodInvocation invocation) {
         this.exchange = exchange;
         this.principal = principal;
         this.addressAsReported = addressAsReported;
@@ -93,8 +92,10 @@ final class ExchangeRequestContext implements RequestContext {
             return List.of();
         }
         // The last values: proxies append, so a client's own lines must not push theirs out of view.
-        return Collections.unmodifiableList(values.size() <= MAX_HEADER_VALUES ? values
-                : values.subList(values.size() - MAX_HEADER_VALUES, values.size()));
+        return Collections.unmodifiableList(
+                values.size() <= MAX_HEADER_VALUES
+                        ? values
+                        : values.subList(values.size() - MAX_HEADER_VALUES, values.size()));
     }
 
     /**
@@ -174,17 +175,20 @@ final class ExchangeRequestContext implements RequestContext {
 
         static SocketAddress remoteAddress(Object nativeRequest) {
             return nativeRequest instanceof reactor.netty.http.server.ConnectionInformation connection
-                    ? connection.connectionRemoteAddress() : null;
+                    ? connection.connectionRemoteAddress()
+                    : null;
         }
 
         static List<String> headers(Object nativeRequest, String name) {
             return nativeRequest instanceof reactor.netty.http.server.HttpServerRequest netty
-                    ? netty.requestHeaders().getAll(name) : null;
+                    ? netty.requestHeaders().getAll(name)
+                    : null;
         }
 
         static String header(Object nativeRequest, String name) {
             return nativeRequest instanceof reactor.netty.http.server.HttpServerRequest netty
-                    ? netty.requestHeaders().get(name) : null;
+                    ? netty.requestHeaders().get(name)
+                    : null;
         }
     }
 }

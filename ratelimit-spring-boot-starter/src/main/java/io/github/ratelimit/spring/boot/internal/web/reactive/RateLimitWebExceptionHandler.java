@@ -3,10 +3,12 @@ package io.github.ratelimit.spring.boot.internal.web.reactive;
 import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.RateLimitExceededException;
-import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimitHeaders;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.internal.web.ProblemDetails;
 import io.github.ratelimit.spring.boot.internal.method.MaskedRejection;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
@@ -14,9 +16,6 @@ import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
 import reactor.core.publisher.Mono;
-
-import java.nio.charset.StandardCharsets;
-import java.util.Set;
 
 /**
  * Answers a {@link RateLimitExceededException} in a WebFlux application (from the filter, or from a
@@ -51,17 +50,28 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
         ServerHttpResponse response = exchange.getResponse();
         Throwable cause = ex;
         // A future's failure may arrive wrapped (CompletableFuture.join, thenApply): the rejection is beneath.
-        for (int i = 0; i < 8 && cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null; i++) {
+        for (int i = 0;
+                i < 8 && cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null;
+                i++) {
             cause = cause.getCause();
         }
         if (cause instanceof StoreBusyException busy && !response.isCommitted()) {
             response.getHeaders().set("Retry-After", "1");
-            return write(exchange, 503, ProblemDetails.body(busy.getReason(), 503,
-                    exchange.getRequest().getURI().getRawPath(), 1));
+            return write(
+                    exchange,
+                    503,
+                    ProblemDetails.body(
+                            busy.getReason(),
+                            503,
+                            exchange.getRequest().getURI().getRawPath(),
+                            1));
         }
         if (cause instanceof CallTooLargeException tooLarge && !response.isCommitted()) {
-            return write(exchange, ProblemDetails.TOO_LARGE, ProblemDetails.tooLarge(tooLarge,
-                    exchange.getRequest().getURI().getRawPath()));
+            return write(
+                    exchange,
+                    ProblemDetails.TOO_LARGE,
+                    ProblemDetails.tooLarge(
+                            tooLarge, exchange.getRequest().getURI().getRawPath()));
         }
         if (!(cause instanceof RateLimitExceededException rejected) || response.isCommitted()) {
             return Mono.error(ex);
@@ -73,10 +83,17 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
             decision = MaskedRejection.of(decision);
         }
         // The request's combined decision (the URL rules' items beside the handler's) when it is this rejection's.
-        Decision shown = !undisclosed && exchange.getAttribute(RateLimitWebFilter.DECISION_ATTRIBUTE) instanceof Decision d
-                && !d.permitted() ? d : decision;
+        Decision shown = !undisclosed
+                        && exchange.getAttribute(RateLimitWebFilter.DECISION_ATTRIBUTE) instanceof Decision d
+                        && !d.permitted()
+                ? d
+                : decision;
         RateLimitHeaders.write(shown, undisclosed ? Set.of() : headers, response.getHeaders()::set);
-        return write(exchange, status, ProblemDetails.body(decision, status, exchange.getRequest().getURI().getRawPath()));
+        return write(
+                exchange,
+                status,
+                ProblemDetails.body(
+                        decision, status, exchange.getRequest().getURI().getRawPath()));
     }
 
     private static Mono<Void> write(ServerWebExchange exchange, int status, String json) {
@@ -85,7 +102,8 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
         response.setStatusCode(HttpStatusCode.valueOf(status));
         response.getHeaders().setContentType(MediaType.parseMediaType(ProblemDetails.MEDIA_TYPE));
         response.getHeaders().setContentLength(body.length);
-        return response.writeWith(Mono.fromSupplier(() -> response.bufferFactory().wrap(body)));
+        return response.writeWith(
+                Mono.fromSupplier(() -> response.bufferFactory().wrap(body)));
     }
 
     @Override

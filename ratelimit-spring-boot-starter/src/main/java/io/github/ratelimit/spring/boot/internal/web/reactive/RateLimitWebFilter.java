@@ -1,13 +1,12 @@
 package io.github.ratelimit.spring.boot.internal.web.reactive;
 
-
 import io.github.ratelimit.CallTooLargeException;
-import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimitExceededException;
-import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimitHeaders;
+import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.web.ProblemDetails;
 import io.github.ratelimit.internal.web.UrlGuards;
@@ -15,6 +14,10 @@ import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.spring.boot.internal.method.AuthorityPlans;
 import io.github.ratelimit.spring.boot.internal.method.HandlerId;
 import io.github.ratelimit.spring.boot.internal.method.SpelKeyResolverFactory;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpStatus;
@@ -26,11 +29,6 @@ import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
-
-import java.util.List;
-import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Rate limits Spring WebFlux requests: the reactive twin of the servlet {@code RateLimitFilter}, with the same
@@ -62,7 +60,6 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
 
     /** The longest a rejected request's body is read before answering it. */
     static final java.time.Duration DRAIN_TIME = java.time.Duration.ofSeconds(1);
-
 
     /** The Reactor context key of the exchange a call serves. */
     static final String EXCHANGE_CONTEXT_KEY = RateLimitWebFilter.class.getName() + ".exchange";
@@ -112,9 +109,16 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
      * @param rejectStatus the status rejections are answered with
      * @param plansFromAuthorities whether plans come from granted authorities ({@code plan-from=authority:...})
      */
-    public RateLimitWebFilter(RateLimiter limiter, List<UrlRule> urlRules, ReactiveHandlerRules handlerRules,
-                       ReactiveDecider decider, java.util.Set<HeaderStyle> headers, boolean addressAsReported,
-                       int order, int rejectStatus, boolean plansFromAuthorities) {
+    public RateLimitWebFilter(
+            RateLimiter limiter,
+            List<UrlRule> urlRules,
+            ReactiveHandlerRules handlerRules,
+            ReactiveDecider decider,
+            java.util.Set<HeaderStyle> headers,
+            boolean addressAsReported,
+            int order,
+            int rejectStatus,
+            boolean plansFromAuthorities) {
         this.rejectStatus = rejectStatus;
         this.plansFromAuthorities = plansFromAuthorities;
         this.guards = new UrlGuards<>(limiter, urlRules, Matched::of);
@@ -152,8 +156,9 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         }
         return handlerRules.rulesFor(exchange).flatMap(entry -> {
             Matched matched = guards.forRequest(method, path, entry.rules());
-            return matched == null ? proceed : decide(exchange, matched, entry.rules().isEmpty() ? null : entry.handler(),
-                    proceed);
+            return matched == null
+                    ? proceed
+                    : decide(exchange, matched, entry.rules().isEmpty() ? null : entry.handler(), proceed);
         });
     }
 
@@ -169,8 +174,12 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         for (String alternative : key.split("\\|", -1)) {
             for (String part : alternative.split("\\+", -1)) {
                 String atom = part.trim();
-                boolean requestOnly = atom.equals("global") || atom.equals("ip") || atom.equals("basic-user")
-                        || atom.equals("form-user") || atom.startsWith("form-user:") || atom.startsWith("header:")
+                boolean requestOnly = atom.equals("global")
+                        || atom.equals("ip")
+                        || atom.equals("basic-user")
+                        || atom.equals("form-user")
+                        || atom.startsWith("form-user:")
+                        || atom.startsWith("header:")
                         || atom.startsWith("param:");
                 if (!requestOnly) {
                     return false;
@@ -208,15 +217,16 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         // Kept for plans named by granted authorities (ratelimit.plan-from=authority:...).
         return exchange.getPrincipal()
                 .doOnNext(p -> exchange.getAttributes().put(AuthorityPlans.PRINCIPAL_ATTRIBUTE, p))
-                .map(ReactivePrincipal::nameOf).defaultIfEmpty(Optional.empty());
+                .map(ReactivePrincipal::nameOf)
+                .defaultIfEmpty(Optional.empty());
     }
 
     /**
      * @param handlerDecided whether the handler's own rules were decided too: a handler that fails (or whose client
      *        goes away) is then a failed attempt for rules that count failures
      */
-    private Mono<Void> proceedOrReject(ServerWebExchange exchange, Guard guard, Decision decision, Mono<Void> proceed,
-                                       boolean handlerDecided) {
+    private Mono<Void> proceedOrReject(
+            ServerWebExchange exchange, Guard guard, Decision decision, Mono<Void> proceed, boolean handlerDecided) {
         Decision shown = record(exchange, decision);
         RateLimitHeaders.write(shown, headers, exchange.getResponse().getHeaders()::set);
         if (decision.outcome() == Outcome.REJECTED) {
@@ -228,7 +238,8 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
             // DRAIN_BYTES or DRAIN_TIME of a body is read before answering, so a rejected upload costs no more (the
             // connection is then closed rather than reused).
             java.util.concurrent.atomic.AtomicLong read = new java.util.concurrent.atomic.AtomicLong();
-            return exchange.getRequest().getBody()
+            return exchange.getRequest()
+                    .getBody()
                     .doOnNext(buffer -> {
                         read.addAndGet(buffer.readableByteCount());
                         DataBufferUtils.release(buffer);
@@ -239,8 +250,8 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         }
         Decided decided = new Decided(guard, decision, decider);
         if (!decision.verdicts().isEmpty()) {
-            exchange.getAttributes().computeIfAbsent(DECIDED_ATTRIBUTE,
-                    k -> new java.util.concurrent.CopyOnWriteArrayList<Decided>());
+            exchange.getAttributes()
+                    .computeIfAbsent(DECIDED_ATTRIBUTE, k -> new java.util.concurrent.CopyOnWriteArrayList<Decided>());
             decidedOf(exchange).add(decided);
         }
         if (!guard.settlesOnCompletion()) {
@@ -252,10 +263,11 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         // rules that count statuses, unless its status is one of theirs. An error's status is the one its handler
         // will answer: an ErrorResponse's (a 404 for no handler), else 500.
         AtomicInteger errorStatus = new AtomicInteger();
-        return proceed
-                .doOnError(e -> errorStatus.set(statusOf(e)))
-                .doFinally(signal -> decided.completed(errorStatus.get() == 401 || failedAttempt(exchange)
-                        || (handlerDecided && signal != SignalType.ON_COMPLETE),
+        return proceed.doOnError(e -> errorStatus.set(statusOf(e)))
+                .doFinally(signal -> decided.completed(
+                        errorStatus.get() == 401
+                                || failedAttempt(exchange)
+                                || (handlerDecided && signal != SignalType.ON_COMPLETE),
                         status(exchange, errorStatus.get(), signal)));
     }
 
@@ -291,7 +303,8 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
     /** Combines this decision with an earlier filter's (the other phase) for the headers, and records it. */
     static Decision record(ServerWebExchange exchange, Decision decision) {
         Decision shown = exchange.getAttribute(DECISION_ATTRIBUTE) instanceof Decision earlier
-                ? earlier.combine(decision) : decision;
+                ? earlier.combine(decision)
+                : decision;
         exchange.getAttributes().put(DECISION_ATTRIBUTE, shown);
         return shown;
     }

@@ -5,13 +5,12 @@ import io.github.ratelimit.Guard;
 import io.github.ratelimit.RequestContext;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.contextpropagation.ObservationThreadLocalAccessor;
-import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
-
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Decides reactive calls without blocking an event loop, for the WebFlux filter and the advisor alike.
@@ -62,8 +61,9 @@ public final class ReactiveDecider implements AutoCloseable {
      */
     ReactiveDecider(int threads, int queue) {
         this.queue = queue;
-        this.store = threads <= 0 ? null : Schedulers.newBoundedElastic(threads, Math.max(1, queue / threads),
-                "ratelimit-store", 60, true);
+        this.store = threads <= 0
+                ? null
+                : Schedulers.newBoundedElastic(threads, Math.max(1, queue / threads), "ratelimit-store", 60, true);
     }
 
     /**
@@ -88,8 +88,8 @@ public final class ReactiveDecider implements AutoCloseable {
     private Mono<Decision> decide(Guard guard, RequestContext context, Handoff handoff) {
         Mono<Decision> decided = Mono.deferContextual(view -> {
             // KEY is a constant javac copies here: reading it needs no context-propagation library at run time.
-            CompletableFuture<Decision> future = acquire(guard, context,
-                    view.getOrDefault(ObservationThreadLocalAccessor.KEY, null));
+            CompletableFuture<Decision> future =
+                    acquire(guard, context, view.getOrDefault(ObservationThreadLocalAccessor.KEY, null));
             if (handoff != null) {
                 handoff.watch(future);
             }
@@ -193,8 +193,10 @@ public final class ReactiveDecider implements AutoCloseable {
         }
         // A delay: the timer completes the future. A failed timer (the limiter closing) lets the call through, as
         // on the servlet path. Cancelling it returns the tokens: store work, offloaded.
-        return Mono.fromFuture(future, true).doOnCancel(() -> offload(() -> future.cancel(false)))
-                .onErrorReturn(Decision.unlimited()).publishOn(Schedulers.parallel());
+        return Mono.fromFuture(future, true)
+                .doOnCancel(() -> offload(() -> future.cancel(false)))
+                .onErrorReturn(Decision.unlimited())
+                .publishOn(Schedulers.parallel());
     }
 
     /**

@@ -3,15 +3,14 @@ package io.github.ratelimit.spring.boot.internal.web.reactive;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.spring.boot.internal.method.HandlerId;
 import io.github.ratelimit.spring.boot.internal.method.HandlerRuleCache;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.result.method.AbstractHandlerMethodMapping;
 import org.springframework.web.server.ServerWebExchange;
 import reactor.core.publisher.Mono;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.function.Predicate;
 
 /**
  * The {@code @RateLimit} rules of the WebFlux handler method that will serve a request, for the reactive filter to
@@ -56,16 +55,18 @@ public final class ReactiveHandlerRules {
             // A CORS preflight is answered by the CORS processing; the handler does not run.
             return Mono.just(NONE);
         }
-        return lookup(exchange, all, 0).map(method -> rules.entry(method.getBeanType(), method.getMethod()))
+        return lookup(exchange, all, 0)
+                .map(method -> rules.entry(method.getBeanType(), method.getMethod()))
                 .defaultIfEmpty(NONE);
     }
 
-    private static Mono<HandlerMethod> lookup(ServerWebExchange exchange, List<AbstractHandlerMethodMapping<?>> all,
-                                              int index) {
+    private static Mono<HandlerMethod> lookup(
+            ServerWebExchange exchange, List<AbstractHandlerMethodMapping<?>> all, int index) {
         if (index >= all.size()) {
             return Mono.empty();
         }
-        return all.get(index).getHandlerInternal(exchange)
+        return all.get(index)
+                .getHandlerInternal(exchange)
                 // The dispatcher answers this request itself (404, 405, 406, 400): no handler method runs here.
                 .onErrorResume(e -> Mono.empty())
                 .switchIfEmpty(Mono.defer(() -> lookup(exchange, all, index + 1)));
@@ -86,9 +87,11 @@ public final class ReactiveHandlerRules {
         if (m == null) {
             List<AbstractHandlerMethodMapping<?>> found = new ArrayList<>();
             boolean anyRules = false;
-            for (AbstractHandlerMethodMapping<?> mapping : beanFactory.getBeansOfType(AbstractHandlerMethodMapping.class,
-                    false, false).values().stream().map(x -> (AbstractHandlerMethodMapping<?>) x)
-                    .sorted(org.springframework.core.annotation.AnnotationAwareOrderComparator.INSTANCE).toList()) {
+            for (AbstractHandlerMethodMapping<?> mapping :
+                    beanFactory.getBeansOfType(AbstractHandlerMethodMapping.class, false, false).values().stream()
+                            .map(x -> (AbstractHandlerMethodMapping<?>) x)
+                            .sorted(org.springframework.core.annotation.AnnotationAwareOrderComparator.INSTANCE)
+                            .toList()) {
                 found.add(mapping);
                 anyRules |= mapping.getHandlerMethods().values().stream()
                         .anyMatch(h -> HandlerRuleCache.hasRules(h.getBeanType(), h.getMethod()));

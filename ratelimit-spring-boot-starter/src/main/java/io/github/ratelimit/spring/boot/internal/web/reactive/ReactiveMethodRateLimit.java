@@ -11,6 +11,12 @@ import io.github.ratelimit.spring.boot.internal.method.HandlerId;
 import io.github.ratelimit.spring.boot.internal.method.MethodCallContext;
 import io.github.ratelimit.spring.boot.internal.method.MethodDecider;
 import io.github.ratelimit.spring.boot.internal.method.RateLimitMethodInterceptor;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
@@ -23,13 +29,6 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.context.ContextView;
-
-import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Supplier;
 
 /**
  * Decides calls of {@code @RateLimit} methods that return a {@code Mono}, a {@code Flux} or another
@@ -76,8 +75,10 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
     private volatile Optional<RateLimitWebFilter> resolvedFilter;
     private final Set<HandlerId> warnedBlocking = ConcurrentHashMap.newKeySet();
 
-    ReactiveMethodRateLimit(Supplier<ReactiveDecider> decider, Supplier<RateLimitSettings> settings,
-                            Supplier<RateLimitWebFilter> filter) {
+    ReactiveMethodRateLimit(
+            Supplier<ReactiveDecider> decider,
+            Supplier<RateLimitSettings> settings,
+            Supplier<RateLimitWebFilter> filter) {
         this.decider = once(decider);
         this.settings = once(settings);
         this.filter = filter;
@@ -104,11 +105,15 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
      * @param beanFactory where the {@link ReactiveDecider} bean is, looked up on first use
      * @param settings the settings, looked up on first use
      */
-    public static ReactiveMethodRateLimit create(org.springframework.beans.factory.BeanFactory beanFactory,
-                                          Supplier<RateLimitSettings> settings) {
-        return new ReactiveMethodRateLimit(() -> beanFactory.getBean(DECIDER_BEAN, ReactiveDecider.class), settings,
+    public static ReactiveMethodRateLimit create(
+            org.springframework.beans.factory.BeanFactory beanFactory, Supplier<RateLimitSettings> settings) {
+        return new ReactiveMethodRateLimit(
+                () -> beanFactory.getBean(DECIDER_BEAN, ReactiveDecider.class),
+                settings,
                 () -> beanFactory.containsBean(FILTER_BEAN)
-                        && beanFactory.getBean(FILTER_BEAN) instanceof RateLimitWebFilter f ? f : null);
+                                && beanFactory.getBean(FILTER_BEAN) instanceof RateLimitWebFilter f
+                        ? f
+                        : null);
     }
 
     /** The WebFlux filter, looked up on first use: none in any other application. */
@@ -222,8 +227,9 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
             return Mono.deferContextual(context -> {
                 ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
                 return decided(invocation, guard, handler, context, handoff)
-                        .flatMap(go -> handoff.take() ? settled(Mono.defer(() ->
-                                Mono.from(this.<Publisher<Object>>call(invocation))), go) : Mono.empty())
+                        .flatMap(go -> handoff.take()
+                                ? settled(Mono.defer(() -> Mono.from(this.<Publisher<Object>>call(invocation))), go)
+                                : Mono.empty())
                         .doOnCancel(handoff::cancel);
             });
         }
@@ -238,14 +244,17 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
             });
         }
         return Mono.deferContextual(context -> {
-            ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
-            return decided(invocation, guard, handler, context, handoff)
-                    .flatMap(go -> handoff.take()
-                            ? settled(Mono.defer(() -> Mono.fromCompletionStage(
-                                    this.<CompletionStage<Object>>call(invocation))), go)
-                            : Mono.empty())
-                    .doOnCancel(handoff::cancel);
-        }).toFuture();
+                    ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
+                    return decided(invocation, guard, handler, context, handoff)
+                            .flatMap(go -> handoff.take()
+                                    ? settled(
+                                            Mono.defer(() -> Mono.fromCompletionStage(
+                                                    this.<CompletionStage<Object>>call(invocation))),
+                                            go)
+                                    : Mono.empty())
+                            .doOnCancel(handoff::cancel);
+                })
+                .toFuture();
     }
 
     /**
@@ -258,21 +267,28 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
         }
         boolean mayWait = offloads() || guard.rules().stream().anyMatch(r -> r.mode() == Mode.SOFT);
         if (mayWait && warnedBlocking.add(method)) {
-            System.getLogger(RateLimitMethodInterceptor.class.getName()).log(System.Logger.Level.WARNING,
-                    "@RateLimit method " + method.type().getSimpleName() + "#" + method.method().getName() + " was "
-                    + "called on the non-blocking thread " + Thread.currentThread().getName() + ", where its decision "
-                    + "can wait (a SOFT delay, or the store's round trip) and hold the event loop. Declare it to return "
-                    + "a Mono or a Flux (decided when subscribed, without blocking), or call it off the event loop "
-                    + "(publishOn(Schedulers.boundedElastic())).");
+            System.getLogger(RateLimitMethodInterceptor.class.getName())
+                    .log(
+                            System.Logger.Level.WARNING,
+                            "@RateLimit method " + method.type().getSimpleName() + "#"
+                                    + method.method().getName() + " was "
+                                    + "called on the non-blocking thread "
+                                    + Thread.currentThread().getName() + ", where its decision "
+                                    + "can wait (a SOFT delay, or the store's round trip) and hold the event loop. Declare it to return "
+                                    + "a Mono or a Flux (decided when subscribed, without blocking), or call it off the event loop "
+                                    + "(publishOn(Schedulers.boundedElastic())).");
         }
     }
 
     /** What the call goes ahead with: the guard and decision to settle when it ends, if they count failures. */
-    private record Go(Guard guard, Decision decision, ServerWebExchange markFailedOn) {
-    }
+    private record Go(Guard guard, Decision decision, ServerWebExchange markFailedOn) {}
 
-    private Mono<Go> decided(MethodInvocation invocation, Guard guard, HandlerId handler, ContextView context,
-                             ReactiveDecider.Handoff handoff) {
+    private Mono<Go> decided(
+            MethodInvocation invocation,
+            Guard guard,
+            HandlerId handler,
+            ContextView context,
+            ReactiveDecider.Handoff handoff) {
         ServerWebExchange exchange = context.getOrDefault(RateLimitWebFilter.EXCHANGE_CONTEXT_KEY, null);
         if (exchange != null && handler.equals(exchange.getAttribute(RateLimitWebFilter.DECIDED_HANDLER_ATTRIBUTE))) {
             // The filter decided this handler's rules with the URL rules; a call that fails is a failed attempt.
@@ -281,8 +297,9 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
         RateLimitSettings s = settings.get();
         return principal(exchange)
                 .flatMap(name -> handoff.decide(
-                        exchange != null ? new ExchangeRequestContext(exchange, name.orElse(null),
-                                s.trustContainerForwarding(), invocation)
+                        exchange != null
+                                ? new ExchangeRequestContext(
+                                        exchange, name.orElse(null), s.trustContainerForwarding(), invocation)
                                 : new MethodCallContext(invocation, name.orElse(null))))
                 .doOnError(CallTooLargeException.class, e -> {
                     // A call no window could hold (413): the URL rules that let the request through get their
@@ -302,9 +319,11 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
                     if (exchange != null && !exchange.getResponse().isCommitted()) {
                         if (disclosed) {
                             Decision shown = RateLimitWebFilter.record(exchange, decision);
-                            RateLimitHeaders.write(shown, s.headers(), exchange.getResponse().getHeaders()::set);
+                            RateLimitHeaders.write(
+                                    shown, s.headers(), exchange.getResponse().getHeaders()::set);
                         } else if (!decision.permitted()) {
-                            RateLimitHeaders.write(decision, Set.of(), exchange.getResponse().getHeaders()::set);
+                            RateLimitHeaders.write(
+                                    decision, Set.of(), exchange.getResponse().getHeaders()::set);
                         }
                     }
                     if (!decision.permitted()) {
@@ -319,7 +338,8 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
 
     /** @return whether the method is the handler of the exchange's request */
     private static boolean isHandler(ServerWebExchange exchange, HandlerId handler) {
-        return exchange != null && exchange.getAttribute(BEST_MATCHING_HANDLER) instanceof HandlerMethod h
+        return exchange != null
+                && exchange.getAttribute(BEST_MATCHING_HANDLER) instanceof HandlerMethod h
                 && handler.equals(HandlerId.of(h.getBeanType(), h.getMethod()));
     }
 
@@ -339,16 +359,16 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
      */
     private Mono<Object> settled(Mono<Object> call, Go go) {
         if (go.guard() != null) {
-            return call.doFinally(signal -> decider.get().offload(
-                    () -> go.guard().completed(go.decision(), signal != SignalType.ON_COMPLETE)));
+            return call.doFinally(signal ->
+                    decider.get().offload(() -> go.guard().completed(go.decision(), signal != SignalType.ON_COMPLETE)));
         }
         return go.markFailedOn() == null ? call : call.doOnError(e -> markFailed(go.markFailedOn()));
     }
 
     private Flux<Object> settled(Flux<Object> call, Go go) {
         if (go.guard() != null) {
-            return call.doFinally(signal -> decider.get().offload(
-                    () -> go.guard().completed(go.decision(), signal != SignalType.ON_COMPLETE)));
+            return call.doFinally(signal ->
+                    decider.get().offload(() -> go.guard().completed(go.decision(), signal != SignalType.ON_COMPLETE)));
         }
         return go.markFailedOn() == null ? call : call.doOnError(e -> markFailed(go.markFailedOn()));
     }

@@ -1,10 +1,9 @@
 package io.github.ratelimit.spring.boot.internal.web.reactive;
 
 import io.github.ratelimit.spring.boot.internal.method.SecurityPrincipal;
-import org.springframework.util.ClassUtils;
-
 import java.security.Principal;
 import java.util.Optional;
+import org.springframework.util.ClassUtils;
 
 /**
  * The name a reactive call's {@code user} key counts by: the exchange's principal, as Spring Security's reactive
@@ -16,8 +15,7 @@ final class ReactivePrincipal {
     private static final boolean SECURITY_PRESENT = ClassUtils.isPresent(
             "org.springframework.security.core.Authentication", ReactivePrincipal.class.getClassLoader());
 
-    private ReactivePrincipal() {
-    }
+    private ReactivePrincipal() {}
 
     static Optional<String> nameOf(Principal principal) {
         if (principal == null || (SECURITY_PRESENT && SecurityPrincipal.isAnonymous(principal))) {

@@ -14,8 +14,11 @@ final class StoreBusyException extends ResponseStatusException {
     private static final HttpHeaders RETRY_AFTER = HttpHeaders.readOnlyHttpHeaders(retryAfter());
 
     StoreBusyException(int queue, Throwable cause) {
-        super(HttpStatus.SERVICE_UNAVAILABLE, "The rate limiter's store is not keeping up: " + queue
-                + " decisions are waiting for it. Retry after 1 s.", cause);
+        super(
+                HttpStatus.SERVICE_UNAVAILABLE,
+                "The rate limiter's store is not keeping up: " + queue
+                        + " decisions are waiting for it. Retry after 1 s.",
+                cause);
     }
 
     private static HttpHeaders retryAfter() {

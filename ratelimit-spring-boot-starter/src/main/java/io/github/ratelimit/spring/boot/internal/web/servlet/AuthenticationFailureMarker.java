@@ -18,7 +18,8 @@ public final class AuthenticationFailureMarker implements ApplicationListener<Ab
     public void onApplicationEvent(AbstractAuthenticationFailureEvent event) {
         RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
         if (attributes != null) {
-            attributes.setAttribute(RateLimitFilter.FAILED_ATTEMPT_ATTRIBUTE, Boolean.TRUE, RequestAttributes.SCOPE_REQUEST);
+            attributes.setAttribute(
+                    RateLimitFilter.FAILED_ATTEMPT_ATTRIBUTE, Boolean.TRUE, RequestAttributes.SCOPE_REQUEST);
         }
     }
 }

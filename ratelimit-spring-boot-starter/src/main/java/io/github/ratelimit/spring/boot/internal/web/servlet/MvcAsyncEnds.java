@@ -3,6 +3,8 @@ package io.github.ratelimit.spring.boot.internal.web.servlet;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import jakarta.servlet.http.HttpServletRequest;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.aopalliance.intercept.MethodInvocation;
 import org.springframework.web.context.request.NativeWebRequest;
 import org.springframework.web.context.request.async.CallableProcessingInterceptor;
@@ -14,9 +16,6 @@ import org.springframework.web.context.request.async.WebAsyncUtils;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseBodyEmitter;
 import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
 
-import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.AtomicBoolean;
-
 /**
  * Ends a handler call that Spring MVC finishes asynchronously ({@link Callable}, {@link WebAsyncTask},
  * {@link DeferredResult}, {@link ResponseBodyEmitter}, {@link StreamingResponseBody}) when its async processing
@@ -26,13 +25,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 final class MvcAsyncEnds {
 
-    private MvcAsyncEnds() {
-    }
+    private MvcAsyncEnds() {}
 
     /** @return whether a handler returning {@code type} is finished by Spring MVC's async processing */
     static boolean isAsync(Class<?> type) {
-        return Callable.class.isAssignableFrom(type) || WebAsyncTask.class.isAssignableFrom(type)
-                || DeferredResult.class.isAssignableFrom(type) || ResponseBodyEmitter.class.isAssignableFrom(type)
+        return Callable.class.isAssignableFrom(type)
+                || WebAsyncTask.class.isAssignableFrom(type)
+                || DeferredResult.class.isAssignableFrom(type)
+                || ResponseBodyEmitter.class.isAssignableFrom(type)
                 || StreamingResponseBody.class.isAssignableFrom(type);
     }
 

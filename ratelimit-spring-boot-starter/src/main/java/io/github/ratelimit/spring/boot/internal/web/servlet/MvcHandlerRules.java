@@ -9,31 +9,6 @@ import io.github.ratelimit.spring.boot.internal.method.HandlerRuleCache;
 import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
-import org.springframework.beans.factory.ListableBeanFactory;
-import org.springframework.beans.factory.BeanFactoryUtils;
-import org.springframework.boot.web.servlet.ServletRegistrationBean;
-import org.springframework.core.annotation.AnnotationAwareOrderComparator;
-import org.springframework.http.server.PathContainer;
-import org.springframework.http.server.RequestPath;
-import org.springframework.web.accept.ContentNegotiationManager;
-import org.springframework.web.accept.ContentNegotiationStrategy;
-import org.springframework.web.accept.FixedContentNegotiationStrategy;
-import org.springframework.web.accept.HeaderContentNegotiationStrategy;
-import org.springframework.web.method.HandlerMethod;
-import org.springframework.web.servlet.DispatcherServlet;
-import org.springframework.web.servlet.HandlerExecutionChain;
-import org.springframework.web.servlet.HandlerMapping;
-import org.springframework.web.servlet.handler.AbstractHandlerMapping;
-import org.springframework.web.servlet.handler.AbstractHandlerMethodMapping;
-import org.springframework.web.servlet.handler.BeanNameUrlHandlerMapping;
-import org.springframework.web.servlet.handler.SimpleUrlHandlerMapping;
-import org.springframework.web.servlet.function.support.RouterFunctionMapping;
-import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
-import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
-import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
-import org.springframework.web.util.ServletRequestPathUtils;
-import org.springframework.web.util.pattern.PathPattern;
-
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
@@ -46,6 +21,30 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
+import org.springframework.beans.factory.BeanFactoryUtils;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
+import org.springframework.core.annotation.AnnotationAwareOrderComparator;
+import org.springframework.http.server.PathContainer;
+import org.springframework.http.server.RequestPath;
+import org.springframework.web.accept.ContentNegotiationManager;
+import org.springframework.web.accept.ContentNegotiationStrategy;
+import org.springframework.web.accept.FixedContentNegotiationStrategy;
+import org.springframework.web.accept.HeaderContentNegotiationStrategy;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.DispatcherServlet;
+import org.springframework.web.servlet.HandlerExecutionChain;
+import org.springframework.web.servlet.HandlerMapping;
+import org.springframework.web.servlet.function.support.RouterFunctionMapping;
+import org.springframework.web.servlet.handler.AbstractHandlerMapping;
+import org.springframework.web.servlet.handler.AbstractHandlerMethodMapping;
+import org.springframework.web.servlet.handler.BeanNameUrlHandlerMapping;
+import org.springframework.web.servlet.handler.SimpleUrlHandlerMapping;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfo;
+import org.springframework.web.servlet.mvc.method.RequestMappingInfoHandlerMapping;
+import org.springframework.web.servlet.mvc.method.annotation.RequestMappingHandlerMapping;
+import org.springframework.web.util.ServletRequestPathUtils;
+import org.springframework.web.util.pattern.PathPattern;
 
 /**
  * The {@code @RateLimit} rules of the Spring MVC handler method that will serve a request, for the rate-limit
@@ -105,8 +104,7 @@ public final class MvcHandlerRules implements HandlerRules {
      * What a lookup found for one shape: the handler's rules (or {@code null} for none), and the attributes the
      * lookup set on the request view (path variables, the matched pattern), replayed on the next request's view.
      */
-    private record Looked(HandlerRuleCache.Entry entry, Map<String, Object> attributes) {
-    }
+    private record Looked(HandlerRuleCache.Entry entry, Map<String, Object> attributes) {}
 
     /** The servlet names of this application context's dispatcher servlets, whose handlers the mappings find. */
     private volatile Set<String> dispatcherServlets;
@@ -128,7 +126,7 @@ public final class MvcHandlerRules implements HandlerRules {
         }
         String[] segments = firstSegments;
         if (segments != null && !mayMatch(request, segments)) {
-            return Match.none();   // the cheapest answer for the commonest request: no handler with rules is here
+            return Match.none(); // the cheapest answer for the commonest request: no handler with rules is here
         }
         HttpServletMapping mapping = request.getHttpServletMapping();
         if (mapping == null || !isDispatcherServlet(request, mapping.getServletName())) {
@@ -161,11 +159,11 @@ public final class MvcHandlerRules implements HandlerRules {
         try {
             path = ServletRequestPathUtils.parseAndCache(view);
         } catch (RuntimeException e) {
-            return NONE;   // a path Spring MVC cannot parse: it answers the request itself
+            return NONE; // a path Spring MVC cannot parse: it answers the request itself
         }
         List<PathPattern> candidates = patternsWithRules;
         if (candidates != null && !anyMatches(candidates, path.pathWithinApplication())) {
-            return NONE;   // a request no rule is about: no lookup
+            return NONE; // a request no rule is about: no lookup
         }
         if (!(handler(view, all) instanceof HandlerMethod method)) {
             return NONE;
@@ -183,30 +181,32 @@ public final class MvcHandlerRules implements HandlerRules {
     static boolean answersByShape(List<HandlerMapping> mappings) {
         for (HandlerMapping mapping : mappings) {
             if (mapping instanceof AbstractHandlerMapping any && any.getApiVersionStrategy() != null) {
-                return false;   // API versions: a header, a parameter or the path decides
+                return false; // API versions: a header, a parameter or the path decides
             }
             if (mapping instanceof RequestMappingInfoHandlerMapping methods) {
                 if (!methods.getClass().getName().startsWith("org.springframework.")) {
-                    return false;   // a subclass of the application's may match by anything
+                    return false; // a subclass of the application's may match by anything
                 }
                 if (methods instanceof RequestMappingHandlerMapping annotated
                         && !negotiatesByAcceptAlone(annotated.getContentNegotiationManager())) {
                     return false;
                 }
                 for (RequestMappingInfo info : methods.getHandlerMethods().keySet()) {
-                    if (!info.getParamsCondition().isEmpty() || !info.getHeadersCondition().isEmpty()
-                            || info.getVersionCondition().getVersion() != null || info.getCustomCondition() != null) {
+                    if (!info.getParamsCondition().isEmpty()
+                            || !info.getHeadersCondition().isEmpty()
+                            || info.getVersionCondition().getVersion() != null
+                            || info.getCustomCondition() != null) {
                         return false;
                     }
                 }
             } else if (mapping instanceof RouterFunctionMapping functions) {
                 if (functions.getRouterFunction() != null) {
-                    return false;   // its predicates may read anything
+                    return false; // its predicates may read anything
                 }
             } else if (!(mapping.getClass() == SimpleUrlHandlerMapping.class
                     || mapping.getClass() == BeanNameUrlHandlerMapping.class
                     || mapping.getClass().getName().startsWith("org.springframework.boot.")
-                    && mapping.getClass().getSimpleName().startsWith("WelcomePage"))) {
+                            && mapping.getClass().getSimpleName().startsWith("WelcomePage"))) {
                 return false;
             }
         }
@@ -221,7 +221,7 @@ public final class MvcHandlerRules implements HandlerRules {
         for (ContentNegotiationStrategy strategy : manager.getStrategies()) {
             if (strategy.getClass() != HeaderContentNegotiationStrategy.class
                     && strategy.getClass() != FixedContentNegotiationStrategy.class) {
-                return false;   // a query parameter (favor-parameter), or a strategy that may read anything
+                return false; // a query parameter (favor-parameter), or a strategy that may read anything
             }
         }
         return true;
@@ -248,10 +248,13 @@ public final class MvcHandlerRules implements HandlerRules {
         Set<String> names = dispatcherServlets;
         if (names == null) {
             Set<Object> ours = Collections.newSetFromMap(new IdentityHashMap<>());
-            ours.addAll(beanFactory.getBeansOfType(DispatcherServlet.class, false, false).values());
+            ours.addAll(beanFactory
+                    .getBeansOfType(DispatcherServlet.class, false, false)
+                    .values());
             Set<String> found = new HashSet<>();
-            for (ServletRegistrationBean<?> registration
-                    : beanFactory.getBeansOfType(ServletRegistrationBean.class, false, false).values()) {
+            for (ServletRegistrationBean<?> registration : beanFactory
+                    .getBeansOfType(ServletRegistrationBean.class, false, false)
+                    .values()) {
                 if (ours.contains(registration.getServlet())) {
                     found.add(registration.getServletName());
                 }
@@ -271,7 +274,9 @@ public final class MvcHandlerRules implements HandlerRules {
             List<PathPattern> patterns = patternsWithRules(m);
             patternsWithRules = patterns;
             firstSegments = firstSegments(patterns);
-            lookups = answersByShape(m) ? Caffeine.newBuilder().maximumSize(MAX_SHAPES).build() : null;
+            lookups = answersByShape(m)
+                    ? Caffeine.newBuilder().maximumSize(MAX_SHAPES).build()
+                    : null;
             mappings = m;
         }
         return m;
@@ -286,14 +291,16 @@ public final class MvcHandlerRules implements HandlerRules {
      * @return the mappings, or none when Spring MVC declares none
      */
     static List<HandlerMapping> handlerMappings(ListableBeanFactory beanFactory) {
-        List<HandlerMapping> found = new ArrayList<>(BeanFactoryUtils.beansOfTypeIncludingAncestors(beanFactory,
-                HandlerMapping.class, true, false).values());
+        List<HandlerMapping> found = new ArrayList<>(
+                BeanFactoryUtils.beansOfTypeIncludingAncestors(beanFactory, HandlerMapping.class, true, false)
+                        .values());
         AnnotationAwareOrderComparator.sort(found);
         return List.copyOf(found);
     }
 
     private static boolean anyHandlerMethodHasRules(List<HandlerMapping> mappings) {
-        return mappings.stream().filter(m -> m instanceof AbstractHandlerMethodMapping<?>)
+        return mappings.stream()
+                .filter(m -> m instanceof AbstractHandlerMethodMapping<?>)
                 .flatMap(m -> ((AbstractHandlerMethodMapping<?>) m).getHandlerMethods().values().stream())
                 .anyMatch(h -> HandlerRuleCache.hasRules(h.getBeanType(), h.getMethod()));
     }
@@ -303,7 +310,7 @@ public final class MvcHandlerRules implements HandlerRules {
         List<PathPattern> patterns = new ArrayList<>();
         for (HandlerMapping mapping : mappings) {
             if (!(mapping instanceof AbstractHandlerMethodMapping<?> methods)) {
-                continue;   // finds no handler method, so no handler with rules
+                continue; // finds no handler method, so no handler with rules
             }
             for (Map.Entry<?, HandlerMethod> e : methods.getHandlerMethods().entrySet()) {
                 HandlerMethod h = e.getValue();
@@ -315,7 +322,7 @@ public final class MvcHandlerRules implements HandlerRules {
                 }
                 for (PathPattern pattern : info.getPathPatternsCondition().getPatterns()) {
                     if (pattern.getPatternString().isEmpty()) {
-                        return null;   // matches what the mapping's own rules say: leave it to the lookup
+                        return null; // matches what the mapping's own rules say: leave it to the lookup
                     }
                     patterns.add(pattern);
                 }

@@ -8,11 +8,10 @@ import io.github.ratelimit.servlet.RejectionHandler;
 import io.github.ratelimit.spring.boot.internal.method.MaskedRejection;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import org.springframework.core.Ordered;
 import org.springframework.web.servlet.HandlerExceptionResolver;
 import org.springframework.web.servlet.ModelAndView;
-
-import java.io.IOException;
 
 /**
  * Turns a {@link RateLimitExceededException} from a web request into the same response the filter writes
@@ -29,8 +28,8 @@ public final class RateLimitExceptionResolver implements HandlerExceptionResolve
     }
 
     @Override
-    public ModelAndView resolveException(HttpServletRequest request, HttpServletResponse response, Object handler,
-                                         Exception ex) {
+    public ModelAndView resolveException(
+            HttpServletRequest request, HttpServletResponse response, Object handler, Exception ex) {
         if (ex instanceof CallTooLargeException tooLarge && !response.isCommitted()) {
             // A call of more permits than a rule's window holds (a @RateLimit(permits = ...) batch): 413.
             try {

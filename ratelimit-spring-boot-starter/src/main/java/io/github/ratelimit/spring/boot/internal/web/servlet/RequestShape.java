@@ -1,11 +1,10 @@
 package io.github.ratelimit.spring.boot.internal.web.servlet;
 
 import jakarta.servlet.http.HttpServletRequest;
-import org.springframework.util.StringUtils;
-
 import java.util.ArrayList;
 import java.util.Enumeration;
 import java.util.List;
+import org.springframework.util.StringUtils;
 
 /**
  * Everything of a request that Spring MVC's handler lookup reads, when its handler mappings read nothing else
@@ -43,8 +42,16 @@ import java.util.List;
  * @param contentTypes every {@code Content-Type} line, in order
  * @param body whether the request has a body, as Spring's {@code consumes} condition tells it
  */
-record RequestShape(String method, String uri, String contextPath, String servletPath, String encoding,
-                    List<String> accept, String contentType, List<String> contentTypes, boolean body) {
+record RequestShape(
+        String method,
+        String uri,
+        String contextPath,
+        String servletPath,
+        String encoding,
+        List<String> accept,
+        String contentType,
+        List<String> contentTypes,
+        boolean body) {
 
     /** The most characters a shape holds, all its texts together; a request that needs more has no shape. */
     static final int MAX_LENGTH = 512;
@@ -66,7 +73,11 @@ record RequestShape(String method, String uri, String contextPath, String servle
         String servletPath = request.getServletPath();
         String encoding = request.getCharacterEncoding();
         String contentType = request.getContentType();
-        int length = method.length() + uri.length() + length(contextPath) + length(servletPath) + length(encoding)
+        int length = method.length()
+                + uri.length()
+                + length(contextPath)
+                + length(servletPath)
+                + length(encoding)
                 + length(contentType);
         if (length > MAX_LENGTH) {
             return null;
@@ -82,8 +93,8 @@ record RequestShape(String method, String uri, String contextPath, String servle
         if (contentTypes == null) {
             return null;
         }
-        return new RequestShape(method, uri, contextPath, servletPath, encoding, accept, contentType, contentTypes,
-                hasBody(request));
+        return new RequestShape(
+                method, uri, contextPath, servletPath, encoding, accept, contentType, contentTypes, hasBody(request));
     }
 
     private static int length(String text) {
@@ -104,7 +115,7 @@ record RequestShape(String method, String uri, String contextPath, String servle
             return null;
         }
         if (!values.hasMoreElements()) {
-            return List.of(first);   // the common case
+            return List.of(first); // the common case
         }
         List<String> lines = new ArrayList<>(MAX_LINES);
         lines.add(first);

@@ -4,10 +4,9 @@ import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.servlet.HttpRequestContext;
 import io.github.ratelimit.spring.boot.internal.method.MethodCallContext;
 import jakarta.servlet.http.HttpServletRequest;
-import org.aopalliance.intercept.MethodInvocation;
-
 import java.util.List;
 import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInvocation;
 
 /**
  * A {@link RequestContext} for a method call made while a servlet request is served: the current HTTP request's view (the same as the filter's, for
@@ -21,8 +20,11 @@ public final class ServletCallContext implements RequestContext {
     private final RequestContext http;
     private final Supplier<String> principal;
 
-    public ServletCallContext(MethodInvocation invocation, HttpServletRequest request, Supplier<String> principal,
-                             boolean addressAsReported) {
+    public ServletCallContext(
+            MethodInvocation invocation,
+            HttpServletRequest request,
+            Supplier<String> principal,
+            boolean addressAsReported) {
         this.invocation = invocation;
         this.request = request;
         this.http = request == null ? RequestContext.empty() : new HttpRequestContext(request, addressAsReported);

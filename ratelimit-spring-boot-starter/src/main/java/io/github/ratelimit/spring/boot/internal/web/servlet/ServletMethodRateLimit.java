@@ -13,11 +13,10 @@ import io.github.ratelimit.spring.boot.internal.method.RateLimitMethodIntercepto
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import org.aopalliance.intercept.MethodInvocation;
-import org.springframework.core.Ordered;
-
 import java.util.Set;
 import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.core.Ordered;
 
 /**
  * Decides {@code @RateLimit} calls made while a servlet request is served (Spring MVC): the part of the advisor
@@ -50,8 +49,11 @@ public final class ServletMethodRateLimit implements MethodDecider, Ordered {
     /** Ends calls whose methods return publishers when those end, or {@code null} without Reactor. */
     private final RateLimitMethodInterceptor.Ends ends;
 
-    public ServletMethodRateLimit(Supplier<RateLimitSettings> settings, WebAccess web, Supplier<String> principal,
-                                  RateLimitMethodInterceptor.Ends ends) {
+    public ServletMethodRateLimit(
+            Supplier<RateLimitSettings> settings,
+            WebAccess web,
+            Supplier<String> principal,
+            RateLimitMethodInterceptor.Ends ends) {
         this.settings = settings;
         this.web = web;
         this.principal = principal;
@@ -79,8 +81,8 @@ public final class ServletMethodRateLimit implements MethodDecider, Ordered {
         boolean handler = request != null && handlerId.equals(web.currentHandler(request));
         Decision decision;
         try {
-            decision = guard.acquire(new ServletCallContext(invocation, request, principal,
-                    s.trustContainerForwarding()));
+            decision =
+                    guard.acquire(new ServletCallContext(invocation, request, principal, s.trustContainerForwarding()));
         } catch (CallTooLargeException e) {
             // A call no window could hold (413): the URL rules that let the request through get their tokens back.
             if (handler && isOwnDispatch(request)) {
@@ -113,7 +115,9 @@ public final class ServletMethodRateLimit implements MethodDecider, Ordered {
             }
             throw new RateLimitExceededException(decision);
         }
-        if (handler && guard.settlesOnCompletion() && MvcAsyncEnds.isAsync(invocation.getMethod().getReturnType())) {
+        if (handler
+                && guard.settlesOnCompletion()
+                && MvcAsyncEnds.isAsync(invocation.getMethod().getReturnType())) {
             // Spring MVC finishes this handler's response later: the call ends then.
             return MvcAsyncEnds.proceed(invocation, request, guard, decision);
         }

@@ -5,12 +5,11 @@ import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletRequestWrapper;
 import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
 import org.apache.catalina.connector.Request;
 import org.apache.catalina.connector.Response;
 import org.apache.catalina.valves.ValveBase;
 import org.apache.coyote.ActionCode;
-
-import java.io.IOException;
 
 /**
  * Tells the rate-limit filters when the client of a request waiting out a {@code SOFT} delay on Boot's embedded
@@ -67,7 +66,9 @@ public final class TomcatClientConnections extends ValveBase implements ClientCo
     /** HTTP/1.x without a body: nothing but a close or a next request can arrive while it waits. */
     private static boolean watchable(Request request) {
         String protocol = request.getProtocol();
-        return protocol != null && protocol.startsWith("HTTP/1.") && request.getContentLengthLong() <= 0
+        return protocol != null
+                && protocol.startsWith("HTTP/1.")
+                && request.getContentLengthLong() <= 0
                 && request.getHeader("Transfer-Encoding") == null;
     }
 

@@ -46,7 +46,8 @@ public interface WebAccess {
         @Override
         public HandlerId currentHandler(HttpServletRequest request) {
             return request.getAttribute(BEST_MATCHING_HANDLER) instanceof HandlerMethod h
-                    ? HandlerId.of(h.getBeanType(), h.getMethod()) : null;
+                    ? HandlerId.of(h.getBeanType(), h.getMethod())
+                    : null;
         }
     }
 }

@@ -1,22 +1,21 @@
 package io.github.ratelimit.spring.boot.internal.web.reactive;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
-import org.junit.jupiter.api.Test;
-import org.springframework.web.server.ResponseStatusException;
-import reactor.core.publisher.Mono;
-
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.springframework.web.server.ResponseStatusException;
+import reactor.core.publisher.Mono;
 
 /**
  * The store scheduler's bound: decisions that find every thread busy and the queue full are answered 503 with
@@ -29,7 +28,7 @@ class ReactiveDeciderTest {
     void decisionsBeyondTheThreadsAndTheQueueAreAnswered503AndTheOthersAreDecided() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         try (RateLimiter limiter = RateLimiter.builder().build();
-             ReactiveDecider decider = new ReactiveDecider(2, 6)) {
+                ReactiveDecider decider = new ReactiveDecider(2, 6)) {
             Guard real = limiter.guard(Rule.builder("decider").limits("1000/1s").build());
             // A guard whose decisions block, as a frozen Redis would, until released.
             Guard blocking = answering(real, (context, permits) -> {
@@ -46,7 +45,9 @@ class ReactiveDeciderTest {
                 all.add(decider.decide(blocking, RequestContext.empty()).toFuture());
             }
             // Subscribing hands each decision to the scheduler at once, which refuses it at once when full.
-            long refused = all.stream().filter(CompletableFuture::isCompletedExceptionally).count();
+            long refused = all.stream()
+                    .filter(CompletableFuture::isCompletedExceptionally)
+                    .count();
             release.countDown();
             int decided = 0;
             for (CompletableFuture<Decision> f : all) {
@@ -69,12 +70,12 @@ class ReactiveDeciderTest {
     @Test
     void inMemoryDecisionsRunOnTheCallingThread() {
         try (RateLimiter limiter = RateLimiter.builder().build();
-             ReactiveDecider decider = new ReactiveDecider(0)) {
+                ReactiveDecider decider = new ReactiveDecider(0)) {
             Guard guard = limiter.guard(Rule.builder("memory").limits("1/1m").build());
             Thread caller = Thread.currentThread();
             Thread[] decidedOn = new Thread[1];
-            Mono<Decision> decision = decider.decide(guard, RequestContext.empty())
-                    .doOnNext(d -> decidedOn[0] = Thread.currentThread());
+            Mono<Decision> decision =
+                    decider.decide(guard, RequestContext.empty()).doOnNext(d -> decidedOn[0] = Thread.currentThread());
             assertThat(decision.block().permitted()).isTrue();
             assertThat(decidedOn[0]).isSameAs(caller);
             assertThat(decider.offloads()).isFalse();
@@ -89,8 +90,9 @@ class ReactiveDeciderTest {
     @Test
     void aDecisionItsCancelledCallNeverTookGivesItsSlotBack() {
         try (RateLimiter limiter = RateLimiter.builder().build();
-             ReactiveDecider decider = new ReactiveDecider(0)) {
-            Guard slots = limiter.guard(Rule.builder("handoff").key("global").concurrency(1).build());
+                ReactiveDecider decider = new ReactiveDecider(0)) {
+            Guard slots = limiter.guard(
+                    Rule.builder("handoff").key("global").concurrency(1).build());
             // A decision the call's cancellation cannot stop: the store answering, a delay ending at that moment.
             CompletableFuture<Decision> pending = new CompletableFuture<>() {
                 @Override
@@ -99,22 +101,30 @@ class ReactiveDeciderTest {
                 }
             };
             ReactiveDecider.Handoff handoff = decider.handoff(answering(slots, (context, permits) -> pending));
-            handoff.decide(RequestContext.empty()).flatMap(d -> handoff.take() ? Mono.just(d) : Mono.<Decision>empty())
-                    .doOnCancel(handoff::cancel).subscribe().dispose();
+            handoff.decide(RequestContext.empty())
+                    .flatMap(d -> handoff.take() ? Mono.just(d) : Mono.<Decision>empty())
+                    .doOnCancel(handoff::cancel)
+                    .subscribe()
+                    .dispose();
             Decision madeTooLate = slots.acquire(RequestContext.empty());
             assertThat(madeTooLate.permitted()).isTrue();
             pending.complete(madeTooLate);
-            assertThat(slots.peek(RequestContext.empty()).permitted()).as("the slot came back").isTrue();
+            assertThat(slots.peek(RequestContext.empty()).permitted())
+                    .as("the slot came back")
+                    .isTrue();
 
             Decision decided = slots.acquire(RequestContext.empty());
-            ReactiveDecider.Handoff taking = decider.handoff(
-                    answering(slots, (context, permits) -> CompletableFuture.completedFuture(decided)));
+            ReactiveDecider.Handoff taking =
+                    decider.handoff(answering(slots, (context, permits) -> CompletableFuture.completedFuture(decided)));
             Decision taken = taking.decide(RequestContext.empty())
                     .flatMap(d -> taking.take() ? Mono.just(d) : Mono.<Decision>empty())
-                    .doOnCancel(taking::cancel).block();
+                    .doOnCancel(taking::cancel)
+                    .block();
             assertThat(taken.permitted()).isTrue();
             taking.cancel();
-            assertThat(slots.peek(RequestContext.empty()).permitted()).as("the call holds its slot").isFalse();
+            assertThat(slots.peek(RequestContext.empty()).permitted())
+                    .as("the call holds its slot")
+                    .isFalse();
             slots.completed(taken, false, 200);
             assertThat(slots.peek(RequestContext.empty()).permitted()).isTrue();
         }
@@ -124,8 +134,7 @@ class ReactiveDeciderTest {
      * @return the guard, its asynchronous calls answered by {@code answer} (a decision the store or a delay completes,
      *         or one that blocks as a frozen Redis would)
      */
-    private static Guard answering(Guard real,
-                                   BiFunction<RequestContext, Long, CompletableFuture<Decision>> answer) {
+    private static Guard answering(Guard real, BiFunction<RequestContext, Long, CompletableFuture<Decision>> answer) {
         return new Guard() {
             @Override
             public List<Rule> rules() {

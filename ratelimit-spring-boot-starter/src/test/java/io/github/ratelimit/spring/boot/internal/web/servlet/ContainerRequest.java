@@ -1,12 +1,11 @@
 package io.github.ratelimit.spring.boot.internal.web.servlet;
 
 import jakarta.servlet.ServletContext;
-import org.springframework.mock.web.MockHttpServletRequest;
-
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.List;
+import org.springframework.mock.web.MockHttpServletRequest;
 
 /**
  * A request whose {@code Content-Type} may come in several lines, as a servlet container hands them over: every line

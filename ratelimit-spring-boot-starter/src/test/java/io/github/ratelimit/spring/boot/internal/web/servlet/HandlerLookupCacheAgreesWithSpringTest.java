@@ -1,9 +1,18 @@
 package io.github.ratelimit.spring.boot.internal.web.servlet;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.servlet.HandlerRules;
 import io.github.ratelimit.spring.boot.internal.method.HandlerId;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -21,17 +30,6 @@ import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.HandlerExecutionChain;
 
-import jakarta.servlet.ServletException;
-import jakarta.servlet.http.HttpServletRequest;
-
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.Random;
-import java.util.TreeMap;
-
-import static org.assertj.core.api.Assertions.assertThat;
-
 /**
  * What the filter's remembered handler lookup answers is what Spring MVC's own {@code DispatcherServlet} finds, for
  * any request, whatever requests came before: thousands of random requests (a seeded {@link Random}) to paths mapped
@@ -40,7 +38,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * one {@link MvcHandlerRules} whose cache they share, and by a real dispatcher servlet of the same real application
  * context. Where a query parameter negotiates content too, the requests carry one, and the lookups still agree.
  */
-@SpringBootTest(classes = HandlerLookupCacheAgreesWithSpringTest.App.class,
+@SpringBootTest(
+        classes = HandlerLookupCacheAgreesWithSpringTest.App.class,
         webEnvironment = SpringBootTest.WebEnvironment.MOCK)
 class HandlerLookupCacheAgreesWithSpringTest {
 
@@ -124,25 +123,36 @@ class HandlerLookupCacheAgreesWithSpringTest {
     @Autowired
     WebApplicationContext context;
 
-    private static final String[] PATHS = {"/report", "/report", "/report", "/upload", "/upload", "/optional",
-            "/elsewhere"};
+    private static final String[] PATHS = {
+        "/report", "/report", "/report", "/upload", "/upload", "/optional", "/elsewhere"
+    };
     /** The methods a path's handlers answer, tried most; any other, now and then. */
     private static final String[] READS = {"GET", "GET", "HEAD"};
+
     private static final String[] WRITES = {"POST"};
     private static final String[] ANY = {"GET", "POST", "PUT", "HEAD"};
-    private static final String[] MEDIA = {"application/json", "text/plain", "text/csv", "text/*", "*/*",
-            "application/*", "text/html", "application/xml"};
+    private static final String[] MEDIA = {
+        "application/json", "text/plain", "text/csv", "text/*", "*/*", "application/*", "text/html", "application/xml"
+    };
     private static final String[] QUALITIES = {"", "", ";q=0", ";q=0.1", ";q=0.35", ";q=0.5", ";q=0.9", ";q=1"};
-    private static final String[] CONTENT_TYPES = {"application/json", "text/plain", "text/plain;charset=UTF-8",
-            "application/xml", "application/json;charset=ISO-8859-1", "", "not a type"};
-    private static final String[][] BODIES = {{}, {"Content-Length", "0"}, {"Content-Length", "4"},
-            {"Transfer-Encoding", "chunked"}};
+    private static final String[] CONTENT_TYPES = {
+        "application/json",
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/xml",
+        "application/json;charset=ISO-8859-1",
+        "",
+        "not a type"
+    };
+    private static final String[][] BODIES = {
+        {}, {"Content-Length", "0"}, {"Content-Length", "4"}, {"Transfer-Encoding", "chunked"}
+    };
     /** The query parameter that negotiates content when {@code favor-parameter} is on; else nothing reads it. */
     private static final String[] FORMATS = {null, null, null, "json", "csv", "txt", "xml", "nope"};
 
     /** One random request, rebuilt identically for each lookup. */
-    private record Case(String method, String path, String format, List<String> accept, List<String> contentType,
-                        String[] body) {
+    private record Case(
+            String method, String path, String format, List<String> accept, List<String> contentType, String[] body) {
 
         MockHttpServletRequest request(WebApplicationContext context) {
             ContainerRequest request = new ContainerRequest(context.getServletContext(), method, path);
@@ -160,7 +170,9 @@ class HandlerLookupCacheAgreesWithSpringTest {
 
         @Override
         public String toString() {
-            StringBuilder text = new StringBuilder(method).append(' ').append(path)
+            StringBuilder text = new StringBuilder(method)
+                    .append(' ')
+                    .append(path)
                     .append(format == null ? "" : "?format=" + format);
             accept.forEach(value -> text.append(" | Accept: ").append(value));
             contentType.forEach(value -> text.append(" | Content-Type: ").append(value));
@@ -190,8 +202,7 @@ class HandlerLookupCacheAgreesWithSpringTest {
         }
         String path = pick(random, PATHS);
         String[] methods = random.nextInt(10) == 0 ? ANY : path.equals("/report") ? READS : WRITES;
-        return new Case(pick(random, methods), path, pick(random, FORMATS), accept, contentType,
-                pick(random, BODIES));
+        return new Case(pick(random, methods), path, pick(random, FORMATS), accept, contentType, pick(random, BODIES));
     }
 
     private static <T> T pick(Random random, T[] values) {
@@ -214,7 +225,8 @@ class HandlerLookupCacheAgreesWithSpringTest {
             HandlerExecutionChain chain = dispatcher.handlerFor(request);
             if (chain != null && chain.getHandler() instanceof HandlerMethod method) {
                 RateLimit rule = method.getMethod().getAnnotation(RateLimit.class);
-                return rule == null ? Found.NONE
+                return rule == null
+                        ? Found.NONE
                         : new Found(List.of(rule.name()), HandlerId.of(method.getBeanType(), method.getMethod()));
             }
         } catch (Exception e) {
@@ -248,17 +260,29 @@ class HandlerLookupCacheAgreesWithSpringTest {
             Case c = randomCase(random);
             Found expected = expected(dispatcher, c.request(context));
             Found actual = actual(rules, c.request(context));
-            chosen.merge(expected.rules().isEmpty() ? "(no rules)" : expected.rules().get(0), 1, Integer::sum);
+            chosen.merge(
+                    expected.rules().isEmpty() ? "(no rules)" : expected.rules().get(0), 1, Integer::sum);
             if (!actual.equals(expected)) {
                 disagreements.add("#" + i + " " + c + ": Spring MVC " + expected + ", cached lookup " + actual);
             }
         }
-        assertThat(disagreements).as("seed %d, %d cases; handlers chosen: %s", SEED, CASES, chosen).isEmpty();
-        assertThat(chosen).as("every handler is chosen by some requests (seed %d)", SEED)
-                .containsKeys("report-json", "report-csv", "report-application", "report-any", "upload-json",
-                        "upload-json-csv", "optional-json", "(no rules)");
+        assertThat(disagreements)
+                .as("seed %d, %d cases; handlers chosen: %s", SEED, CASES, chosen)
+                .isEmpty();
+        assertThat(chosen)
+                .as("every handler is chosen by some requests (seed %d)", SEED)
+                .containsKeys(
+                        "report-json",
+                        "report-csv",
+                        "report-application",
+                        "report-any",
+                        "upload-json",
+                        "upload-json-csv",
+                        "optional-json",
+                        "(no rules)");
         assertThat(MvcHandlerRules.answersByShape(dispatcher.getHandlerMappings()))
-                .as("this application's lookups are remembered").isEqualTo(remembered);
+                .as("this application's lookups are remembered")
+                .isEqualTo(remembered);
     }
 
     @Test

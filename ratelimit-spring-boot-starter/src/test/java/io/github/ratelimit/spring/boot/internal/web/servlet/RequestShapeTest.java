@@ -1,11 +1,10 @@
 package io.github.ratelimit.spring.boot.internal.web.servlet;
 
-import org.junit.jupiter.api.Test;
-import org.springframework.mock.web.MockHttpServletRequest;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Arrays;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.springframework.mock.web.MockHttpServletRequest;
 
 /**
  * A request's shape holds everything Spring MVC's handler lookup reads of it, so two requests that may reach
@@ -42,9 +41,11 @@ class RequestShapeTest {
 
     @Test
     void everyAcceptLineCountsInOrder() {
-        assertThat(get("text/plain;q=0.35", "application/json")).as("a second line")
+        assertThat(get("text/plain;q=0.35", "application/json"))
+                .as("a second line")
                 .isNotEqualTo(get("text/plain;q=0.35"));
-        assertThat(get("text/plain", "application/json")).as("the order")
+        assertThat(get("text/plain", "application/json"))
+                .as("the order")
                 .isNotEqualTo(get("application/json", "text/plain"));
         assertThat(get("text/plain", "text/plain")).as("a repeated line").isNotEqualTo(get("text/plain"));
         assertThat(get("")).as("an empty line is not an absent header").isNotEqualTo(get());
@@ -54,7 +55,8 @@ class RequestShapeTest {
     @Test
     void everyContentTypeLineCountsInOrderAndSoDoesWhetherThereIsABody() {
         RequestShape json = RequestShape.of(request("POST", "/api/x", lines(), "application/json"));
-        assertThat(json).isNotEqualTo(RequestShape.of(request("POST", "/api/x", lines())))
+        assertThat(json)
+                .isNotEqualTo(RequestShape.of(request("POST", "/api/x", lines())))
                 .isNotEqualTo(RequestShape.of(request("POST", "/api/x", lines(), "text/plain")))
                 .isNotEqualTo(RequestShape.of(request("POST", "/api/x", lines(), "application/json", "text/plain")))
                 .isNotEqualTo(RequestShape.of(request("GET", "/api/x", lines(), "application/json")));
@@ -69,7 +71,9 @@ class RequestShapeTest {
         emptyBody.addHeader("Content-Length", " 0 ");
         RequestShape none = RequestShape.of(request("POST", "/api/x", lines(), "text/plain"));
         assertThat(RequestShape.of(withBody)).isNotEqualTo(none).isEqualTo(RequestShape.of(chunked));
-        assertThat(RequestShape.of(emptyBody)).as("a body of length 0 is none, as Spring reads it").isEqualTo(none);
+        assertThat(RequestShape.of(emptyBody))
+                .as("a body of length 0 is none, as Spring reads it")
+                .isEqualTo(none);
     }
 
     @Test
@@ -78,7 +82,8 @@ class RequestShapeTest {
         app.setContextPath("/app");
         MockHttpServletRequest servlet = request("GET", "/app/api/x", lines());
         servlet.setServletPath("/app");
-        assertThat(RequestShape.of(app)).isNotEqualTo(RequestShape.of(servlet))
+        assertThat(RequestShape.of(app))
+                .isNotEqualTo(RequestShape.of(servlet))
                 .isNotEqualTo(RequestShape.of(request("GET", "/app/api/x", lines())));
         assertThat(get()).isNotEqualTo(RequestShape.of(request("GET", "/api/y", lines())));
     }
@@ -86,14 +91,19 @@ class RequestShapeTest {
     @Test
     void noShapeForWhatMustNotBeRemembered() {
         assertThat(RequestShape.of(request("OPTIONS", "/api/x", lines())))
-                .as("CORS preflights depend on Origin").isNull();
+                .as("CORS preflights depend on Origin")
+                .isNull();
         assertThat(RequestShape.of(request("GET", "/" + "a".repeat(RequestShape.MAX_LENGTH), lines())))
-                .as("a long URI").isNull();
-        assertThat(get("a".repeat(RequestShape.MAX_LENGTH))).as("a long Accept line").isNull();
+                .as("a long URI")
+                .isNull();
+        assertThat(get("a".repeat(RequestShape.MAX_LENGTH)))
+                .as("a long Accept line")
+                .isNull();
         String half = "b".repeat(RequestShape.MAX_LENGTH / 2);
         assertThat(get(half, half)).as("long Accept lines together").isNull();
         assertThat(RequestShape.of(request("POST", "/api/x", lines(), half, half)))
-                .as("long Content-Type lines together").isNull();
+                .as("long Content-Type lines together")
+                .isNull();
 
         String[] most = new String[RequestShape.MAX_LINES];
         String[] more = new String[RequestShape.MAX_LINES + 1];
@@ -103,6 +113,7 @@ class RequestShapeTest {
         assertThat(get(more)).as("%d Accept lines", more.length).isNull();
         assertThat(RequestShape.of(request("POST", "/api/x", lines(), most))).isNotNull();
         assertThat(RequestShape.of(request("POST", "/api/x", lines(), more)))
-                .as("%d Content-Type lines", more.length).isNull();
+                .as("%d Content-Type lines", more.length)
+                .isNull();
     }
 }
