@@ -372,11 +372,12 @@ public final class JedisBucketStore implements BucketStore {
         }
 
         /**
-         * @param user the ACL user for Sentinel and Cluster connections (a URL carries its own)
-         * @param password its password
+         * @param user the ACL user for Sentinel and Cluster connections (a URL carries its own), or {@code null} for
+         *        the default user
+         * @param password its password, or {@code null}
          * @return this builder
          */
-        public Builder credentials(String user, String password) {
+        public Builder credentials(@Nullable String user, @Nullable String password) {
             options.user = user;
             options.password = password;
             return this;

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import javax.net.ssl.SSLParameters;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
@@ -40,7 +41,7 @@ final class JedisStores {
      * @return the store
      */
     static JedisBucketStore fromSpringBoot(
-            RedisSettings client, Environment env, Object connectionDetails, TimeMeter clock) {
+            RedisSettings client, Environment env, @Nullable Object connectionDetails, @Nullable TimeMeter clock) {
         JedisBucketStore.Builder b = JedisBucketStore.builder()
                 .keyPrefix(client.keyPrefix())
                 .commandTimeout(client.commandTimeout())
@@ -119,8 +120,8 @@ final class JedisStores {
             String host,
             int port,
             int database,
-            String user,
-            String password,
+            @Nullable String user,
+            @Nullable String password,
             boolean ssl) {
         String auth = password == null ? "" : (user == null ? "" : encode(user)) + ":" + encode(password) + "@";
         String h = host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host;
@@ -137,7 +138,12 @@ final class JedisStores {
      * @param ssl whether connections use TLS
      * @param env where {@code spring.data.redis.timeout} is read
      */
-    static void replicated(JedisBucketStore.Builder b, String user, String password, boolean ssl, Environment env) {
+    static void replicated(
+            JedisBucketStore.Builder b,
+            @Nullable String user,
+            @Nullable String password,
+            boolean ssl,
+            Environment env) {
         if (user != null || password != null) {
             b.credentials(user, password);
         }
@@ -219,6 +225,13 @@ final class JedisStores {
                                 + "Sentinel.");
             } else {
                 Standalone server = details.getStandalone();
+                if (server == null) {
+                    throw new InvalidRateLimitConfigurationException(
+                            source(details, "host"),
+                            null,
+                            "the Redis connection details name no server: no standalone server, Sentinel or Cluster",
+                            "Set spring.data.redis.host, or ratelimit.redis.url, e.g. redis://localhost:6379.");
+                }
                 // A URL without a port: Redis's own.
                 int port = server.getPort() > 0 ? server.getPort() : 6379;
                 standalone(
@@ -245,7 +258,7 @@ final class JedisStores {
         }
 
         /** @return the bundle's protocols and cipher suites, or {@code null} when it names none */
-        private static SSLParameters parameters(SslOptions options) {
+        private static @Nullable SSLParameters parameters(@Nullable SslOptions options) {
             if (options == null || !options.isSpecified()) {
                 return null;
             }

@@ -11,6 +11,7 @@ import io.github.ratelimit.spring.boot.internal.method.AuthorityPlans;
 import io.github.ratelimit.spring.boot.internal.method.SpelKeyResolverFactory;
 import io.github.ratelimit.store.BucketStore;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -75,7 +76,7 @@ public final class RateLimitAutoConfiguration {
      */
     public static final String TIME_METER_BEAN = "rateLimitTimeMeter";
 
-    private static TimeMeter clock(ConfigurableListableBeanFactory beanFactory) {
+    private static @Nullable TimeMeter clock(ConfigurableListableBeanFactory beanFactory) {
         return beanFactory.containsBean(TIME_METER_BEAN) ? beanFactory.getBean(TIME_METER_BEAN, TimeMeter.class) : null;
     }
 
@@ -171,7 +172,7 @@ public final class RateLimitAutoConfiguration {
      *         (the application's own, Testcontainers' {@code @ServiceConnection}'s, Docker Compose's), or {@code null};
      *         no bean is made to find it
      */
-    private static String connectionDetailsBean(ConfigurableListableBeanFactory beanFactory) {
+    private static @Nullable String connectionDetailsBean(ConfigurableListableBeanFactory beanFactory) {
         Class<?> type = connectionDetailsType(beanFactory);
         if (type == null) {
             return null;
@@ -190,12 +191,12 @@ public final class RateLimitAutoConfiguration {
      * @return the {@code DataRedisConnectionDetails} bean, Boot's own included, or {@code null} when there is none or
      *         {@code spring-boot-data-redis} is not on the class path
      */
-    private static Object connectionDetails(ConfigurableListableBeanFactory beanFactory) {
+    private static @Nullable Object connectionDetails(ConfigurableListableBeanFactory beanFactory) {
         Class<?> type = connectionDetailsType(beanFactory);
         return type == null ? null : beanFactory.getBeanProvider(type).getIfAvailable();
     }
 
-    private static Class<?> connectionDetailsType(ConfigurableListableBeanFactory beanFactory) {
+    private static @Nullable Class<?> connectionDetailsType(@Nullable ConfigurableListableBeanFactory beanFactory) {
         ClassLoader loader = beanFactory == null ? null : beanFactory.getBeanClassLoader();
         return beanFactory == null || !ClassUtils.isPresent(CONNECTION_DETAILS, loader)
                 ? null
@@ -206,7 +207,7 @@ public final class RateLimitAutoConfiguration {
      * @param classLoader the application's class loader
      * @throws InvalidRateLimitConfigurationException when Jedis is missing
      */
-    private static void requireJedis(ClassLoader classLoader) {
+    private static void requireJedis(@Nullable ClassLoader classLoader) {
         if (!ClassUtils.isPresent("redis.clients.jedis.UnifiedJedis", classLoader)) {
             throw new InvalidRateLimitConfigurationException(
                     "ratelimit.store",

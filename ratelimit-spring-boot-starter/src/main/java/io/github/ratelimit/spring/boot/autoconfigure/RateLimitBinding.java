@@ -4,6 +4,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.internal.config.RateLimitSettings;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.bind.AbstractBindHandler;
 import org.springframework.boot.context.properties.bind.BindContext;
 import org.springframework.boot.context.properties.bind.BindHandler;
@@ -37,7 +38,7 @@ final class RateLimitBinding extends AbstractBindHandler {
     }
 
     @Override
-    public <T> Bindable<T> onStart(ConfigurationPropertyName name, Bindable<T> target, BindContext context) {
+    public <T> @Nullable Bindable<T> onStart(ConfigurationPropertyName name, Bindable<T> target, BindContext context) {
         if (context.getDepth() == 0 && name.equals(ROOT)) {
             RateLimitSettings.checkNames(propertyNames(environment), RateLimitSettings.EntryPoint.SPRING_BOOT);
         }
@@ -45,8 +46,8 @@ final class RateLimitBinding extends AbstractBindHandler {
     }
 
     @Override
-    public Object onFailure(ConfigurationPropertyName name, Bindable<?> target, BindContext context, Exception error)
-            throws Exception {
+    public @Nullable Object onFailure(
+            ConfigurationPropertyName name, Bindable<?> target, BindContext context, Exception error) throws Exception {
         ConfigurationProperty property = context.getConfigurationProperty();
         if (ROOT.isAncestorOf(name)
                 && property != null

@@ -15,6 +15,7 @@ import io.github.ratelimit.spring.boot.internal.web.servlet.RateLimitExceptionRe
 import io.github.ratelimit.spring.boot.internal.web.servlet.TomcatClientConnections;
 import jakarta.servlet.DispatcherType;
 import java.util.List;
+import java.util.Objects;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -73,8 +74,9 @@ public final class RateLimitServletAutoConfiguration {
                 rejectionHandler,
                 beanFactory,
                 connections);
+        RateLimitFilter filter = Objects.requireNonNull(registration.getFilter(), "made with its filter");
         handlerRules.ifAvailable(factory -> {
-            registration.getFilter().handlerRules(factory.create());
+            filter.handlerRules(factory.create());
             registration.setEnabled(true);
         });
         return registration;

@@ -9,4 +9,7 @@
  * <p>May use every package of the starter, the core, and the servlet filter; nothing else in the starter uses this
  * package, so a technology's package never depends on how it is wired.
  */
+@NullMarked
 package io.github.ratelimit.spring.boot.autoconfigure;
+
+import org.jspecify.annotations.NullMarked;
