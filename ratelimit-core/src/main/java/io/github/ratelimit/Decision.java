@@ -1,6 +1,7 @@
 package io.github.ratelimit;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -96,7 +97,7 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
         if (verdicts.isEmpty()) {
             return other;
         }
-        java.util.List<Verdict> all = new java.util.ArrayList<>(verdicts);
+        List<Verdict> all = new ArrayList<>(verdicts);
         all.addAll(other.verdicts);
         Outcome worst = outcome.compareTo(other.outcome) >= 0 ? outcome : other.outcome;
         return new Decision(
@@ -276,10 +277,10 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
          * @throws NullPointerException when a required component is null
          */
         public Verdict {
-            java.util.Objects.requireNonNull(rule, "rule");
-            java.util.Objects.requireNonNull(mode, "mode");
-            java.util.Objects.requireNonNull(outcome, "outcome");
-            java.util.Objects.requireNonNull(basis, "basis");
+            Objects.requireNonNull(rule, "rule");
+            Objects.requireNonNull(mode, "mode");
+            Objects.requireNonNull(outcome, "outcome");
+            Objects.requireNonNull(basis, "basis");
             windows = windows == null ? List.of() : windows;
             publicName = publicName == null ? rule : publicName;
         }

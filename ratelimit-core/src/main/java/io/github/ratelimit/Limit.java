@@ -11,6 +11,7 @@ import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.temporal.TemporalAdjusters;
 import java.util.Locale;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -66,8 +67,8 @@ public record Limit(
          * @throws NullPointerException when a component is null
          */
         public Calendar {
-            java.util.Objects.requireNonNull(unit, "unit");
-            java.util.Objects.requireNonNull(zone, "zone");
+            Objects.requireNonNull(unit, "unit");
+            Objects.requireNonNull(zone, "zone");
         }
 
         /**

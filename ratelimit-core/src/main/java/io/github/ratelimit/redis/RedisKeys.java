@@ -1,7 +1,10 @@
 package io.github.ratelimit.redis;
 
+import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.store.BucketStore;
+import io.github.ratelimit.support.LogText;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * Redis key names: {@code <prefix>:{<rule>:<key>}} for a bucket, with {@code :log}, {@code :counter},
@@ -56,8 +59,8 @@ final class RedisKeys {
     static byte[][] allKeys(String prefix, BucketStore.Key key) {
         return new byte[][] {
             bucketKey(prefix, key),
-            slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG),
-            slidingKey(prefix, key, io.github.ratelimit.Algorithm.SLIDING_WINDOW_COUNTER),
+            slidingKey(prefix, key, Algorithm.SLIDING_WINDOW_LOG),
+            slidingKey(prefix, key, Algorithm.SLIDING_WINDOW_COUNTER),
             calendarKey(prefix, key),
             slotsKey(prefix, key)
         };
@@ -70,7 +73,7 @@ final class RedisKeys {
 
     private static byte[] suffixed(byte[] base, String suffix) {
         byte[] tail = suffix.getBytes(StandardCharsets.US_ASCII);
-        byte[] result = java.util.Arrays.copyOf(base, base.length + tail.length);
+        byte[] result = Arrays.copyOf(base, base.length + tail.length);
         System.arraycopy(tail, 0, result, base.length, tail.length);
         return result;
     }
@@ -84,10 +87,8 @@ final class RedisKeys {
      * The key of a sliding log or counters: the bucket key with a suffix after its hash tag, so it lives on the
      * bucket's slot and never equals a bucket key (those end with the closing brace).
      */
-    static byte[] slidingKey(String prefix, BucketStore.Key key, io.github.ratelimit.Algorithm algorithm) {
-        return suffixed(
-                bucketKey(prefix, key),
-                algorithm == io.github.ratelimit.Algorithm.SLIDING_WINDOW_LOG ? ":log" : ":counter");
+    static byte[] slidingKey(String prefix, BucketStore.Key key, Algorithm algorithm) {
+        return suffixed(bucketKey(prefix, key), algorithm == Algorithm.SLIDING_WINDOW_LOG ? ":log" : ":counter");
     }
 
     /** The key the clock script is routed by; it is never read or written. */
@@ -101,6 +102,6 @@ final class RedisKeys {
      *         or flood a log line
      */
     static String printable(byte[] key) {
-        return io.github.ratelimit.support.LogText.quote(new String(key, StandardCharsets.UTF_8));
+        return LogText.quote(new String(key, StandardCharsets.UTF_8));
     }
 }

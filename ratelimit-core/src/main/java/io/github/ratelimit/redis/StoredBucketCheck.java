@@ -2,9 +2,14 @@ package io.github.ratelimit.redis;
 
 import io.github.bucket4j.Bandwidth;
 import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.BucketState;
 import io.github.bucket4j.distributed.remote.RemoteBucketState;
+import io.github.bucket4j.distributed.serialization.Scope;
+import io.github.bucket4j.distributed.versioning.Versions;
 import io.github.ratelimit.Limit;
+import java.io.IOException;
 import java.time.Duration;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -85,14 +90,10 @@ final class StoredBucketCheck {
      */
     private static long @Nullable [] stateData(RemoteBucketState state) {
         try {
-            Object snapshot = io.github.bucket4j.BucketState.toJsonCompatibleSnapshot(
-                    state.getState(),
-                    io.github.bucket4j.distributed.versioning.Versions.getLatest(),
-                    io.github.bucket4j.distributed.serialization.Scope.PERSISTED_STATE);
-            return snapshot instanceof java.util.Map<?, ?> map && map.get("stateData") instanceof long[] data
-                    ? data
-                    : null;
-        } catch (java.io.IOException | RuntimeException e) {
+            Object snapshot =
+                    BucketState.toJsonCompatibleSnapshot(state.getState(), Versions.getLatest(), Scope.PERSISTED_STATE);
+            return snapshot instanceof Map<?, ?> map && map.get("stateData") instanceof long[] data ? data : null;
+        } catch (IOException | RuntimeException e) {
             return null;
         }
     }

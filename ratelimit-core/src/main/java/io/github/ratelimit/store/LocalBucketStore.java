@@ -11,9 +11,15 @@ import io.github.bucket4j.MathType;
 import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.bucket.BucketKeyState;
 import io.github.ratelimit.store.BucketStore.KeyState;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
+import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -94,8 +100,7 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     @Override
-    public KeyState state(
-            BucketStore.Key key, BucketStore.Limits limits, io.github.ratelimit.Rule.LocalFirst localFirst) {
+    public KeyState state(BucketStore.Key key, BucketStore.Limits limits, Rule.LocalFirst localFirst) {
         if (limits.onBucket4j()) {
             return bucketFor(key, limits.bucketConfiguration());
         }
@@ -256,7 +261,7 @@ public final class LocalBucketStore implements BucketStore {
                 s.refillAllBandwidth(now);
                 wait = s.calculateDelayNanosAfterWillBePossibleToConsume(cost, now, false);
                 if (wait == Long.MAX_VALUE || wait > maxWaitNanos) {
-                    return new Probe(false, maxWaitNanos + 1, java.util.List.of(), 0);
+                    return new Probe(false, maxWaitNanos + 1, List.of(), 0);
                 }
                 s.consume(cost);
                 if (wait > 0) {
@@ -266,7 +271,7 @@ public final class LocalBucketStore implements BucketStore {
             if (wait > 0) {
                 touch(buckets, key); // the bucket now owes tokens: let its expiry count the debt
             }
-            return new Probe(true, wait, java.util.List.of(), 0);
+            return new Probe(true, wait, List.of(), 0);
         }
 
         /** Tokens are interchangeable: the receipt is not needed. */
@@ -339,9 +344,9 @@ public final class LocalBucketStore implements BucketStore {
     /** An expiry that sets the same idle time on creation, update and read, from the entry's state. */
     private static final class IdleExpiry<V> implements Expiry<BucketStore.Key, V> {
 
-        private final java.util.function.ToLongFunction<V> idle;
+        private final ToLongFunction<V> idle;
 
-        IdleExpiry(java.util.function.ToLongFunction<V> idle) {
+        IdleExpiry(ToLongFunction<V> idle) {
             this.idle = idle;
         }
 
@@ -371,8 +376,7 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     /** Time to refill from empty, per configuration; configurations are few (one per rule and per-key limits). */
-    private final java.util.Map<BucketConfiguration, Long> refillByConfiguration =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<BucketConfiguration, Long> refillByConfiguration = new ConcurrentHashMap<>();
 
     /** A bucket is kept until it would be full again. */
     private long bucketIdle(LocalBucket bucket) {
@@ -424,7 +428,7 @@ public final class LocalBucketStore implements BucketStore {
          * @return this builder
          */
         public Builder timeMeter(TimeMeter timeMeter) {
-            this.timeMeter = java.util.Objects.requireNonNull(timeMeter, "timeMeter");
+            this.timeMeter = Objects.requireNonNull(timeMeter, "timeMeter");
             return this;
         }
 

@@ -3,6 +3,7 @@ package io.github.ratelimit.store;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import java.util.List;
 
@@ -27,7 +28,7 @@ abstract class LocalSlidingState implements KeyState {
     static LocalSlidingState create(BucketStore.Limits limits, TimeMeter clock, Runnable afterReservation) {
         if (limits.calendar()) {
             if (!clock.isWallClockBased()) {
-                throw new io.github.ratelimit.InvalidRateLimitConfigurationException(
+                throw new InvalidRateLimitConfigurationException(
                         "local store: a calendar quota " + "needs a wall-clock time meter, but " + clock
                                 + " is not one. Use TimeMeter.SYSTEM_MILLISECONDS.");
             }

@@ -4,6 +4,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The calls in flight of concurrency rules' keys in this JVM ({@link BucketStore.Limits#concurrency()}): a count per
@@ -18,8 +19,7 @@ final class LocalSlots {
     /** A key's calls in flight, and the generation they were counted in. */
     private record Held(long generation, int count) {}
 
-    private static final java.util.concurrent.atomic.AtomicLong GENERATIONS =
-            new java.util.concurrent.atomic.AtomicLong();
+    private static final AtomicLong GENERATIONS = new AtomicLong();
 
     /** How long a rejected call is told to wait: nothing says when a call in flight ends. */
     static final long RETRY_NANOS = 1_000_000_000L;

@@ -3,6 +3,7 @@ package io.github.ratelimit.store;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
+import io.github.ratelimit.Rule;
 import java.util.Arrays;
 import java.util.List;
 
@@ -169,7 +170,7 @@ final class SlidingCounterState extends LocalSlidingState {
         for (int i = 0; i < periods.length; i++) {
             held += Math.max(counts[i].length, Math.floorDiv(at, periods[i]) - bases[i] + 1);
         }
-        return held <= io.github.ratelimit.Rule.MAX_COUNTER_DELAY_INTERVALS + 3L * periods.length;
+        return held <= Rule.MAX_COUNTER_DELAY_INTERVALS + 3L * periods.length;
     }
 
     @Override

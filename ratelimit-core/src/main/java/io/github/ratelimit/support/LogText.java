@@ -1,5 +1,6 @@
 package io.github.ratelimit.support;
 
+import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -97,7 +98,7 @@ public final class LogText {
         }
         StringBuilder sb = new StringBuilder(12);
         for (char unit : Character.toChars(cp)) {
-            sb.append(String.format(java.util.Locale.ROOT, "\\u%04x", (int) unit));
+            sb.append(String.format(Locale.ROOT, "\\u%04x", (int) unit));
         }
         return sb.toString();
     }

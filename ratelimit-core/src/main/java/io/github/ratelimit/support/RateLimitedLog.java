@@ -3,6 +3,7 @@ package io.github.ratelimit.support;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -43,7 +44,7 @@ public final class RateLimitedLog {
      * @param message makes the message
      * @param error the cause, or {@code null}
      */
-    public void log(Level level, java.util.function.Supplier<String> message, @Nullable Throwable error) {
+    public void log(Level level, Supplier<String> message, @Nullable Throwable error) {
         if (due()) {
             write(level, message.get(), error);
         }

@@ -1,8 +1,10 @@
 package io.github.ratelimit.servlet;
 
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -34,7 +36,7 @@ final class ConnectionWatcher {
     private final AtomicBoolean scheduled = new AtomicBoolean();
     private volatile boolean closed;
 
-    ConnectionWatcher(java.time.Duration interval) {
+    ConnectionWatcher(Duration interval) {
         this.intervalNanos = interval.toNanos();
         this.timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "ratelimit-connection-check");
@@ -80,7 +82,7 @@ final class ConnectionWatcher {
         if (!closed && !waiting.isEmpty() && scheduled.compareAndSet(false, true)) {
             try {
                 timer.schedule(this::check, intervalNanos, TimeUnit.NANOSECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
+            } catch (RejectedExecutionException e) {
                 scheduled.set(false); // closed meanwhile: waits that are still on run to their end
             }
         }

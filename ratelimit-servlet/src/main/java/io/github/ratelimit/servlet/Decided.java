@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -158,7 +159,7 @@ final class Decided {
          *
          * @return the decision as recorded
          */
-        Decided decided(Decision decision, java.util.function.Function<Decision, Decided> record) {
+        Decided decided(Decision decision, Function<Decision, Decided> record) {
             Decided d;
             try {
                 d = record.apply(decision);

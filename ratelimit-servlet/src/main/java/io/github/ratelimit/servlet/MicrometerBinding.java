@@ -1,5 +1,6 @@
 package io.github.ratelimit.servlet;
 
+import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.metrics.MicrometerMetrics;
 import io.github.ratelimit.store.BucketStore;
@@ -15,8 +16,7 @@ final class MicrometerBinding {
 
     private MicrometerBinding() {}
 
-    static RateLimiter.Listener globalRegistry(
-            BucketStore store, io.github.ratelimit.LimitProvider limitStore, double nearLimit) {
+    static RateLimiter.Listener globalRegistry(BucketStore store, LimitProvider limitStore, double nearLimit) {
         MicrometerMetrics metrics = new MicrometerMetrics(Metrics.globalRegistry, nearLimit);
         metrics.bindStore(store);
         metrics.bindLimitStore(limitStore);

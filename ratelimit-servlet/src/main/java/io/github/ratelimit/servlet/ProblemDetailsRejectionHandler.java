@@ -1,6 +1,8 @@
 package io.github.ratelimit.servlet;
 
+import io.github.ratelimit.CallTooLargeException;
 import io.github.ratelimit.Decision;
+import io.github.ratelimit.internal.web.ProblemDetails;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -23,7 +25,7 @@ import java.nio.charset.StandardCharsets;
 public final class ProblemDetailsRejectionHandler implements RejectionHandler {
 
     /** The media type of the body. */
-    public static final String MEDIA_TYPE = io.github.ratelimit.internal.web.ProblemDetails.MEDIA_TYPE;
+    public static final String MEDIA_TYPE = ProblemDetails.MEDIA_TYPE;
 
     private final int status;
 
@@ -38,7 +40,7 @@ public final class ProblemDetailsRejectionHandler implements RejectionHandler {
      * @param status the status to answer with, 400 to 599
      */
     public ProblemDetailsRejectionHandler(int status) {
-        io.github.ratelimit.internal.web.ProblemDetails.checkStatus(status);
+        ProblemDetails.checkStatus(status);
         this.status = status;
     }
 
@@ -57,13 +59,9 @@ public final class ProblemDetailsRejectionHandler implements RejectionHandler {
      * @param e what was too large
      * @throws IOException when the client went away
      */
-    public static void tooLarge(
-            HttpServletRequest request, HttpServletResponse response, io.github.ratelimit.CallTooLargeException e)
+    public static void tooLarge(HttpServletRequest request, HttpServletResponse response, CallTooLargeException e)
             throws IOException {
-        write(
-                response,
-                io.github.ratelimit.internal.web.ProblemDetails.TOO_LARGE,
-                io.github.ratelimit.internal.web.ProblemDetails.tooLarge(e, request.getRequestURI()));
+        write(response, ProblemDetails.TOO_LARGE, ProblemDetails.tooLarge(e, request.getRequestURI()));
     }
 
     /** Writes a problem+json answer: the status, the media type, the body. */
@@ -83,6 +81,6 @@ public final class ProblemDetailsRejectionHandler implements RejectionHandler {
      * @return the problem details JSON
      */
     public static String body(Decision decision, int status, String instance) {
-        return io.github.ratelimit.internal.web.ProblemDetails.body(decision, status, instance);
+        return ProblemDetails.body(decision, status, instance);
     }
 }

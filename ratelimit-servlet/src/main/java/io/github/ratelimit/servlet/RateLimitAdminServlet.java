@@ -12,6 +12,10 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.Charset;
+import java.nio.charset.IllegalCharsetNameException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -311,13 +315,13 @@ public class RateLimitAdminServlet extends HttpServlet {
         }
         String host = request.getHeader("Host");
         try {
-            java.net.URI uri = new java.net.URI(origin);
+            URI uri = new URI(origin);
             if (uri.getHost() == null || host == null) {
                 return true; // "null" (a sandboxed page, a redirect), or no Host to compare it with
             }
             String authority = uri.getPort() < 0 ? uri.getHost() : uri.getHost() + ":" + uri.getPort();
             return !authority.equalsIgnoreCase(host.trim());
-        } catch (java.net.URISyntaxException e) {
+        } catch (URISyntaxException e) {
             return true;
         }
     }
@@ -339,8 +343,8 @@ public class RateLimitAdminServlet extends HttpServlet {
     /** Whether the parameters can be decoded as sent: no charset named (UTF-8 is taken), or one this JVM has. */
     private static boolean knownCharset(String charset) {
         try {
-            return charset == null || java.nio.charset.Charset.isSupported(charset);
-        } catch (java.nio.charset.IllegalCharsetNameException e) {
+            return charset == null || Charset.isSupported(charset);
+        } catch (IllegalCharsetNameException e) {
             return false;
         }
     }

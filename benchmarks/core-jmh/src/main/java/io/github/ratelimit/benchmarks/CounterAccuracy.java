@@ -13,8 +13,10 @@ import io.github.ratelimit.store.LocalBucketStore;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
@@ -264,9 +266,9 @@ public final class CounterAccuracy {
         long origin = START.getEpochSecond() * 1_000_000_000L;
         long[] admitted = new long[arrivals.length];
         int n = 0;
-        List<java.util.Map<Long, Long>> counts = new ArrayList<>();
+        List<Map<Long, Long>> counts = new ArrayList<>();
         for (int i = 0; i < limits.size(); i++) {
-            counts.add(new java.util.HashMap<>());
+            counts.add(new HashMap<>());
         }
         for (long at : arrivals) {
             long t = origin + at;

@@ -10,6 +10,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * A key's state on a Bucket4j bucket: {@link io.github.ratelimit.Algorithm#TOKEN_BUCKET} and
@@ -76,16 +77,16 @@ public final class BucketKeyState implements KeyState {
             throw new IllegalStateException(e);
         }
         if (!reserved) {
-            return new Probe(false, maxWaitNanos + 1, java.util.List.of(), 0);
+            return new Probe(false, maxWaitNanos + 1, List.of(), 0);
         }
-        return new Probe(true, Math.max(0, strategy.nanos), java.util.List.of(), 0);
+        return new Probe(true, Math.max(0, strategy.nanos), List.of(), 0);
     }
 
     /**
      * @param result a verbose operation's result
      * @return each window's state, from the bucket's state after the operation
      */
-    public static java.util.List<Decision.Window> windows(VerboseResult<?> result) {
+    public static List<Decision.Window> windows(VerboseResult<?> result) {
         return windows(result.getState(), result.getOperationTimeNanos());
     }
 
@@ -96,7 +97,7 @@ public final class BucketKeyState implements KeyState {
      * @param now the time of the state, in nanoseconds
      * @return each window's state
      */
-    public static java.util.List<Decision.Window> windows(BucketState state, long now) {
+    public static List<Decision.Window> windows(BucketState state, long now) {
         Bandwidth[] bandwidths = state.getConfiguration().getBandwidths();
         Decision.Window[] windows = new Decision.Window[bandwidths.length];
         for (int i = 0; i < bandwidths.length; i++) {

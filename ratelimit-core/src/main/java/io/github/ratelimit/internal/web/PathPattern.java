@@ -2,6 +2,7 @@ package io.github.ratelimit.internal.web;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -136,7 +137,7 @@ final class PathPattern {
         boolean[] next = new boolean[parts.length + 1];
         reachable[0] = true;
         for (String segment : segments) {
-            java.util.Arrays.fill(next, false);
+            Arrays.fill(next, false);
             if (segment.equals("**")) {
                 boolean any = false;
                 for (int j = 0; j <= parts.length; j++) {

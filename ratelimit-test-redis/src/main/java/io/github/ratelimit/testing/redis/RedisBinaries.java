@@ -1,6 +1,7 @@
 package io.github.ratelimit.testing.redis;
 
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -165,7 +166,7 @@ public final class RedisBinaries {
         if (pathVariable == null) {
             return Optional.empty();
         }
-        for (String dir : pathVariable.split(java.io.File.pathSeparator)) {
+        for (String dir : pathVariable.split(File.pathSeparator)) {
             if (dir.isBlank()) {
                 continue;
             }

@@ -1,6 +1,8 @@
 package io.github.ratelimit.benchmarks.http;
 
 import io.github.ratelimit.testing.redis.RedisServer;
+import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.HttpURLConnection;
@@ -17,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
 
 /**
  * The HTTP benchmark: starts the application under test three times (local store; Redis; Redis down, so the
@@ -67,7 +70,7 @@ public final class HttpBenchmark {
             return;
         }
         if (args.length > 0 && args[0].equals("rejected-keys")) {
-            io.github.ratelimit.benchmarks.http.RejectedKeysBenchmark.main(Arrays.copyOfRange(args, 1, args.length));
+            RejectedKeysBenchmark.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
         Map<String, String> options = options(args);
@@ -91,7 +94,7 @@ public final class HttpBenchmark {
         List<String> web = stack.equals("webflux") ? List.of("--spring.main.web-application-type=reactive") : List.of();
         String on = stack.equals("webflux") ? ", WebFlux" : "";
         String jar = System.getProperty("java.class.path");
-        if (!jar.endsWith(".jar") || jar.contains(java.io.File.pathSeparator)) {
+        if (!jar.endsWith(".jar") || jar.contains(File.pathSeparator)) {
             throw new IllegalStateException("run it as java -jar benchmarks/http/target/http-benchmark.jar");
         }
 
@@ -230,7 +233,7 @@ public final class HttpBenchmark {
         }
     }
 
-    static double median(List<Load> loads, java.util.function.ToDoubleFunction<Load> value) {
+    static double median(List<Load> loads, ToDoubleFunction<Load> value) {
         double[] v = loads.stream().mapToDouble(value).sorted().toArray();
         return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
@@ -246,7 +249,7 @@ public final class HttpBenchmark {
             Load.Generator generator,
             Path chart,
             String stack) {
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(bytes, true, StandardCharsets.UTF_8);
         out.printf(Locale.ROOT, "### HTTP benchmark run (%s)%n%n", LocalDate.now());
         out.printf(

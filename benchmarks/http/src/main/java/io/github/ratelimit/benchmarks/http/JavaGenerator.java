@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -125,7 +126,7 @@ final class JavaGenerator implements Load.Generator {
         boolean chunked = false;
         boolean close = false;
         for (String header = line(in); header != null && !header.isEmpty(); header = line(in)) {
-            String lower = header.toLowerCase(java.util.Locale.ROOT);
+            String lower = header.toLowerCase(Locale.ROOT);
             if (lower.startsWith("content-length:")) {
                 length = Long.parseLong(lower.substring(15).trim());
             } else if (lower.startsWith("transfer-encoding:") && lower.contains("chunked")) {

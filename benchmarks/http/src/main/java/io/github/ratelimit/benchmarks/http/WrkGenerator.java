@@ -1,7 +1,10 @@
 package io.github.ratelimit.benchmarks.http;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -26,9 +29,9 @@ final class WrkGenerator implements Load.Generator {
 
     /** @return wrk on the PATH, or {@code null} */
     static WrkGenerator find() {
-        for (String dir : System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
-            java.nio.file.Path wrk = java.nio.file.Path.of(dir, "wrk");
-            if (java.nio.file.Files.isExecutable(wrk)) {
+        for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+            Path wrk = Path.of(dir, "wrk");
+            if (Files.isExecutable(wrk)) {
                 return new WrkGenerator(wrk.toString());
             }
         }

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.resps.Slowlog;
@@ -215,7 +216,7 @@ public final class HostileStateBenchmark {
     }
 
     /** A limiter on a fresh prefix, with frozen time. */
-    private <T> T withLimiter(java.util.function.BiFunction<JedisBucketStore, RateLimiter, T> body) {
+    private <T> T withLimiter(BiFunction<JedisBucketStore, RateLimiter, T> body) {
         Frozen frozen = new Frozen();
         try (JedisBucketStore store = JedisBucketStore.builder()
                         .url(target.url())

@@ -12,6 +12,7 @@ import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.store.BucketStore;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
 
 /**
@@ -86,7 +87,7 @@ final class OurStoreSubject implements Subject {
             case TOKEN_BUCKET -> Options.OURS;
             case SLIDING_WINDOW_LOG -> Options.OURS_LOG;
             case SLIDING_WINDOW_COUNTER -> Options.OURS_COUNTER;
-            default -> "ours-" + algorithm.name().toLowerCase(java.util.Locale.ROOT);
+            default -> "ours-" + algorithm.name().toLowerCase(Locale.ROOT);
         };
     }
 

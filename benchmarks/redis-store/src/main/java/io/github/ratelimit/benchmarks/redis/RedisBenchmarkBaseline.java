@@ -1,5 +1,6 @@
 package io.github.ratelimit.benchmarks.redis;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -56,7 +57,7 @@ final class RedisBenchmarkBaseline {
         if (path == null) {
             return Optional.empty();
         }
-        for (String dir : path.split(java.io.File.pathSeparator)) {
+        for (String dir : path.split(File.pathSeparator)) {
             if (dir.isBlank()) {
                 continue;
             }

@@ -2,9 +2,13 @@ package io.github.ratelimit.benchmarks.redis;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.ToDoubleFunction;
+import java.util.stream.Collectors;
 
 /**
  * Renders the results as Markdown: the settings and environment, the medians per subject and scenario, the
@@ -98,9 +102,7 @@ final class Report {
                 + "slice; hot: one key |");
         line("| Limits | throughput: " + throughputLimits() + " (set so that nothing is rejected); memory: "
                 + Workloads.describe(Workloads.MEMORY_LIMITS) + ", "
-                + options.memoryCalls().stream()
-                        .map(String::valueOf)
-                        .collect(java.util.stream.Collectors.joining(" / "))
+                + options.memoryCalls().stream().map(String::valueOf).collect(Collectors.joining(" / "))
                 + " call(s) per key, calls to a key at least "
                 + MemoryProbe.MIN_PASS_NANOS / 1_000_000 + " ms apart |");
         line("");
@@ -108,7 +110,7 @@ final class Report {
 
     /** @return the throughput limits, per subject where they differ */
     private String throughputLimits() {
-        java.util.Map<String, List<String>> bySet = new java.util.LinkedHashMap<>();
+        Map<String, List<String>> bySet = new LinkedHashMap<>();
         for (Subject s : subjects) {
             bySet.computeIfAbsent(Workloads.describe(s.throughputLimits()), k -> new ArrayList<>())
                     .add(s.label());
@@ -268,7 +270,7 @@ final class Report {
 
         MemoryProbe.Result ours = memory.stream()
                 .filter(m -> m.subject().equals(Options.OURS))
-                .min(java.util.Comparator.comparingInt(MemoryProbe.Result::callsPerKey))
+                .min(Comparator.comparingInt(MemoryProbe.Result::callsPerKey))
                 .orElse(null);
         if (ours == null) {
             line(

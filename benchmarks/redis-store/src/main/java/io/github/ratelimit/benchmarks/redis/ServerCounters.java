@@ -2,6 +2,7 @@ package io.github.ratelimit.benchmarks.redis;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Predicate;
 
 /**
  * One {@code INFO all} of the Redis server: per-command call counts ({@code commandstats}), replies written
@@ -85,7 +86,7 @@ final class ServerCounters {
         return new Delta(before, this);
     }
 
-    private long sumCalls(java.util.function.Predicate<String> which) {
+    private long sumCalls(Predicate<String> which) {
         long sum = 0;
         for (Map.Entry<String, long[]> e : commands.entrySet()) {
             if (which.test(e.getKey())) {
@@ -153,7 +154,7 @@ final class ServerCounters {
          *        {@code client|setname})
          * @return calls of those commands, failed ones included
          */
-        long calls(java.util.function.Predicate<String> which) {
+        long calls(Predicate<String> which) {
             return after.sumCalls(which) - before.sumCalls(which);
         }
 

@@ -1,5 +1,6 @@
 package io.github.ratelimit.spring.boot.internal.method;
 
+import java.security.Principal;
 import org.jspecify.annotations.Nullable;
 import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.core.Authentication;
@@ -14,7 +15,7 @@ public final class SecurityPrincipal {
      * @param principal a principal
      * @return whether it is a Spring Security authentication that names no one: anonymous, or not authenticated
      */
-    public static boolean isAnonymous(java.security.Principal principal) {
+    public static boolean isAnonymous(Principal principal) {
         return principal instanceof Authentication a
                 && (!a.isAuthenticated() || a instanceof AnonymousAuthenticationToken);
     }

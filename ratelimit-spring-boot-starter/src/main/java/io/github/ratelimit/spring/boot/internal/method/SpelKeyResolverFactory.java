@@ -1,12 +1,14 @@
 package io.github.ratelimit.spring.boot.internal.method;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.KeyResolver;
 import java.lang.reflect.Method;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
@@ -117,7 +119,7 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
 
     private void checkRequestReferences(String expression, String source, String attribute) {
         SpelNode ast = ((SpelExpression) parser.parseExpression(expression)).getAST();
-        java.util.function.Function<String, InvalidRateLimitConfigurationException> problem =
+        Function<String, InvalidRateLimitConfigurationException> problem =
                 reference -> new InvalidRateLimitConfigurationException(
                         source + "." + attribute,
                         expression,
@@ -193,7 +195,7 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
      * @param rule a rule
      * @return whether its key or its permits expression reads the method call, so only the advisor can decide it
      */
-    public boolean readsInvocation(io.github.ratelimit.Rule rule) {
+    public boolean readsInvocation(Rule rule) {
         return (isSpel(rule.key()) && readsInvocation(rule.key()))
                 || (rule.permits() != null && isSpel(rule.permits()) && readsInvocation(rule.permits()));
     }

@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring.boot.internal.web.reactive;
 
 import io.github.ratelimit.RequestContext;
+import io.github.ratelimit.servlet.HttpRequestContext;
 import io.github.ratelimit.spring.boot.internal.method.MethodCallContext;
 import io.github.ratelimit.spring.boot.internal.method.SpelKeyResolverFactory;
 import java.net.InetSocketAddress;
@@ -8,10 +9,13 @@ import java.net.SocketAddress;
 import java.util.Collections;
 import java.util.List;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.server.ServerWebExchange;
+import reactor.netty.http.server.ConnectionInformation;
+import reactor.netty.http.server.HttpServerRequest;
 
 /**
  * A {@link RequestContext} over a Spring WebFlux exchange: what the reactive filter and the advisor decide with.
@@ -39,7 +43,7 @@ final class ExchangeRequestContext implements RequestContext {
     static final String EXCHANGE = SpelKeyResolverFactory.EXCHANGE_ATTRIBUTE;
 
     /** The most values of one repeated header {@link #headers(String)} returns: the last ones, as on the servlet path. */
-    static final int MAX_HEADER_VALUES = io.github.ratelimit.servlet.HttpRequestContext.MAX_HEADER_VALUES;
+    static final int MAX_HEADER_VALUES = HttpRequestContext.MAX_HEADER_VALUES;
 
     private static final boolean REACTOR_NETTY = ClassUtils.isPresent(
             "reactor.netty.http.server.ConnectionInformation", ExchangeRequestContext.class.getClassLoader());
@@ -143,10 +147,10 @@ final class ExchangeRequestContext implements RequestContext {
      * @return its path within the application, as matched
      */
     static String pathOf(ServerHttpRequest request) {
-        org.springframework.http.server.PathContainer path = request.getPath().pathWithinApplication();
+        PathContainer path = request.getPath().pathWithinApplication();
         StringBuilder matched = new StringBuilder(path.value().length());
-        for (org.springframework.http.server.PathContainer.Element element : path.elements()) {
-            if (element instanceof org.springframework.http.server.PathContainer.PathSegment segment) {
+        for (PathContainer.Element element : path.elements()) {
+            if (element instanceof PathContainer.PathSegment segment) {
                 String value = segment.valueToMatch();
                 matched.append(value.indexOf('/') < 0 ? value : value.replace("/", "%2F"));
             } else {
@@ -174,19 +178,19 @@ final class ExchangeRequestContext implements RequestContext {
     private static final class NettyConnection {
 
         static SocketAddress remoteAddress(Object nativeRequest) {
-            return nativeRequest instanceof reactor.netty.http.server.ConnectionInformation connection
+            return nativeRequest instanceof ConnectionInformation connection
                     ? connection.connectionRemoteAddress()
                     : null;
         }
 
         static List<String> headers(Object nativeRequest, String name) {
-            return nativeRequest instanceof reactor.netty.http.server.HttpServerRequest netty
+            return nativeRequest instanceof HttpServerRequest netty
                     ? netty.requestHeaders().getAll(name)
                     : null;
         }
 
         static String header(Object nativeRequest, String name) {
-            return nativeRequest instanceof reactor.netty.http.server.HttpServerRequest netty
+            return nativeRequest instanceof HttpServerRequest netty
                     ? netty.requestHeaders().get(name)
                     : null;
         }

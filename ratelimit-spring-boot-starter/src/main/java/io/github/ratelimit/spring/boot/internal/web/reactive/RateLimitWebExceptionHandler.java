@@ -9,6 +9,7 @@ import io.github.ratelimit.internal.web.ProblemDetails;
 import io.github.ratelimit.spring.boot.internal.method.MaskedRejection;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
+import java.util.concurrent.CompletionException;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.http.MediaType;
@@ -50,9 +51,7 @@ public final class RateLimitWebExceptionHandler implements WebExceptionHandler, 
         ServerHttpResponse response = exchange.getResponse();
         Throwable cause = ex;
         // A future's failure may arrive wrapped (CompletableFuture.join, thenApply): the rejection is beneath.
-        for (int i = 0;
-                i < 8 && cause instanceof java.util.concurrent.CompletionException && cause.getCause() != null;
-                i++) {
+        for (int i = 0; i < 8 && cause instanceof CompletionException && cause.getCause() != null; i++) {
             cause = cause.getCause();
         }
         if (cause instanceof StoreBusyException busy && !response.isCommitted()) {

@@ -14,10 +14,14 @@ import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.spring.boot.internal.method.AuthorityPlans;
 import io.github.ratelimit.spring.boot.internal.method.HandlerId;
 import io.github.ratelimit.spring.boot.internal.method.SpelKeyResolverFactory;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpStatus;
@@ -59,7 +63,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
     static final long DRAIN_BYTES = 64 * 1024;
 
     /** The longest a rejected request's body is read before answering it. */
-    static final java.time.Duration DRAIN_TIME = java.time.Duration.ofSeconds(1);
+    static final Duration DRAIN_TIME = Duration.ofSeconds(1);
 
     /** The Reactor context key of the exchange a call serves. */
     static final String EXCHANGE_CONTEXT_KEY = RateLimitWebFilter.class.getName() + ".exchange";
@@ -88,7 +92,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
     private final UrlGuards<Matched> guards;
     private final ReactiveHandlerRules handlerRules;
     private final ReactiveDecider decider;
-    private final java.util.Set<HeaderStyle> headers;
+    private final Set<HeaderStyle> headers;
     private final boolean addressAsReported;
     private final int order;
     /** The status a rejection is answered with ({@code ratelimit.reject-status}), for rules that count statuses. */
@@ -114,7 +118,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
             List<UrlRule> urlRules,
             ReactiveHandlerRules handlerRules,
             ReactiveDecider decider,
-            java.util.Set<HeaderStyle> headers,
+            Set<HeaderStyle> headers,
             boolean addressAsReported,
             int order,
             int rejectStatus,
@@ -237,7 +241,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
             // of rejected requests on one connection, saw it; never once the end is read first). Bounded: at most
             // DRAIN_BYTES or DRAIN_TIME of a body is read before answering, so a rejected upload costs no more (the
             // connection is then closed rather than reused).
-            java.util.concurrent.atomic.AtomicLong read = new java.util.concurrent.atomic.AtomicLong();
+            AtomicLong read = new AtomicLong();
             return exchange.getRequest()
                     .getBody()
                     .doOnNext(buffer -> {
@@ -250,8 +254,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         }
         Decided decided = new Decided(guard, decision, decider);
         if (!decision.verdicts().isEmpty()) {
-            exchange.getAttributes()
-                    .computeIfAbsent(DECIDED_ATTRIBUTE, k -> new java.util.concurrent.CopyOnWriteArrayList<Decided>());
+            exchange.getAttributes().computeIfAbsent(DECIDED_ATTRIBUTE, k -> new CopyOnWriteArrayList<Decided>());
             decidedOf(exchange).add(decided);
         }
         if (!guard.settlesOnCompletion()) {

@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.core.annotation.AnnotationAwareOrderComparator;
+import org.springframework.web.cors.reactive.CorsUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.result.method.AbstractHandlerMethodMapping;
 import org.springframework.web.server.ServerWebExchange;
@@ -51,7 +53,7 @@ public final class ReactiveHandlerRules {
         if (all.isEmpty()) {
             return Mono.just(NONE);
         }
-        if (org.springframework.web.cors.reactive.CorsUtils.isPreFlightRequest(exchange.getRequest())) {
+        if (CorsUtils.isPreFlightRequest(exchange.getRequest())) {
             // A CORS preflight is answered by the CORS processing; the handler does not run.
             return Mono.just(NONE);
         }
@@ -90,7 +92,7 @@ public final class ReactiveHandlerRules {
             for (AbstractHandlerMethodMapping<?> mapping :
                     beanFactory.getBeansOfType(AbstractHandlerMethodMapping.class, false, false).values().stream()
                             .map(x -> (AbstractHandlerMethodMapping<?>) x)
-                            .sorted(org.springframework.core.annotation.AnnotationAwareOrderComparator.INSTANCE)
+                            .sorted(AnnotationAwareOrderComparator.INSTANCE)
                             .toList()) {
                 found.add(mapping);
                 anyRules |= mapping.getHandlerMethods().values().stream()

@@ -20,10 +20,13 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInvocation;
 import org.reactivestreams.Publisher;
 import org.springframework.aop.ProxyMethodInvocation;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.core.Ordered;
+import org.springframework.security.core.context.ReactiveSecurityContextHolder;
 import org.springframework.util.ClassUtils;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.server.ServerWebExchange;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
@@ -105,8 +108,7 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
      * @param beanFactory where the {@link ReactiveDecider} bean is, looked up on first use
      * @param settings the settings, looked up on first use
      */
-    public static ReactiveMethodRateLimit create(
-            org.springframework.beans.factory.BeanFactory beanFactory, Supplier<RateLimitSettings> settings) {
+    public static ReactiveMethodRateLimit create(BeanFactory beanFactory, Supplier<RateLimitSettings> settings) {
         return new ReactiveMethodRateLimit(
                 () -> beanFactory.getBean(DECIDER_BEAN, ReactiveDecider.class),
                 settings,
@@ -390,14 +392,14 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
-            throw reactor.core.Exceptions.propagate(t);
+            throw Exceptions.propagate(t);
         }
     }
 
     /** Spring Security's reactive security context. Loaded only when Spring Security is present. */
     private static final class SecurityContextPrincipal {
         static Mono<Optional<String>> name() {
-            return org.springframework.security.core.context.ReactiveSecurityContextHolder.getContext()
+            return ReactiveSecurityContextHolder.getContext()
                     .map(c -> ReactivePrincipal.nameOf(c.getAuthentication()))
                     .defaultIfEmpty(Optional.empty());
         }
