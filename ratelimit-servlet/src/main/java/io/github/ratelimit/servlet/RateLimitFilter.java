@@ -20,6 +20,7 @@ import jakarta.servlet.ServletResponse;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
@@ -151,7 +152,7 @@ public class RateLimitFilter implements Filter {
     /** Where the rules of a request's handler come from: the servlets' annotations, a framework's handlers. */
     private final List<HandlerRules> handlerRules = new CopyOnWriteArrayList<>();
     /** What the filter does with each request; {@code null} until configured. */
-    private RequestDecider decider;
+    private @Nullable RequestDecider decider;
 
     /**
      * For {@code web.xml}: configured in {@link #init(FilterConfig)} from the rules file.
@@ -252,10 +253,15 @@ public class RateLimitFilter implements Filter {
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
             throws IOException, ServletException {
-        RequestDecider decider = this.decider;
-        if (!enabled || decider == null) {
+        if (!enabled) {
             chain.doFilter(req, res);
             return;
+        }
+        RequestDecider decider = this.decider;
+        if (decider == null) {
+            // A container calls init first; a filter whose init failed is not put in service. Never let a request
+            // through unlimited because of it.
+            throw new IllegalStateException("RateLimitFilter used before init(FilterConfig) configured it");
         }
         decider.doFilter(req, res, chain);
     }
@@ -347,7 +353,7 @@ public class RateLimitFilter implements Filter {
          *         is given
          */
         public Builder urlRule(Rule rule, String... paths) {
-            return urlRule(rule, Set.of(), List.of(paths));
+            return urlRule(rule, Set.of(), Arrays.asList(Objects.requireNonNull(paths, "paths")));
         }
 
         /**
@@ -384,7 +390,7 @@ public class RateLimitFilter implements Filter {
          * @return this builder
          */
         public Builder headers(Set<HeaderStyle> headerStyles) {
-            this.headerStyles = Set.copyOf(headerStyles);
+            this.headerStyles = Set.copyOf(Objects.requireNonNull(headerStyles, "headerStyles"));
             return this;
         }
 
