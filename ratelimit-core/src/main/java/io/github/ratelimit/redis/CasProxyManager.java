@@ -22,9 +22,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.LongAdder;
@@ -159,11 +157,13 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
     }
 
     /**
-     * Loads scripts into Redis's script cache ahead of their first run (best effort: at the first failure it stops, and
-     * is called again later for what is not loaded yet). A script's first run otherwise costs a NOSCRIPT answer and a
-     * second call with its text; should that first answer come late, the store could not tell whether the script ran,
-     * so a refund that must not be made twice would not be tried again. On a Cluster, whose nodes cache scripts each,
-     * nothing is loaded ahead. Not on the request path: the store calls it at start-up and with each clock calibration.
+     * Loads scripts into Redis's script cache ahead of their first run (best effort: at the first failure it stops; the
+     * next call loads them all again, as {@code SCRIPT LOAD} of a cached script changes nothing, so a cache Redis lost
+     * to a restart, a failover or {@code SCRIPT FLUSH} is filled again too). A script's first run otherwise costs a
+     * NOSCRIPT answer and a second call with its text; should that first answer come late, the store could not tell
+     * whether the script ran, so a refund that must not be made twice would not be tried again. On a Cluster, whose
+     * nodes cache scripts each, nothing is loaded ahead. Not on the request path: the store calls it at start-up and
+     * with each clock calibration.
      *
      * @param key a key to route the loads by
      * @param scripts the scripts
@@ -173,19 +173,13 @@ final class CasProxyManager extends AbstractProxyManager<CasProxyManager.Ref> {
             return;
         }
         for (LuaScript s : scripts) {
-            if (!loaded.contains(s)) {
-                try {
-                    s.load(jedis, key);
-                    loaded.add(s);
-                } catch (JedisException e) {
-                    return; // Redis is not there yet: the next call tries again.
-                }
+            try {
+                s.load(jedis, key);
+            } catch (JedisException e) {
+                return; // Redis is not there yet: the next call tries again.
             }
         }
     }
-
-    /** Scripts this store has loaded into Redis's script cache ({@link #preload}). */
-    private final Set<LuaScript> loaded = ConcurrentHashMap.newKeySet();
 
     /** Thrown at once while the breaker is open: made once, without a stack trace. */
     private static final RedisCallException BREAKER_OPEN =

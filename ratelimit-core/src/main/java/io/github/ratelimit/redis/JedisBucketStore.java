@@ -177,9 +177,10 @@ public final class JedisBucketStore implements BucketStore {
                 ? null
                 : serverClock.startCalibrating(
                         () -> script.serverTimeMicros(jedis, RedisKeys.clockKey(prefix)), b.clockCalibrationInterval);
-        // The sliding windows' and calendar quotas' scripts, loaded ahead (at start-up, then with each calibration
-        // until they are): their first run is then never a NOSCRIPT answered late, which would leave a refund
-        // unconfirmed. Off the request path, so that no call waits for a load.
+        // The sliding windows' and calendar quotas' scripts, loaded ahead at start-up and again with each calibration
+        // (a Redis that restarted or failed over has lost them): their first run is then never a NOSCRIPT answered
+        // late, which would leave a refund unconfirmed. Off the request path, so that no call waits for a load. With a
+        // given TimeMeter there is no calibration: they are loaded at start-up only, and else when first run.
         byte[] routing = RedisKeys.clockKey(prefix);
         List<LuaScript> ahead = List.of(
                 RedisSlidingState.COUNTER_RUN,

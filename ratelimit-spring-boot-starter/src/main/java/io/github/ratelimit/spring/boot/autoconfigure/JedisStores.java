@@ -71,7 +71,8 @@ final class JedisStores {
                             + "' reaches the rate-limit store only through Spring Boot's Redis connection details, which "
                             + "spring-boot-data-redis (Spring Data Redis's auto-configuration) provides",
                     "Add "
-                            + "org.springframework.boot:spring-boot-data-redis, or name the server in ratelimit.redis.url.");
+                            + "org.springframework.boot:spring-boot-data-redis and leave its auto-configuration on, or name "
+                            + "the server in ratelimit.redis.url.");
         }
         Binder binder = Binder.get(env);
         String user = env.getProperty("spring.data.redis.username");
@@ -164,8 +165,9 @@ final class JedisStores {
         return url != null && url.trim().toLowerCase(Locale.ROOT).startsWith("rediss:");
     }
 
+    /** Percent-encodes a URL's user or password: a space as {@code %20}, which Jedis decodes, not as {@code +}. */
     private static String encode(String s) {
-        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
     /**

@@ -124,16 +124,22 @@ public final class RateLimitAutoConfiguration {
         BucketStore rateLimitBucketStore(
                 RateLimitSettings settings, Environment environment, ConfigurableListableBeanFactory beanFactory) {
             if (settings.store() == RateLimitSettings.StoreKind.LOCAL) {
-                return settings.createStore(clock(beanFactory));
+                return chosen("local, as ratelimit.store=local says", settings.createStore(clock(beanFactory)));
             }
             if (settings.redis().hasServer()) {
                 requireJedis(beanFactory.getBeanClassLoader());
-                return settings.createStore(clock(beanFactory));
+                return chosen("Redis, named by ratelimit.redis.*", settings.createStore(clock(beanFactory)));
             }
-            if (springDataRedisConfigured(environment) || connectionDetailsBean(beanFactory) != null) {
+            String details = connectionDetailsBean(beanFactory);
+            if (springDataRedisConfigured(environment) || details != null) {
                 requireJedis(beanFactory.getBeanClassLoader());
-                return JedisStores.fromSpringBoot(
-                        settings.redis(), environment, connectionDetails(beanFactory), clock(beanFactory));
+                return chosen(
+                        "Redis, named by "
+                                + (details != null
+                                        ? "the DataRedisConnectionDetails bean '" + details + "'"
+                                        : "spring.data.redis.*"),
+                        JedisStores.fromSpringBoot(
+                                settings.redis(), environment, connectionDetails(beanFactory), clock(beanFactory)));
             }
             if (settings.store() == RateLimitSettings.StoreKind.REDIS) {
                 throw new InvalidRateLimitConfigurationException(
@@ -144,8 +150,15 @@ public final class RateLimitAutoConfiguration {
                                 + "ratelimit.redis.cluster.nodes or spring.data.redis.* is set",
                         "Set one of them, e.g. " + "ratelimit.redis.url=redis://localhost:6379.");
             }
-            return settings.createStore(clock(beanFactory));
+            return chosen("local: no Redis is configured", settings.createStore(clock(beanFactory)));
         }
+    }
+
+    /** Says at start-up which store was made, and why: the choice is no condition in the conditions report. */
+    private static BucketStore chosen(String why, BucketStore store) {
+        System.getLogger(RateLimitAutoConfiguration.class.getName())
+                .log(System.Logger.Level.INFO, "Rate-limit store: " + why);
+        return store;
     }
 
     /** @return whether {@code spring.data.redis.*} names a server */

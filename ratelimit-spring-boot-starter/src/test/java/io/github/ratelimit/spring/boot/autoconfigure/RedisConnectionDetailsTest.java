@@ -184,8 +184,14 @@ class RedisConnectionDetailsTest {
 
     @Test
     void authenticatesAsTheDetailsUserOrWithTheirPasswordAlone() {
+        // A password with a space: a URL's user info must carry it as %20, which Jedis decodes, not as '+'.
+        try (Jedis admin = new Jedis(withUser.host(), withUser.port())) {
+            admin.auth("limiter", "s3cret:/@");
+            admin.aclSetUser("spaced", "on", ">pass word+", "~*", "&*", "+@all");
+        }
         for (Details details : List.of(
                 Details.of(withUser, 0, "limiter", "s3cret:/@"),
+                Details.of(withUser, 1, "spaced", "pass word+"),
                 Details.of(withPassword, 0, null, "only-a-password"))) {
             runner.withBean(DataRedisConnectionDetails.class, () -> details).run(context -> {
                 RateLimiter limiter = context.getBean(RateLimiter.class);
@@ -294,8 +300,8 @@ class RedisConnectionDetailsTest {
                         .hasMessage("spring.data.redis.ssl.bundle: SSL "
                                 + "bundle 'redis' reaches the rate-limit store only through Spring Boot's Redis connection "
                                 + "details, which spring-boot-data-redis (Spring Data Redis's auto-configuration) provides. "
-                                + "Add org.springframework.boot:spring-boot-data-redis, or name the server in "
-                                + "ratelimit.redis.url."));
+                                + "Add org.springframework.boot:spring-boot-data-redis and leave its auto-configuration on, "
+                                + "or name the server in ratelimit.redis.url."));
     }
 
     @Test
