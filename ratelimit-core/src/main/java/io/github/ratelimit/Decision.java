@@ -1,5 +1,6 @@
 package io.github.ratelimit;
 
+import io.github.ratelimit.internal.bucket.AllowedVerdict;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,7 +32,8 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
      */
     public Decision {
         Objects.requireNonNull(outcome, "outcome");
-        verdicts = List.copyOf(verdicts);
+        // The engine's list of one allowed verdict, made when read, is immutable already.
+        verdicts = verdicts instanceof AllowedVerdict ? verdicts : List.copyOf(verdicts);
     }
 
     /**

@@ -13,6 +13,7 @@ import io.github.ratelimit.Mode;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.internal.bucket.AllowedVerdict;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.support.LogText;
@@ -61,6 +62,14 @@ final class CompiledRule {
     final boolean slots;
     /** Places for calls of this (SOFT) rule waiting out a delay. */
     final Semaphore waiting;
+
+    /**
+     * The shape of this rule's allowed verdicts, when a call it alone decides may take the engine's path that makes
+     * no bookkeeping ({@link DefaultRateLimiter#decideAlone}): every call counts (no slots, no count of only some
+     * calls, no permits expression), no key is exempt, every key has the rule's own limits (no per-key limits, no
+     * plans), and Bucket4j runs them in at most {@value AllowedVerdict#MAX_WINDOWS} windows. Otherwise {@code null}.
+     */
+    final AllowedVerdict.Shape alone;
 
     private final Configs defaults;
     private final double fallbackShare;
@@ -159,6 +168,21 @@ final class CompiledRule {
             this.perKey = null;
             this.distinct = null;
         }
+        this.alone = !slots
+                        && rule.count() == Rule.Counted.ALL
+                        && permitsResolver == null
+                        && exemption == null
+                        && provider == null
+                        && requestPlans == null
+                        && defaults.primary().onBucket4j()
+                ? AllowedVerdict.Shape.of(
+                        name, publicName, mode, cost, defaults.primary().bucketConfiguration())
+                : null;
+    }
+
+    /** @return the limits of every key of a rule that {@linkplain #alone decides alone} */
+    BucketStore.Limits aloneLimits() {
+        return defaults.primary();
     }
 
     /**

@@ -19,10 +19,13 @@ final class DefaultGuard implements Guard {
     private final CompiledRule[] rules;
     private final List<Rule> ruleList;
     private final boolean settles;
+    /** The only rule, when its calls may be decided with no bookkeeping ({@link DefaultRateLimiter#decideAlone}). */
+    private final CompiledRule alone;
 
     DefaultGuard(DefaultRateLimiter limiter, CompiledRule[] rules) {
         this.limiter = limiter;
         this.rules = rules;
+        this.alone = rules.length == 1 && limiter.decidesAlone(rules[0]) ? rules[0] : null;
         this.ruleList = Arrays.stream(rules).map(r -> r.rule).toList();
         this.settles = Arrays.stream(rules).anyMatch(r -> r.rule.count() != Counted.ALL || r.slots);
     }
@@ -74,8 +77,23 @@ final class DefaultGuard implements Guard {
         return rules.length == 0 ? Decision.unlimited() : limiter.peek(rules, context, permits);
     }
 
+    /**
+     * @return the decision on a call that a bucket in this JVM allows at once, made with no bookkeeping
+     *         ({@link DefaultRateLimiter#decideAlone}); {@code null}, having taken nothing, when the call needs
+     *         {@link #acquireEvaluated} or {@link #acquireAsyncEvaluated}
+     */
+    Decision decideAtOnce(RequestContext context, long permits) {
+        return alone != null && permits == 1 ? limiter.decideAlone(alone, context) : null;
+    }
+
     @Override
     public Decision acquire(RequestContext context, long permits) {
+        Decision decision = decideAtOnce(context, permits);
+        return decision != null ? decision : acquireEvaluated(context, permits);
+    }
+
+    /** {@link #acquire} on the general path: every rule's bookkeeping, any wait. */
+    Decision acquireEvaluated(RequestContext context, long permits) {
         checkPermits(permits);
         if (rules.length == 0) {
             return Decision.unlimited();
@@ -114,6 +132,12 @@ final class DefaultGuard implements Guard {
 
     @Override
     public CompletableFuture<Decision> acquireAsync(RequestContext context, long permits) {
+        Decision decision = decideAtOnce(context, permits);
+        return decision != null ? CompletableFuture.completedFuture(decision) : acquireAsyncEvaluated(context, permits);
+    }
+
+    /** {@link #acquireAsync} on the general path: every rule's bookkeeping, any wait. */
+    CompletableFuture<Decision> acquireAsyncEvaluated(RequestContext context, long permits) {
         checkPermits(permits);
         if (rules.length == 0) {
             return CompletableFuture.completedFuture(Decision.unlimited());

@@ -15,6 +15,8 @@ import io.github.ratelimit.RateLimiter.Waiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
+import io.github.ratelimit.internal.bucket.AllowedVerdict;
+import io.github.ratelimit.internal.bucket.RecordingBucket;
 import io.github.ratelimit.key.ClientIpResolver;
 import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.store.BucketStore;
@@ -214,7 +216,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
         // SOFT rules last: time is reserved only once every other rule has allowed the call.
         list.sort(Comparator.comparingInt(r -> r.mode == Mode.SOFT ? 1 : 0));
-        Guard guard = new DefaultGuard(this, list.toArray(CompiledRule[]::new));
+        DefaultGuard guard = new DefaultGuard(this, list.toArray(CompiledRule[]::new));
         return settings.observer() == null || list.isEmpty() ? guard : new ObservedGuard(guard, settings.observer());
     }
 
@@ -330,6 +332,51 @@ public final class DefaultRateLimiter implements RateLimiter {
             ev.finish();
             throw e;
         }
+    }
+
+    /**
+     * @param rule a guard's only rule
+     * @return whether calls of {@code rule} alone may be decided by {@link #decideAlone}: its shape allows it, the store
+     *         keeps buckets in this JVM, and no client is exempt
+     */
+    boolean decidesAlone(CompiledRule rule) {
+        return rule.alone != null && store instanceof LocalBucketStore && exempt == null;
+    }
+
+    /**
+     * Decides a call of one permit that {@code rule} alone decides ({@link #decidesAlone}) when its bucket allows it
+     * at once, with no bookkeeping: no evaluation, no probe, and the verdict's records made only when read
+     * ({@link AllowedVerdict}). The decision is the one {@link #evaluate} gives.
+     *
+     * @return the decision, or {@code null} when the call needs the general path ({@link #evaluate}), having taken
+     *         nothing: its key is missing, its bucket does not allow it now, or its store failed
+     */
+    Decision decideAlone(CompiledRule rule, RequestContext context) {
+        String key;
+        try {
+            key = rule.resolver.resolve(context);
+        } catch (RuntimeException e) {
+            return null; // the general path resolves it again, and logs the failure
+        }
+        if (key == null || key.isEmpty()) {
+            return null;
+        }
+        KeyState state;
+        try {
+            state = store.state(rule.name, key, rule.aloneLimits(), rule.localFirst);
+        } catch (RuntimeException e) {
+            return null; // the rule's failure policy answers, on the general path
+        }
+        if (!(state instanceof RecordingBucket bucket)) {
+            return null;
+        }
+        AllowedVerdict verdict = new AllowedVerdict(rule.alone, key);
+        if (!bucket.consume(rule.cost, verdict)) {
+            return null;
+        }
+        Decision decision = new Decision(Outcome.ALLOWED, verdict, 0, 0);
+        notifyListeners(decision);
+        return decision;
     }
 
     /**

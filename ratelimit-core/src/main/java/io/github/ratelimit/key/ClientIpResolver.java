@@ -180,6 +180,10 @@ public final class ClientIpResolver {
     /** {@link #resolve} over any character sequences; lets tests observe how much is read. */
     @Nullable
     String resolveHops(@Nullable String remoteAddress, @Nullable List<? extends CharSequence> headerValues) {
+        if (trustedProxies.isEmpty() && remoteAddress != null && isCanonicalIpv4(remoteAddress)) {
+            // The peer is the client, and its address is its key as it stands: no parse, no copy.
+            return remoteAddress;
+        }
         IpAddress client = clientAddress(remoteAddress, headerValues);
         return client == null ? null : key(client);
     }
@@ -294,6 +298,43 @@ public final class ClientIpResolver {
         return forwardedHeader == ForwardedHeader.FORWARDED
                 ? HopParser.parseForwardedElement(hop)
                 : HopParser.parseNode(hop);
+    }
+
+    /**
+     * @return whether {@code text} is an IPv4 address exactly as its key spells it: four decimal numbers of at most
+     *         255, without leading zeros, joined by dots, and nothing else
+     */
+    static boolean isCanonicalIpv4(String text) {
+        int length = text.length();
+        if (length < 7 || length > 15) {
+            return false;
+        }
+        int parts = 0;
+        int i = 0;
+        while (true) {
+            int start = i;
+            int value = 0;
+            while (i < length && i - start < 3) {
+                char c = text.charAt(i);
+                if (c < '0' || c > '9') {
+                    break;
+                }
+                value = value * 10 + (c - '0');
+                i++;
+            }
+            int digits = i - start;
+            if (digits == 0 || value > 255 || (digits > 1 && text.charAt(start) == '0')) {
+                return false;
+            }
+            parts++;
+            if (i == length) {
+                return parts == 4;
+            }
+            if (parts == 4 || text.charAt(i) != '.') {
+                return false;
+            }
+            i++;
+        }
     }
 
     private static boolean isWhitespace(char c) {

@@ -44,6 +44,21 @@ public interface BucketStore extends AutoCloseable {
     KeyState state(Key key, Limits limits, LocalFirst localFirst);
 
     /**
+     * As {@link #state(Key, Limits, LocalFirst)}, for the key of {@code rule} named {@code key}: a store that finds a key's
+     * state without a {@link Key} object overrides it, so the limiter's decisions on it make none (the default makes
+     * one and calls the other).
+     *
+     * @param rule the rule's name, as {@link Key#rule()}
+     * @param key the resolved key, as {@link Key#key()}
+     * @param limits its limits and algorithm
+     * @param localFirst as {@link #state(Key, Limits, LocalFirst)}
+     * @return the key's state
+     */
+    default KeyState state(String rule, String key, Limits limits, LocalFirst localFirst) {
+        return state(new Key(rule, key), limits, localFirst);
+    }
+
+    /**
      * Forgets a key's state, whatever its algorithm: its next call finds every window with all its permits. In a
      * shared store, at once for every instance.
      *

@@ -12,7 +12,9 @@ import io.github.bucket4j.TimeMeter;
 import io.github.bucket4j.TokensInheritanceStrategy;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.bucket.AllowedVerdict;
 import io.github.ratelimit.internal.bucket.BucketKeyState;
+import io.github.ratelimit.internal.bucket.RecordingBucket;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import java.util.List;
 import java.util.Map;
@@ -48,8 +50,11 @@ public final class LocalBucketStore implements BucketStore {
     /** The default maximum number of buckets. */
     public static final long DEFAULT_MAXIMUM_KEYS = 100_000;
 
-    /** Token-bucket and fixed-window keys: a bucket per key, counted against the maximum one each. */
-    private final Cache<BucketStore.Key, LocalBucket> buckets;
+    /**
+     * Token-bucket and fixed-window keys, by the key alone: each entry holds the key's bucket under each rule, and
+     * weighs one per bucket against the maximum. Found by the key's string, so a lookup makes no object.
+     */
+    private final Cache<String, KeyBuckets> buckets;
     /** Sliding-window keys, weighed (a log by the calls it may hold), against a maximum weight of their own. */
     private final Cache<BucketStore.Key, LocalSlidingState> sliding;
 
@@ -60,8 +65,12 @@ public final class LocalBucketStore implements BucketStore {
     private LocalBucketStore(Builder builder) {
         this.timeMeter = builder.timeMeter;
         long maximumKeys = builder.maximumKeys;
-        this.buckets = configure(Caffeine.newBuilder().maximumSize(maximumKeys), builder)
-                .expireAfter(new IdleExpiry<LocalBucket>(this::bucketIdle))
+        this.buckets = configure(
+                        Caffeine.newBuilder()
+                                .maximumWeight(maximumKeys)
+                                .weigher((String key, KeyBuckets entry) -> entry.buckets.length),
+                        builder)
+                .expireAfter(new IdleExpiry<String, KeyBuckets>(this::entryIdle))
                 .build();
         // Weighed, so a sliding log (up to Rule.MAX_LOG_CALLS entries) counts for the memory it may take.
         this.sliding = configure(
@@ -69,7 +78,7 @@ public final class LocalBucketStore implements BucketStore {
                                 .maximumWeight(maximumKeys)
                                 .weigher((BucketStore.Key key, LocalSlidingState state) -> weight(state, maximumKeys)),
                         builder)
-                .expireAfter(new IdleExpiry<LocalSlidingState>(LocalBucketStore::slidingIdle))
+                .expireAfter(new IdleExpiry<BucketStore.Key, LocalSlidingState>(LocalBucketStore::slidingIdle))
                 .build();
     }
 
@@ -102,8 +111,22 @@ public final class LocalBucketStore implements BucketStore {
     @Override
     public KeyState state(BucketStore.Key key, BucketStore.Limits limits, Rule.LocalFirst localFirst) {
         if (limits.onBucket4j()) {
-            return bucketFor(key, limits.bucketConfiguration());
+            return bucketFor(key.rule(), key.key(), limits.bucketConfiguration());
         }
+        return otherState(key, limits);
+    }
+
+    /** Finds a token-bucket or fixed-window key's bucket without making a {@link BucketStore.Key}. */
+    @Override
+    public KeyState state(String rule, String key, BucketStore.Limits limits, Rule.LocalFirst localFirst) {
+        if (limits.onBucket4j()) {
+            return bucketFor(rule, key, limits.bucketConfiguration());
+        }
+        return otherState(new BucketStore.Key(rule, key), limits);
+    }
+
+    /** The state of a concurrency rule's key, or of a sliding window or calendar quota. */
+    private KeyState otherState(BucketStore.Key key, BucketStore.Limits limits) {
         if (limits.concurrency() > 0) {
             return slots.state(key, limits.concurrency());
         }
@@ -130,7 +153,15 @@ public final class LocalBucketStore implements BucketStore {
      * capacity grows gains the difference).
      */
     LocalBucket bucketFor(BucketStore.Key key, BucketConfiguration configuration) {
-        LocalBucket bucket = buckets.get(key, k -> newBucket(k, configuration));
+        return bucketFor(key.rule(), key.key(), configuration);
+    }
+
+    private LocalBucket bucketFor(String rule, String key, BucketConfiguration configuration) {
+        KeyBuckets entry = buckets.getIfPresent(key);
+        LocalBucket bucket = entry == null ? null : entry.find(rule);
+        if (bucket == null) {
+            bucket = add(rule, key, configuration);
+        }
         BucketConfiguration current = bucket.configuration();
         if (current != configuration && !current.equals(configuration)) {
             bucket.replaceConfiguration(configuration);
@@ -143,9 +174,28 @@ public final class LocalBucketStore implements BucketStore {
         var unused = cache.getIfPresent(key);
     }
 
+    /**
+     * Adds the key's bucket under {@code rule} to the key's entry, unless another call added it first: atomically with
+     * the entry's eviction, and written again, so the entry weighs its new bucket.
+     */
+    private LocalBucket add(String rule, String key, BucketConfiguration configuration) {
+        LocalBucket[] found = new LocalBucket[1];
+        buckets.asMap().compute(key, (k, entry) -> {
+            LocalBucket existing = entry == null ? null : entry.find(rule);
+            if (existing != null) {
+                found[0] = existing;
+                return entry;
+            }
+            LocalBucket fresh = newBucket(rule, k, configuration);
+            found[0] = fresh;
+            return entry == null ? new KeyBuckets(new LocalBucket[] {fresh}) : entry.with(fresh);
+        });
+        return found[0];
+    }
+
     @Override
     public void reset(BucketStore.Key key) {
-        buckets.invalidate(key);
+        buckets.asMap().computeIfPresent(key.key(), (k, entry) -> entry.without(key.rule()));
         sliding.invalidate(key);
         slots.reset(key);
     }
@@ -174,7 +224,11 @@ public final class LocalBucketStore implements BucketStore {
      * @return the number of buckets held now (approximate, as Caffeine's estimate)
      */
     public long size() {
-        return buckets.estimatedSize() + sliding.estimatedSize();
+        long bucketCount = buckets.policy()
+                .eviction()
+                .map(eviction -> eviction.weightedSize().orElse(buckets.estimatedSize()))
+                .orElse(buckets.estimatedSize());
+        return bucketCount + sliding.estimatedSize();
     }
 
     /**
@@ -191,7 +245,7 @@ public final class LocalBucketStore implements BucketStore {
         sliding.invalidateAll();
     }
 
-    private LocalBucket newBucket(BucketStore.Key key, BucketConfiguration configuration) {
+    private LocalBucket newBucket(String rule, String key, BucketConfiguration configuration) {
         // Built around the caller's configuration object itself, so equal rules share one configuration and the
         // identity check before equals() on each lookup usually settles it.
         if (!timeMeter.isWallClockBased()) {
@@ -203,7 +257,49 @@ public final class LocalBucketStore implements BucketStore {
                 }
             }
         }
-        return new LocalBucket(configuration, key);
+        return new LocalBucket(configuration, rule, key);
+    }
+
+    /**
+     * One key's buckets, under each rule that has one: immutable, replaced when a rule's bucket is added or reset. A
+     * key is seldom under more than a few rules of buckets, so the rules are searched in order.
+     */
+    private static final class KeyBuckets {
+
+        final LocalBucket[] buckets;
+
+        KeyBuckets(LocalBucket[] buckets) {
+            this.buckets = buckets;
+        }
+
+        @Nullable
+        LocalBucket find(String rule) {
+            for (LocalBucket bucket : buckets) {
+                if (bucket.rule.equals(rule)) {
+                    return bucket;
+                }
+            }
+            return null;
+        }
+
+        KeyBuckets with(LocalBucket bucket) {
+            LocalBucket[] more = java.util.Arrays.copyOf(buckets, buckets.length + 1);
+            more[buckets.length] = bucket;
+            return new KeyBuckets(more);
+        }
+
+        /** @return the entry without the rule's bucket, or {@code null} when none is left */
+        @Nullable
+        KeyBuckets without(String rule) {
+            LocalBucket[] kept = new LocalBucket[buckets.length];
+            int n = 0;
+            for (LocalBucket bucket : buckets) {
+                if (!bucket.rule.equals(rule)) {
+                    kept[n++] = bucket;
+                }
+            }
+            return n == 0 ? null : n == buckets.length ? this : new KeyBuckets(java.util.Arrays.copyOf(kept, n));
+        }
     }
 
     /**
@@ -215,15 +311,17 @@ public final class LocalBucketStore implements BucketStore {
      * {@link KeyState}, so a key costs no more objects than the bucket (the heap per key is measured:
      * {@code docs/BENCHMARKS-local.md}).
      */
-    final class LocalBucket implements KeyState {
+    final class LocalBucket implements KeyState, RecordingBucket {
 
-        private final BucketStore.Key key;
+        private final String rule;
+        private final String key;
         /** Replaced on a configuration change; otherwise changed in place. Written under the lock only. */
         private volatile BucketState state;
         /** Written under the lock only; read without it on every lookup (the map's expiry). */
         private volatile boolean reserved;
 
-        LocalBucket(BucketConfiguration configuration, BucketStore.Key key) {
+        LocalBucket(BucketConfiguration configuration, String rule, String key) {
+            this.rule = rule;
             this.key = key;
             this.state = BucketState.createInitialState(
                     configuration, MathType.INTEGER_64_BITS, timeMeter.currentTimeNanos());
@@ -240,6 +338,24 @@ public final class LocalBucketStore implements BucketStore {
             }
             s.consume(cost);
             return new Probe(true, 0, BucketKeyState.windows(s, now), 0);
+        }
+
+        @Override
+        public synchronized boolean consume(long cost, AllowedVerdict verdict) {
+            long now = timeMeter.currentTimeNanos();
+            BucketState s = state;
+            BucketConfiguration configuration = s.getConfiguration();
+            BucketConfiguration expected = verdict.shape().configuration();
+            if (configuration != expected && !configuration.equals(expected)) {
+                return false;
+            }
+            s.refillAllBandwidth(now);
+            if (cost > s.getAvailableTokens()) {
+                return false;
+            }
+            s.consume(cost);
+            BucketKeyState.record(s, now, verdict);
+            return true;
         }
 
         @Override
@@ -342,7 +458,7 @@ public final class LocalBucketStore implements BucketStore {
     static final long EXPIRY_SLACK_NANOS = 1_000_000_000L;
 
     /** An expiry that sets the same idle time on creation, update and read, from the entry's state. */
-    private static final class IdleExpiry<V> implements Expiry<BucketStore.Key, V> {
+    private static final class IdleExpiry<K, V> implements Expiry<K, V> {
 
         private final ToLongFunction<V> idle;
 
@@ -351,17 +467,17 @@ public final class LocalBucketStore implements BucketStore {
         }
 
         @Override
-        public long expireAfterCreate(BucketStore.Key key, V value, long currentTime) {
+        public long expireAfterCreate(K key, V value, long currentTime) {
             return idle.applyAsLong(value);
         }
 
         @Override
-        public long expireAfterUpdate(BucketStore.Key key, V value, long currentTime, long currentDuration) {
+        public long expireAfterUpdate(K key, V value, long currentTime, long currentDuration) {
             return idle.applyAsLong(value);
         }
 
         @Override
-        public long expireAfterRead(BucketStore.Key key, V value, long currentTime, long currentDuration) {
+        public long expireAfterRead(K key, V value, long currentTime, long currentDuration) {
             return idle.applyAsLong(value);
         }
     }
@@ -377,6 +493,15 @@ public final class LocalBucketStore implements BucketStore {
 
     /** Time to refill from empty, per configuration; configurations are few (one per rule and per-key limits). */
     private final Map<BucketConfiguration, Long> refillByConfiguration = new ConcurrentHashMap<>();
+
+    /** A key's buckets are kept until each would be full again. */
+    private long entryIdle(KeyBuckets entry) {
+        long idle = 0;
+        for (LocalBucket bucket : entry.buckets) {
+            idle = Math.max(idle, bucketIdle(bucket));
+        }
+        return idle;
+    }
 
     /** A bucket is kept until it would be full again. */
     private long bucketIdle(LocalBucket bucket) {

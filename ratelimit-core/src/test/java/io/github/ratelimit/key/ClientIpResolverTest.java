@@ -709,4 +709,47 @@ class ClientIpResolverTest {
             throw new UnsupportedOperationException("a 2 GB header must not be copied");
         }
     }
+
+    /** The resolver returns a canonical IPv4 peer as it stands: the same key the parse gives. */
+    @Nested
+    class CanonicalIpv4 {
+
+        @Test
+        void everyCanonicalAddressIsItsOwnKey() {
+            java.util.Random random = new java.util.Random(42);
+            ClientIpResolver resolver = ClientIpResolver.builder().build();
+            for (int i = 0; i < 20_000; i++) {
+                String address = random.nextInt(256) + "." + random.nextInt(256) + "." + random.nextInt(256) + "."
+                        + (i < 256 ? i : random.nextInt(256));
+                assertThat(ClientIpResolver.isCanonicalIpv4(address))
+                        .as(address)
+                        .isTrue();
+                assertThat(HopParser.parseNode(address)).as(address).hasToString(address);
+                assertThat(resolver.resolve(address, List.of())).isSameAs(address);
+            }
+        }
+
+        @ParameterizedTest
+        @ValueSource(
+                strings = {
+                    "01.2.3.4", "1.2.3.04", "1.2.3.256", "1.2.3", "1.2.3.4.5", " 1.2.3.4", "1.2.3.4 ", "1.2.3.4:80",
+                    "1..2.3", "1.2.3.", ".1.2.3", "1.2.3.4444", "1.2.3.a", "0000.1.2.3", "255.255.255.2555", "1.2.3.-4",
+                    "१.2.3.4"
+                })
+        void anythingElseIsParsedAsBefore(String address) {
+            assertThat(ClientIpResolver.isCanonicalIpv4(address)).isFalse();
+            IpAddress parsed = HopParser.parseNode(address.strip());
+            String expected = parsed == null ? null : parsed.toString();
+            assertThat(ClientIpResolver.builder().build().resolve(address, List.of()))
+                    .isEqualTo(expected);
+        }
+
+        @Test
+        void aPeerOfATrustedProxyIsStillWalked() {
+            ClientIpResolver resolver = ClientIpResolver.builder()
+                    .trustedProxies(List.of("10.0.0.0/8"))
+                    .build();
+            assertThat(resolver.resolve("10.1.2.3", List.of("203.0.113.9"))).isEqualTo("203.0.113.9");
+        }
+    }
 }

@@ -116,6 +116,24 @@ public final class BucketKeyState implements KeyState {
     }
 
     /**
+     * Records each window's state from a bucket's state at {@code now} into an allowed verdict: the values
+     * {@link #windows(BucketState, long)} gives, with no records made.
+     *
+     * @param state a bucket's state, of the verdict's shape's configuration
+     * @param now the time of the state, in nanoseconds
+     * @param verdict receives the windows
+     */
+    public static void record(BucketState state, long now, AllowedVerdict verdict) {
+        Bandwidth[] bandwidths = state.getConfiguration().getBandwidths();
+        for (int i = 0; i < bandwidths.length; i++) {
+            Bandwidth b = bandwidths[i];
+            long current = state.getCurrentSize(i);
+            verdict.record(
+                    i, Math.max(0, current), resetNanos(b, b.getCapacity() - current, state.getRoundingError(i), now));
+        }
+    }
+
+    /**
      * Nanoseconds until a bandwidth short of {@code deficit} tokens is full again; {@code roundingError} is
      * Bucket4j's record of the partly refilled next token (in token-nanoseconds) of a greedy bandwidth.
      */

@@ -1,7 +1,8 @@
 /**
  * The Bucket4j glue both stores share, not part of the API: a key's state over a Bucket4j bucket
  * ({@code BucketKeyState}), which reads a verbose result into the decision's windows and captures, instead of
- * sleeping, the wait Bucket4j asks for.
+ * sleeping, the wait Bucket4j asks for; and the short path of a call one rule decides, on which a local bucket records
+ * its windows in place ({@code RecordingBucket}) into a verdict made when read ({@code AllowedVerdict}).
  *
  * <p>Uses the API, the store SPI and Bucket4j.
  */
