@@ -411,8 +411,10 @@ public interface RateLimiter extends AutoCloseable {
     /**
      * Told as each decision starts and as it ends, for tracing: the time between covers the store's round trips and
      * any {@link Mode#SOFT} wait, for a slot included. {@link Guard#acquire} and {@link Guard#acquireAsync} are
-     * observed; {@link Guard#peek}, a guard with no rules, and the tokens settled after a call are not. Without an
-     * observer (the default) deciding costs nothing more.
+     * observed; {@link Guard#peek}, a guard with no rules, and the tokens settled after a call are not, nor is a call
+     * of one rule that a bucket in this JVM allows at once: it takes a fraction of a microsecond, less than an
+     * observation costs, and nothing in it is worth a span. Every decision that asks a remote store, waits, is refused,
+     * or meets several rules is observed. Without an observer (the default) deciding costs nothing more.
      *
      * <p>{@link #start} is called on the deciding thread before the decision is made, so an implementation can read
      * that thread's context (the current trace span); {@link Stop#stop} exactly once, on whichever thread ends the

@@ -13,7 +13,8 @@ import java.util.Locale;
 import java.util.Objects;
 
 /**
- * Each decision as a Micrometer {@link Observation} named {@value #NAME}: an {@link RateLimiter.Observer} to give the
+ * Each decision observed ({@link RateLimiter.Observer} says which: not a call of one rule a local bucket allows at
+ * once) as a Micrometer {@link Observation} named {@value #NAME}: an {@link RateLimiter.Observer} to give the
  * limiter ({@code RateLimiter.builder().observer(new DecisionObservations(registry))}); the Spring Boot starter does
  * when the application has an {@link ObservationRegistry}. With tracing, the observation is a span inside the
  * request's span (its parent is the registry's current observation when the decision starts), lasting from the start

@@ -96,9 +96,29 @@ class DecisionObservationsTest {
     }
 
     @Test
+    void aCallOneLocalBucketAllowsAtOnceIsNotObservedItsRejectionIs() {
+        Guard guard =
+                limiter.guard(Rule.builder("api").key("user").limits("1/1m").build());
+
+        assertThat(guard.acquire(user("alice")).permitted()).isTrue();
+        assertThat(guard.acquireAsync(user("bob")).join().permitted()).isTrue();
+        assertThat(recorded.started)
+                .as("allowed at once: not worth an observation")
+                .isEmpty();
+
+        assertThat(guard.acquire(user("alice")).permitted()).isFalse();
+        assertThat(recorded.stopped)
+                .singleElement()
+                .satisfies(c -> assertThat(recorded.keyValues(c))
+                        .containsExactlyInAnyOrderEntriesOf(
+                                Map.of("rule", "api", "outcome", "rejected", "basis", "bucket")));
+    }
+
+    @Test
     void isAChildOfTheObservationCurrentWhenTheDecisionStarts() {
         Guard guard =
-                limiter.guard(Rule.builder("api").key("user").limits("5/1m").build());
+                limiter.guard(Rule.builder("api").key("user").limits("1/1m").build());
+        guard.acquire(user("alice"));
         Observation request = Observation.start("http.server.requests", registry);
         try (Observation.Scope ignored = request.openScope()) {
             guard.acquire(user("alice"));
@@ -124,14 +144,16 @@ class DecisionObservationsTest {
         CompletableFuture<Decision> waiting = guard.acquireAsync(user("bob"));
 
         assertThat(waiting).isNotDone();
-        assertThat(recorded.started).hasSize(2);
+        assertThat(recorded.started)
+                .as("the first call, allowed at once, is not observed")
+                .hasSize(1);
         assertThat(recorded.stopped)
                 .as("the waiting call's observation is still open")
-                .hasSize(1);
+                .isEmpty();
         clock.advance(Duration.ofSeconds(1));
         assertThat(waiting).isCompleted();
-        assertThat(recorded.stopped).hasSize(2);
-        assertThat(recorded.keyValues(recorded.stopped.get(1))).containsEntry("outcome", "delayed");
+        assertThat(recorded.stopped).hasSize(1);
+        assertThat(recorded.keyValues(recorded.stopped.get(0))).containsEntry("outcome", "delayed");
     }
 
     @Test
@@ -146,9 +168,9 @@ class DecisionObservationsTest {
         CompletableFuture<Decision> waiting = guard.acquireAsync(user("carol"));
         waiting.cancel(false);
 
-        assertThat(recorded.stopped).hasSize(2);
-        assertThat(recorded.stopped.get(1).getError()).isInstanceOf(java.util.concurrent.CancellationException.class);
-        assertThat(recorded.keyValues(recorded.stopped.get(1))).containsEntry("outcome", "error");
+        assertThat(recorded.stopped).hasSize(1);
+        assertThat(recorded.stopped.get(0).getError()).isInstanceOf(java.util.concurrent.CancellationException.class);
+        assertThat(recorded.keyValues(recorded.stopped.get(0))).containsEntry("outcome", "error");
     }
 
     @Test

@@ -119,9 +119,13 @@ class TracingOverHttpTest {
                 "ratelimit.redis.key-prefix=tracing-" + type)) {
             twoRequests(context);
 
+            // A call a bucket in this JVM allows at once is not observed (RateLimiter.Observer): on the local store,
+            // only the rejection is a span.
+            boolean local = store.equals("local");
+            int observed = local ? 1 : 2;
             Spans spans = context.getBean(Spans.class);
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
-                assertThat(spans.named("ratelimit.decision")).hasSize(2);
+                assertThat(spans.named("ratelimit.decision")).hasSize(observed);
                 assertThat(spans.finished.stream().filter(s -> s.kind() == brave.Span.Kind.SERVER))
                         .hasSize(2);
             });
@@ -129,7 +133,7 @@ class TracingOverHttpTest {
                     .filter(s -> s.kind() == brave.Span.Kind.SERVER)
                     .toList();
             List<MutableSpan> decisions = spans.named("ratelimit.decision");
-            for (int i = 0; i < 2; i++) {
+            for (int i = 0; i < observed; i++) {
                 MutableSpan decision = decisions.get(i);
                 MutableSpan server = servers.stream()
                         .filter(s -> s.traceId().equals(decision.traceId()))
@@ -141,11 +145,15 @@ class TracingOverHttpTest {
                 assertThat(decision.startTimestamp()).isGreaterThanOrEqualTo(server.startTimestamp());
                 assertThat(decision.finishTimestamp()).isLessThanOrEqualTo(server.finishTimestamp());
             }
-            assertThat(decisions)
-                    .extracting(s -> Map.copyOf(s.tags()))
-                    .containsExactlyInAnyOrder(
-                            Map.of("rule", "traced", "outcome", "allowed", "basis", "bucket"),
-                            Map.of("rule", "traced", "outcome", "rejected", "basis", "bucket"));
+            Map<String, String> rejected = Map.of("rule", "traced", "outcome", "rejected", "basis", "bucket");
+            if (local) {
+                assertThat(decisions).extracting(s -> Map.copyOf(s.tags())).containsExactly(rejected);
+            } else {
+                assertThat(decisions)
+                        .extracting(s -> Map.copyOf(s.tags()))
+                        .containsExactlyInAnyOrder(
+                                Map.of("rule", "traced", "outcome", "allowed", "basis", "bucket"), rejected);
+            }
             assertThat(servers.stream().map(MutableSpan::traceId).distinct())
                     .as("one trace per request")
                     .hasSize(2);
