@@ -42,9 +42,18 @@ record Options(
     static final String OURS_DIRECT = "ours-direct";
     static final String OURS_LOG = "ours-log";
     static final String OURS_COUNTER = "ours-counter";
+    static final String OURS_FIXED = "ours-fixed";
     static final String STOCK = "stock";
     static final String STOCK_BATCHING = "stock-batching";
-    static final List<String> ALL_SUBJECTS = List.of(OURS, OURS_DIRECT, OURS_LOG, OURS_COUNTER, STOCK, STOCK_BATCHING);
+    static final String SCG = "scg";
+    static final String GCRA = "gcra";
+    static final String ENVOY = "envoy";
+    /** Every subject, in the order the report lists them. */
+    static final List<String> ALL_SUBJECTS =
+            List.of(OURS, OURS_DIRECT, OURS_LOG, OURS_COUNTER, OURS_FIXED, STOCK, STOCK_BATCHING, SCG, GCRA, ENVOY);
+    /** The subjects run without {@code --subjects}. */
+    static final List<String> DEFAULT_SUBJECTS =
+            List.of(OURS, OURS_DIRECT, OURS_LOG, OURS_COUNTER, STOCK, STOCK_BATCHING);
 
     static final String USAGE = """
             Usage: java -jar redis-store-benchmark.jar [options]
@@ -60,10 +69,13 @@ record Options(
               --redis URL       use this Redis (redis://host:port[/db]) instead of starting one; its other data is
                                 left alone, but it must be otherwise idle for the figures to mean anything
               --our-timeout MS  our store's command timeout in ms (default: the store's default, 50 ms)
-              --subjects LIST   comma-separated, of ours,ours-direct,ours-log,ours-counter,stock,stock-batching
-                                (default all); ours is our store with a token bucket rule, ours-direct the same
-                                with auto-pipelining off, ours-log and ours-counter the same store with a
-                                SLIDING_WINDOW_LOG and a SLIDING_WINDOW_COUNTER rule
+              --subjects LIST   comma-separated, of ours,ours-direct,ours-log,ours-counter,ours-fixed,stock,
+                                stock-batching,scg,gcra,envoy (default ours,ours-direct,ours-log,ours-counter,
+                                stock,stock-batching); ours is our store with a token bucket rule, ours-direct the
+                                same with auto-pipelining off, ours-log, ours-counter and ours-fixed the same store
+                                with a SLIDING_WINDOW_LOG, SLIDING_WINDOW_COUNTER and FIXED_WINDOW rule; scg, gcra
+                                and envoy are the G20 anchors over Jedis: a Spring-Cloud-Gateway-style token bucket
+                                script (2 keys), a GCRA script (1 key), Envoy's INCRBY + PEXPIRE fixed window
               --out FILE        also write the Markdown report to FILE
               --help            this text
             """;
@@ -78,7 +90,7 @@ record Options(
         List<Integer> memoryCalls = List.of(1);
         String redis = null;
         int ourTimeout = 0;
-        Set<String> subjects = new LinkedHashSet<>(ALL_SUBJECTS);
+        Set<String> subjects = new LinkedHashSet<>(DEFAULT_SUBJECTS);
         Path output = null;
         List<String> args = List.of(argv);
         List<String> queue = new ArrayList<>();

@@ -22,9 +22,10 @@ import java.util.Set;
  * at least as large as the number of threads and, if {@code --our-timeout} is given, the command timeout.
  *
  * <p>One subject per algorithm of the rule: {@link Algorithm#TOKEN_BUCKET} ({@code ours}, a compare-and-set script
- * with batching), {@link Algorithm#SLIDING_WINDOW_LOG} ({@code ours-log}, a sorted set per key) and
- * {@link Algorithm#SLIDING_WINDOW_COUNTER} ({@code ours-counter}, a hash per key), the sliding ones one script per
- * decision that reads the server's {@code TIME} itself.
+ * with batching), {@link Algorithm#FIXED_WINDOW} ({@code ours-fixed}, the same script and batching on a bucket that
+ * refills at the window's clock-aligned boundaries), {@link Algorithm#SLIDING_WINDOW_LOG} ({@code ours-log}, a sorted
+ * set per key) and {@link Algorithm#SLIDING_WINDOW_COUNTER} ({@code ours-counter}, a hash per key), the sliding ones
+ * one script per decision that reads the server's {@code TIME} itself.
  */
 final class OurStoreSubject implements Subject {
 
@@ -81,10 +82,14 @@ final class OurStoreSubject implements Subject {
         this.commandTimeout = commandTimeout;
     }
 
-    /** @return the subject's id for an algorithm: {@code ours}, {@code ours-log}, {@code ours-counter} */
+    /**
+     * @return the subject's id for an algorithm: {@code ours}, {@code ours-fixed}, {@code ours-log},
+     *         {@code ours-counter}
+     */
     static String id(Algorithm algorithm) {
         return switch (algorithm) {
             case TOKEN_BUCKET -> Options.OURS;
+            case FIXED_WINDOW -> Options.OURS_FIXED;
             case SLIDING_WINDOW_LOG -> Options.OURS_LOG;
             case SLIDING_WINDOW_COUNTER -> Options.OURS_COUNTER;
             default -> "ours-" + algorithm.name().toLowerCase(Locale.ROOT);
@@ -100,6 +105,7 @@ final class OurStoreSubject implements Subject {
     public String label() {
         return switch (algorithm) {
             case TOKEN_BUCKET -> autoPipelining ? "Ours (JedisBucketStore)" : "Ours, auto-pipelining off";
+            case FIXED_WINDOW -> "Ours, fixed window";
             case SLIDING_WINDOW_LOG -> "Ours, sliding window log";
             case SLIDING_WINDOW_COUNTER -> "Ours, sliding window counter";
             default -> "Ours, " + algorithm;

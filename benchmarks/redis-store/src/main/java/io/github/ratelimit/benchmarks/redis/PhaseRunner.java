@@ -57,7 +57,8 @@ final class PhaseRunner {
             double n = Math.max(1, run.decisions());
             long retries = subject.retries(delta, store);
             long roundTrips = subject.roundTrips(delta);
-            long scriptCommands = delta.calls(name -> !isHousekeeping(name)) - roundTrips;
+            long clientCommands = subject.clientCommands(delta);
+            long scriptCommands = delta.calls(name -> !isHousekeeping(name)) - clientCommands;
             return new Measurement(
                     subject.id(),
                     scenario,
@@ -69,6 +70,7 @@ final class PhaseRunner {
                     cpuBefore < 0 ? Double.NaN : (cpuAfter - cpuBefore) / 1e3 / n,
                     delta.cpuNanos() / 1e3 / n,
                     roundTrips / n,
+                    clientCommands / n,
                     delta.replies() / n,
                     scriptCommands / n,
                     store == null ? Double.NaN : store.roundTrips() / n,
@@ -78,7 +80,8 @@ final class PhaseRunner {
                     run.storeFailed(),
                     run.firstError(),
                     store,
-                    subject.accountingProblem(delta));
+                    subject.accountingProblem(delta),
+                    delta.callsByCommand(name -> !isHousekeeping(name)));
         }
     }
 }

@@ -2,7 +2,6 @@ package io.github.ratelimit.benchmarks.redis;
 
 import java.io.File;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -86,7 +85,7 @@ final class RedisBenchmarkBaseline {
      * @throws IllegalStateException when the script does not answer as expected
      */
     void load() {
-        String source = script();
+        String source = LuaSources.read("token-bucket.lua");
         Jedis admin = target.admin();
         sha = admin.scriptLoad(source);
         Object reply = admin.evalsha(
@@ -151,17 +150,6 @@ final class RedisBenchmarkBaseline {
                 delta.calls("evalsha"),
                 delta.failed("evalsha"),
                 delta.cpuNanos() / 1e3 / Math.max(1, requests));
-    }
-
-    private static String script() {
-        try (InputStream in = RedisBenchmarkBaseline.class.getResourceAsStream("token-bucket.lua")) {
-            if (in == null) {
-                throw new IllegalStateException("token-bucket.lua is missing from the class path");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     /** Runs a command to completion within a time bound, returning its output (stdout and stderr). */

@@ -12,9 +12,10 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * Measures our Redis store (with token bucket, sliding window log and sliding window counter rules) against stock
- * Bucket4j over Jedis (with and without batching) and a redis-benchmark Lua token bucket, in one run, and prints a
- * Markdown report (docs/BENCHMARKS.md). Progress goes to stderr, the report to stdout (and to {@code --out}).
+ * Measures our Redis store (with token bucket, fixed window, sliding window log and sliding window counter rules)
+ * against stock Bucket4j over Jedis (with and without batching), a redis-benchmark Lua token bucket and the G20
+ * anchors (scripts and commands of well-known limiters, over Jedis), in one run, and prints a Markdown report
+ * (docs/BENCHMARKS.md). Progress goes to stderr, the report to stdout (and to {@code --out}).
  */
 public final class RedisStoreBenchmark {
 
@@ -163,6 +164,9 @@ public final class RedisStoreBenchmark {
         }
         for (int calls : options.memoryCalls()) {
             for (Subject subject : subjects) {
+                if (!subject.memoryProbe()) {
+                    continue;
+                }
                 progress("memory: " + subject.label() + ", " + options.memoryKeys() + " fresh keys, " + calls
                         + (calls == 1 ? " call" : " calls") + " each");
                 MemoryProbe.Result r;
@@ -196,8 +200,12 @@ public final class RedisStoreBenchmark {
                 new OurStoreSubject(Algorithm.TOKEN_BUCKET, false, target.url(), keyPrefix, pool, timeout());
             case Options.OURS_LOG -> ours(Algorithm.SLIDING_WINDOW_LOG, target, keyPrefix, pool);
             case Options.OURS_COUNTER -> ours(Algorithm.SLIDING_WINDOW_COUNTER, target, keyPrefix, pool);
+            case Options.OURS_FIXED -> ours(Algorithm.FIXED_WINDOW, target, keyPrefix, pool);
             case Options.STOCK -> new StockBucket4jSubject(target, keyPrefix, pool, false);
             case Options.STOCK_BATCHING -> new StockBucket4jSubject(target, keyPrefix, pool, true);
+            case Options.SCG -> new ScgTokenBucketSubject(target, keyPrefix, pool);
+            case Options.GCRA -> new GcraSubject(target, keyPrefix, pool);
+            case Options.ENVOY -> new EnvoyFixedWindowSubject(target, keyPrefix, pool);
             default -> throw new IllegalArgumentException("unknown subject " + id);
         };
     }

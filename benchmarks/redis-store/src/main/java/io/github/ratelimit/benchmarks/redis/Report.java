@@ -7,6 +7,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.function.ToDoubleFunction;
 import java.util.stream.Collectors;
 
@@ -55,6 +57,7 @@ final class Report {
     String render() {
         header();
         summary();
+        cpu();
         ratios();
         goals();
         memory();
@@ -94,6 +97,15 @@ final class Report {
                     "| Stock Bucket4j | bucket4j_jdk17-jedis 8.17.0 (8.18.0 and 8.19.0 of it are not on Maven Central; its "
                             + "sources are unchanged since) on bucket4j_jdk17-core 8.19.0; Jedis pool of "
                             + Math.max(16, options.threads()) + ", default 2 s socket timeout, unbounded retries |");
+        }
+        List<String> anchors = subjects.stream()
+                .filter(s -> s instanceof JedisAnchorSubject)
+                .map(s -> "`" + s.id() + "` " + s.label())
+                .toList();
+        if (!anchors.isEmpty()) {
+            line("| G20 anchors | " + String.join("; ", anchors) + ": scripts and commands written for this benchmark, "
+                    + "run through a pooled Jedis client (pool of " + Math.max(16, options.threads())
+                    + ") from the same load threads, one window each, one round trip per decision |");
         }
         line("| Phases | " + fmt(options.warmupSeconds()) + " s warm-up (other keys) + " + fmt(options.measureSeconds())
                 + " s measured, " + options.repetitions() + " repetitions, medians shown; subjects interleaved, their "
@@ -163,12 +175,12 @@ final class Report {
                 + "plus the load loop's small share). *Redis CPU µs/decision*: the server's `used_cpu_sys` + "
                 + "`used_cpu_user` delta ÷ decisions. On a machine where client and Redis share few cores, these two "
                 + "bound decisions/s more than latency does.");
-        line(
-                "- *round trips/decision*: commands the clients sent, from `INFO commandstats` deltas over the measured "
-                        + "phase, ÷ decisions. Commandstats also counts the commands a Lua script runs inside an EVAL/EVALSHA, "
-                        + "so each subject's script-internal calls are left out: for the token bucket and stock Bucket4j its "
-                        + "scripts' GET/SET/PSETEX and the clock script's TIME are subtracted; the sliding scripts run no GET or "
-                        + "SET (but TIME in every decision), so for them it is EVALSHA + EVAL + GET + SET (see the subject classes).");
+        line("- *round trips/decision*: commands the clients sent, from `INFO commandstats` deltas over the measured "
+                + "phase, ÷ decisions. Commandstats also counts the commands a Lua script runs inside an EVAL/EVALSHA, "
+                + "so each subject's script-internal calls are left out: for the token bucket and stock Bucket4j its "
+                + "scripts' GET/SET/PSETEX and the clock script's TIME are subtracted; the sliding scripts run no GET or "
+                + "SET (but TIME in every decision), so for them it is EVALSHA + EVAL + GET + SET; the G20 anchors' clients send only EVALSHA, or (`envoy`) "
+                + "one pipeline of INCRBY + PEXPIRE per decision, counted as one (see the subject classes).");
         line("- *replies/decision*: `total_writes_processed` delta ÷ decisions: the network round trips. Without "
                 + "pipelining one reply is written per command sent, an independent cross-check of the round trips; with "
                 + "our store's auto-pipelining (`ours`, `ours-log`, `ours-counter`) one write answers a whole pipeline, "
@@ -188,6 +200,88 @@ final class Report {
                 + "decision made without Redis, e.g. fail-open after a timeout or while the circuit breaker is open, "
                 + "or an exception).");
         line("");
+    }
+
+    /** G20: the server's CPU and the commands it ran per decision, for every subject, beside the anchors. */
+    private void cpu() {
+        line("## Redis CPU and commands per decision (G20, medians)");
+        line("");
+        line("| Scenario | Subject | reps used | decisions/s | Redis CPU µs/decision | Redis CPU ÷ ours "
+                + "| commands sent/decision | commands inside scripts/decision | all commands/decision "
+                + "| round trips/decision | replies/decision | commands by name, per decision |");
+        line("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+        for (Scenario scenario : Scenario.values()) {
+            double oursCpu = median(of(Options.OURS, scenario), Measurement::redisCpuMicros);
+            for (Subject subject : subjects) {
+                List<Measurement> ms = of(subject.id(), scenario);
+                if (ms.isEmpty()) {
+                    continue;
+                }
+                long all = measurements.stream()
+                        .filter(m -> m.subject().equals(subject.id()) && m.scenario() == scenario)
+                        .count();
+                double cpu = median(ms, Measurement::redisCpuMicros);
+                line("| " + scenario.label(options) + " | " + subject.label() + " | " + ms.size() + "/" + all
+                        + (ms.stream().allMatch(Report::clean) ? "" : " ⚠")
+                        + " | " + fmt0(median(ms, Measurement::perSecond))
+                        + " | " + fmt1(cpu)
+                        + " | " + fmt2(ratio(cpu, oursCpu))
+                        + " | " + fmt2(median(ms, Measurement::clientCommandsPerDecision))
+                        + " | " + fmt2(median(ms, Measurement::scriptCommandsPerDecision))
+                        + " | "
+                        + fmt2(median(
+                                ms,
+                                m -> perDecision(
+                                        m,
+                                        m.commandCalls().values().stream()
+                                                .mapToLong(Long::longValue)
+                                                .sum())))
+                        + " | " + fmt2(median(ms, Measurement::roundTripsPerDecision))
+                        + " | " + fmt2(median(ms, Measurement::repliesPerDecision))
+                        + " | " + commandMix(ms) + " |");
+            }
+        }
+        line("");
+        line("- *Redis CPU µs/decision*: the server's `used_cpu_sys` + `used_cpu_user` delta over the measured phase "
+                + "(`INFO`) ÷ decisions; the medians use only repetitions in which Redis permitted every decision (see "
+                + "*reps used*), so it is also the CPU per permitted decision. It includes the two `INFO` snapshots "
+                + "and, for our store, its clock script (once every 10 s). *÷ ours*: ÷ `ours` (token bucket) in the "
+                + "same scenario. On a shared machine absolute figures are noisy; compare within one run.");
+        line("- *commands sent/decision*: commands the clients sent (EVALSHA; INCRBY and PEXPIRE for `envoy`), from "
+                + "commandstats; *commands inside scripts/decision*: what the scripts ran (TIME, GET, SET, SETEX, "
+                + "the sorted-set and hash commands, PEXPIRE); *all commands/decision*: both, every commandstats call "
+                + "but the snapshots' and connections' housekeeping (INFO, HELLO, CLIENT, PING, SCRIPT, ...).");
+        line("- *round trips/decision*: as above; `envoy` sends a decision's two commands as one pipeline, counted as "
+                + "one round trip. *replies/decision* cross-checks it (our store's auto-pipelining answers several "
+                + "decisions with one write, so its figure is lower).");
+        List<String> anchors = subjects.stream()
+                .filter(s -> s instanceof JedisAnchorSubject)
+                .map(Subject::id)
+                .toList();
+        if (!anchors.isEmpty()) {
+            line("- Windows: the anchors (" + String.join(", ", anchors) + ") decide one window, "
+                    + Workloads.describe(Workloads.THROUGHPUT_LIMITS.subList(0, 1)) + "; our store's subjects decide "
+                    + "all of their rule's windows at once (see *Limits* above).");
+        }
+        line("");
+    }
+
+    /** @return the calls of each command per decision (medians), e.g. {@code evalsha 1.00, get 1.00, time 1.00} */
+    private static String commandMix(List<Measurement> ms) {
+        Set<String> names = new TreeSet<>();
+        ms.forEach(m -> names.addAll(m.commandCalls().keySet()));
+        List<String> parts = new ArrayList<>();
+        for (String name : names) {
+            double v = median(ms, m -> perDecision(m, m.commandCalls().getOrDefault(name, 0L)));
+            if (v >= 0.005) {
+                parts.add(name + " " + fmt2(v));
+            }
+        }
+        return parts.isEmpty() ? "–" : String.join(", ", parts);
+    }
+
+    private static double perDecision(Measurement m, long count) {
+        return (double) count / Math.max(1, m.decisions());
     }
 
     private void ratios() {
@@ -292,6 +386,15 @@ final class Report {
         }
         line("## Redis memory per key");
         line("");
+        if (subjects.stream().anyMatch(s -> !s.memoryProbe())) {
+            line("Not probed: "
+                    + subjects.stream()
+                            .filter(s -> !s.memoryProbe())
+                            .map(Subject::id)
+                            .collect(Collectors.joining(", "))
+                    + " (G20 anchors: two keys per bucket, or one per window, so bytes per key would not compare).");
+            line("");
+        }
         line("`used_memory` delta over " + options.memoryKeys() + " fresh keys (limits "
                 + Workloads.describe(Workloads.MEMORY_LIMITS)
                 + "), each called the number of times shown (in passes over all keys, a pass starting at least "

@@ -2,6 +2,8 @@ package io.github.ratelimit.benchmarks.redis;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.function.Predicate;
 
 /**
@@ -156,6 +158,21 @@ final class ServerCounters {
          */
         long calls(Predicate<String> which) {
             return after.sumCalls(which) - before.sumCalls(which);
+        }
+
+        /**
+         * @param which the commands to count, by their commandstats name
+         * @return calls of each of those commands that was called at all, by name, sorted by name
+         */
+        SortedMap<String, Long> callsByCommand(Predicate<String> which) {
+            SortedMap<String, Long> calls = new TreeMap<>();
+            for (String command : after.commands.keySet()) {
+                long n = calls(command);
+                if (n > 0 && which.test(command)) {
+                    calls.put(command, n);
+                }
+            }
+            return calls;
         }
 
         /** @return calls of a command that did not fail */

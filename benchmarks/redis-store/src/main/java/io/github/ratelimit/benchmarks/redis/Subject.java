@@ -41,9 +41,29 @@ interface Subject {
      * cross-checks the result without relying on that knowledge.
      *
      * @param delta the server's counters over the window
-     * @return round trips (one per command sent, since no subject pipelines)
+     * @return round trips: one per command sent, except for a subject that sends a decision's commands as one
+     *         pipeline, which counts one per pipeline (see {@link #clientCommands})
      */
     long roundTrips(ServerCounters.Delta delta);
+
+    /**
+     * Counts the commands clients sent in a window, from {@code commandstats}, less those run inside the subject's
+     * scripts. The same as {@link #roundTrips} unless one round trip carries several commands of one decision.
+     *
+     * @param delta the server's counters over the window
+     * @return commands sent
+     */
+    default long clientCommands(ServerCounters.Delta delta) {
+        return roundTrips(delta);
+    }
+
+    /**
+     * @return whether the memory probe measures the subject: only where a bucket is one Redis key that lives as long
+     *         as the probe needs
+     */
+    default boolean memoryProbe() {
+        return true;
+    }
 
     /**
      * Checks the assumptions {@link #roundTrips} rests on against the counters of a window, where the subject's
