@@ -11,7 +11,7 @@ final class Chart {
         double of(String app, String endpoint, int connections);
     }
 
-    private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c"};
+    private static final String[] COLORS = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
     private static final String[] DASHES = {"", "8,2,2,2", "6,3", "2,3"};
 
     private Chart() {}
