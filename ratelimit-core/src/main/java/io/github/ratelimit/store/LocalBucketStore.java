@@ -17,9 +17,7 @@ import io.github.ratelimit.internal.bucket.BucketKeyState;
 import io.github.ratelimit.internal.bucket.RecordingBucket;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.function.ToLongFunction;
 import org.jspecify.annotations.Nullable;
@@ -55,6 +53,8 @@ public final class LocalBucketStore implements BucketStore {
      * weighs one per bucket against the maximum. Found by the key's string, so a lookup makes no object.
      */
     private final Cache<String, KeyBuckets> buckets;
+    /** Finds a key's buckets without recording the read: a bucket records its use itself ({@link #TOUCH_NANOS}). */
+    private final com.github.benmanes.caffeine.cache.Policy<String, KeyBuckets> bucketsQuietly;
     /** Sliding-window keys, weighed (a log by the calls it may hold), against a maximum weight of their own. */
     private final Cache<BucketStore.Key, LocalSlidingState> sliding;
 
@@ -72,6 +72,7 @@ public final class LocalBucketStore implements BucketStore {
                         builder)
                 .expireAfter(new IdleExpiry<String, KeyBuckets>(this::entryIdle))
                 .build();
+        this.bucketsQuietly = buckets.policy();
         // Weighed, so a sliding log (up to Rule.MAX_LOG_CALLS entries) counts for the memory it may take.
         this.sliding = configure(
                         Caffeine.newBuilder()
@@ -157,7 +158,9 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     private LocalBucket bucketFor(String rule, String key, BucketConfiguration configuration) {
-        KeyBuckets entry = buckets.getIfPresent(key);
+        // Quietly: a full read (the map's order, its frequency sketch, the expiry's timer wheel) on every call was most
+        // of a decision's time; each bucket records a read itself at most every TOUCH_NANOS.
+        KeyBuckets entry = bucketsQuietly.getIfPresentQuietly(key);
         LocalBucket bucket = entry == null ? null : entry.find(rule);
         if (bucket == null) {
             bucket = add(rule, key, configuration);
@@ -319,60 +322,100 @@ public final class LocalBucketStore implements BucketStore {
         private volatile BucketState state;
         /** Written under the lock only; read without it on every lookup (the map's expiry). */
         private volatile boolean reserved;
+        /**
+         * How long the configuration takes to refill from empty, capped: read on every lookup (the map's expiry), so
+         * kept here rather than computed from the configuration each time.
+         */
+        private volatile long fromEmptyNanos;
+        /** When a call last recorded a read of the key's entry ({@link #used}); racy, so at worst it reads twice. */
+        private volatile long touchedNanos;
 
         LocalBucket(BucketConfiguration configuration, String rule, String key) {
             this.rule = rule;
             this.key = key;
             this.state = BucketState.createInitialState(
                     configuration, MathType.INTEGER_64_BITS, timeMeter.currentTimeNanos());
+            this.fromEmptyNanos = fromEmpty(configuration);
+            this.touchedNanos = timeMeter.currentTimeNanos(); // created by a write, which sets its expiry
         }
 
         @Override
-        public synchronized Probe consume(long cost) {
-            long now = timeMeter.currentTimeNanos();
-            BucketState s = state;
-            s.refillAllBandwidth(now);
-            if (cost > s.getAvailableTokens()) {
-                long wait = s.calculateDelayNanosAfterWillBePossibleToConsume(cost, now, true);
-                return new Probe(false, Math.max(1, wait), BucketKeyState.windows(s, now), 0);
+        public Probe consume(long cost) {
+            long now;
+            Probe probe;
+            synchronized (this) {
+                now = timeMeter.currentTimeNanos();
+                BucketState s = state;
+                s.refillAllBandwidth(now);
+                if (cost > s.getAvailableTokens()) {
+                    long wait = s.calculateDelayNanosAfterWillBePossibleToConsume(cost, now, true);
+                    probe = new Probe(false, Math.max(1, wait), BucketKeyState.windows(s, now), 0);
+                } else {
+                    s.consume(cost);
+                    probe = new Probe(true, 0, BucketKeyState.windows(s, now), 0);
+                }
             }
-            s.consume(cost);
-            return new Probe(true, 0, BucketKeyState.windows(s, now), 0);
+            used(now);
+            return probe;
         }
 
         @Override
-        public synchronized boolean consume(long cost, AllowedVerdict verdict) {
-            long now = timeMeter.currentTimeNanos();
-            BucketState s = state;
-            BucketConfiguration configuration = s.getConfiguration();
-            BucketConfiguration expected = verdict.shape().configuration();
-            if (configuration != expected && !configuration.equals(expected)) {
-                return false;
+        public boolean consume(long cost, AllowedVerdict verdict) {
+            long now;
+            synchronized (this) {
+                now = timeMeter.currentTimeNanos();
+                BucketState s = state;
+                BucketConfiguration configuration = s.getConfiguration();
+                BucketConfiguration expected = verdict.shape().configuration();
+                if (configuration != expected && !configuration.equals(expected)) {
+                    return false;
+                }
+                s.refillAllBandwidth(now);
+                if (cost > s.getAvailableTokens()) {
+                    return false;
+                }
+                s.consume(cost);
+                BucketKeyState.record(s, now, verdict);
             }
-            s.refillAllBandwidth(now);
-            if (cost > s.getAvailableTokens()) {
-                return false;
-            }
-            s.consume(cost);
-            BucketKeyState.record(s, now, verdict);
+            used(now);
             return true;
         }
 
         @Override
-        public synchronized Probe peek(long cost) {
-            long now = timeMeter.currentTimeNanos();
-            BucketState s = state;
-            s.refillAllBandwidth(now);
-            boolean fits = cost <= s.getAvailableTokens();
-            long wait = fits ? 0 : Math.max(1, s.calculateDelayNanosAfterWillBePossibleToConsume(cost, now, true));
-            return new Probe(fits, wait, BucketKeyState.windows(s, now), 0);
+        public Probe peek(long cost) {
+            long now;
+            Probe probe;
+            synchronized (this) {
+                now = timeMeter.currentTimeNanos();
+                BucketState s = state;
+                s.refillAllBandwidth(now);
+                boolean fits = cost <= s.getAvailableTokens();
+                long wait = fits ? 0 : Math.max(1, s.calculateDelayNanosAfterWillBePossibleToConsume(cost, now, true));
+                probe = new Probe(fits, wait, BucketKeyState.windows(s, now), 0);
+            }
+            used(now);
+            return probe;
+        }
+
+        /**
+         * Records a read of the key's entry in the map (its place in the eviction order, its frequency, its expiry) when
+         * the last was {@link #TOUCH_NANOS} ago or more: the lookups themselves are quiet. A call that finds the
+         * bucket has just used it, so an entry read this way expires no earlier than {@link #EXPIRY_SLACK_NANOS} after
+         * the bucket could be full again.
+         */
+        private void used(long now) {
+            if (now - touchedNanos >= TOUCH_NANOS) {
+                touchedNanos = now;
+                touch(buckets, key);
+            }
         }
 
         @Override
         public Probe reserve(long cost, long maxWaitNanos) {
             long wait;
+            long now;
             synchronized (this) {
-                long now = timeMeter.currentTimeNanos();
+                now = timeMeter.currentTimeNanos();
                 BucketState s = state;
                 s.refillAllBandwidth(now);
                 wait = s.calculateDelayNanosAfterWillBePossibleToConsume(cost, now, false);
@@ -386,6 +429,8 @@ public final class LocalBucketStore implements BucketStore {
             }
             if (wait > 0) {
                 touch(buckets, key); // the bucket now owes tokens: let its expiry count the debt
+            } else {
+                used(now);
             }
             return new Probe(true, wait, List.of(), 0);
         }
@@ -409,6 +454,7 @@ public final class LocalBucketStore implements BucketStore {
             BucketState s = state;
             s.refillAllBandwidth(now);
             state = s.replaceConfiguration(configuration, TokensInheritanceStrategy.ADDITIVE, now);
+            fromEmptyNanos = fromEmpty(configuration);
         }
 
         /** @return the tokens available now (the least over the windows); for tests */
@@ -432,6 +478,11 @@ public final class LocalBucketStore implements BucketStore {
         }
     }
 
+    /** @return {@link #refillFromEmptyNanos}, capped so that adding to it cannot overflow */
+    private static long fromEmpty(BucketConfiguration configuration) {
+        return Math.min(refillFromEmptyNanos(configuration), Long.MAX_VALUE / 2);
+    }
+
     /**
      * @param configuration a bucket configuration
      * @return nanoseconds the slowest of its bandwidths needs to refill from empty
@@ -452,10 +503,17 @@ public final class LocalBucketStore implements BucketStore {
     }
 
     /**
-     * Added to every idle time: Caffeine leaves an entry's expiry as it is when a read would move it by a second or
-     * less, so an expiry that may lag by up to a second must start a second late to never come early.
+     * How often, at most, a bucket in use records a read of its key's entry: between two, its calls find it without
+     * one.
      */
-    static final long EXPIRY_SLACK_NANOS = 1_000_000_000L;
+    static final long TOUCH_NANOS = 500_000_000L;
+
+    /**
+     * Added to every idle time: Caffeine leaves an entry's expiry as it is when a read would move it by a second or
+     * less, and a bucket in use records a read only every {@link #TOUCH_NANOS}, so an expiry that may lag by that much
+     * must start that late to never come early.
+     */
+    static final long EXPIRY_SLACK_NANOS = 1_000_000_000L + TOUCH_NANOS;
 
     /** An expiry that sets the same idle time on creation, update and read, from the entry's state. */
     private static final class IdleExpiry<K, V> implements Expiry<K, V> {
@@ -491,9 +549,6 @@ public final class LocalBucketStore implements BucketStore {
         return Math.min(Math.max(horizon, state.nanosUntilIrrelevant()), Long.MAX_VALUE / 2) + EXPIRY_SLACK_NANOS;
     }
 
-    /** Time to refill from empty, per configuration; configurations are few (one per rule and per-key limits). */
-    private final Map<BucketConfiguration, Long> refillByConfiguration = new ConcurrentHashMap<>();
-
     /** A key's buckets are kept until each would be full again. */
     private long entryIdle(KeyBuckets entry) {
         long idle = 0;
@@ -505,17 +560,7 @@ public final class LocalBucketStore implements BucketStore {
 
     /** A bucket is kept until it would be full again. */
     private long bucketIdle(LocalBucket bucket) {
-        BucketConfiguration configuration = bucket.configuration();
-        Long known = refillByConfiguration.get(configuration);
-        long fromEmpty;
-        if (known != null) {
-            fromEmpty = known;
-        } else {
-            fromEmpty = Math.min(refillFromEmptyNanos(configuration), Long.MAX_VALUE / 2);
-            if (refillByConfiguration.size() < 10_000) {
-                refillByConfiguration.put(configuration, fromEmpty);
-            }
-        }
+        long fromEmpty = bucket.fromEmptyNanos;
         // Any operation but a reservation leaves every window at zero or above: full within fromEmpty.
         long untilFull = bucket.reserved()
                 ? Math.max(fromEmpty, Math.min(bucket.nanosUntilFull(), Long.MAX_VALUE / 2))

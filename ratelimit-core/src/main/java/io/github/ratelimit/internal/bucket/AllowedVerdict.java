@@ -42,6 +42,7 @@ public final class AllowedVerdict extends AbstractList<Verdict> implements Rando
         private final long[] limits;
         private final long[] refills;
         private final Duration[] periods;
+        private final Bandwidth[] bandwidths;
 
         private Shape(String rule, String publicName, Mode mode, long permits, BucketConfiguration configuration) {
             this.rule = rule;
@@ -50,6 +51,7 @@ public final class AllowedVerdict extends AbstractList<Verdict> implements Rando
             this.permits = permits;
             this.configuration = configuration;
             Bandwidth[] bandwidths = configuration.getBandwidths();
+            this.bandwidths = bandwidths;
             this.names = new String[bandwidths.length];
             this.limits = new long[bandwidths.length];
             this.refills = new long[bandwidths.length];
@@ -96,9 +98,12 @@ public final class AllowedVerdict extends AbstractList<Verdict> implements Rando
      */
     private Object keyOrVerdict;
 
-    private long remaining0;
+    /** Each window's tokens after the call, as the bucket holds them (below zero after a reservation ahead). */
+    private long current0;
+    /** Each window's reset: for a greedy window, the state's partly refilled token, from which it is computed. */
     private long reset0;
-    private long remaining1;
+
+    private long current1;
     private long reset1;
 
     /**
@@ -114,16 +119,17 @@ public final class AllowedVerdict extends AbstractList<Verdict> implements Rando
      * Records a window's state after the call was taken; for the bucket that took it.
      *
      * @param window the window's index in the configuration
-     * @param remaining the tokens left, never negative
-     * @param resetNanos nanoseconds until the window is full again
+     * @param current the window's tokens, as the bucket holds them
+     * @param reset for a window that refills at intervals, nanoseconds until it is full again; for a greedy one, the
+     *        state's rounding error (its partly refilled token), from which that is computed when read
      */
-    void record(int window, long remaining, long resetNanos) {
+    void record(int window, long current, long reset) {
         if (window == 0) {
-            remaining0 = remaining;
-            reset0 = resetNanos;
+            current0 = current;
+            reset0 = reset;
         } else {
-            remaining1 = remaining;
-            reset1 = resetNanos;
+            current1 = current;
+            reset1 = reset;
         }
     }
 
@@ -157,13 +163,16 @@ public final class AllowedVerdict extends AbstractList<Verdict> implements Rando
     }
 
     private List<Decision.Window> windows() {
-        Decision.Window first = window(0, remaining0, reset0);
-        return shape.names.length == 1 ? List.of(first) : List.of(first, window(1, remaining1, reset1));
+        Decision.Window first = window(0, current0, reset0);
+        return shape.names.length == 1 ? List.of(first) : List.of(first, window(1, current1, reset1));
     }
 
-    private Decision.Window window(int i, long remaining, long resetNanos) {
+    private Decision.Window window(int i, long current, long reset) {
+        Bandwidth b = shape.bandwidths[i];
+        long resetNanos =
+                b.isRefillIntervally() ? reset : BucketKeyState.resetNanos(b, b.getCapacity() - current, reset, 0);
         return new Decision.Window(
-                shape.names[i], shape.limits[i], shape.refills[i], shape.periods[i], remaining, resetNanos);
+                shape.names[i], shape.limits[i], shape.refills[i], shape.periods[i], Math.max(0, current), resetNanos);
     }
 
     @Override

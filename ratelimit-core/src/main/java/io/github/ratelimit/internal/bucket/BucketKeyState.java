@@ -128,8 +128,14 @@ public final class BucketKeyState implements KeyState {
         for (int i = 0; i < bandwidths.length; i++) {
             Bandwidth b = bandwidths[i];
             long current = state.getCurrentSize(i);
+            // A greedy window's reset depends on the state alone, not on the time: it is computed when read, from the
+            // state's partly refilled token; an interval window's depends on the time, so it is computed now.
             verdict.record(
-                    i, Math.max(0, current), resetNanos(b, b.getCapacity() - current, state.getRoundingError(i), now));
+                    i,
+                    current,
+                    b.isRefillIntervally()
+                            ? resetNanos(b, b.getCapacity() - current, state.getRoundingError(i), now)
+                            : state.getRoundingError(i));
         }
     }
 
@@ -137,7 +143,7 @@ public final class BucketKeyState implements KeyState {
      * Nanoseconds until a bandwidth short of {@code deficit} tokens is full again; {@code roundingError} is
      * Bucket4j's record of the partly refilled next token (in token-nanoseconds) of a greedy bandwidth.
      */
-    static long resetNanos(Bandwidth b, long deficit, long roundingError, long nowNanos) {
+    public static long resetNanos(Bandwidth b, long deficit, long roundingError, long nowNanos) {
         if (deficit <= 0) {
             return 0;
         }
