@@ -57,8 +57,10 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
      * @return the binding verdict, or {@code null} when there are no verdicts
      */
     public @Nullable Verdict binding() {
+        // Indexed loops here and below: the lists are random-access, and a decision's headers read them on every call.
         Verdict best = null;
-        for (Verdict v : verdicts) {
+        for (int i = 0; i < verdicts.size(); i++) {
+            Verdict v = verdicts.get(i);
             if (best == null || rank(v) > rank(best)) {
                 best = v;
             }
@@ -79,8 +81,8 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
             Verdict b = binding();
             return b == null ? null : tightest(b.windows(), null);
         }
-        for (Verdict v : verdicts) {
-            best = tightest(v.windows(), best);
+        for (int i = 0; i < verdicts.size(); i++) {
+            best = tightest(verdicts.get(i).windows(), best);
         }
         return best;
     }
@@ -132,7 +134,8 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
     }
 
     private static @Nullable Window tightest(List<Window> windows, @Nullable Window best) {
-        for (Window w : windows) {
+        for (int i = 0; i < windows.size(); i++) {
+            Window w = windows.get(i);
             if (best == null
                     || w.remaining() < best.remaining()
                     || (w.remaining() == best.remaining() && w.resetNanos() > best.resetNanos())) {
@@ -145,8 +148,9 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
     private static long rank(Verdict v) {
         // Outcome severity first, then the wait, then how little is left.
         long minRemaining = Long.MAX_VALUE;
-        for (Window w : v.windows()) {
-            minRemaining = Math.min(minRemaining, w.remaining());
+        List<Window> windows = v.windows();
+        for (int i = 0; i < windows.size(); i++) {
+            minRemaining = Math.min(minRemaining, windows.get(i).remaining());
         }
         long severity = (long) v.outcome().ordinal() << 60;
         long wait = Math.min(v.waitNanos(), (1L << 59) - 1);

@@ -81,42 +81,43 @@ public final class RateLimitHeaders {
         boolean rejected = decision.outcome() == Outcome.REJECTED;
         long retryAfter = rejected ? retryAfterSeconds(decision) : 0;
         if (rejected) {
-            sink.accept(RETRY_AFTER, Long.toString(retryAfter));
+            sink.accept(RETRY_AFTER, text(retryAfter));
         }
         Decision shown = withoutShadowRules(decision);
         Decision.Window binding = shown.bindingWindow();
         if (styles.contains(HeaderStyle.X_RATELIMIT) && binding != null) {
             long quota = quota(binding, windowSeconds(binding));
-            sink.accept(X_RATELIMIT_LIMIT, Long.toString(quota));
-            sink.accept(X_RATELIMIT_REMAINING, Long.toString(Math.min(binding.remaining(), quota)));
-            sink.accept(X_RATELIMIT_RESET, Long.toString(rejected ? retryAfter : resetSeconds(binding)));
+            sink.accept(X_RATELIMIT_LIMIT, text(quota));
+            sink.accept(X_RATELIMIT_REMAINING, text(Math.min(binding.remaining(), quota)));
+            sink.accept(X_RATELIMIT_RESET, text(rejected ? retryAfter : resetSeconds(binding)));
         }
         if (styles.contains(HeaderStyle.IETF_DRAFT_09)) {
-            StringBuilder policy = new StringBuilder();
-            StringBuilder current = new StringBuilder();
-            for (Verdict v : shown.verdicts()) {
-                for (Decision.Window w : v.windows()) {
+            // Sized for the usual one or two windows, so neither builder grows.
+            StringBuilder policy = new StringBuilder(96);
+            StringBuilder current = new StringBuilder(96);
+            List<Verdict> verdicts = shown.verdicts();
+            for (int i = 0; i < verdicts.size(); i++) {
+                Verdict v = verdicts.get(i);
+                List<Decision.Window> windows = v.windows();
+                for (int j = 0; j < windows.size(); j++) {
+                    Decision.Window w = windows.get(j);
                     if (policy.length() > 0) {
                         policy.append(", ");
                         current.append(", ");
                     }
-                    String item = '"' + v.publicName() + '-' + w.name() + '"';
+                    item(policy, v, w);
+                    item(current, v, w);
                     if (w.concurrent()) {
                         // Calls in flight, not in time: the draft's quota unit for them, and no window or reset.
-                        policy.append(item).append(";q=").append(w.limit()).append(";qu=\"concurrent-requests\"");
-                        current.append(item).append(";r=").append(Math.min(w.remaining(), w.limit()));
+                        policy.append(";q=").append(w.limit()).append(";qu=\"concurrent-requests\"");
+                        current.append(";r=").append(Math.min(w.remaining(), w.limit()));
                         continue;
                     }
                     long windowSeconds = windowSeconds(w);
                     long quota = quota(w, windowSeconds);
-                    policy.append(item)
-                            .append(";q=")
-                            .append(quota)
-                            .append(";w=")
-                            .append(windowSeconds);
+                    policy.append(";q=").append(quota).append(";w=").append(windowSeconds);
                     long reset = rejected && w == binding ? retryAfter : resetSeconds(w);
-                    current.append(item)
-                            .append(";r=")
+                    current.append(";r=")
                             .append(Math.min(w.remaining(), quota))
                             .append(";t=")
                             .append(reset);
@@ -127,6 +128,25 @@ public final class RateLimitHeaders {
                 sink.accept(RATELIMIT, current.toString());
             }
         }
+    }
+
+    /** The text of the numbers headers say most: seconds up to an hour, and what is left of small limits. */
+    private static final String[] SMALL_NUMBERS = new String[3601];
+
+    static {
+        for (int i = 0; i < SMALL_NUMBERS.length; i++) {
+            SMALL_NUMBERS[i] = Integer.toString(i);
+        }
+    }
+
+    /** @return a non-negative number's decimal text, made once for the usual small ones */
+    private static String text(long n) {
+        return n >= 0 && n < SMALL_NUMBERS.length ? SMALL_NUMBERS[(int) n] : Long.toString(n);
+    }
+
+    /** Appends a window's item name: {@code "<rule>-<window>"}, quoted. */
+    private static void item(StringBuilder to, Verdict v, Decision.Window w) {
+        to.append('"').append(v.publicName()).append('-').append(w.name()).append('"');
     }
 
     /** Whole seconds until a window is full again: 0 when it is full, whatever its state says. */
@@ -188,8 +208,8 @@ public final class RateLimitHeaders {
     private static Decision withoutShadowRules(Decision decision) {
         List<Verdict> verdicts = decision.verdicts();
         boolean any = false;
-        for (Verdict v : verdicts) {
-            any |= v.mode() == Mode.SHADOW;
+        for (int i = 0; i < verdicts.size(); i++) {
+            any |= verdicts.get(i).mode() == Mode.SHADOW;
         }
         if (!any) {
             return decision;

@@ -15,12 +15,14 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.distribution.ValueAtPercentile;
 import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalDouble;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -54,14 +56,17 @@ import java.util.function.ToDoubleFunction;
  */
 public final class MicrometerMetrics implements RateLimiter.Listener {
 
-    private record CounterKey(String rule, Outcome outcome, Decision.Basis basis) {}
-
     /** The share of a window's limit below which a permitted call counts as near the limit, by default. */
     public static final double DEFAULT_NEAR_LIMIT_SHARE = 0.2;
 
     private final MeterRegistry registry;
     private final double nearLimitShare;
-    private final Map<CounterKey, Counter> counters = new ConcurrentHashMap<>();
+    /**
+     * Each rule's {@code ratelimit.requests} counters, by outcome and basis ({@link #slot}): found with no object made
+     * per decision.
+     */
+    private final Map<String, AtomicReferenceArray<Counter>> counters = new ConcurrentHashMap<>();
+
     private final Map<String, Timer> delays = new ConcurrentHashMap<>();
     private final Map<String, Counter> nearLimit = new ConcurrentHashMap<>();
 
@@ -91,16 +96,10 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
 
     @Override
     public void onDecision(Decision decision) {
-        for (Verdict v : decision.verdicts()) {
-            counters.computeIfAbsent(
-                            new CounterKey(v.rule(), v.outcome(), v.basis()),
-                            k -> Counter.builder("ratelimit.requests")
-                                    .description("Rate-limit decisions, per rule")
-                                    .tag("rule", k.rule())
-                                    .tag("outcome", k.outcome().name().toLowerCase(Locale.ROOT))
-                                    .tag("basis", k.basis().name().toLowerCase(Locale.ROOT))
-                                    .register(registry))
-                    .increment();
+        List<Verdict> verdicts = decision.verdicts();
+        for (int i = 0; i < verdicts.size(); i++) {
+            Verdict v = verdicts.get(i);
+            requests(v).increment();
             if (v.outcome() == Outcome.DELAYED) {
                 delays.computeIfAbsent(
                                 v.rule(),
@@ -124,9 +123,39 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
         }
     }
 
+    private static final int BASES = Decision.Basis.values().length;
+
+    private static int slot(Outcome outcome, Decision.Basis basis) {
+        return outcome.ordinal() * BASES + basis.ordinal();
+    }
+
+    /** @return the verdict's {@code ratelimit.requests} counter, registered on first use */
+    private Counter requests(Verdict v) {
+        AtomicReferenceArray<Counter> byRule = counters.get(v.rule());
+        if (byRule == null) {
+            byRule = counters.computeIfAbsent(
+                    v.rule(), rule -> new AtomicReferenceArray<>(Outcome.values().length * BASES));
+        }
+        int slot = slot(v.outcome(), v.basis());
+        Counter counter = byRule.get(slot);
+        if (counter == null) {
+            // Registering twice gives the same meter: a race only makes it twice.
+            counter = Counter.builder("ratelimit.requests")
+                    .description("Rate-limit decisions, per rule")
+                    .tag("rule", v.rule())
+                    .tag("outcome", v.outcome().name().toLowerCase(Locale.ROOT))
+                    .tag("basis", v.basis().name().toLowerCase(Locale.ROOT))
+                    .register(registry);
+            byRule.set(slot, counter);
+        }
+        return counter;
+    }
+
     /** Whether the verdict left its key with less than the share of one of its windows' limits. */
     private boolean nearLimit(Verdict v) {
-        for (Decision.Window w : v.windows()) {
+        List<Decision.Window> windows = v.windows();
+        for (int i = 0; i < windows.size(); i++) {
+            Decision.Window w = windows.get(i);
             if (w.limit() > 0 && w.remaining() < nearLimitShare * w.limit()) {
                 return true;
             }
