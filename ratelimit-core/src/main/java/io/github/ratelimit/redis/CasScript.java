@@ -21,18 +21,26 @@ final class CasScript {
      * absent); 2, or the stored state in a list, when it replaced garbage first: a key of another type, or a
      * value longer than {@link #MAX_STATE_BYTES} (deleted, so it reads as absent), or a confirmed state without
      * an expiry (given one). Garbage the script cannot tell (a value that does not decode) the caller replaces.
-     * Worst case per call: a constant number of commands on one small string.
+     * Worst case per call: a constant number of commands on one small string: the value is read by one
+     * {@code GETRANGE} of at most {@link #MAX_STATE_BYTES} + 1 bytes, which tells a longer value (garbage, never read
+     * whole) and a key of another type (its WRONGTYPE error) in the same command.
      */
     static final String SOURCE = """
             local key = KEYS[1]
             local repaired = 0
-            local t = redis.call('TYPE', key).ok
-            if t ~= 'none' and (t ~= 'string' or redis.call('STRLEN', key) > %d) then
+            -- Absent and empty read alike, as ''.
+            local current = redis.pcall('GETRANGE', key, 0, %1$d)
+            if type(current) == 'table' then
+              -- Only a key of another type makes a read fail; anything else fails the script, as redis.call would.
+              if not string.find(current.err or '', 'WRONGTYPE', 1, true) then error(current) end
               redis.call('UNLINK', key)
               repaired = 1
+              current = ''
+            elseif #current > %1$d then
+              redis.call('UNLINK', key)
+              repaired = 1
+              current = ''
             end
-            local current = redis.call('GET', key)
-            if current == false then current = '' end
             if current == ARGV[1] then
               if ARGV[2] ~= '' then
                 redis.call('SET', key, ARGV[2], 'PX', ARGV[3])
