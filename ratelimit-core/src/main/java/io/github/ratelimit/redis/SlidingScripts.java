@@ -76,18 +76,6 @@ final class SlidingScripts {
             local AHEAD = %d
             local repaired = 0
             local function fmt(x) return string.format('%%d', x) end
-            -- Never shortens the key's life: another instance may count by a longer window.
-            local function expire(ms)
-              if ms > redis.call('PTTL', key) then redis.call('PEXPIRE', key, fmt(ms)) end
-            end
-            -- Garbage is replaced, not obeyed: a key of another type, or larger than any rule makes it.
-            local function replaceUnless(kind, size, most)
-              local t = redis.call('TYPE', key).ok
-              if t ~= 'none' and (t ~= kind or redis.call(size, key) > most) then
-                redis.call('UNLINK', key)
-                repaired = 1
-              end
-            end
             """.formatted(AHEAD_MICROS);
 
     /**
@@ -100,55 +88,85 @@ final class SlidingScripts {
      * delay reaches).
      */
     static final String LOG = COMMON
+            + sizeOrReplace("ZCARD", LOG_HARD_CALLS)
             + """
-            replaceUnless('zset', 'ZCARD', %d)
             local TRIM = %d
             local future = fmt(now + AHEAD)
-            -- Calls dated beyond the longest delay cannot have been made by any rule: forget them, the latest first.
-            local G = redis.call('ZCOUNT', key, '(' .. future, '+inf')
-            if G > 0 then
-              redis.call('ZREMRANGEBYRANK', key, -math.min(G, TRIM), -1)
-              G = G - math.min(G, TRIM)
-              repaired = 1
+            -- What Redis holds is read only while the key exists (size counts its entries as this call changes it).
+            local G = 0
+            local pttl = -2
+            local last = nil
+            if size > 0 then
+              -- The newest call; those dated beyond the longest delay cannot have been made by any rule: forget them,
+              -- the latest first.
+              local top = redis.call('ZREVRANGE', key, 0, 0, 'WITHSCORES')
+              if tonumber(top[2]) > tonumber(future) then
+                G = redis.call('ZCOUNT', key, '(' .. future, '+inf')
+                size = size - redis.call('ZREMRANGEBYRANK', key, -math.min(G, TRIM), -1)
+                G = G - math.min(G, TRIM)
+                repaired = 1
+                top = redis.call('ZREVRANGEBYSCORE', key, future, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+              end
+              if top[2] then last = tonumber(top[2]) end
+              if size > 0 then pttl = redis.call('PTTL', key) end
             end
+            -- The key's expiry as this call leaves it: -2 gone, -1 none (kept apart from pttl, the one it found).
+            local ttl = pttl
             -- Trim what no instance counts any more: the key's time to live says how long a window the instance
             -- that set it counts by (it is set from the newest call and never shortened), which may be longer
             -- than this caller's during a rolling deploy or while per-key limits differ between instances.
-            local pttl = redis.call('PTTL', key)
-            local top = redis.call('ZREVRANGEBYSCORE', key, future, '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
-            local last = nil
-            if top[2] then last = tonumber(top[2]) end
             local horizon = longest
             if pttl > 0 and last then
               local other = math.min(pttl * 1000, %d) + now - last - keep * 1000
               if other > horizon then horizon = other end
             end
-            local old = redis.call('ZCOUNT', key, '-inf', fmt(now - horizon))
-            if old > 0 then redis.call('ZREMRANGEBYRANK', key, 0, math.min(old, TRIM) - 1) end
+            -- The calls the longest window counts; the others, not dated beyond the longest delay, are older.
+            local inLongest = 0
+            if size > 0 then inLongest = redis.call('ZCOUNT', key, '(' .. fmt(now - longest), future) end
+            -- Those older than the horizon are among them (it is at least the longest window): none when there are
+            -- none; at most TRIM, all removed by score; more, the oldest TRIM of them.
+            local old = size - G - inLongest
+            if old > 0 and old <= TRIM then
+              size = size - redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now - horizon))
+            elseif old > 0 then
+              if horizon > longest then old = redis.call('ZCOUNT', key, '-inf', fmt(now - horizon)) end
+              if old > 0 then size = size - redis.call('ZREMRANGEBYRANK', key, 0, math.min(old, TRIM) - 1) end
+            end
+            if size == 0 then ttl = -2 end
             -- No rule's window holds more calls than KEEP: past that, the oldest go (a busy instance's calls kept
             -- for another's longer window, after a change of limits), so the log never grows into garbage.
-            local excess = redis.call('ZCARD', key) - %d
-            if excess > 0 then redis.call('ZREMRANGEBYRANK', key, 0, math.min(excess, TRIM) - 1) end
+            local excess = size - %d
+            if excess > 0 then
+              size = size - redis.call('ZREMRANGEBYRANK', key, 0, math.min(excess, TRIM) - 1)
+              -- Some of them may have been in the window: counted again.
+              inLongest = nil
+            end
             local function life()
               return math.ceil((last + longest - now) / 1000) + keep
             end
             -- Every path that leaves the key keeps an expiry: one without is given one.
             local function keepExpiry()
-              if last and redis.call('PTTL', key) == -1 then
+              if last and ttl == -1 then
                 redis.call('PEXPIRE', key, fmt(math.max(1, life())))
                 repaired = 1
               end
             end
             if op == 'f' then
               local m = redis.call('ZRANGEBYSCORE', key, fmt(maxWait), fmt(maxWait), 'LIMIT', 0, 1)
-              if m[1] then redis.call('ZREM', key, m[1]) end
+              if m[1] and redis.call('ZREM', key, m[1]) == size then ttl = -2 end
               keepExpiry()
               return {0, repaired}
             end
             local U = {}
             local at = now
             for i = 1, n do
-              U[i] = redis.call('ZCOUNT', key, '(' .. fmt(now - W[i]), future) * cost
+              local calls = 0
+              if W[i] == longest and inLongest then
+                calls = inLongest
+              elseif size > 0 then
+                calls = redis.call('ZCOUNT', key, '(' .. fmt(now - W[i]), future)
+              end
+              U[i] = calls * cost
               if cost > N[i] then at = -1 end
               if at >= 0 and U[i] + cost > N[i] then
                 -- The call that must leave the window first, counted from the latest (past any left garbage).
@@ -167,11 +185,13 @@ final class SlidingScripts {
               if at == now then consumed = 1 end
             elseif at >= 0 and (at == now or (op == 'r' and at - now <= maxWait)) then
               redis.call('ZADD', key, fmt(at), member)
+              if ttl == -2 then ttl = -1 end
               consumed = 1
               receipt = at
               if last == nil or at > last then last = at end
               if pttl < 0 or life() > pttl then
-                redis.call('PEXPIRE', key, fmt(life()))
+                ttl = life()
+                redis.call('PEXPIRE', key, fmt(ttl))
               end
               -- Every count is of the entries later than now - W, a call logged for later included.
               for i = 1, n do U[i] = U[i] + cost end
@@ -189,8 +209,7 @@ final class SlidingScripts {
               out[#out + 1] = reset
             end
             return out
-            """.formatted(
-                    LOG_HARD_CALLS, LOG_TRIM_PER_CALL, Limit.MAX_PERIOD_DAYS * 86_400_000_000L, Rule.MAX_LOG_CALLS);
+            """.formatted(LOG_TRIM_PER_CALL, Limit.MAX_PERIOD_DAYS * 86_400_000_000L, Rule.MAX_LOG_CALLS);
 
     /**
      * The counters: a hash with a field {@code <period>:<interval>} per window and interval. Every field is checked
@@ -449,6 +468,27 @@ final class SlidingScripts {
             end
             return out
             """.formatted(AHEAD_MICROS, COUNTER_HARD_FIELDS, Limit.MAX_PERMITS, Rule.MAX_COUNTER_DELAY_INTERVALS);
+
+    /**
+     * Lua: {@code size}, the number of entries of the key read by {@code command} (ZCARD, HLEN), 0 when it does not
+     * exist. Garbage is replaced, not obeyed: a key of another type (the command's WRONGTYPE error, in the same
+     * command) or with more than {@code most} entries is deleted, and reads as absent ({@code repaired} set).
+     */
+    static String sizeOrReplace(String command, long most) {
+        return """
+                local size = redis.pcall('%s', key)
+                if type(size) == 'table' then
+                  -- Only a key of another type makes the count fail; anything else fails the script, as redis.call would.
+                  if not string.find(size.err or '', 'WRONGTYPE', 1, true) then error(size) end
+                  size = -1
+                end
+                if size < 0 or size > %d then
+                  redis.call('UNLINK', key)
+                  repaired = 1
+                  size = 0
+                end
+                """.formatted(command, most);
+    }
 
     /**
      * Lua: the windows of a call's arguments {@code args} (ARGV, or one operation's of a run): {@code n}, then per

@@ -153,6 +153,21 @@ class RedisGarbageStateTest {
         decidesAsOnAnEmptyKeyAndHeals(algorithm, typeOf(algorithm));
     }
 
+    @Test
+    void aLogTrimmedToNothingIsMadeAgainWithAnExpiry() {
+        // Calls dated at -inf, under a ten-hour expiry: every one is trimmed, so the log is deleted, and the call made
+        // it again; the expiry it found (longer than the log needs) is gone with it, so the log gets one of its own.
+        String key = key(Algorithm.SLIDING_WINDOW_LOG);
+        admin.zadd(key, Double.NEGATIVE_INFINITY, "a");
+        admin.zadd(key, Double.NEGATIVE_INFINITY, "b");
+        admin.pexpire(key, Duration.ofHours(10).toMillis());
+        Guard guard = limiter.guard(twoPerHour(Algorithm.SLIDING_WINDOW_LOG));
+        assertThat(guard.acquire(RequestContext.empty()).outcome()).isEqualTo(Outcome.ALLOWED);
+        assertThat(admin.zcard(key)).as("only the call just made").isEqualTo(1);
+        assertThat(admin.pttl(key)).as("the key's expiry").isPositive();
+        assertThat(store.stats().repairs()).as("repairs counted").isPositive();
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"TOKEN_BUCKET", "FIXED_WINDOW"})
     void aBucketValueThatIsNotAStateOrIsOversizedIsReplaced(Algorithm algorithm) {
