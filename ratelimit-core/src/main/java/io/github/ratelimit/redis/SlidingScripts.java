@@ -254,11 +254,11 @@ final class SlidingScripts {
             local AHEAD = %d
             local repaired = 0
             local function fmt(x) return string.format('%%d', x) end
-            local t = redis.call('TYPE', key).ok
-            if t ~= 'none' and (t ~= 'hash' or redis.call('HLEN', key) > %d) then
-              redis.call('UNLINK', key)
-              repaired = 1
-            end
+            """.formatted(AHEAD_MICROS)
+            + sizeOrReplace("HLEN", COUNTER_HARD_FIELDS)
+            + """
+            -- An absent key is not read, and has no expiry to keep: the calls make it.
+            local existed = size > 0
             local MAXV = %d
             local MAXF = %d + 3 * n
             local c, K = {}, {}
@@ -268,7 +268,8 @@ final class SlidingScripts {
               K[i] = {}
               byPeriod[P[i]] = i
             end
-            local fields = redis.call('HGETALL', key)
+            local fields = {}
+            if existed then fields = redis.call('HGETALL', key) end
             local held = #fields / 2
             local own = 0
             local function drop(f)
@@ -458,7 +459,7 @@ final class SlidingScripts {
             -- Never shortens the key's life: another instance may count by a longer window.
             if counted then
               local ms = math.ceil(horizonAfter / 1000) + keep
-              if ms > redis.call('PTTL', key) then redis.call('PEXPIRE', key, fmt(ms)) end
+              if not existed or ms > redis.call('PTTL', key) then redis.call('PEXPIRE', key, fmt(ms)) end
             elseif held > 0 and redis.call('PTTL', key) == -1 then
               -- Every path that leaves the key keeps an expiry: one without is given one.
               local horizon = horizonAt(now)
@@ -467,7 +468,7 @@ final class SlidingScripts {
               if #out[1] > 2 then out[1][4] = 1 else out[1][2] = 1 end
             end
             return out
-            """.formatted(AHEAD_MICROS, COUNTER_HARD_FIELDS, Limit.MAX_PERMITS, Rule.MAX_COUNTER_DELAY_INTERVALS);
+            """.formatted(Limit.MAX_PERMITS, Rule.MAX_COUNTER_DELAY_INTERVALS);
 
     /**
      * Lua: {@code size}, the number of entries of the key read by {@code command} (ZCARD, HLEN), 0 when it does not
