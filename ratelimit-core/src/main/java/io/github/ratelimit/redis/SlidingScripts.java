@@ -120,9 +120,14 @@ final class SlidingScripts {
               local other = math.min(pttl * 1000, %d) + now - last - keep * 1000
               if other > horizon then horizon = other end
             end
+            -- The calls a window of w counts (those later than now - w, up to future): none, unread, when the last
+            -- call is older (nothing this call removes makes one newer).
+            local function counted(w)
+              if size == 0 or not last or last <= now - w then return 0 end
+              return redis.call('ZCOUNT', key, '(' .. fmt(now - w), future)
+            end
             -- The calls the longest window counts; the others, not dated beyond the longest delay, are older.
-            local inLongest = 0
-            if size > 0 then inLongest = redis.call('ZCOUNT', key, '(' .. fmt(now - longest), future) end
+            local inLongest = counted(longest)
             -- Those older than the horizon are among them (it is at least the longest window): none when there are
             -- none; at most TRIM, all removed by score; more, the oldest TRIM of them.
             local old = size - G - inLongest
@@ -160,12 +165,8 @@ final class SlidingScripts {
             local U = {}
             local at = now
             for i = 1, n do
-              local calls = 0
-              if W[i] == longest and inLongest then
-                calls = inLongest
-              elseif size > 0 then
-                calls = redis.call('ZCOUNT', key, '(' .. fmt(now - W[i]), future)
-              end
+              local calls
+              if W[i] == longest and inLongest then calls = inLongest else calls = counted(W[i]) end
               U[i] = calls * cost
               if cost > N[i] then at = -1 end
               if at >= 0 and U[i] + cost > N[i] then
