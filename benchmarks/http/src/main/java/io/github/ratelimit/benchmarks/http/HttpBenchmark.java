@@ -294,7 +294,8 @@ public final class HttpBenchmark {
         List<String> problems;
         if (status == 200) {
             try (var in = connection.getInputStream()) {
-                problems = ObservedPath.problems(new String(in.readAllBytes(), StandardCharsets.UTF_8), observed);
+                problems = ObservedPath.problems(
+                        new String(in.readAllBytes(), StandardCharsets.UTF_8), observed, name.startsWith("local"));
             }
         } else {
             problems = List.of("GET /actuator/prometheus answered " + status + ", not 200");
@@ -305,8 +306,8 @@ public final class HttpBenchmark {
                     + (observed ? "observed" : "unobserved") + " path users run: " + String.join("; ", problems)
                     + " (log " + log + ")");
         }
-        System.err.println("checked " + name + ": /actuator/prometheus answers 200 with " + ObservedPath.REQUESTS
-                + (observed ? " and " : " and without ") + ObservedPath.DECISIONS);
+        System.err.println("checked " + name + ": /actuator/prometheus answers 200 with " + ObservedPath.REQUESTS + ", "
+                + ObservedPath.HTTP_REQUESTS + (observed ? "" : " and without " + ObservedPath.DECISIONS));
     }
 
     private static void get(int port, String path) throws IOException {

@@ -94,24 +94,31 @@ class RoundFiguresTest {
                 # TYPE ratelimit_decision_seconds summary
                 ratelimit_decision_seconds_count{basis="bucket",error="none",outcome="allowed",rule="url"} 5
                 ratelimit_requests_total{basis="bucket",outcome="allowed",rule="url"} 5.0
+                http_server_requests_seconds_count{method="GET",status="200",uri="/url"} 5
                 """;
         String unobserved = """
                 # TYPE ratelimit_decision_active_seconds summary
                 ratelimit_decision_active_seconds_count 0
                 ratelimit_requests_total{basis="bucket",outcome="allowed",rule="url"} 5.0
+                http_server_requests_seconds_count{method="GET",status="200",uri="/url"} 5
                 """;
-        assertThat(ObservedPath.problems(observed, true)).isEmpty();
-        assertThat(ObservedPath.problems(unobserved, false)).isEmpty();
-        assertThat(ObservedPath.problems(unobserved, true))
+        assertThat(ObservedPath.problems(observed, true, false)).isEmpty();
+        assertThat(ObservedPath.problems(unobserved, false, false)).isEmpty();
+        assertThat(ObservedPath.problems(unobserved, true, true))
+                .as("a local decision allowed at once is not observed")
+                .isEmpty();
+        assertThat(ObservedPath.problems(unobserved, true, false))
                 .singleElement()
                 .asString()
                 .contains("no ratelimit_decision_seconds_count", "ObservationRegistry");
-        assertThat(ObservedPath.problems(observed, false))
+        assertThat(ObservedPath.problems(observed, false, false))
                 .singleElement()
                 .asString()
                 .contains("management.observations.enable.ratelimit=false");
-        assertThat(ObservedPath.problems("# HELP ratelimit_requests_total\njvm_threads_live_threads 20.0\n", true))
+        assertThat(ObservedPath.problems(
+                        "# HELP ratelimit_requests_total\njvm_threads_live_threads 20.0\n", true, true))
                 .hasSize(2)
-                .anySatisfy(p -> assertThat(p).contains("no ratelimit_requests_total"));
+                .anySatisfy(p -> assertThat(p).contains("no ratelimit_requests_total"))
+                .anySatisfy(p -> assertThat(p).contains("no http_server_requests_seconds_count"));
     }
 }
