@@ -140,8 +140,14 @@ public final class BucketKeyState implements KeyState {
     }
 
     /**
-     * Nanoseconds until a bandwidth short of {@code deficit} tokens is full again; {@code roundingError} is
-     * Bucket4j's record of the partly refilled next token (in token-nanoseconds) of a greedy bandwidth.
+     * Nanoseconds until a bandwidth short of {@code deficit} tokens is full again.
+     *
+     * @param b the bandwidth
+     * @param deficit the tokens it lacks (none or fewer: it is full)
+     * @param roundingError Bucket4j's record of the partly refilled next token (in token-nanoseconds) of a greedy
+     *        bandwidth
+     * @param nowNanos the time, for a bandwidth that refills at intervals aligned to the clock (a greedy one ignores it)
+     * @return the nanoseconds, 0 when full, saturated at {@code Long.MAX_VALUE}
      */
     public static long resetNanos(Bandwidth b, long deficit, long roundingError, long nowNanos) {
         if (deficit <= 0) {
