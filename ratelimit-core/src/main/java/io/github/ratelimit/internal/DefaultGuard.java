@@ -78,27 +78,41 @@ final class DefaultGuard implements Guard {
     }
 
     /**
+     * @return the key of the only rule, resolved once for the call, when the call may be decided with no bookkeeping
+     *         ({@link DefaultRateLimiter#resolveAlone}: empty when missing); {@code null} when it may not
+     */
+    String aloneKey(RequestContext context, long permits) {
+        return alone != null && permits == 1 ? DefaultRateLimiter.resolveAlone(alone, context) : null;
+    }
+
+    /**
+     * @param key the call's {@link #aloneKey}, not {@code null}
      * @return the decision on a call that a bucket in this JVM allows at once, made with no bookkeeping
      *         ({@link DefaultRateLimiter#decideAlone}); {@code null}, having taken nothing, when the call needs
      *         {@link #acquireEvaluated} or {@link #acquireAsyncEvaluated}
      */
-    Decision decideAtOnce(RequestContext context, long permits) {
-        return alone != null && permits == 1 ? limiter.decideAlone(alone, context) : null;
+    Decision decideAtOnce(String key) {
+        return limiter.decideAlone(alone, key);
     }
 
     @Override
     public Decision acquire(RequestContext context, long permits) {
-        Decision decision = decideAtOnce(context, permits);
-        return decision != null ? decision : acquireEvaluated(context, permits);
+        String key = aloneKey(context, permits);
+        Decision decision = key == null ? null : decideAtOnce(key);
+        return decision != null ? decision : acquireEvaluated(context, permits, key);
     }
 
-    /** {@link #acquire} on the general path: every rule's bookkeeping, any wait. */
-    Decision acquireEvaluated(RequestContext context, long permits) {
+    /**
+     * {@link #acquire} on the general path: every rule's bookkeeping, any wait.
+     *
+     * @param key the call's {@link #aloneKey}, or {@code null} to resolve the keys here
+     */
+    Decision acquireEvaluated(RequestContext context, long permits, String key) {
         checkPermits(permits);
         if (rules.length == 0) {
             return Decision.unlimited();
         }
-        Evaluation ev = limiter.evaluate(rules, context, permits);
+        Evaluation ev = limiter.evaluate(rules, context, permits, key);
         Decision decision = ev.decision();
         return decision.outcome() != Outcome.DELAYED ? decision : awaitDelayed(ev, decision);
     }
@@ -132,17 +146,24 @@ final class DefaultGuard implements Guard {
 
     @Override
     public CompletableFuture<Decision> acquireAsync(RequestContext context, long permits) {
-        Decision decision = decideAtOnce(context, permits);
-        return decision != null ? CompletableFuture.completedFuture(decision) : acquireAsyncEvaluated(context, permits);
+        String key = aloneKey(context, permits);
+        Decision decision = key == null ? null : decideAtOnce(key);
+        return decision != null
+                ? CompletableFuture.completedFuture(decision)
+                : acquireAsyncEvaluated(context, permits, key);
     }
 
-    /** {@link #acquireAsync} on the general path: every rule's bookkeeping, any wait. */
-    CompletableFuture<Decision> acquireAsyncEvaluated(RequestContext context, long permits) {
+    /**
+     * {@link #acquireAsync} on the general path: every rule's bookkeeping, any wait.
+     *
+     * @param key the call's {@link #aloneKey}, or {@code null} to resolve the keys here
+     */
+    CompletableFuture<Decision> acquireAsyncEvaluated(RequestContext context, long permits, String key) {
         checkPermits(permits);
         if (rules.length == 0) {
             return CompletableFuture.completedFuture(Decision.unlimited());
         }
-        Evaluation ev = limiter.evaluate(rules, context, permits);
+        Evaluation ev = limiter.evaluate(rules, context, permits, key);
         Decision decision = ev.decision();
         if (decision.outcome() != Outcome.DELAYED) {
             return CompletableFuture.completedFuture(decision);

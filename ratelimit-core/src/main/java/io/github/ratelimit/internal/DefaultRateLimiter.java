@@ -291,9 +291,10 @@ public final class DefaultRateLimiter implements RateLimiter {
 
     /**
      * @param permits the call's permits, at least 1: each rule takes its cost that many times
+     * @param resolved the only rule's key as {@link #resolveAlone} resolved it for this call, or {@code null}
      * @throws IllegalArgumentException when a rule's key can never hold what the call takes (before any store call)
      */
-    Evaluation evaluate(CompiledRule[] rules, RequestContext context, long permits) {
+    Evaluation evaluate(CompiledRule[] rules, RequestContext context, long permits, String resolved) {
         if (exempt != null && exempt.test(context)) {
             Evaluation ev = new Evaluation(waiting);
             ev.decided(Verdicts.exempted(rules, permits));
@@ -302,7 +303,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
         RuleDecider.Target[] targets = new RuleDecider.Target[rules.length];
         for (int i = 0; i < rules.length; i++) {
-            targets[i] = decider.target(rules[i], context, permits);
+            targets[i] = decider.target(rules[i], context, permits, i == 0 ? resolved : null);
         }
         Evaluation ev = new Evaluation(waiting);
         Verdict[] verdicts = new Verdict[rules.length];
@@ -344,21 +345,27 @@ public final class DefaultRateLimiter implements RateLimiter {
     }
 
     /**
+     * Resolves the key of a rule that decides a call alone ({@link #decidesAlone}), once for the call: the short path
+     * ({@link #decideAlone}) and, when it cannot decide, the general one ({@link #evaluate}) both use it.
+     *
+     * @return the key; empty when it is missing or the resolver failed (logged)
+     */
+    static String resolveAlone(CompiledRule rule, RequestContext context) {
+        String key = RuleDecider.resolveKey(rule, context);
+        return key == null ? "" : key;
+    }
+
+    /**
      * Decides a call of one permit that {@code rule} alone decides ({@link #decidesAlone}) when its bucket allows it
      * at once, with no bookkeeping: no evaluation, no probe, and the verdict's records made only when read
      * ({@link AllowedVerdict}). The decision is the one {@link #evaluate} gives.
      *
+     * @param key the call's key, from {@link #resolveAlone}
      * @return the decision, or {@code null} when the call needs the general path ({@link #evaluate}), having taken
      *         nothing: its key is missing, its bucket does not allow it now, or its store failed
      */
-    Decision decideAlone(CompiledRule rule, RequestContext context) {
-        String key;
-        try {
-            key = rule.resolver.resolve(context);
-        } catch (RuntimeException e) {
-            return null; // the general path resolves it again, and logs the failure
-        }
-        if (key == null || key.isEmpty()) {
+    Decision decideAlone(CompiledRule rule, String key) {
+        if (key.isEmpty()) {
             return null;
         }
         KeyState state;
@@ -394,7 +401,7 @@ public final class DefaultRateLimiter implements RateLimiter {
         long delay = 0;
         long retryAfter = 0;
         for (CompiledRule rule : rules) {
-            Verdict v = decider.peek(decider.target(rule, context, permits));
+            Verdict v = decider.peek(decider.target(rule, context, permits, null));
             verdicts.add(v);
             if (v.outcome().compareTo(worst) > 0) {
                 worst = v.outcome();

@@ -38,14 +38,15 @@ final class ObservedGuard implements Guard {
 
     @Override
     public Decision acquire(RequestContext context, long permits) {
-        Decision atOnce = guard.decideAtOnce(context, permits);
+        String key = guard.aloneKey(context, permits);
+        Decision atOnce = key == null ? null : guard.decideAtOnce(key);
         if (atOnce != null) {
             return atOnce;
         }
         RateLimiter.Observer.Stop stop = start(context);
         Decision decision;
         try {
-            decision = guard.acquireEvaluated(context, permits);
+            decision = guard.acquireEvaluated(context, permits, key);
         } catch (RuntimeException | Error e) {
             stop(stop, null, e);
             throw e;
@@ -56,14 +57,15 @@ final class ObservedGuard implements Guard {
 
     @Override
     public CompletableFuture<Decision> acquireAsync(RequestContext context, long permits) {
-        Decision atOnce = guard.decideAtOnce(context, permits);
+        String key = guard.aloneKey(context, permits);
+        Decision atOnce = key == null ? null : guard.decideAtOnce(key);
         if (atOnce != null) {
             return CompletableFuture.completedFuture(atOnce);
         }
         RateLimiter.Observer.Stop stop = start(context);
         CompletableFuture<Decision> decision;
         try {
-            decision = guard.acquireAsyncEvaluated(context, permits);
+            decision = guard.acquireAsyncEvaluated(context, permits, key);
         } catch (RuntimeException | Error e) {
             stop(stop, null, e);
             throw e;

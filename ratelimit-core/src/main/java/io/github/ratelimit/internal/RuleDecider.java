@@ -68,13 +68,15 @@ final class RuleDecider {
     /**
      * @param permits the call's permits, at least 1: it takes the rule's cost that many times (and, for a rule with a
      *        {@linkplain Rule#permits() permits expression}, that many times its value)
+     * @param resolved the rule's key as already resolved for this call ({@link DefaultRateLimiter#resolveAlone}: empty
+     *        when missing), or {@code null} to resolve it now
      * @return the rule's key for the call and its state, or the verdict a missing key gives
      * @throws CallTooLargeException when the call takes more than the key's limits can ever hold, unless the rule is
      *         SHADOW: then its verdict is {@code SHADOW_REJECTED}
      */
-    Target target(CompiledRule rule, RequestContext context, long permits) {
+    Target target(CompiledRule rule, RequestContext context, long permits, String resolved) {
         try {
-            return targetOrTooLarge(rule, context, permits);
+            return targetOrTooLarge(rule, context, permits, resolved);
         } catch (CallTooLargeException e) {
             if (rule.mode != Mode.SHADOW) {
                 throw e;
@@ -87,7 +89,7 @@ final class RuleDecider {
         }
     }
 
-    private Target targetOrTooLarge(CompiledRule rule, RequestContext context, long permits) {
+    private Target targetOrTooLarge(CompiledRule rule, RequestContext context, long permits, String resolved) {
         long own = rule.permitsResolver == null ? 1 : rule.permitsOf(context);
         // A call holds one slot of a concurrency rule, whatever it counts as under rules of windows.
         long callPermits = rule.slots ? 1 : own <= 1 ? permits : CallPermits.multiply(rule, permits, own);
@@ -102,16 +104,7 @@ final class RuleDecider {
             t.verdict = Verdicts.of(rule, null, Outcome.ALLOWED, Basis.EXEMPT, List.of(), 0, 0, t.cost);
             return t;
         }
-        String key;
-        try {
-            key = rule.resolver.resolve(context);
-        } catch (RuntimeException e) {
-            RESOLVER_LOG.log(
-                    Level.WARNING,
-                    "The key resolver of rule '" + rule.name + "' failed; treating the key as missing",
-                    e);
-            key = null;
-        }
+        String key = resolved != null ? resolved : resolveKey(rule, context);
         if (key == null || key.isEmpty()) {
             switch (rule.missingKeyPolicy) {
                 case SKIP:
@@ -140,6 +133,21 @@ final class RuleDecider {
             t.failure = e;
         }
         return t;
+    }
+
+    /**
+     * @return the rule's key for the call; {@code null} when it is missing or the resolver failed (logged)
+     */
+    static String resolveKey(CompiledRule rule, RequestContext context) {
+        try {
+            return rule.resolver.resolve(context);
+        } catch (RuntimeException e) {
+            RESOLVER_LOG.log(
+                    Level.WARNING,
+                    "The key resolver of rule '" + rule.name + "' failed; treating the key as missing",
+                    e);
+            return null;
+        }
     }
 
     /**

@@ -14,7 +14,9 @@ import io.github.ratelimit.testing.ManualClock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -86,6 +88,37 @@ class DecideAloneTest {
             }
             assertThat(allowed).as("calls allowed").isGreaterThan(20);
             assertThat(other).as("calls not allowed at once").isGreaterThan(20);
+        }
+    }
+
+    /** A call the short path cannot decide goes on with the key it resolved: the resolver runs once per call. */
+    @Test
+    void resolvesTheKeyOncePerCallWhicheverPathDecides() {
+        AtomicInteger resolutions = new AtomicInteger();
+        ManualClock clock = new ManualClock();
+        try (RateLimiter limiter = RateLimiter.builder()
+                .timeMeter(clock)
+                .waiter(clock)
+                .keyResolver("tenant", context -> {
+                    resolutions.incrementAndGet();
+                    return context.header("X-Tenant");
+                })
+                .observer((rules, context) -> (decision, failure) -> {})
+                .build()) {
+            Guard guard = limiter.guard(
+                    Rule.builder("api").key("tenant").limits("1/1m").build());
+            RequestContext tenant =
+                    RequestContext.builder().header("X-Tenant", "acme").build();
+            RequestContext anonymous = RequestContext.builder().build();
+
+            assertThat(guard.acquire(tenant).outcome()).isEqualTo(Decision.Outcome.ALLOWED);
+            assertThat(guard.acquire(tenant).outcome()).isEqualTo(Decision.Outcome.REJECTED);
+            assertThat(guard.acquireAsync(tenant).join().outcome()).isEqualTo(Decision.Outcome.REJECTED);
+            assertThat(guard.acquire(anonymous).outcome())
+                    .as("a missing key, rejected by default")
+                    .isEqualTo(Decision.Outcome.REJECTED);
+
+            assertThat(resolutions).as("resolver calls for four calls").hasValue(4);
         }
     }
 }

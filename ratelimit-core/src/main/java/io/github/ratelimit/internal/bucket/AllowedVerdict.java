@@ -38,11 +38,9 @@ public final class AllowedVerdict extends AbstractList<Verdict> implements Rando
         private final Mode mode;
         private final long permits;
         private final BucketConfiguration configuration;
-        private final String[] names;
-        private final long[] limits;
-        private final long[] refills;
-        private final Duration[] periods;
         private final Bandwidth[] bandwidths;
+        /** Each window's period, made once: a {@code Duration} per window read would be most of a verdict's bytes. */
+        private final Duration[] periods;
 
         private Shape(String rule, String publicName, Mode mode, long permits, BucketConfiguration configuration) {
             this.rule = rule;
@@ -50,16 +48,9 @@ public final class AllowedVerdict extends AbstractList<Verdict> implements Rando
             this.mode = mode;
             this.permits = permits;
             this.configuration = configuration;
-            Bandwidth[] bandwidths = configuration.getBandwidths();
-            this.bandwidths = bandwidths;
-            this.names = new String[bandwidths.length];
-            this.limits = new long[bandwidths.length];
-            this.refills = new long[bandwidths.length];
+            this.bandwidths = configuration.getBandwidths();
             this.periods = new Duration[bandwidths.length];
             for (int i = 0; i < bandwidths.length; i++) {
-                names[i] = bandwidths[i].getId();
-                limits[i] = bandwidths[i].getCapacity();
-                refills[i] = bandwidths[i].getRefillTokens();
                 periods[i] = Duration.ofNanos(bandwidths[i].getRefillPeriodNanos());
             }
         }
@@ -82,11 +73,6 @@ public final class AllowedVerdict extends AbstractList<Verdict> implements Rando
         /** @return the configuration the windows are of */
         public BucketConfiguration configuration() {
             return configuration;
-        }
-
-        /** @return the permits a call takes */
-        public long permits() {
-            return permits;
         }
     }
 
@@ -164,7 +150,7 @@ public final class AllowedVerdict extends AbstractList<Verdict> implements Rando
 
     private List<Decision.Window> windows() {
         Decision.Window first = window(0, current0, reset0);
-        return shape.names.length == 1 ? List.of(first) : List.of(first, window(1, current1, reset1));
+        return shape.bandwidths.length == 1 ? List.of(first) : List.of(first, window(1, current1, reset1));
     }
 
     private Decision.Window window(int i, long current, long reset) {
@@ -172,7 +158,7 @@ public final class AllowedVerdict extends AbstractList<Verdict> implements Rando
         long resetNanos =
                 b.isRefillIntervally() ? reset : BucketKeyState.resetNanos(b, b.getCapacity() - current, reset, 0);
         return new Decision.Window(
-                shape.names[i], shape.limits[i], shape.refills[i], shape.periods[i], Math.max(0, current), resetNanos);
+                b.getId(), b.getCapacity(), b.getRefillTokens(), shape.periods[i], Math.max(0, current), resetNanos);
     }
 
     @Override
