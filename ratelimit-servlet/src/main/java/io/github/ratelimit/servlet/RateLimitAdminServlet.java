@@ -19,7 +19,6 @@ import java.nio.charset.IllegalCharsetNameException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -48,11 +47,16 @@ import org.jspecify.annotations.Nullable;
  * </security-constraint>
  * }</pre>
  *
- * <p>Protect the mapping with the container's security: the servlet checks no role itself. It answers only callers
- * the container has authenticated (403 otherwise), so a mapping left unprotected exposes nothing; init-param
- * {@code require-authentication=false} lifts that for an application protected otherwise (a network the public
- * cannot reach). Init-param {@code filter-name} names the filter whose admin and limit store to use (default: the
- * first filter that started; every filter of the application knows every rule of its rules file).
+ * <p>Protect the mapping with the container's security too. The servlet answers only callers the container has
+ * authenticated and that are in its role (init-param {@code role}, default {@value AdminAccess#DEFAULT_ROLE};
+ * {@code **} for any authenticated caller), with 403 otherwise, so a mapping left unprotected exposes nothing;
+ * init-param {@code require-authentication=false} lifts both for an application protected otherwise (a network the
+ * public cannot reach). Keys identify people, so the most-rejected keys read {@value AdminAccess#MASK} unless
+ * init-param {@code show-values} is {@code always}, or {@code when-authorized} for an authenticated caller in one of
+ * {@code show-values-roles} (any authenticated caller when none is given), as the starter's
+ * {@code management.endpoint.ratelimits.show-values} and {@code roles}. Init-param {@code filter-name} names the
+ * filter whose admin and limit store to use (default: the first filter that started; every filter of the application
+ * knows every rule of its rules file).
  *
  * <h2>Paths</h2>
  * <ul>
@@ -90,8 +94,8 @@ public class RateLimitAdminServlet extends HttpServlet {
 
     /** The filter whose admin to use, or {@code null} for the first that started. */
     private @Nullable String filterName;
-    /** Whether callers the container has not authenticated are refused (init-param {@code require-authentication}). */
-    private boolean requireAuthentication = true;
+    /** Who may call, and who sees the keys; read from the init-params. */
+    private AdminAccess access = AdminAccess.DEFAULTS;
 
     /**
      * Creates the servlet; the container configures it from its init-params.
@@ -99,22 +103,19 @@ public class RateLimitAdminServlet extends HttpServlet {
     public RateLimitAdminServlet() {}
 
     /**
-     * Reads the init-params {@code filter-name} and {@code require-authentication}.
+     * Reads the init-params {@code filter-name}, {@code require-authentication}, {@code role}, {@code show-values}
+     * and {@code show-values-roles}.
      *
-     * @throws ServletException when {@code require-authentication} is neither {@code true} nor {@code false}
+     * @throws ServletException when one of them has a value it cannot take, naming it and how to fix it
      */
     @Override
     public void init() throws ServletException {
         String name = getInitParameter("filter-name");
         filterName = name == null || name.isBlank() ? null : name.trim();
-        String require = getInitParameter("require-authentication");
-        if (require != null) {
-            String value = require.trim().toLowerCase(Locale.ROOT);
-            if (!value.equals("true") && !value.equals("false")) {
-                throw new ServletException("RateLimitAdminServlet '" + getServletName() + "': init-param "
-                        + "require-authentication = '" + require + "' is neither true nor false");
-            }
-            requireAuthentication = value.equals("true");
+        try {
+            access = AdminAccess.of(this::getInitParameter);
+        } catch (IllegalArgumentException e) {
+            throw new ServletException("RateLimitAdminServlet '" + getServletName() + "': " + e.getMessage(), e);
         }
     }
 
@@ -128,11 +129,9 @@ public class RateLimitAdminServlet extends HttpServlet {
     @Override
     protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
         AdminAnswers answers = new AdminAnswers(request, response);
-        if (requireAuthentication && request.getUserPrincipal() == null) {
-            answers.problem(
-                    403,
-                    "the rate-limit admin answers authenticated callers only: protect its mapping "
-                            + "with a security-constraint (or set its init-param require-authentication=false)");
+        String refusal = access.refusal(request);
+        if (refusal != null) {
+            answers.problem(403, refusal);
             return;
         }
         AdminRoute route = AdminRoute.of(request.getPathInfo());
@@ -188,18 +187,26 @@ public class RateLimitAdminServlet extends HttpServlet {
             request.setCharacterEncoding("UTF-8"); // a form's fields, as browsers and curl --data-urlencode send them
         }
         try {
-            serve(route, new Parameters(request), member, answers, request.getRemoteUser());
+            serve(route, new Parameters(request), member, answers, request.getRemoteUser(), access.showsKeys(request));
         } catch (IllegalArgumentException e) {
             answers.problem(400, e.getMessage());
         }
     }
 
-    private void serve(AdminRoute route, Parameters p, FilterGroup.Member member, AdminAnswers answers, String actor)
+    private void serve(
+            AdminRoute route,
+            Parameters p,
+            FilterGroup.Member member,
+            AdminAnswers answers,
+            String actor,
+            boolean showKeys)
             throws IOException {
         switch (route.kind()) {
-            case SUMMARY -> answers.json(200, summary(member.admin()));
+            case SUMMARY -> answers.json(200, summary(member.admin(), showKeys));
             case REJECTED ->
-                answers.json(200, Map.of("topRejectedKeys", rejected(AdminInput.count("count", p.get("count"), 20))));
+                answers.json(
+                        200,
+                        Map.of("topRejectedKeys", rejected(AdminInput.count("count", p.get("count"), 20), showKeys)));
             case HEALTH -> health(answers);
             case RULE_KEYS, KEY ->
                 answers.write(keys(route, p, new KeyOperations(member.admin(), (rule, key) -> p.checkSelectors(route)))
@@ -207,7 +214,7 @@ public class RateLimitAdminServlet extends HttpServlet {
         }
     }
 
-    private Map<String, Object> summary(LimitAdmin admin) {
+    private Map<String, Object> summary(LimitAdmin admin, boolean showKeys) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put(
                 "rules",
@@ -225,17 +232,17 @@ public class RateLimitAdminServlet extends HttpServlet {
             stores.add(store);
         }
         body.put("stores", stores);
-        body.put("topRejectedKeys", rejected(20));
+        body.put("topRejectedKeys", rejected(20, showKeys));
         return body;
     }
 
-    private List<Map<String, Object>> rejected(int count) {
+    private List<Map<String, Object>> rejected(int count, boolean showKeys) {
         List<Map<String, Object>> entries = new ArrayList<>();
         for (RejectedKeySummary.Entry e :
                 FilterGroup.rejectedKeys(getServletContext()).top(count)) {
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("rule", e.rule());
-            entry.put("key", e.key());
+            entry.put("key", showKeys ? e.key() : AdminAccess.MASK);
             entry.put("count", e.count());
             entry.put("error", e.error());
             entries.add(entry);

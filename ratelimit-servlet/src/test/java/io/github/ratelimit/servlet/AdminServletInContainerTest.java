@@ -11,7 +11,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.function.Consumer;
+import org.apache.catalina.Context;
 import org.apache.catalina.Wrapper;
+import org.apache.catalina.startup.Tomcat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,7 +33,17 @@ class AdminServletInContainerTest {
         }
     }
 
-    private static TomcatServer server(Path dir, boolean withFilter, Map<String, String> adminParams) throws Exception {
+    static TomcatServer server(Path dir, boolean withFilter, Map<String, String> adminParams) throws Exception {
+        return server(dir, withFilter, adminParams, tomcat -> {}, context -> {});
+    }
+
+    static TomcatServer server(
+            Path dir,
+            boolean withFilter,
+            Map<String, String> adminParams,
+            Consumer<Tomcat> serverCustomizer,
+            Consumer<Context> contextCustomizer)
+            throws Exception {
         Path rules = Files.writeString(
                 dir.resolve("ratelimit.properties"),
                 String.join(
@@ -42,7 +55,9 @@ class AdminServletInContainerTest {
         TomcatServer.Builder b = TomcatServer.builder()
                 .servletClass("ok", Ok.class.getName(), false, "/api/*")
                 .servletClass("admin", RateLimitAdminServlet.class.getName(), false, "/admin/*")
-                .context(context -> adminParams.forEach(((Wrapper) context.findChild("admin"))::addInitParameter));
+                .context(context -> adminParams.forEach(((Wrapper) context.findChild("admin"))::addInitParameter))
+                .context(contextCustomizer)
+                .server(serverCustomizer);
         if (withFilter) {
             b.filterClass(RateLimitFilter.class.getName()).filterParam("config", "file:" + rules);
         }
@@ -50,6 +65,10 @@ class AdminServletInContainerTest {
     }
 
     private static final Map<String, String> OPEN = Map.of("require-authentication", "false");
+
+    /** Open, and showing the keys of the most-rejected list. */
+    private static final Map<String, String> OPEN_SHOWING_KEYS =
+            Map.of("require-authentication", "false", "show-values", "always");
 
     @Test
     void answersOnlyCallersTheContainerAuthenticated(@TempDir Path dir) throws Exception {
@@ -67,7 +86,7 @@ class AdminServletInContainerTest {
 
     @Test
     void showsRulesRejectedKeysAndHealthAndResetsAKey(@TempDir Path dir) throws Exception {
-        try (TomcatServer server = server(dir, true, OPEN)) {
+        try (TomcatServer server = server(dir, true, OPEN_SHOWING_KEYS)) {
             int port = server.port();
             for (int i = 0; i < 3; i++) {
                 RawHttp.send(port, "GET", "/api/x", "X-User: mallory");
