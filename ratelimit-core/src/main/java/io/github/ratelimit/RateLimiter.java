@@ -221,7 +221,8 @@ public interface RateLimiter extends AutoCloseable {
         }
 
         /**
-         * @param observer told as each decision starts and ends, for tracing ({@link Observer}); replaces any earlier
+         * @param observer told as each decision starts and ends, for tracing ({@link Observer}; with Micrometer,
+         *        {@code io.github.ratelimit.micrometer.MicrometerObservations.of(registry)}); replaces any earlier
          * @return this builder
          */
         public Builder observer(Observer observer) {

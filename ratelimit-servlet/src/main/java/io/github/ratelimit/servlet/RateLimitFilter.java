@@ -121,6 +121,16 @@ public class RateLimitFilter implements Filter {
     public static final String ADMIN_ATTRIBUTE = RateLimitFilter.class.getName() + ".admin";
 
     /**
+     * The servlet-context attribute from which filters configured from their rules file take the application's
+     * Micrometer {@code io.micrometer.observation.ObservationRegistry}, to make their decisions observations named
+     * {@code ratelimit.decision} (spans, with Micrometer Tracing): set it before the filters start, from a
+     * {@code ServletContextListener}. Unset (the default), decisions are not observed. A value that is not an
+     * {@code ObservationRegistry} stops the filter at start-up.
+     */
+    public static final String OBSERVATION_REGISTRY_ATTRIBUTE =
+            RateLimitFilter.class.getName() + ".observationRegistry";
+
+    /**
      * How long a request waits out a {@code SOFT} delay before the filter first asks {@link ClientConnections}
      * whether its client is still there, and how often it asks after that: a quarter of a second, so a client that
      * goes away gives its tokens back within about that long, for at most one non-blocking check per waiting request
@@ -224,7 +234,12 @@ public class RateLimitFilter implements Filter {
         }
         Map<String, String> properties = RulesFile.read(config, location.trim());
         ClassLoader loader = config.getServletContext().getClassLoader();
-        RulesFile.Settings settings = RulesFile.parse(properties, location, loader, FilterGroup.rejectedKeys(config));
+        RulesFile.Settings settings = RulesFile.parse(
+                properties,
+                location,
+                loader,
+                FilterGroup.rejectedKeys(config),
+                ObservationBinding.observer(config.getServletContext()));
         this.limiter = settings.limiter();
         this.ownsLimiter = true;
         this.limitStore = settings.limitStore();

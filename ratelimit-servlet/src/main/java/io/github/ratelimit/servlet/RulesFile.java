@@ -146,6 +146,24 @@ final class RulesFile {
      */
     static Settings parse(
             Map<String, String> properties, String source, ClassLoader classLoader, RateLimiter.Listener listener) {
+        return parse(properties, source, classLoader, listener, null);
+    }
+
+    /**
+     * @param properties the merged {@code ratelimit.*} properties
+     * @param source where they come from, for messages (e.g. {@code /WEB-INF/ratelimit.properties})
+     * @param classLoader loads custom key resolvers and the rejection handler
+     * @param listener receives every decision of the limiter (the application's most-rejected keys)
+     * @param observer told of each decision as it starts and ends (the application's observations), or {@code null}
+     * @return the settings, with a built limiter (which owns its store)
+     * @throws InvalidRateLimitConfigurationException naming the property, the value and the fix
+     */
+    static Settings parse(
+            Map<String, String> properties,
+            String source,
+            ClassLoader classLoader,
+            RateLimiter.Listener listener,
+            RateLimiter.@Nullable Observer observer) {
         Map<String, String> resolved = new TreeMap<>();
         properties.forEach((k, v) -> {
             if (k.startsWith("ratelimit.")) {
@@ -186,6 +204,9 @@ final class RulesFile {
             builder.limitProvider(limitStore, settings.limitCacheTtl());
         }
         builder.listener(listener);
+        if (observer != null) {
+            builder.observer(observer);
+        }
         RateLimiter limiter;
         try {
             limiter = settings.build(builder.store(store));
