@@ -1,9 +1,9 @@
 package io.github.ratelimit.servlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.github.ratelimit.servlet.testing.ContainerLog;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
@@ -28,15 +28,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import java.util.stream.Collectors;
 import org.apache.tomcat.util.descriptor.web.FilterMap;
 import org.junit.jupiter.api.AfterEach;
@@ -407,37 +403,14 @@ class ConcurrencyInContainerTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aRuleWithConcurrencyAndLimitsFailsDeploymentNamingTheRule(String store, @TempDir Path dir) {
-        List<Throwable> logged = new CopyOnWriteArrayList<>();
-        Logger catalina = Logger.getLogger("org.apache.catalina");
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                if (record.getThrown() != null) {
-                    logged.add(record.getThrown());
-                }
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-        };
-        catalina.addHandler(capture);
-        try {
-            assertThatThrownBy(() -> start(
-                            dir,
-                            store,
-                            "ratelimit.rules[3].name=both",
-                            "ratelimit.rules[3].paths=/both/**",
-                            "ratelimit.rules[3].concurrency=2",
-                            "ratelimit.rules[3].limits=5/1s"))
-                    .hasMessageContaining("failed to start");
-        } finally {
-            catalina.removeHandler(capture);
-        }
+        List<String> logged = ContainerLog.deploymentFailures(() -> start(
+                dir,
+                store,
+                "ratelimit.rules[3].name=both",
+                "ratelimit.rules[3].paths=/both/**",
+                "ratelimit.rules[3].concurrency=2",
+                "ratelimit.rules[3].limits=5/1s"));
         assertThat(logged)
-                .map(Throwable::getMessage)
                 .anySatisfy(m -> assertThat(m)
                         .startsWith(
                                 "RateLimitFilter 'rateLimit' cannot start: file:" + dir.resolve("ratelimit.properties")

@@ -2,8 +2,8 @@ package io.github.ratelimit.servlet;
 
 import static io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.ratelimit.servlet.testing.ContainerLog;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.micrometer.observation.tck.TestObservationRegistry;
@@ -15,10 +15,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -83,28 +79,7 @@ class ObservationsInContainerTest {
 
     @Test
     void anAttributeThatIsNoRegistryStopsDeploymentNamingIt(@TempDir Path dir) {
-        List<String> logged = new CopyOnWriteArrayList<>();
-        Logger catalina = Logger.getLogger("org.apache.catalina");
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                if (record.getThrown() != null) {
-                    logged.add(record.getThrown().getMessage());
-                }
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-        };
-        catalina.addHandler(capture);
-        try {
-            assertThatThrownBy(() -> start(dir, "registry")).hasMessageContaining("failed to start");
-        } finally {
-            catalina.removeHandler(capture);
-        }
+        List<String> logged = ContainerLog.deploymentFailures(() -> start(dir, "registry"));
         assertThat(logged)
                 .anySatisfy(m -> assertThat(m)
                         .startsWith("RateLimitFilter 'rateLimit' cannot start: servlet-context attribute "

@@ -1,8 +1,8 @@
 package io.github.ratelimit.servlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.ratelimit.servlet.testing.ContainerLog;
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
@@ -10,10 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -98,30 +94,8 @@ class PlansFromRequestInContainerTest {
     @Test
     void aPlanHeaderWithNoTrustedProxyStopsDeployment(@TempDir Path dir) throws Exception {
         Path rules = rules(dir, "local");
-        List<Throwable> logged = new CopyOnWriteArrayList<>();
-        Logger catalina = Logger.getLogger("org.apache.catalina");
-        Handler capture = new Handler() {
-            @Override
-            public void publish(LogRecord record) {
-                if (record.getThrown() != null) {
-                    logged.add(record.getThrown());
-                }
-            }
-
-            @Override
-            public void flush() {}
-
-            @Override
-            public void close() {}
-        };
-        catalina.addHandler(capture);
-        try {
-            assertThatThrownBy(() -> start(rules).close()).hasMessageContaining("failed to start");
-        } finally {
-            catalina.removeHandler(capture);
-        }
+        List<String> logged = ContainerLog.deploymentFailures(() -> start(rules).close());
         assertThat(logged)
-                .map(Throwable::getMessage)
                 .anySatisfy(m -> assertThat(m)
                         .startsWith(
                                 "RateLimitFilter 'rateLimit' cannot start: file:" + rules + ": ratelimit.plan-from: "
