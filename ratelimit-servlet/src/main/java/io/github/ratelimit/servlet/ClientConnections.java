@@ -7,10 +7,13 @@ import org.jspecify.annotations.Nullable;
  * Tells whether the client of a request that waits out a {@code SOFT} delay has closed its connection, so that
  * {@link RateLimitFilter} can end the wait and return the tokens the request reserved (the way a cancelled wait
  * returns them on Spring WebFlux). The Servlet API has no such signal: Tomcat 11 raises no {@code AsyncListener}
- * or {@code ReadListener} event when a client closes during an asynchronous wait. A container integration that
- * can look at the connection supplies one; the Spring Boot starter does for its embedded Tomcat.
+ * or {@code ReadListener} event when an HTTP/1.x client closes during an asynchronous wait (over HTTP/2, a reset
+ * stream is reported on the {@code AsyncContext}, which ends the wait without a probe). A container integration that
+ * can look at the connection supplies one: on Tomcat, the valve
+ * {@link io.github.ratelimit.servlet.tomcat.TomcatClientConnections}, which a {@code web.xml} application declares in
+ * its {@code context.xml} and the Spring Boot starter installs in its embedded Tomcat.
  *
- * <p>Without one (plain {@code web.xml}), or when it answers {@code null}, the wait runs to its end, as long as the
+ * <p>Without one, or when it answers {@code null}, the wait runs to its end, as long as the
  * rule's {@code max-delay} at most, and the limiter's {@code max-waiting} caps bound how many requests wait.
  *
  * <p>Implementations must be thread-safe.

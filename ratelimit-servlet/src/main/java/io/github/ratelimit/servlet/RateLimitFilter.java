@@ -70,8 +70,10 @@ import org.jspecify.annotations.Nullable;
  * waited out with async processing when the filter and servlet support it ({@code startAsync}, then a timed
  * {@code dispatch()}), holding no container thread; otherwise the thread waits, and the limiter's cap on waiting
  * requests bounds how many do. A request whose client goes away meanwhile stops waiting and returns its tokens
- * when the filter can tell: through {@link #clientConnections} (the Spring Boot starter's, on Tomcat), or the
- * container's {@code AsyncListener} events. A {@code SHADOW} rule's would-be rejection is logged and the request
+ * when the filter can tell: through {@link #clientConnections}, or the servlet context's
+ * {@link #CLIENT_CONNECTIONS_ATTRIBUTE} (which Tomcat's valve
+ * {@code io.github.ratelimit.servlet.tomcat.TomcatClientConnections} sets, for HTTP/1.x), or the container's
+ * {@code AsyncListener} events (a reset HTTP/2 stream, on Tomcat and Jetty). A {@code SHADOW} rule's would-be rejection is logged and the request
  * served.
  *
  * <p>Rules that count failures ({@code count=failures}) keep the tokens of failed attempts only: a 401 response,
@@ -129,6 +131,15 @@ public class RateLimitFilter implements Filter {
      */
     public static final String OBSERVATION_REGISTRY_ATTRIBUTE =
             RateLimitFilter.class.getName() + ".observationRegistry";
+
+    /**
+     * The servlet-context attribute from which the filter takes, unless {@link #clientConnections} gave it one, how to
+     * tell that the client of a request waiting out a {@code SOFT} delay has gone: a {@link ClientConnections}, or a
+     * {@code Function<HttpServletRequest, BooleanSupplier>} giving each request's probe (or {@code null} when it cannot
+     * be checked), the form in which {@code io.github.ratelimit.servlet.tomcat.TomcatClientConnections}, a valve of
+     * Tomcat's, publishes itself across class loaders. Another value stops the filter at start-up.
+     */
+    public static final String CLIENT_CONNECTIONS_ATTRIBUTE = RateLimitFilter.class.getName() + ".clientConnections";
 
     /**
      * How long a request waits out a {@code SOFT} delay before the filter first asks {@link ClientConnections}
@@ -207,6 +218,7 @@ public class RateLimitFilter implements Filter {
                 servlets.all().forEach(limiter::guard);
                 handlerRules.add(servlets);
             }
+            delays.connectionsIfNone(config.getServletContext().getAttribute(CLIENT_CONNECTIONS_ATTRIBUTE));
             List<Rule> known = new ArrayList<>(limiter.rules());
             allUrlRules.forEach(u -> known.add(u.rule()));
             if (keyLimitsToCheck != null) {

@@ -2,6 +2,7 @@ package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
+import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -15,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -39,6 +41,36 @@ final class SoftDelays {
 
     void connections(ClientConnections connections) {
         this.connections = connections;
+    }
+
+    /**
+     * Takes the connections the servlet context publishes ({@link RateLimitFilter#CLIENT_CONNECTIONS_ATTRIBUTE}),
+     * unless some were set in code.
+     *
+     * @param published the attribute's value, or {@code null}
+     * @throws InvalidRateLimitConfigurationException when it is neither a {@link ClientConnections} nor a function
+     *     from a request to a probe
+     */
+    void connectionsIfNone(@Nullable Object published) {
+        if (published == null || connections != null) {
+            return;
+        }
+        if (published instanceof ClientConnections c) {
+            connections = c;
+        } else if (published instanceof Function<?, ?> probes) {
+            @SuppressWarnings("unchecked") // checked on each use: a probe that is no BooleanSupplier checks nothing
+            Function<HttpServletRequest, ?> f = (Function<HttpServletRequest, ?>) probes;
+            connections = request -> f.apply(request) instanceof BooleanSupplier gone ? gone::getAsBoolean : null;
+        } else {
+            throw new InvalidRateLimitConfigurationException(
+                    "servlet-context attribute " + RateLimitFilter.CLIENT_CONNECTIONS_ATTRIBUTE,
+                    published.getClass().getName(),
+                    "holds a " + published.getClass().getName() + ", but it must be a "
+                            + ClientConnections.class.getName()
+                            + " or a Function<HttpServletRequest, BooleanSupplier>",
+                    "Declare the valve io.github.ratelimit.servlet.tomcat.TomcatClientConnections in context.xml, "
+                            + "which sets it, or remove the attribute.");
+        }
     }
 
     /** @return the watcher, for tests */

@@ -27,7 +27,8 @@ class ServletArchitectureTest {
 
     /**
      * What a {@code web.xml} application and the Spring Boot starter use: the filter (and its builder), the admin
-     * servlet, the rejection handlers, the request context, and the two extension points the starter plugs into.
+     * servlet, the rejection handlers, the request context, the two extension points the starter plugs into, and
+     * Tomcat's valve that tells the filters a waiting client has gone.
      */
     @Test
     void thePublicTypesAreTheFilterTheAdminServletAndTheirExtensionPoints() {
@@ -39,7 +40,20 @@ class ServletArchitectureTest {
                         "io.github.ratelimit.servlet.ProblemDetailsRejectionHandler",
                         "io.github.ratelimit.servlet.RateLimitAdminServlet",
                         "io.github.ratelimit.servlet.RateLimitFilter",
-                        "io.github.ratelimit.servlet.RejectionHandler");
+                        "io.github.ratelimit.servlet.RejectionHandler",
+                        "io.github.ratelimit.servlet.tomcat.TomcatClientConnections");
+    }
+
+    /** The filter runs on any container: Tomcat's classes stay in the package of Tomcat's valve. */
+    @Test
+    void onlyTheTomcatPackageUsesTomcat() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackage("io.github.ratelimit.servlet.tomcat..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("org.apache.catalina..", "org.apache.coyote..", "org.apache.tomcat..")
+                .check(MAIN);
     }
 
     @Test

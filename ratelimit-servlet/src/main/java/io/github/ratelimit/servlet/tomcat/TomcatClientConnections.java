@@ -1,19 +1,38 @@
-package io.github.ratelimit.spring.boot.internal.web.servlet;
+package io.github.ratelimit.servlet.tomcat;
 
 import io.github.ratelimit.servlet.ClientConnections;
+import io.github.ratelimit.servlet.RateLimitFilter;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletRequestWrapper;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
+import java.util.function.BooleanSupplier;
+import java.util.function.Function;
+import org.apache.catalina.Context;
+import org.apache.catalina.LifecycleException;
 import org.apache.catalina.connector.Request;
 import org.apache.catalina.connector.Response;
 import org.apache.catalina.valves.ValveBase;
 import org.apache.coyote.ActionCode;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Tells the rate-limit filters when the client of a request waiting out a {@code SOFT} delay on Boot's embedded
- * Tomcat has closed its connection, so the wait ends and its tokens come back. Tomcat raises no Servlet API event
+ * Tells the rate-limit filters when the client of a request waiting out a {@code SOFT} delay on Tomcat has closed its
+ * connection, so the wait ends and its tokens come back. A {@code web.xml} application declares it in its
+ * {@code META-INF/context.xml} (or the server's {@code context.xml}):
+ *
+ * <pre>{@code
+ * <Context>
+ *   <Valve className="io.github.ratelimit.servlet.tomcat.TomcatClientConnections"/>
+ * </Context>
+ * }</pre>
+ *
+ * As it starts, the valve publishes itself in its context's servlet-context attribute
+ * {@link RateLimitFilter#CLIENT_CONNECTIONS_ATTRIBUTE}, where the application's filters find it. Tomcat loads a
+ * valve of {@code context.xml} from its own {@code lib} folder, not from the application: copy the
+ * {@code ratelimit-servlet} jar there too (the valve needs nothing else of the library). The Spring Boot starter
+ * installs it in Boot's embedded Tomcat and hands it to its filters. Tomcat raises no Servlet API event
  * for it (no {@code AsyncListener} or {@code ReadListener} call while a request waits asynchronously), but a
  * non-blocking read on Tomcat's own request sees the end of the stream.
  *
@@ -34,10 +53,38 @@ public final class TomcatClientConnections extends ValveBase implements ClientCo
     /** Tomcat's request on the thread that runs the valves below this one and the filters. */
     private final ThreadLocal<Request> current = new ThreadLocal<>();
 
+    /** Creates the valve; Tomcat does, from its class name in {@code context.xml}. */
     public TomcatClientConnections() {
         super(true);
     }
 
+    /**
+     * Publishes this valve to the filters of its context, when it is a context's valve.
+     *
+     * @throws LifecycleException as {@link ValveBase#startInternal()}
+     */
+    @Override
+    protected synchronized void startInternal() throws LifecycleException {
+        if (getContainer() instanceof Context context) {
+            // As JDK types, which the web application's class loader shares with Tomcat's: a valve declared in
+            // context.xml comes from Tomcat's lib, the filter from the application's WEB-INF/lib.
+            Function<HttpServletRequest, @Nullable BooleanSupplier> probes = request -> {
+                Probe probe = watch(request);
+                return probe == null ? null : probe::clientGone;
+            };
+            context.getServletContext().setAttribute(RateLimitFilter.CLIENT_CONNECTIONS_ATTRIBUTE, probes);
+        }
+        super.startInternal();
+    }
+
+    /**
+     * Holds Tomcat's request for the filters below, while they run on this thread.
+     *
+     * @param request Tomcat's request
+     * @param response Tomcat's response
+     * @throws IOException as the valves and filters below throw it
+     * @throws ServletException as the valves and filters below throw it
+     */
     @Override
     public void invoke(Request request, Response response) throws IOException, ServletException {
         Request outer = current.get();
@@ -54,7 +101,7 @@ public final class TomcatClientConnections extends ValveBase implements ClientCo
     }
 
     @Override
-    public Probe watch(HttpServletRequest request) {
+    public @Nullable Probe watch(HttpServletRequest request) {
         Request tomcat = current.get();
         if (tomcat == null || unwrap(request) != unwrap(tomcat.getRequest()) || !watchable(tomcat)) {
             return null;
