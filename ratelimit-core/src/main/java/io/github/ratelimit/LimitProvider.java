@@ -38,8 +38,32 @@ public interface LimitProvider {
      */
     default void onChange(Changes changes) {}
 
+    /**
+     * The rule's limits and mode as changed at run time by an operator, if they are: asked when a limiter registers
+     * the rule and when the provider reports the rule changed ({@link Changes#ruleChanged}), never per call. Must not
+     * block long (the limiter asks on a call's thread when a rule is first used). A change that cannot serve is
+     * ignored with a warning (the rule as built decides).
+     *
+     * @param rule the rule as built
+     * @return the rule with its changed limits or mode ({@link Rule#withLimits}), or {@code null} when it is not
+     *         changed (the default)
+     */
+    default @Nullable Rule changedRule(Rule rule) {
+        return null;
+    }
+
     /** Where a {@link LimitProvider} reports changed answers to a limiter. */
     interface Changes {
+
+        /**
+         * The rule's own limits or mode may have changed ({@link LimitProvider#changedRule}): the limiter asks again.
+         * The default takes it as every answer changing.
+         *
+         * @param rule the rule's name
+         */
+        default void ruleChanged(String rule) {
+            allChanged();
+        }
 
         /**
          * The answer for one key of one rule may have changed.

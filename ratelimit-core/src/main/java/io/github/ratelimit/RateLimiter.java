@@ -75,6 +75,26 @@ public interface RateLimiter extends AutoCloseable {
     void reset(String rule, String key);
 
     /**
+     * Gives a rule, in this limiter only, other limits or another mode than it was built with, from its next call on;
+     * or takes it back to those it was built with. {@link #rules()} keeps listing the rules as built. Keys with limits
+     * of their own ({@link LimitProvider}) keep them. A key's bucket takes the new limits at its next call, as it takes
+     * changed per-key limits (Bucket4j's additive replacement). To change a rule on every instance, change it through
+     * {@code LimitAdmin} with a {@code RedisLimitProvider}: each instance's limiter then asks the provider
+     * ({@link LimitProvider#changedRule}). A change made here wins over the provider's until it is taken back.
+     *
+     * @param rule the rule's name; a rule not registered yet takes the change when it is
+     * @param changed the rule as it decides from now on (same name and values, other limits or mode: see
+     *        {@link Rule#withLimits}), or {@code null} for the rule as built
+     * @throws IllegalArgumentException when the changed rule differs in anything but its limits and mode, or its mode
+     *         changes into or out of {@link Mode#SOFT}
+     * @throws UnsupportedOperationException when the limiter cannot (the default, for limiters written before this
+     *         method)
+     */
+    default void changeRule(String rule, @Nullable Rule changed) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot change a rule at run time");
+    }
+
+    /**
      * Closes the store and stops the limiter's delay thread (delays still pending complete exceptionally).
      * Idempotent.
      */

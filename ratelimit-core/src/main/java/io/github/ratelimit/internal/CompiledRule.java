@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Semaphore;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A rule with everything a decision needs resolved up front: its key resolver, its store limits
@@ -52,7 +53,14 @@ final class CompiledRule {
     /** The keys and addresses this rule never limits, or {@code null}. */
     final Exemption exemption;
 
-    final Mode mode;
+    /**
+     * The mode calls are decided in: the rule's own (SHADOW for a limiter in shadow mode), or the one it was changed
+     * to at run time ({@link #change}).
+     */
+    volatile Mode mode;
+    /** The mode the rule was built with, as the limiter runs it. */
+    private final Mode builtMode;
+
     final long cost;
     final long maxDelayNanos;
     final StoreFailurePolicy storeFailurePolicy;
@@ -68,11 +76,27 @@ final class CompiledRule {
      * no bookkeeping ({@link DefaultRateLimiter#decideAlone}): every call counts (no slots, no count of only some
      * calls, no permits expression), no key is exempt, every key has the rule's own limits (no per-key limits, no
      * plans), and Bucket4j runs them in at most {@value AllowedVerdict#MAX_WINDOWS} windows. Otherwise {@code null}.
+     * Replaced when the rule's limits or mode change at run time ({@link #change}).
      */
-    final AllowedVerdict.Shape alone;
+    volatile @Nullable Alone alone;
 
-    private final Configs defaults;
+    /** The shape of a rule's allowed verdicts that decides alone, with the limits of its buckets: read as one. */
+    record Alone(AllowedVerdict.Shape shape, BucketStore.Limits limits) {}
+
+    /** The configurations of the rule's limits as built. */
+    private final Configs built;
+    /**
+     * The configurations of every key without limits of its own: the rule's as built, or those it was changed to at
+     * run time ({@link #change}). The one place a rule's limits are read per decision.
+     */
+    private volatile Configs defaults;
+
     private final double fallbackShare;
+    /** Whether the limiter runs every rule as SHADOW (a dry run). */
+    private final boolean shadowLimiter;
+    /** Whether calls may decide alone whatever the limits ({@link #alone}): all but the limits' shape allow it. */
+    private final boolean mayDecideAlone;
+
     private final LimitProvider provider;
     private final Cache<String, Configs> perKey;
     private final Cache<List<Limit>, Configs> distinct;
@@ -114,7 +138,9 @@ final class CompiledRule {
                 ? null
                 : Exemption.of(exemptions, rule, keys.clientIpResolver());
         // A limiter in shadow mode (a dry run) runs every rule as SHADOW, whatever the rule says.
-        this.mode = settings.shadow() ? Mode.SHADOW : rule.mode();
+        this.shadowLimiter = settings.shadow();
+        this.builtMode = shadowLimiter ? Mode.SHADOW : rule.mode();
+        this.mode = builtMode;
         this.cost = rule.cost();
         this.maxDelayNanos = rule.maxDelay() == null ? 0 : rule.maxDelay().toNanos();
         this.storeFailurePolicy = rule.onStoreFailure() == StoreFailurePolicy.DEFAULT
@@ -125,7 +151,8 @@ final class CompiledRule {
         this.slots = rule.concurrency() > 0;
         this.waiting = new Semaphore(rule.maxWaiting());
         this.fallbackShare = settings.stores().localFallbackShare();
-        this.defaults = rule.concurrency() > 0 ? concurrencyConfigs(rule.concurrency()) : configs(rule.limits());
+        this.built = rule.concurrency() > 0 ? concurrencyConfigs(rule.concurrency()) : configs(rule.limits());
+        this.defaults = built;
         this.requestPlans = requestPlans;
         if (requestPlans != null) {
             Map<String, Configs> byPlan = new HashMap<>();
@@ -141,7 +168,7 @@ final class CompiledRule {
                                     + "(ratelimit.plan-rules).",
                             e);
                 }
-                byPlan.put(plan, limits.equals(rule.limits()) ? defaults : configs(limits));
+                byPlan.put(plan, limits.equals(rule.limits()) ? built : configs(limits));
             });
             this.planConfigs = Map.copyOf(byPlan);
             this.planned =
@@ -168,21 +195,58 @@ final class CompiledRule {
             this.perKey = null;
             this.distinct = null;
         }
-        this.alone = !slots
-                        && rule.count() == Rule.Counted.ALL
-                        && permitsResolver == null
-                        && exemption == null
-                        && provider == null
-                        && requestPlans == null
-                        && defaults.primary().onBucket4j()
-                ? AllowedVerdict.Shape.of(
-                        name, publicName, mode, cost, defaults.primary().bucketConfiguration())
-                : null;
+        this.mayDecideAlone = !slots
+                && rule.count() == Rule.Counted.ALL
+                && permitsResolver == null
+                && exemption == null
+                && provider == null
+                && requestPlans == null;
+        this.alone = alone(built, builtMode);
     }
 
-    /** @return the limits of every key of a rule that {@linkplain #alone decides alone} */
-    BucketStore.Limits aloneLimits() {
-        return defaults.primary();
+    /** @return how calls decide alone under these configurations and mode, or {@code null} when they cannot */
+    private @Nullable Alone alone(Configs configs, Mode m) {
+        if (!mayDecideAlone || !configs.primary().onBucket4j()) {
+            return null;
+        }
+        AllowedVerdict.Shape shape = AllowedVerdict.Shape.of(
+                name, publicName, m, cost, configs.primary().bucketConfiguration());
+        return shape == null ? null : new Alone(shape, configs.primary());
+    }
+
+    /**
+     * Decides the rule's calls from now on with the changed rule's limits and mode, or with its own again: keys with
+     * limits of their own keep them, and a bucket under the old limits takes the new ones at its next call (the
+     * store's additive replacement). A limiter in shadow mode keeps every rule SHADOW.
+     *
+     * @param changed the rule changed at run time ({@link RuleChanges#changed}), or {@code null} for the rule as built
+     * @throws IllegalArgumentException when the changed rule differs from this one in anything but its limits and
+     *         mode, or its mode change is not safe at run time
+     */
+    void change(@Nullable Rule changed) {
+        if (changed == null || changed.equals(rule)) {
+            defaults = built;
+            mode = builtMode;
+            alone = alone(built, builtMode);
+            return;
+        }
+        if (!changed.withLimits(rule.limits()).toBuilder()
+                .mode(rule.mode())
+                .build()
+                .equals(rule)) {
+            throw new IllegalArgumentException("rule '" + name + "' changed at run time differs from the rule as built "
+                    + "in more than its limits and mode");
+        }
+        String unsafe = RuleChanges.unsafeModeChange(rule.mode(), changed.mode());
+        if (unsafe != null) {
+            throw new IllegalArgumentException("rule '" + name + "' cannot change mode at run time from " + rule.mode()
+                    + " to " + changed.mode() + ": " + unsafe);
+        }
+        Configs configs = slots || changed.limits().equals(rule.limits()) ? built : configs(changed.limits());
+        Mode m = shadowLimiter ? Mode.SHADOW : changed.mode();
+        defaults = configs;
+        mode = m;
+        alone = alone(configs, m);
     }
 
     /**
@@ -263,7 +327,7 @@ final class CompiledRule {
      */
     Configs configsForRefund(String key) {
         if (rule.concurrency() > 0) {
-            return defaults;
+            return built;
         }
         Configs own = own(key);
         if (own != NO_ENTRY) {
@@ -280,7 +344,7 @@ final class CompiledRule {
      */
     Configs configsFor(String key, RequestContext context) {
         if (rule.concurrency() > 0) {
-            return defaults;
+            return built;
         }
         Configs own = own(key);
         if (own != NO_ENTRY) {
@@ -313,7 +377,7 @@ final class CompiledRule {
             return NO_ENTRY;
         }
         if (limits.equals(rule.limits())) {
-            return defaults;
+            return built;
         }
         return distinct.get(List.copyOf(limits), this::validatedConfigs);
     }
@@ -327,7 +391,7 @@ final class CompiledRule {
                     "Limit provider returned limits " + limits + " that rule '" + name + "' cannot use ("
                             + e.getMessage() + "); using the rule's own limits " + rule.limits(),
                     null);
-            return defaults;
+            return NO_ENTRY;
         }
         return configs(limits);
     }

@@ -52,6 +52,7 @@ public final class DefaultRateLimiter implements RateLimiter {
 
     static final RateLimitedLog STORE_LOG = new RateLimitedLog(10_000_000_000L);
     private static final RateLimitedLog LISTENER_LOG = new RateLimitedLog(10_000_000_000L);
+    private static final RateLimitedLog CHANGE_LOG = new RateLimitedLog(10_000_000_000L);
 
     /**
      * Everything {@link RateLimiter.Builder} configured: in small records of what belongs together, so that no two
@@ -147,6 +148,8 @@ public final class DefaultRateLimiter implements RateLimiter {
     private final Semaphore waiting;
     private final RuleDecider decider;
     private final Map<String, CompiledRule> compiled = new ConcurrentHashMap<>();
+    /** Rules changed at run time in this limiter ({@link #changeRule}), by name; they win over the provider's. */
+    private final Map<String, Rule> localChanges = new ConcurrentHashMap<>();
     /** The compiled rules by the name clients see for them ({@link Rule#publicName()}), which must differ too. */
     private final Map<String, CompiledRule> byPublicName = new ConcurrentHashMap<>();
 
@@ -185,8 +188,20 @@ public final class DefaultRateLimiter implements RateLimiter {
                 }
 
                 @Override
+                public void ruleChanged(String rule) {
+                    CompiledRule c = compiled.get(rule);
+                    if (c != null) {
+                        applyChange(c);
+                        store.limitsChanged(null);
+                    }
+                }
+
+                @Override
                 public void allChanged() {
-                    compiled.values().forEach(c -> c.forget(null));
+                    compiled.values().forEach(c -> {
+                        c.forget(null);
+                        applyChange(c);
+                    });
                     store.limitsChanged(null);
                 }
             });
@@ -201,6 +216,65 @@ public final class DefaultRateLimiter implements RateLimiter {
         store.reset(new BucketStore.Key(rule, key));
         if (fallbackStore != null && fallbackStore != store) {
             fallbackStore.reset(new BucketStore.Key(rule, key));
+        }
+    }
+
+    @Override
+    public void changeRule(String rule, Rule changed) {
+        Objects.requireNonNull(rule, "rule");
+        if (changed != null && !changed.name().equals(rule)) {
+            throw new IllegalArgumentException(
+                    "the changed rule is named '" + changed.name() + "', not '" + rule + "' as the change says");
+        }
+        CompiledRule c = compiled.get(rule);
+        if (c != null) {
+            c.change(changed == null ? providerChange(c) : changed); // checks it before it is kept
+        }
+        if (changed == null) {
+            localChanges.remove(rule);
+        } else {
+            localChanges.put(rule, changed);
+        }
+        if (c != null) {
+            applyChange(c); // the newest of the changes: another thread's may have come in between
+            store.limitsChanged(null);
+        }
+    }
+
+    /**
+     * Decides the rule from now on with its limits and mode as changed here ({@link #changeRule}), else as the limit
+     * provider says they are changed, else as built. A change that cannot serve is logged and ignored.
+     */
+    private void applyChange(CompiledRule c) {
+        Rule local = localChanges.get(c.name);
+        Rule changed = local != null ? local : providerChange(c);
+        try {
+            c.change(changed);
+        } catch (IllegalArgumentException e) {
+            CHANGE_LOG.log(
+                    Level.WARNING,
+                    "The change of rule '" + c.name + "' at run time is ignored, the rule as configured decides: "
+                            + e.getMessage(),
+                    null);
+            c.change(null);
+        }
+    }
+
+    /** @return the rule as the limit provider says it is changed, or {@code null} (also when the provider failed) */
+    private Rule providerChange(CompiledRule c) {
+        LimitProvider provider = settings.perKeyLimits().provider();
+        if (provider == null) {
+            return null;
+        }
+        try {
+            return provider.changedRule(c.rule);
+        } catch (RuntimeException e) {
+            CHANGE_LOG.log(
+                    Level.WARNING,
+                    "The limit provider failed to say whether rule '" + c.name + "' is changed; it decides as "
+                            + "configured: " + e,
+                    null);
+            return null;
         }
     }
 
@@ -227,11 +301,15 @@ public final class DefaultRateLimiter implements RateLimiter {
         }
         RequestPlans plans = requestPlans != null && requestPlans.appliesTo(rule) ? requestPlans : null;
         CompiledRule fresh = new CompiledRule(rule, settings, plans);
+        applyChange(fresh); // before its first call
         existing = compiled.putIfAbsent(rule.name(), fresh);
         if (existing != null) {
             return checkSame(existing, rule);
         }
         CompiledRule showing = byPublicName.putIfAbsent(rule.publicName(), fresh);
+        if (showing == null) {
+            applyChange(fresh); // again: a change reported before it was registered reached no compiled rule
+        }
         if (showing != null) {
             compiled.remove(rule.name(), fresh);
             throw new InvalidRateLimitConfigurationException(
@@ -368,16 +446,20 @@ public final class DefaultRateLimiter implements RateLimiter {
         if (key.isEmpty()) {
             return null;
         }
+        CompiledRule.Alone alone = rule.alone;
+        if (alone == null) {
+            return null; // the rule's limits were changed into a shape the short path does not take
+        }
         KeyState state;
         try {
-            state = store.state(rule.name, key, rule.aloneLimits(), rule.localFirst);
+            state = store.state(rule.name, key, alone.limits(), rule.localFirst);
         } catch (RuntimeException e) {
             return null; // the rule's failure policy answers, on the general path
         }
         if (!(state instanceof RecordingBucket bucket)) {
             return null;
         }
-        AllowedVerdict verdict = new AllowedVerdict(rule.alone, key);
+        AllowedVerdict verdict = new AllowedVerdict(alone.shape(), key);
         if (!bucket.consume(rule.cost, verdict)) {
             return null;
         }

@@ -2,9 +2,11 @@ package io.github.ratelimit.redis;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
+import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
+import io.github.ratelimit.internal.RuleChanges;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.LogText;
 import java.lang.System.Logger.Level;
@@ -12,6 +14,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
@@ -20,6 +23,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -119,8 +123,38 @@ public final class LimitAdmin {
         }
     }
 
+    /**
+     * A rule's limits and mode: as configured, and as it decides now.
+     *
+     * @param rule the rule's name
+     * @param configuredLimits its limits as configured (none for a concurrency rule)
+     * @param configuredMode its mode as configured
+     * @param limits its limits now: the configured ones, or those it was changed to at run time
+     * @param mode its mode now
+     * @param changed whether it was changed at run time (and not taken back)
+     * @param changedBy who changed it, or {@code null} when it is not changed
+     * @param changedAt when, or {@code null} when it is not changed or the change does not say
+     * @param everyInstance whether the change is kept in Redis, for every instance; {@code false} when it applies to
+     *        this instance only (no limit store: until it restarts)
+     * @param problem why a change stored in Redis is ignored (garbage, or one the rule cannot take), or {@code null}
+     */
+    public record RuleLimits(
+            String rule,
+            List<Limit> configuredLimits,
+            Mode configuredMode,
+            List<Limit> limits,
+            Mode mode,
+            boolean changed,
+            @Nullable String changedBy,
+            @Nullable Instant changedAt,
+            boolean everyInstance,
+            @Nullable String problem) {}
+
     private final RateLimiter limiter;
     private final @Nullable RedisLimitProvider limitStore;
+    /** Rules changed at run time without a limit store, in this instance only. */
+    private final Map<String, LimitEntries.RuleEntry> localChanges = new ConcurrentHashMap<>();
+
     private final List<Rule> declared;
     private final Supplier<? extends Collection<RateLimiter>> others;
 
@@ -450,6 +484,136 @@ public final class LimitAdmin {
                 Level.INFO,
                 () -> "Rule '" + r.name() + "' key " + LogText.quote(key) + " reset by "
                         + (actor == null || actor.isBlank() ? "an unknown caller" : LogText.quote(actor)));
+    }
+
+    /**
+     * Changes a rule's own limits or mode at run time: with a limit store, in Redis, so every instance's limiter takes
+     * it within the store's refresh interval (this one at once); without, in this instance's limiters only, until it
+     * restarts. Keys with limits of their own keep them. Logged with who made it.
+     *
+     * @param rule a rule's name
+     * @param limits its limits from now on, comma-separated ({@code 2/1s,100/1m}), or {@code null} to keep them
+     * @param mode its mode from now on ({@code HARD} or {@code SHADOW}, any case), or {@code null} to keep it
+     * @param actor who makes the change, or {@code null} when not known
+     * @return the rule's limits and mode, as configured and as changed
+     * @throws UnknownRuleException when the rule is not known
+     * @throws InvalidRateLimitConfigurationException when the limits do not parse or the rule cannot use them, with the
+     *         message a configuration with them gets at start-up
+     * @throws IllegalArgumentException when nothing is changed, the mode is none, or the change is not one a rule can
+     *         take at run time (a mode into or out of SOFT, limits of a concurrency rule), saying why
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public RuleLimits changeRule(String rule, @Nullable String limits, @Nullable String mode, String actor) {
+        Rule r = rule(rule);
+        List<Limit> parsed;
+        try {
+            parsed = limits == null ? null : LimitEntries.parse(limits);
+        } catch (InvalidRateLimitConfigurationException e) {
+            throw e.within("limits of rule '" + r.name() + "'");
+        }
+        Mode m = mode == null ? null : mode(r, mode);
+        if (limitStore != null) {
+            limitStore.changeRule(r, parsed, m, actor);
+            return ruleLimits(r);
+        }
+        Rule changed = RuleChanges.changed(r, parsed, m);
+        String by = actor == null || actor.isBlank() ? "unknown" : LimitEntries.actor(actor);
+        localChanges.put(r.name(), new LimitEntries.RuleEntry(parsed, m, by, Instant.now(), null));
+        for (RateLimiter l : limiters()) {
+            l.changeRule(r.name(), changed);
+        }
+        AUDIT.log(
+                Level.INFO,
+                () -> "Rule '" + r.name() + "' changed to limits "
+                        + String.join(
+                                ",",
+                                changed.limits().stream().map(Limit::toString).toList()) + " mode "
+                        + changed.mode() + " in this instance only (no limit store) by " + who(actor));
+        return ruleLimits(r);
+    }
+
+    /**
+     * Takes a rule back to its configured limits and mode: with a limit store, on every instance; without, in this
+     * instance. Logged with who did.
+     *
+     * @param rule a rule's name
+     * @param actor who makes the change, or {@code null} when not known
+     * @return whether the rule was changed
+     * @throws UnknownRuleException when the rule is not known
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public boolean restoreRule(String rule, String actor) {
+        Rule r = rule(rule);
+        if (limitStore != null) {
+            return limitStore.restoreRule(r.name(), actor);
+        }
+        boolean removed = localChanges.remove(r.name()) != null;
+        for (RateLimiter l : limiters()) {
+            l.changeRule(r.name(), null);
+        }
+        if (removed) {
+            AUDIT.log(
+                    Level.INFO,
+                    () -> "Rule '" + r.name() + "' back to its configured limits and mode in this instance by "
+                            + who(actor));
+        }
+        return removed;
+    }
+
+    /**
+     * @param rule a rule's name
+     * @return its limits and mode, as configured and as changed at run time
+     * @throws UnknownRuleException when the rule is not known
+     */
+    public RuleLimits ruleLimits(String rule) {
+        return ruleLimits(rule(rule));
+    }
+
+    /** @return every known rule's limits and mode, as configured and as changed at run time, by name */
+    public List<RuleLimits> ruleLimits() {
+        return rules().values().stream().map(this::ruleLimits).toList();
+    }
+
+    private RuleLimits ruleLimits(Rule r) {
+        LimitEntries.RuleEntry entry = limitStore != null ? limitStore.ruleEntry(r.name()) : localChanges.get(r.name());
+        if (entry == null) {
+            return new RuleLimits(
+                    r.name(), r.limits(), r.mode(), r.limits(), r.mode(), false, null, null, limitStore != null, null);
+        }
+        String problem = entry.problem();
+        Rule now = r;
+        if (problem == null) {
+            try {
+                now = RuleChanges.changed(r, entry.limits(), entry.mode());
+            } catch (IllegalArgumentException e) {
+                problem = "the rule cannot take it: " + e.getMessage() + "; it decides as configured";
+            }
+        }
+        return new RuleLimits(
+                r.name(),
+                r.limits(),
+                r.mode(),
+                now.limits(),
+                now.mode(),
+                true,
+                entry.changedBy(),
+                entry.changedAt(),
+                limitStore != null,
+                problem);
+    }
+
+    private static Mode mode(Rule rule, String mode) {
+        for (Mode m : Mode.values()) {
+            if (m.name().equalsIgnoreCase(mode.trim())) {
+                return m;
+            }
+        }
+        throw new IllegalArgumentException("mode " + LogText.quote(mode) + " of rule '" + rule.name() + "' is none: "
+                + "give HARD or SHADOW (a rule changes between these two at run time)");
+    }
+
+    private static String who(@Nullable String actor) {
+        return actor == null || actor.isBlank() ? "an unknown caller" : LogText.quote(actor);
     }
 
     /**

@@ -6,6 +6,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.RuleChanges;
 import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.support.RateLimitedLog;
 import java.lang.System.Logger.Level;
@@ -13,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -42,6 +44,9 @@ final class LimitAnswers {
 
     private record CacheKey(String rule, String key) {}
 
+    /** A rule's stored change as read, or none. */
+    private record RuleAnswer(LimitEntries.@Nullable RuleEntry entry) {}
+
     /** A cached answer: the limits, or none for the rule's own. */
     private record Answer(@Nullable List<Limit> limits) {
         static final Answer NONE = new Answer(null);
@@ -53,6 +58,9 @@ final class LimitAnswers {
     private final Map<String, List<Limit>> plans;
     private final AtomicLong repairs;
     private final Cache<CacheKey, Answer> answers;
+    /** The rules' stored changes read so far, by rule name: only rules the limiters and the admin name. */
+    private final Map<String, RuleAnswer> ruleAnswers = new ConcurrentHashMap<>();
+
     private final List<LimitProvider.Changes> listeners = new CopyOnWriteArrayList<>();
     /** Bumped on every invalidation, so a read that raced a change does not cache the old answer. */
     private final AtomicLong generation = new AtomicLong();
@@ -97,6 +105,106 @@ final class LimitAnswers {
     /** @return the Redis key of a rule's hash of entries */
     byte[] ruleKey(String rule) {
         return utf8(prefix + ":{limits}:rule:" + rule);
+    }
+
+    /** @return the Redis key of the hash of rules changed at run time (field: the rule's name) */
+    byte[] rulesKey() {
+        return utf8(prefix + ":{limits}:rules");
+    }
+
+    /**
+     * The rule's change as stored in Redis (read once, then kept until the stream reports it changed), or
+     * {@code null} for none: also when the stored change cannot serve (garbage: logged, the rule as configured
+     * decides) or Redis cannot be read now.
+     *
+     * @param rule the rule as built
+     * @return the rule with its stored limits and mode, checked as at start-up
+     */
+    @Nullable
+    Rule changedRule(Rule rule) {
+        LimitEntries.RuleEntry entry = ruleEntry(rule.name());
+        if (entry == null) {
+            return null;
+        }
+        String problem = entry.problem();
+        if (problem == null) {
+            try {
+                return RuleChanges.changed(rule, entry.limits(), entry.mode());
+            } catch (IllegalArgumentException e) {
+                problem = "the rule cannot take it: " + e.getMessage();
+            }
+        }
+        String why = problem;
+        GARBAGE_LOG.log(
+                Level.WARNING,
+                () -> "The change of rule '" + rule.name() + "' in Redis is ignored, the rule as configured decides: "
+                        + why,
+                null);
+        return null;
+    }
+
+    /**
+     * @param rule a rule's name
+     * @return its stored change, as read (from this instance's copy), or {@code null} for none or when Redis cannot
+     *         be read now
+     */
+    LimitEntries.@Nullable RuleEntry ruleEntry(String rule) {
+        RuleAnswer cached = ruleAnswers.get(rule);
+        if (cached != null) {
+            return cached.entry();
+        }
+        if (failures.get() > 0) {
+            return null; // Redis failed since the last refresh that succeeded: the refresh reads it again
+        }
+        long seen = generation.get();
+        RuleAnswer answer;
+        try {
+            answer = new RuleAnswer(readRule(rule));
+        } catch (JedisException e) {
+            if (!wrongType(e)) {
+                failures.incrementAndGet();
+                FAILURE_LOG.log(
+                        Level.WARNING,
+                        () -> "Could not read the change of rule '" + rule
+                                + "' from Redis; it decides as configured until Redis answers: " + e,
+                        null);
+                return null;
+            }
+            garbageRules();
+            answer = new RuleAnswer(null);
+        }
+        if (generation.get() == seen) {
+            ruleAnswers.put(rule, answer);
+            if (generation.get() != seen) {
+                ruleAnswers.remove(rule);
+            }
+        }
+        return answer.entry();
+    }
+
+    /** @return the stored change, read now; one too long to be one is garbage, not read whole */
+    private LimitEntries.@Nullable RuleEntry readRule(String rule) {
+        byte[] field = utf8(rule);
+        long length = jedis.hstrlen(rulesKey(), field);
+        if (length == 0) {
+            return null;
+        }
+        if (length > LimitEntries.MAX_RULE_VALUE) {
+            return LimitEntries.RuleEntry.unreadable(
+                    null, null, "the stored value has " + length + " bytes, more than any change takes");
+        }
+        byte[] value = jedis.hget(rulesKey(), field);
+        return value == null ? null : LimitEntries.readRule(value);
+    }
+
+    /** Warns (at most every 10 s) that the hash of changed rules holds another type. */
+    void garbageRules() {
+        GARBAGE_LOG.log(
+                Level.WARNING,
+                () -> "The changed rules in Redis, " + LogText.escape(prefix) + ":{limits}:rules, hold another type "
+                        + "than a hash: ignored (every rule decides as configured); the next change of a rule "
+                        + "replaces them",
+                null);
     }
 
     /** @return the Redis key of the stream of changes */
@@ -247,6 +355,8 @@ final class LimitAnswers {
             Map<String, String> fields = change.getFields();
             if ("repair".equals(fields.get("op"))) {
                 forgetAll = true; // the stream, or a rule's hash, was replaced: changes may have been lost with it
+            } else if ("rule".equals(fields.get("op"))) {
+                forgetRule(fields.get("rule"));
             } else {
                 forget(fields.get("rule"), fields.get("key"));
             }
@@ -302,6 +412,31 @@ final class LimitAnswers {
      * @throws JedisException when Redis fails
      */
     boolean change(String op, String rule, byte[] field, String value, String by) {
+        List<?> result = write(op, op, ruleKey(rule), rule, field, value, by);
+        if ((Long) result.get(1) == 0) {
+            forget(rule, new String(field, StandardCharsets.UTF_8)); // not UTF-8: no key, no answer of the limiter
+        }
+        return Long.valueOf(1).equals(result.get(0));
+    }
+
+    /**
+     * Writes a change of a rule's own limits or mode (its field in the hash of changed rules, and its record in the
+     * stream, or neither) and applies it here at once.
+     *
+     * @param op {@code set} or {@code del}
+     * @param value the stored value, for {@code set}
+     * @return whether the rule's stored change changed (a {@code del} of none does not)
+     * @throws JedisException when Redis fails
+     */
+    boolean changeRule(String op, String rule, String value, String by) {
+        List<?> result = write(op, "rule", rulesKey(), rule, utf8(rule), value, by);
+        if ((Long) result.get(1) == 0) {
+            forgetRule(rule);
+        }
+        return Long.valueOf(1).equals(result.get(0));
+    }
+
+    private List<?> write(String op, String streamOp, byte[] hash, String rule, byte[] field, String value, String by) {
         List<byte[]> args = List.of(
                 utf8(op),
                 field,
@@ -309,8 +444,9 @@ final class LimitAnswers {
                 utf8(rule),
                 utf8(by),
                 utf8(Integer.toString(RedisLimitProvider.MAX_CHANGES)),
-                utf8(token()));
-        List<?> result = (List<?>) CHANGE.run(jedis, List.of(ruleKey(rule), stream()), args);
+                utf8(token()),
+                utf8(streamOp));
+        List<?> result = (List<?>) CHANGE.run(jedis, List.of(hash, stream()), args);
         long repaired = (Long) result.get(1);
         if (repaired > 0) {
             repairs.addAndGet(repaired);
@@ -320,10 +456,8 @@ final class LimitAnswers {
                             + " key(s) of per-key limits that held another type",
                     null);
             forgetAll(); // what this instance knew may have come from what the garbage replaced
-        } else {
-            forget(rule, new String(field, StandardCharsets.UTF_8)); // not UTF-8: no key, no answer of the limiter
         }
-        return Long.valueOf(1).equals(result.get(0));
+        return result;
     }
 
     /** @return a random token for a stream entry: what tells it from another entry given the same ID */
@@ -347,10 +481,23 @@ final class LimitAnswers {
         }
     }
 
+    /** Forgets what this instance read of a rule's own change, and tells every limiter to ask again. */
+    void forgetRule(@Nullable String rule) {
+        if (rule == null) {
+            return;
+        }
+        generation.incrementAndGet();
+        ruleAnswers.remove(rule);
+        for (LimitProvider.Changes l : listeners) {
+            l.ruleChanged(rule);
+        }
+    }
+
     /** Forgets every answer, here and in every limiter. */
     void forgetAll() {
         generation.incrementAndGet();
         answers.invalidateAll();
+        ruleAnswers.clear();
         for (LimitProvider.Changes l : listeners) {
             l.allChanged();
         }

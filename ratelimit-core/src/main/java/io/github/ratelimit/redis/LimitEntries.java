@@ -2,6 +2,7 @@ package io.github.ratelimit.redis;
 
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
+import io.github.ratelimit.Mode;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.PlanNames;
 import io.github.ratelimit.support.LogText;
@@ -210,6 +211,98 @@ final class LimitEntries {
             String rule, String key, List<Limit> limits, @Nullable String plan, String by, long millis) {
         return new RedisLimitProvider.Entry(
                 rule, key, LimitAdmin.address(key), List.copyOf(limits), plan, by, Instant.ofEpochMilli(millis), null);
+    }
+
+    /** The longest stored change of a rule that is read: more than any change this store writes. */
+    static final int MAX_RULE_VALUE = 4096;
+
+    /**
+     * A rule's change as stored, {@code rule\t<limits or nothing>\t<mode or nothing>\t<who>\t<epoch millis>}.
+     *
+     * @param limits the rule's limits from now on, or {@code null} for its configured ones
+     * @param mode its mode from now on, or {@code null} for its configured one
+     * @param changedBy who made the change, as written
+     * @param changedAt when, or {@code null} when the value does not say
+     * @param problem why the change cannot serve (it is garbage), or {@code null} when it can be read
+     */
+    record RuleEntry(
+            @Nullable List<Limit> limits,
+            @Nullable Mode mode,
+            String changedBy,
+            @Nullable Instant changedAt,
+            @Nullable String problem) {
+
+        static RuleEntry unreadable(@Nullable String by, @Nullable Instant at, String why) {
+            return new RuleEntry(
+                    null,
+                    null,
+                    by == null ? "unknown" : by,
+                    at,
+                    "unreadable: " + why + "; the rule decides as configured until it is changed again or the change "
+                            + "is deleted");
+        }
+    }
+
+    /** @return the stored value of a rule's change */
+    static String rule(@Nullable List<Limit> limits, @Nullable Mode mode, String by, long millis) {
+        return "rule\t"
+                + (limits == null
+                        ? ""
+                        : String.join(",", limits.stream().map(Limit::toString).toList())) + "\t"
+                + (mode == null ? "" : mode.name()) + "\t" + by + "\t" + millis;
+    }
+
+    /**
+     * @param value a rule's change as stored (at most {@value #MAX_RULE_VALUE} bytes)
+     * @return it read; one with a problem when it is not a change this store writes (not UTF-8, another layout, limits
+     *         that do not parse, a mode that is none)
+     */
+    static RuleEntry readRule(byte[] value) {
+        String text;
+        try {
+            text = StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(value))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            return RuleEntry.unreadable(null, null, "the stored value is not UTF-8 text");
+        }
+        String[] parts = text.split("\t", -1);
+        if (parts.length != 5 || !parts[0].equals("rule") || (parts[1].isEmpty() && parts[2].isEmpty())) {
+            return RuleEntry.unreadable(
+                    null,
+                    null,
+                    "the stored value " + snippet(text)
+                            + " is not 'rule\\t<limits>\\t<mode>\\t<who>\\t<when>' with limits or mode");
+        }
+        String by = actor(parts[3]);
+        Instant at = instant(parts[4]);
+        Mode mode = null;
+        if (!parts[2].isEmpty()) {
+            try {
+                mode = Mode.valueOf(parts[2]);
+            } catch (IllegalArgumentException e) {
+                return RuleEntry.unreadable(by, at, "the stored mode " + snippet(parts[2]) + " is no mode");
+            }
+        }
+        if (parts[1].isEmpty()) {
+            return new RuleEntry(null, mode, by, at, null);
+        }
+        try {
+            return new RuleEntry(List.copyOf(parse(parts[1])), mode, by, at, null);
+        } catch (RuntimeException e) {
+            String message = String.valueOf(e.getMessage());
+            return RuleEntry.unreadable(
+                    by,
+                    at,
+                    "the stored limits " + snippet(parts[1]) + " cannot be used: "
+                            + LogText.escape(
+                                    message.length() <= MAX_MESSAGE
+                                            ? message
+                                            : message.substring(0, MAX_MESSAGE) + "…"));
+        }
     }
 
     private static @Nullable Instant instant(String millis) {

@@ -51,9 +51,10 @@ final class LimitScripts {
             """;
 
     /**
-     * KEYS[1] the rule's hash, KEYS[2] the stream; ARGV: op (set|del), key, value, rule, actor, max changes, a random
-     * token (each entry carries one, so a reader tells a replaced stream's entry from the one it read at the same ID,
-     * even within one millisecond). Checks
+     * KEYS[1] the rule's hash (or the hash of changed rules), KEYS[2] the stream; ARGV: op (set|del), key (or the
+     * rule's name), value, rule, actor, max changes, a random token (each entry carries one, so a reader tells a
+     * replaced stream's entry from the one it read at the same ID, even within one millisecond), the op the stream
+     * records ({@code set} or {@code del} for a key, {@code rule} for a rule's own limits or mode). Checks
      * both keys before writing: a key of another type, or a stream that cannot serve, is replaced (a {@code repair}
      * entry in the stream tells every instance to forget its answers), so no write can fail after another has
      * happened.
@@ -82,7 +83,7 @@ final class LimitScripts {
             end
             if changed == 1 then
               redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'rule', ARGV[4], 'key', ARGV[2],
-                'op', ARGV[1], 'by', ARGV[5], 'n', ARGV[7])
+                'op', ARGV[8], 'by', ARGV[5], 'n', ARGV[7])
             end
             return {changed, repaired}
             """;

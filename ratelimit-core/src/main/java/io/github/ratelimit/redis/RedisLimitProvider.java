@@ -3,9 +3,11 @@ package io.github.ratelimit.redis;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.LimitProvider;
+import io.github.ratelimit.Mode;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
 import io.github.ratelimit.internal.PlanNames;
+import io.github.ratelimit.internal.RuleChanges;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.LogText;
 import java.lang.System.Logger.Level;
@@ -196,6 +198,73 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
                 () -> "Rule '" + rule.name() + "' key " + LogText.quote(k) + " put on plan '" + plan + "' by "
                         + who(actor));
         return LimitEntries.written(rule.name(), k, plans.get(plan), plan, by, now);
+    }
+
+    /**
+     * Changes a rule's own limits or mode on every instance: each instance's limiter takes the change within the
+     * refresh interval (this one at once), for every key without limits of its own.
+     *
+     * @param rule the rule as configured
+     * @param limits its limits from now on, 1 to {@value Rule#MAX_LIMITS}, or {@code null} to keep its configured ones
+     * @param mode its mode from now on ({@link Mode#HARD} or {@link Mode#SHADOW} for a rule that is one of them), or
+     *        {@code null} to keep its configured one
+     * @param actor who makes the change (for the log and the entry), or {@code null} when not known
+     * @return the rule as it decides from now on
+     * @throws InvalidRateLimitConfigurationException when the rule cannot use the limits, as at start-up
+     * @throws IllegalArgumentException when nothing is changed, or the change is not one a rule can take at run time
+     *         (a mode into or out of SOFT, limits of a concurrency rule)
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public Rule changeRule(Rule rule, @Nullable List<Limit> limits, @Nullable Mode mode, String actor) {
+        Rule changed = RuleChanges.changed(Objects.requireNonNull(rule, "rule"), limits, mode);
+        String by = by(actor);
+        try {
+            answers.changeRule("set", rule.name(), LimitEntries.rule(limits, mode, by, clock.millis()), by);
+        } catch (JedisException e) {
+            throw failed(e);
+        }
+        AUDIT.log(
+                Level.INFO,
+                () -> "Rule '" + rule.name() + "' changed to limits "
+                        + String.join(
+                                ",",
+                                changed.limits().stream().map(Limit::toString).toList()) + " mode "
+                        + changed.mode() + " by " + who(actor));
+        return changed;
+    }
+
+    /**
+     * Takes a rule back to its configured limits and mode on every instance.
+     *
+     * @param rule the rule's name
+     * @param actor who makes the change, or {@code null} when not known
+     * @return whether the rule was changed
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public boolean restoreRule(String rule, String actor) {
+        key(rule, "");
+        boolean removed;
+        try {
+            removed = answers.changeRule("del", rule, "", by(actor));
+        } catch (JedisException e) {
+            throw failed(e);
+        }
+        if (removed) {
+            AUDIT.log(
+                    Level.INFO,
+                    () -> "Rule " + LogText.quote(rule) + " back to its configured limits and mode by " + who(actor));
+        }
+        return removed;
+    }
+
+    /** @return the rule's stored change as this instance applies it, or {@code null} for none */
+    LimitEntries.@Nullable RuleEntry ruleEntry(String rule) {
+        return answers.ruleEntry(rule);
+    }
+
+    @Override
+    public @Nullable Rule changedRule(Rule rule) {
+        return answers.changedRule(rule);
     }
 
     /**

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.OptionalDouble;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What operators are shown, as insertion-ordered maps of strings, numbers, booleans, enums and lists, so each face
@@ -50,6 +51,57 @@ public final class AdminViews {
         r.put("onStoreFailure", rule.onStoreFailure());
         r.put("onMissingKey", rule.onMissingKey());
         return r;
+    }
+
+    /**
+     * @param rule a rule
+     * @param now its limits and mode as configured and as changed at run time, or {@code null} when not known here
+     * @return as {@link #rule(Rule)}, with {@code limits} and {@code mode} as the rule decides now; when it was changed
+     *         at run time, also {@code configuredLimits}, {@code configuredMode}, who changed it and when, where the
+     *         change applies, and why it is ignored, if it is
+     */
+    public static Map<String, Object> rule(Rule rule, LimitAdmin.@Nullable RuleLimits now) {
+        Map<String, Object> r = rule(rule);
+        if (now != null && now.changed()) {
+            r.put("limits", now.limits().stream().map(Limit::toString).toList());
+            r.put("mode", now.mode());
+            r.put(
+                    "configuredLimits",
+                    now.configuredLimits().stream().map(Limit::toString).toList());
+            r.put("configuredMode", now.configuredMode());
+            changed(r, now);
+        }
+        return r;
+    }
+
+    /**
+     * @param now a rule's limits and mode as configured and as changed at run time
+     * @return the rule's name, its limits and mode now and as configured, whether it is changed and, when it is, who
+     *         changed it and when, where the change applies, and why it is ignored, if it is
+     */
+    public static Map<String, Object> ruleLimits(LimitAdmin.RuleLimits now) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("rule", now.rule());
+        r.put("limits", now.limits().stream().map(Limit::toString).toList());
+        r.put("mode", now.mode());
+        r.put(
+                "configuredLimits",
+                now.configuredLimits().stream().map(Limit::toString).toList());
+        r.put("configuredMode", now.configuredMode());
+        r.put("changed", now.changed());
+        if (now.changed()) {
+            changed(r, now);
+        }
+        return r;
+    }
+
+    private static void changed(Map<String, Object> r, LimitAdmin.RuleLimits now) {
+        r.put("changedBy", now.changedBy());
+        r.put("changedAt", now.changedAt() == null ? null : now.changedAt().toString());
+        r.put("appliesTo", now.everyInstance() ? "every instance" : "this instance");
+        if (now.problem() != null) {
+            r.put("problem", now.problem());
+        }
     }
 
     /**
