@@ -57,12 +57,16 @@ public final class RateLimitActuatorAutoConfiguration {
                 BucketStore store,
                 RejectedKeys rejected,
                 RateLimitsEndpointProperties properties,
-                ObjectProvider<StoreLatency> latency) {
+                ObjectProvider<StoreLatency> latency,
+                ObjectProvider<LimitAdmin> admin) {
             // Asked at each read: the metrics' bean may come from an auto-configuration after this one.
-            return new RateLimitsEndpoint(limiter, store, rejected, properties.getShowValues(), percentile -> {
-                StoreLatency metrics = latency.getIfAvailable();
-                return metrics == null ? OptionalDouble.empty() : metrics.percentileMillis(percentile);
-            });
+            RateLimitsEndpoint endpoint =
+                    new RateLimitsEndpoint(limiter, store, rejected, properties.getShowValues(), percentile -> {
+                        StoreLatency metrics = latency.getIfAvailable();
+                        return metrics == null ? OptionalDouble.empty() : metrics.percentileMillis(percentile);
+                    });
+            endpoint.setAdmin(admin::getIfAvailable);
+            return endpoint;
         }
 
         @Bean
@@ -70,8 +74,11 @@ public final class RateLimitActuatorAutoConfiguration {
         @ConditionalOnBean(RateLimitsEndpoint.class)
         @ConditionalOnAvailableEndpoint(exposure = EndpointExposure.WEB)
         RateLimitsEndpointWebExtension rateLimitsEndpointWebExtension(
-                RateLimitsEndpoint endpoint, RateLimitsEndpointProperties properties) {
-            return new RateLimitsEndpointWebExtension(endpoint, properties.getShowValues(), properties.getRoles());
+                RateLimitsEndpoint endpoint,
+                RateLimitsEndpointProperties properties,
+                ObjectProvider<LimitAdmin> admin) {
+            return new RateLimitsEndpointWebExtension(
+                    endpoint, properties.getShowValues(), properties.getRoles(), admin.getIfAvailable());
         }
 
         @Bean

@@ -46,6 +46,11 @@ public final class LazyLimiter implements RateLimiter {
     }
 
     @Override
+    public void changeRule(String rule, @Nullable Rule changed) {
+        limiter().changeRule(rule, changed);
+    }
+
+    @Override
     public void close() {
         // The limiter bean's own lifecycle closes it.
     }
