@@ -25,7 +25,9 @@ record AdminRoute(
         /** {@code /keys/{rule}}: the rule's per-key limits, or a key given as a parameter. */
         RULE_KEYS(Set.of("GET", "POST", "DELETE")),
         /** {@code /keys/{rule}/{key}}: one key. */
-        KEY(Set.of("GET", "POST", "DELETE"));
+        KEY(Set.of("GET", "POST", "DELETE")),
+        /** {@code /rules/{rule}}: a rule's own limits and mode, as configured and as changed at run time. */
+        RULE(Set.of("GET", "POST", "DELETE"));
 
         private final Set<String> methods;
 
@@ -36,7 +38,8 @@ record AdminRoute(
 
     /** Every path the servlet answers, for the message of a 404. */
     static final String PATHS =
-            "GET /, GET /rejected, GET /health, and GET, POST or DELETE /keys/{rule} and " + "/keys/{rule}/{key}";
+            "GET /, GET /rejected, GET /health, and GET, POST or DELETE /keys/{rule}, /keys/{rule}/{key} and "
+                    + "/rules/{rule}";
 
     /**
      * @param pathInfo the request's path info: the path after the servlet's mapping, or {@code null}
@@ -59,6 +62,7 @@ record AdminRoute(
                 segments.length == 2
                         ? new AdminRoute(Kind.RULE_KEYS, segments[1], null)
                         : segments.length == 3 ? new AdminRoute(Kind.KEY, segments[1], segments[2]) : null;
+            case "rules" -> segments.length == 2 ? new AdminRoute(Kind.RULE, segments[1], null) : null;
             default -> null;
         };
     }

@@ -4,6 +4,7 @@ import io.github.ratelimit.internal.admin.AdminInput;
 import io.github.ratelimit.internal.admin.AdminViews;
 import io.github.ratelimit.internal.admin.KeyOperations;
 import io.github.ratelimit.internal.admin.RejectedKeySummary;
+import io.github.ratelimit.internal.admin.RuleOperations;
 import io.github.ratelimit.redis.JedisBucketStore;
 import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.support.LogText;
@@ -70,7 +71,11 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code POST /keys/{rule}/{key}} with exactly one of the form fields {@code limits=5/1s,100/1m},
  *       {@code plan=gold} or {@code reset=true}: sets the key's limits or plan, or forgets what it has counted on
  *       every instance; {@code POST /keys/{rule}} with the key in the field {@code key} does the same for any key;
- *   <li>{@code DELETE /keys/{rule}/{key}} or {@code DELETE /keys/{rule}?key=}: back to the rule's limits.
+ *   <li>{@code DELETE /keys/{rule}/{key}} or {@code DELETE /keys/{rule}?key=}: back to the rule's limits;
+ *   <li>{@code GET /rules/{rule}}: the rule's own limits and mode, as configured and as changed at run time;
+ *       {@code POST /rules/{rule}} with {@code limits=2/1s} and/or {@code mode=SHADOW}: changes them (checked as at
+ *       start-up; kept in Redis for every instance with a limit store, else in this instance only, which the
+ *       answer's {@code appliesTo} says); {@code DELETE /rules/{rule}}: back to the configured ones.
  * </ul>
  * A key in the path is a key as decisions show it, or the {@code address} a listing gives (which works for any key);
  * fields come as query parameters or, for a POST, an {@code application/x-www-form-urlencoded} body (UTF-8 unless it
@@ -208,6 +213,7 @@ public class RateLimitAdminServlet extends HttpServlet {
                         200,
                         Map.of("topRejectedKeys", rejected(AdminInput.count("count", p.get("count"), 20), showKeys)));
             case HEALTH -> health(answers);
+            case RULE -> answers.write(rule(route.rule(), p, new RuleOperations(member.admin()), actor));
             case RULE_KEYS, KEY ->
                 answers.write(keys(route, p, new KeyOperations(member.admin(), (rule, key) -> p.checkSelectors(route)))
                         .apply(p.method(), actor));
@@ -220,7 +226,7 @@ public class RateLimitAdminServlet extends HttpServlet {
                 "rules",
                 admin.ruleNames().stream()
                         .map(admin::rule)
-                        .map(AdminViews::rule)
+                        .map(r -> AdminViews.rule(r, admin.ruleLimits(r.name())))
                         .toList());
         List<Map<String, Object>> stores = new ArrayList<>();
         for (FilterGroup.Member m : FilterGroup.members(getServletContext())) {
@@ -272,6 +278,18 @@ public class RateLimitAdminServlet extends HttpServlet {
         body.put("status", status);
         body.put("stores", stores);
         answers.json(AdminViews.UP.equals(status) ? 200 : 503, body);
+    }
+
+    private static KeyOperations.Answer rule(String rule, Parameters p, RuleOperations operations, String actor) {
+        Object named = p.get("rule");
+        if (named != null) {
+            AdminInput.sameAsPath("rule", rule, AdminInput.text("rule", named), "…/rules/{rule}");
+        }
+        return switch (p.method()) {
+            case "POST" -> operations.change(rule, p.get("limits"), p.get("mode"), actor);
+            case "DELETE" -> operations.restore(rule, actor);
+            default -> operations.show(rule);
+        };
     }
 
     /** An operation on keys, by method. */
