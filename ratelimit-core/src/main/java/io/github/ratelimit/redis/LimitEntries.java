@@ -121,15 +121,8 @@ final class LimitEntries {
      */
     static RedisLimitProvider.Entry read(
             String rule, String key, String address, byte[] value, Map<String, List<Limit>> plans) {
-        String text;
-        try {
-            text = StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(value))
-                    .toString();
-        } catch (CharacterCodingException e) {
+        String text = utf8(value);
+        if (text == null) {
             return unreadable(rule, key, address, null, null, "the stored value is not UTF-8 text");
         }
         String[] parts = text.split("\t", -1);
@@ -258,15 +251,8 @@ final class LimitEntries {
      *         that do not parse, a mode that is none)
      */
     static RuleEntry readRule(byte[] value) {
-        String text;
-        try {
-            text = StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(value))
-                    .toString();
-        } catch (CharacterCodingException e) {
+        String text = utf8(value);
+        if (text == null) {
             return RuleEntry.unreadable(null, null, "the stored value is not UTF-8 text");
         }
         String[] parts = text.split("\t", -1);
@@ -302,6 +288,20 @@ final class LimitEntries {
                                     message.length() <= MAX_MESSAGE
                                             ? message
                                             : message.substring(0, MAX_MESSAGE) + "…"));
+        }
+    }
+
+    /** @return the bytes as UTF-8 text, or {@code null} when they are not */
+    private static @Nullable String utf8(byte[] value) {
+        try {
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(value))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            return null;
         }
     }
 

@@ -39,7 +39,12 @@ import redis.clients.jedis.exceptions.JedisException;
  * {@code <prefix>:{limits}:rule:<rule>} (field: the key as the rule counts by it, canonical and at most 128
  * characters, a longer one hashed as the limiter hashes it; value: limits or plan, who, when), and a stream of
  * changes, {@code <prefix>:{limits}:changes}, capped at about {@value #MAX_CHANGES} entries. A change writes both in
- * one script that checks both keys' types first: both writes happen, or neither.
+ * one script that checks both keys' types first: both writes happen, or neither. A rule's own limits or mode changed
+ * at run time ({@link #changeRule}) are a field of {@code <prefix>:{limits}:rules} (field: the rule's name; value:
+ * limits, mode, who, when), written the same way and recorded in the same stream; each instance reads a rule's change
+ * when its limiter registers the rule and again when the stream says it changed. A change there that is garbage
+ * (another layout, limits or a mode the rule cannot take, a value over 4 KiB) is ignored with a warning: the rule
+ * decides as configured.
  *
  * <p><b>Consistency</b>: each instance caches answers (bounded, no expiry) and reads the stream every
  * {@link Builder#refreshInterval} (default 1 s): a change applies on every instance within that interval plus a

@@ -12,12 +12,18 @@ import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.testing.CapturedLog;
+import io.github.ratelimit.testing.redis.RedisServer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.RedisClient;
 
 /**
  * A rule's own limits and mode changed at run time through {@link LimitAdmin}: checked as at start-up, applied to
@@ -213,6 +219,51 @@ class RuleChangeTest {
                 assertThat(shown.problem()).as(value).isNotNull();
                 assertThat(shown.limits()).as(value).containsExactly(Limit.parse("5/1m"));
             }
+        }
+    }
+
+    @Test
+    void whileRedisIsDownAChangeKeepsApplyingAndNewChangesFailAsTheStoreFailing() {
+        try (RedisServer own = RedisServer.start();
+                RedisClient c = RedisClient.builder()
+                        .hostAndPort(new HostAndPort(own.host(), own.port()))
+                        .clientConfig(DefaultJedisClientConfig.builder()
+                                .socketTimeoutMillis(50)
+                                .build())
+                        .build();
+                RedisLimitProvider store = RedisLimitProvider.builder()
+                        .client(c)
+                        .refreshInterval(Duration.ofHours(1))
+                        .build();
+                RateLimiter limiter = limiter(store)) {
+            store.refresh();
+            Guard guard = limiter.guard(API);
+            LimitAdmin admin = LimitAdmin.of(limiter, store);
+            admin.changeRule("api", "3/1h", null, "ops");
+            own.pause();
+            try {
+                store.refresh(); // fails: the store has lost track of Redis
+                assertThat(allowed(guard, "a", 5)).as("the change last read").isEqualTo(3);
+                assertThatThrownBy(() -> admin.changeRule("api", "9/1h", null, "ops"))
+                        .isInstanceOf(RateLimitStoreException.class);
+                assertThatThrownBy(() -> admin.restoreRule("api", "ops")).isInstanceOf(RateLimitStoreException.class);
+                assertThat(admin.ruleLimits("api").limits()).containsExactly(Limit.parse("3/1h"));
+            } finally {
+                own.resume();
+            }
+            // Redis answers again: every answer is read again, the rule's change included. A write that timed out
+            // may have reached Redis all the same (it ran once Redis resumed), so what decides is what Redis holds.
+            Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> {
+                store.refresh(); // the first after a pause may fail on a broken connection: Redis is then read again
+                String stored = c.hget("ratelimit:{limits}:rules", "api");
+                return stored != null
+                        && stored.startsWith(
+                                "rule\t" + admin.ruleLimits("api").limits().get(0) + "\t");
+            });
+            LimitAdmin.RuleLimits now = admin.ruleLimits("api");
+            assertThat(now.limits()).isIn(List.of(Limit.parse("3/1h")), List.of(Limit.parse("9/1h")));
+            assertThat(allowed(guard, "b", 12))
+                    .isEqualTo((int) now.limits().get(0).capacity());
         }
     }
 

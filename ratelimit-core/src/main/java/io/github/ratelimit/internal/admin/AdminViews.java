@@ -63,12 +63,7 @@ public final class AdminViews {
     public static Map<String, Object> rule(Rule rule, LimitAdmin.@Nullable RuleLimits now) {
         Map<String, Object> r = rule(rule);
         if (now != null && now.changed()) {
-            r.put("limits", now.limits().stream().map(Limit::toString).toList());
-            r.put("mode", now.mode());
-            r.put(
-                    "configuredLimits",
-                    now.configuredLimits().stream().map(Limit::toString).toList());
-            r.put("configuredMode", now.configuredMode());
+            limitsAndModes(r, now);
             changed(r, now);
         }
         return r;
@@ -82,17 +77,21 @@ public final class AdminViews {
     public static Map<String, Object> ruleLimits(LimitAdmin.RuleLimits now) {
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("rule", now.rule());
+        limitsAndModes(r, now);
+        r.put("changed", now.changed());
+        if (now.changed()) {
+            changed(r, now);
+        }
+        return r;
+    }
+
+    private static void limitsAndModes(Map<String, Object> r, LimitAdmin.RuleLimits now) {
         r.put("limits", now.limits().stream().map(Limit::toString).toList());
         r.put("mode", now.mode());
         r.put(
                 "configuredLimits",
                 now.configuredLimits().stream().map(Limit::toString).toList());
         r.put("configuredMode", now.configuredMode());
-        r.put("changed", now.changed());
-        if (now.changed()) {
-            changed(r, now);
-        }
-        return r;
     }
 
     private static void changed(Map<String, Object> r, LimitAdmin.RuleLimits now) {
