@@ -213,7 +213,7 @@ public class RateLimitAdminServlet extends HttpServlet {
                         200,
                         Map.of("topRejectedKeys", rejected(AdminInput.count("count", p.get("count"), 20), showKeys)));
             case HEALTH -> health(answers);
-            case RULE -> answers.write(rule(route.rule(), p, new RuleOperations(member.admin()), actor));
+            case RULE -> answers.write(rule(route, p, new RuleOperations(member.admin()), actor));
             case RULE_KEYS, KEY ->
                 answers.write(keys(route, p, new KeyOperations(member.admin(), (rule, key) -> p.checkSelectors(route)))
                         .apply(p.method(), actor));
@@ -280,7 +280,11 @@ public class RateLimitAdminServlet extends HttpServlet {
         answers.json(AdminViews.UP.equals(status) ? 200 : 503, body);
     }
 
-    private static KeyOperations.Answer rule(String rule, Parameters p, RuleOperations operations, String actor) {
+    private static KeyOperations.Answer rule(AdminRoute route, Parameters p, RuleOperations operations, String actor) {
+        String rule = route.rule();
+        if (rule == null) {
+            throw new IllegalArgumentException("no rule named: the path is …/rules/{rule}");
+        }
         Object named = p.get("rule");
         if (named != null) {
             AdminInput.sameAsPath("rule", rule, AdminInput.text("rule", named), "…/rules/{rule}");
