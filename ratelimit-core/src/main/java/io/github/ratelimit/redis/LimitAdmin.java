@@ -10,9 +10,6 @@ import io.github.ratelimit.internal.RuleChanges;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.LogText;
 import java.lang.System.Logger.Level;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -271,7 +268,7 @@ public final class LimitAdmin {
      *         {@value #STORED_PREFIX} and the field in unpadded base64url
      */
     public static String address(byte[] field) {
-        String key = utf8(field);
+        String key = LimitEntries.utf8(field);
         if (key == null || key.isEmpty() || key.length() > KeyExpressions.MAX_KEY_LENGTH) {
             return STORED_PREFIX + base64(field); // not a key the limiter counts by (it hashes long ones)
         }
@@ -305,20 +302,6 @@ public final class LimitAdmin {
         return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
     }
 
-    /** @return the bytes as UTF-8 text, or {@code null} when they are not UTF-8 */
-    private static @Nullable String utf8(byte[] bytes) {
-        try {
-            return StandardCharsets.UTF_8
-                    .newDecoder()
-                    .onMalformedInput(CodingErrorAction.REPORT)
-                    .onUnmappableCharacter(CodingErrorAction.REPORT)
-                    .decode(ByteBuffer.wrap(bytes))
-                    .toString();
-        } catch (CharacterCodingException e) {
-            return null;
-        }
-    }
-
     /**
      * @param address a key as shown, a key over 128 characters in full, or an {@link #address(String) address}
      * @return the key as the limiter stores it
@@ -346,7 +329,7 @@ public final class LimitAdmin {
             KeyExpressions.checkNoLoneSurrogate(address, "an admin operation");
             return address;
         }
-        String key = utf8(decoded(address, prefix));
+        String key = LimitEntries.utf8(decoded(address, prefix));
         if ((key == null || key.isEmpty()) && prefix.equals(ADDRESS_PREFIX)) {
             throw notDecoded(address, prefix);
         }
@@ -688,7 +671,7 @@ public final class LimitAdmin {
      */
     private static @Nullable String unread(Rule rule, RedisLimitProvider.Entry e) {
         if (e.address().startsWith(STORED_PREFIX)) {
-            String key = utf8(decoded(e.address(), STORED_PREFIX));
+            String key = LimitEntries.utf8(decoded(e.address(), STORED_PREFIX));
             if (key != null && key.length() > KeyExpressions.MAX_KEY_LENGTH) {
                 return "stored under the key in full, which calls never read: they read its hash, "
                         + KeyExpressions.bounded(key) + ", so no client gets these limits; set them through this "

@@ -292,7 +292,7 @@ final class LimitEntries {
     }
 
     /** @return the bytes as UTF-8 text, or {@code null} when they are not */
-    private static @Nullable String utf8(byte[] value) {
+    static @Nullable String utf8(byte[] value) {
         try {
             return StandardCharsets.UTF_8
                     .newDecoder()
