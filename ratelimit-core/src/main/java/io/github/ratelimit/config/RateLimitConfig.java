@@ -846,8 +846,9 @@ public class RateLimitConfig {
         private @Nullable String permits;
 
         @Described(
-                value = "Whether the rule decides before authentication (for login attempts) or after.",
-                values = {"after-authentication", "before-authentication"})
+                value = "Whether the rule decides before authentication (for login attempts) or after; or, in "
+                        + "Spring Boot, only in the Spring Cloud Gateway routes that name it (no paths then).",
+                values = {"after-authentication", "before-authentication", "gateway"})
         private String phase = "after-authentication";
 
         @Described(

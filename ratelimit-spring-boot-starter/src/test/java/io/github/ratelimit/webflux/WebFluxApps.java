@@ -7,12 +7,12 @@ import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
-/** Starts WebFlux test applications on a free Reactor Netty port, as users run them. */
-final class WebFluxApps {
+/** Starts WebFlux test applications on a free Reactor Netty port, as users run them (the gateway's tests too). */
+public final class WebFluxApps {
 
     private WebFluxApps() {}
 
-    static ConfigurableApplicationContext start(Class<?> app, String... properties) {
+    public static ConfigurableApplicationContext start(Class<?> app, String... properties) {
         String[] all = new String[properties.length + 2];
         System.arraycopy(properties, 0, all, 0, properties.length);
         all[properties.length] = "server.port=0";
@@ -23,7 +23,7 @@ final class WebFluxApps {
                 .run();
     }
 
-    static WebTestClient client(ConfigurableApplicationContext context) {
+    public static WebTestClient client(ConfigurableApplicationContext context) {
         int port = ((WebServerApplicationContext) context).getWebServer().getPort();
         return WebTestClient.bindToServer()
                 .baseUrl("http://localhost:" + port)

@@ -5,6 +5,7 @@ import io.github.ratelimit.InvalidRateLimitConfigurationException;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.config.RateLimitConfig;
 import io.github.ratelimit.internal.DecisionLog;
@@ -17,6 +18,7 @@ import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.LocalBucketStore;
 import io.github.ratelimit.support.Durations;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -98,6 +100,7 @@ public final class RateLimitSettings {
     private boolean limitStore;
     private Duration limitStoreRefresh;
     private List<UrlRule> rules;
+    private List<Rule> gatewayRules;
     private String rejectionHandler;
     private boolean annotations;
     private Map<String, String> keyResolvers;
@@ -238,7 +241,22 @@ public final class RateLimitSettings {
                     "is below 10ms",
                     "Use e.g. 1s.");
         }
-        rules = sections.urlRules(c.getRules());
+        List<Rule> gateway = new ArrayList<>();
+        rules = sections.urlRules(c.getRules(), gateway);
+        gatewayRules = List.copyOf(gateway);
+        if (!gatewayRules.isEmpty() && entryPoint == EntryPoint.SERVLET_FILTER) {
+            int i = 0;
+            while (c.getRules().get(i) == null
+                    || !SettingsSections.GATEWAY_PHASE.equalsIgnoreCase(
+                            SettingsValues.text(c.getRules().get(i).getPhase()))) {
+                i++;
+            }
+            throw v.badValue(
+                    "ratelimit.rules[" + i + "].phase",
+                    c.getRules().get(i).getPhase(),
+                    "is for the routes of Spring Cloud Gateway, which the servlet filter does not serve",
+                    "Use after-authentication or before-authentication, with the rule's paths.");
+        }
         ruleExempt = sections.ruleExemptions(c.getRules());
         planFrom = SettingsValues.text(c.getPlanFrom());
         planRules = SettingsValues.list(c.getPlanRules());
@@ -348,6 +366,14 @@ public final class RateLimitSettings {
      */
     public List<UrlRule> rules(Phase phase) {
         return rules.stream().filter(r -> r.phase() == phase).toList();
+    }
+
+    /**
+     * @return the rules of {@code phase=gateway}, in index order: decided by the Spring Cloud Gateway routes that name
+     *         them (or whose id is their name), never by a URL filter
+     */
+    public List<Rule> gatewayRules() {
+        return gatewayRules;
     }
 
     /** @return the per-key limits of {@code ratelimit.plans} and {@code ratelimit.keys}, or {@code null} when none */

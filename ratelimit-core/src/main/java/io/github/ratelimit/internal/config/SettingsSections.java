@@ -40,6 +40,9 @@ final class SettingsSections {
     /**
      * @param v the values to read
      */
+    /** The {@code phase} of rules that Spring Cloud Gateway's routes decide. */
+    static final String GATEWAY_PHASE = "gateway";
+
     SettingsSections(SettingsValues v) {
         this.v = v;
     }
@@ -241,6 +244,16 @@ final class SettingsSections {
     }
 
     List<UrlRule> urlRules(List<RateLimitConfig.UrlRuleEntry> entries) {
+        return urlRules(entries, new ArrayList<>());
+    }
+
+    /**
+     * @param entries the {@code ratelimit.rules} entries
+     * @param gatewayRules filled with the rules of {@code phase=gateway}, which the routes of Spring Cloud Gateway
+     *        decide ({@value #GATEWAY_PHASE}): no paths, no methods, in index order
+     * @return the URL rules, the other entries
+     */
+    List<UrlRule> urlRules(List<RateLimitConfig.UrlRuleEntry> entries, List<Rule> gatewayRules) {
         List<UrlRule> result = new ArrayList<>();
         Set<String> names = new LinkedHashSet<>();
         for (int i = 0; i < entries.size(); i++) {
@@ -307,6 +320,10 @@ final class SettingsSections {
                 }
             }
             List<String> paths = SettingsValues.list(r.getPaths());
+            if (GATEWAY_PHASE.equalsIgnoreCase(SettingsValues.text(r.getPhase()))) {
+                gatewayRules.add(gatewayRule(b.build(), r, prefix, paths));
+                continue;
+            }
             if (paths.isEmpty()) {
                 throw new InvalidRateLimitConfigurationException(
                         v.at(prefix + "paths"), null, "not set", "Give the paths the rule applies to, e.g. '/api/**'.");
@@ -315,6 +332,30 @@ final class SettingsSections {
             result.add(UrlRule.of(b.build(), paths, new LinkedHashSet<>(SettingsValues.list(r.getMethods())), phase));
         }
         return List.copyOf(result);
+    }
+
+    /**
+     * A rule of {@code phase=gateway}: the route's predicates say which requests it decides, so it has no paths or
+     * methods; and the gateway's {@code RateLimiter} is told nothing of how a request ends, so it cannot return
+     * tokens or slots afterwards.
+     */
+    private Rule gatewayRule(Rule rule, RateLimitConfig.UrlRuleEntry r, String prefix, List<String> paths) {
+        if (!paths.isEmpty() || !SettingsValues.list(r.getMethods()).isEmpty()) {
+            String name = paths.isEmpty() ? "methods" : "paths";
+            throw v.badValue(
+                    prefix + name,
+                    String.join(", ", paths.isEmpty() ? SettingsValues.list(r.getMethods()) : paths),
+                    "is set on a rule of phase gateway, whose routes' predicates choose the requests",
+                    "Remove it, or use phase after-authentication for a URL rule.");
+        }
+        if (rule.concurrency() > 0 || rule.count() != Counted.ALL) {
+            throw v.badValue(
+                    prefix + (rule.concurrency() > 0 ? "concurrency" : "count"),
+                    rule.concurrency() > 0 ? String.valueOf(rule.concurrency()) : r.getCount(),
+                    "needs to know how a request ended, which Spring Cloud Gateway's RateLimiter is never told",
+                    "Count every request (count=all, windows in limits), or make it a URL rule with paths.");
+        }
+        return rule;
     }
 
     /** Reads {@code count}: {@code all}, {@code failures}, or {@code statuses:<codes>} ({@code statuses:404,5xx}). */

@@ -106,6 +106,7 @@ class StarterArchitectureTest {
                         ROOT + ".actuate.StoreLatency",
                         ROOT + ".autoconfigure.RateLimitActuatorAutoConfiguration",
                         ROOT + ".autoconfigure.RateLimitAutoConfiguration",
+                        ROOT + ".autoconfigure.RateLimitGatewayAutoConfiguration",
                         ROOT + ".autoconfigure.RateLimitLimitStoreAutoConfiguration",
                         ROOT + ".autoconfigure.RateLimitMethodAutoConfiguration",
                         ROOT + ".autoconfigure.RateLimitMetricsAutoConfiguration",
