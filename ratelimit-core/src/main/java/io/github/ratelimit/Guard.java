@@ -5,6 +5,7 @@ import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Rule.Counted;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.ToLongFunction;
 
 /**
  * A fixed set of rules, compiled and validated by {@link RateLimiter#guard}, that decides calls together: a
@@ -144,6 +145,69 @@ public interface Guard {
      *         again says it is full); {@code decision} itself when nothing was given back
      */
     Decision refund(Decision decision);
+
+    /**
+     * Charges a call that this guard permitted what it used, once it has run, under the rules that charge
+     * ({@link Rule#charge()}; no effect on the others): each took the call's estimate when it admitted it (its permits
+     * times its cost, as any rule); now it takes the rest of {@code actual}, or gives back what the call did not use
+     * (as far as the store can: a window never holds more than its capacity). What it takes beyond the tokens left is
+     * debt: the windows go below zero, and the key's next calls wait ({@link Mode#SOFT}) or are refused until it is
+     * repaid, with a {@link Decision#retryAfterNanos()} that covers the debt and the next call's estimate.
+     *
+     * <p>Bounded: a window is never left owing more than its capacity, so a huge report (a bug, a hostile upstream)
+     * neither overflows nor blocks a key for longer than about two of its periods; the rest is not taken. A call that
+     * reports no usable number ({@code actual} below 0: it threw, or its report was absent or no whole number) keeps
+     * its estimate, and that is logged once per rule every 10 s and counted. When the store fails, the charge is lost
+     * (the call keeps its estimate): it is logged, counted, and never thrown, as the response has been given.
+     *
+     * <p>Why here and not on the decision: a {@link Decision} is an immutable record of what was decided, with no
+     * reference to its guard; a call's end is reported to the guard, as {@link #completed} and {@link #refund} are.
+     * Call it once per decision, after the call, instead of {@link #completed} for those rules (a charging rule counts
+     * every call and holds no slot, so {@link #completed} does nothing to it; both may be called for a guard that also
+     * has such rules). The entry points do: the Spring advisor after the method (or once its {@code CompletionStage} or
+     * publisher ends), the servlet and WebFlux filters after the response. No effect for a decision that permitted
+     * nothing.
+     *
+     * @param decision what {@link #acquire} or {@link #acquireAsync} decided for the call
+     * @param actual the tokens the call used, 0 or more; below 0 when it reported no usable number
+     */
+    default void settle(Decision decision, long actual) {
+        settle(decision, rule -> actual);
+    }
+
+    /**
+     * As {@link #settle(Decision, long)}, each charging rule with the tokens the call used under it: for rules that
+     * read them from different places.
+     *
+     * @param decision what {@link #acquire} or {@link #acquireAsync} decided for the call
+     * @param actual the tokens the call used under a charging rule (asked only for those), below 0 for no usable
+     *        number
+     */
+    void settle(Decision decision, ToLongFunction<Rule> actual);
+
+    /**
+     * @return whether any of this guard's rules charges what a call used ({@link Rule#charge()}), so {@link #settle}
+     *         has work to do and must be called
+     */
+    default boolean charges() {
+        return rules().stream().anyMatch(r -> r.charge() != null);
+    }
+
+    /** What settling a call did under one charging rule ({@link RateLimiter.Listener#onSettled}). */
+    enum Settlement {
+        /** The call used more than its estimate: the rest was taken. */
+        CHARGED,
+        /** The call used more than its estimate, and the debt bound held part of the rest back. */
+        CLAMPED,
+        /** The call used less than its estimate: the difference was given back. */
+        REFUNDED,
+        /** The call used its estimate: nothing to do. */
+        EXACT,
+        /** The call reported no usable number (it threw, or its report was absent or no whole number): it keeps its estimate. */
+        UNUSABLE,
+        /** The store failed (or forgot the key's plan): the charge or refund is lost; the call keeps its estimate. */
+        LOST
+    }
 
     /**
      * @return whether any of this guard's rules counts only some calls (failures, statuses) or holds slots (a

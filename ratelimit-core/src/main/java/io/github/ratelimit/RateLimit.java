@@ -132,6 +132,25 @@ public @interface RateLimit {
     String permits() default "";
 
     /**
+     * Charges each call what it used, read once the method has returned: tokens of a language model, rows read, bytes
+     * served. {@code @RateLimit(key = "user", limits = "100000/1m", charge = "#result.usage.totalTokens")}: SpEL over
+     * {@code #result} (what the method returned; for a {@code CompletionStage} or a publisher, the value it completes
+     * with, or its last element) and the arguments, checked at start-up like keys (a reference the method does not
+     * provide stops the application). The call is admitted while its key has tokens left and takes its estimate
+     * ({@link #permits()}, default 1) when admitted; once it has run, the rule takes the rest of what it used, or gives
+     * back what it did not use ({@link Guard#settle}). What it takes beyond what is left is debt: the windows go below
+     * zero, and the key's next calls wait ({@link Mode#SOFT}) or are refused, with a {@code Retry-After} that covers
+     * the debt, until it is repaid. A window owes at most its capacity. A method that throws, or whose expression
+     * gives no whole number of 0 or more (nothing, text, a fraction, a negative number), keeps its estimate, and that
+     * is logged once per rule every 10 s and counted ({@code ratelimit.settlements}). Only this annotation's rule is
+     * charged. Token-bucket and fixed-window rules only, counting every call, with no calendar quota or concurrency:
+     * anything else stops start-up with a message naming the rule.
+     *
+     * @return the expression, or empty for a rule that does not charge
+     */
+    String charge() default "";
+
+    /**
      * Which calls the tokens pay for: all admitted calls (the default), or only {@link Counted#FAILURES}, calls that
      * throw (for limiting guesses: {@code @RateLimit(key = "#username", perMinute = 5, count = Counted.FAILURES)} on
      * a login method). {@link Counted#STATUSES} is for URL rules ({@code count=statuses:404}): a method call has no

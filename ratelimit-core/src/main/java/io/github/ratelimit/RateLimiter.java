@@ -427,6 +427,17 @@ public interface RateLimiter extends AutoCloseable {
          * @param decision the decision, with one verdict per evaluated rule
          */
         void onDecision(Decision decision);
+
+        /**
+         * Told when a permitted call is settled under a charging rule ({@link Guard#settle}), after it ran. Not a
+         * decision: {@link #onDecision} heard of the call already. The default ignores it.
+         *
+         * @param verdict the rule's verdict on the call, as decided
+         * @param settlement what settling did
+         * @param tokens the tokens taken (for {@link Guard.Settlement#CHARGED} and {@link Guard.Settlement#CLAMPED})
+         *        or given back ({@link Guard.Settlement#REFUNDED}); else 0
+         */
+        default void onSettled(Decision.Verdict verdict, Guard.Settlement settlement, long tokens) {}
     }
 
     /**

@@ -64,7 +64,8 @@ public final class Rule {
             Counted count,
             @Nullable HttpStatuses countedStatuses,
             @Nullable String permits,
-            int concurrency) {}
+            int concurrency,
+            @Nullable String charge) {}
 
     private final Values v;
 
@@ -86,7 +87,8 @@ public final class Rule {
                 b.count,
                 b.countedStatuses,
                 b.permits == null || b.permits.isBlank() ? null : b.permits.trim(),
-                b.concurrency);
+                b.concurrency,
+                b.charge == null || b.charge.isBlank() ? null : b.charge.trim());
     }
 
     /**
@@ -185,6 +187,14 @@ public final class Rule {
         return v.permits();
     }
 
+    /**
+     * @return where the tokens a call used come from, read once it has run ({@link Builder#charge}); {@code null} for a
+     *         rule that does not charge
+     */
+    public @Nullable String charge() {
+        return v.charge();
+    }
+
     /** @return whether and how the rule's buckets in a shared store are decided locally first; {@code null} for never */
     public @Nullable LocalFirst localFirst() {
         return v.localFirst();
@@ -219,6 +229,7 @@ public final class Rule {
         b.countedStatuses = v.countedStatuses;
         b.permits = v.permits;
         b.concurrency = v.concurrency;
+        b.charge = v.charge;
         return b;
     }
 
@@ -261,6 +272,7 @@ public final class Rule {
         private @Nullable HttpStatuses countedStatuses;
         private @Nullable String permits;
         private int concurrency;
+        private @Nullable String charge;
 
         private Builder(String name) {
             this.name = name;
@@ -421,6 +433,25 @@ public final class Rule {
             return this;
         }
 
+        /**
+         * Makes this a rule that charges each call what it used, once it has run (tokens of a language model, bytes
+         * served): the call is admitted while its key has tokens left and takes its estimate (its permits, as any
+         * call), then {@link Guard#settle} takes what it reports, or gives back what it did not use. What it takes
+         * beyond the tokens left is debt: the windows go below zero and the key's next calls wait or are refused until
+         * it is repaid. A window owes at most its capacity ({@link Guard#settle}). Token-bucket and fixed-window
+         * rules only, counting every call, with no calendar quota, concurrency or local-first.
+         *
+         * @param charge where the faces read the tokens used: SpEL over {@code #result} and the arguments on
+         *        {@code @RateLimit} ({@link RateLimit#charge()}), {@code response-header:<Name>} on URL rules; from plain
+         *        Java, any text naming where your code reads it (the limiter does not read it: {@link Guard#settle}
+         *        is given the number); {@code null} (the default) for a rule that does not charge
+         * @return this builder
+         */
+        public Builder charge(@Nullable String charge) {
+            this.charge = charge;
+            return this;
+        }
+
         private String where() {
             return source != null ? source : "rule '" + name + "'";
         }
@@ -452,6 +483,9 @@ public final class Rule {
                     localFirst,
                     concurrency));
             RuleChecks.checkCounting(where(), count, countedStatuses, p, algorithm);
+            if (charge != null && !charge.isBlank()) {
+                RuleChecks.checkCharge(where(), charge.trim(), limits, algorithm, count, concurrency, localFirst);
+            }
             return new Rule(this, algorithm);
         }
     }

@@ -406,6 +406,9 @@ final class RuleChecks {
         if (rule.permits() != null) {
             sb.append(", permits=").append(rule.permits());
         }
+        if (rule.charge() != null) {
+            sb.append(", charge=").append(rule.charge());
+        }
         return sb.append(", onStoreFailure=")
                 .append(rule.onStoreFailure())
                 .append(", onMissingKey=")
@@ -457,6 +460,56 @@ final class RuleChecks {
                     "permits '" + permits + "' makes a call count as several, which a " + algorithm
                             + " rule cannot: it counts every call at the rule's own cost",
                     "Use another algorithm " + "(SLIDING_WINDOW_COUNTER is the nearest to a log), or drop permits.");
+        }
+    }
+
+    /**
+     * Checks a rule that charges what a call used ({@link Rule#charge()}): its windows must be able to owe tokens, so
+     * token-bucket or fixed-window windows of fixed lengths, on a rule that counts every call and is decided by the
+     * store each time.
+     *
+     * @param where the rule's source
+     * @param charge where the tokens used come from
+     * @param limits the windows
+     * @param algorithm the rule's algorithm
+     * @param count which calls the rule counts
+     * @param concurrency the most calls in flight of a concurrency rule, or 0
+     * @param localFirst local-first settings, or {@code null}
+     */
+    static void checkCharge(
+            String where,
+            String charge,
+            List<Limit> limits,
+            Algorithm algorithm,
+            Rule.Counted count,
+            int concurrency,
+            @Nullable LocalFirst localFirst) {
+        String why = null;
+        String fix = "Drop charge, or ";
+        if (concurrency != 0) {
+            why = "a concurrency rule counts calls in flight, not tokens";
+            fix += "declare the concurrency in a rule of its own.";
+        } else if (algorithm != Algorithm.TOKEN_BUCKET && algorithm != Algorithm.FIXED_WINDOW) {
+            why = "a " + algorithm + " rule cannot owe tokens ("
+                    + switch (algorithm) {
+                        case SLIDING_WINDOW_LOG -> "it counts calls, not tokens";
+                        case LEAKY_BUCKET -> "it holds one call at a time";
+                        default -> "this version cannot make its sliding windows owe tokens";
+                    }
+                    + ")";
+            fix += "use algorithm TOKEN_BUCKET or FIXED_WINDOW.";
+        } else if (limits.stream().anyMatch(l -> l.calendar() != null)) {
+            why = "a calendar quota cannot owe tokens yet";
+            fix += "use a window of fixed length (1000/30d for a month).";
+        } else if (count != Rule.Counted.ALL) {
+            why = "count " + count + " gives a call's tokens back by its outcome, which charging already settles";
+            fix += "declare the count in a rule of its own.";
+        } else if (localFirst != null) {
+            why = "a local-first rule settles with the store later, so a debt could not be bounded";
+            fix += "drop local-first.";
+        }
+        if (why != null) {
+            throw fail(where, charge, "charge '" + charge + "' takes what a call used after it ran, but " + why, fix);
         }
     }
 

@@ -845,6 +845,12 @@ public class RateLimitConfig {
                 + "request.")
         private @Nullable String permits;
 
+        @Described("Charges each request what it used, read from its response once the request has been handled: "
+                + "response-header:<Name>, a whole number of tokens (the request took 1 token, or its permits, when "
+                + "admitted; the rest is taken, going into debt, or given back). Token-bucket and fixed-window rules "
+                + "only.")
+        private @Nullable String charge;
+
         @Described(
                 value = "Whether the rule decides before authentication (for login attempts) or after; or, in "
                         + "Spring Boot, only in the Spring Cloud Gateway routes that name it (no paths then).",
@@ -1006,6 +1012,16 @@ public class RateLimitConfig {
         /** @param permits {@code ratelimit.rules[i].permits} */
         public void setPermits(@Nullable String permits) {
             this.permits = permits;
+        }
+
+        /** @return {@code ratelimit.rules[i].charge} */
+        public @Nullable String getCharge() {
+            return charge;
+        }
+
+        /** @param charge {@code ratelimit.rules[i].charge} */
+        public void setCharge(@Nullable String charge) {
+            this.charge = charge;
         }
 
         /** @return {@code ratelimit.rules[i].phase} */

@@ -9,6 +9,7 @@ import io.github.ratelimit.Rule.Counted;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.ToLongFunction;
 
 /**
  * The {@link Guard} of {@link DefaultRateLimiter}. Immutable; thread-safe.
@@ -19,6 +20,7 @@ final class DefaultGuard implements Guard {
     private final CompiledRule[] rules;
     private final List<Rule> ruleList;
     private final boolean settles;
+    private final boolean charges;
     /** The only rule, when its calls may be decided with no bookkeeping ({@link DefaultRateLimiter#decideAlone}). */
     private final CompiledRule alone;
 
@@ -28,6 +30,7 @@ final class DefaultGuard implements Guard {
         this.alone = rules.length == 1 && limiter.decidesAlone(rules[0]) ? rules[0] : null;
         this.ruleList = Arrays.stream(rules).map(r -> r.rule).toList();
         this.settles = Arrays.stream(rules).anyMatch(r -> r.rule.count() != Counted.ALL || r.slots);
+        this.charges = Arrays.stream(rules).anyMatch(r -> r.rule.charge() != null);
     }
 
     @Override
@@ -49,6 +52,18 @@ final class DefaultGuard implements Guard {
                                     status != 0 && !rule.countedStatuses().contains(status);
                                 default -> false;
                             });
+        }
+    }
+
+    @Override
+    public boolean charges() {
+        return charges;
+    }
+
+    @Override
+    public void settle(Decision decision, ToLongFunction<Rule> actual) {
+        if (charges && decision != null && decision.permitted()) {
+            limiter.settle(rules, decision, actual);
         }
     }
 

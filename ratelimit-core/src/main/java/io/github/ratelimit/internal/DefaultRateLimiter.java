@@ -38,6 +38,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 
 /**
  * The engine behind {@link RateLimiter}. Not part of the public API.
@@ -573,6 +574,32 @@ public final class DefaultRateLimiter implements RateLimiter {
                 LISTENER_LOG.log(Level.WARNING, "A rate-limit listener failed: " + listener, e);
             }
         }
+    }
+
+    /** Tells the listeners how a call was settled under a charging rule ({@link Charges}). */
+    void notifySettled(Verdict verdict, Guard.Settlement settlement, long tokens) {
+        for (RateLimiter.Listener listener : listeners) {
+            try {
+                listener.onSettled(verdict, settlement, tokens);
+            } catch (RuntimeException e) {
+                LISTENER_LOG.log(Level.WARNING, "A rate-limit listener failed: " + listener, e);
+            }
+        }
+    }
+
+    /** Settles what a permitted call used under the guard's charging rules ({@link Guard#settle}). */
+    void settle(CompiledRule[] rules, Decision decision, ToLongFunction<Rule> actual) {
+        Charges.settle(this, rules, decision, actual);
+    }
+
+    /** @return the store */
+    BucketStore store() {
+        return store;
+    }
+
+    /** @return the store of the local fallback */
+    BucketStore fallbackStore() {
+        return fallbackStore;
     }
 
     /**

@@ -9,6 +9,7 @@ import io.github.ratelimit.support.RateLimitedLog;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.ToLongFunction;
 
 /**
  * A guard whose decisions a {@link RateLimiter.Observer} hears of, from their start to their end. Only a limiter
@@ -118,5 +119,15 @@ final class ObservedGuard implements Guard {
     @Override
     public Decision refund(Decision decision) {
         return guard.refund(decision);
+    }
+
+    @Override
+    public void settle(Decision decision, ToLongFunction<Rule> actual) {
+        guard.settle(decision, actual);
+    }
+
+    @Override
+    public boolean charges() {
+        return guard.charges();
     }
 }

@@ -66,6 +66,21 @@ final class RedisBucketState implements KeyState, Pipelining {
     }
 
     /**
+     * Takes what a call used, in one compare-and-set ({@link ChargeCommand}). When Redis fails, the charge is lost
+     * (the call keeps what it took when admitted): it is not tried again, as a charge made late would land on a bucket
+     * that may have moved on; the caller logs and counts it.
+     */
+    @Override
+    public long charge(long tokens) {
+        CommandResult<Long> result =
+                proxies.send(ref, proxies.request(new ChargeCommand(tokens))).await();
+        if (result.isError() || result.isBucketNotFound() || result.isConfigurationNeedToBeReplaced()) {
+            throw new IllegalStateException("Bucket4j answered a charge with result type " + result.getResultTypeId());
+        }
+        return result.getData();
+    }
+
+    /**
      * Gives the tokens back (tokens are interchangeable: the receipt is not needed). When Redis fails at that moment,
      * they are given back later, off the request path ({@link CasProxyManager#refundLate}); this never throws for it.
      */

@@ -100,6 +100,16 @@ final class RejectionMemo implements KeyState, Pipelining {
     }
 
     /**
+     * A charge pushes the key's next call further out: the rejection remembered would say too early a time, so it is
+     * forgotten. (A charge made through another instance is learnt at the next recheck, as a refund is.)
+     */
+    @Override
+    public long charge(long tokens) {
+        last = null;
+        return redis.charge(tokens);
+    }
+
+    /**
      * @param cost the call's cost
      * @param maxWaitNanos the longest the call may wait (0 for a call that may not)
      * @return the rejection Redis would give, when the key is remembered unable to pay this cost within that wait;

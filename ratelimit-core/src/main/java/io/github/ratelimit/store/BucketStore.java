@@ -343,6 +343,23 @@ public interface BucketStore extends AutoCloseable {
         void refund(long cost, long receipt);
 
         /**
+         * Takes {@code tokens} whatever is left, for what a call turned out to use after it ran
+         * ({@link io.github.ratelimit.Guard#settle}): a window may go below zero, and owes the difference (its next
+         * calls wait until it is repaid). Bounded: no window is left owing more than its capacity (holding less than
+         * {@code -capacity}), so what would take it further is not taken, and a huge number neither overflows nor
+         * blocks a key for longer than about two of its periods.
+         *
+         * @param tokens the tokens to take, at least 1
+         * @return the tokens taken: {@code tokens}, or fewer where the bound held them back (0 when a window already
+         *         owes its capacity)
+         * @throws UnsupportedOperationException from a state that cannot owe tokens (the default; of this project's
+         *         stores, token-bucket and fixed-window keys can, in this JVM and in Redis)
+         */
+        default long charge(long tokens) {
+            throw new UnsupportedOperationException(getClass().getName() + " cannot charge tokens after a call");
+        }
+
+        /**
          * The outcome of {@link #consume} or {@link #reserve}.
          *
          * @param consumed whether the permits were taken (or reserved)

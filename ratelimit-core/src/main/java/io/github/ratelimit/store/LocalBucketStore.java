@@ -435,6 +435,25 @@ public final class LocalBucketStore implements BucketStore {
             return new Probe(true, wait, List.of(), 0);
         }
 
+        /** Takes what a call used; the bucket may owe tokens, so its expiry counts the debt, as a reservation's. */
+        @Override
+        public long charge(long tokens) {
+            long taken;
+            synchronized (this) {
+                BucketState s = state;
+                s.refillAllBandwidth(timeMeter.currentTimeNanos());
+                taken = BucketKeyState.chargeable(s, tokens);
+                if (taken > 0) {
+                    s.consume(taken);
+                    reserved = true;
+                }
+            }
+            if (taken > 0) {
+                touch(buckets, key);
+            }
+            return taken;
+        }
+
         /** Tokens are interchangeable: the receipt is not needed. */
         @Override
         public synchronized void refund(long cost, long receipt) {

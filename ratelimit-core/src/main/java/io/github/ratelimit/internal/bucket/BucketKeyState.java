@@ -169,6 +169,26 @@ public final class BucketKeyState implements KeyState {
     }
 
     /**
+     * The tokens a charge may take from a bucket's state, so that no window is left owing more than its capacity
+     * ({@link KeyState#charge}).
+     *
+     * @param state a bucket's state, refilled to now
+     * @param tokens the tokens asked for, at least 1
+     * @return {@code tokens}, or fewer so that every window keeps at least {@code -capacity} tokens; never negative
+     */
+    public static long chargeable(BucketState state, long tokens) {
+        Bandwidth[] bandwidths = state.getConfiguration().getBandwidths();
+        long allowed = tokens;
+        for (int i = 0; i < bandwidths.length; i++) {
+            // A capacity is at most Limit.MAX_PERMITS, and a debt is bounded (by this, and by the longest delay): no
+            // overflow.
+            long room = state.getCurrentSize(i) + bandwidths[i].getCapacity();
+            allowed = Math.min(allowed, Math.max(0, room));
+        }
+        return allowed;
+    }
+
+    /**
      * @param a a non-negative factor
      * @param b a non-negative factor
      * @return {@code a * b} for non-negative factors, or {@code Long.MAX_VALUE} when it overflows

@@ -120,6 +120,7 @@ public final class RateLimitAnnotations {
                 .onMissingKey(annotation.onMissingKey())
                 .count(annotation.count())
                 .permits(annotation.permits())
+                .charge(annotation.charge())
                 .concurrency(annotation.concurrency());
         boolean first = true;
         long[] permits = {annotation.perSecond(), annotation.perMinute(), annotation.perHour(), annotation.perDay()};

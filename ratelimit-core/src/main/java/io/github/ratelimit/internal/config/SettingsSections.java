@@ -11,6 +11,7 @@ import io.github.ratelimit.Rule.Counted;
 import io.github.ratelimit.Rule.LocalFirst;
 import io.github.ratelimit.StoreFailurePolicy;
 import io.github.ratelimit.config.RateLimitConfig;
+import io.github.ratelimit.internal.Charges;
 import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlRule;
@@ -303,6 +304,10 @@ final class SettingsSections {
             if (permits != null) {
                 b.permits(permits);
             }
+            String charge = SettingsValues.text(r.getCharge());
+            if (charge != null) {
+                b.charge(charge(v, prefix + "charge", charge));
+            }
             b.onStoreFailure(v.parseEnum(prefix + "on-store-failure", r.getOnStoreFailure(), StoreFailurePolicy.class));
             b.onMissingKey(v.parseEnum(prefix + "on-missing-key", r.getOnMissingKey(), MissingKeyPolicy.class));
             String algorithm = SettingsValues.text(r.getAlgorithm());
@@ -359,6 +364,18 @@ final class SettingsSections {
     }
 
     /** Reads {@code count}: {@code all}, {@code failures}, or {@code statuses:<codes>} ({@code statuses:404,5xx}). */
+    /** @return the charge source of a URL rule, checked: {@code response-header:<Name>} */
+    private static String charge(SettingsValues v, String name, String text) {
+        if (Charges.responseHeader(text) == null) {
+            throw v.badValue(
+                    name,
+                    text,
+                    "is no source of the tokens a request used: a URL rule reads them from a response header",
+                    "Write response-header:<Name>, e.g. response-header:X-Tokens-Used.");
+        }
+        return text;
+    }
+
     private static void count(SettingsValues v, String name, String text, Rule.Builder b) {
         String trimmed = text == null ? "" : text.trim();
         if (trimmed.regionMatches(true, 0, "statuses:", 0, "statuses:".length())) {

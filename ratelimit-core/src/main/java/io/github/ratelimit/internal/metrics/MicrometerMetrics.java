@@ -3,6 +3,7 @@ package io.github.ratelimit.internal.metrics;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
+import io.github.ratelimit.Guard;
 import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.redis.JedisBucketStore;
@@ -38,6 +39,10 @@ import java.util.function.ToDoubleFunction;
  *       {@code shadow_rejected}, {@code rejected}; basis {@code bucket}, {@code fallback_bucket},
  *       {@code fail_open}, {@code fail_closed}, {@code contention}, {@code key_missing}, {@code waiters_full},
  *       {@code interrupted}, {@code exempt}.</li>
+ *   <li>{@code ratelimit.settlements{rule, result}}: counter of the calls settled after they ran under a rule that
+ *       charges what they used ({@code Guard.settle}); result {@code charged}, {@code clamped} (the debt bound held
+ *       part back), {@code refunded}, {@code exact}, {@code unusable} (no usable number reported: the call kept its
+ *       estimate), {@code lost} (the store failed: the call kept its estimate).</li>
  *   <li>{@code ratelimit.delay{rule}}: timer of the delays SOFT rules imposed.</li>
  *   <li>{@code ratelimit.near.limit{rule}}: counter of permitted calls that left their key with less than a share of
  *       a window's limit (default {@value #DEFAULT_NEAR_LIMIT_SHARE}; Envoy's {@code near_limit}): customers approaching
@@ -69,6 +74,8 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
 
     private final Map<String, Timer> delays = new ConcurrentHashMap<>();
     private final Map<String, Counter> nearLimit = new ConcurrentHashMap<>();
+    /** {@code ratelimit.settlements} counters, by rule and settlement. */
+    private final Map<String, Counter> settlements = new ConcurrentHashMap<>();
 
     /**
      * Metrics that count near-limit calls at the default share, {@value #DEFAULT_NEAR_LIMIT_SHARE}.
@@ -92,6 +99,20 @@ public final class MicrometerMetrics implements RateLimiter.Listener {
                     "The near-limit share must be above 0 and at most 1, but was " + nearLimitShare);
         }
         this.nearLimitShare = nearLimitShare;
+    }
+
+    @Override
+    public void onSettled(Verdict verdict, Guard.Settlement settlement, long tokens) {
+        String result = settlement.name().toLowerCase(Locale.ROOT);
+        settlements
+                .computeIfAbsent(
+                        verdict.rule() + '\u0000' + result,
+                        k -> Counter.builder("ratelimit.settlements")
+                                .description("Calls settled after they ran under a rule that charges what they used")
+                                .tag("rule", verdict.rule())
+                                .tag("result", result)
+                                .register(registry))
+                .increment();
     }
 
     @Override
