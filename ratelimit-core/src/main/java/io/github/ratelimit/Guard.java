@@ -182,8 +182,14 @@ public interface Guard {
      * @param decision what {@link #acquire} or {@link #acquireAsync} decided for the call
      * @param actual the tokens the call used under a charging rule (asked only for those), below 0 for no usable
      *        number
+     * @throws UnsupportedOperationException from a guard written before this method (the default) that has charging
+     *         rules; the limiter's guards implement it
      */
-    void settle(Decision decision, ToLongFunction<Rule> actual);
+    default void settle(Decision decision, ToLongFunction<Rule> actual) {
+        if (charges()) {
+            throw new UnsupportedOperationException(getClass().getName() + " cannot charge what a call used");
+        }
+    }
 
     /**
      * @return whether any of this guard's rules charges what a call used ({@link Rule#charge()}), so {@link #settle}

@@ -2,6 +2,8 @@ package io.github.ratelimit.servlet;
 
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.Charges;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
@@ -57,13 +59,47 @@ final class Decided {
     }
 
     /**
+     * As {@link #completed}, first charging the rules that charge what a request used ({@link Guard#settle}) with the
+     * response header they name.
+     *
+     * @param response the response, as the chain left it
+     * @param threw whether the request's processing threw (or, asynchronously, ended in an error or a timeout)
+     */
+    void ended(ServletRequest request, ServletResponse response, boolean threw) {
+        boolean failed = failed(request, response, threw);
+        int status = status(response, threw);
+        if (settle()) {
+            if (guard.charges() && decision.permitted()) {
+                guard.settle(decision, rule -> used(rule, response, threw));
+            }
+            guard.completed(decision, failed, status);
+        }
+    }
+
+    /** @return the tokens a request used under a charging URL rule, read from the response header the rule names */
+    private static long used(Rule rule, ServletResponse response, boolean threw) {
+        if (threw) {
+            Charges.unusable(rule, "the request's processing threw");
+            return Charges.UNUSABLE;
+        }
+        String header = Charges.responseHeader(rule.charge());
+        String value = header != null && response instanceof HttpServletResponse http ? http.getHeader(header) : null;
+        return Charges.tokens(rule, value);
+    }
+
+    /** @return whether the request must be settled when it ends: rules count only some requests, or charge */
+    boolean settlesOnEnd() {
+        return guard.settlesOnCompletion() || guard.charges();
+    }
+
+    /**
      * Runs the chain for a permitted request, and settles the decision when the request ends (once its async
      * processing completes, if it starts any) for rules that settle then: those that count only some requests get
      * their tokens back unless it counts, and concurrency rules their slots.
      */
     void proceed(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
             throws IOException, ServletException {
-        if (!guard.settlesOnCompletion()) {
+        if (!settlesOnEnd()) {
             chain.doFilter(request, response);
             return;
         }
@@ -75,7 +111,7 @@ final class Decided {
             if (request.isAsyncStarted()) {
                 request.getAsyncContext().addListener(settleWhenComplete(threw));
             } else {
-                completed(failed(request, response, threw), status(response, threw));
+                ended(request, response, threw);
             }
         }
     }
@@ -180,10 +216,8 @@ final class Decided {
         public void onComplete(AsyncEvent event) {
             ended = true;
             Decided d = decided;
-            if (d != null && d.decision.permitted() && d.guard.settlesOnCompletion()) {
-                d.completed(
-                        d.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw),
-                        status(event.getSuppliedResponse(), threw));
+            if (d != null && d.decision.permitted() && d.settlesOnEnd()) {
+                d.ended(event.getSuppliedRequest(), event.getSuppliedResponse(), threw);
             }
         }
 
@@ -216,9 +250,7 @@ final class Decided {
 
         @Override
         public void onComplete(AsyncEvent event) {
-            decided.completed(
-                    decided.failed(event.getSuppliedRequest(), event.getSuppliedResponse(), threw),
-                    status(event.getSuppliedResponse(), threw));
+            decided.ended(event.getSuppliedRequest(), event.getSuppliedResponse(), threw);
         }
 
         @Override

@@ -5,6 +5,9 @@ import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.StoreFailurePolicy;
 import java.security.Principal;
 import java.util.List;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
@@ -68,6 +71,52 @@ class ApiController {
     @RateLimit(name = "batch", key = "ip", perMinute = 10, permits = "#items.size()")
     String batch(@RequestBody List<String> items) {
         return "accepted " + items.size();
+    }
+
+    /** The most tokens one completion may report. */
+    static final long MAX_TOKENS = 100_000;
+
+    /**
+     * A stand-in for a language model's completion, which knows what it cost only once it is done: answers
+     * {@code {"usage":{"totalTokens":N}}} for {@code tokens=N}. Rule {@code completions}: 1000 tokens a minute per client
+     * address, charged from the result. A call is admitted while the address has tokens left and takes 1; once it has
+     * returned, it takes the rest of what it reports, going into debt: two calls of 600 pass, and the third is refused
+     * (429) with a {@code Retry-After} of about 12 s (200 tokens of debt and the next call's 1, at 1000 a minute).
+     */
+    @GetMapping("/complete")
+    @RateLimit(name = "completions", key = "ip", limits = "1000/1m", charge = "#result.usage.totalTokens")
+    Completion complete(@RequestParam(defaultValue = "") String tokens) {
+        long n;
+        try {
+            n = Long.parseLong(tokens.trim());
+        } catch (NumberFormatException e) {
+            n = -1;
+        }
+        if (n < 0 || n > MAX_TOKENS) {
+            throw new BadTokens(tokens);
+        }
+        return new Completion(new Usage(n));
+    }
+
+    /** What {@link #complete} answers. */
+    record Completion(Usage usage) {}
+
+    /** The tokens a completion used. */
+    record Usage(long totalTokens) {}
+
+    /** A {@code tokens} parameter out of range: 400, and the call keeps the 1 token it took. */
+    static final class BadTokens extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        BadTokens(String tokens) {
+            super("tokens must be a whole number from 0 to " + MAX_TOKENS + ", but was '"
+                    + (tokens.length() > 40 ? tokens.substring(0, 40) + "..." : tokens) + "'");
+        }
+    }
+
+    @ExceptionHandler(BadTokens.class)
+    ResponseEntity<String> badTokens(BadTokens e) {
+        return ResponseEntity.badRequest().contentType(MediaType.TEXT_PLAIN).body(e.getMessage());
     }
 
     /**

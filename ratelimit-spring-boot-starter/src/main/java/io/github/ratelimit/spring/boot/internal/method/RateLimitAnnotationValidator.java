@@ -90,6 +90,9 @@ public final class RateLimitAnnotationValidator implements SmartInitializingSing
                     if (rule.permits() != null && SpelKeyResolverFactory.isSpel(rule.permits())) {
                         spel.checkReferences(rule.permits(), method, rule.source(), "permits");
                     }
+                    if (rule.charge() != null) {
+                        spel.checkChargeReferences(rule.charge(), method, rule.source());
+                    }
                 }
             }
             checkProxied(name, bean, userType, annotated);

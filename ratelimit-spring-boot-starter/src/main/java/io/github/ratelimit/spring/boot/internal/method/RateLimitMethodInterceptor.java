@@ -82,8 +82,10 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
     /**
      * Runs a permitted call and, for rules that settle when it ends, reports how it ended: a call that returns gets
      * the tokens of rules that count only failures back, one that throws keeps them, and either gives back its
-     * concurrency rules' slots. A call that returns a {@link CompletionStage} ends when the stage completes (failed
-     * if it completes exceptionally), one that returns a publisher {@code ends} knows when the publisher ends.
+     * concurrency rules' slots; rules that charge what a call used are settled with its result ({@link MethodCharges}).
+     * A call that returns a {@link CompletionStage} ends when the stage completes (failed if it completes
+     * exceptionally, charged with the value it completes with), one that returns a publisher {@code ends} knows when
+     * the publisher ends.
      */
     public static @Nullable Object proceed(MethodInvocation invocation, Guard guard, Decision decision)
             throws Throwable {
@@ -98,28 +100,40 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
      */
     public static @Nullable Object proceed(
             MethodInvocation invocation, Guard guard, Decision decision, @Nullable Ends ends) throws Throwable {
-        if (!guard.settlesOnCompletion()) {
+        boolean charges = guard.charges();
+        if (!guard.settlesOnCompletion() && !charges) {
             return invocation.proceed();
         }
-        boolean failed = true;
+        Throwable failure = null;
         boolean later = false;
+        Object result = null;
         try {
-            Object result = invocation.proceed();
-            failed = false;
+            result = invocation.proceed();
             if (result instanceof CompletionStage<?> stage) {
                 later = true;
-                stage.whenComplete((value, error) -> guard.completed(decision, error != null));
+                stage.whenComplete((value, error) -> {
+                    if (charges) {
+                        MethodCharges.settle(invocation, guard, decision, value, error);
+                    }
+                    guard.completed(decision, error != null);
+                });
             } else if (ends != null) {
-                Object ending = ends.endWith(result, guard, decision);
+                Object ending = ends.endWith(result, guard, decision, invocation);
                 if (ending != null) {
                     later = true;
                     return ending;
                 }
             }
             return result;
+        } catch (Throwable t) {
+            failure = t;
+            throw t;
         } finally {
             if (!later) {
-                guard.completed(decision, failed);
+                if (charges) {
+                    MethodCharges.settle(invocation, guard, decision, result, failure);
+                }
+                guard.completed(decision, failure != null);
             }
         }
     }
@@ -159,10 +173,12 @@ public final class RateLimitMethodInterceptor implements MethodInterceptor {
          * @param result what the method returned
          * @param guard the call's rules
          * @param decision the call's decision
-         * @return the result, reporting the call's end to {@code guard} ({@link Guard#completed(Decision, boolean)})
-         *         when it ends; {@code null} when it is no publisher this knows
+         * @param invocation the call, for the charge expressions of its rules ({@link MethodCharges})
+         * @return the result, reporting the call's end to {@code guard} ({@link Guard#completed(Decision, boolean)},
+         *         and {@link Guard#settle} with the last value it gave) when it ends; {@code null} when it is no
+         *         publisher this knows
          */
         @Nullable
-        Object endWith(@Nullable Object result, Guard guard, Decision decision);
+        Object endWith(@Nullable Object result, Guard guard, Decision decision, MethodInvocation invocation);
     }
 }

@@ -89,6 +89,31 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
      * @param attribute {@code key} or {@code permits}
      */
     void checkReferences(String expression, Method method, String source, String attribute) {
+        checkReferences(expression, method, source, attribute, List.of("#request", "#exchange"));
+    }
+
+    /**
+     * Checks, at start-up, a charge expression ({@code @RateLimit(charge = ...)}): it is evaluated once the method has
+     * returned, over {@code #result} and the arguments, so it may refer to those and to beans.
+     *
+     * @param expression the charge expression
+     * @param method the annotated method
+     * @param source the rule's source, for messages
+     * @throws InvalidRateLimitConfigurationException when it is no SpEL, or refers to what a call does not provide
+     */
+    void checkChargeReferences(String expression, Method method, String source) {
+        try {
+            checkReferences(expression, method, source, "charge", List.of("#result"));
+        } catch (ParseException e) {
+            throw new InvalidRateLimitConfigurationException(
+                    source + ": charge '" + expression + "' is not a valid SpEL expression: " + e.getSimpleMessage()
+                            + ". Write e.g. '#result.usage.totalTokens'.",
+                    e);
+        }
+    }
+
+    private void checkReferences(
+            String expression, Method method, String source, String attribute, List<String> alsoAvailable) {
         SpelNode ast = ((SpelExpression) parser.parseExpression(expression)).getAST();
         String[] names = parameterNames.getParameterNames(method);
         Set<String> available = new LinkedHashSet<>();
@@ -101,7 +126,9 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
             available.add("#p" + i);
             available.add("#a" + i);
         }
-        available.addAll(List.of("#args", "#request", "#exchange", "#root", "#this"));
+        available.add("#args");
+        available.addAll(alsoAvailable);
+        available.addAll(List.of("#root", "#this"));
         check(ast, expression, available, names == null && method.getParameterCount() > 0, source, null, attribute);
     }
 
@@ -193,10 +220,13 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
 
     /**
      * @param rule a rule
-     * @return whether its key or its permits expression reads the method call, so only the advisor can decide it
+     * @return whether its key or its permits expression reads the method call, or it charges what the method returned,
+     *         so only the advisor can decide it
      */
     public boolean readsInvocation(Rule rule) {
-        return (isSpel(rule.key()) && readsInvocation(rule.key()))
+        // A charging rule reads the method's result: the advisor decides it, and charges it once the method returns.
+        return rule.charge() != null
+                || (isSpel(rule.key()) && readsInvocation(rule.key()))
                 || (rule.permits() != null && isSpel(rule.permits()) && readsInvocation(rule.permits()));
     }
 

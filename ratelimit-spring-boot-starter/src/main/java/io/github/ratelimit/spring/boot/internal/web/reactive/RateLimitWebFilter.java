@@ -8,6 +8,8 @@ import io.github.ratelimit.RateLimitExceededException;
 import io.github.ratelimit.RateLimitHeaders;
 import io.github.ratelimit.RateLimitHeaders.HeaderStyle;
 import io.github.ratelimit.RateLimiter;
+import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.Charges;
 import io.github.ratelimit.internal.web.ProblemDetails;
 import io.github.ratelimit.internal.web.UrlGuards;
 import io.github.ratelimit.internal.web.UrlRule;
@@ -22,6 +24,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToLongFunction;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpStatus;
@@ -257,7 +260,7 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
             exchange.getAttributes().computeIfAbsent(DECIDED_ATTRIBUTE, k -> new CopyOnWriteArrayList<Decided>());
             decidedOf(exchange).add(decided);
         }
-        if (!guard.settlesOnCompletion()) {
+        if (!guard.settlesOnCompletion() && !guard.charges()) {
             return proceed;
         }
         // Rules that count only some requests: the tokens come back unless the request turns out a failed attempt (an
@@ -266,12 +269,27 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
         // rules that count statuses, unless its status is one of theirs. An error's status is the one its handler
         // will answer: an ErrorResponse's (a 404 for no handler), else 500.
         AtomicInteger errorStatus = new AtomicInteger();
+        // Rules that charge what a request used read the response header they name once the request is handled (an
+        // error or a client that went away keeps the request's estimate).
         return proceed.doOnError(e -> errorStatus.set(statusOf(e)))
                 .doFinally(signal -> decided.completed(
                         errorStatus.get() == 401
                                 || failedAttempt(exchange)
                                 || (handlerDecided && signal != SignalType.ON_COMPLETE),
-                        status(exchange, errorStatus.get(), signal)));
+                        status(exchange, errorStatus.get(), signal),
+                        rule -> used(rule, exchange, signal == SignalType.ON_COMPLETE && errorStatus.get() == 0)));
+    }
+
+    /** @return the tokens a request used under a charging URL rule, read from the response header the rule names */
+    private static long used(Rule rule, ServerWebExchange exchange, boolean handled) {
+        if (!handled) {
+            Charges.unusable(rule, "the request ended in an error, or its client went away");
+            return Charges.UNUSABLE;
+        }
+        String header = Charges.responseHeader(rule.charge());
+        return Charges.tokens(
+                rule,
+                header == null ? null : exchange.getResponse().getHeaders().getFirst(header));
     }
 
     /** @return the status an error is answered with: an ErrorResponse's, a rejection's, a too-large call's, else 500 */
@@ -358,9 +376,14 @@ public final class RateLimitWebFilter implements WebFilter, Ordered {
             return settled.compareAndSet(false, true);
         }
 
-        void completed(boolean failed, int status) {
+        void completed(boolean failed, int status, ToLongFunction<Rule> used) {
             if (settle()) {
-                decider.offload(() -> guard.completed(decision, failed, status));
+                decider.offload(() -> {
+                    if (guard.charges() && decision.permitted()) {
+                        guard.settle(decision, used);
+                    }
+                    guard.completed(decision, failed, status);
+                });
             }
         }
     }

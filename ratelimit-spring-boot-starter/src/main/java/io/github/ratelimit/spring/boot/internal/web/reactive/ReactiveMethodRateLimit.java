@@ -29,7 +29,6 @@ import org.springframework.web.server.ServerWebExchange;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.SignalType;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.context.ContextView;
 
@@ -142,12 +141,12 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
      *
      * @return the publisher, reporting its end; {@code null} for any other result
      */
-    public static Object endWhenDone(Object result, Guard guard, Decision decision) {
+    public static Object endWhenDone(Object result, Guard guard, Decision decision, MethodInvocation invocation) {
         if (result instanceof Mono<?> mono) {
-            return mono.doFinally(signal -> guard.completed(decision, signal != SignalType.ON_COMPLETE));
+            return PublisherEnds.ending(mono, invocation, guard, decision, Runnable::run);
         }
         if (result instanceof Flux<?> flux) {
-            return flux.doFinally(signal -> guard.completed(decision, signal != SignalType.ON_COMPLETE));
+            return PublisherEnds.ending(flux, invocation, guard, decision, Runnable::run);
         }
         return null;
     }
@@ -230,7 +229,10 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
                 ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
                 return decided(invocation, guard, handler, context, handoff)
                         .flatMap(go -> handoff.take()
-                                ? settled(Mono.defer(() -> Mono.from(this.<Publisher<Object>>call(invocation))), go)
+                                ? settled(
+                                        Mono.defer(() -> Mono.from(this.<Publisher<Object>>call(invocation))),
+                                        go,
+                                        invocation)
                                 : Mono.empty())
                         .doOnCancel(handoff::cancel);
             });
@@ -240,7 +242,10 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
                 ReactiveDecider.Handoff handoff = decider.get().handoff(guard);
                 return decided(invocation, guard, handler, context, handoff)
                         .flatMapMany(go -> handoff.take()
-                                ? settled(Flux.defer(() -> Flux.from(this.<Publisher<Object>>call(invocation))), go)
+                                ? settled(
+                                        Flux.defer(() -> Flux.from(this.<Publisher<Object>>call(invocation))),
+                                        go,
+                                        invocation)
                                 : Flux.empty())
                         .doOnCancel(handoff::cancel);
             });
@@ -252,7 +257,8 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
                                     ? settled(
                                             Mono.defer(() -> Mono.fromCompletionStage(
                                                     this.<CompletionStage<Object>>call(invocation))),
-                                            go)
+                                            go,
+                                            invocation)
                                     : Mono.empty())
                             .doOnCancel(handoff::cancel);
                 })
@@ -334,7 +340,8 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
                         }
                         return Mono.error(new RateLimitExceededException(decision));
                     }
-                    return Mono.just(new Go(guard.settlesOnCompletion() ? guard : null, decision, null));
+                    return Mono.just(
+                            new Go(guard.settlesOnCompletion() || guard.charges() ? guard : null, decision, null));
                 });
     }
 
@@ -356,21 +363,29 @@ public final class ReactiveMethodRateLimit implements MethodDecider, Ordered {
     }
 
     /**
-     * The call, settled with its rules that count failures when it ends (off the event loop when the store blocks): a
+     * The call, settled with its rules that count failures or charge what it used when it ends (off the event loop when the store blocks): a
      * call that does not complete failed.
      */
-    private Mono<Object> settled(Mono<Object> call, Go go) {
+    private Mono<Object> settled(Mono<Object> call, Go go, MethodInvocation invocation) {
         if (go.guard() != null) {
-            return call.doFinally(signal ->
-                    decider.get().offload(() -> go.guard().completed(go.decision(), signal != SignalType.ON_COMPLETE)));
+            return PublisherEnds.ending(
+                    call,
+                    invocation,
+                    go.guard(),
+                    go.decision(),
+                    task -> decider.get().offload(task));
         }
         return go.markFailedOn() == null ? call : call.doOnError(e -> markFailed(go.markFailedOn()));
     }
 
-    private Flux<Object> settled(Flux<Object> call, Go go) {
+    private Flux<Object> settled(Flux<Object> call, Go go, MethodInvocation invocation) {
         if (go.guard() != null) {
-            return call.doFinally(signal ->
-                    decider.get().offload(() -> go.guard().completed(go.decision(), signal != SignalType.ON_COMPLETE)));
+            return PublisherEnds.ending(
+                    call,
+                    invocation,
+                    go.guard(),
+                    go.decision(),
+                    task -> decider.get().offload(task));
         }
         return go.markFailedOn() == null ? call : call.doOnError(e -> markFailed(go.markFailedOn()));
     }
