@@ -51,4 +51,28 @@ class SharedRedisTest {
             assertThat(statuses).containsExactly(200, 200, 200, 200, 200, 429, 429, 429);
         }
     }
+
+    /**
+     * The completions scenario across two instances: the debt one instance charged is owed on the other, so the third
+     * call of 600 is refused wherever it lands.
+     */
+    @Test
+    void chargesCompletionsIntoDebtAcrossTwoInstances() throws Exception {
+        try (ConfigurableApplicationContext a = start();
+                ConfigurableApplicationContext b = start()) {
+            HttpClient http = HttpClient.newHttpClient();
+            List<HttpResponse<String>> responses = new ArrayList<>();
+            for (ConfigurableApplicationContext instance : List.of(a, b, a)) {
+                responses.add(http.send(
+                        HttpRequest.newBuilder(
+                                        URI.create("http://localhost:" + port(instance) + "/api/complete?tokens=600"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString()));
+            }
+            assertThat(responses).extracting(HttpResponse::statusCode).containsExactly(200, 200, 429);
+            // 200 tokens of debt and the next call's 1, at 1000 a minute: about 12 s.
+            assertThat(responses.get(2).headers().firstValue("Retry-After").map(Long::parseLong))
+                    .hasValueSatisfying(s -> assertThat(s).isBetween(10L, 13L));
+        }
+    }
 }
