@@ -94,6 +94,23 @@ abstract class ChargeContract {
         assertThat(guard.acquire(ALICE).outcome()).isEqualTo(Outcome.ALLOWED);
     }
 
+    /** A SOFT rule's next call waits out the debt instead of being refused. */
+    @Test
+    void debtDelaysTheNextCallOfASoftRule() {
+        Guard guard = limiter(newStore(clock))
+                .guard(completions(Algorithm.TOKEN_BUCKET).toBuilder()
+                        .mode(Mode.SOFT)
+                        .maxDelay(Duration.ofSeconds(20))
+                        .build());
+        Decision first = guard.acquire(ALICE);
+        guard.settle(first, 1200);
+        long before = clock.awaitedNanos();
+        Decision next = guard.acquire(ALICE);
+        assertThat(next.outcome()).isEqualTo(Outcome.DELAYED);
+        assertThat(next.delayNanos()).isEqualTo(Duration.ofMillis(12_060).toNanos());
+        assertThat(clock.awaitedNanos() - before).isEqualTo(next.delayNanos());
+    }
+
     @ParameterizedTest
     @EnumSource(
             value = Algorithm.class,

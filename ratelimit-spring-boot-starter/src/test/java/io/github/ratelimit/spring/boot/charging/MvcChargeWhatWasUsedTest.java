@@ -140,11 +140,8 @@ class MvcChargeWhatWasUsedTest {
     @ValueSource(strings = {"local", "redis"})
     void aServiceIsChargedWhatItsFutureGave(String store) throws Exception {
         try (ConfigurableApplicationContext context = start(store)) {
-            assertThat(get(context, "/mu/model?tokens=600").statusCode()).isEqualTo(200);
-            assertThat(get(context, "/mu/model?tokens=600").statusCode()).isEqualTo(200);
-            // The service's rejection becomes the request's 429 (its rule is not the handler's: no rule named).
-            HttpResponse<String> third = get(context, "/mu/model?tokens=600");
-            assertThat(third.statusCode()).isEqualTo(429);
+            // The service's rejection becomes the request's 429, with the Retry-After of its debt.
+            debtRefusesTheThird(context, "/mu/model?tokens=");
         }
     }
 
