@@ -154,8 +154,9 @@ public interface Guard {
      * debt: the windows go below zero, and the key's next calls wait ({@link Mode#SOFT}) or are refused until it is
      * repaid, with a {@link Decision#retryAfterNanos()} that covers the debt and the next call's estimate.
      *
-     * <p>Bounded: a window is never left owing more than its capacity, so a huge report (a bug, a hostile upstream)
-     * neither overflows nor blocks a key for longer than about two of its periods; the rest is not taken. A call that
+     * <p>Bounded: a window is never left owing more than it refills in a day (or its capacity, for a window of a day
+     * or longer), so a true report of many times a window is owed in full, while a huge one (a bug, a hostile
+     * upstream) neither overflows nor blocks a key for much longer than a day; the rest is not taken. A call that
      * reports no usable number ({@code actual} below 0: it threw, or its report was absent or no whole number) keeps
      * its estimate, and that is logged once per rule every 10 s and counted. When the store fails, the charge is lost
      * (the call keeps its estimate): it is logged, counted, and never thrown, as the response has been given.

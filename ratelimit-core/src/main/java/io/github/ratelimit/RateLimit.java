@@ -140,7 +140,7 @@ public @interface RateLimit {
      * ({@link #permits()}, default 1) when admitted; once it has run, the rule takes the rest of what it used, or gives
      * back what it did not use ({@link Guard#settle}). What it takes beyond what is left is debt: the windows go below
      * zero, and the key's next calls wait ({@link Mode#SOFT}) or are refused, with a {@code Retry-After} that covers
-     * the debt, until it is repaid. A window owes at most its capacity. A method that throws, or whose expression
+     * the debt, until it is repaid. A window owes at most a day of refill (or its capacity, if more). A method that throws, or whose expression
      * gives no whole number of 0 or more (nothing, text, a fraction, a negative number), keeps its estimate, and that
      * is logged once per rule every 10 s and counted ({@code ratelimit.settlements}). Only this annotation's rule is
      * charged. Token-bucket and fixed-window rules only, counting every call, with no calendar quota or concurrency:

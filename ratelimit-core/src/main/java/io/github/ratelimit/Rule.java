@@ -438,7 +438,7 @@ public final class Rule {
          * served): the call is admitted while its key has tokens left and takes its estimate (its permits, as any
          * call), then {@link Guard#settle} takes what it reports, or gives back what it did not use. What it takes
          * beyond the tokens left is debt: the windows go below zero and the key's next calls wait or are refused until
-         * it is repaid. A window owes at most its capacity ({@link Guard#settle}). Token-bucket and fixed-window
+         * it is repaid. A window owes at most a day of refill, or its capacity if more ({@link Guard#settle}). Token-bucket and fixed-window
          * rules only, counting every call, with no calendar quota, concurrency or local-first.
          *
          * @param charge where the faces read the tokens used: SpEL over {@code #result} and the arguments on

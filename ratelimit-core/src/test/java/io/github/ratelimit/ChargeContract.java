@@ -128,7 +128,7 @@ abstract class ChargeContract {
     @EnumSource(
             value = Algorithm.class,
             names = {"TOKEN_BUCKET", "FIXED_WINDOW"})
-    void aHugeReportOwesAtMostOneCapacity(Algorithm algorithm) {
+    void aHugeReportOwesAtMostADayOfRefill(Algorithm algorithm) {
         Guard guard = limiter(newStore(clock)).guard(completions(algorithm));
         for (long huge : new long[] {Long.MAX_VALUE, 1_000_000_000_000_000_000L}) {
             Decision d = guard.acquire(ALICE);
@@ -139,16 +139,17 @@ abstract class ChargeContract {
         assertThat(settlements).containsExactly(Settlement.CLAMPED);
         Decision next = guard.acquire(ALICE);
         assertThat(next.outcome()).isEqualTo(Outcome.REJECTED);
-        // The window owes its capacity (1000): the next call waits for 1001 tokens, at most about two periods.
+        // The window owes what it refills in a day (1,440,000 of 1000/1m): the next call waits for 1,440,001 tokens,
+        // a day and at most a period more.
         assertThat(next.retryAfterNanos())
                 .isPositive()
-                .isLessThanOrEqualTo(Duration.ofMinutes(2).toNanos());
+                .isLessThanOrEqualTo(Duration.ofDays(1).plusMinutes(2).toNanos());
         if (algorithm == Algorithm.TOKEN_BUCKET) {
             assertThat(next.retryAfterNanos())
-                    .isEqualTo(Duration.ofMillis(60_060).toNanos());
+                    .isEqualTo(Duration.ofDays(1).plusMillis(60).toNanos());
         }
-        // Another huge report on a key that owes its capacity takes nothing more.
-        clock.advance(Duration.ofMinutes(3));
+        // Once it is repaid, the key is as new.
+        clock.advance(Duration.ofDays(1).plusMinutes(3));
         Decision after = guard.acquire(ALICE);
         assertThat(after.outcome()).isEqualTo(Outcome.ALLOWED);
         assertThat(remaining(after)).isEqualTo(999);

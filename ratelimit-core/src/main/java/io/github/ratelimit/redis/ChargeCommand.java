@@ -11,8 +11,8 @@ import io.github.bucket4j.distributed.versioning.Versions;
 import io.github.ratelimit.internal.bucket.BucketKeyState;
 
 /**
- * Takes what a call used from a bucket, whatever is left, leaving no window owing more than its capacity
- * ({@link io.github.ratelimit.store.BucketStore.KeyState#charge}): Bucket4j's {@code consumeIgnoringRateLimits}
+ * Takes what a call used from a bucket, whatever is left, leaving no window owing more than its bound
+ * ({@link io.github.ratelimit.internal.bucket.BucketKeyState#maxDebt}, {@link io.github.ratelimit.store.BucketStore.KeyState#charge}): Bucket4j's {@code consumeIgnoringRateLimits}
  * with the bound computed from the same state, in the same compare-and-set, so concurrent charges on any instance
  * cannot pass it. Computed in this JVM only ({@link CasProxyManager} sends states, never commands), so it has no
  * serialized form.

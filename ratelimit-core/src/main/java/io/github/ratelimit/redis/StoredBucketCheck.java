@@ -7,6 +7,7 @@ import io.github.bucket4j.distributed.remote.RemoteBucketState;
 import io.github.bucket4j.distributed.serialization.Scope;
 import io.github.bucket4j.distributed.versioning.Versions;
 import io.github.ratelimit.Limit;
+import io.github.ratelimit.internal.bucket.BucketKeyState;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
@@ -44,6 +45,9 @@ final class StoredBucketCheck {
     /** How far ahead of the store's clock a window's last refill may be: clocks of instances differ a little. */
     private static final long AHEAD_NANOS = Duration.ofMinutes(1).toNanos();
 
+    /** How many times {@link BucketKeyState#maxDebt} a window may owe before its state is taken for garbage. */
+    static final long DEBT_FACTOR = 64;
+
     private StoredBucketCheck() {}
 
     /**
@@ -71,6 +75,14 @@ final class StoredBucketCheck {
             if (state.getState().getCurrentSize(i) > w.getCapacity()) {
                 return "window " + i + " holds " + state.getState().getCurrentSize(i) + " tokens, above its capacity "
                         + w.getCapacity();
+            }
+            // A charge owes at most maxDebt (at least a day's refill), SOFT reservations at most an hour's refill, and
+            // instances deciding locally first overshoot by up to a capacity each: a debt of 64 times the bound is
+            // more than any rule and any fleet of instances makes, and would block the key for months.
+            long floor = -DEBT_FACTOR * BucketKeyState.maxDebt(w);
+            if (state.getState().getCurrentSize(i) < floor) {
+                return "window " + i + " owes " + -state.getState().getCurrentSize(i) + " tokens, more than any call"
+                        + " or charge could leave it owing (" + -floor + ")";
             }
         }
         long[] data = stateData(state);

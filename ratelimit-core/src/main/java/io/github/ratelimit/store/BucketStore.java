@@ -345,13 +345,13 @@ public interface BucketStore extends AutoCloseable {
         /**
          * Takes {@code tokens} whatever is left, for what a call turned out to use after it ran
          * ({@link io.github.ratelimit.Guard#settle}): a window may go below zero, and owes the difference (its next
-         * calls wait until it is repaid). Bounded: no window is left owing more than its capacity (holding less than
-         * {@code -capacity}), so what would take it further is not taken, and a huge number neither overflows nor
-         * blocks a key for longer than about two of its periods.
+         * calls wait until it is repaid). Bounded: no window is left owing more than it refills in a day, or its
+         * capacity when that is more, so what would take it further is not taken, and a huge number neither
+         * overflows nor blocks a key for much longer than a day.
          *
          * @param tokens the tokens to take, at least 1
          * @return the tokens taken: {@code tokens}, or fewer where the bound held them back (0 when a window already
-         *         owes its capacity)
+         *         owes all it may)
          * @throws UnsupportedOperationException from a state that cannot owe tokens (the default; of this project's
          *         stores, token-bucket and fixed-window keys can, in this JVM and in Redis)
          */

@@ -268,6 +268,14 @@ class RedisGarbageStateTest {
     }
 
     @Test
+    void aDebtDeeperThanAnyRuleMakesIsReplacedNotObeyed() {
+        // 2/1h owing 10^15 tokens: obeyed, the key would be refused for 57 billion years.
+        long now = clock.currentTimeNanos();
+        plantBucket(perHour(2), now / 1_000_000, s -> s.consume(1_000_000_000_000_000L), now);
+        decidesAsOnAnEmptyKeyAndHeals(Algorithm.TOKEN_BUCKET, "string");
+    }
+
+    @Test
     void versionsDoNotRunAheadOfTheClockHoweverManyKeysAreMade() {
         // Time stands still while 3,000 keys are made: every bucket's version is the clock's millisecond, so no
         // other instance ever takes a busy instance's buckets for garbage from the future.
