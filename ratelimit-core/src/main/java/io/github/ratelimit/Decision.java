@@ -126,6 +126,7 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
             case CONTENTION -> "Rate limit rule '" + rule + "' could not be decided under contention";
             case WAITERS_FULL -> "Too many requests are already waiting under rate limit rule '" + rule + "'";
             case INTERRUPTED -> "Interrupted while waiting under rate limit rule '" + rule + "'";
+            case BLOCKED -> "Rate limit rule '" + rule + "' blocks this client for a while after it exceeded the limit";
             default -> "Rate limit of rule '" + rule + "' exceeded";
         };
         return retryAfterNanos > 0
@@ -354,7 +355,14 @@ public record Decision(Outcome outcome, List<Verdict> verdicts, long delayNanos,
          * The call is exempt: its client address is one no rule limits, or its key (or address) one the rule never
          * limits ({@link RateLimiter.Builder#exempt}); no store was asked.
          */
-        EXEMPT
+        EXEMPT,
+
+        /**
+         * The key is blocked: the rule refused one of its calls less than its {@link Rule#blockFor()} ago, so it
+         * refuses this one whatever its windows hold (a {@link Mode#SHADOW} rule only records it); the verdict's wait
+         * is the block's remaining time.
+         */
+        BLOCKED
     }
 
     /**

@@ -102,6 +102,19 @@ public @interface RateLimit {
      */
     int maxWaiting() default -1;
 
+    /**
+     * How long a key stays refused once this rule refused one of its calls, in duration text ({@code "15m"}): during
+     * the block every call of the key is refused by this rule, whatever its windows hold (they keep refilling), and
+     * {@code Retry-After} says the time left; a call refused meanwhile does not make the block longer. With
+     * {@code count = Counted.FAILURES} it locks a user out after too many failed logins:
+     * {@code @RateLimit(key = "user", perMinute = 5, count = Counted.FAILURES, blockFor = "15m")}. A SOFT rule blocks
+     * when it refuses (a wait beyond {@link #maxDelay()}); a SHADOW rule only records the block. Resetting the key
+     * lifts it. At most {@link Rule#MAX_BLOCK_FOR}; not for a concurrency rule.
+     *
+     * @return the block, or empty (the default) for none
+     */
+    String blockFor() default "";
+
     /** @return tokens one call takes */
     long cost() default 1;
 

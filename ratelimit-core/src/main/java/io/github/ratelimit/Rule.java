@@ -40,6 +40,9 @@ public final class Rule {
     /** The longest {@code maxDelay} of a {@link Mode#SOFT} rule. */
     public static final Duration MAX_DELAY_LIMIT = Duration.ofHours(1);
 
+    /** The longest {@link #blockFor()}: a key refused by a rule stays refused for at most a day. */
+    public static final Duration MAX_BLOCK_FOR = Duration.ofDays(1);
+
     /** The default {@link #maxWaiting()} of a {@link Mode#SOFT} rule. */
     public static final int DEFAULT_MAX_WAITING = 100;
 
@@ -65,7 +68,8 @@ public final class Rule {
             @Nullable HttpStatuses countedStatuses,
             @Nullable String permits,
             int concurrency,
-            @Nullable String charge) {}
+            @Nullable String charge,
+            @Nullable Duration blockFor) {}
 
     private final Values v;
 
@@ -88,7 +92,8 @@ public final class Rule {
                 b.countedStatuses,
                 b.permits == null || b.permits.isBlank() ? null : b.permits.trim(),
                 b.concurrency,
-                b.charge == null || b.charge.isBlank() ? null : b.charge.trim());
+                b.charge == null || b.charge.isBlank() ? null : b.charge.trim(),
+                b.blockFor);
     }
 
     /**
@@ -195,6 +200,14 @@ public final class Rule {
         return v.charge();
     }
 
+    /**
+     * @return how long a key stays refused by this rule once the rule refused one of its calls ({@link Builder#blockFor});
+     *         {@code null} for not at all (the default)
+     */
+    public @Nullable Duration blockFor() {
+        return v.blockFor();
+    }
+
     /** @return whether and how the rule's buckets in a shared store are decided locally first; {@code null} for never */
     public @Nullable LocalFirst localFirst() {
         return v.localFirst();
@@ -230,6 +243,7 @@ public final class Rule {
         b.permits = v.permits;
         b.concurrency = v.concurrency;
         b.charge = v.charge;
+        b.blockFor = v.blockFor;
         return b;
     }
 
@@ -273,6 +287,7 @@ public final class Rule {
         private @Nullable String permits;
         private int concurrency;
         private @Nullable String charge;
+        private @Nullable Duration blockFor;
 
         private Builder(String name) {
             this.name = name;
@@ -452,6 +467,23 @@ public final class Rule {
             return this;
         }
 
+        /**
+         * Blocks a key the rule refuses: once the rule refuses a call of a key (its windows cannot pay for it; for a
+         * {@link Mode#SOFT} rule, its wait would pass {@code maxDelay} or no waiting place is free), every call of that
+         * key is refused by the rule for {@code blockFor}, whatever its windows hold meanwhile (they keep refilling);
+         * {@code Retry-After} says the block's remaining time. A call refused during the block does not make it longer.
+         * A {@link Mode#SHADOW} rule records the block as shadow rejections and refuses nothing. The block is kept by
+         * the store with the key's state; resetting the key lifts it. Not for a concurrency rule.
+         *
+         * @param blockFor how long, above 0 and at most {@link Rule#MAX_BLOCK_FOR}; {@code null} (the default) for no
+         *        block
+         * @return this builder
+         */
+        public Builder blockFor(@Nullable Duration blockFor) {
+            this.blockFor = blockFor;
+            return this;
+        }
+
         private String where() {
             return source != null ? source : "rule '" + name + "'";
         }
@@ -486,6 +518,7 @@ public final class Rule {
             if (charge != null && !charge.isBlank()) {
                 RuleChecks.checkCharge(where(), charge.trim(), limits, algorithm, count, concurrency, localFirst);
             }
+            RuleChecks.checkBlockFor(where(), blockFor, concurrency);
             return new Rule(this, algorithm);
         }
     }

@@ -367,6 +367,43 @@ final class RuleChecks {
     }
 
     /**
+     * Checks a rule's block: positive, at most {@link Rule#MAX_BLOCK_FOR}, and on a rule of windows.
+     *
+     * @param where where the rule was declared
+     * @param blockFor the block, or {@code null} for none
+     * @param concurrency the most calls in flight of a concurrency rule, or 0
+     * @throws InvalidRateLimitConfigurationException when one fails
+     */
+    static void checkBlockFor(String where, @Nullable Duration blockFor, int concurrency) {
+        if (blockFor == null) {
+            return;
+        }
+        if (blockFor.isZero() || blockFor.isNegative()) {
+            String value = blockFor.isZero() ? "0s" : "-" + Durations.format(blockFor.negated());
+            throw fail(
+                    where,
+                    value,
+                    "blockFor " + value + " is not positive",
+                    "Use a positive duration, e.g. '15m', or remove blockFor for no block.");
+        }
+        if (blockFor.compareTo(Rule.MAX_BLOCK_FOR) > 0) {
+            throw fail(
+                    where,
+                    Durations.format(blockFor),
+                    "blockFor " + Durations.format(blockFor) + " is longer than the allowed "
+                            + Durations.format(Rule.MAX_BLOCK_FOR),
+                    "Use a block of at most " + Durations.format(Rule.MAX_BLOCK_FOR) + ".");
+        }
+        if (concurrency != 0) {
+            throw fail(
+                    where,
+                    Durations.format(blockFor),
+                    "blockFor is set on a concurrency rule, which refuses a call only while others are in flight",
+                    "Remove blockFor, or use a rule of windows (limits) to block a key that goes over them.");
+        }
+    }
+
+    /**
      * @param rule a rule
      * @return its text, for logs: the name and every value that is not the default
      */
@@ -408,6 +445,9 @@ final class RuleChecks {
         }
         if (rule.charge() != null) {
             sb.append(", charge=").append(rule.charge());
+        }
+        if (rule.blockFor() != null) {
+            sb.append(", blockFor=").append(Durations.format(rule.blockFor()));
         }
         return sb.append(", onStoreFailure=")
                 .append(rule.onStoreFailure())

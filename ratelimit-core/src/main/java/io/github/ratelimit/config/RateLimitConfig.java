@@ -826,6 +826,10 @@ public class RateLimitConfig {
                 max = Integer.MAX_VALUE)
         private @Nullable Integer maxWaiting;
 
+        @Described("How long a key stays refused once the rule refused one of its requests, e.g. 15m, at most 1d; "
+                + "a request refused meanwhile does not make it longer.")
+        private @Nullable Duration blockFor;
+
         @Described(value = "Tokens one request takes.", min = 1, max = Long.MAX_VALUE)
         private long cost = 1;
 
@@ -972,6 +976,16 @@ public class RateLimitConfig {
         /** @param maxWaiting {@code ratelimit.rules[i].max-waiting} */
         public void setMaxWaiting(@Nullable Integer maxWaiting) {
             this.maxWaiting = maxWaiting;
+        }
+
+        /** @return {@code ratelimit.rules[i].block-for} */
+        public @Nullable Duration getBlockFor() {
+            return blockFor;
+        }
+
+        /** @param blockFor {@code ratelimit.rules[i].block-for} */
+        public void setBlockFor(@Nullable Duration blockFor) {
+            this.blockFor = blockFor;
         }
 
         /** @return {@code ratelimit.rules[i].cost} */

@@ -63,6 +63,9 @@ final class CompiledRule {
 
     final long cost;
     final long maxDelayNanos;
+    /** How long a key stays refused once the rule refused it ({@link Rule#blockFor()}); 0 for no block. */
+    final long blockNanos;
+
     final StoreFailurePolicy storeFailurePolicy;
     final MissingKeyPolicy missingKeyPolicy;
     final Rule.LocalFirst localFirst;
@@ -143,6 +146,7 @@ final class CompiledRule {
         this.mode = builtMode;
         this.cost = rule.cost();
         this.maxDelayNanos = rule.maxDelay() == null ? 0 : rule.maxDelay().toNanos();
+        this.blockNanos = rule.blockFor() == null ? 0 : rule.blockFor().toNanos();
         this.storeFailurePolicy = rule.onStoreFailure() == StoreFailurePolicy.DEFAULT
                 ? settings.stores().defaultFailurePolicy()
                 : rule.onStoreFailure();
@@ -196,6 +200,7 @@ final class CompiledRule {
             this.distinct = null;
         }
         this.mayDecideAlone = !slots
+                && rule.blockFor() == null
                 && rule.count() == Rule.Counted.ALL
                 && permitsResolver == null
                 && exemption == null

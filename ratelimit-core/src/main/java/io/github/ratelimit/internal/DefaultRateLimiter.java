@@ -22,6 +22,7 @@ import io.github.ratelimit.key.KeyResolver;
 import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import io.github.ratelimit.store.LocalBucketStore;
+import io.github.ratelimit.support.Durations;
 import io.github.ratelimit.support.LogText;
 import io.github.ratelimit.support.RateLimitedLog;
 import java.lang.System.Logger.Level;
@@ -299,6 +300,14 @@ public final class DefaultRateLimiter implements RateLimiter {
         CompiledRule existing = compiled.get(rule.name());
         if (existing != null) {
             return checkSame(existing, rule);
+        }
+        if (rule.blockFor() != null && !store.keepsBlocks()) {
+            throw new InvalidRateLimitConfigurationException(
+                    rule.source(),
+                    Durations.format(rule.blockFor()),
+                    "blockFor needs a store that keeps blocks, and "
+                            + store.getClass().getSimpleName() + " does not (on Redis, blocks are not supported yet)",
+                    "Remove blockFor, or use the local store (ratelimit.store=local).");
         }
         RequestPlans plans = requestPlans != null && requestPlans.appliesTo(rule) ? requestPlans : null;
         CompiledRule fresh = new CompiledRule(rule, settings, plans);

@@ -5,6 +5,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.Decision.Basis;
 import io.github.ratelimit.Decision.Outcome;
 import io.github.ratelimit.Decision.Verdict;
+import io.github.ratelimit.Limit;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
@@ -128,11 +129,65 @@ final class RuleDecider {
             CallPermits.checkHolds(rule, t.key, t.cost, t.configs.primary(), callPermits);
         }
         try {
+            if (rule.blockNanos > 0) {
+                // A blocked key is refused before its windows are asked: they keep refilling, untouched.
+                long left = store.blockedNanos(t.bucketKey);
+                if (left > 0) {
+                    t.verdict = blocked(rule, key, t.configs.primary(), left, t.cost);
+                    return t;
+                }
+            }
             t.state = store.state(t.bucketKey, t.configs.primary(), rule.localFirst);
         } catch (RuntimeException e) {
             t.failure = e;
         }
         return t;
+    }
+
+    /**
+     * @return the verdict on a call of a blocked key: refused (only recorded by a SHADOW rule) for the time left. Its
+     *         windows say what the key may take until the block ends: nothing, each ready again when the block ends
+     *         (so the headers' remaining and reset tell the client the block, not the tokens it cannot use)
+     */
+    private static Verdict blocked(CompiledRule rule, String key, BucketStore.Limits limits, long left, long cost) {
+        List<Limit> list = limits.limits();
+        Decision.Window[] windows = new Decision.Window[list.size()];
+        for (int i = 0; i < windows.length; i++) {
+            Limit limit = list.get(i);
+            windows[i] =
+                    new Decision.Window(limit.window(), limit.capacity(), limit.permits(), limit.period(), 0, left);
+        }
+        return Verdicts.of(rule, key, rejection(rule), Basis.BLOCKED, List.of(windows), left, 0, cost);
+    }
+
+    /**
+     * Starts the block of a rule with {@link Rule#blockFor()} that refused the call because of the key's windows (or,
+     * SOFT, because of its wait or its waiting places), in the store whose state refused it; the verdict's wait
+     * becomes the block's. A refusal for any other reason (a missing key, a failed store, contention) blocks nothing.
+     *
+     * @return the verdict, with the block's time left as its wait when the key is now blocked
+     */
+    private static Verdict blockIfRefused(Target t, Verdict v, BucketStore blocks) {
+        CompiledRule rule = t.rule;
+        if (rule.blockNanos == 0
+                || v.outcome() == Outcome.ALLOWED
+                || v.outcome() == Outcome.DELAYED
+                || (v.basis() != Basis.BUCKET
+                        && v.basis() != Basis.FALLBACK_BUCKET
+                        && v.basis() != Basis.WAITERS_FULL)) {
+            return v;
+        }
+        long left;
+        try {
+            left = blocks.block(t.bucketKey, rule.blockNanos);
+        } catch (RuntimeException e) {
+            DefaultRateLimiter.STORE_LOG.log(
+                    Level.WARNING,
+                    () -> "Could not block a key of rule '" + rule.name + "'; the store failed: " + e,
+                    null);
+            return v;
+        }
+        return Verdicts.copy(v, v.outcome(), v.basis(), v.windows(), Math.max(v.waitNanos(), left), v.receipt());
     }
 
     /**
@@ -239,7 +294,7 @@ final class RuleDecider {
             } else {
                 probe = t.state.consume(t.cost);
             }
-            return settle(t, t.state, probe, Basis.BUCKET, ev);
+            return blockIfRefused(t, settle(t, t.state, probe, Basis.BUCKET, ev), store);
         } catch (RuntimeException e) {
             BucketStore.ContentionException contention = contention(e);
             if (contention != null) {
@@ -267,8 +322,15 @@ final class RuleDecider {
             if (failed != null) {
                 return failed;
             }
+            if (rule.blockNanos > 0) {
+                long left = fallbackStore.blockedNanos(t.bucketKey);
+                if (left > 0) {
+                    return blocked(rule, t.key, t.configs.fallback(), left, t.cost);
+                }
+            }
             KeyState fallback = fallback(t);
-            return settle(t, fallback, fallback.consume(t.cost), Basis.FALLBACK_BUCKET, ev);
+            return blockIfRefused(
+                    t, settle(t, fallback, fallback.consume(t.cost), Basis.FALLBACK_BUCKET, ev), fallbackStore);
         }
     }
 

@@ -59,8 +59,8 @@ public interface BucketStore extends AutoCloseable {
     }
 
     /**
-     * Forgets a key's state, whatever its algorithm: its next call finds every window with all its permits. In a
-     * shared store, at once for every instance.
+     * Forgets a key's state, whatever its algorithm: its next call finds every window with all its permits, and no
+     * block ({@link #block}). In a shared store, at once for every instance.
      *
      * @param key the key's identity
      * @throws RateLimitStoreException when a shared store cannot be reached
@@ -69,6 +69,41 @@ public interface BucketStore extends AutoCloseable {
      */
     default void reset(Key key) {
         throw new UnsupportedOperationException(getClass().getName() + " cannot reset a key");
+    }
+
+    /**
+     * Whether this store keeps blocks ({@link #block}, {@link #blockedNanos}): a limiter refuses a rule with a
+     * {@link io.github.ratelimit.Rule#blockFor() block} on a store that does not (the default).
+     *
+     * @return whether the store keeps blocks
+     */
+    default boolean keepsBlocks() {
+        return false;
+    }
+
+    /**
+     * Says how long the key stays blocked ({@link #block}).
+     *
+     * @param key the key's identity
+     * @return nanoseconds left of the key's block, 0 when it has none (the default)
+     */
+    default long blockedNanos(Key key) {
+        return 0;
+    }
+
+    /**
+     * Blocks a key for {@code nanos} from now, unless it is blocked already: a block is never made longer by the
+     * calls it refuses. The block lives with the key's state, bounded like it, and ends by itself; {@link #reset}
+     * lifts it.
+     *
+     * @param key the key's identity
+     * @param nanos how long, at least 1
+     * @return the nanoseconds left of the key's block afterwards: {@code nanos} for a new block, less for one that
+     *         was already running
+     * @throws UnsupportedOperationException when the store keeps no blocks (the default)
+     */
+    default long block(Key key, long nanos) {
+        throw new UnsupportedOperationException(getClass().getName() + " keeps no blocks");
     }
 
     /**

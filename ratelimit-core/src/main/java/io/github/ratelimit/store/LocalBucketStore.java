@@ -58,6 +58,13 @@ public final class LocalBucketStore implements BucketStore {
     /** Sliding-window keys, weighed (a log by the calls it may hold), against a maximum weight of their own. */
     private final Cache<BucketStore.Key, LocalSlidingState> sliding;
 
+    /**
+     * Blocked keys ({@link #block}): when each block ends, on the store's clock. Each entry expires when its block
+     * ends, and there are at most as many as {@link Builder#maximumKeys} (one weighs as much as a bucket), so a
+     * flood of blocked keys evicts the least recently used blocks instead of exhausting the heap.
+     */
+    private final Cache<BucketStore.Key, Long> blocks;
+
     private final TimeMeter timeMeter;
     /** Concurrency rules' keys: their calls in flight. */
     private final LocalSlots slots = new LocalSlots();
@@ -80,6 +87,9 @@ public final class LocalBucketStore implements BucketStore {
                                 .weigher((BucketStore.Key key, LocalSlidingState state) -> weight(state, maximumKeys)),
                         builder)
                 .expireAfter(new IdleExpiry<BucketStore.Key, LocalSlidingState>(LocalBucketStore::slidingIdle))
+                .build();
+        this.blocks = configure(Caffeine.newBuilder().maximumSize(maximumKeys), builder)
+                .expireAfter(new BlockExpiry<BucketStore.Key>(timeMeter))
                 .build();
     }
 
@@ -201,6 +211,35 @@ public final class LocalBucketStore implements BucketStore {
         buckets.asMap().computeIfPresent(key.key(), (k, entry) -> entry.without(key.rule()));
         sliding.invalidate(key);
         slots.reset(key);
+        blocks.invalidate(key);
+    }
+
+    /** Keeps blocks in this JVM, with the keys' state. */
+    @Override
+    public boolean keepsBlocks() {
+        return true;
+    }
+
+    @Override
+    public long blockedNanos(BucketStore.Key key) {
+        Long until = blocks.getIfPresent(key);
+        if (until == null) {
+            return 0;
+        }
+        long left = until - timeMeter.currentTimeNanos();
+        return Math.max(0, left);
+    }
+
+    @Override
+    public long block(BucketStore.Key key, long nanos) {
+        if (nanos < 1) {
+            throw new IllegalArgumentException("a block of at least 1 ns, not " + nanos);
+        }
+        long now = timeMeter.currentTimeNanos();
+        // Atomically: of two calls refused at once, one starts the block and the other finds it.
+        long until = blocks.asMap()
+                .compute(key, (k, running) -> running != null && running - now > 0 ? running : now + nanos);
+        return until - now;
     }
 
     /**
@@ -246,6 +285,7 @@ public final class LocalBucketStore implements BucketStore {
     public void close() {
         buckets.invalidateAll();
         sliding.invalidateAll();
+        blocks.invalidateAll();
     }
 
     private LocalBucket newBucket(String rule, String key, BucketConfiguration configuration) {
@@ -556,6 +596,31 @@ public final class LocalBucketStore implements BucketStore {
         @Override
         public long expireAfterRead(K key, V value, long currentTime, long currentDuration) {
             return idle.applyAsLong(value);
+        }
+    }
+
+    /** A block is kept until it ends, however often it is read. */
+    private static final class BlockExpiry<K> implements Expiry<K, Long> {
+
+        private final TimeMeter clock;
+
+        BlockExpiry(TimeMeter clock) {
+            this.clock = clock;
+        }
+
+        @Override
+        public long expireAfterCreate(K key, Long until, long currentTime) {
+            return Math.max(0, until - clock.currentTimeNanos());
+        }
+
+        @Override
+        public long expireAfterUpdate(K key, Long until, long currentTime, long currentDuration) {
+            return Math.max(0, until - clock.currentTimeNanos());
+        }
+
+        @Override
+        public long expireAfterRead(K key, Long until, long currentTime, long currentDuration) {
+            return currentDuration;
         }
     }
 

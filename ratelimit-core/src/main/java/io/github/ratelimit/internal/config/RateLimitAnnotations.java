@@ -176,6 +176,17 @@ public final class RateLimitAnnotations {
             }
             builder.maxDelay(maxDelay);
         }
+        if (!annotation.blockFor().isBlank()) {
+            Duration blockFor = Durations.parseOrNull(annotation.blockFor());
+            if (blockFor == null) {
+                throw new InvalidRateLimitConfigurationException(
+                        where,
+                        annotation.blockFor(),
+                        "blockFor '" + annotation.blockFor() + "' is not a duration",
+                        "Use " + Durations.SYNTAX + ".");
+            }
+            builder.blockFor(blockFor);
+        }
         return builder.build();
     }
 

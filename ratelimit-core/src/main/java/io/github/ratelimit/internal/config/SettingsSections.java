@@ -16,6 +16,7 @@ import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.internal.web.Phase;
 import io.github.ratelimit.internal.web.UrlRule;
 import io.github.ratelimit.key.ClientIpResolver;
+import io.github.ratelimit.support.Durations;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -299,6 +300,17 @@ final class SettingsSections {
                 b.maxWaiting((int) v.whole(prefix + "max-waiting", r.getMaxWaiting()));
             }
             b.cost(v.whole(prefix + "cost", r.getCost()));
+            Duration blockFor = v.positive(prefix + "block-for", r.getBlockFor());
+            if (blockFor != null && blockFor.compareTo(Rule.MAX_BLOCK_FOR) > 0) {
+                throw v.badValue(
+                        prefix + "block-for",
+                        Durations.format(blockFor),
+                        "is longer than the allowed " + Durations.format(Rule.MAX_BLOCK_FOR),
+                        "Use a block of at most " + Durations.format(Rule.MAX_BLOCK_FOR) + ".");
+            }
+            if (blockFor != null) {
+                b.blockFor(blockFor);
+            }
             count(v, prefix + "count", r.getCount(), b);
             String permits = SettingsValues.text(r.getPermits());
             if (permits != null) {
