@@ -111,6 +111,9 @@ class BlockInContainerTest {
             assertThat(Long.parseLong(blocked.header("Retry-After"))).isBetween(86_300L, 86_400L);
             assertThat(blocked.body()).contains("blocks this client");
 
+            assertThat(RawHttp.send(port, "GET", "/admin/").body())
+                    .as("the admin servlet shows the rule's block")
+                    .contains("\"mode\":\"HARD\",\"blockFor\":\"PT24H\"");
             RawHttp.Response reset =
                     RawHttp.send(port, "POST", "/admin/keys/api/mallory?reset=true", "Content-Length: 0");
             assertThat(reset.status()).as(reset.body()).isEqualTo(200);

@@ -29,7 +29,7 @@ public final class AdminViews {
 
     /**
      * @param rule a rule
-     * @return its name, the name clients see, source, key, limits (or concurrency), mode and policies
+     * @return its name, the name clients see, source, key, limits (or concurrency), mode, block and policies
      */
     public static Map<String, Object> rule(Rule rule) {
         Map<String, Object> r = new LinkedHashMap<>();
@@ -44,6 +44,9 @@ public final class AdminViews {
         r.put("mode", rule.mode());
         if (rule.maxDelay() != null) {
             r.put("maxDelay", rule.maxDelay().toString());
+        }
+        if (rule.blockFor() != null) {
+            r.put("blockFor", rule.blockFor().toString());
         }
         r.put("cost", rule.cost());
         r.put("count", rule.count());

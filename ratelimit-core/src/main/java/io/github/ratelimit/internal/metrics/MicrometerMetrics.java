@@ -38,7 +38,7 @@ import java.util.function.ToDoubleFunction;
  *   <li>{@code ratelimit.requests{rule, outcome, basis}}: counter; outcome {@code allowed}, {@code delayed},
  *       {@code shadow_rejected}, {@code rejected}; basis {@code bucket}, {@code fallback_bucket},
  *       {@code fail_open}, {@code fail_closed}, {@code contention}, {@code key_missing}, {@code waiters_full},
- *       {@code interrupted}, {@code exempt}.</li>
+ *       {@code interrupted}, {@code exempt}, {@code blocked}.</li>
  *   <li>{@code ratelimit.settlements{rule, result}}: counter of the calls settled after they ran under a rule that
  *       charges what they used ({@code Guard.settle}); result {@code charged}, {@code clamped} (the debt bound held
  *       part back), {@code refunded}, {@code exact}, {@code unusable} (no usable number reported: the call kept its
