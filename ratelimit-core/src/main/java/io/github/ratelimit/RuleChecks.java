@@ -85,14 +85,7 @@ final class RuleChecks {
                         "SOFT mode needs a positive maxDelay, but it is " + (value == null ? "unset" : value),
                         "Set maxDelay, e.g. '500ms', to bound how long a " + "request may wait.");
             }
-            if (maxDelay.compareTo(Rule.MAX_DELAY_LIMIT) > 0) {
-                throw fail(
-                        where,
-                        Durations.format(maxDelay),
-                        "maxDelay " + Durations.format(maxDelay) + " is longer than the allowed "
-                                + Durations.format(Rule.MAX_DELAY_LIMIT),
-                        "Use a shorter maxDelay or HARD mode.");
-            }
+            checkAtMost(where, "maxDelay", maxDelay, Rule.MAX_DELAY_LIMIT, "Use a shorter maxDelay or HARD mode.");
             if (algorithm == Algorithm.SLIDING_WINDOW_COUNTER) {
                 checkCounterDelay(where, limits, maxDelay);
             }
@@ -366,6 +359,17 @@ final class RuleChecks {
         }
     }
 
+    /** Refuses a duration longer than its maximum, naming the value, which, and the maximum. */
+    private static void checkAtMost(String where, String name, Duration d, Duration max, String action) {
+        if (d.compareTo(max) > 0) {
+            throw fail(
+                    where,
+                    Durations.format(d),
+                    name + " " + Durations.format(d) + " is longer than the allowed " + Durations.format(max),
+                    action);
+        }
+    }
+
     /**
      * Checks a rule's block: positive, at most {@link Rule#MAX_BLOCK_FOR}, and on a rule of windows.
      *
@@ -386,14 +390,12 @@ final class RuleChecks {
                     "blockFor " + value + " is not positive",
                     "Use a positive duration, e.g. '15m', or remove blockFor for no block.");
         }
-        if (blockFor.compareTo(Rule.MAX_BLOCK_FOR) > 0) {
-            throw fail(
-                    where,
-                    Durations.format(blockFor),
-                    "blockFor " + Durations.format(blockFor) + " is longer than the allowed "
-                            + Durations.format(Rule.MAX_BLOCK_FOR),
-                    "Use a block of at most " + Durations.format(Rule.MAX_BLOCK_FOR) + ".");
-        }
+        checkAtMost(
+                where,
+                "blockFor",
+                blockFor,
+                Rule.MAX_BLOCK_FOR,
+                "Use a block of at most " + Durations.format(Rule.MAX_BLOCK_FOR) + ".");
         if (concurrency != 0) {
             throw fail(
                     where,

@@ -166,28 +166,22 @@ public final class RateLimitAnnotations {
             builder.maxWaiting(annotation.maxWaiting());
         }
         if (!annotation.maxDelay().isBlank()) {
-            Duration maxDelay = Durations.parseOrNull(annotation.maxDelay());
-            if (maxDelay == null) {
-                throw new InvalidRateLimitConfigurationException(
-                        where,
-                        annotation.maxDelay(),
-                        "maxDelay '" + annotation.maxDelay() + "' is not a duration",
-                        "Use " + Durations.SYNTAX + ".");
-            }
-            builder.maxDelay(maxDelay);
+            builder.maxDelay(duration(where, "maxDelay", annotation.maxDelay()));
         }
         if (!annotation.blockFor().isBlank()) {
-            Duration blockFor = Durations.parseOrNull(annotation.blockFor());
-            if (blockFor == null) {
-                throw new InvalidRateLimitConfigurationException(
-                        where,
-                        annotation.blockFor(),
-                        "blockFor '" + annotation.blockFor() + "' is not a duration",
-                        "Use " + Durations.SYNTAX + ".");
-            }
-            builder.blockFor(blockFor);
+            builder.blockFor(duration(where, "blockFor", annotation.blockFor()));
         }
         return builder.build();
+    }
+
+    /** @return the duration an attribute's text gives, refused with where it is when it is none */
+    private static Duration duration(String where, String attribute, String text) {
+        Duration d = Durations.parseOrNull(text);
+        if (d == null) {
+            throw new InvalidRateLimitConfigurationException(
+                    where, text, attribute + " '" + text + "' is not a duration", "Use " + Durations.SYNTAX + ".");
+        }
+        return d;
     }
 
     private static List<Rule> toRules(RateLimit[] annotations, String baseName, String where) {

@@ -87,6 +87,12 @@ class RateLimitAnnotationsTest {
         @RateLimit(limits = "100/x")
         public void badText() {}
 
+        @RateLimit(perSecond = 5, blockFor = "soon")
+        public void badBlock() {}
+
+        @RateLimit(perSecond = 5, blockFor = "2d")
+        public void longBlock() {}
+
         @RateLimit(burst = 10, limits = "5/1s")
         public void burstWithoutWindow() {}
 
@@ -232,6 +238,13 @@ class RateLimitAnnotationsTest {
         assertThatThrownBy(() -> RateLimitAnnotations.rulesFor(method(Broken.class, "badDelay")))
                 .hasMessage("@RateLimit on Broken#badDelay(): maxDelay 'soon' is not a duration. Use <number><unit> "
                         + "with unit ms, s, m, h or d, e.g. '500ms', '1s', '1m'.");
+        assertThatThrownBy(() -> RateLimitAnnotations.rulesFor(method(Broken.class, "badBlock")))
+                .hasMessage("@RateLimit on Broken#badBlock(): blockFor 'soon' is not a duration. Use <number><unit> "
+                        + "with unit ms, s, m, h or d, e.g. '500ms', '1s', '1m'.");
+        assertThatThrownBy(() -> RateLimitAnnotations.rulesFor(method(Broken.class, "longBlock")))
+                .hasMessage(
+                        "@RateLimit on Broken#longBlock(): blockFor 2d is longer than the allowed 1d. Use a block of "
+                                + "at most 1d.");
         assertThatThrownBy(() -> RateLimitAnnotations.rulesFor(method(Broken.class, "badText")))
                 .hasMessageStartingWith("@RateLimit on Broken#badText(): limits[0]: invalid limit '100/x'");
         assertThatThrownBy(() -> RateLimitAnnotations.rulesFor(method(Broken.class, "burstWithoutWindow")))

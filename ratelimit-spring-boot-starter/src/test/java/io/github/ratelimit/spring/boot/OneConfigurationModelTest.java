@@ -78,6 +78,7 @@ class OneConfigurationModelTest {
         PROPERTIES.put("ratelimit.rules[2].paths", "/login");
         PROPERTIES.put("ratelimit.rules[2].key", "form-user");
         PROPERTIES.put("ratelimit.rules[2].limits", "5/1m");
+        PROPERTIES.put("ratelimit.rules[2].block-for", "15m");
         PROPERTIES.put("ratelimit.rules[2].count", "failures");
         PROPERTIES.put("ratelimit.rules[2].phase", "before-authentication");
         PROPERTIES.put("ratelimit.rules[2].on-store-failure", "fail-open");
@@ -291,6 +292,10 @@ class OneConfigurationModelTest {
                 "ratelimit.redis.command-timeout | soon | ratelimit.redis.command-timeout: 'soon' is not a duration. Use "
                         + "<number><unit> with unit ms, s, m, h or d, e.g. '500ms', '1s', '1m'.",
                 "ratelimit.rules[1].cost | two | ratelimit.rules[1].cost: 'two' is not a whole number. Write digits, e.g. 1.",
+                "ratelimit.rules[1].block-for | 2d | ratelimit.rules[1].block-for: '2d' is longer than the allowed 1d. "
+                        + "Use a block of at most 1d.",
+                "ratelimit.rules[1].block-for | 0s | ratelimit.rules[1].block-for: '0s' is not positive. Use a positive "
+                        + "duration, e.g. '500ms'.",
                 "ratelimit.plan-from | heder:X-Plan | <plan-from>"
             })
     void aMistakeStopsBothEntryPointsWithOneMessage(String property, String value, String expected, @TempDir Path dir)
