@@ -616,6 +616,24 @@ class RateLimiterTest {
         };
 
         @Test
+        void refusesARuleWithABlockOnAStoreThatKeepsNone() {
+            limiter = builder().store(down).build();
+            Rule blocking = Rule.builder("logins")
+                    .source("ratelimit.rules[0]")
+                    .limits("5/15m")
+                    .blockFor(Duration.ofMinutes(15))
+                    .build();
+            assertThat(down.keepsBlocks()).isFalse();
+            assertThatThrownBy(() -> limiter.guard(blocking))
+                    .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                    .hasMessageStartingWith("ratelimit.rules[0]: blockFor needs a store that keeps blocks, and ")
+                    .hasMessageEndingWith(" does not. Remove blockFor, or use a store that keeps blocks (the local"
+                            + " store or Redis).");
+            assertThat(limiter.guard(blocking.toBuilder().blockFor(null).build()))
+                    .isNotNull();
+        }
+
+        @Test
         void failsOpenByDefault() {
             limiter = builder().store(down).build();
             Guard guard = limiter.guard(Rule.builder("api").limits("1/1s").build());

@@ -306,8 +306,8 @@ public final class DefaultRateLimiter implements RateLimiter {
                     rule.source(),
                     Durations.format(rule.blockFor()),
                     "blockFor needs a store that keeps blocks, and "
-                            + store.getClass().getSimpleName() + " does not (on Redis, blocks are not supported yet)",
-                    "Remove blockFor, or use the local store (ratelimit.store=local).");
+                            + store.getClass().getName() + " does not",
+                    "Remove blockFor, or use a store that keeps blocks (the local store or Redis).");
         }
         RequestPlans plans = requestPlans != null && requestPlans.appliesTo(rule) ? requestPlans : null;
         CompiledRule fresh = new CompiledRule(rule, settings, plans);

@@ -122,6 +122,7 @@ public final class JedisBucketStore implements BucketStore {
     private final CasProxyManager proxies;
     private final @Nullable AutoPipeline pipeline;
     private final KeyStates keys;
+    private final RedisBlocks blocks;
     private final @Nullable ScheduledExecutorService clockThread;
     /** The calls off the request path: their own connections, with the longer timeout; made on first use. */
     private final LateClient late;
@@ -173,6 +174,7 @@ public final class JedisBucketStore implements BucketStore {
                 b.batching,
                 cluster);
         this.keys = new KeyStates(proxies, clock, b.timeMeter, prefix, b.batching, b.maximumCachedBuckets);
+        this.blocks = new RedisBlocks(jedis, proxies, prefix, b.maximumCachedBuckets, nanoTime);
         this.clockThread = serverClock == null
                 ? null
                 : serverClock.startCalibrating(
@@ -221,13 +223,52 @@ public final class JedisBucketStore implements BucketStore {
     }
 
     /**
-     * Deletes the key's state in Redis in one command, under every algorithm's key (a concurrency rule's leases too),
-     * and forgets what this instance remembered of it: every instance's next decision finds the key fresh.
+     * Deletes the key's state in Redis in one command, under every algorithm's key (a concurrency rule's leases and the
+     * key's block too), and forgets what this instance remembered of it: every instance's next decision finds the key
+     * fresh (another instance that knew of the block asks Redis again within a second, see {@link #blockedNanos}).
      */
     @Override
     public void reset(BucketStore.Key key) {
         proxies.call(() -> jedis.del(RedisKeys.allKeys(prefix, key)));
+        blocks.forget(key);
         limitsChanged(key);
+    }
+
+    /** Keeps blocks in Redis, shared by every instance: {@link #blockedNanos}, {@link #block}. */
+    @Override
+    public boolean keepsBlocks() {
+        return true;
+    }
+
+    /**
+     * Says how long the key stays blocked. One command to Redis (through the breaker, within the command timeout),
+     * unless this instance learned of a running block less than a second ago: it then answers itself until the block
+     * ends, asking Redis again once a second, so a blocked key's flood does not reach Redis and a reset through another
+     * instance is seen here within a second. Garbage under the block key (another type, no expiry, an expiry later than
+     * {@link io.github.ratelimit.Rule#MAX_BLOCK_FOR}) is deleted and counted as a repair, never obeyed.
+     *
+     * @param key the key
+     * @return nanoseconds left of the key's block, 0 when it has none
+     * @throws RateLimitStoreException when Redis failed or the breaker is open
+     */
+    @Override
+    public long blockedNanos(BucketStore.Key key) {
+        return blocks.blockedNanos(key);
+    }
+
+    /**
+     * Blocks the key in Redis, for every instance, unless it is blocked already: one script that writes the block key
+     * with its expiry only if none is running (a block is never made longer by the calls it refuses).
+     *
+     * @param key the key
+     * @param nanos how long to block it (rounded up to whole milliseconds, at most
+     *        {@link io.github.ratelimit.Rule#MAX_BLOCK_FOR})
+     * @return nanoseconds left of the key's block afterwards
+     * @throws RateLimitStoreException when Redis failed or the breaker is open
+     */
+    @Override
+    public long block(BucketStore.Key key, long nanos) {
+        return blocks.block(key, nanos);
     }
 
     /**

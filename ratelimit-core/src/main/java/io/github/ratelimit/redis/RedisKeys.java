@@ -8,8 +8,8 @@ import java.util.Arrays;
 
 /**
  * Redis key names: {@code <prefix>:{<rule>:<key>}} for a bucket, with {@code :log}, {@code :counter},
- * {@code :calendar} or {@code :slots} after the closing brace for a sliding window, calendar quotas or a concurrency
- * rule's leases (so never equal to a bucket's key, and on the same slot).
+ * {@code :calendar}, {@code :slots} or {@code :block} after the closing brace for a sliding window, calendar quotas, a
+ * concurrency rule's leases or a key's block (so never equal to a bucket's key, and on the same slot).
  *
  * <p>The braces make the whole bucket id the Redis Cluster hash tag, so a bucket lives on one slot, and different
  * keys of one rule spread over the cluster.
@@ -53,8 +53,8 @@ final class RedisKeys {
     }
 
     /**
-     * @return the keys a key's state may live under, whatever its algorithm: its bucket's, log's, counters' and
-     *         calendar quotas'
+     * @return the keys a key's state may live under, whatever its algorithm: its bucket's, log's, counters',
+     *         calendar quotas', leases' and block's
      */
     static byte[][] allKeys(String prefix, BucketStore.Key key) {
         return new byte[][] {
@@ -62,13 +62,19 @@ final class RedisKeys {
             slidingKey(prefix, key, Algorithm.SLIDING_WINDOW_LOG),
             slidingKey(prefix, key, Algorithm.SLIDING_WINDOW_COUNTER),
             calendarKey(prefix, key),
-            slotsKey(prefix, key)
+            slotsKey(prefix, key),
+            blockKey(prefix, key)
         };
     }
 
     /** The key of a concurrency rule's key's leases: the bucket key with {@code :slots} after its hash tag. */
     static byte[] slotsKey(String prefix, BucketStore.Key key) {
         return suffixed(bucketKey(prefix, key), ":slots");
+    }
+
+    /** The key of a key's block ({@link RedisBlocks}): the bucket key with {@code :block} after its hash tag. */
+    static byte[] blockKey(String prefix, BucketStore.Key key) {
+        return suffixed(bucketKey(prefix, key), ":block");
     }
 
     private static byte[] suffixed(byte[] base, String suffix) {
