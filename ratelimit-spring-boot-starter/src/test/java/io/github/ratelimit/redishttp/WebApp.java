@@ -190,6 +190,16 @@ final class WebApp implements AutoCloseable {
         return v.basis() == Decision.Basis.BUCKET ? v.windows().get(0).remaining() : -1;
     }
 
+    /**
+     * Resets a rule's key through this application's limiter, as the Actuator's and the admin servlet's resets do.
+     *
+     * @param rule the rule's name
+     * @param key the key, as the rule resolves it
+     */
+    void reset(String rule, String key) {
+        context.getBean(RateLimiter.class).reset(rule, key);
+    }
+
     URI uri(String path) {
         return URI.create("http://localhost:" + port + path);
     }
