@@ -136,7 +136,8 @@ class RedisBlockTest {
                 .until(() -> basis(b.acquire(user("alice"))) != Basis.BLOCKED);
         assertThat(Duration.ofNanos(System.nanoTime() - resetAt))
                 .as("seen by the other within the recheck interval")
-                .isLessThan(Duration.ofMillis(1_500));
+                // The recheck interval (1 s), plus a poll and a decision on a busy machine.
+                .isLessThan(Duration.ofSeconds(2));
     }
 
     @Test

@@ -65,7 +65,8 @@ class BlockOnRedisOverHttpTest {
                     .atMost(Duration.ofSeconds(5))
                     .pollInterval(Duration.ofMillis(50))
                     .until(() -> two.get("/r/other", IP).statusCode() == 200);
-            assertThat(Duration.ofNanos(System.nanoTime() - resetAt)).isLessThan(Duration.ofMillis(1_500));
+            // The recheck interval (1 s), plus a poll and a request on a busy machine.
+            assertThat(Duration.ofNanos(System.nanoTime() - resetAt)).isLessThan(Duration.ofSeconds(2));
         }
     }
 }
