@@ -52,8 +52,32 @@ public interface LimitProvider {
         return null;
     }
 
+    /**
+     * A plan's limits as changed at run time by an operator, if they are: asked when a limiter registers a rule that
+     * plans from the call apply to, and when the provider reports the plan changed ({@link Changes#planChanged}),
+     * never per call. A provider whose answers name plans (a key assigned a plan) answers with the changed limits
+     * itself; this tells the limiter the plans calls name ({@code ratelimit.plan-from}). Must not block long.
+     *
+     * @param plan the plan's name
+     * @return its limits from now on, or {@code null} when it is not changed (the default): the limits it was
+     *         configured with decide
+     */
+    default @Nullable List<Limit> changedPlan(String plan) {
+        return null;
+    }
+
     /** Where a {@link LimitProvider} reports changed answers to a limiter. */
     interface Changes {
+
+        /**
+         * A plan's limits may have changed ({@link LimitProvider#changedPlan}): the limiter asks again, and forgets
+         * every key's answer (any key may be on the plan). The default takes it as every answer changing.
+         *
+         * @param plan the plan's name
+         */
+        default void planChanged(String plan) {
+            allChanged();
+        }
 
         /**
          * The rule's own limits or mode may have changed ({@link LimitProvider#changedRule}): the limiter asks again.

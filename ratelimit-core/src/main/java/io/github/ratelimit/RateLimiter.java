@@ -95,6 +95,46 @@ public interface RateLimiter extends AutoCloseable {
     }
 
     /**
+     * The plans this limiter knows, with the limits it was built with: those calls may name
+     * ({@link Builder#planFrom}) and those of its limit provider's keys, when the provider is one this library
+     * builds. Empty for limiters written before this method.
+     *
+     * @return the plans' configured limits by name
+     */
+    default Map<String, List<Limit>> plans() {
+        return Map.of();
+    }
+
+    /**
+     * Gives a plan, in this limiter (and the limit provider of configured keys it was built with), other limits than
+     * it was built with, wherever it is used: plans named by calls and keys assigned the plan; or takes it back to
+     * those it was built with. Keys keep their buckets: a bucket takes the new limits at its next call (Bucket4j's
+     * additive replacement). To change a plan on every instance, change it through {@code LimitAdmin} with a
+     * {@code RedisLimitProvider}.
+     *
+     * @param plan one of {@link #plans()}
+     * @param limits the plan's limits from now on, or {@code null} for those it was built with
+     * @throws IllegalArgumentException when the plan is not known, or a rule calls may name it for cannot use the
+     *         limits (an {@link InvalidRateLimitConfigurationException} with the message start-up gives)
+     * @throws UnsupportedOperationException when the limiter cannot (the default, for limiters written before this
+     *         method)
+     */
+    default void changePlan(String plan, @Nullable List<Limit> limits) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot change a plan at run time");
+    }
+
+    /**
+     * Checks, without changing anything, that every rule of this limiter that may use the plan can use the limits:
+     * the rules calls may name it for ({@link Builder#planFrom}), and those of the provider's keys assigned it, as
+     * start-up checks them. Limiters written before this method know no plans and check nothing (the default).
+     *
+     * @param plan the plan's name
+     * @param limits its limits from now on
+     * @throws InvalidRateLimitConfigurationException naming the rule and why it cannot use them
+     */
+    default void checkPlan(String plan, List<Limit> limits) {}
+
+    /**
      * Closes the store and stops the limiter's delay thread (delays still pending complete exceptionally).
      * Idempotent.
      */

@@ -106,7 +106,8 @@ final class CompiledRule {
     /** Plans chosen by the call, or {@code null}: their configurations by plan name. */
     private final RequestPlans requestPlans;
 
-    private final Map<String, Configs> planConfigs;
+    /** The configurations of the plans calls may name, by plan: replaced when a plan changes ({@link #changePlan}). */
+    private volatile Map<String, Configs> planConfigs;
     /**
      * The configurations each key's latest call chose (a plan's, or the rule's own), for refunds, which have no call to
      * read a plan from.
@@ -161,17 +162,7 @@ final class CompiledRule {
         if (requestPlans != null) {
             Map<String, Configs> byPlan = new HashMap<>();
             requestPlans.plans().forEach((plan, limits) -> {
-                try {
-                    rule.withLimits(limits);
-                } catch (InvalidRateLimitConfigurationException e) {
-                    throw new InvalidRateLimitConfigurationException(
-                            rule.source() + ": plan '" + plan + "' (from the "
-                                    + "call, ratelimit.plan-from) has limits " + limits + " this rule cannot use: "
-                                    + e.getMessage()
-                                    + " Give the plan limits every rule it is for can use, or name the rules "
-                                    + "(ratelimit.plan-rules).",
-                            e);
-                }
+                checkPlan(rule, plan, limits);
                 byPlan.put(plan, limits.equals(rule.limits()) ? built : configs(limits));
             });
             this.planConfigs = Map.copyOf(byPlan);
@@ -217,6 +208,52 @@ final class CompiledRule {
         AllowedVerdict.Shape shape = AllowedVerdict.Shape.of(
                 name, publicName, m, cost, configs.primary().bucketConfiguration());
         return shape == null ? null : new Alone(shape, configs.primary());
+    }
+
+    /**
+     * Checks that a rule can use a plan's limits, with the message start-up gives.
+     *
+     * @param rule a rule plans from the call apply to
+     * @param plan the plan's name
+     * @param limits its limits
+     * @throws InvalidRateLimitConfigurationException when the rule cannot use them
+     */
+    static void checkPlan(Rule rule, String plan, List<Limit> limits) {
+        try {
+            rule.withLimits(limits);
+        } catch (InvalidRateLimitConfigurationException e) {
+            throw new InvalidRateLimitConfigurationException(
+                    rule.source() + ": plan '" + plan + "' (from the "
+                            + "call, ratelimit.plan-from) has limits " + limits + " this rule cannot use: "
+                            + e.getMessage()
+                            + " Give the plan limits every rule it is for can use, or name the rules "
+                            + "(ratelimit.plan-rules).",
+                    e);
+        }
+    }
+
+    /** @return whether calls may name plans for this rule ({@code ratelimit.plan-from}) */
+    boolean plansFromCalls() {
+        return requestPlans != null;
+    }
+
+    /**
+     * Gives a plan calls may name other limits from now on, or its configured ones; keys already on it take them at
+     * their next call.
+     *
+     * @param plan the plan's name; one this rule does not know is ignored
+     * @param limits its limits from now on, or {@code null} for those it was configured with
+     * @throws InvalidRateLimitConfigurationException when the rule cannot use them
+     */
+    void changePlan(String plan, @Nullable List<Limit> limits) {
+        if (requestPlans == null || !requestPlans.plans().containsKey(plan)) {
+            return;
+        }
+        List<Limit> now = limits == null ? requestPlans.plans().get(plan) : limits;
+        checkPlan(rule, plan, now);
+        Map<String, Configs> byPlan = new HashMap<>(planConfigs);
+        byPlan.put(plan, now.equals(rule.limits()) ? built : configs(now));
+        planConfigs = Map.copyOf(byPlan);
     }
 
     /**

@@ -30,16 +30,19 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 import java.util.function.ToLongFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The engine behind {@link RateLimiter}. Not part of the public API.
@@ -152,6 +155,11 @@ public final class DefaultRateLimiter implements RateLimiter {
     private final Map<String, CompiledRule> compiled = new ConcurrentHashMap<>();
     /** Rules changed at run time in this limiter ({@link #changeRule}), by name; they win over the provider's. */
     private final Map<String, Rule> localChanges = new ConcurrentHashMap<>();
+    /**
+     * Plans changed at run time in this limiter ({@link #changePlan}) when its limit provider does not keep them, by
+     * name.
+     */
+    private final Map<String, List<Limit>> localPlans = new ConcurrentHashMap<>();
     /** The compiled rules by the name clients see for them ({@link Rule#publicName()}), which must differ too. */
     private final Map<String, CompiledRule> byPublicName = new ConcurrentHashMap<>();
 
@@ -199,10 +207,20 @@ public final class DefaultRateLimiter implements RateLimiter {
                 }
 
                 @Override
+                public void planChanged(String plan) {
+                    compiled.values().forEach(c -> {
+                        c.forget(null);
+                        applyPlan(c, plan);
+                    });
+                    store.limitsChanged(null);
+                }
+
+                @Override
                 public void allChanged() {
                     compiled.values().forEach(c -> {
                         c.forget(null);
                         applyChange(c);
+                        plans().keySet().forEach(plan -> applyPlan(c, plan));
                     });
                     store.limitsChanged(null);
                 }
@@ -240,6 +258,88 @@ public final class DefaultRateLimiter implements RateLimiter {
         if (c != null) {
             applyChange(c); // the newest of the changes: another thread's may have come in between
             store.limitsChanged(null);
+        }
+    }
+
+    @Override
+    public Map<String, List<Limit>> plans() {
+        Map<String, List<Limit>> all = new TreeMap<>(settings.plans().byName());
+        if (settings.perKeyLimits().provider() instanceof MapLimitProvider keys) {
+            all.putAll(keys.plans());
+        }
+        return Collections.unmodifiableMap(all);
+    }
+
+    @Override
+    public void changePlan(String plan, @Nullable List<Limit> limits) {
+        Objects.requireNonNull(plan, "plan");
+        Map<String, List<Limit>> known = plans();
+        if (!known.containsKey(plan)) {
+            throw new IllegalArgumentException(PlanNames.unknown(plan, known.keySet()));
+        }
+        if (limits != null) {
+            checkPlan(plan, limits); // before anything changes
+        }
+        if (settings.perKeyLimits().provider() instanceof MapLimitProvider keys
+                && keys.plans().containsKey(plan)) {
+            localPlans.remove(plan);
+            keys.changePlan(plan, limits); // tells every limiter built with it, this one too
+            return;
+        }
+        if (limits == null) {
+            localPlans.remove(plan);
+        } else {
+            localPlans.put(plan, List.copyOf(limits));
+        }
+        compiled.values().forEach(c -> applyPlan(c, plan));
+        store.limitsChanged(null);
+    }
+
+    @Override
+    public void checkPlan(String plan, List<Limit> limits) {
+        Objects.requireNonNull(limits, "limits");
+        List<Rule> rules = new ArrayList<>();
+        for (CompiledRule c : compiled.values()) {
+            rules.add(c.rule);
+            if (c.plansFromCalls() && settings.plans().byName().containsKey(plan)) {
+                CompiledRule.checkPlan(c.rule, plan, limits);
+            }
+        }
+        if (settings.perKeyLimits().provider() instanceof MapLimitProvider keys) {
+            keys.checkPlan(plan, limits, rules);
+        }
+    }
+
+    /**
+     * Gives the plan, where calls name it for the rule, its limits as changed here ({@link #changePlan}), else as the
+     * limit provider says they are changed, else as built. A change the rule cannot use is logged and ignored.
+     */
+    private void applyPlan(CompiledRule c, String plan) {
+        if (!c.plansFromCalls()) {
+            return;
+        }
+        List<Limit> limits = localPlans.get(plan);
+        LimitProvider provider = settings.perKeyLimits().provider();
+        if (limits == null && provider != null) {
+            try {
+                limits = provider.changedPlan(plan);
+            } catch (RuntimeException e) {
+                CHANGE_LOG.log(
+                        Level.WARNING,
+                        "The limit provider failed to say whether plan '" + plan + "' is changed; it decides as "
+                                + "configured: " + e,
+                        null);
+            }
+        }
+        try {
+            c.changePlan(plan, limits);
+        } catch (IllegalArgumentException e) {
+            CHANGE_LOG.log(
+                    Level.WARNING,
+                    "The change of plan '" + plan + "' is ignored for rule '" + c.name + "', the plan as configured "
+                            + "decides: " + e.getMessage(),
+                    null);
+            c.changePlan(plan, null);
         }
     }
 
@@ -312,6 +412,9 @@ public final class DefaultRateLimiter implements RateLimiter {
         RequestPlans plans = requestPlans != null && requestPlans.appliesTo(rule) ? requestPlans : null;
         CompiledRule fresh = new CompiledRule(rule, settings, plans);
         applyChange(fresh); // before its first call
+        if (plans != null) {
+            plans.plans().keySet().forEach(plan -> applyPlan(fresh, plan));
+        }
         existing = compiled.putIfAbsent(rule.name(), fresh);
         if (existing != null) {
             return checkSame(existing, rule);
@@ -319,6 +422,9 @@ public final class DefaultRateLimiter implements RateLimiter {
         CompiledRule showing = byPublicName.putIfAbsent(rule.publicName(), fresh);
         if (showing == null) {
             applyChange(fresh); // again: a change reported before it was registered reached no compiled rule
+            if (plans != null) {
+                plans.plans().keySet().forEach(plan -> applyPlan(fresh, plan));
+            }
         }
         if (showing != null) {
             compiled.remove(rule.name(), fresh);

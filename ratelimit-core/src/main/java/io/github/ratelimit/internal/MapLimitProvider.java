@@ -13,6 +13,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link LimitProvider} from fixed maps that {@link LimitProvider#builder()} builds, and the settings of both
@@ -25,10 +29,12 @@ public final class MapLimitProvider implements LimitProvider {
      * One key's limits, for the named rules or (with none named) for every rule with the key's expression.
      *
      * @param rules the rules the limits are for; empty for every rule
-     * @param limits the limits
+     * @param limits the limits (the plan's as configured, for a key assigned a plan)
+     * @param plan the plan the key is assigned, or {@code null} for limits of its own
      * @param source where the entry comes from, for messages
      */
-    private record Entry(Set<String> rules, List<Limit> limits, Source source) {}
+    private record Entry(
+            Set<String> rules, List<Limit> limits, @Nullable String plan, Source source) {}
 
     /**
      * Where values come from, for messages: one place for all of them ({@link Builder#source}), or an entry of
@@ -70,6 +76,16 @@ public final class MapLimitProvider implements LimitProvider {
 
     private final Map<String, List<Limit>> plans;
 
+    /** The plans changed at run time in this instance ({@link #changePlan}), by name. */
+    private final Map<String, List<Limit>> changedPlans = new ConcurrentHashMap<>();
+    /**
+     * Where plans changed at run time are read, when not here: a limit store that keeps them for every instance
+     * ({@link #planChangesFrom}), or {@code null}.
+     */
+    private volatile @Nullable Function<String, @Nullable List<Limit>> planChanges;
+
+    private final List<Changes> listeners = new CopyOnWriteArrayList<>();
+
     private MapLimitProvider(Map<String, List<Entry>> byKey, Map<String, List<Limit>> plans) {
         Map<String, List<Entry>> copy = new HashMap<>();
         Map<String, List<Entry>> hashed = new HashMap<>();
@@ -95,6 +111,100 @@ public final class MapLimitProvider implements LimitProvider {
     }
 
     /**
+     * The one place a plan's limits are read, for keys assigned it here and for the limiters built with this provider:
+     * the plan's limits as changed at run time, in the limit store that keeps them ({@link #planChangesFrom}), else in
+     * this instance ({@link #changePlan}).
+     *
+     * @param plan a plan's name
+     * @return its limits from now on, or {@code null} when they are not changed
+     */
+    @Override
+    public @Nullable List<Limit> changedPlan(String plan) {
+        Function<String, @Nullable List<Limit>> from = planChanges;
+        return from != null ? from.apply(plan) : changedPlans.get(plan);
+    }
+
+    /**
+     * Changes a plan's limits in this instance, for keys assigned it and for the limiters built with this provider, or
+     * takes it back to its configured limits; tells those limiters.
+     *
+     * @param plan one of {@link #plans()}
+     * @param limits its limits from now on, or {@code null} for its configured ones
+     * @return whether the plan was changed before
+     * @throws IllegalArgumentException when the plan is not known
+     */
+    public boolean changePlan(String plan, @Nullable List<Limit> limits) {
+        if (!plans.containsKey(plan)) {
+            throw new IllegalArgumentException(PlanNames.unknown(plan, plans.keySet()));
+        }
+        List<Limit> before = limits == null || limits.equals(plans.get(plan))
+                ? changedPlans.remove(plan)
+                : changedPlans.put(plan, List.copyOf(limits));
+        planChanged(plan);
+        return before != null;
+    }
+
+    /**
+     * Reads plans changed at run time from a limit store from now on, which reports them with {@link #planChanged}.
+     *
+     * @param changes the plan's limits as changed, or {@code null} when they are not
+     */
+    public void planChangesFrom(Function<String, @Nullable List<Limit>> changes) {
+        this.planChanges = Objects.requireNonNull(changes, "changes");
+    }
+
+    /**
+     * Tells the limiters built with this provider that a plan's limits may have changed.
+     *
+     * @param plan the plan's name
+     */
+    public void planChanged(String plan) {
+        for (Changes l : listeners) {
+            l.planChanged(plan);
+        }
+    }
+
+    @Override
+    public void onChange(Changes changes) {
+        listeners.add(Objects.requireNonNull(changes, "changes"));
+    }
+
+    /**
+     * Checks that every rule a key is assigned the plan for can use the limits, as start-up checks a plan's limits.
+     *
+     * @param plan the plan's name
+     * @param limits the plan's limits from now on
+     * @param rules the rules known
+     * @throws InvalidRateLimitConfigurationException naming the key, the rule and why
+     */
+    public void checkPlan(String plan, List<Limit> limits, Collection<Rule> rules) {
+        byKey.forEach((key, entries) -> {
+            for (Entry e : entries) {
+                if (!plan.equals(e.plan())) {
+                    continue;
+                }
+                for (Rule rule : rules) {
+                    boolean counts = rule.concurrency() == 0
+                            && (key.startsWith(rule.key() + ":") || alternativeOf(rule, key))
+                            && (e.rules().isEmpty() || e.rules().contains(rule.name()));
+                    if (counts) {
+                        try {
+                            rule.withLimits(limits);
+                        } catch (InvalidRateLimitConfigurationException x) {
+                            throw new InvalidRateLimitConfigurationException(
+                                    e.source().of("plan"),
+                                    plan,
+                                    "key '" + key + "' is assigned plan '" + plan + "', whose limits " + limits
+                                            + " rule '" + rule.name() + "' cannot use: " + x.getMessage(),
+                                    "Give the plan limits every rule of its keys can use.");
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /**
      * @return a builder
      */
     public static Builder builder() {
@@ -112,19 +222,41 @@ public final class MapLimitProvider implements LimitProvider {
     }
 
     /** The limits of the entry for the rule (one naming it wins over one for every rule), or {@code null}. */
-    private static List<Limit> limitsOf(List<Entry> entries, Rule rule) {
+    private List<Limit> limitsOf(List<Entry> entries, Rule rule) {
         if (entries == null) {
             return null;
         }
-        List<Limit> forAll = null;
+        Entry forAll = null;
         for (Entry e : entries) {
             if (e.rules().isEmpty()) {
-                forAll = e.limits();
+                forAll = e;
             } else if (e.rules().contains(rule.name())) {
-                return e.limits();
+                return limitsOf(e, rule);
             }
         }
-        return forAll;
+        return forAll == null ? null : limitsOf(forAll, rule);
+    }
+
+    /**
+     * @return the entry's limits: for a key assigned a plan, the plan's as changed at run time, if it is and the rule
+     *         can use them
+     */
+    private List<Limit> limitsOf(Entry e, Rule rule) {
+        if (e.plan() == null) {
+            return e.limits();
+        }
+        List<Limit> changed = changedPlan(e.plan());
+        return changed != null && usable(rule, changed) ? changed : e.limits();
+    }
+
+    /** @return whether the rule can use the limits; when not, the plan's configured limits serve the key */
+    private static boolean usable(Rule rule, List<Limit> limits) {
+        try {
+            rule.withLimits(limits);
+            return true;
+        } catch (InvalidRateLimitConfigurationException x) {
+            return false;
+        }
     }
 
     /**
@@ -310,7 +442,7 @@ public final class MapLimitProvider implements LimitProvider {
                                 + PlanNames.unknown(plan, plans.keySet()),
                         "Define the plan first.");
             }
-            return add(key, rules, limits);
+            return add(key, rules, limits, plan);
         }
 
         /**
@@ -338,10 +470,10 @@ public final class MapLimitProvider implements LimitProvider {
          */
         public Builder limits(String key, Collection<String> rules, String... limits) {
             checkKey(key);
-            return add(key, rules, parse(source.of("limits") + ": key '" + key + "'", limits));
+            return add(key, rules, parse(source.of("limits") + ": key '" + key + "'", limits), null);
         }
 
-        private Builder add(String key, Collection<String> rules, List<Limit> limits) {
+        private Builder add(String key, Collection<String> rules, List<Limit> limits, @Nullable String plan) {
             Set<String> names = new LinkedHashSet<>();
             for (String r : Objects.requireNonNull(rules, "rules")) {
                 String name = r == null ? "" : r.trim();
@@ -369,7 +501,7 @@ public final class MapLimitProvider implements LimitProvider {
                             "Give each key one entry per rule.");
                 }
             }
-            entries.add(new Entry(Set.copyOf(names), limits, source));
+            entries.add(new Entry(Set.copyOf(names), limits, plan, source));
             return this;
         }
 

@@ -6,6 +6,7 @@ import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
+import io.github.ratelimit.internal.PlanNames;
 import io.github.ratelimit.internal.RuleChanges;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.LogText;
@@ -147,8 +148,47 @@ public final class LimitAdmin {
             boolean everyInstance,
             @Nullable String problem) {}
 
+    /**
+     * A plan's limits: as configured, and as it decides now.
+     *
+     * @param plan the plan's name
+     * @param configuredLimits its limits as configured
+     * @param limits its limits now: the configured ones, or those it was changed to at run time
+     * @param changed whether it was changed at run time (and not taken back)
+     * @param changedBy who changed it, or {@code null} when it is not changed
+     * @param changedAt when, or {@code null} when it is not changed or the change does not say
+     * @param everyInstance whether the change is kept in Redis, for every instance; {@code false} when it applies to
+     *        this instance only (no limit store: until it restarts)
+     * @param problem why a change stored in Redis is ignored (garbage), or {@code null}
+     */
+    public record PlanLimits(
+            String plan,
+            List<Limit> configuredLimits,
+            List<Limit> limits,
+            boolean changed,
+            @Nullable String changedBy,
+            @Nullable Instant changedAt,
+            boolean everyInstance,
+            @Nullable String problem) {}
+
+    /** A plan that is not configured: its message names the plans that are. */
+    public static final class UnknownPlanException extends IllegalArgumentException {
+
+        private static final long serialVersionUID = 1L;
+
+        /**
+         * @param plan the name asked for
+         * @param known the plans' names
+         */
+        UnknownPlanException(String plan, Collection<String> known) {
+            super(PlanNames.unknown(plan, known));
+        }
+    }
+
     private final RateLimiter limiter;
     private final @Nullable RedisLimitProvider limitStore;
+    /** Plans changed at run time without a limit store, in this instance only. */
+    private final Map<String, LimitEntries.RuleEntry> localPlans = new ConcurrentHashMap<>();
     /** Rules changed at run time without a limit store, in this instance only. */
     private final Map<String, LimitEntries.RuleEntry> localChanges = new ConcurrentHashMap<>();
 
@@ -541,6 +581,126 @@ public final class LimitAdmin {
                             + who(actor));
         }
         return removed;
+    }
+
+    /** @return every plan known (configured), with its configured limits, by name in order */
+    public Map<String, List<Limit>> plans() {
+        if (limitStore != null) {
+            return new TreeMap<>(limitStore.plans());
+        }
+        Map<String, List<Limit>> all = new TreeMap<>();
+        for (RateLimiter l : limiters()) {
+            l.plans().forEach(all::putIfAbsent);
+        }
+        return all;
+    }
+
+    /**
+     * Changes a plan's limits at run time, wherever it is used: keys assigned it (in Redis or in configuration) and
+     * calls naming it. With a limit store, in Redis, so every instance takes it within the store's refresh interval
+     * (this one at once); without, in this instance's limiters only, until it restarts. Keys keep their buckets.
+     * Logged with who made it.
+     *
+     * @param plan a configured plan's name
+     * @param limits its limits from now on, comma-separated ({@code 2/1s,100/1m})
+     * @param actor who makes the change, or {@code null} when not known
+     * @return the plan's limits, as configured and as changed
+     * @throws UnknownPlanException when the plan is not configured
+     * @throws InvalidRateLimitConfigurationException when the limits do not parse or a rule that may use the plan
+     *         cannot use them, with the message a configuration with them gets at start-up
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public PlanLimits changePlan(String plan, String limits, String actor) {
+        List<Limit> configured = knownPlan(plan);
+        List<Limit> parsed;
+        try {
+            parsed = LimitEntries.parse(limits == null ? "" : limits);
+        } catch (InvalidRateLimitConfigurationException e) {
+            throw e.within("limits of plan '" + plan + "'");
+        }
+        for (RateLimiter l : limiters()) {
+            l.checkPlan(plan, parsed); // every rule that may use it, before anything changes
+        }
+        if (limitStore != null) {
+            limitStore.changePlan(plan, parsed, actor);
+            return planLimits(plan, configured);
+        }
+        for (RateLimiter l : limiters()) {
+            l.changePlan(plan, parsed);
+        }
+        String by = actor == null || actor.isBlank() ? "unknown" : LimitEntries.actor(actor);
+        localPlans.put(plan, new LimitEntries.RuleEntry(parsed, null, by, Instant.now(), null));
+        AUDIT.log(
+                Level.INFO,
+                () -> "Plan '" + plan + "' changed to limits "
+                        + String.join(",", parsed.stream().map(Limit::toString).toList())
+                        + " in this instance only (no limit store) by " + who(actor));
+        return planLimits(plan, configured);
+    }
+
+    /**
+     * Takes a plan back to its configured limits: with a limit store, on every instance; without, in this instance.
+     * Logged with who did.
+     *
+     * @param plan a configured plan's name
+     * @param actor who makes the change, or {@code null} when not known
+     * @return whether the plan was changed
+     * @throws UnknownPlanException when the plan is not configured
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public boolean restorePlan(String plan, String actor) {
+        knownPlan(plan);
+        if (limitStore != null) {
+            return limitStore.restorePlan(plan, actor);
+        }
+        boolean removed = localPlans.remove(plan) != null;
+        for (RateLimiter l : limiters()) {
+            if (l.plans().containsKey(plan)) {
+                l.changePlan(plan, null);
+            }
+        }
+        if (removed) {
+            AUDIT.log(
+                    Level.INFO,
+                    () -> "Plan '" + plan + "' back to its configured limits in this instance by " + who(actor));
+        }
+        return removed;
+    }
+
+    /**
+     * @param plan a configured plan's name
+     * @return its limits, as configured and as changed at run time
+     * @throws UnknownPlanException when the plan is not configured
+     */
+    public PlanLimits planLimits(String plan) {
+        return planLimits(plan, knownPlan(plan));
+    }
+
+    /** @return every configured plan's limits, as configured and as changed at run time, by name */
+    public List<PlanLimits> planLimits() {
+        return plans().entrySet().stream()
+                .map(e -> planLimits(e.getKey(), e.getValue()))
+                .toList();
+    }
+
+    /** @return the plan's configured limits */
+    private List<Limit> knownPlan(@Nullable String plan) {
+        Map<String, List<Limit>> known = plans();
+        List<Limit> configured = plan == null ? null : known.get(plan);
+        if (configured == null) {
+            throw new UnknownPlanException(String.valueOf(plan), known.keySet());
+        }
+        return configured;
+    }
+
+    private PlanLimits planLimits(String plan, List<Limit> configured) {
+        LimitEntries.RuleEntry entry = limitStore != null ? limitStore.planEntry(plan) : localPlans.get(plan);
+        if (entry == null) {
+            return new PlanLimits(plan, configured, configured, false, null, null, limitStore != null, null);
+        }
+        List<Limit> now = entry.problem() == null && entry.limits() != null ? entry.limits() : configured;
+        return new PlanLimits(
+                plan, configured, now, true, entry.changedBy(), entry.changedAt(), limitStore != null, entry.problem());
     }
 
     /**

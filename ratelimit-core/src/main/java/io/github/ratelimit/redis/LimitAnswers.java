@@ -60,6 +60,8 @@ final class LimitAnswers {
     private final Cache<CacheKey, Answer> answers;
     /** The rules' stored changes read so far, by rule name: only rules the limiters and the admin name. */
     private final Map<String, RuleAnswer> ruleAnswers = new ConcurrentHashMap<>();
+    /** The plans' stored changes read so far, by plan name: only plans this store was built with. */
+    private final Map<String, RuleAnswer> planAnswers = new ConcurrentHashMap<>();
 
     private final List<LimitProvider.Changes> listeners = new CopyOnWriteArrayList<>();
     /** Bumped on every invalidation, so a read that raced a change does not cache the old answer. */
@@ -143,13 +145,74 @@ final class LimitAnswers {
         return null;
     }
 
+    /** @return the Redis key of the hash of plans changed at run time (field: the plan's name) */
+    byte[] plansKey() {
+        return utf8(prefix + ":{limits}:plans");
+    }
+
+    /** @return the plans this store was built with, each with its limits now: as changed at run time, if they are */
+    Map<String, List<Limit>> plans() {
+        if (planAnswers.isEmpty() && plans.isEmpty()) {
+            return plans;
+        }
+        Map<String, List<Limit>> now = new java.util.HashMap<>(plans);
+        for (String plan : plans.keySet()) {
+            List<Limit> changed = changedPlan(plan);
+            if (changed != null) {
+                now.put(plan, changed);
+            }
+        }
+        return Map.copyOf(now);
+    }
+
+    /**
+     * The plan's change as stored in Redis (read once, then kept until the stream reports it changed), or
+     * {@code null} for none: also when the stored change cannot serve (garbage: logged, the plan as configured
+     * decides), Redis cannot be read now, or the plan is not one this store was built with.
+     *
+     * @param plan the plan's name
+     * @return its limits from now on
+     */
+    @Nullable
+    List<Limit> changedPlan(String plan) {
+        LimitEntries.RuleEntry entry = planEntry(plan);
+        if (entry == null) {
+            return null;
+        }
+        String problem = entry.problem();
+        if (problem == null && entry.limits() != null) {
+            return entry.limits();
+        }
+        GARBAGE_LOG.log(
+                Level.WARNING,
+                () -> "The change of plan '" + plan + "' in Redis is ignored, the plan as configured decides: "
+                        + problem,
+                null);
+        return null;
+    }
+
+    /**
+     * @param plan a plan's name
+     * @return its stored change, as read (from this instance's copy), or {@code null} for none, for a plan this store
+     *         was not built with, or when Redis cannot be read now
+     */
+    LimitEntries.@Nullable RuleEntry planEntry(String plan) {
+        return plans.containsKey(plan) ? stored(planAnswers, plansKey(), plan, true) : null;
+    }
+
     /**
      * @param rule a rule's name
      * @return its stored change, as read (from this instance's copy), or {@code null} for none or when Redis cannot
      *         be read now
      */
     LimitEntries.@Nullable RuleEntry ruleEntry(String rule) {
-        RuleAnswer cached = ruleAnswers.get(rule);
+        return stored(ruleAnswers, rulesKey(), rule, false);
+    }
+
+    /** @return the stored change of a rule or a plan, from the cache or read now */
+    private LimitEntries.@Nullable RuleEntry stored(
+            Map<String, RuleAnswer> cache, byte[] hash, String rule, boolean plan) {
+        RuleAnswer cached = cache.get(rule);
         if (cached != null) {
             return cached.entry();
         }
@@ -159,33 +222,37 @@ final class LimitAnswers {
         long seen = generation.get();
         RuleAnswer answer;
         try {
-            answer = new RuleAnswer(readRule(rule));
+            answer = new RuleAnswer(readStored(hash, rule, plan));
         } catch (JedisException e) {
             if (!wrongType(e)) {
                 failures.incrementAndGet();
                 FAILURE_LOG.log(
                         Level.WARNING,
-                        () -> "Could not read the change of rule '" + rule
+                        () -> "Could not read the change of " + (plan ? "plan '" : "rule '") + rule
                                 + "' from Redis; it decides as configured until Redis answers: " + e,
                         null);
                 return null;
             }
-            garbageRules();
+            if (plan) {
+                garbagePlans();
+            } else {
+                garbageRules();
+            }
             answer = new RuleAnswer(null);
         }
         if (generation.get() == seen) {
-            ruleAnswers.put(rule, answer);
+            cache.put(rule, answer);
             if (generation.get() != seen) {
-                ruleAnswers.remove(rule);
+                cache.remove(rule);
             }
         }
         return answer.entry();
     }
 
     /** @return the stored change, read now; one too long to be one is garbage, not read whole */
-    private LimitEntries.@Nullable RuleEntry readRule(String rule) {
-        byte[] field = utf8(rule);
-        long length = jedis.hstrlen(rulesKey(), field);
+    private LimitEntries.@Nullable RuleEntry readStored(byte[] hash, String name, boolean plan) {
+        byte[] field = utf8(name);
+        long length = jedis.hstrlen(hash, field);
         if (length == 0) {
             return null;
         }
@@ -193,8 +260,8 @@ final class LimitAnswers {
             return LimitEntries.RuleEntry.unreadable(
                     null, null, "the stored value has " + length + " bytes, more than any change takes");
         }
-        byte[] value = jedis.hget(rulesKey(), field);
-        return value == null ? null : LimitEntries.readRule(value);
+        byte[] value = jedis.hget(hash, field);
+        return value == null ? null : plan ? LimitEntries.readPlan(value) : LimitEntries.readRule(value);
     }
 
     /** Warns (at most every 10 s) that the hash of changed rules holds another type. */
@@ -203,6 +270,16 @@ final class LimitAnswers {
                 Level.WARNING,
                 () -> "The changed rules in Redis, " + LogText.escape(prefix) + ":{limits}:rules, hold another type "
                         + "than a hash: ignored (every rule decides as configured); the next change of a rule "
+                        + "replaces them",
+                null);
+    }
+
+    /** Warns (at most every 10 s) that the hash of changed plans holds another type. */
+    void garbagePlans() {
+        GARBAGE_LOG.log(
+                Level.WARNING,
+                () -> "The changed plans in Redis, " + LogText.escape(prefix) + ":{limits}:plans, hold another type "
+                        + "than a hash: ignored (every plan decides as configured); the next change of a plan "
                         + "replaces them",
                 null);
     }
@@ -235,7 +312,7 @@ final class LimitAnswers {
             byte[] value = jedis.hget(ruleKey(rule.name()), utf8(key));
             answer = value == null
                     ? Answer.NONE
-                    : answer(rule, LimitEntries.read(rule.name(), key, LimitAdmin.address(key), value, plans));
+                    : answer(rule, LimitEntries.read(rule.name(), key, LimitAdmin.address(key), value, plans()));
         } catch (JedisException e) {
             if (!wrongType(e)) {
                 failures.incrementAndGet();
@@ -357,6 +434,8 @@ final class LimitAnswers {
                 forgetAll = true; // the stream, or a rule's hash, was replaced: changes may have been lost with it
             } else if ("rule".equals(fields.get("op"))) {
                 forgetRule(fields.get("rule"));
+            } else if ("plan".equals(fields.get("op"))) {
+                forgetPlan(fields.get("rule")); // the plan's name, in the field every change record has
             } else {
                 forget(fields.get("rule"), fields.get("key"));
             }
@@ -436,6 +515,23 @@ final class LimitAnswers {
         return Long.valueOf(1).equals(result.get(0));
     }
 
+    /**
+     * Writes a change of a plan's limits (its field in the hash of changed plans, and its record in the stream, or
+     * neither) and applies it here at once.
+     *
+     * @param op {@code set} or {@code del}
+     * @param value the stored value, for {@code set}
+     * @return whether the plan's stored change changed (a {@code del} of none does not)
+     * @throws JedisException when Redis fails
+     */
+    boolean changePlan(String op, String plan, String value, String by) {
+        List<?> result = write(op, "plan", plansKey(), plan, utf8(plan), value, by);
+        if ((Long) result.get(1) == 0) {
+            forgetPlan(plan);
+        }
+        return Long.valueOf(1).equals(result.get(0));
+    }
+
     private List<?> write(String op, String streamOp, byte[] hash, String rule, byte[] field, String value, String by) {
         List<byte[]> args = List.of(
                 utf8(op),
@@ -493,11 +589,28 @@ final class LimitAnswers {
         }
     }
 
+    /**
+     * Forgets what this instance read of a plan's change and every key's answer (any may be on the plan), and tells
+     * every limiter.
+     */
+    void forgetPlan(@Nullable String plan) {
+        if (plan == null) {
+            return;
+        }
+        generation.incrementAndGet();
+        planAnswers.remove(plan);
+        answers.invalidateAll();
+        for (LimitProvider.Changes l : listeners) {
+            l.planChanged(plan);
+        }
+    }
+
     /** Forgets every answer, here and in every limiter. */
     void forgetAll() {
         generation.incrementAndGet();
         answers.invalidateAll();
         ruleAnswers.clear();
+        planAnswers.clear();
         for (LimitProvider.Changes l : listeners) {
             l.allChanged();
         }

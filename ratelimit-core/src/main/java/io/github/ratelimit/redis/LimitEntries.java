@@ -231,7 +231,7 @@ final class LimitEntries {
                     null,
                     by == null ? "unknown" : by,
                     at,
-                    "unreadable: " + why + "; the rule decides as configured until it is changed again or the change "
+                    "unreadable: " + why + "; it decides as configured until it is changed again or the change "
                             + "is deleted");
         }
     }
@@ -244,6 +244,43 @@ final class LimitEntries {
                         : String.join(",", limits.stream().map(Limit::toString).toList())) + "\t"
                 + (mode == null ? "" : mode.name()) + "\t" + by + "\t" + millis;
     }
+
+    /** @return the stored value of a plan's change */
+    static String plan(List<Limit> limits, String by, long millis) {
+        return "plan\t" + String.join(",", limits.stream().map(Limit::toString).toList()) + "\t" + by + "\t" + millis;
+    }
+
+    /**
+     * @param value a plan's change as stored (at most {@value #MAX_RULE_VALUE} bytes)
+     * @return it read (without a mode); one with a problem when it is not a change this store writes (not UTF-8,
+     *         another layout, limits that do not parse)
+     */
+    static RuleEntry readPlan(byte[] value) {
+        String text = utf8(value);
+        if (text == null) {
+            return RuleEntry.unreadable(null, null, "the stored value is not UTF-8 text");
+        }
+        String[] parts = text.split("\t", -1);
+        if (parts.length != 4 || !parts[0].equals("plan") || parts[1].isEmpty()) {
+            return RuleEntry.unreadable(
+                    null, null, "the stored value " + snippet(text) + " is not 'plan\\t<limits>\\t<who>\\t<when>'");
+        }
+        RuleEntry entry = limitsOf(parts[1], actor(parts[2]), instant(parts[3]), null);
+        List<Limit> limits = entry.limits();
+        if (limits != null) {
+            try {
+                ANY_RULE.withLimits(limits); // what no rule can use (two limits on one window, too many) is garbage
+            } catch (InvalidRateLimitConfigurationException e) {
+                return RuleEntry.unreadable(
+                        entry.changedBy(), entry.changedAt(), "no rule can use the stored limits: " + e.constraint());
+            }
+        }
+        return entry;
+    }
+
+    /** A rule of the algorithm that takes the most forms of limits, to check stored plans against. */
+    private static final Rule ANY_RULE =
+            Rule.builder("plan").key("plan").limits("1/1s").build();
 
     /**
      * @param value a rule's change as stored (at most {@value #MAX_RULE_VALUE} bytes)
@@ -276,14 +313,19 @@ final class LimitEntries {
         if (parts[1].isEmpty()) {
             return new RuleEntry(null, mode, by, at, null);
         }
+        return limitsOf(parts[1], by, at, mode);
+    }
+
+    /** @return the change with the stored limits, or unreadable when they do not parse */
+    private static RuleEntry limitsOf(String limits, String by, @Nullable Instant at, @Nullable Mode mode) {
         try {
-            return new RuleEntry(List.copyOf(parse(parts[1])), mode, by, at, null);
+            return new RuleEntry(List.copyOf(parse(limits)), mode, by, at, null);
         } catch (RuntimeException e) {
             String message = String.valueOf(e.getMessage());
             return RuleEntry.unreadable(
                     by,
                     at,
-                    "the stored limits " + snippet(parts[1]) + " cannot be used: "
+                    "the stored limits " + snippet(limits) + " cannot be used: "
                             + LogText.escape(
                                     message.length() <= MAX_MESSAGE
                                             ? message

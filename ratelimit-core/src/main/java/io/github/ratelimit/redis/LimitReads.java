@@ -1,6 +1,5 @@
 package io.github.ratelimit.redis;
 
-import io.github.ratelimit.Limit;
 import io.github.ratelimit.store.RateLimitStoreException;
 import io.github.ratelimit.support.LogText;
 import java.math.BigInteger;
@@ -23,12 +22,10 @@ final class LimitReads {
 
     private final UnifiedJedis jedis;
     private final LimitAnswers answers;
-    private final Map<String, List<Limit>> plans;
 
-    LimitReads(UnifiedJedis jedis, LimitAnswers answers, Map<String, List<Limit>> plans) {
+    LimitReads(UnifiedJedis jedis, LimitAnswers answers) {
         this.jedis = jedis;
         this.answers = answers;
-        this.plans = plans;
     }
 
     /**
@@ -94,6 +91,6 @@ final class LimitReads {
 
     /** @return the entry stored under the field, shown as text and addressed by its bytes */
     private RedisLimitProvider.Entry read(String rule, byte[] field, byte[] value) {
-        return LimitEntries.read(rule, LimitAdmin.shown(field), LimitAdmin.address(field), value, plans);
+        return LimitEntries.read(rule, LimitAdmin.shown(field), LimitAdmin.address(field), value, answers.plans());
     }
 }

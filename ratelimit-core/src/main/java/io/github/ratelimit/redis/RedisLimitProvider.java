@@ -6,6 +6,7 @@ import io.github.ratelimit.LimitProvider;
 import io.github.ratelimit.Mode;
 import io.github.ratelimit.Rule;
 import io.github.ratelimit.internal.KeyExpressions;
+import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.internal.PlanNames;
 import io.github.ratelimit.internal.RuleChanges;
 import io.github.ratelimit.store.RateLimitStoreException;
@@ -120,7 +121,11 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
         this.defaults = b.defaults;
         this.clock = b.clock;
         this.answers = new LimitAnswers(jedis, prefix, plans, b.maximumCachedKeys, repairs);
-        this.reads = new LimitReads(jedis, answers, plans);
+        this.reads = new LimitReads(jedis, answers);
+        if (defaults instanceof MapLimitProvider keys) {
+            // Keys of configuration assigned a plan take its limits as changed in Redis, as keys stored here do.
+            keys.planChangesFrom(answers::changedPlan);
+        }
         long every = b.refreshInterval.toMillis();
         this.refresher = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "ratelimit-limits-refresh");
@@ -190,11 +195,11 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
         if (!plans.containsKey(plan)) {
             throw new IllegalArgumentException(PlanNames.unknown(plan, plans.keySet()));
         }
+        List<Limit> limits = Objects.requireNonNull(answers.plans().get(plan), plan);
         LimitEntries.usable(
                 rule,
-                plans.get(plan),
-                "plan '" + plan + "' " + plans.get(plan) + " for key " + LogText.quote(k) + " of rule '" + rule.name()
-                        + "'");
+                limits,
+                "plan '" + plan + "' " + limits + " for key " + LogText.quote(k) + " of rule '" + rule.name() + "'");
         String by = by(actor);
         long now = clock.millis();
         change("set", rule.name(), utf8(k), LimitEntries.plan(plan, by, now), by);
@@ -202,7 +207,7 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
                 Level.INFO,
                 () -> "Rule '" + rule.name() + "' key " + LogText.quote(k) + " put on plan '" + plan + "' by "
                         + who(actor));
-        return LimitEntries.written(rule.name(), k, plans.get(plan), plan, by, now);
+        return LimitEntries.written(rule.name(), k, limits, plan, by, now);
     }
 
     /**
@@ -260,6 +265,79 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
                     () -> "Rule " + LogText.quote(rule) + " back to its configured limits and mode by " + who(actor));
         }
         return removed;
+    }
+
+    /** @return the plans this store was built with, with their configured limits, by name */
+    public Map<String, List<Limit>> plans() {
+        return plans;
+    }
+
+    /**
+     * Changes a plan's limits on every instance: each instance takes the change within the refresh interval (this one
+     * at once), for keys assigned the plan (here or in the defaults) and calls naming it.
+     *
+     * @param plan one of {@link #plans()}
+     * @param limits its limits from now on, 1 to {@value Rule#MAX_LIMITS}
+     * @param actor who makes the change (for the log and the entry), or {@code null} when not known
+     * @throws IllegalArgumentException when the plan is not known or no limit is given
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public void changePlan(String plan, List<Limit> limits, String actor) {
+        knownPlan(plan);
+        if (limits == null || limits.isEmpty() || limits.size() > Rule.MAX_LIMITS) {
+            throw new IllegalArgumentException("limits of plan '" + plan + "' must be 1 to " + Rule.MAX_LIMITS
+                    + ", e.g. 100/1m; delete the change to go back to the configured ones");
+        }
+        String by = by(actor);
+        try {
+            answers.changePlan("set", plan, LimitEntries.plan(limits, by, clock.millis()), by);
+        } catch (JedisException e) {
+            throw failed(e);
+        }
+        AUDIT.log(
+                Level.INFO,
+                () -> "Plan '" + plan + "' changed to limits "
+                        + String.join(",", limits.stream().map(Limit::toString).toList()) + " by " + who(actor));
+    }
+
+    /**
+     * Takes a plan back to its configured limits on every instance.
+     *
+     * @param plan one of {@link #plans()}
+     * @param actor who makes the change, or {@code null} when not known
+     * @return whether the plan was changed
+     * @throws IllegalArgumentException when the plan is not known
+     * @throws RateLimitStoreException when Redis fails
+     */
+    public boolean restorePlan(String plan, String actor) {
+        knownPlan(plan);
+        boolean removed;
+        try {
+            removed = answers.changePlan("del", plan, "", by(actor));
+        } catch (JedisException e) {
+            throw failed(e);
+        }
+        if (removed) {
+            AUDIT.log(Level.INFO, () -> "Plan '" + plan + "' back to its configured limits by " + who(actor));
+        }
+        return removed;
+    }
+
+    private void knownPlan(String plan) {
+        PlanNames.check(null, plan);
+        if (!plans.containsKey(plan)) {
+            throw new IllegalArgumentException(PlanNames.unknown(plan, plans.keySet()));
+        }
+    }
+
+    /** @return the plan's stored change as this instance applies it, or {@code null} for none */
+    LimitEntries.@Nullable RuleEntry planEntry(String plan) {
+        return answers.planEntry(plan);
+    }
+
+    @Override
+    public @Nullable List<Limit> changedPlan(String plan) {
+        return answers.changedPlan(plan);
     }
 
     /** @return the rule's stored change as this instance applies it, or {@code null} for none */
