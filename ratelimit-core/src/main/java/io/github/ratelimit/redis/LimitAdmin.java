@@ -626,7 +626,9 @@ public final class LimitAdmin {
             return planLimits(plan, configured);
         }
         for (RateLimiter l : limiters()) {
-            l.changePlan(plan, parsed);
+            if (l.plans().containsKey(plan)) {
+                l.changePlan(plan, parsed);
+            }
         }
         String by = actor == null || actor.isBlank() ? "unknown" : LimitEntries.actor(actor);
         localPlans.put(plan, new LimitEntries.RuleEntry(parsed, null, by, Instant.now(), null));

@@ -27,7 +27,9 @@ record AdminRoute(
         /** {@code /keys/{rule}/{key}}: one key. */
         KEY(Set.of("GET", "POST", "DELETE")),
         /** {@code /rules/{rule}}: a rule's own limits and mode, as configured and as changed at run time. */
-        RULE(Set.of("GET", "POST", "DELETE"));
+        RULE(Set.of("GET", "POST", "DELETE")),
+        /** {@code /plans/{plan}}: a plan's limits, as configured and as changed at run time (the plan in rule). */
+        PLAN(Set.of("GET", "POST", "DELETE"));
 
         private final Set<String> methods;
 
@@ -38,8 +40,8 @@ record AdminRoute(
 
     /** Every path the servlet answers, for the message of a 404. */
     static final String PATHS =
-            "GET /, GET /rejected, GET /health, and GET, POST or DELETE /keys/{rule}, /keys/{rule}/{key} and "
-                    + "/rules/{rule}";
+            "GET /, GET /rejected, GET /health, and GET, POST or DELETE /keys/{rule}, /keys/{rule}/{key}, "
+                    + "/rules/{rule} and /plans/{plan}";
 
     /**
      * @param pathInfo the request's path info: the path after the servlet's mapping, or {@code null}
@@ -63,6 +65,7 @@ record AdminRoute(
                         ? new AdminRoute(Kind.RULE_KEYS, segments[1], null)
                         : segments.length == 3 ? new AdminRoute(Kind.KEY, segments[1], segments[2]) : null;
             case "rules" -> segments.length == 2 ? new AdminRoute(Kind.RULE, segments[1], null) : null;
+            case "plans" -> segments.length == 2 ? new AdminRoute(Kind.PLAN, segments[1], null) : null;
             default -> null;
         };
     }

@@ -3,6 +3,7 @@ package io.github.ratelimit.servlet;
 import io.github.ratelimit.internal.admin.AdminInput;
 import io.github.ratelimit.internal.admin.AdminViews;
 import io.github.ratelimit.internal.admin.KeyOperations;
+import io.github.ratelimit.internal.admin.PlanOperations;
 import io.github.ratelimit.internal.admin.RejectedKeySummary;
 import io.github.ratelimit.internal.admin.RuleOperations;
 import io.github.ratelimit.redis.JedisBucketStore;
@@ -75,7 +76,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code GET /rules/{rule}}: the rule's own limits and mode, as configured and as changed at run time;
  *       {@code POST /rules/{rule}} with {@code limits=2/1s} and/or {@code mode=SHADOW}: changes them (checked as at
  *       start-up; kept in Redis for every instance with a limit store, else in this instance only, which the
- *       answer's {@code appliesTo} says); {@code DELETE /rules/{rule}}: back to the configured ones.
+ *       answer's {@code appliesTo} says); {@code DELETE /rules/{rule}}: back to the configured ones;
+ *   <li>{@code GET /plans/{plan}}, {@code POST /plans/{plan}} with {@code limits=100/1m}, {@code DELETE /plans/{plan}}:
+ *       the same for a configured plan's limits, wherever the plan is used (keys assigned it, calls naming it).
  * </ul>
  * A key in the path is a key as decisions show it, or the {@code address} a listing gives (which works for any key);
  * fields come as query parameters or, for a POST, an {@code application/x-www-form-urlencoded} body (UTF-8 unless it
@@ -214,6 +217,7 @@ public class RateLimitAdminServlet extends HttpServlet {
                         Map.of("topRejectedKeys", rejected(AdminInput.count("count", p.get("count"), 20), showKeys)));
             case HEALTH -> health(answers);
             case RULE -> answers.write(rule(route, p, new RuleOperations(member.admin()), actor));
+            case PLAN -> answers.write(plan(route, p, new PlanOperations(member.admin()), actor));
             case RULE_KEYS, KEY ->
                 answers.write(keys(route, p, new KeyOperations(member.admin(), (rule, key) -> p.checkSelectors(route)))
                         .apply(p.method(), actor));
@@ -228,6 +232,7 @@ public class RateLimitAdminServlet extends HttpServlet {
                         .map(admin::rule)
                         .map(r -> AdminViews.rule(r, admin.ruleLimits(r.name())))
                         .toList());
+        body.put("plans", new PlanOperations(admin).list());
         List<Map<String, Object>> stores = new ArrayList<>();
         for (FilterGroup.Member m : FilterGroup.members(getServletContext())) {
             Map<String, Object> store = new LinkedHashMap<>();
@@ -293,6 +298,18 @@ public class RateLimitAdminServlet extends HttpServlet {
             case "POST" -> operations.change(rule, p.get("limits"), p.get("mode"), actor);
             case "DELETE" -> operations.restore(rule, actor);
             default -> operations.show(rule);
+        };
+    }
+
+    private static KeyOperations.Answer plan(AdminRoute route, Parameters p, PlanOperations operations, String actor) {
+        String plan = route.rule();
+        if (plan == null) {
+            throw new IllegalArgumentException("no plan named: the path is …/plans/{plan}");
+        }
+        return switch (p.method()) {
+            case "POST" -> operations.change(plan, p.get("limits"), actor);
+            case "DELETE" -> operations.restore(plan, actor);
+            default -> operations.show(plan);
         };
     }
 

@@ -107,6 +107,30 @@ public final class AdminViews {
     }
 
     /**
+     * @param now a plan's limits as configured and as changed at run time
+     * @return the plan's name, its limits now and as configured, whether it is changed and, when it is, who changed it
+     *         and when, where the change applies, and why it is ignored, if it is
+     */
+    public static Map<String, Object> planLimits(LimitAdmin.PlanLimits now) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("plan", now.plan());
+        r.put("limits", now.limits().stream().map(Limit::toString).toList());
+        r.put(
+                "configuredLimits",
+                now.configuredLimits().stream().map(Limit::toString).toList());
+        r.put("changed", now.changed());
+        if (now.changed()) {
+            r.put("changedBy", now.changedBy());
+            r.put("changedAt", now.changedAt() == null ? null : now.changedAt().toString());
+            r.put("appliesTo", now.everyInstance() ? "every instance" : "this instance");
+            if (now.problem() != null) {
+                r.put("problem", now.problem());
+            }
+        }
+        return r;
+    }
+
+    /**
      * @param store a bucket store
      * @param latencyP99 the store's recent 99th percentile latency in milliseconds, or {@code null} without metrics
      * @return its type and, for Redis, its breaker and counters (and the latency, when known)

@@ -195,7 +195,7 @@ public final class KeyOperations {
     public static Answer answer(Supplier<Answer> operation) {
         try {
             return operation.get();
-        } catch (LimitAdmin.UnknownRuleException e) {
+        } catch (LimitAdmin.UnknownRuleException | LimitAdmin.UnknownPlanException e) {
             return status(NOT_FOUND, e.getMessage());
         } catch (IllegalArgumentException e) {
             // Limits that do not parse or that the rule cannot use, an unknown plan, a bad cursor, address or field.

@@ -2,6 +2,7 @@ package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.internal.admin.AdminViews;
+import io.github.ratelimit.internal.admin.PlanOperations;
 import io.github.ratelimit.redis.LimitAdmin;
 import io.github.ratelimit.store.BucketStore;
 import java.util.LinkedHashMap;
@@ -92,6 +93,9 @@ public class RateLimitsEndpoint {
                 limiter.rules().stream()
                         .map(r -> AdminViews.rule(r, operations == null ? null : changed(operations, r.name())))
                         .toList());
+        if (operations != null) {
+            result.put("plans", new PlanOperations(operations).list());
+        }
         result.put("store", AdminViews.store(store, latency == null ? null : () -> latency.percentileMillis(0.99)));
         List<RejectedKeys.Entry> top = rejected.top(20);
         result.put(

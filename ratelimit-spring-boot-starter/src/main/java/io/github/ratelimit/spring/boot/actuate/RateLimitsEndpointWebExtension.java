@@ -1,6 +1,7 @@
 package io.github.ratelimit.spring.boot.actuate;
 
 import io.github.ratelimit.internal.admin.KeyOperations;
+import io.github.ratelimit.internal.admin.PlanOperations;
 import io.github.ratelimit.internal.admin.RuleOperations;
 import io.github.ratelimit.redis.LimitAdmin;
 import java.security.Principal;
@@ -23,16 +24,21 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
  * both), or takes them back to the configured ones ({@code DELETE /actuator/ratelimits/{rule}}), through the core's
  * {@link LimitAdmin}: checked as at start-up (400 with the message), kept in Redis for every instance with a limit
  * store (else in this instance only, which the answer's {@code appliesTo} says), logged with the authenticated
- * caller's name. Writes need {@code management.endpoint.ratelimits.access=unrestricted}, secured as the
+ * caller's name. A plan's limits change the same way: {@code POST /actuator/ratelimits/plans/{plan}} with
+ * {@code {"limits": "100/1m"}}, {@code DELETE /actuator/ratelimits/plans/{plan}}. Writes need {@code management.endpoint.ratelimits.access=unrestricted}, secured as the
  * {@code ratelimitkeys} endpoint's.
  */
 @EndpointWebExtension(endpoint = RateLimitsEndpoint.class)
 public class RateLimitsEndpointWebExtension {
 
+    /** The first segment of a plan's route. */
+    private static final String PLANS = "plans";
+
     private final RateLimitsEndpoint delegate;
     private final Show showValues;
     private final Set<String> roles;
     private final @Nullable RuleOperations rules;
+    private final @Nullable PlanOperations plans;
 
     public RateLimitsEndpointWebExtension(RateLimitsEndpoint delegate, Show showValues, Set<String> roles) {
         this(delegate, showValues, roles, null);
@@ -47,6 +53,7 @@ public class RateLimitsEndpointWebExtension {
         this.showValues = showValues;
         this.roles = Set.copyOf(roles);
         this.rules = admin == null ? null : new RuleOperations(admin);
+        this.plans = admin == null ? null : new PlanOperations(admin);
     }
 
     /**
@@ -72,8 +79,46 @@ public class RateLimitsEndpointWebExtension {
         return rules == null ? none() : response(rules.restore(rule, actor(security)));
     }
 
+    /**
+     * Changes a plan's limits: {@code POST /actuator/ratelimits/plans/{plan}}. Actuator has no literal path segments,
+     * so the route is two selectors whose first must read {@code plans} (anything else answers 404); a rule named
+     * {@code plans} is still changed at {@code /actuator/ratelimits/plans}, one segment.
+     *
+     * @param section must be {@code plans}
+     * @param plan a configured plan's name
+     * @param limits its limits from now on, a string, comma-separated ({@code 2/1s,100/1m})
+     * @param security the caller
+     * @return the plan's limits, as configured and as changed
+     */
+    @WriteOperation
+    public WebEndpointResponse<Object> changePlan(
+            @Selector String section, @Selector String plan, @Nullable Object limits, SecurityContext security) {
+        if (plans == null || !PLANS.equals(section)) {
+            return none();
+        }
+        return response(plans.change(plan, limits, actor(security)));
+    }
+
+    /**
+     * Takes a plan back to its configured limits: {@code DELETE /actuator/ratelimits/plans/{plan}}.
+     *
+     * @param section must be {@code plans}
+     * @param plan a configured plan's name
+     * @param security the caller
+     * @return whether the plan was changed, and its limits now
+     */
+    @DeleteOperation
+    public WebEndpointResponse<Object> restorePlan(
+            @Selector String section, @Selector String plan, SecurityContext security) {
+        if (plans == null || !PLANS.equals(section)) {
+            return none();
+        }
+        return response(plans.restore(plan, actor(security)));
+    }
+
     private static WebEndpointResponse<Object> none() {
-        return response(KeyOperations.status(KeyOperations.NOT_FOUND, "rules are not changed at run time here"));
+        return response(
+                KeyOperations.status(KeyOperations.NOT_FOUND, "rules and plans are not changed at run time here"));
     }
 
     private static WebEndpointResponse<Object> response(KeyOperations.Answer answer) {

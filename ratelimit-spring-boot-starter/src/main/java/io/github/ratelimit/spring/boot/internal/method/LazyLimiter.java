@@ -1,10 +1,12 @@
 package io.github.ratelimit.spring.boot.internal.method;
 
 import io.github.ratelimit.Guard;
+import io.github.ratelimit.Limit;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.Rule;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 
@@ -48,6 +50,21 @@ public final class LazyLimiter implements RateLimiter {
     @Override
     public void changeRule(String rule, @Nullable Rule changed) {
         limiter().changeRule(rule, changed);
+    }
+
+    @Override
+    public Map<String, List<Limit>> plans() {
+        return limiter().plans();
+    }
+
+    @Override
+    public void changePlan(String plan, @Nullable List<Limit> limits) {
+        limiter().changePlan(plan, limits);
+    }
+
+    @Override
+    public void checkPlan(String plan, List<Limit> limits) {
+        limiter().checkPlan(plan, limits);
     }
 
     @Override
