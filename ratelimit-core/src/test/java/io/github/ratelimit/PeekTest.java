@@ -67,12 +67,12 @@ class PeekTest {
         return RequestContext.builder().remoteAddress(address).build();
     }
 
-    /** Every key of this test in Redis, with its bytes (and, for sorted sets and hashes, members and fields). */
+    /** Every key of this test's rules in Redis, with its bytes (and, for sorted sets and hashes, members and fields). */
     private TreeMap<String, String> redisContents() {
         TreeMap<String, String> all = new TreeMap<>();
         try (RedisClient jedis =
                 RedisClient.builder().hostAndPort(redis.server().hostAndPort()).build()) {
-            Set<String> keys = jedis.keys(prefix + "*");
+            Set<String> keys = jedis.keys(prefix + ":*:{*"); // the rules' state, not the store's layout mark
             for (String key : keys) {
                 String type = jedis.type(key);
                 all.put(

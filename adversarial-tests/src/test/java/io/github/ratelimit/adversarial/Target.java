@@ -105,7 +105,10 @@ final class Target implements AutoCloseable {
         return prefix;
     }
 
-    /** @return every Redis key under this target's prefix (empty for the local store) */
+    /**
+     * @return every Redis key of a rule's state under this target's prefix, {@code <prefix>:<rule>:{<key>}...} (empty
+     *         for the local store); not the store's own {@code <prefix>:{layout}}
+     */
     List<byte[]> redisKeys() {
         if (redisStore == null) {
             return List.of();
@@ -113,7 +116,7 @@ final class Target implements AutoCloseable {
         List<byte[]> keys = new ArrayList<>();
         try (Jedis jedis = new Jedis(redis.server().host(), redis.server().port())) {
             ScanParams params = new ScanParams()
-                    .match((prefix + ":*").getBytes(StandardCharsets.UTF_8))
+                    .match((prefix + ":*:{*").getBytes(StandardCharsets.UTF_8))
                     .count(1000);
             byte[] cursor = ScanParams.SCAN_POINTER_START_BINARY;
             do {
@@ -163,7 +166,12 @@ final class Target implements AutoCloseable {
         List<byte[]> keys = redisKeys();
         for (byte[] raw : keys) {
             String key = new String(raw, StandardCharsets.UTF_8);
-            assertThat(key).as("Redis key").startsWith(prefix + ":{").endsWith("}");
+            assertThat(key).as("Redis key").startsWith(prefix + ":").endsWith("}");
+            // The rule's segment holds no colon (it is percent-encoded), so the hash tag follows the first one after
+            // the prefix.
+            assertThat(key.indexOf(":{", prefix.length() + 1))
+                    .as("hash tag in %s", key)
+                    .isEqualTo(key.indexOf(':', prefix.length() + 1));
             assertThat(key.chars().filter(c -> c == '{').count())
                     .as("'{' in %s", key)
                     .isEqualTo(1);

@@ -39,8 +39,11 @@ import redis.clients.jedis.UnifiedJedis;
  *
  * <p>Bucket time is Redis server time (calibrated from {@code TIME} now and then, advanced by the JVM's
  * monotonic clock in between), so instances with skewed clocks still share one limit. Keys are
- * {@code <prefix>:{<rule>:<key>}}, hash-tagged to one Cluster slot per bucket, and expire once a bucket would be
- * full again, judged from its state after each write (so a reservation's debt is never forgiven).
+ * {@code <prefix>:<rule>:{<key>}}, hash-tagged by the client key, so on a Cluster a request's rules that count by the
+ * same key live on one slot and are sent together, one round trip; they expire once a bucket would be full again,
+ * judged from its state after each write (so a reservation's debt is never forgiven). Keys an earlier version wrote
+ * under the earlier layout, {@code <prefix>:{<rule>:<key>}}, are moved to this one in the background at start-up
+ * ({@code docs/redis.md}).
  *
  * <p>Failures: commands time out after {@link Builder#commandTimeout} (default 50 ms); a decision answered later
  * than that while the breaker is closed (a stall, not an outage) is asked once more; once failures have kept
@@ -77,9 +80,10 @@ public final class JedisBucketStore implements BucketStore {
      *        retry budget (each rejected its call; none was admitted uncounted)
      * @param breaker the breaker's state now
      * @param latencyNanos the total time operations took (all attempts), for a mean latency
-     * @param pipelines pipelines sent by {@link Builder#autoPipelining auto-pipelining}, each one network round
-     *        trip for the scripts in it (so {@code roundTrips / pipelines} scripts shared a round trip on average);
-     *        0 when scripts are sent one by one
+     * @param pipelines pipelines sent by {@link Builder#autoPipelining auto-pipelining}, or on a Cluster the
+     *        round trips of each request's scripts, one per hash slot; each one network round trip for the scripts in
+     *        it (so {@code roundTrips / pipelines} scripts shared a round trip on average); 0 when scripts are sent
+     *        one by one (auto-pipelining off, on a standalone Redis or through Sentinel)
      * @param repairs keys whose state was garbage (of another type, unreadable, out of range, without an expiry)
      *        and was replaced with fresh state instead of obeyed ({@code docs/RELIABILITY.md})
      * @param lateRefunds refunds (tokens, or a concurrency rule's slot) that failed when a call ended, because Redis
@@ -121,6 +125,8 @@ public final class JedisBucketStore implements BucketStore {
     private final CircuitBreaker breaker;
     private final CasProxyManager proxies;
     private final @Nullable AutoPipeline pipeline;
+    private final @Nullable SlotBatches slotBatches;
+    private final KeyMigration migration;
     private final KeyStates keys;
     private final RedisBlocks blocks;
     private final @Nullable ScheduledExecutorService clockThread;
@@ -152,7 +158,19 @@ public final class JedisBucketStore implements BucketStore {
                         b.commandTimeout.toNanos(),
                         breaker::refusesNow)
                 : null;
-        ScriptRunner scripts = pipeline != null ? pipeline : new DirectRunner(jedis, b.commandTimeout.toNanos());
+        // On a Cluster, the scripts of one request go together per slot: the key layout puts a client key's rules on
+        // one slot (see SlotBatches).
+        this.slotBatches = cluster
+                ? new SlotBatches(
+                        jedis,
+                        jedis instanceof RedisClusterClient c
+                                ? c::getConnectionFromSlot
+                                : ((JedisCluster) jedis)::getConnectionFromSlot,
+                        b.commandTimeout.toNanos())
+                : null;
+        ScriptRunner scripts = pipeline != null
+                ? pipeline
+                : slotBatches != null ? slotBatches : new DirectRunner(jedis, b.commandTimeout.toNanos());
         // Renewals and late refunds wait as long as a slow Redis takes (the background timeout), on connections of
         // their own, so the request path's short timeout never loses them. An application's own client keeps its
         // timeouts.
@@ -183,6 +201,16 @@ public final class JedisBucketStore implements BucketStore {
         // (a Redis that restarted or failed over has lost them): their first run is then never a NOSCRIPT answered
         // late, which would leave a refund unconfirmed. Off the request path, so that no call waits for a load. With a
         // given TimeMeter there is no calibration: they are loaded at start-up only, and else when first run.
+        // Keys an earlier version wrote under the earlier layout move to this one, off the request path.
+        this.migration = new KeyMigration(
+                jedis,
+                prefix,
+                !cluster
+                        ? null
+                        : jedis instanceof RedisClusterClient c
+                                ? c::getClusterNodes
+                                : ((JedisCluster) jedis)::getClusterNodes,
+                b.keyMigrationAgain);
         byte[] routing = RedisKeys.clockKey(prefix);
         List<LuaScript> ahead = List.of(
                 RedisSlidingState.COUNTER_RUN,
@@ -204,6 +232,11 @@ public final class JedisBucketStore implements BucketStore {
                     every,
                     TimeUnit.MILLISECONDS);
         }
+    }
+
+    /** @return the migration of keys of the earlier layout this store started (for tests) */
+    KeyMigration keyMigration() {
+        return migration;
     }
 
     /** @return a builder */
@@ -294,7 +327,9 @@ public final class JedisBucketStore implements BucketStore {
 
     /** @return counters since the store was built, and the breaker's state */
     public Stats stats() {
-        return proxies.stats(breaker.state(), pipeline == null ? 0 : pipeline.batches.sum());
+        long pipelines =
+                pipeline != null ? pipeline.batches.sum() : slotBatches != null ? slotBatches.roundTrips.sum() : 0;
+        return proxies.stats(breaker.state(), pipelines);
     }
 
     /**
@@ -347,6 +382,7 @@ public final class JedisBucketStore implements BucketStore {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            migration.close();
             keys.close();
             proxies.lateRefunds.close();
             late.close();
@@ -585,6 +621,16 @@ public final class JedisBucketStore implements BucketStore {
          */
         public Builder autoPipelining(boolean autoPipelining) {
             options.autoPipelining = autoPipelining;
+            return this;
+        }
+
+        /**
+         * @param again how long after a pass of the key migration that moved keys, or failed, the next one starts
+         *        (tests; a minute otherwise)
+         * @return this builder
+         */
+        Builder keyMigrationAgain(Duration again) {
+            options.keyMigrationAgain = again;
             return this;
         }
 

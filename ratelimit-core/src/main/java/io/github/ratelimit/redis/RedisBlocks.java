@@ -13,7 +13,7 @@ import redis.clients.jedis.UnifiedJedis;
 
 /**
  * The blocks of keys ({@link Rule#blockFor()}) in Redis, shared by every instance: one key per blocked key,
- * {@code <prefix>:{<rule>:<key>}:block} (the bucket's hash tag, so its Cluster slot), holding {@code 1} and expiring
+ * {@code <prefix>:<rule>:{<key>}:block} (the bucket's hash tag, so its Cluster slot), holding {@code 1} and expiring
  * when the block ends. A block is written only if the key has none running, so a refusal during a block never makes it
  * longer.
  *

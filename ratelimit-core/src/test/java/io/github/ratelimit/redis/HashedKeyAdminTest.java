@@ -74,7 +74,7 @@ class HashedKeyAdminTest {
             try (RedisClient jedis = RedisClient.builder()
                     .hostAndPort(REDIS.server().hostAndPort())
                     .build()) {
-                return new ArrayList<>(jedis.keys(prefix + ":{*" + key + "}*"));
+                return new ArrayList<>(jedis.keys(prefix + ":*:{*" + key + "}*"));
             }
         }
 

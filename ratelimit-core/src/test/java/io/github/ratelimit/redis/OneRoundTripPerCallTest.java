@@ -9,12 +9,16 @@ import io.github.ratelimit.Guard;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.store.BucketStore;
 import io.github.ratelimit.testing.ManualClock;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
+import java.util.List;
 import java.util.UUID;
+import java.util.function.Function;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import redis.clients.jedis.Jedis;
 
 /**
  * A call that meets several rules on Redis sends their scripts in one pipeline: one round trip per call, not per
@@ -30,16 +34,30 @@ class OneRoundTripPerCallTest {
     void threeRulesShareOneRoundTrip(Algorithm algorithm) {
         ManualClock clock = new ManualClock();
         try (JedisBucketStore store = JedisBucketStore.builder()
-                        .url(redis.uri())
-                        .keyPrefix("p" + UUID.randomUUID().toString().substring(0, 8))
-                        .timeMeter(clock)
-                        .build();
-                RateLimiter limiter = RateLimiter.builder()
-                        .store(store)
-                        .timeMeter(clock)
-                        .waiter(clock)
-                        .build()) {
-            Guard guard = limiter.guard(
+                .url(redis.uri())
+                .keyPrefix("p" + UUID.randomUUID().toString().substring(0, 8))
+                .timeMeter(clock)
+                .build()) {
+            threeRulesByOneKeyShareOneRoundTrip(
+                    store, clock, algorithm, key -> new Jedis(redis.server().hostAndPort()));
+        }
+    }
+
+    /**
+     * Three rules that count by one key: each call's three scripts reach Redis in one round trip, counted by the store
+     * and by the server that holds the key ({@code INFO stats}'s reads: one per call); a rejected call costs one more
+     * per rule that gives its token back.
+     *
+     * @param node a connection to the server that holds a Redis key (on a Cluster, its slot's node)
+     */
+    static void threeRulesByOneKeyShareOneRoundTrip(
+            JedisBucketStore store, ManualClock clock, Algorithm algorithm, Function<byte[], Jedis> node) {
+        try (RateLimiter limiter = RateLimiter.builder()
+                .store(store)
+                .timeMeter(clock)
+                .waiter(clock)
+                .build()) {
+            List<Rule> rules = List.of(
                     Rule.builder("site")
                             .key("user")
                             .limits("100/1m")
@@ -55,27 +73,30 @@ class OneRoundTripPerCallTest {
                             .limits("5/1m")
                             .algorithm(algorithm)
                             .build());
+            Guard guard = limiter.guard(rules.toArray(Rule[]::new));
             RequestContext alice = RequestContext.builder().principal("alice").build();
+            assertThat(guard.acquire(alice).permitted()).isTrue(); // the connections are open now
             JedisBucketStore.Stats before = store.stats();
-            for (int i = 0; i < 5; i++) {
-                assertThat(guard.acquire(alice).permitted()).isTrue();
+            try (Jedis admin = node.apply(store.redisKey(new BucketStore.Key("site", "alice"), algorithm))) {
+                long reads = reads(admin);
+                for (int i = 0; i < 4; i++) {
+                    assertThat(guard.acquire(alice).permitted()).isTrue();
+                }
+                // One read of each call's three scripts, and one of the second INFO itself.
+                assertThat(reads(admin) - reads).as("reads on the server").isEqualTo(4 + 1);
             }
             JedisBucketStore.Stats after = store.stats();
-            assertThat(after.roundTrips() - before.roundTrips()).as("scripts").isEqualTo(15);
-            assertThat(after.pipelines() - before.pipelines()).as("round trips").isEqualTo(5);
+            assertThat(after.roundTrips() - before.roundTrips()).as("scripts").isEqualTo(12);
+            assertThat(after.pipelines() - before.pipelines()).as("round trips").isEqualTo(4);
 
             Decision rejected = guard.acquire(alice);
             assertThat(rejected.outcome()).isEqualTo(Outcome.REJECTED);
             JedisBucketStore.Stats last = store.stats();
             assertThat(last.pipelines() - after.pipelines())
-                    .as("round trips of a rejected call: the decision, then " + "the two refunds")
+                    .as("round trips of a rejected call: the decision, then the two refunds")
                     .isEqualTo(3);
             // Neither of the other rules kept the rejected call's token.
-            assertThat(limiter.guard(Rule.builder("api")
-                                    .key("user")
-                                    .limits("50/1m")
-                                    .algorithm(algorithm)
-                                    .build())
+            assertThat(limiter.guard(rules.get(1))
                             .acquire(alice)
                             .verdicts()
                             .get(0)
@@ -84,6 +105,16 @@ class OneRoundTripPerCallTest {
                             .remaining())
                     .isEqualTo(44);
         }
+    }
+
+    /** @return the server's {@code total_reads_processed}: a read of what a connection sent, however many commands */
+    private static long reads(Jedis server) {
+        for (String line : server.info("stats").split("\r?\n")) {
+            if (line.startsWith("total_reads_processed:")) {
+                return Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        throw new AssertionError("no total_reads_processed in INFO stats");
     }
 
     /** A concurrency rule's take travels with the other rules' scripts; its give-back, after the call, is one more. */

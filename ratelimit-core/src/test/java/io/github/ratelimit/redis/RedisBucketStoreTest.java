@@ -189,11 +189,11 @@ class RedisBucketStoreTest {
             guard.acquire(user("50%"));
             List<String> keys = new ArrayList<>();
             ScanResult<String> scan =
-                    admin.scan("0", new ScanParams().match(prefix + ":*").count(1000));
+                    admin.scan("0", new ScanParams().match(prefix + ":*:{*").count(1000));
             keys.addAll(scan.getResult());
             assertThat(keys)
                     .containsExactlyInAnyOrder(
-                            prefix + ":{api:alice}", prefix + ":{api:%7D%7Bevil%7D}", prefix + ":{api:50%25}");
+                            prefix + ":api:{alice}", prefix + ":api:{%7D%7Bevil%7D}", prefix + ":api:{50%25}");
             for (String key : keys) {
                 long ttl = admin.pttl(key);
                 long elapsed = (System.nanoTime() - start) / 1_000_000 + 1;
@@ -204,7 +204,7 @@ class RedisBucketStoreTest {
             assertThat(new String(
                             store.redisKey(new BucketStore.Key("api", "a{b}c"), Algorithm.TOKEN_BUCKET),
                             StandardCharsets.UTF_8))
-                    .isEqualTo(prefix + ":{api:a%7Bb%7Dc}");
+                    .isEqualTo(prefix + ":api:{a%7Bb%7Dc}");
         }
     }
 
@@ -227,7 +227,7 @@ class RedisBucketStoreTest {
                 guard.acquireAsync(RequestContext.empty()); // one admitted, nine reserved ahead: 9 s of debt
             }
             // Full again 10 s from now (nine owed tokens, then the one in hand): the key must last that long.
-            assertThat(admin.pttl(prefix + ":{soft:*}")).isBetween(10_000L, 11_000L);
+            assertThat(admin.pttl(prefix + ":soft:{*}")).isBetween(10_000L, 11_000L);
             clock.advance(Duration.ofSeconds(3));
             Decision next = guard.acquire(RequestContext.empty());
             assertThat(next.outcome()).isEqualTo(Outcome.DELAYED);
@@ -246,11 +246,11 @@ class RedisBucketStoreTest {
                     limiter.guard(Rule.builder("api").key("user").limits("5/1s").build());
             long start = System.nanoTime();
             guard.acquire(user("alice"));
-            long ttl = admin.pttl(prefix + ":{api:alice}");
+            long ttl = admin.pttl(prefix + ":api:{alice}");
             long elapsed = (System.nanoTime() - start) / 1_000_000 + 1;
             // Full again in 0.2 s, and a second more, less what has passed since.
             assertThat(ttl).as("%d ms after the call", elapsed).isBetween(1_200L - elapsed, 1_200L);
-            admin.del(prefix + ":{api:alice}"); // what Redis does once the TTL has passed
+            admin.del(prefix + ":api:{alice}"); // what Redis does once the TTL has passed
             clock.advance(Duration.ofSeconds(2));
             long before = scriptCalls();
             assertThat(guard.acquire(user("alice")).permitted()).isTrue();
@@ -534,17 +534,17 @@ class RedisBucketStoreTest {
             log.acquire(user("u0"));
             counter.acquire(user("u0"));
             List<String> keys = admin.scan(
-                            "0", new ScanParams().match(prefix + ":*").count(1000))
+                            "0", new ScanParams().match(prefix + ":*:{*").count(1000))
                     .getResult();
-            assertThat(keys).hasSize(102).contains(prefix + ":{log:u0}:log", prefix + ":{counter:u0}:counter");
+            assertThat(keys).hasSize(102).contains(prefix + ":log:{u0}:log", prefix + ":counter:{u0}:counter");
             for (String key : keys) {
                 assertThat(admin.pttl(key)).as(key).isPositive();
             }
             // The log lives until its newest call has left the longest window (plus a second); the counters
             // until their last minute has stopped counting as the previous one (two minutes from its start).
-            assertThat(admin.pttl(prefix + ":{log:u1}:log")).isBetween(60_000L, 61_000L);
-            assertThat(admin.pttl(prefix + ":{log:u0}:log")).isBetween(60_000L, 61_000L);
-            assertThat(admin.pttl(prefix + ":{counter:u1}:counter")).isBetween(120_000L, 121_000L);
+            assertThat(admin.pttl(prefix + ":log:{u1}:log")).isBetween(60_000L, 61_000L);
+            assertThat(admin.pttl(prefix + ":log:{u0}:log")).isBetween(60_000L, 61_000L);
+            assertThat(admin.pttl(prefix + ":counter:{u1}:counter")).isBetween(120_000L, 121_000L);
         }
     }
 
@@ -567,8 +567,8 @@ class RedisBucketStoreTest {
             for (int i = 0; i < 10; i++) {
                 guard.acquireAsync(RequestContext.empty()); // one now, nine reserved at 1 s, 2 s, ... 9 s
             }
-            assertThat(admin.zcard(prefix + ":{soft:*}:log")).isEqualTo(10);
-            assertThat(admin.pttl(prefix + ":{soft:*}:log")).isBetween(10_000L, 11_000L);
+            assertThat(admin.zcard(prefix + ":soft:{*}:log")).isEqualTo(10);
+            assertThat(admin.pttl(prefix + ":soft:{*}:log")).isBetween(10_000L, 11_000L);
             clock.advance(Duration.ofSeconds(3));
             Decision next = guard.acquire(RequestContext.empty());
             assertThat(next.outcome()).isEqualTo(Outcome.DELAYED);
@@ -596,14 +596,14 @@ class RedisBucketStoreTest {
                 assertThat(b.guard(rule).acquire(RequestContext.empty()).permitted())
                         .isTrue();
             }
-            assertThat(admin.zcard(prefix + ":{same:*}:log")).isEqualTo(6);
+            assertThat(admin.zcard(prefix + ":same:{*}:log")).isEqualTo(6);
             Rule costly = Rule.builder("costly")
                     .limits("10/1s")
                     .cost(4)
                     .algorithm(Algorithm.SLIDING_WINDOW_LOG)
                     .build();
             a.guard(costly).acquire(RequestContext.empty());
-            assertThat(admin.zcard(prefix + ":{costly:*}:log")).isEqualTo(1);
+            assertThat(admin.zcard(prefix + ":costly:{*}:log")).isEqualTo(1);
             assertThat(a.guard(costly)
                             .acquire(RequestContext.empty())
                             .verdicts()

@@ -180,9 +180,14 @@ class RedisFaultTest {
                         .cluster(cluster.nodes().stream().map(Object::toString).toList())
                         .build();
                 RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+            // Two rules by one key: their scripts go to the key's node together, as one pipeline.
             Guard guard = limiter.guard(
-                    Rule.builder("api").key("user").limits("1000/1s").build());
+                    Rule.builder("api").key("user").limits("1000/1s").build(),
+                    Rule.builder("site").key("user").limits("2000/1s").build());
             assertThat(decide(guard, 100)).allMatch(basis(Basis.BUCKET));
+            JedisBucketStore.Stats before = store.stats();
+            assertThat(before.pipelines()).as("round trips, one per call").isEqualTo(100);
+            assertThat(before.roundTrips()).as("scripts, two per call").isEqualTo(200);
 
             cluster.killMaster(0);
             // Until a replica takes over, a third of the keys live on a dead node: those fail open, quickly.

@@ -74,10 +74,10 @@ class StorageKeyInjectivityTest {
     @Test
     void theCasesFromTheReportGetDistinctRedisKeys() {
         assertThat(redisKey("api", "login:203.0.113.7")).isNotEqualTo(redisKey("api:login", "203.0.113.7"));
-        assertThat(redisKey("api", "login:203.0.113.7")).isEqualTo("ratelimit:{api:login:203.0.113.7}");
-        assertThat(redisKey("api:login", "203.0.113.7")).isEqualTo("ratelimit:{api%3Alogin:203.0.113.7}");
+        assertThat(redisKey("api", "login:203.0.113.7")).isEqualTo("ratelimit:api:{login:203.0.113.7}");
+        assertThat(redisKey("api:login", "203.0.113.7")).isEqualTo("ratelimit:api%3Alogin:{203.0.113.7}");
         assertThat(redisKey("a%3Ab", "c")).isNotEqualTo(redisKey("a:b", "c"));
-        assertThat(redisKey("r", "a{b}")).isEqualTo("ratelimit:{r:a%7Bb%7D}");
+        assertThat(redisKey("r", "a{b}")).isEqualTo("ratelimit:r:{a%7Bb%7D}");
         assertThat(redisKey("r", "a%7Bb")).isNotEqualTo(redisKey("r", "a{b"));
     }
 

@@ -52,7 +52,7 @@ import redis.clients.jedis.RedisClient;
  * asynchronous request (once another thread completes it, not when its servlet returns) give their slots back; SOFT
  * makes a request wait for a slot up to its {@code max-delay}, and answers 429 (never reaching the servlet) when none
  * is freed in time. A rule with both {@code concurrency} and {@code limits} fails deployment, naming the rule. On
- * Redis the slots are the leases in {@code <prefix>:{<rule>:<key>}:slots}, none left once every request is over.
+ * Redis the slots are the leases in {@code <prefix>:<rule>:{<key>}:slots}, none left once every request is over.
  * Every wait here waits for an event (a request entering the servlet, a response), never for a time.
  */
 class ConcurrencyInContainerTest {
@@ -210,7 +210,7 @@ class ConcurrencyInContainerTest {
     /** On Redis: the leases the rule's key holds, one per request in flight. */
     private void assertLeases(String store, String rule, int inFlight) {
         if (store.equals("redis")) {
-            byte[] key = (prefix + ":{" + rule + ":127.0.0.1}:slots").getBytes(StandardCharsets.UTF_8);
+            byte[] key = (prefix + ":" + rule + ":{127.0.0.1}:slots").getBytes(StandardCharsets.UTF_8);
             try (RedisClient client = RedisClient.builder()
                     .hostAndPort(redis.server().hostAndPort())
                     .build()) {

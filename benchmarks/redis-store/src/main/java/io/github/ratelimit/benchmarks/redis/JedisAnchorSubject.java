@@ -18,7 +18,7 @@ import redis.clients.jedis.RedisClient;
  * when a session opens), or one pipeline of plain commands. An anchor decides one window, the first of
  * {@link Workloads#THROUGHPUT_LIMITS} (so nothing is rejected), keeps no state in the client and never retries.
  *
- * <p>Its Redis keys have our layout, {@code <prefix>:{<key space>:<key>}}, with a suffix where an anchor keeps more
+ * <p>Its Redis keys have our layout, {@code <prefix>:<key space>:{<key>}}, with a suffix where an anchor keeps more
  * than one key per bucket or per window. The memory probe leaves anchors out: their keys per bucket differ (two, or
  * one per window), so bytes per key would not compare.
  */
@@ -206,7 +206,7 @@ abstract class JedisAnchorSubject implements Subject {
         }
 
         private String bucket(String keySpace, String key) {
-            return keyPrefix + ":{" + keySpace + ":" + key + "}";
+            return keyPrefix + ":" + keySpace + ":{" + key + "}";
         }
 
         @Override

@@ -25,7 +25,7 @@ import redis.clients.jedis.Jedis;
  */
 final class MemoryProbe {
 
-    /** The rule name in the keys: with the store's default prefix, keys read {@code ratelimit:{api:user:123}}. */
+    /** The rule name in the keys: with the store's default prefix, keys read {@code ratelimit:api:{user:123}}. */
     private static final String KEY_SPACE = "api";
 
     private static final int SAMPLE = 200;

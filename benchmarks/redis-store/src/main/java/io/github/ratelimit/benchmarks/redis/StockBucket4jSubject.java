@@ -25,7 +25,7 @@ import redis.clients.jedis.RedisClient;
  *
  * <p>Each call is the Bucket4j call our limiter makes: {@code asVerbose().tryConsumeAndReturnRemaining(1)}, on a
  * configuration with the same windows (greedy refill, one bandwidth per window, identified by the window). The
- * Redis keys have our layout, {@code <prefix>:{<key space>:<key>}}, so memory per key compares like for like.
+ * Redis keys have our layout, {@code <prefix>:<key space>:{<key>}}, so memory per key compares like for like.
  */
 final class StockBucket4jSubject implements Subject {
 
@@ -151,7 +151,7 @@ final class StockBucket4jSubject implements Subject {
 
         @Override
         public byte[] redisKey(String keySpace, String key) {
-            return (keyPrefix + ":{" + keySpace + ":" + key + "}").getBytes(StandardCharsets.UTF_8);
+            return (keyPrefix + ":" + keySpace + ":{" + key + "}").getBytes(StandardCharsets.UTF_8);
         }
 
         @Override
