@@ -151,12 +151,16 @@ public interface Guard {
      * ({@link Rule#charge()}; no effect on the others): each took the call's estimate when it admitted it (its permits
      * times its cost, as any rule); now it takes the rest of {@code actual}, or gives back what the call did not use
      * (as far as the store can: a window never holds more than its capacity). What it takes beyond the tokens left is
-     * debt: the windows go below zero, and the key's next calls wait ({@link Mode#SOFT}) or are refused until it is
-     * repaid, with a {@link Decision#retryAfterNanos()} that covers the debt and the next call's estimate.
+     * debt: the windows go below zero (a bucket) or past their limit (a sliding counter, in the interval the call was
+     * counted in; a calendar quota, in its window), and the key's next calls wait ({@link Mode#SOFT}) or are refused
+     * until the windows allow them again, with a {@link Decision#retryAfterNanos()} that covers the debt and the next
+     * call's estimate.
      *
      * <p>Bounded: a window is never left owing more than it refills in a day (or its capacity, for a window of a day
      * or longer), so a true report of many times a window is owed in full, while a huge one (a bug, a hostile
-     * upstream) neither overflows nor blocks a key for much longer than a day; the rest is not taken. A call that
+     * upstream) neither overflows nor blocks a key for much longer than a day; the rest is not taken. (A sliding
+     * counter forgets a debt with the interval it is counted in, two periods on at most, and a calendar quota when its
+     * window ends: their debts are shorter.) A call that
      * reports no usable number ({@code actual} below 0: it threw, or its report was absent or no whole number) keeps
      * its estimate, and that is logged once per rule every 10 s and counted. When the store fails, the charge is lost
      * (the call keeps its estimate): it is logged, counted, and never thrown, as the response has been given.

@@ -152,12 +152,13 @@ public @interface RateLimit {
      * provide stops the application). The call is admitted while its key has tokens left and takes its estimate
      * ({@link #permits()}, default 1) when admitted; once it has run, the rule takes the rest of what it used, or gives
      * back what it did not use ({@link Guard#settle}). What it takes beyond what is left is debt: the windows go below
-     * zero, and the key's next calls wait ({@link Mode#SOFT}) or are refused, with a {@code Retry-After} that covers
-     * the debt, until it is repaid. A window owes at most a day of refill (or its capacity, if more). A method that throws, or whose expression
-     * gives no whole number of 0 or more (nothing, text, a fraction, a negative number), keeps its estimate, and that
-     * is logged once per rule every 10 s and counted ({@code ratelimit.settlements}). Only this annotation's rule is
-     * charged. Token-bucket and fixed-window rules only, counting every call, with no calendar quota or concurrency:
-     * anything else stops start-up with a message naming the rule.
+     * zero (a bucket) or past their limit (a sliding counter, a calendar quota), and the key's next calls wait
+     * ({@link Mode#SOFT}) or are refused, with a {@code Retry-After} that covers the debt, until the windows allow
+     * them again. A window owes at most a day of refill (or its capacity, if more). A method that throws, or whose
+     * expression gives no whole number of 0 or more (nothing, text, a fraction, a negative number), keeps its
+     * estimate, and that is logged once per rule every 10 s and counted ({@code ratelimit.settlements}). Only this
+     * annotation's rule is charged. Token-bucket, fixed-window (calendar quotas included) and sliding-window-counter
+     * rules, counting every call, with no concurrency: anything else stops start-up with a message naming the rule.
      *
      * @return the expression, or empty for a rule that does not charge
      */

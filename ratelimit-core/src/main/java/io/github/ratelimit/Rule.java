@@ -452,9 +452,12 @@ public final class Rule {
          * Makes this a rule that charges each call what it used, once it has run (tokens of a language model, bytes
          * served): the call is admitted while its key has tokens left and takes its estimate (its permits, as any
          * call), then {@link Guard#settle} takes what it reports, or gives back what it did not use. What it takes
-         * beyond the tokens left is debt: the windows go below zero and the key's next calls wait or are refused until
-         * it is repaid. A window owes at most a day of refill, or its capacity if more ({@link Guard#settle}). Token-bucket and fixed-window
-         * rules only, counting every call, with no calendar quota, concurrency or local-first.
+         * beyond the tokens left is debt: a bucket's windows go below zero, a sliding counter's or a calendar quota's
+         * counts past the limit, and the key's next calls wait or are refused until the windows allow them again (a
+         * sliding counter's debt weighs as long as the interval it is counted in, two periods at most; a calendar
+         * quota's lasts until the window ends). A window owes at most a day of refill, or its capacity if more
+         * ({@link Guard#settle}). Token-bucket, fixed-window (calendar quotas included) and sliding-window-counter
+         * rules, counting every call, with no concurrency or local-first.
          *
          * @param charge where the faces read the tokens used: SpEL over {@code #result} and the arguments on
          *        {@code @RateLimit} ({@link RateLimit#charge()}), {@code response-header:<Name>} on URL rules; from plain
@@ -516,7 +519,7 @@ public final class Rule {
                     concurrency));
             RuleChecks.checkCounting(where(), count, countedStatuses, p, algorithm);
             if (charge != null && !charge.isBlank()) {
-                RuleChecks.checkCharge(where(), charge.trim(), limits, algorithm, count, concurrency, localFirst);
+                RuleChecks.checkCharge(where(), charge.trim(), algorithm, count, concurrency, localFirst);
             }
             RuleChecks.checkBlockFor(where(), blockFor, concurrency);
             return new Rule(this, algorithm);

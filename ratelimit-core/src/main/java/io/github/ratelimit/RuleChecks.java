@@ -507,12 +507,11 @@ final class RuleChecks {
 
     /**
      * Checks a rule that charges what a call used ({@link Rule#charge()}): its windows must be able to owe tokens, so
-     * token-bucket or fixed-window windows of fixed lengths, on a rule that counts every call and is decided by the
-     * store each time.
+     * token-bucket, fixed-window (calendar quotas included) or sliding-window-counter windows, on a rule that counts
+     * every call and is decided by the store each time.
      *
      * @param where the rule's source
      * @param charge where the tokens used come from
-     * @param limits the windows
      * @param algorithm the rule's algorithm
      * @param count which calls the rule counts
      * @param concurrency the most calls in flight of a concurrency rule, or 0
@@ -521,7 +520,6 @@ final class RuleChecks {
     static void checkCharge(
             String where,
             String charge,
-            List<Limit> limits,
             Algorithm algorithm,
             Rule.Counted count,
             int concurrency,
@@ -531,18 +529,13 @@ final class RuleChecks {
         if (concurrency != 0) {
             why = "a concurrency rule counts calls in flight, not tokens";
             fix += "declare the concurrency in a rule of its own.";
-        } else if (algorithm != Algorithm.TOKEN_BUCKET && algorithm != Algorithm.FIXED_WINDOW) {
+        } else if (algorithm == Algorithm.SLIDING_WINDOW_LOG || algorithm == Algorithm.LEAKY_BUCKET) {
             why = "a " + algorithm + " rule cannot owe tokens ("
-                    + switch (algorithm) {
-                        case SLIDING_WINDOW_LOG -> "it counts calls, not tokens";
-                        case LEAKY_BUCKET -> "it holds one call at a time";
-                        default -> "this version cannot make its sliding windows owe tokens";
-                    }
+                    + (algorithm == Algorithm.SLIDING_WINDOW_LOG
+                            ? "it counts calls, not tokens"
+                            : "it holds one call at a time")
                     + ")";
-            fix += "use algorithm TOKEN_BUCKET or FIXED_WINDOW.";
-        } else if (limits.stream().anyMatch(l -> l.calendar() != null)) {
-            why = "a calendar quota cannot owe tokens yet";
-            fix += "use a window of fixed length (1000/30d for a month).";
+            fix += "use algorithm TOKEN_BUCKET, FIXED_WINDOW or SLIDING_WINDOW_COUNTER.";
         } else if (count != Rule.Counted.ALL) {
             why = "count " + count + " gives a call's tokens back by its outcome, which charging already settles";
             fix += "declare the count in a rule of its own.";

@@ -40,27 +40,32 @@ class ChargeRulesTest {
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessage("rule 'completions': charge '#result.usage.totalTokens' takes what a call used after it "
                         + "ran, but a SLIDING_WINDOW_LOG rule cannot owe tokens (it counts calls, not tokens). Drop "
-                        + "charge, or use algorithm TOKEN_BUCKET or FIXED_WINDOW.");
+                        + "charge, or use algorithm TOKEN_BUCKET, FIXED_WINDOW or SLIDING_WINDOW_COUNTER.");
         assertThatThrownBy(() -> completions().algorithm(Algorithm.LEAKY_BUCKET).build())
                 .hasMessageContaining("a LEAKY_BUCKET rule cannot owe tokens (it holds one call at a time)");
-        assertThatThrownBy(() -> completions()
-                        .algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
-                        .build())
-                .hasMessageContaining("a SLIDING_WINDOW_COUNTER rule cannot owe tokens");
-        assertThat(completions().algorithm(Algorithm.FIXED_WINDOW).build().charge())
-                .isNotNull();
+    }
+
+    @Test
+    void bucketsSlidingCountersAndCalendarQuotasCanCharge() {
+        for (Algorithm algorithm :
+                new Algorithm[] {Algorithm.TOKEN_BUCKET, Algorithm.FIXED_WINDOW, Algorithm.SLIDING_WINDOW_COUNTER}) {
+            assertThat(completions().algorithm(algorithm).build().charge())
+                    .as("%s", algorithm)
+                    .isEqualTo("#result.usage.totalTokens");
+        }
+        Rule quota = Rule.builder("quota")
+                .key("user")
+                .limits("100/1h", "1000/1mo@Europe/Berlin")
+                .charge("#result.usage.totalTokens")
+                .build();
+        assertThat(quota.algorithm()).isEqualTo(Algorithm.FIXED_WINDOW);
+        assertThat(quota.charge()).isEqualTo("#result.usage.totalTokens");
     }
 
     @Test
     void whatOnlyOtherRulesHaveIsRefused() {
-        assertThatThrownBy(() -> Rule.builder("c")
-                        .key("user")
-                        .limits("1000/1mo")
-                        .charge("x")
-                        .build())
-                .hasMessageContaining("rule 'c': charge 'x'")
-                .hasMessageContaining("a calendar quota cannot owe tokens");
         assertThatThrownBy(() -> completions().count(Rule.Counted.FAILURES).build())
+                .hasMessageContaining("rule 'completions': charge '#result.usage.totalTokens'")
                 .hasMessageContaining("count FAILURES gives a call's tokens back by its outcome");
         assertThatThrownBy(() -> completions()
                         .localFirst(new Rule.LocalFirst(10, Duration.ofMillis(100)))

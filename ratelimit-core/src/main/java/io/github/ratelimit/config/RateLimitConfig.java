@@ -851,8 +851,8 @@ public class RateLimitConfig {
 
         @Described("Charges each request what it used, read from its response once the request has been handled: "
                 + "response-header:<Name>, a whole number of tokens (the request took 1 token, or its permits, when "
-                + "admitted; the rest is taken, going into debt, or given back). Token-bucket and fixed-window rules "
-                + "only.")
+                + "admitted; the rest is taken, going into debt, or given back). Token-bucket, fixed-window (calendar "
+                + "quotas included) and sliding-window-counter rules.")
         private @Nullable String charge;
 
         @Described(

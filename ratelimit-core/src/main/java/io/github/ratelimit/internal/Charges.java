@@ -173,7 +173,7 @@ public final class Charges {
                     : limiter.fallbackStore().state(bucketKey, configs.fallback(), null);
             if (used > taken) {
                 long more = used - taken;
-                long charged = state.charge(more);
+                long charged = state.charge(more, v.receipt());
                 limiter.notifySettled(v, charged < more ? Settlement.CLAMPED : Settlement.CHARGED, charged);
             } else {
                 state.refund(taken - used, v.receipt());

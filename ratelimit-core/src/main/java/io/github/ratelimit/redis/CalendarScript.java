@@ -12,26 +12,31 @@ import io.github.ratelimit.Rule;
  * <p>Arguments: ARGV[1] the time in microseconds since the epoch, or '' for the server's {@code TIME}; ARGV[2] the
  * cost; ARGV[3] the operation, {@code p} takes the cost now if it fits, {@code k} says whether it would (a peek),
  * {@code r} takes it at the earliest time within ARGV[4] microseconds, {@code f} gives back the call counted at
- * ARGV[4] microseconds; ARGV[5] milliseconds the key outlives its windows; ARGV[6] the number of windows, then for
+ * ARGV[4] microseconds, {@code c} (a charge) counts the cost more for the call counted at ARGV[4] microseconds, in its
+ * window, or in the open one when that has ended, as far as no count goes more than its window's debt bound past the
+ * limit (a count above the limit is debt, owed until the window ends), and answers {0, repaired, the tokens
+ * counted}; ARGV[5] milliseconds the key outlives its windows; ARGV[6] the number of windows, then for
  * each its name, the start and end of its open window, the end of the next, and its limit; last, the earliest a
  * reserved call runs, in microseconds from now.
  *
  * <p>Worst case per call: one {@code HGETALL} of at most {@link #HARD_FIELDS} fields and a constant number of
  * commands per window. What the script reads it validates: a key of another type or with more fields, a field that is
- * not {@code <name>|<integer>}, a count that is not a positive integer of at most 13 digits, is garbage, replaced.
+ * not {@code <name>|<integer>}, a count that is not a positive integer of at most 17 digits, or a count of this rule's
+ * window more than {@value StoredBucketCheck#DEBT_FACTOR} times its debt bound past its limit
+ * ({@link SlidingScripts#DEBT_BOUND}), is garbage, replaced.
  */
 final class CalendarScript {
 
     /** Beyond this many fields a key is garbage: two per window of the most windows, twice (two instances' limits). */
     static final int HARD_FIELDS = 4 * Rule.MAX_LIMITS;
 
-    static final String SOURCE = SlidingScripts.KEY_AND_NOW + """
+    static final String SOURCE = SlidingScripts.KEY_AND_NOW + SlidingScripts.DEBT_BOUND + """
             local cost = tonumber(ARGV[2])
             local op = ARGV[3]
             local arg = tonumber(ARGV[4])
             local keep = tonumber(ARGV[5])
             local n = tonumber(ARGV[6])
-            local NAME, S, E, X, N = {}, {}, {}, {}, {}
+            local NAME, S, E, X, N, D = {}, {}, {}, {}, {}, {}
             for i = 1, n do
               local b = 6 + 5 * (i - 1)
               NAME[i] = ARGV[b + 1]
@@ -39,6 +44,8 @@ final class CalendarScript {
               E[i] = tonumber(ARGV[b + 3])
               X[i] = tonumber(ARGV[b + 4])
               N[i] = tonumber(ARGV[b + 5])
+              -- By the open window's length (a calendar window's, 23 hours or more, owes its limit).
+              D[i] = debtBound(E[i] - S[i], N[i])
             end
             local minWait = tonumber(ARGV[7 + 5 * n]) or 0
             local function fmt(x) return string.format('%%d', x) end
@@ -70,12 +77,13 @@ final class CalendarScript {
               local name, start = string.match(f, '^([^|]+)|(%%-?%%d+)$')
               local s = start and tonumber(start)
               local raw = fields[j + 1]
-              local v = string.match(raw, '^[1-9]%%d*$') and #raw <= 13 and tonumber(raw)
-              if not s or fmt(s) ~= start or not v then
+              local v = string.match(raw, '^[1-9]%%d*$') and #raw <= 17 and tonumber(raw)
+              local i = s and byName[name]
+              -- A charge leaves a count at most its bound past the limit: 64 times that is garbage.
+              if not s or fmt(s) ~= start or not v or v > MOST or (i and v > N[i] + DEBT_FACTOR * D[i]) then
                 redis.call('HDEL', key, f)
                 repaired = 1
               else
-                local i = byName[name]
                 if not i and s < stale then
                   redis.call('HDEL', key, f)
                 elseif i then
@@ -98,6 +106,33 @@ final class CalendarScript {
                 if m > ms then ms = m end
               end
               if ms > redis.call('PTTL', key) then redis.call('PEXPIRE', key, fmt(ms)) end
+            end
+            if op == 'c' then
+              -- The call's window: the next one for a delayed call counted there, else the open one (an ended window
+              -- owes nothing more).
+              local taken = cost
+              local later = {}
+              for i = 1, n do
+                later[i] = arg >= E[i] and arg < X[i]
+                local count = C[i]
+                if later[i] then count = NC[i] end
+                local room = N[i] + D[i] - count
+                if room < taken then taken = room end
+              end
+              if taken < 0 then taken = 0 end
+              if taken > 0 then
+                for i = 1, n do
+                  if later[i] then
+                    NC[i] = NC[i] + taken
+                    redis.call('HINCRBY', key, NAME[i] .. '|' .. fmt(E[i]), fmt(taken))
+                  else
+                    C[i] = C[i] + taken
+                    redis.call('HINCRBY', key, NAME[i] .. '|' .. fmt(S[i]), fmt(taken))
+                  end
+                end
+                expire()
+              end
+              return {0, repaired, taken}
             end
             if op == 'f' then
               for i = 1, n do

@@ -29,6 +29,7 @@ final class RedisCalendarState implements KeyState, Pipelining {
     private static final byte[] RESERVE = RedisSlidingState.RESERVE;
     private static final byte[] REFUND = RedisSlidingState.REFUND;
     private static final byte[] PEEK = RedisSlidingState.PEEK;
+    private static final byte[] CHARGE = RedisSlidingState.CHARGE;
     private static final byte[] ZERO = RedisSlidingState.ZERO;
     private static final byte[] EMPTY = RedisSlidingState.EMPTY;
     private static final byte[] KEEP = RedisSlidingState.KEEP;
@@ -102,8 +103,8 @@ final class RedisCalendarState implements KeyState, Pipelining {
         boolean explicit = given != null;
         long now = (given != null ? given : storeClock).currentTimeNanos() / 1_000;
         Call call = call(op, cost, arg, minWait, now, explicit);
-        // A count given back twice is given twice: a refund answered late is not asked again.
-        boolean askAgain = op != REFUND;
+        // A count given back or charged twice is so twice: a refund or a charge answered late is not asked again.
+        boolean askAgain = op != REFUND && op != CHARGE;
         ScriptRunner.Sent sent = send(call, late, askAgain);
         return () -> {
             List<?> reply = checked(op, sent.await());
@@ -220,6 +221,24 @@ final class RedisCalendarState implements KeyState, Pipelining {
         }
     }
 
+    /** Counts what a call used now ({@link #charge(long, long)} with no receipt). */
+    @Override
+    public long charge(long tokens) {
+        return charge(tokens, 0);
+    }
+
+    /**
+     * Counts what a call used, in one script run ({@link CalendarScript}, operation {@code c}), which holds the debt's
+     * bound atomically for every instance. When Redis fails, the charge is lost (the call keeps its estimate): it is
+     * never sent again, as a count added twice would be charged twice; the caller logs and counts it.
+     */
+    @Override
+    public long charge(long tokens, long receipt) {
+        byte[] at = RedisSlidingState.ascii(Math.max(0, receipt / 1_000));
+        return RedisSlidingState.number(
+                start(CHARGE, tokens, at, ZERO).get().values().get(2));
+    }
+
     /** Sends a refund and waits for its reply, which {@link #checked} verifies; a refund's reply holds nothing else. */
     private void refundNow(long cost, byte[] at, boolean late) {
         var unused = start(REFUND, cost, at, ZERO, late).get();
@@ -227,9 +246,10 @@ final class RedisCalendarState implements KeyState, Pipelining {
 
     private List<?> checked(byte[] op, Object answer) {
         List<?> reply = (List<?>) answer;
+        int repairedAt = op == REFUND || op == CHARGE ? 1 : 3;
         if (RedisSlidingState.number(reply.get(0)) != 2
-                && reply.size() > (op == REFUND ? 1 : 3)
-                && RedisSlidingState.number(reply.get(op == REFUND ? 1 : 3)) == 1) {
+                && reply.size() > repairedAt
+                && RedisSlidingState.number(reply.get(repairedAt)) == 1) {
             context.calls()
                     .repaired(
                             keys.get(0),

@@ -28,6 +28,7 @@ final class RedisSlidingState implements KeyState, Pipelining {
     static final byte[] RESERVE = {'r'};
     static final byte[] REFUND = {'f'};
     static final byte[] PEEK = {'k'};
+    static final byte[] CHARGE = {'c'};
     static final byte[] ZERO = {'0'};
     static final byte[] EMPTY = new byte[0];
     static final byte[] KEEP =
@@ -189,6 +190,28 @@ final class RedisSlidingState implements KeyState, Pipelining {
         }
     }
 
+    /** Counts what a call used now ({@link #charge(long, long)} with no receipt). */
+    @Override
+    public long charge(long tokens) {
+        return charge(tokens, 0);
+    }
+
+    /**
+     * Counts what a call used, in one script run ({@link SlidingScripts#COUNTER_RUN}, operation {@code c}), which
+     * holds the debt's bound atomically for every instance. When Redis fails, the charge is lost (the call keeps its
+     * estimate): it is never sent again, as a count added twice would be charged twice; the caller logs and counts it.
+     *
+     * @throws UnsupportedOperationException for a sliding log, which counts calls, not tokens
+     */
+    @Override
+    public long charge(long tokens, long receipt) {
+        if (script == LOG) {
+            throw new UnsupportedOperationException("a sliding log counts calls, not tokens: it cannot be charged");
+        }
+        List<?> reply = run(CHARGE, tokens, ascii(Math.max(0, receipt / 1_000)), ZERO);
+        return number(reply.get(2));
+    }
+
     /** Runs one operation; counts a repair when the script found garbage in the key and replaced it. */
     private List<?> run(byte[] op, long cost, byte[] maxWait, byte[] minWait) {
         return checked(op, start(op, cost, maxWait, minWait).await());
@@ -211,8 +234,8 @@ final class RedisSlidingState implements KeyState, Pipelining {
         args.add(KEEP);
         args.addAll(Arrays.asList(windowArgs));
         args.add(minWait);
-        // Forgetting a log's entry twice forgets it once; a counter's count given back twice is given twice.
-        boolean askAgain = op != REFUND || script == LOG;
+        // Forgetting a log's entry twice forgets it once; a counter's count given back, or charged, twice is so twice.
+        boolean askAgain = (op != REFUND && op != CHARGE) || script == LOG;
         if (late || !context.combining()) {
             return alone(args, late, askAgain);
         }
@@ -306,7 +329,7 @@ final class RedisSlidingState implements KeyState, Pipelining {
 
     private List<?> checked(byte[] op, Object answer) {
         List<?> reply = (List<?>) answer;
-        int repairedAt = op == REFUND ? 1 : 3;
+        int repairedAt = op == REFUND || op == CHARGE ? 1 : 3;
         if (reply.size() > repairedAt && number(reply.get(repairedAt)) == 1) {
             context.calls()
                     .repaired(

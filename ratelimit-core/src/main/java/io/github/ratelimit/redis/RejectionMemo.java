@@ -109,6 +109,13 @@ final class RejectionMemo implements KeyState, Pipelining {
         return redis.charge(tokens);
     }
 
+    /** As {@link #charge(long)}, where the call of {@code receipt} was counted. */
+    @Override
+    public long charge(long tokens, long receipt) {
+        last = null;
+        return redis.charge(tokens, receipt);
+    }
+
     /**
      * @param cost the call's cost
      * @param maxWaitNanos the longest the call may wait (0 for a call that may not)

@@ -2,6 +2,7 @@ package io.github.ratelimit.redis;
 
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.bucket.DebtBound;
 
 /**
  * The scripts of the sliding-window algorithms in Redis: one script run per operation (the counter's performs a run of
@@ -12,18 +13,20 @@ import io.github.ratelimit.Rule;
  * <p>Common arguments: ARGV[1] the time in microseconds since the epoch, or '' to read the server's
  * {@code TIME}; ARGV[2] the cost; ARGV[3] the operation: {@code p} takes the cost now if it fits, {@code r}
  * takes it at the earliest time within ARGV[4] microseconds, {@code f} forgets the call counted at ARGV[4]
- * microseconds (its receipt), {@code k} (a peek) says whether the cost fits now and when it would, taking nothing;
- * ARGV[5] a member unique to this call (the log's); ARGV[6] milliseconds the key
- * outlives its last call's relevance; ARGV[7] the number of windows, then each window's period in microseconds
+ * microseconds (its receipt), {@code c} (a charge, the counters' only) counts the cost more for the call counted at
+ * ARGV[4] microseconds, {@code k} (a peek) says whether the cost fits now and when it would, taking nothing; ARGV[5]
+ * a member unique to this call (the log's); ARGV[6] milliseconds the key outlives its last call's relevance; ARGV[7] the number of windows, then each window's period in microseconds
  * and limit, then the earliest a reserved call will run, in microseconds from now. The reply of {@code p} and
  * {@code r} is {consumed (0 or 1), wait in microseconds (-1: never), the time the call was counted at (its
  * receipt, 0 when not counted), repaired (0 or 1), then per window the remaining permits and microseconds until
- * it is empty}; the reply of {@code f} is {0, repaired}. A key's expiry is only ever extended.
+ * it is empty}; the reply of {@code f} is {0, repaired}, of {@code c} {0, repaired, the tokens counted}. A key's
+ * expiry is only ever extended.
  *
  * <p><b>What Redis holds is validated, never obeyed</b> (a typo in {@code redis-cli}, a migration bug): a key of
- * the wrong type, one holding more entries than any rule can make, an entry that is not a number, a negative or
- * impossibly large count, or a call dated further ahead than any delay allows ({@link Rule#MAX_DELAY_LIMIT}) is
- * replaced with fresh state, and the reply says so ({@code repaired}), which the store counts. A key that
+ * the wrong type, one holding more entries than any rule can make, an entry that is not a number, a negative
+ * count or one more than {@value StoredBucketCheck#DEBT_FACTOR} times its window's debt bound past the limit (a
+ * charge's debt is legitimate, {@link DebtBound}), or a call dated further ahead than any delay allows
+ * ({@link Rule#MAX_DELAY_LIMIT}) is replaced with fresh state, and the reply says so ({@code repaired}), which the store counts. A key that
  * exists without an expiry gets one. So garbage costs at most the calls it forgets, and is gone after one call.
  *
  * <p><b>Work per call is bounded by the rule, never by what is stored or by how many callers wait</b>: the
@@ -51,6 +54,25 @@ final class SlidingScripts {
 
     /** Beyond this many calls a log is garbage, replaced whole: no rule's log holds more than half of it. */
     static final long LOG_HARD_CALLS = 2 * Rule.MAX_LOG_CALLS;
+
+    /**
+     * Lua: {@code debtBound(w, limit)}, the most a window of {@code limit} calls per {@code w} microseconds may owe
+     * (as {@link DebtBound#of}: a day of refill, or its limit when more, at most {@link DebtBound#CEILING});
+     * {@code DEBT_FACTOR}, how many times that bound a stored count may owe before it is garbage
+     * ({@link StoredBucketCheck#DEBT_FACTOR}, as for buckets); and {@code MOST}, the largest count any window of any
+     * limit may hold, for another instance's windows.
+     */
+    static final String DEBT_BOUND = """
+            local DEBT_DAY, DEBT_CEILING, DEBT_FACTOR = %d, %d, %d
+            local function debtBound(w, limit)
+              local d = math.floor(DEBT_DAY / w) * limit
+              if d < limit then d = limit end
+              if d > DEBT_CEILING then d = DEBT_CEILING end
+              return d
+            end
+            local MOST = %d + DEBT_FACTOR * DEBT_CEILING
+            """.formatted(
+            DebtBound.MAX_DEBT_NANOS / 1_000, DebtBound.CEILING, StoredBucketCheck.DEBT_FACTOR, Limit.MAX_PERMITS);
 
     /** Lua: the key, and the time decided at, {@code now}: ARGV[1] microseconds, or the server's {@code TIME}. */
     static final String KEY_AND_NOW = """
@@ -216,8 +238,15 @@ final class SlidingScripts {
      * The counters: a hash with a field {@code <period>:<interval>} per window and interval. Every field is checked
      * against its own period, whichever instance's window it is: one whose interval no longer counts (before the
      * previous one) is dropped, one dated beyond the longest delay, with a count that is not a positive integer, or
-     * a name that is not canonical is garbage, replaced. Fields of periods this caller's rule does not have are
-     * otherwise left (another instance may use them: a rolling deploy, other per-key limits).
+     * a name that is not canonical is garbage, replaced, and so is a count of this rule's window more than
+     * {@value StoredBucketCheck#DEBT_FACTOR} times its debt bound past its limit ({@code DEBT_BOUND}; a charge leaves
+     * it at most one bound past). Fields of periods this caller's rule does not have are otherwise left (another
+     * instance may use them: a rolling deploy, other per-key limits), unless their count is more than any limit and
+     * bound make.
+     *
+     * <p>A charge ({@code c}) adds to the count of the interval the call was counted in (its receipt), or of the open
+     * one when that counts no more, as far as no count goes more than its window's debt bound past the limit: a count
+     * above the limit weighs as any count, so the window's next calls wait until its weighted count leaves them room.
      *
      * <p>One script run performs a run of operations on the key ({@link KeyQueue}: the operations of this JVM that came
      * while one was on its way, or one alone), in order, each exactly as it would alone: the hash is read, checked and
@@ -257,16 +286,17 @@ final class SlidingScripts {
             local function fmt(x) return string.format('%%d', x) end
             """.formatted(AHEAD_MICROS)
             + sizeOrReplace("HLEN", COUNTER_HARD_FIELDS)
+            + DEBT_BOUND
             + """
             -- An absent key is not read, and has no expiry to keep: the calls make it.
             local existed = size > 0
-            local MAXV = %d
             local MAXF = %d + 3 * n
-            local c, K = {}, {}
+            local c, K, D = {}, {}, {}
             local byPeriod = {}
             for i = 1, n do
               c[i] = {}
               K[i] = {}
+              D[i] = debtBound(W[i], N[i])
               byPeriod[P[i]] = i
             end
             local fields = {}
@@ -283,23 +313,25 @@ final class SlidingScripts {
               local period = p and #p <= 16 and tonumber(p)
               local idx = period and tonumber(k)
               local raw = fields[j + 1]
-              -- A count HINCRBY can add to: digits only, no sign, no exponent, at most any limit.
-              local v = string.match(raw, '^[1-9]%%d*$') and #raw <= 13 and tonumber(raw)
+              -- A count HINCRBY can add to: digits only, no sign, no exponent, within what a limit and its debt make.
+              local v = string.match(raw, '^[1-9]%%d*$') and #raw <= 17 and tonumber(raw)
+              local i = byPeriod[p]
+              -- This rule's windows owe at most their debt bound (a charge), 64 times over being garbage; another
+              -- instance's, at most what any limit could.
+              local most = MOST
+              if i then most = N[i] + DEBT_FACTOR * D[i] end
               if not idx or fmt(idx) ~= k then
                 drop(f)
                 repaired = 1
               elseif idx < math.floor(now / period) - 1 then
                 drop(f)
-              elseif idx > math.floor((now + AHEAD) / period) or not v or v > MAXV then
+              elseif idx > math.floor((now + AHEAD) / period) or not v or v > most then
                 drop(f)
                 repaired = 1
-              else
-                local i = byPeriod[p]
-                if i then
-                  c[i][idx] = v
-                  K[i][#K[i] + 1] = idx
-                  own = own + 1
-                end
+              elseif i then
+                c[i][idx] = v
+                K[i][#K[i] + 1] = idx
+                own = own + 1
               end
             end
             local sorted = {}
@@ -386,7 +418,31 @@ final class SlidingScripts {
               local minWait = tonumber(a[8 + 2 * n]) or 0
               local rep = 0
               if r == 1 then rep = repaired end
-              if op == 'f' then
+              if op == 'c' then
+                -- A charge: the tokens a call used beyond its estimate, counted in the interval the call was counted
+                -- in (its receipt, in maxWait's place) or, when that counts no more, the open one; no count goes
+                -- more than its window's debt bound past the limit. Reply: {0, repaired, taken}.
+                local taken = cost
+                local T = {}
+                for i = 1, n do
+                  local k = math.floor(maxWait / W[i])
+                  if k < math.floor(now / W[i]) - 1 then k = math.floor(now / W[i]) end
+                  T[i] = k
+                  local room = N[i] + D[i] - (c[i][k] or 0)
+                  if room < taken then taken = room end
+                end
+                if taken < 0 then taken = 0 end
+                if taken > 0 then
+                  for i = 1, n do
+                    add(i, T[i], taken)
+                    redis.call('HINCRBY', key, P[i] .. ':' .. fmt(T[i]), fmt(taken))
+                  end
+                  counted = true
+                  local horizon = horizonAt(now)
+                  if horizon > horizonAfter then horizonAfter = horizon end
+                end
+                out[r] = {0, rep, taken}
+              elseif op == 'f' then
                 for i = 1, n do
                   local k = math.floor(maxWait / W[i])
                   local v = c[i][k]
@@ -465,11 +521,12 @@ final class SlidingScripts {
               -- Every path that leaves the key keeps an expiry: one without is given one.
               local horizon = horizonAt(now)
               redis.call('PEXPIRE', key, fmt(math.max(math.ceil(horizon / 1000), math.ceil(2 * longest / 1000)) + keep))
-              -- A repair, reported by the first operation's reply: {consumed, wait, receipt, repaired, ...} or {0, repaired}.
-              if #out[1] > 2 then out[1][4] = 1 else out[1][2] = 1 end
+              -- A repair, reported by the first operation's reply: {consumed, wait, receipt, repaired, ...} (at least
+              -- six values), or {0, repaired} and {0, repaired, taken}.
+              if #out[1] > 3 then out[1][4] = 1 else out[1][2] = 1 end
             end
             return out
-            """.formatted(Limit.MAX_PERMITS, Rule.MAX_COUNTER_DELAY_INTERVALS);
+            """.formatted(Rule.MAX_COUNTER_DELAY_INTERVALS);
 
     /**
      * Lua: {@code size}, the number of entries of the key read by {@code command} (ZCARD, HLEN), 0 when it does not

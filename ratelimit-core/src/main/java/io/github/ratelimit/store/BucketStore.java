@@ -379,19 +379,37 @@ public interface BucketStore extends AutoCloseable {
 
         /**
          * Takes {@code tokens} whatever is left, for what a call turned out to use after it ran
-         * ({@link io.github.ratelimit.Guard#settle}): a window may go below zero, and owes the difference (its next
-         * calls wait until it is repaid). Bounded: no window is left owing more than it refills in a day, or its
-         * capacity when that is more, so what would take it further is not taken, and a huge number neither
-         * overflows nor blocks a key for much longer than a day.
+         * ({@link io.github.ratelimit.Guard#settle}): a bucket's window may go below zero, a count past its limit, and
+         * the window owes the difference (its next calls wait until it allows them again). Bounded: no window is left
+         * owing more than it refills in a day, or its capacity when that is more, so what would take it further is not
+         * taken, and a huge number neither overflows nor blocks a key for much longer than a day. Counted now, as a
+         * call admitted now would be.
          *
          * @param tokens the tokens to take, at least 1
          * @return the tokens taken: {@code tokens}, or fewer where the bound held them back (0 when a window already
          *         owes all it may)
          * @throws UnsupportedOperationException from a state that cannot owe tokens (the default; of this project's
-         *         stores, token-bucket and fixed-window keys can, in this JVM and in Redis)
+         *         stores, token-bucket, fixed-window and sliding-window-counter keys and calendar quotas can, in this
+         *         JVM and in Redis)
          */
         default long charge(long tokens) {
             throw new UnsupportedOperationException(getClass().getName() + " cannot charge tokens after a call");
+        }
+
+        /**
+         * As {@link #charge(long)}, for the call {@link #consume} or {@link #reserve} answered with {@code receipt}:
+         * counted where that call was counted, so an algorithm that counts calls by time charges the interval (a
+         * sliding counter) or the window (a calendar quota) that holds the call's own count; when that no longer
+         * counts (the call outlived it), the one now open. A bucket's tokens are interchangeable: the default ignores
+         * the receipt.
+         *
+         * @param tokens the tokens to take, at least 1
+         * @param receipt the call's receipt, or 0 for none (counted now)
+         * @return as {@link #charge(long)}
+         * @throws UnsupportedOperationException as {@link #charge(long)}
+         */
+        default long charge(long tokens, long receipt) {
+            return charge(tokens);
         }
 
         /**

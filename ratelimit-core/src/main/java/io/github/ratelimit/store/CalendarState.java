@@ -3,6 +3,7 @@ package io.github.ratelimit.store;
 import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
+import io.github.ratelimit.internal.bucket.DebtBound;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -173,6 +174,41 @@ final class CalendarState extends LocalSlidingState {
                 nextCounts[i] = Math.max(0, nextCounts[i] - cost);
             }
         }
+    }
+
+    /**
+     * A charge adds to the count of the window the call was counted in, per limit: the open one, or the next for a
+     * delayed call counted there. A count above the limit is debt, owed until the window ends (the next call fits
+     * only in the next window); a window that has ended (the call outlived it) owes nothing more, so the tokens go to
+     * the one now open. No window's count goes more than {@link DebtBound} past its limit (a calendar quota owes at
+     * most its limit).
+     */
+    @Override
+    long[] chargedCounts(BucketStore.Limits limits, long now, long at) {
+        roll(limits, now);
+        List<Limit> list = limits.limits();
+        long[] charged = new long[starts.length];
+        for (int i = 0; i < starts.length; i++) {
+            charged[i] = chargesNext(list.get(i), i, at) ? nextCounts[i] : counts[i];
+        }
+        return charged;
+    }
+
+    @Override
+    void addCharge(BucketStore.Limits limits, long now, long at, long tokens) {
+        List<Limit> list = limits.limits();
+        for (int i = 0; i < starts.length; i++) {
+            if (chargesNext(list.get(i), i, at)) {
+                nextCounts[i] += tokens;
+            } else {
+                counts[i] += tokens;
+            }
+        }
+    }
+
+    /** @return whether a charge for the call counted at {@code at} adds to the next window of limit {@code i} */
+    private boolean chargesNext(Limit limit, int i, long at) {
+        return start(limit, at) == end(limit, starts[i]);
     }
 
     @Override

@@ -4,6 +4,8 @@ import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Algorithm;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.InvalidRateLimitConfigurationException;
+import io.github.ratelimit.Limit;
+import io.github.ratelimit.internal.bucket.DebtBound;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import java.util.List;
 
@@ -127,6 +129,40 @@ abstract class LocalSlidingState implements KeyState {
     }
 
     /**
+     * Counts what a call used in the interval or window counted now. The key's expiry needs no update: the count
+     * matters no longer than a call counted now, which the read that found this state allowed for.
+     */
+    @Override
+    public final synchronized long charge(long tokens) {
+        long now = now();
+        return chargeAt(now, tokens, now);
+    }
+
+    /** As {@link #charge(long)}, in the interval or window the call of {@code receipt} was counted in. */
+    @Override
+    public final synchronized long charge(long tokens, long receipt) {
+        return chargeAt(now(), tokens, receipt);
+    }
+
+    /**
+     * Counts {@code tokens} more for the call counted at {@code at}, as many as every window's debt bound leaves room
+     * for ({@link DebtBound#room}), the same in each.
+     */
+    private long chargeAt(long now, long tokens, long at) {
+        BucketStore.Limits l = limits;
+        long[] counts = chargedCounts(l, now, at);
+        List<Limit> list = l.limits();
+        long taken = tokens;
+        for (int i = 0; i < counts.length; i++) {
+            taken = Math.min(taken, DebtBound.room(list.get(i), counts[i]));
+        }
+        if (taken > 0) {
+            addCharge(l, now, at, taken);
+        }
+        return taken;
+    }
+
+    /**
      * @return nanoseconds from now until the state can no longer matter (0 when it is empty already)
      */
     final synchronized long nanosUntilIrrelevant() {
@@ -156,6 +192,23 @@ abstract class LocalSlidingState implements KeyState {
 
     /** Forgets the call of {@code cost} counted at {@code at}, if still held. */
     abstract void remove(BucketStore.Limits limits, long now, long cost, long at);
+
+    /**
+     * Says, per window, what a charge for the call counted at {@code at} adds to ({@link KeyState#charge(long, long)}):
+     * the count of the interval or window where that call was counted, or where a call would be counted now when that
+     * no longer counts.
+     *
+     * @return per window, in the order of the limits, the count a charge adds to
+     * @throws UnsupportedOperationException from an algorithm that cannot owe tokens (the default)
+     */
+    long[] chargedCounts(BucketStore.Limits limits, long now, long at) {
+        throw new UnsupportedOperationException(algorithm() + " cannot charge tokens after a call");
+    }
+
+    /** Adds {@code tokens} to the counts {@link #chargedCounts} named, right after it. */
+    void addCharge(BucketStore.Limits limits, long now, long at, long tokens) {
+        throw new UnsupportedOperationException(algorithm() + " cannot charge tokens after a call");
+    }
 
     /** @return each window's state at {@code now}, for calls of {@code cost} */
     abstract List<Decision.Window> windows(BucketStore.Limits limits, long now, long cost);

@@ -4,6 +4,7 @@ import io.github.bucket4j.TimeMeter;
 import io.github.ratelimit.Decision;
 import io.github.ratelimit.Limit;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.internal.bucket.DebtBound;
 import java.util.Arrays;
 import java.util.List;
 
@@ -176,14 +177,49 @@ final class SlidingCounterState extends LocalSlidingState {
     @Override
     void add(BucketStore.Limits limits, long at, long cost) {
         for (int i = 0; i < periods.length; i++) {
-            long offset = Math.floorDiv(at, periods[i]) - bases[i];
-            long[] c = counts[i];
-            if (offset >= c.length) {
-                c = Arrays.copyOf(c, (int) offset + 1);
-                counts[i] = c;
-            }
-            c[(int) offset] += cost;
+            addTo(i, Math.floorDiv(at, periods[i]), cost);
         }
+    }
+
+    /** Adds {@code cost} to the count of interval {@code k} (the previous one or later) of a window. */
+    private void addTo(int window, long k, long cost) {
+        long offset = k - bases[window];
+        long[] c = counts[window];
+        if (offset >= c.length) {
+            c = Arrays.copyOf(c, (int) offset + 1);
+            counts[window] = c;
+        }
+        c[(int) offset] += cost;
+    }
+
+    /**
+     * A charge adds to the count of the interval the call was counted in, per window: a count above the limit is debt,
+     * which weighs as any count, so the window's next calls wait until its weighted count leaves them room, by the end
+     * of the next interval at the latest. An interval before the previous one counts no more (the call outlived it),
+     * so the tokens go to the interval now open. No interval's count goes more than {@link DebtBound} past the limit.
+     */
+    @Override
+    long[] chargedCounts(BucketStore.Limits limits, long now, long at) {
+        trim(limits, now);
+        long[] charged = new long[periods.length];
+        for (int i = 0; i < periods.length; i++) {
+            charged[i] = count(i, chargedInterval(i, now, at));
+        }
+        return charged;
+    }
+
+    @Override
+    void addCharge(BucketStore.Limits limits, long now, long at, long tokens) {
+        for (int i = 0; i < periods.length; i++) {
+            addTo(i, chargedInterval(i, now, at), tokens);
+        }
+    }
+
+    /** @return the interval of a window a charge for the call counted at {@code at} adds to */
+    private long chargedInterval(int window, long now, long at) {
+        long current = Math.floorDiv(now, periods[window]);
+        long k = Math.floorDiv(at, periods[window]);
+        return k < current - 1 ? current : k;
     }
 
     @Override

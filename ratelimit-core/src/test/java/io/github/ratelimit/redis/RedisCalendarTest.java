@@ -117,17 +117,14 @@ class RedisCalendarTest {
 
     @Test
     void garbageInTheHashIsReplacedNotObeyed() {
-        Guard guard = monthly(JedisBucketStore.builder()
-                .url(redis.uri().toString())
-                .keyPrefix(prefix)
-                .commandTimeout(Duration.ofSeconds(2))
-                .build());
+        Guard guard = monthlyOnTheServersClock();
         assertThat(keyOf("alice")).endsWith("}:calendar");
-        long start = YearMonth.now(ZoneOffset.UTC).atDay(1).atStartOfDay().toEpochSecond(ZoneOffset.UTC) * 1_000_000L;
+        long start = monthStartMicros();
         List<Map<String, String>> garbage = List.of(
                 Map.of("1mo|" + start, "99999999999999999999"), // a count too long to be one
                 Map.of("1mo|" + start, "-5"), // a negative count
                 Map.of("1mo|" + start, "3e0"), // not an integer
+                Map.of("1mo|" + start, "196"), // 3/1mo owes at most 3 after a charge: 64 times that past 3 is garbage
                 Map.of("1mo|abc", "1", "nonsense", "2"), // fields no rule writes
                 Map.of("1mo|" + (start + 400L * 86_400_000_000L), "3")); // a window beyond the next
         // A user per case: a rejected key is answered from memory afterwards (RejectionMemo), not from Redis.
@@ -156,6 +153,36 @@ class RedisCalendarTest {
             assertThat(jedis.hlen(k)).isEqualTo(1);
         }
         assertThat(store.stats().repairs()).isPositive();
+    }
+
+    /** A month's debt as 64 charges' bounds would leave it (3 + 64 x 3): owed until the month ends, not garbage. */
+    @Test
+    void aDebtIsOwedNotTakenForGarbage() {
+        Guard guard = monthlyOnTheServersClock();
+        String field = "1mo|" + monthStartMicros();
+        try (RedisClient jedis =
+                RedisClient.builder().hostAndPort(redis.hostAndPort()).build()) {
+            String k = keyOf("alice");
+            jedis.hset(k, field, "195");
+            jedis.pexpire(k, Duration.ofDays(32).toMillis());
+            assertThat(exhaust(guard, "alice")).isZero();
+            assertThat(jedis.hget(k, field)).isEqualTo("195");
+        }
+        assertThat(store.stats().repairs()).isZero();
+    }
+
+    /** The monthly rule on a store that reads the server's time. */
+    private Guard monthlyOnTheServersClock() {
+        return monthly(JedisBucketStore.builder()
+                .url(redis.uri().toString())
+                .keyPrefix(prefix)
+                .commandTimeout(Duration.ofSeconds(2))
+                .build());
+    }
+
+    /** @return the start of this month in UTC, in microseconds, as the script's fields name it */
+    private static long monthStartMicros() {
+        return YearMonth.now(ZoneOffset.UTC).atDay(1).atStartOfDay().toEpochSecond(ZoneOffset.UTC) * 1_000_000L;
     }
 
     private String keyOf(String user) {

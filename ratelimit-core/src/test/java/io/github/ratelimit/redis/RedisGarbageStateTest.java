@@ -318,6 +318,52 @@ class RedisGarbageStateTest {
         assertThat(admin.hkeys(key(Algorithm.SLIDING_WINDOW_COUNTER))).containsExactly("3600000000:" + interval);
     }
 
+    /**
+     * A charge leaves a counter's interval at most its debt bound past the limit (2/1h: a day of refill, 48); a count
+     * 64 times that bound past it (2 + 64 x 48 = 3074) is still a debt, owed and not repaired; one more is garbage.
+     */
+    @Test
+    void aCounterDebtIsOwedNotTakenForGarbage() {
+        long interval = nowMicros() / 3_600_000_000L;
+        String key = key(Algorithm.SLIDING_WINDOW_COUNTER);
+        admin.hset(key, "3600000000:" + interval, "3074");
+        admin.pexpire(key, Duration.ofHours(3).toMillis()); // as the instances would set it
+        Decision d = limiter.guard(twoPerHour(Algorithm.SLIDING_WINDOW_COUNTER)).acquire(RequestContext.empty());
+        assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(d.verdicts()).extracting(Decision.Verdict::basis).containsExactly(Basis.BUCKET);
+        assertThat(admin.hget(key, "3600000000:" + interval)).isEqualTo("3074");
+        assertThat(store.stats().repairs()).isZero();
+    }
+
+    @Test
+    void aCounterDebtBeyondWhatAnyChargeMakesIsReplacedNotObeyed() {
+        long interval = nowMicros() / 3_600_000_000L;
+        admin.hset(key(Algorithm.SLIDING_WINDOW_COUNTER), "3600000000:" + interval, "3075");
+        decidesAsOnAnEmptyKeyAndHeals(Algorithm.SLIDING_WINDOW_COUNTER, "hash");
+        assertThat(admin.hget(key(Algorithm.SLIDING_WINDOW_COUNTER), "3600000000:" + interval))
+                .isEqualTo("2");
+    }
+
+    /**
+     * A large limit's debt runs past 13 digits (10^12/1000s owes up to 86 x 10^12, a day of refill): it is owed, not
+     * taken for a count no limit makes.
+     */
+    @Test
+    void aLargeLimitsDebtOfFourteenDigitsIsOwed() {
+        long interval = nowMicros() / 1_000_000_000L;
+        String key = key(Algorithm.SLIDING_WINDOW_COUNTER);
+        admin.hset(key, "1000000000:" + interval, "87000000000000");
+        admin.pexpire(key, Duration.ofHours(1).toMillis());
+        Decision d = limiter.guard(Rule.builder("api")
+                        .limits("1000000000000/1000s")
+                        .algorithm(Algorithm.SLIDING_WINDOW_COUNTER)
+                        .build())
+                .acquire(RequestContext.empty());
+        assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
+        assertThat(admin.hget(key, "1000000000:" + interval)).isEqualTo("87000000000000");
+        assertThat(store.stats().repairs()).isZero();
+    }
+
     @Test
     void aFarFutureCounterEntryCostsOneBoundedCall() {
         // The field: before, one call looped ~1e14 times and Redis answered BUSY to everyone.

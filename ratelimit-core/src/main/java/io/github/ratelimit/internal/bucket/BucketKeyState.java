@@ -7,7 +7,6 @@ import io.github.bucket4j.ConsumptionProbe;
 import io.github.bucket4j.EstimationProbe;
 import io.github.bucket4j.VerboseResult;
 import io.github.ratelimit.Decision;
-import io.github.ratelimit.Limit;
 import io.github.ratelimit.store.BucketStore.KeyState;
 import java.time.Duration;
 import java.util.Arrays;
@@ -169,12 +168,6 @@ public final class BucketKeyState implements KeyState {
         return (remainder + tokens - 1) / tokens;
     }
 
-    /** The longest a charge may leave a window owing tokens for: what it refills in this long, at most. */
-    public static final long MAX_DEBT_NANOS = Duration.ofDays(1).toNanos();
-
-    /** A bound on any window's debt, whatever its limit, so that sums with it never overflow. */
-    private static final long DEBT_CEILING = Limit.MAX_PERMITS * 1000;
-
     /**
      * The tokens a charge may take from a bucket's state, so that no window is left owing more than
      * {@link #maxDebt its bound} ({@link KeyState#charge}).
@@ -187,7 +180,7 @@ public final class BucketKeyState implements KeyState {
         Bandwidth[] bandwidths = state.getConfiguration().getBandwidths();
         long allowed = tokens;
         for (int i = 0; i < bandwidths.length; i++) {
-            // A window holds at most its capacity (Limit.MAX_PERMITS) and owes at most DEBT_CEILING: no overflow.
+            // A window holds at most its capacity (Limit#MAX_PERMITS) and owes at most DebtBound.CEILING: no overflow.
             long room = state.getCurrentSize(i) + maxDebt(bandwidths[i]);
             allowed = Math.min(allowed, Math.max(0, room));
         }
@@ -195,18 +188,13 @@ public final class BucketKeyState implements KeyState {
     }
 
     /**
-     * The most a charge leaves a window owing: what it refills in a day ({@link #MAX_DEBT_NANOS}), or its capacity
-     * when that is more (a window of a day or longer owes at most one capacity). So a report of any size delays the
-     * key's next call by about a day at most, while a large but true report (100,000 tokens on {@code 1000/1m}) is
-     * owed in full (100 minutes).
+     * The most a charge leaves a window of a bucket owing ({@link DebtBound}).
      *
      * @param window a window of a bucket
      * @return the most tokens it may owe, at least its capacity
      */
     public static long maxDebt(Bandwidth window) {
-        long periods = MAX_DEBT_NANOS / window.getRefillPeriodNanos();
-        long refilled = saturatedMultiply(periods, window.getRefillTokens());
-        return Math.min(DEBT_CEILING, Math.max(window.getCapacity(), refilled));
+        return DebtBound.of(window.getCapacity(), window.getRefillTokens(), window.getRefillPeriodNanos());
     }
 
     /**
