@@ -1,6 +1,7 @@
 package io.github.ratelimit.servlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.servlet.testing.TomcatServer;
@@ -11,6 +12,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -23,8 +25,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Charging what a request used with the {@code web.xml} filter in a real Tomcat, on the local store and on a real
  * Redis: a URL rule with {@code charge=response-header:X-Tokens-Used} admits a request while tokens are left, then
- * takes what the response header says once the servlet has run, going into debt; a response with no usable number,
- * or a servlet that throws, keeps the request's estimate.
+ * takes what the response header says once the servlet has run, going into debt (a token bucket's, or a sliding
+ * counter's); a response with no usable number, or a servlet that throws, keeps the request's estimate.
  */
 class ChargeWhatWasUsedInContainerTest {
 
@@ -53,7 +55,14 @@ class ChargeWhatWasUsedInContainerTest {
                 "ratelimit.rules[0].key=ip",
                 // An hour, so the bucket refills one token every 3.6 s: the counts below hold on a slow machine.
                 "ratelimit.rules[0].limits=1000/1h",
-                "ratelimit.rules[0].charge=response-header:X-Tokens-Used"));
+                "ratelimit.rules[0].charge=response-header:X-Tokens-Used",
+                // The same on a sliding-window counter: its debt is a count above the limit in the hour it was made.
+                "ratelimit.rules[1].name=sliding",
+                "ratelimit.rules[1].paths=/sliding",
+                "ratelimit.rules[1].key=ip",
+                "ratelimit.rules[1].limits=1000/1h",
+                "ratelimit.rules[1].algorithm=sliding-window-counter",
+                "ratelimit.rules[1].charge=response-header:X-Tokens-Used"));
         if (store.equals("redis")) {
             lines.add("ratelimit.redis.url=" + redis.uri());
             lines.add("ratelimit.redis.key-prefix=charge-" + System.nanoTime());
@@ -89,6 +98,36 @@ class ChargeWhatWasUsedInContainerTest {
             assertThat(Long.parseLong(third.header("Retry-After"))).isBetween(700L, 724L);
             assertThat(third.body()).contains("'completions'");
         }
+    }
+
+    /**
+     * Two requests of 600 leave 1200 counted in this clock hour: the next waits until that hour's count, weighted by
+     * what the sliding window still covers of it, leaves room for 1, 603 s into the next hour (1200 x (1 - 603 / 3600)
+     * = 999).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"local", "redis"})
+    void aSlidingCounterIsChargedIntoDebtToo(String store, @TempDir Path dir) throws Exception {
+        // Within one clock hour (the counter's intervals are aligned to it): not in its last seconds.
+        await().atMost(Duration.ofSeconds(15)).until(() -> millisToNextHour(System.currentTimeMillis()) > 10_000);
+        try (TomcatServer server = start(dir, store)) {
+            long before = System.currentTimeMillis();
+            assertThat(RawHttp.send(server.port(), "GET", "/sliding?used=600").status())
+                    .isEqualTo(200);
+            assertThat(RawHttp.send(server.port(), "GET", "/sliding?used=600").status())
+                    .as("600 counted: admitted")
+                    .isEqualTo(200);
+            RawHttp.Response third = RawHttp.send(server.port(), "GET", "/sliding?used=600");
+            long after = System.currentTimeMillis();
+            assertThat(third.status()).isEqualTo(429);
+            assertThat(third.body()).contains("'sliding'");
+            assertThat(Long.parseLong(third.header("Retry-After")))
+                    .isBetween(millisToNextHour(after) / 1000 + 603 - 1, millisToNextHour(before) / 1000 + 603 + 1);
+        }
+    }
+
+    private static long millisToNextHour(long epochMillis) {
+        return 3_600_000 - epochMillis % 3_600_000;
     }
 
     @ParameterizedTest
