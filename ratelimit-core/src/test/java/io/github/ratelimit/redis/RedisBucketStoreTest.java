@@ -735,7 +735,7 @@ class RedisBucketStoreTest {
                 RateLimiter limiter = RateLimiter.builder().store(store).build()) {
             assertThat(limiter.guard(rule).acquire(user("alice")).outcome()).isEqualTo(Outcome.ALLOWED);
         }
-        byte[] key = admin.keys((prefix + "*").getBytes(StandardCharsets.UTF_8))
+        byte[] key = admin.keys((prefix + ":*:{*").getBytes(StandardCharsets.UTF_8))
                 .iterator()
                 .next();
         byte[] compact = admin.get(key);

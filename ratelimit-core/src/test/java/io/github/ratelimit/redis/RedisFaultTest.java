@@ -147,6 +147,9 @@ class RedisFaultTest {
                     .onStoreFailure(StoreFailurePolicy.FAIL_CLOSED)
                     .build());
             assertThat(guard.acquire(user(0)).binding().basis()).isEqualTo(Basis.BUCKET);
+            // The store's look for keys of an earlier layout, at start-up, is over: its connection's buffers would
+            // free memory while Redis is full.
+            org.awaitility.Awaitility.await().until(() -> store.keyMigration().finished());
             // Fill in shrinking steps, each until Redis refuses, so that even a small write no longer fits.
             List<String> fillers = new ArrayList<>();
             for (int size : new int[] {256 * 1024, 16 * 1024, 1024, 64}) {
