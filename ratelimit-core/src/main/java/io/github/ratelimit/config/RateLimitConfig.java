@@ -536,6 +536,11 @@ public class RateLimitConfig {
                 + "(standalone and Sentinel; not on a Cluster).")
         private boolean autoPipelining = true;
 
+        @Described("Whether a store that starts moves the keys an earlier version wrote under the earlier key layout, "
+                + "<prefix>:{<rule>:<key>}, to the current one, <prefix>:<rule>:{<key>}, in the background, so their "
+                + "counts carry over an upgrade (docs/redis.md).")
+        private boolean migrateKeys = true;
+
         /** @return {@code ratelimit.redis.url} */
         public @Nullable String getUrl() {
             return url;
@@ -644,6 +649,16 @@ public class RateLimitConfig {
         /** @param autoPipelining {@code ratelimit.redis.auto-pipelining} */
         public void setAutoPipelining(boolean autoPipelining) {
             this.autoPipelining = autoPipelining;
+        }
+
+        /** @return {@code ratelimit.redis.migrate-keys} */
+        public boolean isMigrateKeys() {
+            return migrateKeys;
+        }
+
+        /** @param migrateKeys {@code ratelimit.redis.migrate-keys} */
+        public void setMigrateKeys(boolean migrateKeys) {
+            this.migrateKeys = migrateKeys;
         }
 
         /** Redis Sentinel, {@code ratelimit.redis.sentinel.*}. */

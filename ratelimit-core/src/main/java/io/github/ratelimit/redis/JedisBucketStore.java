@@ -126,7 +126,7 @@ public final class JedisBucketStore implements BucketStore {
     private final CasProxyManager proxies;
     private final @Nullable AutoPipeline pipeline;
     private final @Nullable SlotBatches slotBatches;
-    private final KeyMigration migration;
+    private final @Nullable KeyMigration migration;
     private final KeyStates keys;
     private final RedisBlocks blocks;
     private final @Nullable ScheduledExecutorService clockThread;
@@ -202,15 +202,17 @@ public final class JedisBucketStore implements BucketStore {
         // late, which would leave a refund unconfirmed. Off the request path, so that no call waits for a load. With a
         // given TimeMeter there is no calibration: they are loaded at start-up only, and else when first run.
         // Keys an earlier version wrote under the earlier layout move to this one, off the request path.
-        this.migration = new KeyMigration(
-                jedis,
-                prefix,
-                !cluster
-                        ? null
-                        : jedis instanceof RedisClusterClient c
-                                ? c::getClusterNodes
-                                : ((JedisCluster) jedis)::getClusterNodes,
-                b.keyMigrationAgain);
+        this.migration = !b.migrateKeys
+                ? null
+                : new KeyMigration(
+                        jedis,
+                        prefix,
+                        !cluster
+                                ? null
+                                : jedis instanceof RedisClusterClient c
+                                        ? c::getClusterNodes
+                                        : ((JedisCluster) jedis)::getClusterNodes,
+                        b.keyMigrationAgain);
         byte[] routing = RedisKeys.clockKey(prefix);
         List<LuaScript> ahead = List.of(
                 RedisSlidingState.COUNTER_RUN,
@@ -235,6 +237,7 @@ public final class JedisBucketStore implements BucketStore {
     }
 
     /** @return the migration of keys of the earlier layout this store started (for tests) */
+    @SuppressWarnings("NullAway") // the tests that ask build stores that migrate
     KeyMigration keyMigration() {
         return migration;
     }
@@ -382,7 +385,9 @@ public final class JedisBucketStore implements BucketStore {
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
-            migration.close();
+            if (migration != null) {
+                migration.close();
+            }
             keys.close();
             proxies.lateRefunds.close();
             late.close();
@@ -621,6 +626,21 @@ public final class JedisBucketStore implements BucketStore {
          */
         public Builder autoPipelining(boolean autoPipelining) {
             options.autoPipelining = autoPipelining;
+            return this;
+        }
+
+        /**
+         * Whether the store, as it starts, moves the keys an earlier version wrote under the earlier key layout,
+         * {@code <prefix>:{<rule>:<key>}}, to the current one, {@code <prefix>:<rule>:{<key>}}, in the background, so
+         * their counts, debts, calendar quotas and blocks carry over an upgrade ({@code docs/redis.md}, "Keys and
+         * expiry"). It scans the keys under the prefix until a pass finds none, then marks {@code <prefix>:{layout}};
+         * turn it off for a Redis that never held the earlier layout, or whose keyspace you would not have scanned.
+         *
+         * @param migrateKeys whether to move them (default true)
+         * @return this builder
+         */
+        public Builder migrateKeys(boolean migrateKeys) {
+            options.migrateKeys = migrateKeys;
             return this;
         }
 

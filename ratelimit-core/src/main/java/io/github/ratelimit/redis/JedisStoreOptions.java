@@ -63,6 +63,7 @@ final class JedisStoreOptions {
     Duration breakerMinFailureStreak = Duration.ofMillis(250);
     boolean batching = true;
     boolean autoPipelining = true;
+    boolean migrateKeys = true;
     Duration keyMigrationAgain = KeyMigration.AGAIN;
     long maximumCachedBuckets = 100_000;
     Duration clockCalibrationInterval = Duration.ofSeconds(10);

@@ -110,6 +110,33 @@ class KeyMigrationTest {
     }
 
     @Test
+    void aStoreToldNotToMoveKeysLeavesThemAndAsksNothing() {
+        String prefix = prefix();
+        String earlier = prefix + ":{bucket:alice}";
+        try (RedisClient client = client()) {
+            client.psetex(earlier, 60_000, "state");
+            long scans = redis.server().commandCalls("scan");
+            try (JedisBucketStore store = JedisBucketStore.builder()
+                            .url(redis.uri())
+                            .keyPrefix(prefix)
+                            .migrateKeys(false)
+                            .build();
+                    RateLimiter limiter = RateLimiter.builder().store(store).build()) {
+                assertThat(limiter.guard(Rule.builder("bucket")
+                                        .key("user")
+                                        .limits("1/1h")
+                                        .build())
+                                .acquire(user("alice"))
+                                .permitted())
+                        .isTrue();
+            }
+            assertThat(client.get(earlier)).isEqualTo("state");
+            assertThat(client.exists(KeyMigration.doneKey(prefix))).isFalse();
+            assertThat(redis.server().commandCalls("scan")).isEqualTo(scans);
+        }
+    }
+
+    @Test
     void aRedisPausedAtStartIsAskedAgainUntilTheKeysAreMoved() {
         String prefix = prefix();
         String earlier = prefix + ":{bucket:alice}";

@@ -21,6 +21,7 @@ final class JedisStoreFactory {
                 .connectTimeout(s.connectTimeout())
                 .poolSize(s.poolSize())
                 .autoPipelining(s.autoPipelining())
+                .migrateKeys(s.migrateKeys())
                 .backgroundTimeout(s.backgroundTimeout());
         if (s.url() != null) {
             b.url(s.url());

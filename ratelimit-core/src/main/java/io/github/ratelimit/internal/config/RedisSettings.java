@@ -24,6 +24,7 @@ import java.util.List;
  * @param connectTimeout how long connecting, or waiting for a pooled connection, may take
  * @param poolSize connections per node
  * @param autoPipelining whether concurrent threads' scripts share round trips (standalone and Sentinel)
+ * @param migrateKeys whether the store moves keys of the earlier key layout to the current one at start-up
  * @param backgroundTimeout how long a call off the request path may take (lease renewals, late refunds)
  */
 public record RedisSettings(
@@ -39,6 +40,7 @@ public record RedisSettings(
         Duration connectTimeout,
         int poolSize,
         boolean autoPipelining,
+        boolean migrateKeys,
         Duration backgroundTimeout) {
 
     /**
@@ -56,6 +58,7 @@ public record RedisSettings(
      * @param connectTimeout how long connecting, or waiting for a pooled connection, may take
      * @param poolSize connections per node
      * @param autoPipelining whether concurrent threads' scripts share round trips
+     * @param migrateKeys whether the store moves keys of the earlier key layout to the current one at start-up
      * @param backgroundTimeout how long a call off the request path may take
      */
     public RedisSettings {

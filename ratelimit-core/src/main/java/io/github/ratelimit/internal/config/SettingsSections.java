@@ -124,6 +124,7 @@ final class SettingsSections {
                 v.positive("ratelimit.redis.connect-timeout", r.getConnectTimeout()),
                 (int) v.whole("ratelimit.redis.pool-size", r.getPoolSize()),
                 r.isAutoPipelining(),
+                r.isMigrateKeys(),
                 v.positive("ratelimit.redis.background-timeout", r.getBackgroundTimeout()));
     }
 

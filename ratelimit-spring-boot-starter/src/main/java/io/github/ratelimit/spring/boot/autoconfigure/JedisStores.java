@@ -48,6 +48,7 @@ final class JedisStores {
                 .connectTimeout(client.connectTimeout())
                 .poolSize(client.poolSize())
                 .autoPipelining(client.autoPipelining())
+                .migrateKeys(client.migrateKeys())
                 .backgroundTimeout(client.backgroundTimeout());
         if (clock != null) {
             b.timeMeter(clock);
