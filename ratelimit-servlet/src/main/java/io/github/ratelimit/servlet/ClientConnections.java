@@ -11,7 +11,9 @@ import org.jspecify.annotations.Nullable;
  * stream is reported on the {@code AsyncContext}, which ends the wait without a probe). A container integration that
  * can look at the connection supplies one: on Tomcat, the valve
  * {@link io.github.ratelimit.servlet.tomcat.TomcatClientConnections}, which a {@code web.xml} application declares in
- * its {@code context.xml} and the Spring Boot starter installs in its embedded Tomcat.
+ * its {@code context.xml} and the Spring Boot starter installs in its embedded Tomcat; on Jetty 12 (ee11),
+ * {@link io.github.ratelimit.servlet.jetty.JettyClientConnections}, which an embedded Jetty's application adds to its
+ * context (Jetty, too, reports nothing when an HTTP/1.1 client closes during a wait).
  *
  * <p>Without one, or when it answers {@code null}, the wait runs to its end, as long as the
  * rule's {@code max-delay} at most, and the limiter's {@code max-waiting} caps bound how many requests wait.

@@ -72,7 +72,8 @@ import org.jspecify.annotations.Nullable;
  * requests bounds how many do. A request whose client goes away meanwhile stops waiting and returns its tokens
  * when the filter can tell: through {@link #clientConnections}, or the servlet context's
  * {@link #CLIENT_CONNECTIONS_ATTRIBUTE} (which Tomcat's valve
- * {@code io.github.ratelimit.servlet.tomcat.TomcatClientConnections} sets, for HTTP/1.x), or the container's
+ * {@code io.github.ratelimit.servlet.tomcat.TomcatClientConnections} and Jetty's initializer
+ * {@code io.github.ratelimit.servlet.jetty.JettyClientConnections} set, for HTTP/1.x), or the container's
  * {@code AsyncListener} events (a reset HTTP/2 stream, on Tomcat and Jetty). A {@code SHADOW} rule's would-be rejection is logged and the request
  * served.
  *
@@ -137,7 +138,8 @@ public class RateLimitFilter implements Filter {
      * tell that the client of a request waiting out a {@code SOFT} delay has gone: a {@link ClientConnections}, or a
      * {@code Function<HttpServletRequest, BooleanSupplier>} giving each request's probe (or {@code null} when it cannot
      * be checked), the form in which {@code io.github.ratelimit.servlet.tomcat.TomcatClientConnections}, a valve of
-     * Tomcat's, publishes itself across class loaders. Another value stops the filter at start-up.
+     * Tomcat's, and {@code io.github.ratelimit.servlet.jetty.JettyClientConnections}, an initializer of Jetty's
+     * contexts, publish themselves across class loaders. Another value stops the filter at start-up.
      */
     public static final String CLIENT_CONNECTIONS_ATTRIBUTE = RateLimitFilter.class.getName() + ".clientConnections";
 
@@ -308,7 +310,8 @@ public class RateLimitFilter implements Filter {
 
     /**
      * Sets how the filter tells that the client of a request waiting out a {@code SOFT} delay has closed its
-     * connection, to end the wait and return the request's tokens (the Spring Boot starter sets Tomcat's). Without
+     * connection, to end the wait and return the request's tokens (the Spring Boot starter sets Tomcat's; on Jetty,
+     * {@code new io.github.ratelimit.servlet.jetty.JettyClientConnections()}). Without
      * it, only the container's {@code AsyncListener} events end a wait early. Call before the filter serves
      * requests.
      *

@@ -68,8 +68,9 @@ final class SoftDelays {
                     "holds a " + published.getClass().getName() + ", but it must be a "
                             + ClientConnections.class.getName()
                             + " or a Function<HttpServletRequest, BooleanSupplier>",
-                    "Declare the valve io.github.ratelimit.servlet.tomcat.TomcatClientConnections in context.xml, "
-                            + "which sets it, or remove the attribute.");
+                    "Declare the valve io.github.ratelimit.servlet.tomcat.TomcatClientConnections in context.xml "
+                            + "(on Jetty, add io.github.ratelimit.servlet.jetty.JettyClientConnections to the "
+                            + "context), which sets it, or remove the attribute.");
         }
     }
 

@@ -28,7 +28,7 @@ class ServletArchitectureTest {
     /**
      * What a {@code web.xml} application and the Spring Boot starter use: the filter (and its builder), the admin
      * servlet, the rejection handlers, the request context, the two extension points the starter plugs into, and
-     * Tomcat's valve that tells the filters a waiting client has gone.
+     * Tomcat's valve and Jetty's initializer that tell the filters a waiting client has gone.
      */
     @Test
     void thePublicTypesAreTheFilterTheAdminServletAndTheirExtensionPoints() {
@@ -41,6 +41,7 @@ class ServletArchitectureTest {
                         "io.github.ratelimit.servlet.RateLimitAdminServlet",
                         "io.github.ratelimit.servlet.RateLimitFilter",
                         "io.github.ratelimit.servlet.RejectionHandler",
+                        "io.github.ratelimit.servlet.jetty.JettyClientConnections",
                         "io.github.ratelimit.servlet.tomcat.TomcatClientConnections");
     }
 
@@ -53,6 +54,28 @@ class ServletArchitectureTest {
                 .should()
                 .dependOnClassesThat()
                 .resideInAnyPackage("org.apache.catalina..", "org.apache.coyote..", "org.apache.tomcat..")
+                .check(MAIN);
+    }
+
+    /** The filter runs on any container: Jetty's classes stay in the package of Jetty's probes. */
+    @Test
+    void onlyTheJettyPackageUsesJetty() {
+        noClasses()
+                .that()
+                .resideOutsideOfPackage("io.github.ratelimit.servlet.jetty..")
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("org.eclipse.jetty..")
+                .check(MAIN);
+    }
+
+    /** Jetty's probes use Jetty's public API only, no class of the packages Jetty names {@code internal}. */
+    @Test
+    void nothingUsesAnInternalPackageOfJetty() {
+        noClasses()
+                .should()
+                .dependOnClassesThat()
+                .resideInAnyPackage("org.eclipse.jetty..internal..")
                 .check(MAIN);
     }
 

@@ -4,6 +4,7 @@ import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
 import java.util.EnumSet;
+import java.util.function.Consumer;
 import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee11.servlet.ServletHolder;
@@ -36,6 +37,20 @@ public final class JettyServer implements AutoCloseable {
      * @throws Exception when it cannot start
      */
     public static JettyServer start(Filter filter, HttpServlet servlet, String mapping) throws Exception {
+        return start(filter, servlet, mapping, context -> {});
+    }
+
+    /**
+     * @param filter the filter, for requests (not for async dispatches: a {@code web.xml} mapping's default)
+     * @param servlet the servlet
+     * @param mapping the servlet's mapping
+     * @param customizer adds to the context before it starts (initializers, attributes)
+     * @return the started server
+     * @throws Exception when it cannot start
+     */
+    public static JettyServer start(
+            Filter filter, HttpServlet servlet, String mapping, Consumer<ServletContextHandler> customizer)
+            throws Exception {
         Server server = new Server();
         HttpConfiguration config = new HttpConfiguration();
         ServerConnector connector = new ServerConnector(
@@ -50,6 +65,7 @@ public final class JettyServer implements AutoCloseable {
         ServletHolder servletHolder = new ServletHolder(servlet);
         servletHolder.setAsyncSupported(true);
         context.addServlet(servletHolder, mapping);
+        customizer.accept(context);
         server.setHandler(context);
         server.start();
         return new JettyServer(server, connector);
