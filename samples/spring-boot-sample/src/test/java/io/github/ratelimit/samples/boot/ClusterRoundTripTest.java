@@ -51,7 +51,8 @@ class ClusterRoundTripTest {
                         masters.add(new Jedis(master));
                     }
                     List<Long> reads = new ArrayList<>();
-                    for (int i = 0; i < 5; i++) {
+                    // Four, after the first: five fit the handler's 5 a second however fast they go.
+                    for (int i = 0; i < 4; i++) {
                         long before = reads(masters);
                         assertThat(get(http, hello)).isEqualTo(200);
                         // Less the reads of the second INFO on each master.
