@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
  */
 class ArchitectureTest {
 
-    private final JavaClasses core = new ClassFileImporter()
+    /** Imported once for the class: {@link JavaClasses} is immutable, and each import reads the whole class path. */
+    private static final JavaClasses CORE = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages("io.github.ratelimit");
 
@@ -30,7 +31,7 @@ class ArchitectureTest {
                 .dependOnClassesThat()
                 .resideInAnyPackage("org.springframework..", "jakarta.servlet..", "javax.servlet..", "org.aspectj..")
                 .because("ratelimit-core must stay usable from plain Java, a web.xml filter and Spring alike")
-                .check(core);
+                .check(CORE);
     }
 
     @Test
@@ -42,7 +43,7 @@ class ArchitectureTest {
                 .dependOnClassesThat()
                 .resideInAnyPackage("io.github.ratelimit.store..", "io.github.ratelimit.internal..")
                 .because("keys are resolved from a request by the API's types alone (docs/architecture.md)")
-                .check(core);
+                .check(CORE);
     }
 
     @Test
@@ -63,7 +64,7 @@ class ArchitectureTest {
                 .dependOnClassesThat()
                 .haveFullyQualifiedName("io.github.ratelimit.internal.DefaultGuard")
                 .because("a store answers for buckets; the engine and the entry points use it, not the other way round")
-                .check(core);
+                .check(CORE);
     }
 
     @Test
@@ -78,7 +79,7 @@ class ArchitectureTest {
                 .dependOnClassesThat()
                 .resideInAPackage("redis.clients..")
                 .because("everything Jedis lives in io.github.ratelimit.redis (docs/architecture.md)")
-                .check(core);
+                .check(CORE);
     }
 
     @Test
@@ -94,7 +95,7 @@ class ArchitectureTest {
                 .resideInAPackage("redis.clients..")
                 .because(
                         "Jedis is confined to the Redis stores and the settings that build them (and the test harness)")
-                .check(core);
+                .check(CORE);
     }
 
     /**
@@ -115,7 +116,7 @@ class ArchitectureTest {
                 .because("the API's types build the engine behind factory methods (RateLimiter.builder(), "
                         + "RateLimiter.Waiter.system(), LimitProvider.builder()) and use nothing else of internal "
                         + "but the engine's verdict list a Decision keeps as it is")
-                .check(core);
+                .check(CORE);
     }
 
     @Test
@@ -132,7 +133,7 @@ class ArchitectureTest {
                         "io.github.ratelimit.redis..",
                         "io.github.ratelimit.internal..")
                 .because("the API's helpers use nothing of the project, so every package may use them")
-                .check(core);
+                .check(CORE);
     }
 
     /**
@@ -175,7 +176,7 @@ class ArchitectureTest {
 
     @Test
     void thePublicApiIsExactlyTheListedTopLevelTypes() {
-        List<String> api = InternalTypes.publicTypesOutsideInternal(core).stream()
+        List<String> api = InternalTypes.publicTypesOutsideInternal(CORE).stream()
                 .filter(n -> !n.startsWith("io.github.ratelimit.testing.")) // the Redis test harness, on the class path
                 .toList();
         assertThat(api).as("public top-level types outside internal").containsExactlyElementsOf(PUBLIC_API);
@@ -196,12 +197,12 @@ class ArchitectureTest {
                         "io.github.ratelimit.redis..",
                         "io.github.ratelimit.support..")
                 .because("the model holds values as written; the settings read and check them")
-                .check(core);
+                .check(CORE);
     }
 
     @Test
     void publicSignaturesExposeNoInternalType() {
-        InternalTypes.areNamedByNoPublicSignature().check(core);
+        InternalTypes.areNamedByNoPublicSignature().check(CORE);
     }
 
     /**
