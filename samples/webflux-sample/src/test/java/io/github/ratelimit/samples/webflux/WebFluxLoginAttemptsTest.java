@@ -13,7 +13,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
-import org.junit.jupiter.api.AfterEach;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -25,28 +27,34 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * The sample's limits on password guessing over real HTTP, with Spring Security's reactive HTTP Basic: the rules
- * decide before Spring Security's chain, and only failed logins (401) keep their token. A fresh application per
- * test (a user name locked by one must not lock it for the next).
+ * decide before Spring Security's chain, and only failed logins (401) keep their token. One application for the
+ * class; before each test its limiter's clock moves a day on, past every window of the sample's rules, so each test
+ * starts with every bucket full (a user name locked by one must not lock it for the next).
  *
- * <p>The limiter's clock stands still ({@link FrozenClock}): the login rules put a token back every 6 s (10/1m) and
- * every 12 s (5/1m), and hundreds of requests take longer than that on a loaded machine, so on the wall clock the
- * exact counts below would depend on the machine's speed.
+ * <p>Between those moves the limiter's clock stands still ({@link StoppedClock}): the login rules put a token back
+ * every 6 s (10/1m) and every 12 s (5/1m), and hundreds of requests take longer than that on a loaded machine, so on
+ * the wall clock the exact counts below would depend on the machine's speed.
  */
 class WebFluxLoginAttemptsTest {
 
     /**
-     * The limiter's time source (the starter's {@value RateLimitAutoConfiguration#TIME_METER_BEAN} bean), stopped.
-     * A source of the application, and on purpose not annotated: the sample's component scan covers this package,
-     * and must not find it for the tests that start the sample without it.
+     * The limiter's time source (the starter's {@value RateLimitAutoConfiguration#TIME_METER_BEAN} bean), stopped;
+     * only {@link #moveOn} moves it. A source of the application, and on purpose not annotated: the sample's component
+     * scan covers this package, and must not find it for the tests that start the sample without it.
      */
-    static class FrozenClock {
+    static class StoppedClock {
+        private static final AtomicLong NOW = new AtomicLong(System.currentTimeMillis() * 1_000_000L);
+
+        static void moveOn(Duration duration) {
+            NOW.addAndGet(duration.toNanos());
+        }
+
         @Bean(RateLimitAutoConfiguration.TIME_METER_BEAN)
         TimeMeter rateLimitTimeMeter() {
-            long now = System.currentTimeMillis() * 1_000_000L;
             return new TimeMeter() {
                 @Override
                 public long currentTimeNanos() {
-                    return now;
+                    return NOW.get();
                 }
 
                 @Override
@@ -57,22 +65,31 @@ class WebFluxLoginAttemptsTest {
         }
     }
 
-    private final HttpClient http = HttpClient.newHttpClient();
-    private ConfigurableApplicationContext app;
-    private String base;
+    private static ConfigurableApplicationContext app;
+    private static String base;
 
-    @BeforeEach
-    void start() {
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @BeforeAll
+    static void start() {
         app = SpringApplication.run(
-                new Class<?>[] {WebFluxSampleApplication.class, FrozenClock.class},
+                new Class<?>[] {WebFluxSampleApplication.class, StoppedClock.class},
                 new String[] {"--server.port=0", "--ratelimit.trusted-proxies=127.0.0.1,::1"});
         base = "http://localhost:"
                 + ((WebServerApplicationContext) app).getWebServer().getPort();
     }
 
-    @AfterEach
-    void stop() {
-        app.close();
+    @AfterAll
+    static void stop() {
+        if (app != null) {
+            app.close();
+        }
+    }
+
+    /** Longer than the longest window of the sample's rules (1 h): every bucket is full again. */
+    @BeforeEach
+    void fillEveryBucket() {
+        StoppedClock.moveOn(Duration.ofDays(1));
     }
 
     private int me(String ip, String user, String password) {
