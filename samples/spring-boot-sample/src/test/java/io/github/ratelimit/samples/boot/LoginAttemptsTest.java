@@ -11,6 +11,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -18,37 +20,41 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Import;
-import org.springframework.test.annotation.DirtiesContext;
 
 /**
  * The sample's limits on password guessing, over real HTTP with Spring Security's HTTP Basic: the rules decide
- * before Spring Security, and only failed logins count. Each test gets a fresh application (a user name locked by
- * one must not lock it for the next).
+ * before Spring Security, and only failed logins count. One application for the class; before each test its
+ * limiter's clock moves a day on, past every window of the sample's rules and plans, so each test starts with every
+ * bucket full (a user name locked by one must not lock it for the next).
  *
- * <p>The limiter's clock stands still ({@link FrozenClock}): the login rules put a token back every 6 s (10/1m) and
- * every 12 s (5/1m), and hundreds of requests take longer than that on a loaded machine, so on the wall clock the
- * exact counts below would depend on the machine's speed.
+ * <p>Between those moves the limiter's clock stands still ({@link StoppedClock}): the login rules put a token back
+ * every 6 s (10/1m) and every 12 s (5/1m), and hundreds of requests take longer than that on a loaded machine, so on
+ * the wall clock the exact counts below would depend on the machine's speed.
  */
-@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)
 @SpringBootTest(
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {"ratelimit.trusted-proxies=127.0.0.1,::1", "spring.application.name=login-attempts-test"})
-@Import(LoginAttemptsTest.FrozenClock.class)
+@Import(LoginAttemptsTest.StoppedClock.class)
 class LoginAttemptsTest {
 
     /**
-     * The limiter's time source (the starter's {@value RateLimitAutoConfiguration#TIME_METER_BEAN} bean), stopped.
-     * Imported, and on purpose not annotated: the sample's component scan covers this package, and must not find it
-     * for the tests that start the sample without it.
+     * The limiter's time source (the starter's {@value RateLimitAutoConfiguration#TIME_METER_BEAN} bean), stopped;
+     * only {@link #moveOn} moves it. Imported, and on purpose not annotated: the sample's component scan covers this
+     * package, and must not find it for the tests that start the sample without it.
      */
-    static class FrozenClock {
+    static class StoppedClock {
+        private static final AtomicLong NOW = new AtomicLong(System.currentTimeMillis() * 1_000_000L);
+
+        static void moveOn(Duration duration) {
+            NOW.addAndGet(duration.toNanos());
+        }
+
         @Bean(RateLimitAutoConfiguration.TIME_METER_BEAN)
         TimeMeter rateLimitTimeMeter() {
-            long now = System.currentTimeMillis() * 1_000_000L;
             return new TimeMeter() {
                 @Override
                 public long currentTimeNanos() {
-                    return now;
+                    return NOW.get();
                 }
 
                 @Override
@@ -63,6 +69,12 @@ class LoginAttemptsTest {
     int port;
 
     private final HttpClient http = HttpClient.newHttpClient();
+
+    /** Longer than the longest window of the sample's rules and plans (1 h): every bucket is full again. */
+    @BeforeEach
+    void fillEveryBucket() {
+        StoppedClock.moveOn(Duration.ofDays(1));
+    }
 
     private int me(String ip, String user, String password) throws Exception {
         return send("/api/me", ip, user, password);
