@@ -6,6 +6,7 @@ import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -25,7 +26,8 @@ import reactor.core.publisher.Mono;
  * Charging what a call used on WebFlux over real HTTP, on the local store and on a real Redis: a handler's
  * {@code @RateLimit(charge = "#result.usage.totalTokens")} charged with what its {@code Mono} gave (a {@code Flux}
  * with its last element), and a URL rule's {@code charge=response-header:X-Tokens-Used} read once the chain ran.
- * Limits per hour, so the bucket refills one token every 3.6 s: the counts hold on a slow machine.
+ * Limits per hour, so the bucket refills one token every 3.6 s: the counts hold on a slow machine. One application per
+ * store for the class; each test has its own client address.
  */
 class WebFluxChargeWhatWasUsedTest {
 
@@ -63,8 +65,21 @@ class WebFluxChargeWhatWasUsedTest {
         }
     }
 
+    private static final WebFluxApps.Shared APPS = new WebFluxApps.Shared(WebFluxChargeWhatWasUsedTest::start);
+
+    @AfterAll
+    static void stop() {
+        APPS.close();
+    }
+
+    /** The application on {@code store}, its requests from {@code address}. */
+    private static WebTestClient client(String store, String address) {
+        return WebFluxApps.client(APPS.get(store), address);
+    }
+
     private static ConfigurableApplicationContext start(String store) {
         List<String> properties = new ArrayList<>(List.of(
+                "ratelimit.trusted-proxies=127.0.0.1,::1",
                 "ratelimit.rules[0].name=wu-url",
                 "ratelimit.rules[0].paths=/wu/url",
                 "ratelimit.rules[0].key=ip",
@@ -95,47 +110,38 @@ class WebFluxChargeWhatWasUsedTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aHandlerIsChargedWhatItsMonoGave(String store) {
-        try (ConfigurableApplicationContext context = start(store)) {
-            debtRefusesTheThird(WebFluxApps.client(context), "/wu/complete?tokens=");
-        }
+        debtRefusesTheThird(client(store, "192.0.2.20"), "/wu/complete?tokens=");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aHandlerIsChargedTheLastElementOfItsFlux(String store) {
-        try (ConfigurableApplicationContext context = start(store)) {
-            debtRefusesTheThird(WebFluxApps.client(context), "/wu/stream?tokens=");
-        }
+        debtRefusesTheThird(client(store, "192.0.2.21"), "/wu/stream?tokens=");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aUrlRuleIsChargedTheResponseHeader(String store) {
-        try (ConfigurableApplicationContext context = start(store)) {
-            WebTestClient client = WebFluxApps.client(context);
-            debtRefusesTheThird(client, "/wu/url?used=");
-        }
+        debtRefusesTheThird(client(store, "192.0.2.22"), "/wu/url?used=");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aUrlRuleKeepsTheEstimateOfAResponseWithNoNumber(String store) {
-        try (ConfigurableApplicationContext context = start(store)) {
-            WebTestClient client = WebFluxApps.client(context);
-            for (String garbage : List.of("lots", "-3", "1.5")) {
-                client.get()
-                        .uri("/wu/url?used=" + garbage)
-                        .exchange()
-                        .expectStatus()
-                        .isOk();
-            }
+        WebTestClient client = client(store, "192.0.2.23");
+        for (String garbage : List.of("lots", "-3", "1.5")) {
             client.get()
-                    .uri("/wu/url?used=0")
+                    .uri("/wu/url?used=" + garbage)
                     .exchange()
                     .expectStatus()
-                    .isOk()
-                    .expectHeader()
-                    .value("RateLimit", v -> assertThat(v).containsPattern("\"wu-url-1h\";r=99[67];"));
+                    .isOk();
         }
+        client.get()
+                .uri("/wu/url?used=0")
+                .exchange()
+                .expectStatus()
+                .isOk()
+                .expectHeader()
+                .value("RateLimit", v -> assertThat(v).containsPattern("\"wu-url-1h\";r=99[67];"));
     }
 }

@@ -4,6 +4,7 @@ import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -27,7 +28,7 @@ import reactor.core.publisher.Mono;
  * {@code @RateLimit(permits = "#items.size()")} (413 for a batch no window holds), a URL rule's count from a header,
  * and the WebFilter's URL rule with
  * {@code count=statuses:404,5xx}, where an error's status is the one its handler answers (a 404 for no handler); and
- * exemptions, which charge nothing.
+ * exemptions, which charge nothing. One application per store for the class; each test has its own client address.
  */
 class WebFluxChargingTest {
 
@@ -61,6 +62,13 @@ class WebFluxChargingTest {
         Mono<String> boom() {
             return Mono.error(new IllegalStateException("the handler failed"));
         }
+    }
+
+    private static final WebFluxApps.Shared APPS = new WebFluxApps.Shared(WebFluxChargingTest::start);
+
+    @AfterAll
+    static void stop() {
+        APPS.close();
     }
 
     private static ConfigurableApplicationContext start(String store) {
@@ -101,21 +109,19 @@ class WebFluxChargingTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aHandlerChargesTheArraysSize(String store) {
-        try (ConfigurableApplicationContext context = start(store)) {
-            WebTestClient client = WebFluxApps.client(context);
-            batch(client, 7).expectStatus().isOk().expectBody(String.class).isEqualTo("accepted 7");
-            batch(client, 4).expectStatus().isEqualTo(429).expectHeader().valueEquals("Retry-After", "6");
-            batch(client, 3).expectStatus().isOk();
-            batch(client, 11)
-                    .expectStatus()
-                    .isEqualTo(413)
-                    .expectHeader()
-                    .doesNotExist("Retry-After")
-                    .expectBody(String.class)
-                    .value(body -> org.assertj.core.api.Assertions.assertThat(body)
-                            .contains("'wc-batch'")
-                            .contains("at most 10"));
-        }
+        WebTestClient client = WebFluxApps.client(APPS.get(store), "192.0.2.10");
+        batch(client, 7).expectStatus().isOk().expectBody(String.class).isEqualTo("accepted 7");
+        batch(client, 4).expectStatus().isEqualTo(429).expectHeader().valueEquals("Retry-After", "6");
+        batch(client, 3).expectStatus().isOk();
+        batch(client, 11)
+                .expectStatus()
+                .isEqualTo(413)
+                .expectHeader()
+                .doesNotExist("Retry-After")
+                .expectBody(String.class)
+                .value(body -> org.assertj.core.api.Assertions.assertThat(body)
+                        .contains("'wc-batch'")
+                        .contains("at most 10"));
     }
 
     /**
@@ -125,95 +131,90 @@ class WebFluxChargingTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aCountTooLargeForALongIsACallTooLarge(String store) {
-        try (ConfigurableApplicationContext context = start(store)) {
-            WebTestClient client = WebFluxApps.client(context);
-            for (String huge : List.of("9223372036854775808", "99999999999999999999", "1" + "0".repeat(100))) {
-                client.post()
-                        .uri("/wc/upload")
-                        .header("X-Items", huge)
-                        .exchange()
-                        .expectStatus()
-                        .isEqualTo(413)
-                        .expectHeader()
-                        .doesNotExist("Retry-After")
-                        .expectBody(String.class)
-                        .value(body -> org.assertj.core.api.Assertions.assertThat(body)
-                                .contains("'wc-upload'")
-                                .contains("at most 5"));
-            }
+        WebTestClient client = WebFluxApps.client(APPS.get(store), "192.0.2.11");
+        for (String huge : List.of("9223372036854775808", "99999999999999999999", "1" + "0".repeat(100))) {
             client.post()
                     .uri("/wc/upload")
-                    .header("X-Items", "lots")
+                    .header("X-Items", huge)
                     .exchange()
                     .expectStatus()
-                    .isEqualTo(429);
-            client.post()
-                    .uri("/wc/upload")
-                    .header("X-Items", "0000000000000000000005")
-                    .exchange()
-                    .expectStatus()
-                    .isOk();
-            client.post()
-                    .uri("/wc/upload")
-                    .header("X-Items", "1")
-                    .exchange()
-                    .expectStatus()
-                    .isEqualTo(429);
+                    .isEqualTo(413)
+                    .expectHeader()
+                    .doesNotExist("Retry-After")
+                    .expectBody(String.class)
+                    .value(body -> org.assertj.core.api.Assertions.assertThat(body)
+                            .contains("'wc-upload'")
+                            .contains("at most 5"));
         }
+        client.post()
+                .uri("/wc/upload")
+                .header("X-Items", "lots")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429);
+        client.post()
+                .uri("/wc/upload")
+                .header("X-Items", "0000000000000000000005")
+                .exchange()
+                .expectStatus()
+                .isOk();
+        client.post()
+                .uri("/wc/upload")
+                .header("X-Items", "1")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429);
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void onlyTheCountedStatusesKeepTheirTokens(String store) {
-        try (ConfigurableApplicationContext context = start(store)) {
-            WebTestClient client = WebFluxApps.client(context);
-            for (int i = 0; i < 8; i++) {
-                client.get().uri("/wc/status/200").exchange().expectStatus().isOk();
-                client.get().uri("/wc/status/403").exchange().expectStatus().isForbidden();
-            }
-            client.get().uri("/wc/status/404").exchange().expectStatus().isNotFound();
-            client.get().uri("/wc/no-such-handler").exchange().expectStatus().isNotFound();
-            client.get().uri("/wc/status/503").exchange().expectStatus().isEqualTo(503);
-            client.get().uri("/wc/boom").exchange().expectStatus().isEqualTo(500);
-            client.get()
-                    .uri("/wc/status/200")
-                    .exchange()
-                    .expectStatus()
-                    .isEqualTo(429)
-                    .expectHeader()
-                    .valueEquals("Retry-After", "15");
+        WebTestClient client = WebFluxApps.client(APPS.get(store), "192.0.2.12");
+        for (int i = 0; i < 8; i++) {
+            client.get().uri("/wc/status/200").exchange().expectStatus().isOk();
+            client.get().uri("/wc/status/403").exchange().expectStatus().isForbidden();
         }
+        client.get().uri("/wc/status/404").exchange().expectStatus().isNotFound();
+        client.get().uri("/wc/no-such-handler").exchange().expectStatus().isNotFound();
+        client.get().uri("/wc/status/503").exchange().expectStatus().isEqualTo(503);
+        client.get().uri("/wc/boom").exchange().expectStatus().isEqualTo(500);
+        client.get()
+                .uri("/wc/status/200")
+                .exchange()
+                .expectStatus()
+                .isEqualTo(429)
+                .expectHeader()
+                .valueEquals("Retry-After", "15");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void exemptClientsAreChargedNothing(String store) {
-        try (ConfigurableApplicationContext context = start(store)) {
-            WebTestClient client = WebFluxApps.client(context);
-            for (int i = 0; i < 5; i++) {
-                client.post()
-                        .uri("/wc/batch")
-                        .header("X-Forwarded-For", "203.0.113.4")
-                        .contentType(MediaType.APPLICATION_JSON)
-                        .bodyValue(List.of("1", "2", "3", "4", "5", "6"))
-                        .exchange()
-                        .expectStatus()
-                        .isOk()
-                        .expectHeader()
-                        .doesNotExist("RateLimit");
-                client.get()
-                        .uri("/wc/status/404")
-                        .header("X-Forwarded-For", "198.51.100.7")
-                        .exchange()
-                        .expectStatus()
-                        .isNotFound();
-            }
+        // Each request names its own client address.
+        WebTestClient client = WebFluxApps.client(APPS.get(store));
+        for (int i = 0; i < 5; i++) {
+            client.post()
+                    .uri("/wc/batch")
+                    .header("X-Forwarded-For", "203.0.113.4")
+                    .contentType(MediaType.APPLICATION_JSON)
+                    .bodyValue(List.of("1", "2", "3", "4", "5", "6"))
+                    .exchange()
+                    .expectStatus()
+                    .isOk()
+                    .expectHeader()
+                    .doesNotExist("RateLimit");
             client.get()
                     .uri("/wc/status/404")
-                    .header("X-Forwarded-For", "198.51.100.8")
+                    .header("X-Forwarded-For", "198.51.100.7")
                     .exchange()
                     .expectStatus()
                     .isNotFound();
         }
+        client.get()
+                .uri("/wc/status/404")
+                .header("X-Forwarded-For", "198.51.100.8")
+                .exchange()
+                .expectStatus()
+                .isNotFound();
     }
 }

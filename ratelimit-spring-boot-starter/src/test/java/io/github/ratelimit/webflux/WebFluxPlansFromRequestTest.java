@@ -7,6 +7,7 @@ import io.github.ratelimit.servlet.testing.RawHttp;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -23,7 +24,8 @@ import reactor.core.publisher.Mono;
 /**
  * Plans named by the request on WebFlux over real HTTP ({@code ratelimit.plan-from=header:X-Plan}, as a trusted
  * gateway sets it: believed from {@code ratelimit.trusted-proxies} only), on the local store and on a real Redis: a handler's {@code @RateLimit} and a URL rule take the
- * named plan's limits; a stored entry ({@code ratelimit.keys}) wins; an unknown plan is the rule's own limits.
+ * named plan's limits; a stored entry ({@code ratelimit.keys}) wins; an unknown plan is the rule's own limits. One
+ * application per store for the class; each test has tenants of its own.
  */
 class WebFluxPlansFromRequestTest {
 
@@ -74,6 +76,13 @@ class WebFluxPlansFromRequestTest {
         }
     }
 
+    private static final WebFluxApps.Shared APPS = new WebFluxApps.Shared(WebFluxPlansFromRequestTest::start);
+
+    @AfterAll
+    static void stop() {
+        APPS.close();
+    }
+
     private static ConfigurableApplicationContext start(String store) {
         List<String> properties = new ArrayList<>(List.of(
                 "ratelimit.rules[0].name=wp-url",
@@ -116,22 +125,20 @@ class WebFluxPlansFromRequestTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void theRequestNamesItsPlan(String store) {
-        try (ConfigurableApplicationContext context = start(store)) {
-            WebTestClient client = WebFluxApps.client(context);
-            for (String path : List.of("/wp/url", "/wp/annotated")) {
-                assertThat(admitted(client, path, "t1", "pro"))
-                        .as(path + ": plan pro")
-                        .isEqualTo(5);
-                assertThat(admitted(client, path, "t2", null))
-                        .as(path + ": no plan")
-                        .isEqualTo(2);
-                assertThat(admitted(client, path, "t3", "gold"))
-                        .as(path + ": no such plan")
-                        .isEqualTo(2);
-                assertThat(admitted(client, path, "acme", "pro"))
-                        .as(path + ": acme's own entry wins")
-                        .isEqualTo(3);
-            }
+        WebTestClient client = WebFluxApps.client(APPS.get(store));
+        for (String path : List.of("/wp/url", "/wp/annotated")) {
+            assertThat(admitted(client, path, "t1", "pro"))
+                    .as(path + ": plan pro")
+                    .isEqualTo(5);
+            assertThat(admitted(client, path, "t2", null))
+                    .as(path + ": no plan")
+                    .isEqualTo(2);
+            assertThat(admitted(client, path, "t3", "gold"))
+                    .as(path + ": no such plan")
+                    .isEqualTo(2);
+            assertThat(admitted(client, path, "acme", "pro"))
+                    .as(path + ": acme's own entry wins")
+                    .isEqualTo(3);
         }
     }
 
@@ -142,59 +149,60 @@ class WebFluxPlansFromRequestTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aPlanHeaderFromAPeerThatIsNoTrustedProxyNamesNoPlan(String store) throws Exception {
-        try (ConfigurableApplicationContext context = start(store)) {
-            int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-            for (String path : List.of("/wp/url", "/wp/annotated")) {
-                int admitted = 0;
-                for (int i = 0; i < 20; i++) {
-                    int status = RawHttp.sendFrom("127.0.0.2", port, "GET", path, "X-Tenant: t20", "X-Plan: pro")
-                            .status();
-                    if (status != 200) {
-                        assertThat(status).isEqualTo(429);
-                        break;
-                    }
-                    admitted++;
+        ConfigurableApplicationContext context = APPS.get(store);
+        int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+        for (String path : List.of("/wp/url", "/wp/annotated")) {
+            int admitted = 0;
+            for (int i = 0; i < 20; i++) {
+                int status = RawHttp.sendFrom("127.0.0.2", port, "GET", path, "X-Tenant: t20", "X-Plan: pro")
+                        .status();
+                if (status != 200) {
+                    assertThat(status).isEqualTo(429);
+                    break;
                 }
-                assertThat(admitted).as(path + ": the rule's own limits").isEqualTo(2);
+                admitted++;
             }
-            WebTestClient client = WebFluxApps.client(context);
-            assertThat(admitted(client, "/wp/url", "t21", "pro"))
-                    .as("from the trusted proxy")
-                    .isEqualTo(5);
+            assertThat(admitted).as(path + ": the rule's own limits").isEqualTo(2);
         }
+        WebTestClient client = WebFluxApps.client(context);
+        assertThat(admitted(client, "/wp/url", "t21", "pro"))
+                .as("from the trusted proxy")
+                .isEqualTo(5);
     }
 
     /** authority:PLAN_ on WebFlux, for a rule whose key reads no principal: the filter reads it for the plan. */
     @org.junit.jupiter.api.Test
     void aGrantedAuthorityNamesThePlanOfARuleKeyedByHeader() {
-        try (ConfigurableApplicationContext context = WebFluxApps.start(
-                SecuredApp.class,
-                "ratelimit.rules[0].name=wp-url",
-                "ratelimit.rules[0].paths=/wp/url",
-                "ratelimit.rules[0].key=header:X-Tenant",
-                "ratelimit.rules[0].limits=2/1m",
-                "ratelimit.plans.pro=5/1m",
-                "ratelimit.plan-from=authority:PLAN_",
-                "ratelimit.plan-rules=wp-url")) {
-            WebTestClient client = WebFluxApps.client(context);
-            int admitted = 0;
-            for (int i = 0; i < 10; i++) {
-                if (client.get()
-                                .uri("/wp/url")
-                                .header("X-Tenant", "t9")
-                                .header("X-Authorities", "ROLE_USER,PLAN_pro")
-                                .exchange()
-                                .returnResult(String.class)
-                                .getStatus()
-                                .value()
-                        == 200) {
-                    admitted++;
-                }
+        // Closed with the others: closing a WebFlux application stops the event loops every one in this JVM uses.
+        ConfigurableApplicationContext context = APPS.get(
+                "secured",
+                () -> WebFluxApps.start(
+                        SecuredApp.class,
+                        "ratelimit.rules[0].name=wp-url",
+                        "ratelimit.rules[0].paths=/wp/url",
+                        "ratelimit.rules[0].key=header:X-Tenant",
+                        "ratelimit.rules[0].limits=2/1m",
+                        "ratelimit.plans.pro=5/1m",
+                        "ratelimit.plan-from=authority:PLAN_",
+                        "ratelimit.plan-rules=wp-url"));
+        WebTestClient client = WebFluxApps.client(context);
+        int admitted = 0;
+        for (int i = 0; i < 10; i++) {
+            if (client.get()
+                            .uri("/wp/url")
+                            .header("X-Tenant", "t9")
+                            .header("X-Authorities", "ROLE_USER,PLAN_pro")
+                            .exchange()
+                            .returnResult(String.class)
+                            .getStatus()
+                            .value()
+                    == 200) {
+                admitted++;
             }
-            assertThat(admitted).isEqualTo(5);
-            assertThat(admitted(client, "/wp/url", "t10", null))
-                    .as("no authentication: the rule's own")
-                    .isEqualTo(2);
         }
+        assertThat(admitted).isEqualTo(5);
+        assertThat(admitted(client, "/wp/url", "t10", null))
+                .as("no authentication: the rule's own")
+                .isEqualTo(2);
     }
 }
