@@ -14,7 +14,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -45,7 +50,10 @@ import reactor.core.publisher.Sinks;
  * its slot the same way and gives it back when its {@code Mono} fails; and one whose key reads its arguments (decided
  * at the call, on subscription) does too, a cancelled call included. On Redis, a request whose client goes away
  * while the store is still deciding (Redis paused) leaves no slot taken, for the filter's decision and for one made
- * on subscription. Handlers complete when the test opens their gate.
+ * on subscription. Handlers complete when the test opens their gate. One application for the tests of each store
+ * ({@link OnTheLocalStore}, {@link OnRedis}; each test has a client address or a tenant of its own), and one for
+ * those that pause Redis ({@link WhileRedisDecides}): none runs beside another, so that a thread of the store's
+ * scheduler is always the application's own.
  */
 class WebFluxConcurrencyTest {
 
@@ -140,22 +148,15 @@ class WebFluxConcurrencyTest {
         return n == null ? 0 : n.get();
     }
 
-    private final List<ConfigurableApplicationContext> contexts = new ArrayList<>();
-
     @AfterEach
-    void stop() {
+    void openEveryGate() {
         GATES.values().forEach(s -> s.tryEmitValue("open"));
         GATES.clear();
         SUBSCRIBED.clear();
         CANCELLED.clear();
-        contexts.forEach(ConfigurableApplicationContext::close);
     }
 
-    private WebClient start(String store) {
-        return start(store, "2s");
-    }
-
-    private WebClient start(String store, String commandTimeout) {
+    private static ConfigurableApplicationContext start(String store, String commandTimeout) {
         List<String> properties = new ArrayList<>(List.of(
                 "ratelimit.trusted-proxies=127.0.0.1,::1",
                 "ratelimit.rules[0].name=wcc-slow",
@@ -171,10 +172,7 @@ class WebFluxConcurrencyTest {
             properties.add("ratelimit.redis.key-prefix=wcc-" + System.nanoTime());
             properties.add("ratelimit.redis.command-timeout=" + commandTimeout);
         }
-        ConfigurableApplicationContext context = WebFluxApps.start(App.class, properties.toArray(String[]::new));
-        contexts.add(context);
-        int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-        return WebClient.create("http://localhost:" + port);
+        return WebFluxApps.start(App.class, properties.toArray(String[]::new));
     }
 
     private static CompletableFuture<ResponseEntity<String>> get(WebClient client, String path, String ip) {
@@ -203,126 +201,172 @@ class WebFluxConcurrencyTest {
         await("the server cancelled " + gate).atMost(Duration.ofSeconds(10)).until(() -> count(CANCELLED, gate) == 1);
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"local", "redis"})
-    void aUrlRuleHoldsASlotUntilTheMonoCompletesOrItsClientGoesAway(String store) throws Exception {
-        WebClient client = start(store);
-        String ip = "192.0.2.1";
-        CompletableFuture<ResponseEntity<String>> a = get(client, "/wcc/slow?gate=a", ip);
-        CompletableFuture<ResponseEntity<String>> b = get(client, "/wcc/slow?gate=b", ip);
-        await().atMost(Duration.ofSeconds(20)).until(() -> count(SUBSCRIBED, "a") == 1 && count(SUBSCRIBED, "b") == 1);
-        assertRejected(getNow(client, "/wcc/slow", ip), "wcc-slow", 2);
-        ResponseEntity<String> other = getNow(client, "/wcc/slow", "192.0.2.2");
-        assertThat(other.getStatusCode().value())
-                .as("another address has slots of its own")
-                .isEqualTo(200);
-        assertThat(other.getHeaders().getFirst("RateLimit")).isEqualTo("\"wcc-slow-concurrency\";r=1");
+    /** Tests that share one application, started before the first and closed after the last. */
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    abstract class OnOneApplication {
 
-        open("a");
-        assertThat(a.get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed a");
-        // The slot comes back when the filter sees the exchange end, a moment after the client has its answer.
-        await("a's slot is back")
-                .atMost(Duration.ofSeconds(10))
-                .until(() -> getNow(client, "/wcc/slow", ip).getStatusCode().value() == 200);
+        private ConfigurableApplicationContext context;
 
-        CompletableFuture<ResponseEntity<String>> c = heldAt(client, "/wcc/slow", "c", ip);
-        assertRejected(getNow(client, "/wcc/slow", ip), "wcc-slow", 2);
-        c.cancel(true);
-        awaitCancelled("c");
-        await("the cancelled request's slot is back")
-                .atMost(Duration.ofSeconds(10))
-                .untilAsserted(() -> {
-                    ResponseEntity<String> next = getNow(client, "/wcc/slow", ip);
-                    assertThat(next.getStatusCode().value()).isEqualTo(200);
-                    assertThat(next.getHeaders().getFirst("RateLimit"))
-                            .as("b still holds the other slot")
-                            .isEqualTo("\"wcc-slow-concurrency\";r=0");
-                });
+        /** A client of the application. */
+        WebClient client;
 
-        CompletableFuture<ResponseEntity<String>> d = heldAt(client, "/wcc/slow", "d", ip);
-        assertRejected(getNow(client, "/wcc/slow", ip), "wcc-slow", 2);
-        assertThat(b).as("b ran all along").isNotDone();
-        open("b");
-        open("d");
-        assertThat(b.get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed b");
-        assertThat(d.get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed d");
+        abstract ConfigurableApplicationContext start();
+
+        @BeforeAll
+        void startTheApplication() {
+            context = start();
+            int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+            client = WebClient.create("http://localhost:" + port);
+        }
+
+        @AfterAll
+        void stopTheApplication() {
+            if (context != null) {
+                context.close();
+            }
+        }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"local", "redis"})
-    void anAnnotatedHandlerHoldsItsSlotUntilItsMonoEnds(String store) throws Exception {
-        WebClient client = start(store);
-        String ip = "192.0.2.3";
-        CompletableFuture<ResponseEntity<String>> running = heldAt(client, "/wcc/one", "one", ip);
-        assertRejected(getNow(client, "/wcc/one", ip), "wcc-one", 1);
-        open("one");
-        ResponseEntity<String> ran = running.get(20, TimeUnit.SECONDS);
-        assertThat(ran.getBody()).isEqualTo("passed one");
-        assertThat(ran.getHeaders().getFirst("RateLimit")).isEqualTo("\"wcc-one-concurrency\";r=0");
-
-        ResponseEntity<String> failed = await().atMost(Duration.ofSeconds(10))
-                .until(
-                        () -> getNow(client, "/wcc/one?fail=true", ip),
-                        r -> r.getStatusCode().value() != 429);
-        assertThat(failed.getStatusCode().value()).isEqualTo(500);
-        await("the failed call's slot is back")
-                .atMost(Duration.ofSeconds(10))
-                .until(() -> getNow(client, "/wcc/one", ip).getStatusCode().value() == 200);
-
-        CompletableFuture<ResponseEntity<String>> leaving = heldAt(client, "/wcc/one", "leaving", ip);
-        assertRejected(getNow(client, "/wcc/one", ip), "wcc-one", 1);
-        leaving.cancel(true);
-        awaitCancelled("leaving");
-        await("the cancelled call's slot is back")
-                .atMost(Duration.ofSeconds(10))
-                .until(() -> getNow(client, "/wcc/one", ip).getStatusCode().value() == 200);
+    @Nested
+    class OnTheLocalStore extends OnAStore {
+        @Override
+        ConfigurableApplicationContext start() {
+            return WebFluxConcurrencyTest.start("local", "2s");
+        }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"local", "redis"})
-    void aHandlerDecidedOnSubscriptionHoldsItsSlotUntilItsMonoEnds(String store) throws Exception {
-        WebClient client = start(store);
-        String ip = "192.0.2.4";
-        CompletableFuture<ResponseEntity<String>> running = heldAt(client, "/wcc/tenant/acme", "acme", ip);
-        assertRejected(getNow(client, "/wcc/tenant/acme", ip), "wcc-tenant", 1);
-        assertThat(getNow(client, "/wcc/tenant/globex", ip).getStatusCode().value())
-                .as("another tenant")
-                .isEqualTo(200);
-        open("acme");
-        assertThat(running.get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed acme");
-        await("acme's slot is back")
-                .atMost(Duration.ofSeconds(10))
-                .until(() ->
-                        getNow(client, "/wcc/tenant/acme", ip).getStatusCode().value() == 200);
-
-        CompletableFuture<ResponseEntity<String>> leaving = heldAt(client, "/wcc/tenant/acme", "gone", ip);
-        assertRejected(getNow(client, "/wcc/tenant/acme", ip), "wcc-tenant", 1);
-        leaving.cancel(true);
-        awaitCancelled("gone");
-        await("the cancelled call's slot is back")
-                .atMost(Duration.ofSeconds(10))
-                .until(() ->
-                        getNow(client, "/wcc/tenant/acme", ip).getStatusCode().value() == 200);
+    @Nested
+    class OnRedis extends OnAStore {
+        @Override
+        ConfigurableApplicationContext start() {
+            return WebFluxConcurrencyTest.start("redis", "2s");
+        }
     }
 
-    /** A method that throws instead of returning its publisher has ended: its slot comes back. */
-    @ParameterizedTest
-    @ValueSource(strings = {"local", "redis"})
-    void aMethodThatThrowsBeforeReturningItsPublisherGivesItsSlotBack(String store) throws Exception {
-        WebClient client = start(store);
-        String ip = "192.0.2.9";
-        // Each call fails (500) rather than being refused for a slot the one before kept; on Redis a slot comes back
-        // a round trip after the answer, so a call may find it still on its way and is sent again.
-        for (int i = 0; i < 3; i++) {
-            await().atMost(Duration.ofSeconds(10))
-                    .until(() -> getNow(client, "/wcc/tenant/broken?throwNow=true", ip)
+    /** The tests of each store. */
+    abstract class OnAStore extends OnOneApplication {
+
+        @Test
+        void aUrlRuleHoldsASlotUntilTheMonoCompletesOrItsClientGoesAway() throws Exception {
+            String ip = "192.0.2.1";
+            CompletableFuture<ResponseEntity<String>> a = get(client, "/wcc/slow?gate=a", ip);
+            CompletableFuture<ResponseEntity<String>> b = get(client, "/wcc/slow?gate=b", ip);
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> count(SUBSCRIBED, "a") == 1 && count(SUBSCRIBED, "b") == 1);
+            assertRejected(getNow(client, "/wcc/slow", ip), "wcc-slow", 2);
+            ResponseEntity<String> other = getNow(client, "/wcc/slow", "192.0.2.2");
+            assertThat(other.getStatusCode().value())
+                    .as("another address has slots of its own")
+                    .isEqualTo(200);
+            assertThat(other.getHeaders().getFirst("RateLimit")).isEqualTo("\"wcc-slow-concurrency\";r=1");
+
+            open("a");
+            assertThat(a.get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed a");
+            // The slot comes back when the filter sees the exchange end, a moment after the client has its answer.
+            await("a's slot is back")
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> getNow(client, "/wcc/slow", ip).getStatusCode().value() == 200);
+
+            CompletableFuture<ResponseEntity<String>> c = heldAt(client, "/wcc/slow", "c", ip);
+            assertRejected(getNow(client, "/wcc/slow", ip), "wcc-slow", 2);
+            c.cancel(true);
+            awaitCancelled("c");
+            await("the cancelled request's slot is back")
+                    .atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> {
+                        ResponseEntity<String> next = getNow(client, "/wcc/slow", ip);
+                        assertThat(next.getStatusCode().value()).isEqualTo(200);
+                        assertThat(next.getHeaders().getFirst("RateLimit"))
+                                .as("b still holds the other slot")
+                                .isEqualTo("\"wcc-slow-concurrency\";r=0");
+                    });
+
+            CompletableFuture<ResponseEntity<String>> d = heldAt(client, "/wcc/slow", "d", ip);
+            assertRejected(getNow(client, "/wcc/slow", ip), "wcc-slow", 2);
+            assertThat(b).as("b ran all along").isNotDone();
+            open("b");
+            open("d");
+            assertThat(b.get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed b");
+            assertThat(d.get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed d");
+        }
+
+        @Test
+        void anAnnotatedHandlerHoldsItsSlotUntilItsMonoEnds() throws Exception {
+            String ip = "192.0.2.3";
+            CompletableFuture<ResponseEntity<String>> running = heldAt(client, "/wcc/one", "one", ip);
+            assertRejected(getNow(client, "/wcc/one", ip), "wcc-one", 1);
+            open("one");
+            ResponseEntity<String> ran = running.get(20, TimeUnit.SECONDS);
+            assertThat(ran.getBody()).isEqualTo("passed one");
+            assertThat(ran.getHeaders().getFirst("RateLimit")).isEqualTo("\"wcc-one-concurrency\";r=0");
+
+            ResponseEntity<String> failed = await().atMost(Duration.ofSeconds(10))
+                    .until(
+                            () -> getNow(client, "/wcc/one?fail=true", ip),
+                            r -> r.getStatusCode().value() != 429);
+            assertThat(failed.getStatusCode().value()).isEqualTo(500);
+            await("the failed call's slot is back")
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> getNow(client, "/wcc/one", ip).getStatusCode().value() == 200);
+
+            CompletableFuture<ResponseEntity<String>> leaving = heldAt(client, "/wcc/one", "leaving", ip);
+            assertRejected(getNow(client, "/wcc/one", ip), "wcc-one", 1);
+            leaving.cancel(true);
+            awaitCancelled("leaving");
+            await("the cancelled call's slot is back")
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> getNow(client, "/wcc/one", ip).getStatusCode().value() == 200);
+        }
+
+        @Test
+        void aHandlerDecidedOnSubscriptionHoldsItsSlotUntilItsMonoEnds() throws Exception {
+            String ip = "192.0.2.4";
+            CompletableFuture<ResponseEntity<String>> running = heldAt(client, "/wcc/tenant/acme", "acme", ip);
+            assertRejected(getNow(client, "/wcc/tenant/acme", ip), "wcc-tenant", 1);
+            assertThat(getNow(client, "/wcc/tenant/globex", ip).getStatusCode().value())
+                    .as("another tenant")
+                    .isEqualTo(200);
+            open("acme");
+            assertThat(running.get(20, TimeUnit.SECONDS).getBody()).isEqualTo("passed acme");
+            await("acme's slot is back")
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> getNow(client, "/wcc/tenant/acme", ip)
                                     .getStatusCode()
                                     .value()
-                            == 500);
+                            == 200);
+
+            CompletableFuture<ResponseEntity<String>> leaving = heldAt(client, "/wcc/tenant/acme", "gone", ip);
+            assertRejected(getNow(client, "/wcc/tenant/acme", ip), "wcc-tenant", 1);
+            leaving.cancel(true);
+            awaitCancelled("gone");
+            await("the cancelled call's slot is back")
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() -> getNow(client, "/wcc/tenant/acme", ip)
+                                    .getStatusCode()
+                                    .value()
+                            == 200);
         }
-        await().atMost(Duration.ofSeconds(10))
-                .until(() ->
-                        getNow(client, "/wcc/tenant/broken", ip).getStatusCode().value() == 200);
+
+        /** A method that throws instead of returning its publisher has ended: its slot comes back. */
+        @Test
+        void aMethodThatThrowsBeforeReturningItsPublisherGivesItsSlotBack() throws Exception {
+            String ip = "192.0.2.9";
+            // Each call fails (500) rather than being refused for a slot the one before kept; on Redis a slot comes
+            // back
+            // a round trip after the answer, so a call may find it still on its way and is sent again.
+            for (int i = 0; i < 3; i++) {
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> getNow(client, "/wcc/tenant/broken?throwNow=true", ip)
+                                        .getStatusCode()
+                                        .value()
+                                == 500);
+            }
+            await().atMost(Duration.ofSeconds(10))
+                    .until(() -> getNow(client, "/wcc/tenant/broken", ip)
+                                    .getStatusCode()
+                                    .value()
+                            == 200);
+        }
     }
 
     /** Whether a thread of the store's scheduler is inside Jedis: a decision waiting for Redis to answer. */
@@ -339,35 +383,42 @@ class WebFluxConcurrencyTest {
      * that request, and the instance would renew its lease for ever. For the filter's decision (a URL rule) and for
      * one made when a handler's Mono is subscribed (its key reads its arguments).
      */
-    @ParameterizedTest
-    @ValueSource(strings = {"/wcc/lone", "/wcc/tenant/lonely"})
-    void aRequestWhoseClientLeavesWhileRedisDecidesLeavesNoSlotTaken(String path) throws Exception {
-        WebClient client = start("redis", "30s");
-        String ip = "192.0.2.5";
-        redis.server().pause();
-        try {
-            CompletableFuture<ResponseEntity<String>> leaving = get(client, path, ip);
-            await("a decision waits on the paused Redis")
-                    .atMost(Duration.ofSeconds(10))
-                    .pollInterval(Duration.ofMillis(5))
-                    .until(WebFluxConcurrencyTest::decisionWaitingOnRedis);
-            leaving.cancel(true);
-            await("the server cancelled the request")
-                    .atMost(Duration.ofSeconds(10))
-                    .until(() -> count(CANCELLED, path) == 1);
-        } finally {
-            redis.server().resume();
+    @Nested
+    class WhileRedisDecides extends OnOneApplication {
+        @Override
+        ConfigurableApplicationContext start() {
+            return WebFluxConcurrencyTest.start("redis", "30s");
         }
-        await("Redis answered the decision").atMost(Duration.ofSeconds(10)).until(() -> !decisionWaitingOnRedis());
-        await("the slot of the request nobody runs is free")
-                .atMost(Duration.ofSeconds(5))
-                .untilAsserted(() -> {
-                    ResponseEntity<String> next = getNow(client, path, ip);
-                    assertThat(next.getStatusCode().value())
-                            .as("%s", next.getHeaders())
-                            .isEqualTo(200);
-                });
-        assertRejectedWhileHeld(client, path, ip);
+
+        @ParameterizedTest
+        @ValueSource(strings = {"/wcc/lone", "/wcc/tenant/lonely"})
+        void aRequestWhoseClientLeavesWhileRedisDecidesLeavesNoSlotTaken(String path) throws Exception {
+            String ip = "192.0.2.5";
+            redis.server().pause();
+            try {
+                CompletableFuture<ResponseEntity<String>> leaving = get(client, path, ip);
+                await("a decision waits on the paused Redis")
+                        .atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(5))
+                        .until(WebFluxConcurrencyTest::decisionWaitingOnRedis);
+                leaving.cancel(true);
+                await("the server cancelled the request")
+                        .atMost(Duration.ofSeconds(10))
+                        .until(() -> count(CANCELLED, path) == 1);
+            } finally {
+                redis.server().resume();
+            }
+            await("Redis answered the decision").atMost(Duration.ofSeconds(10)).until(() -> !decisionWaitingOnRedis());
+            await("the slot of the request nobody runs is free")
+                    .atMost(Duration.ofSeconds(5))
+                    .untilAsserted(() -> {
+                        ResponseEntity<String> next = getNow(client, path, ip);
+                        assertThat(next.getStatusCode().value())
+                                .as("%s", next.getHeaders())
+                                .isEqualTo(200);
+                    });
+            assertRejectedWhileHeld(client, path, ip);
+        }
     }
 
     /**
