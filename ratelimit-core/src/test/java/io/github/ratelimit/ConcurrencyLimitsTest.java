@@ -22,6 +22,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.awaitility.core.ConditionFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -195,12 +196,15 @@ class ConcurrencyLimitsTest {
 
     /**
      * Moves the clock once a waiting call has set its next timer, and waits for the attempt that follows to end (the
-     * call settled, or its next timer set): its attempts run on the limiter's threads.
+     * call settled, or its next timer set): its attempts run on the limiter's threads. {@link ManualClock#advance}
+     * removes the timers that came due before it returns, so each wait looks at once and then every millisecond
+     * (with Awaitility's default first look after 100 ms, the forty moves of a two-second wait took eight seconds).
      */
     private void advanceWhenWaiting(CompletableFuture<Decision> call, Duration by) {
-        await().until(() -> clock.pendingTimers() > 0 || call.isDone());
+        ConditionFactory promptly = await().pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(1));
+        promptly.until(() -> clock.pendingTimers() > 0 || call.isDone());
         clock.advance(by);
-        await().until(() -> clock.pendingTimers() > 0 || call.isDone());
+        promptly.until(() -> clock.pendingTimers() > 0 || call.isDone());
     }
 
     /** SOFT, on the limiter's timers: the wait ends when a slot is freed, or gives up after maxDelay. */
