@@ -4,14 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.ratelimit.adversarial.boot.login.LoginApplication;
 import io.github.ratelimit.servlet.testing.RawHttp;
+import io.github.ratelimit.spring.boot.autoconfigure.RateLimitAutoConfiguration;
+import io.github.ratelimit.testing.ManualClock;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 
 /**
  * Attacks Spring Security's form login in a Spring Boot application on real Tomcat with password guessing, limited by
@@ -20,9 +25,10 @@ import org.springframework.test.annotation.DirtiesContext;
  * ({@code ip}, behind the trusted proxy 127.0.0.1) and 5 per user name ({@code form-user}, the
  * {@code username} parameter, case-folded). Guesses beyond the
  * limits never reach Spring Security (failure events are counted), whatever the guesser rotates, and right passwords
- * (302 to the success URL) do not count. Each test gets a fresh application: buckets must not leak between tests.
+ * (302 to the success URL) do not count. One application for the class: buckets must not leak between tests, so
+ * before each test the limiter's clock ({@link ManualClock}, still otherwise) moves a day on, past the rules' hour,
+ * and every bucket is full again; and the failed logins counted so far are forgotten.
  */
-@DirtiesContext(classMode = DirtiesContext.ClassMode.AFTER_EACH_TEST_METHOD)
 @SpringBootTest(
         classes = LoginApplication.class,
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -47,7 +53,18 @@ import org.springframework.test.annotation.DirtiesContext;
             "ratelimit.rules[1].count=failures",
             "ratelimit.rules[1].on-missing-key=skip"
         })
+@Import(FormLoginAttemptsBootTest.Clock.class)
 class FormLoginAttemptsBootTest {
+
+    private static final ManualClock CLOCK = new ManualClock();
+
+    /** The limiter's time source (the starter's {@value RateLimitAutoConfiguration#TIME_METER_BEAN} bean). */
+    static class Clock {
+        @Bean(RateLimitAutoConfiguration.TIME_METER_BEAN)
+        ManualClock rateLimitTimeMeter() {
+            return CLOCK;
+        }
+    }
 
     private static final int PER_ADDRESS = 10;
     private static final int PER_USER = 5;
@@ -57,6 +74,12 @@ class FormLoginAttemptsBootTest {
 
     @Autowired
     LoginApplication.FailedLogins failedLogins;
+
+    @BeforeEach
+    void startAfresh() {
+        CLOCK.advance(Duration.ofDays(1));
+        failedLogins.clear();
+    }
 
     /** POSTs a login form (the body as given, already encoded) from a client behind the trusted proxy. */
     private RawHttp.Response post(String address, String body) throws IOException {

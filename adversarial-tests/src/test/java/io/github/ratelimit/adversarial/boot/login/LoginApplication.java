@@ -70,5 +70,10 @@ public class LoginApplication {
         public int count() {
             return names.size();
         }
+
+        /** Forgets the failed logins so far: a test that shares the application counts its own. */
+        public void clear() {
+            names.clear();
+        }
     }
 }
