@@ -32,9 +32,15 @@ public class LoginApplication {
                 .build();
     }
 
+    /**
+     * The users, their passwords in clear ({@code {noop}}), as a plain {@link UserDetailsService}. The
+     * {@link InMemoryUserDetailsManager} itself, a {@code UserDetailsPasswordService} too, would let Spring Security
+     * re-encode a password with BCrypt at its first successful login, and every later login of that user would spend
+     * tens of milliseconds checking it.
+     */
     @Bean
     UserDetailsService users() {
-        return new InMemoryUserDetailsManager(
+        InMemoryUserDetailsManager users = new InMemoryUserDetailsManager(
                 User.withUsername("alice")
                         .password("{noop}alice-secret")
                         .roles("USER")
@@ -43,6 +49,7 @@ public class LoginApplication {
                         .password("{noop}bob-secret")
                         .roles("USER")
                         .build());
+        return users::loadUserByUsername;
     }
 
     @RestController
