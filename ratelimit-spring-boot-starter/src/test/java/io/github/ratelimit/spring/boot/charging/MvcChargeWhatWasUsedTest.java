@@ -12,8 +12,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -34,7 +37,8 @@ import org.springframework.web.bind.annotation.RestController;
  * handler's {@code @RateLimit(charge = "#result.usage.totalTokens")}, a service returning a {@code CompletionStage}
  * (charged with the value it completes with), and a URL rule's {@code charge=response-header:X-Tokens-Used} read by
  * the servlet filter after the handler ran; a handler that throws keeps its estimate, counted in
- * {@code ratelimit.settlements}. Limits per hour, so the bucket refills one token every 3.6 s.
+ * {@code ratelimit.settlements}. Limits per hour, so the bucket refills one token every 3.6 s. One application per
+ * store for the class; each test has its own client address (from the trusted proxy on the loopback).
  */
 class MvcChargeWhatWasUsedTest {
 
@@ -87,10 +91,22 @@ class MvcChargeWhatWasUsedTest {
         }
     }
 
+    private static final Map<String, ConfigurableApplicationContext> APPS = new HashMap<>();
+
+    @AfterAll
+    static void stop() {
+        APPS.values().forEach(ConfigurableApplicationContext::close);
+    }
+
+    private static ConfigurableApplicationContext app(String store) {
+        return APPS.computeIfAbsent(store, MvcChargeWhatWasUsedTest::start);
+    }
+
     private static ConfigurableApplicationContext start(String store) {
         List<String> properties = new ArrayList<>(List.of(
                 "server.port=0",
                 "spring.main.banner-mode=off",
+                "ratelimit.trusted-proxies=127.0.0.1,::1",
                 "ratelimit.rules[0].name=mu-url",
                 "ratelimit.rules[0].paths=/mu/url",
                 "ratelimit.rules[0].key=ip",
@@ -109,19 +125,23 @@ class MvcChargeWhatWasUsedTest {
 
     private final HttpClient http = HttpClient.newHttpClient();
 
-    private HttpResponse<String> get(ConfigurableApplicationContext context, String path) throws Exception {
+    /** A request from {@code address}, as the trusted proxy on the loopback forwards it. */
+    private HttpResponse<String> get(ConfigurableApplicationContext context, String address, String path)
+            throws Exception {
         int port = ((WebServerApplicationContext) context).getWebServer().getPort();
         return http.send(
                 HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
                         .timeout(Duration.ofSeconds(10))
+                        .header("X-Forwarded-For", address)
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
-    private void debtRefusesTheThird(ConfigurableApplicationContext context, String path) throws Exception {
-        assertThat(get(context, path + "600").statusCode()).isEqualTo(200);
-        assertThat(get(context, path + "600").statusCode()).isEqualTo(200);
-        HttpResponse<String> third = get(context, path + "600");
+    private void debtRefusesTheThird(ConfigurableApplicationContext context, String address, String path)
+            throws Exception {
+        assertThat(get(context, address, path + "600").statusCode()).isEqualTo(200);
+        assertThat(get(context, address, path + "600").statusCode()).isEqualTo(200);
+        HttpResponse<String> third = get(context, address, path + "600");
         assertThat(third.statusCode()).isEqualTo(429);
         // 200 tokens of debt and the third call's 1, at 1000 an hour: 723.6 s.
         assertThat(third.headers().firstValue("Retry-After").map(Long::parseLong))
@@ -131,43 +151,39 @@ class MvcChargeWhatWasUsedTest {
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aHandlerIsChargedWhatItReturned(String store) throws Exception {
-        try (ConfigurableApplicationContext context = start(store)) {
-            debtRefusesTheThird(context, "/mu/complete?tokens=");
-        }
+        debtRefusesTheThird(app(store), "192.0.2.30", "/mu/complete?tokens=");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aServiceIsChargedWhatItsFutureGave(String store) throws Exception {
-        try (ConfigurableApplicationContext context = start(store)) {
-            // The service's rejection becomes the request's 429, with the Retry-After of its debt.
-            debtRefusesTheThird(context, "/mu/model?tokens=");
-        }
+        // The service's rejection becomes the request's 429, with the Retry-After of its debt. Its key is 'all': no
+        // other test calls the service.
+        debtRefusesTheThird(app(store), "192.0.2.31", "/mu/model?tokens=");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aUrlRuleIsChargedTheResponseHeader(String store) throws Exception {
-        try (ConfigurableApplicationContext context = start(store)) {
-            debtRefusesTheThird(context, "/mu/url?used=");
-        }
+        debtRefusesTheThird(app(store), "192.0.2.32", "/mu/url?used=");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aHandlerThatThrowsKeepsItsEstimateAndIsCounted(String store) throws Exception {
-        try (ConfigurableApplicationContext context = start(store)) {
-            assertThat(get(context, "/mu/complete?tokens=-1").statusCode()).isEqualTo(500);
-            HttpResponse<String> next = get(context, "/mu/complete?tokens=0");
-            assertThat(next.headers().firstValue("RateLimit"))
-                    .hasValueSatisfying(v -> assertThat(v).containsPattern("\"mu-completions-1h\";r=99[89];"));
-            MeterRegistry registry = context.getBean(MeterRegistry.class);
-            assertThat(registry.get("ratelimit.settlements")
-                            .tag("rule", "mu-completions")
-                            .tag("result", "unusable")
-                            .counter()
-                            .count())
-                    .isEqualTo(1.0);
-        }
+        ConfigurableApplicationContext context = app(store);
+        assertThat(get(context, "192.0.2.33", "/mu/complete?tokens=-1").statusCode())
+                .isEqualTo(500);
+        HttpResponse<String> next = get(context, "192.0.2.33", "/mu/complete?tokens=0");
+        assertThat(next.headers().firstValue("RateLimit"))
+                .hasValueSatisfying(v -> assertThat(v).containsPattern("\"mu-completions-1h\";r=99[89];"));
+        // The only test whose handler throws: the application's one unusable settlement.
+        MeterRegistry registry = context.getBean(MeterRegistry.class);
+        assertThat(registry.get("ratelimit.settlements")
+                        .tag("rule", "mu-completions")
+                        .tag("result", "unusable")
+                        .counter()
+                        .count())
+                .isEqualTo(1.0);
     }
 }
