@@ -4,8 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.ratelimit.RateLimit;
 import io.github.ratelimit.testing.redis.RedisServerExtension;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -93,11 +97,21 @@ class WebFluxChargeWhatWasUsedTest {
         return WebFluxApps.start(App.class, properties.toArray(String[]::new));
     }
 
-    /** Two calls of 600 pass; the third is refused for the 200 of debt and its own 1 token: 723.6 s at 1000/1h. */
-    private static void debtRefusesTheThird(WebTestClient client, String path) {
+    /**
+     * Two calls of 600 pass; the third is refused for the 200 of debt and its own 1 token: 723.6 s at 1000/1h. A call
+     * is charged once its response is written, so the third waits until the second's charge has landed
+     * ({@code ratelimit.settlements}): a client that asks again sooner may be decided before it.
+     */
+    private static void debtRefusesTheThird(String store, String address, String rule, String path) {
+        WebTestClient client = client(store, address);
+        MeterRegistry meters = APPS.get(store).getBean(MeterRegistry.class);
+        double settled = settlements(meters, rule);
         for (int i = 0; i < 2; i++) {
             client.get().uri(path + "600").exchange().expectStatus().isOk();
         }
+        Awaitility.await("both charges landed")
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> settlements(meters, rule) >= settled + 2);
         client.get()
                 .uri(path + "600")
                 .exchange()
@@ -107,22 +121,29 @@ class WebFluxChargeWhatWasUsedTest {
                 .value("Retry-After", v -> assertThat(Long.parseLong(v)).isBetween(700L, 724L));
     }
 
+    /** @return the settlements of the rule's calls so far, whatever their result */
+    private static double settlements(MeterRegistry meters, String rule) {
+        return meters.find("ratelimit.settlements").tag("rule", rule).counters().stream()
+                .mapToDouble(Counter::count)
+                .sum();
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aHandlerIsChargedWhatItsMonoGave(String store) {
-        debtRefusesTheThird(client(store, "192.0.2.20"), "/wu/complete?tokens=");
+        debtRefusesTheThird(store, "192.0.2.20", "wu-completions", "/wu/complete?tokens=");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aHandlerIsChargedTheLastElementOfItsFlux(String store) {
-        debtRefusesTheThird(client(store, "192.0.2.21"), "/wu/stream?tokens=");
+        debtRefusesTheThird(store, "192.0.2.21", "wu-stream", "/wu/stream?tokens=");
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"local", "redis"})
     void aUrlRuleIsChargedTheResponseHeader(String store) {
-        debtRefusesTheThird(client(store, "192.0.2.22"), "/wu/url?used=");
+        debtRefusesTheThird(store, "192.0.2.22", "wu-url", "/wu/url?used=");
     }
 
     @ParameterizedTest
