@@ -10,6 +10,7 @@ import io.github.ratelimit.Mode;
 import io.github.ratelimit.RateLimiter;
 import io.github.ratelimit.RequestContext;
 import io.github.ratelimit.Rule;
+import io.github.ratelimit.testing.redis.RedisCluster;
 import io.github.ratelimit.testing.redis.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,20 +43,32 @@ class OneInstanceCrowdTest {
 
     private static RedisServer redis;
 
+    /** One Cluster for the class's crowds on a Cluster: each has a key prefix of its own. */
+    private static RedisCluster cluster;
+
     @BeforeAll
     static void startRedis() {
         redis = RedisServer.start();
+        cluster = RedisCluster.start(3, 0);
     }
 
     @AfterAll
     static void stopRedis() {
-        redis.close();
+        try {
+            cluster.close();
+        } finally {
+            redis.close();
+        }
+    }
+
+    private static String prefix() {
+        return "c" + UUID.randomUUID().toString().substring(0, 8);
     }
 
     private static JedisBucketStore store() {
         return JedisBucketStore.builder()
                 .url(redis.uri().toString())
-                .keyPrefix("c" + UUID.randomUUID().toString().substring(0, 8))
+                .keyPrefix(prefix())
                 .build();
     }
 
@@ -241,11 +254,10 @@ class OneInstanceCrowdTest {
     @ParameterizedTest(name = "{0} {1} on a Cluster")
     @org.junit.jupiter.params.provider.CsvSource({"TOKEN_BUCKET, HARD", "SLIDING_WINDOW_COUNTER, SOFT"})
     void aThousandClientsOnOneKeyOfAClusterAreDecidedByRedis(Algorithm algorithm, Mode mode) throws Exception {
-        try (io.github.ratelimit.testing.redis.RedisCluster cluster =
-                        io.github.ratelimit.testing.redis.RedisCluster.start(3, 0);
-                JedisBucketStore store = JedisBucketStore.builder()
-                        .cluster(cluster.nodes().stream().map(Object::toString).toList())
-                        .build()) {
+        try (JedisBucketStore store = JedisBucketStore.builder()
+                .cluster(cluster.nodes().stream().map(Object::toString).toList())
+                .keyPrefix(prefix())
+                .build()) {
             crowdOfAThousand(store, algorithm, mode);
         }
     }
