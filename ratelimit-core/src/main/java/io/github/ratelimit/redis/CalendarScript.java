@@ -21,9 +21,9 @@ import io.github.ratelimit.Rule;
  *
  * <p>Worst case per call: one {@code HGETALL} of at most {@link #HARD_FIELDS} fields and a constant number of
  * commands per window. What the script reads it validates: a key of another type or with more fields, a field that is
- * not {@code <name>|<integer>}, a count that is not a positive integer of at most 17 digits, or a count of this rule's
- * window more than {@value StoredBucketCheck#DEBT_FACTOR} times its debt bound past its limit
- * ({@link SlidingScripts#DEBT_BOUND}), is garbage, replaced.
+ * not {@code <name>|<integer>}, a count that is not a positive integer of at most 17 digits, or a count more than any
+ * limit and {@value StoredBucketCheck#DEBT_FACTOR} times the largest debt bound make ({@link SlidingScripts#DEBT_BOUND};
+ * not this rule's own limit, which may have been lowered while the key held more), is garbage, replaced.
  */
 final class CalendarScript {
 
@@ -79,8 +79,9 @@ final class CalendarScript {
               local raw = fields[j + 1]
               local v = string.match(raw, '^[1-9]%%d*$') and #raw <= 17 and tonumber(raw)
               local i = s and byName[name]
-              -- A charge leaves a count at most its bound past the limit: 64 times that is garbage.
-              if not s or fmt(s) ~= start or not v or v > MOST or (i and v > N[i] + DEBT_FACTOR * D[i]) then
+              -- Garbage past what any limit and its debt could make, not past this rule's own: a limit lowered at run
+              -- time (a plan, a rule change) keeps the key's usage, however far above it.
+              if not s or fmt(s) ~= start or not v or v > MOST then
                 redis.call('HDEL', key, f)
                 repaired = 1
               else

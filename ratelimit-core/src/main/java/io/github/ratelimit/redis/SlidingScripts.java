@@ -24,8 +24,8 @@ import io.github.ratelimit.internal.bucket.DebtBound;
  *
  * <p><b>What Redis holds is validated, never obeyed</b> (a typo in {@code redis-cli}, a migration bug): a key of
  * the wrong type, one holding more entries than any rule can make, an entry that is not a number, a negative
- * count or one more than {@value StoredBucketCheck#DEBT_FACTOR} times its window's debt bound past the limit (a
- * charge's debt is legitimate, {@link DebtBound}), or a call dated further ahead than any delay allows
+ * count or one more than any limit and {@value StoredBucketCheck#DEBT_FACTOR} times the largest debt bound make (a
+ * charge's debt is legitimate, {@link DebtBound}, and so is usage above a limit lowered at run time), or a call dated further ahead than any delay allows
  * ({@link Rule#MAX_DELAY_LIMIT}) is replaced with fresh state, and the reply says so ({@code repaired}), which the store counts. A key that
  * exists without an expiry gets one. So garbage costs at most the calls it forgets, and is gone after one call.
  *
@@ -238,11 +238,10 @@ final class SlidingScripts {
      * The counters: a hash with a field {@code <period>:<interval>} per window and interval. Every field is checked
      * against its own period, whichever instance's window it is: one whose interval no longer counts (before the
      * previous one) is dropped, one dated beyond the longest delay, with a count that is not a positive integer, or
-     * a name that is not canonical is garbage, replaced, and so is a count of this rule's window more than
-     * {@value StoredBucketCheck#DEBT_FACTOR} times its debt bound past its limit ({@code DEBT_BOUND}; a charge leaves
-     * it at most one bound past). Fields of periods this caller's rule does not have are otherwise left (another
-     * instance may use them: a rolling deploy, other per-key limits), unless their count is more than any limit and
-     * bound make.
+     * a name that is not canonical is garbage, replaced, and so is a count more than any limit and its debt make
+     * ({@code MOST}; not judged by this rule's own limit, which may have been lowered at run time while the key held
+     * more). Fields of periods this caller's rule does not have are otherwise left (another instance may use them: a
+     * rolling deploy, other per-key limits).
      *
      * <p>A charge ({@code c}) adds to the count of the interval the call was counted in (its receipt), or of the open
      * one when that counts no more, as far as no count goes more than its window's debt bound past the limit: a count
@@ -316,10 +315,9 @@ final class SlidingScripts {
               -- A count HINCRBY can add to: digits only, no sign, no exponent, within what a limit and its debt make.
               local v = string.match(raw, '^[1-9]%%d*$') and #raw <= 17 and tonumber(raw)
               local i = byPeriod[p]
-              -- This rule's windows owe at most their debt bound (a charge), 64 times over being garbage; another
-              -- instance's, at most what any limit could.
+              -- A count is garbage past what any limit and its debt could make, not past this rule's own: a limit
+              -- lowered at run time (a plan, a rule change) must keep the key's usage, however far above it.
               local most = MOST
-              if i then most = N[i] + DEBT_FACTOR * D[i] end
               if not idx or fmt(idx) ~= k then
                 drop(f)
                 repaired = 1

@@ -319,26 +319,26 @@ class RedisGarbageStateTest {
     }
 
     /**
-     * A charge leaves a counter's interval at most its debt bound past the limit (2/1h: a day of refill, 48); a count
-     * 64 times that bound past it (2 + 64 x 48 = 3074) is still a debt, owed and not repaired; one more is garbage.
+     * A count far above the rule's limit (a charge's debt, or usage kept when a limit was lowered at run time: 500,000
+     * on 2/1h) is owed and not repaired; only a count more than any limit and its debt make is garbage.
      */
     @Test
     void aCounterDebtIsOwedNotTakenForGarbage() {
         long interval = nowMicros() / 3_600_000_000L;
         String key = key(Algorithm.SLIDING_WINDOW_COUNTER);
-        admin.hset(key, "3600000000:" + interval, "3074");
+        admin.hset(key, "3600000000:" + interval, "500000");
         admin.pexpire(key, Duration.ofHours(3).toMillis()); // as the instances would set it
         Decision d = limiter.guard(twoPerHour(Algorithm.SLIDING_WINDOW_COUNTER)).acquire(RequestContext.empty());
         assertThat(d.outcome()).isEqualTo(Outcome.REJECTED);
         assertThat(d.verdicts()).extracting(Decision.Verdict::basis).containsExactly(Basis.BUCKET);
-        assertThat(admin.hget(key, "3600000000:" + interval)).isEqualTo("3074");
+        assertThat(admin.hget(key, "3600000000:" + interval)).isEqualTo("500000");
         assertThat(store.stats().repairs()).isZero();
     }
 
     @Test
     void aCounterDebtBeyondWhatAnyChargeMakesIsReplacedNotObeyed() {
         long interval = nowMicros() / 3_600_000_000L;
-        admin.hset(key(Algorithm.SLIDING_WINDOW_COUNTER), "3600000000:" + interval, "3075");
+        admin.hset(key(Algorithm.SLIDING_WINDOW_COUNTER), "3600000000:" + interval, "99999999999999999");
         decidesAsOnAnEmptyKeyAndHeals(Algorithm.SLIDING_WINDOW_COUNTER, "hash");
         assertThat(admin.hget(key(Algorithm.SLIDING_WINDOW_COUNTER), "3600000000:" + interval))
                 .isEqualTo("2");
