@@ -618,8 +618,9 @@ public final class JedisBucketStore implements BucketStore {
         /**
          * Whether decisions of different keys made by concurrent threads share round trips: calls made while
          * others are on the wire are sent together as one pipeline by the next thread to find a connection free,
-         * at most two batches at once. A call alone is sent at once. Not used on a
-         * Cluster, where each call goes to its key's node on its own.
+         * at most two batches at once. A call alone is sent at once. Not used on a Cluster, where different threads'
+         * calls go to their nodes on their own, and one request's calls go to each slot's node together whatever this
+         * says ({@code docs/redis.md}).
          *
          * @param autoPipelining whether to pipeline (default true)
          * @return this builder

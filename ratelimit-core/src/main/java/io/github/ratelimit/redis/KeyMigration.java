@@ -25,7 +25,7 @@ import redis.clients.jedis.resps.ScanResult;
  * {@code <prefix>:<rule>:{<key>}} ({@link RedisKeys#fromEarlierLayout}), off the request path, so that counts, debts,
  * calendar quotas and blocks written by an earlier version carry over an upgrade.
  *
- * <p>A pass scans the keys under the prefix ({@code SCAN MATCH <prefix>:{*}, on each primary of a Cluster) and moves
+ * <p>A pass scans the keys under the prefix ({@code SCAN MATCH <prefix>:{*}}, on each primary of a Cluster) and moves
  * each key of the earlier layout: on a standalone Redis or through Sentinel with {@code RENAMENX} (atomic, the expiry
  * kept); on a Cluster, where the two names live on different slots, with {@code DUMP}, {@code PTTL}, {@code RESTORE}
  * and {@code DEL}. Where the new name already exists (an instance of this version has counted the key since), the new
@@ -63,7 +63,7 @@ final class KeyMigration implements AutoCloseable {
     private final Duration again;
     private final ScheduledExecutorService thread;
 
-    /** Keys moved so far. */
+    /** Keys of the earlier layout moved so far, or dropped where their current name held newer state. */
     final AtomicLong moved = new AtomicLong();
 
     /** Passes that failed (Redis down, slow or paused), each tried again later. */
@@ -107,6 +107,9 @@ final class KeyMigration implements AutoCloseable {
             }
             long before = moved.get();
             pass();
+            if (thread.isShutdown()) {
+                return; // closed during the pass, which stopped part-way: nothing says no earlier key is left
+            }
             if (moved.get() == before) {
                 jedis.set(
                         doneKey(prefix),
@@ -118,7 +121,8 @@ final class KeyMigration implements AutoCloseable {
             LOG.log(
                     System.Logger.Level.INFO,
                     () -> "Moved " + (moved.get() - before) + " rate-limit key(s) of the earlier layout under '"
-                            + prefix + ":' to the current one; looking again in " + again.toSeconds() + " s");
+                            + prefix + ":' to the current one (or dropped them where the current name held newer"
+                            + " state); looking again in " + again.toSeconds() + " s");
         } catch (JedisDataException e) {
             if (String.valueOf(e.getMessage()).startsWith("NOPERM")) {
                 LOG.log(
@@ -132,6 +136,9 @@ final class KeyMigration implements AutoCloseable {
             failed(e);
         } catch (JedisException e) {
             failed(e);
+        } catch (RuntimeException e) {
+            // A reply this code did not expect: logged, and tried again like a failure, never lost in the executor.
+            failed(new JedisException("unexpected: " + e, e));
         }
         if (!thread.isShutdown()) {
             thread.schedule(this::run, again.toNanos(), TimeUnit.NANOSECONDS);

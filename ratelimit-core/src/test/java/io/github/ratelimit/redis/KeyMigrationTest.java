@@ -137,6 +137,36 @@ class KeyMigrationTest {
     }
 
     @Test
+    void aMigrationClosedPartWayNeverMarksTheEarlierKeysGone() {
+        String prefix = prefix();
+        String earlier = prefix + ":{bucket:alice}";
+        try (RedisClient client = client()) {
+            // Many keys of the prefix the migration must scan past (not an earlier layout's), then one it must move.
+            redis.clients.jedis.AbstractPipeline pipeline = client.pipelined();
+            for (int i = 0; i < 100_000; i++) {
+                pipeline.set(prefix + ":{other" + i + "}", "x");
+            }
+            pipeline.sync();
+            pipeline.close();
+            client.psetex(earlier, 60_000, "state");
+            long scans = redis.server().commandCalls("scan");
+            KeyMigration migration = new KeyMigration(client, prefix, null, Duration.ofMinutes(1));
+            await("the pass under way")
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(1))
+                    .until(() -> redis.server().commandCalls("scan") > scans);
+            migration.close();
+            await().until(migration::finished);
+            // However far the pass got: the mark is written only once nothing is left to move.
+            if (client.exists(KeyMigration.doneKey(prefix))) {
+                assertThat(client.exists(earlier))
+                        .as("an earlier key left behind a mark")
+                        .isFalse();
+            }
+        }
+    }
+
+    @Test
     void aRedisPausedAtStartIsAskedAgainUntilTheKeysAreMoved() {
         String prefix = prefix();
         String earlier = prefix + ":{bucket:alice}";
