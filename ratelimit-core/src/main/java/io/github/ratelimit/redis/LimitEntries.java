@@ -278,6 +278,16 @@ final class LimitEntries {
         return entry;
     }
 
+    /**
+     * @param plan the plan
+     * @param limits limits to store for it
+     * @throws InvalidRateLimitConfigurationException when no rule could use them (two limits on one window), which
+     *         every instance would then read as garbage
+     */
+    static void usablePlan(String plan, List<Limit> limits) {
+        usable(ANY_RULE, limits, "limits of plan '" + plan + "'");
+    }
+
     /** A rule of the algorithm that takes the most forms of limits, to check stored plans against. */
     private static final Rule ANY_RULE =
             Rule.builder("plan").key("plan").limits("1/1s").build();

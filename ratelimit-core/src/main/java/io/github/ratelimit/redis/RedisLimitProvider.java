@@ -280,6 +280,8 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
      * @param limits its limits from now on, 1 to {@value Rule#MAX_LIMITS}
      * @param actor who makes the change (for the log and the entry), or {@code null} when not known
      * @throws IllegalArgumentException when the plan is not known or no limit is given
+     * @throws io.github.ratelimit.InvalidRateLimitConfigurationException when no rule could use the limits (two on
+     *         one window), which every instance would read as garbage
      * @throws RateLimitStoreException when Redis fails
      */
     public void changePlan(String plan, List<Limit> limits, String actor) {
@@ -288,6 +290,7 @@ public final class RedisLimitProvider implements LimitProvider, AutoCloseable {
             throw new IllegalArgumentException("limits of plan '" + plan + "' must be 1 to " + Rule.MAX_LIMITS
                     + ", e.g. 100/1m; delete the change to go back to the configured ones");
         }
+        LimitEntries.usablePlan(plan, limits); // what no rule can use, every instance would read as garbage
         String by = by(actor);
         try {
             answers.changePlan("set", plan, LimitEntries.plan(limits, by, clock.millis()), by);

@@ -16,6 +16,7 @@ import io.github.ratelimit.internal.MapLimitProvider;
 import io.github.ratelimit.testing.CapturedLog;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -132,6 +133,20 @@ class PlanChangeTest {
                     .hasMessage("plan 'platinum' is not known; known plans: [free, gold]");
             assertThat(admin.planLimits("gold").changed()).isFalse();
             assertThat(allowed(guard, "p", "gold", 3)).isEqualTo(2);
+        }
+    }
+
+    /** The provider itself refuses limits no rule could use, which every instance would otherwise read as garbage. */
+    @Test
+    void theProviderRefusesLimitsNoRuleCanUseAndStoresNothing() {
+        try (RedisLimitProvider provider = REDIS.store(LimitStoreRedis.prefix())) {
+            assertThatThrownBy(() -> provider.changePlan(
+                            "gold",
+                            List.of(io.github.ratelimit.Limit.parse("10/1m"), io.github.ratelimit.Limit.parse("20/1m")),
+                            "ops"))
+                    .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                    .hasMessageContaining("limits of plan 'gold'");
+            assertThat(provider.changedPlan("gold")).isNull();
         }
     }
 
