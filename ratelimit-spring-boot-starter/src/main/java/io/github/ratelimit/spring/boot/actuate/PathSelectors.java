@@ -7,8 +7,8 @@ import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 
 /**
- * Refuses a request to the {@code ratelimitkeys} endpoint whose query parameters or JSON body name another rule or
- * key than its path. Actuator merges both over the path's selectors before an operation sees them (Boot 4.1:
+ * Refuses a request to the {@code ratelimitkeys} or {@code ratelimits} endpoint whose query parameters or JSON body
+ * name another rule, key or plan than its path. Actuator merges both over the path's selectors before an operation sees them (Boot 4.1:
  * {@code POST …/ratelimitkeys/api/alice?key=bob}, or with {@code {"key": "bob"}}, acts on {@code bob}), so an
  * operation cannot tell from its arguments alone; on Spring MVC, the path's own values are still in the request
  * (the handler mapping's URI template variables), and are compared here. Elsewhere (WebFlux, Jersey) there is no
@@ -36,6 +36,18 @@ final class PathSelectors {
         same(path, "rule", rule);
         if (key != null) {
             same(path, "key", key);
+        }
+    }
+
+    /**
+     * @param name a path selector's name ({@code rule}, {@code plan})
+     * @param given the value the operation was given for it
+     * @throws IllegalArgumentException when the path names another value than the operation was given
+     */
+    static void checkOne(String name, String given) {
+        Map<?, ?> path = SPRING_WEB ? pathVariables() : null;
+        if (path != null) {
+            same(path, name, given);
         }
     }
 

@@ -66,7 +66,12 @@ public class RateLimitsEndpointWebExtension {
     @WriteOperation
     public WebEndpointResponse<Object> changeRule(
             @Selector String rule, @Nullable Object limits, @Nullable Object mode, SecurityContext security) {
-        return rules == null ? none() : response(rules.change(rule, limits, mode, actor(security)));
+        return rules == null
+                ? none()
+                : response(KeyOperations.answer(() -> {
+                    PathSelectors.checkOne("rule", rule);
+                    return rules.change(rule, limits, mode, actor(security));
+                }));
     }
 
     /**
@@ -76,7 +81,12 @@ public class RateLimitsEndpointWebExtension {
      */
     @DeleteOperation
     public WebEndpointResponse<Object> restoreRule(@Selector String rule, SecurityContext security) {
-        return rules == null ? none() : response(rules.restore(rule, actor(security)));
+        return rules == null
+                ? none()
+                : response(KeyOperations.answer(() -> {
+                    PathSelectors.checkOne("rule", rule);
+                    return rules.restore(rule, actor(security));
+                }));
     }
 
     /**
@@ -96,7 +106,10 @@ public class RateLimitsEndpointWebExtension {
         if (plans == null || !PLANS.equals(section)) {
             return none();
         }
-        return response(plans.change(plan, limits, actor(security)));
+        return response(KeyOperations.answer(() -> {
+            PathSelectors.checkOne("plan", plan);
+            return plans.change(plan, limits, actor(security));
+        }));
     }
 
     /**
@@ -113,7 +126,10 @@ public class RateLimitsEndpointWebExtension {
         if (plans == null || !PLANS.equals(section)) {
             return none();
         }
-        return response(plans.restore(plan, actor(security)));
+        return response(KeyOperations.answer(() -> {
+            PathSelectors.checkOne("plan", plan);
+            return plans.restore(plan, actor(security));
+        }));
     }
 
     private static WebEndpointResponse<Object> none() {

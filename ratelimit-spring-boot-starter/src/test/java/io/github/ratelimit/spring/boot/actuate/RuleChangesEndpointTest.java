@@ -175,6 +175,13 @@ class RuleChangesEndpointTest {
             HttpResponse<String> unknown =
                     send(port, "POST", "/actuator/ratelimits/nope", "ops", "{\"limits\":\"1/1s\"}");
             assertThat(unknown.statusCode()).isEqualTo(404);
+            // Actuator merges body fields over the path's selectors: a body naming another rule is refused.
+            HttpResponse<String> other =
+                    send(port, "POST", "/actuator/ratelimits/nope", "ops", "{\"rule\":\"api\",\"limits\":\"9/1s\"}");
+            assertThat(other.statusCode()).isEqualTo(400);
+            assertThat(other.body()).contains("the path names rule");
+            HttpResponse<String> taken = send(port, "DELETE", "/actuator/ratelimits/nope?rule=api", "ops", null);
+            assertThat(taken.statusCode()).isEqualTo(400);
             assertThat(rule(port).has("configuredLimits")).isFalse();
         }
     }
