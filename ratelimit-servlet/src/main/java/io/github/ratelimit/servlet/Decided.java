@@ -69,10 +69,14 @@ final class Decided {
         boolean failed = failed(request, response, threw);
         int status = status(response, threw);
         if (settle()) {
-            if (guard.charges() && decision.permitted()) {
-                guard.settle(decision, rule -> used(rule, response, threw));
+            try {
+                if (guard.charges() && decision.permitted()) {
+                    guard.settle(decision, rule -> used(rule, response, threw));
+                }
+            } finally {
+                // Whatever the charge did, the request's slots and uncounted tokens come back.
+                guard.completed(decision, failed, status);
             }
-            guard.completed(decision, failed, status);
         }
     }
 

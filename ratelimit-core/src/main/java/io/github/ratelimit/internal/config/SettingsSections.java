@@ -39,12 +39,12 @@ final class SettingsSections {
 
     private final SettingsValues v;
 
-    /**
-     * @param v the values to read
-     */
     /** The {@code phase} of rules that Spring Cloud Gateway's routes decide. */
     static final String GATEWAY_PHASE = "gateway";
 
+    /**
+     * @param v the values to read
+     */
     SettingsSections(SettingsValues v) {
         this.v = v;
     }
@@ -366,17 +366,19 @@ final class SettingsSections {
                     "is set on a rule of phase gateway, whose routes' predicates choose the requests",
                     "Remove it, or use phase after-authentication for a URL rule.");
         }
-        if (rule.concurrency() > 0 || rule.count() != Counted.ALL) {
+        if (rule.concurrency() > 0 || rule.count() != Counted.ALL || rule.charge() != null) {
+            String name = rule.concurrency() > 0 ? "concurrency" : rule.count() != Counted.ALL ? "count" : "charge";
             throw v.badValue(
-                    prefix + (rule.concurrency() > 0 ? "concurrency" : "count"),
-                    rule.concurrency() > 0 ? String.valueOf(rule.concurrency()) : r.getCount(),
+                    prefix + name,
+                    rule.concurrency() > 0
+                            ? String.valueOf(rule.concurrency())
+                            : rule.count() != Counted.ALL ? r.getCount() : rule.charge(),
                     "needs to know how a request ended, which Spring Cloud Gateway's RateLimiter is never told",
-                    "Count every request (count=all, windows in limits), or make it a URL rule with paths.");
+                    "Count every request (count=all, windows in limits, no charge), or make it a URL rule with paths.");
         }
         return rule;
     }
 
-    /** Reads {@code count}: {@code all}, {@code failures}, or {@code statuses:<codes>} ({@code statuses:404,5xx}). */
     /** @return the charge source of a URL rule, checked: {@code response-header:<Name>} */
     private static String charge(SettingsValues v, String name, String text) {
         if (Charges.responseHeader(text) == null) {
@@ -389,6 +391,7 @@ final class SettingsSections {
         return text;
     }
 
+    /** Reads {@code count}: {@code all}, {@code failures}, or {@code statuses:<codes>} ({@code statuses:404,5xx}). */
     private static void count(SettingsValues v, String name, String text, Rule.Builder b) {
         String trimmed = text == null ? "" : text.trim();
         if (trimmed.regionMatches(true, 0, "statuses:", 0, "statuses:".length())) {

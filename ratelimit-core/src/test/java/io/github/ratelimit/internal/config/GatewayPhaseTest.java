@@ -82,6 +82,15 @@ class GatewayPhaseTest {
                         boot(Map.of("ratelimit.rules[0].phase", "gateway", "ratelimit.rules[0].concurrency", "2")))
                 .isInstanceOf(InvalidRateLimitConfigurationException.class)
                 .hasMessageContaining("ratelimit.rules[0].concurrency");
+        // A charge is read from the response, which the gateway's RateLimiter never sees.
+        assertThatThrownBy(() -> boot(Map.of(
+                        "ratelimit.rules[0].phase", "gateway",
+                        "ratelimit.rules[0].limits", "1000/1m",
+                        "ratelimit.rules[0].charge", "response-header:X-Tokens-Used")))
+                .isInstanceOf(InvalidRateLimitConfigurationException.class)
+                .hasMessageContaining("ratelimit.rules[0].charge")
+                .hasMessageContaining("'response-header:X-Tokens-Used'")
+                .hasMessageContaining("never told");
     }
 
     @Test

@@ -87,6 +87,23 @@ class ChargingConfigurationTest {
         }
     }
 
+    static class ChargeFromABean {
+        @RateLimit(name = "c", perMinute = 10, charge = "@tokenCounter.count(#result)")
+        String call() {
+            return "x";
+        }
+    }
+
+    /** A charge is evaluated once the call has returned, without the beans: a charge naming one stops start-up. */
+    @Test
+    void aChargeThatNamesABeanStopsStartUp() {
+        beans.withBean(ChargeFromABean.class)
+                .withBean("tokenCounter", Object.class, Object::new)
+                .run(context -> assertThat(configError(context))
+                        .hasMessageContaining("ChargeFromABean#call()")
+                        .hasMessageContaining("refers to bean @tokenCounter"));
+    }
+
     @Test
     void anAnnotationsPermitsIsCheckedLikeItsKey() {
         beans.withBean(UnknownPermits.class)

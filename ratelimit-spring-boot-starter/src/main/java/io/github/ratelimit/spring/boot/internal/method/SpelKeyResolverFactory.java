@@ -94,7 +94,8 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
 
     /**
      * Checks, at start-up, a charge expression ({@code @RateLimit(charge = ...)}): it is evaluated once the method has
-     * returned, over {@code #result} and the arguments, so it may refer to those and to beans.
+     * returned, over {@code #result} and the arguments, so it may refer to those; not to beans, which the evaluation
+     * after the call does not resolve (compute the tokens in the method, and return them).
      *
      * @param expression the charge expression
      * @param method the annotated method
@@ -104,11 +105,23 @@ public final class SpelKeyResolverFactory implements KeyResolver.Factory {
     void checkChargeReferences(String expression, Method method, String source) {
         try {
             checkReferences(expression, method, source, "charge", List.of("#result"));
+            checkNoBean(((SpelExpression) parser.parseExpression(expression)).getAST(), expression, source);
         } catch (ParseException e) {
             throw new InvalidRateLimitConfigurationException(
                     source + ": charge '" + expression + "' is not a valid SpEL expression: " + e.getSimpleMessage()
                             + ". Write e.g. '#result.usage.totalTokens'.",
                     e);
+        }
+    }
+
+    private static void checkNoBean(SpelNode node, String expression, String source) {
+        if (node instanceof BeanReference bean) {
+            throw new InvalidRateLimitConfigurationException(source + ": charge '" + expression + "' refers to bean @"
+                    + bean.getName() + ", which a charge, evaluated once the call has returned, cannot reach. Use "
+                    + "#result and the arguments: compute the tokens in the method, and return them.");
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            checkNoBean(node.getChild(i), expression, source);
         }
     }
 

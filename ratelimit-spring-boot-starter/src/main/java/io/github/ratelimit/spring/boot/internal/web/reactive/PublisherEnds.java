@@ -4,6 +4,7 @@ import io.github.ratelimit.Decision;
 import io.github.ratelimit.Guard;
 import io.github.ratelimit.spring.boot.internal.method.MethodCharges;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -14,7 +15,8 @@ import reactor.core.publisher.SignalType;
 /**
  * Ends a permitted call when the publisher its method returned ends: its rules that charge what it used are settled
  * with the last value it gave ({@link MethodCharges}), then {@link Guard#completed} hears whether it failed (an error
- * or a cancellation is a failure, and keeps the charging rules' estimate). One per subscription.
+ * or a cancellation is a failure, and keeps the charging rules' estimate). Once per call, however many times its
+ * publisher is subscribed (a retry, a repeat): a decision is settled and completed once.
  */
 final class PublisherEnds {
 
@@ -23,6 +25,7 @@ final class PublisherEnds {
     private final Decision decision;
     private volatile @Nullable Object last;
     private volatile @Nullable Throwable error;
+    private final AtomicBoolean ended = new AtomicBoolean();
 
     private PublisherEnds(MethodInvocation invocation, Guard guard, Decision decision) {
         this.invocation = invocation;
@@ -60,6 +63,9 @@ final class PublisherEnds {
     }
 
     private void end(SignalType signal) {
+        if (!ended.compareAndSet(false, true)) {
+            return; // a later subscription's end: the call was settled by the first
+        }
         boolean failed = signal != SignalType.ON_COMPLETE;
         if (guard.charges()) {
             Throwable e = error;
